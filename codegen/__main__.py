@@ -1,0 +1,44 @@
+"""`python -m codegen [--check]`: regenerate generated/ from schema/, or verify it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .bundle import BundleError
+from .generate import CodegenError, Paths, check, write
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 with a diff if generated/ is stale")
+    parser.add_argument("--schema-dir", type=Path, default=Paths.schema, help="schema root (default: schema/)")
+    parser.add_argument("--out-dir", type=Path, default=Paths.out, help="output root (default: generated/)")
+    parser.add_argument(
+        "--migrations-dir", type=Path, default=Paths.migrations,
+        help="where migration stubs are created (default: runtime/metis/migrations/)",
+    )
+    args = parser.parse_args(argv)
+    paths = Paths(schema=args.schema_dir, out=args.out_dir, migrations=args.migrations_dir)
+    try:
+        if args.check:
+            problems = check(paths)
+            if problems:
+                sys.stdout.write("".join(problems))
+                print(f"codegen --check: {len(problems)} file(s) differ from the schema; run `python -m codegen`.",
+                      file=sys.stderr)
+                return 1
+            print("codegen --check: generated/ matches schema/")
+            return 0
+        for line in write(paths):
+            print(line)
+        print("codegen: done")
+        return 0
+    except (BundleError, CodegenError, OSError) as exc:
+        print(f"codegen: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
