@@ -11,6 +11,13 @@ rules inherit `SchemaModel`: at class creation it compiles those clauses from th
 schema beside the class's module, and a before-validator evaluates them on every input,
 so the generated models and any JSON Schema validator accept exactly the same documents.
 Only a small subset of JSON Schema is evaluated here; a clause outside it fails at import.
+
+Formatted strings are held to their JSON Schema syntax too: pydantic's datetime and date
+parsers are lenient (a space for `T`, no seconds, `+0000`, a unix time as a string, a
+datetime where a date is due), so `date-time` strings must match RFC 3339 and `date`
+strings `YYYY-MM-DD`. Decimals are dumped in fixed-point notation, because pydantic writes
+`Decimal("0.0000001")` as `"1E-7"`, which the schema's decimal pattern rejects: without
+that, a model could emit a document its own schema refuses.
 """
 
 from __future__ import annotations
@@ -25,7 +32,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, model_validator
+from pydantic import (
+    BaseModel,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 BUNDLE = "metis.bundle.json"
@@ -37,6 +50,15 @@ _FORMATS: dict[str, tuple[type, ...]] = {
     "decimal": (Decimal,),
     "date-time": (_dt.datetime,),
     "date": (_dt.date,),
+}
+_SYNTAX: dict[str, re.Pattern[str]] = {
+    # RFC 3339 §5.6 `date-time` (the JSON Schema meaning of the format); calendar
+    # ranges are left to pydantic, which rejects e.g. month 13 on its own.
+    "date-time": re.compile(
+        r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+    ),
+    # RFC 3339 `full-date`.
+    "date": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"),
 }
 
 
@@ -203,8 +225,26 @@ class SchemaModel(BaseModel):
                 continue
             if spec.pattern is not None and text is not None and not spec.pattern.fullmatch(text):
                 problems.append(f"{spec.field} {text!r:.60} does not match {spec.pattern.pattern}")
+            syntax = _SYNTAX.get(spec.fmt)
+            if syntax is not None and isinstance(value, str) and not syntax.fullmatch(value):
+                problems.append(f"{spec.field} {value!r:.60} is not an RFC 3339 {spec.fmt}")
         if problems:
             raise PydanticCustomError("schema_rule", "{problems}", {"problems": "; ".join(problems)})
+        return data
+
+    @model_serializer(mode="wrap")
+    def _schema_serialize(  # type: ignore[no-untyped-def]
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ):
+        # JSON output only: write decimals in fixed-point notation (see module doc). No
+        # return annotation on purpose: pydantic then keeps the model's own serialization
+        # JSON schema, where `-> Any` would erase it to `{}`.
+        data = handler(self)
+        if info.mode_is_json() and isinstance(data, dict):
+            for spec in type(self).__schema_formatted__:
+                value = getattr(self, spec.field, None)
+                if spec.fmt == "decimal" and isinstance(value, Decimal) and spec.field in data:
+                    data[spec.field] = format(value, "f")
         return data
 
     @model_validator(mode="after")

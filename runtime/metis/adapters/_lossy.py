@@ -1,0 +1,51 @@
+"""Lossy projection (spec §7.3): drop what the target cannot carry, say so once, at WARN.
+
+Not a bus event, by design: a WARN log line through stdlib logging, with the five fields
+as `extra` attributes so any handler can read them (`record.session_id`, ...). A block
+listed in `metadata.critical_blocks` is never dropped: the request fails instead.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from metis_schema.v1 import Message
+
+from ..errors import CriticalBlockError
+
+log = logging.getLogger("metis.adapters")
+
+
+def is_critical(message: Message, index: int) -> bool:
+    """Whether block `index` of `message` is marked critical."""
+    critical = message.metadata.critical_blocks
+    return critical is not None and index in critical
+
+
+def drop_block(*, adapter: str, message: Message, index: int, block_type: str, reason: str) -> None:
+    """Drop block `index` of `message` with one WARN line, or raise if it is critical."""
+    if is_critical(message, index):
+        raise CriticalBlockError(
+            f"{adapter} cannot carry critical {block_type} block #{index}: {reason}",
+            provider=adapter,
+            message_id=message.id,
+            path=f"content[{index}]",
+            hint="route to a model that supports it, or unmark the block as critical",
+        )
+    log.warning(
+        "dropped %s block from message %s for %s: %s",
+        block_type,
+        message.id,
+        adapter,
+        reason,
+        extra={
+            "session_id": message.session_id,
+            "message_id": message.id,
+            "block_type": block_type,
+            "adapter": adapter,
+            "reason": reason,
+        },
+    )
+
+
+__all__ = ["drop_block", "is_critical", "log"]

@@ -1,0 +1,161 @@
+"""The adapter contract (spec §7.1): pure translation between canonical and wire formats.
+
+An adapter does no I/O: no network, no storage, no clock reads that matter. The HTTP
+client sends what `to_wire` built and hands the body or the raw stream back to
+`from_wire_response` / `stream_response`. Per-session state (the tool id map, the
+workspace root) arrives in `AdapterOptions` / `RequestContext`, never in globals.
+Subclasses implement the five abstract operations and a `StreamDecoder`; this base
+derives sync and async streaming, stream assembly and capability lookup from them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from metis_schema.v1 import AdapterCapabilities, Message, StreamEvent, ToolDefinition
+
+from ..assembly import RequestContext, StreamAssembler
+from ..catalog import load_catalog
+from ..errors import ProviderError
+from ..ids import ToolIdMap
+
+WireBody = dict[str, Any]
+
+
+@dataclass
+class AdapterOptions:
+    """Request options that are not messages or tools.
+
+    `model` is a canonical id or alias (resolved through the catalog to the wire name).
+    `extra` holds provider-only knobs (spec §2.2.2), merged into the body last, e.g.
+    `{"reasoning": {"effort": "high"}}` for OpenRouter or `{"keep_alive": "5m"}` for Ollama.
+    """
+
+    model: str
+    session_id: str
+    tool_ids: ToolIdMap
+    workspace: Path | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    stream: bool = False
+    tool_choice: str | None = None
+    thinking_budget: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    allow_url_fetch: bool = False
+    url_fetcher: Callable[[str], bytes] | None = None
+
+
+@dataclass
+class WireImport:
+    """A recorded request body read back as canonical messages, tools and options.
+
+    `unmapped` keeps top-level request fields metis has no canonical place for, so an
+    import loses nothing silently.
+    """
+
+    messages: list[Message]
+    tools: list[ToolDefinition]
+    options: AdapterOptions
+    unmapped: dict[str, Any] = field(default_factory=dict)
+
+
+class StreamDecoder(ABC):
+    """Raw stream pieces -> canonical StreamEvents for one response."""
+
+    @abstractmethod
+    def feed(self, data: bytes | str) -> list[StreamEvent]:
+        """Consume one piece of the body (split anywhere) and return the events it completes."""
+
+    @abstractmethod
+    def close(self) -> list[StreamEvent]:
+        """The body ended: flush what is pending."""
+
+    def provider_raw(self) -> dict[str, Any] | None:
+        """Adapter-private replay data gathered from the stream (see `Adapter.from_wire_response`)."""
+        return None
+
+
+class Adapter(ABC):
+    """One provider's wire format. Subclasses set `name` and implement the abstract methods."""
+
+    name: ClassVar[str]
+    default_base_url: ClassVar[str]
+    api_key_env: ClassVar[str | None]
+
+    def capabilities(self, model: str) -> AdapterCapabilities:
+        """Honest capabilities of `model` through this adapter, from the catalog (spec §7.2)."""
+        return load_catalog().resolve(model).capabilities
+
+    def wire_model(self, model: str) -> str:
+        """The model name to send on the wire for a canonical id or alias."""
+        return load_catalog().resolve(model).wire_model
+
+    @abstractmethod
+    def to_wire(self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions) -> WireBody:
+        """Canonical messages -> the provider's JSON request body."""
+
+    @abstractmethod
+    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+        """A recorded request body -> canonical messages, tools and options."""
+
+    @abstractmethod
+    def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
+        """A non-streamed response body -> one COMPLETE canonical ASSISTANT message."""
+
+    @abstractmethod
+    def stream_decoder(self, context: RequestContext) -> StreamDecoder:
+        """A fresh decoder for one streamed response."""
+
+    @abstractmethod
+    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+        """Pre-flight input token estimate (each adapter documents its method and error)."""
+
+    @abstractmethod
+    def parse_error(self, body: Any, status_code: int | None = None) -> ProviderError:
+        """A provider error body -> a typed error carrying the provider's type and message."""
+
+    @abstractmethod
+    def endpoint(self, base_url: str, wire_model: str, *, stream: bool) -> str:
+        """The URL to POST the request body to."""
+
+    @abstractmethod
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        """Headers that carry the API key (never stored)."""
+
+    # --- derived ----------------------------------------------------------------------
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        """Raw stream pieces -> canonical StreamEvents (spec §7.4)."""
+        decoder = self.stream_decoder(context)
+        for chunk in chunks:
+            yield from decoder.feed(chunk)
+        yield from decoder.close()
+
+    async def astream_response(
+        self, chunks: AsyncIterable[bytes | str], context: RequestContext
+    ) -> AsyncIterator[StreamEvent]:
+        """Async form of `stream_response`, for httpx's async byte streams."""
+        decoder = self.stream_decoder(context)
+        async for chunk in chunks:
+            for event in decoder.feed(chunk):
+                yield event
+        for event in decoder.close():
+            yield event
+
+    def assemble_stream(self, chunks: Iterable[bytes | str], context: RequestContext) -> Message:
+        """Decode and assemble a whole stream into the Message `from_wire_response` would give."""
+        decoder = self.stream_decoder(context)
+        assembler = StreamAssembler(context, self.name)
+        for chunk in chunks:
+            assembler.feed_all(decoder.feed(chunk))
+        assembler.feed_all(decoder.close())
+        return assembler.finish(decoder.provider_raw())
+
+
+__all__ = ["Adapter", "AdapterOptions", "StreamDecoder", "WireBody", "WireImport"]

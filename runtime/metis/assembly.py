@@ -1,0 +1,310 @@
+"""Building canonical ASSISTANT messages, from a whole response or from stream events.
+
+`finish_assistant` is the one place an assistant Message is put together (id, time,
+model, provider, routing, usage with local cost, status, stop reason, provider_raw), so a
+response parsed whole and the same response streamed and assembled give equal Messages.
+`StreamAssembler` folds canonical StreamEvents into that Message: PARTIAL snapshots while
+running, COMPLETE at `message_complete`, ERROR or CANCELLED when the stream stops early,
+never losing what arrived.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from metis_schema.v1 import (
+    ContentBlock,
+    ErrorEvent,
+    Message,
+    MessageCompleteEvent,
+    MessageMetadata,
+    MessageStatus,
+    RedactedThinkingBlock,
+    Role,
+    RoutingDecisionRecord,
+    RoutingMode,
+    StopReason,
+    StreamEvent,
+    TextBlock,
+    TextDeltaEvent,
+    ThinkingBlock,
+    ThinkingDeltaEvent,
+    ToolDefinition,
+    ToolUseBlock,
+    ToolUseEndEvent,
+    ToolUseInputDeltaEvent,
+    ToolUseStartEvent,
+    UsageUpdateEvent,
+)
+
+from .catalog import load_catalog
+from .events import EventSink, emit
+from .ids import ToolIdMap, new_message_id
+from .pricing import make_usage
+from .usage import TokenCounts
+
+log = logging.getLogger("metis.assembly")
+
+
+@dataclass
+class RequestContext:
+    """Per-request state an adapter needs to turn a response into a canonical Message.
+
+    Passed explicitly, never kept in module globals: the session's tool id map, the
+    canonical model asked for, why it was chosen, and the measured latency.
+    """
+
+    session_id: str
+    model: str
+    tool_ids: ToolIdMap
+    routing: RoutingDecisionRecord | None = None
+    latency_ms: int = 0
+    message_id: str | None = None
+    created_at: datetime | None = None
+    pricing_version: str | None = None
+    tools: Sequence[ToolDefinition] = ()
+    events: EventSink | None = None
+
+    def default_routing(self) -> RoutingDecisionRecord:
+        """The routing record to store when the caller gave none."""
+        return self.routing or RoutingDecisionRecord(
+            mode=RoutingMode.default, chosen_model=self.model, reason="default model"
+        )
+
+
+def parse_tool_arguments(raw: str, *, context: RequestContext, tool_id: str, name: str) -> tuple[dict[str, Any], str | None]:
+    """JSON arguments text -> (input object, None), or ({}, raw text) when it is not a JSON object.
+
+    Malformed arguments are kept, never silently lost: the caller stores the raw text in
+    provider_raw (so replay to the same provider is exact), a WARN is logged, and a
+    `tool_input_invalid` event is emitted so the agent loop can answer with an error.
+    """
+    if raw.strip() == "":
+        return {}, None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        problem = f"arguments are not valid JSON: {exc}"
+    else:
+        if isinstance(value, dict):
+            return value, None
+        problem = f"arguments are JSON {type(value).__name__}, not an object"
+    log.warning(
+        "tool call %s (%s): %s; kept raw text in provider_raw",
+        tool_id,
+        name,
+        problem,
+        extra={"session_id": context.session_id, "tool_use_id": tool_id, "tool_name": name},
+    )
+    emit(context.events, "tool_input_invalid", tool_use_id=tool_id, tool_name=name, reason=problem, raw=raw)
+    return {}, raw
+
+
+def finish_assistant(
+    context: RequestContext,
+    *,
+    provider: str,
+    content: list[ContentBlock],
+    counts: TokenCounts | None,
+    stop_reason: StopReason | None,
+    provider_raw: dict[str, Any] | None,
+    status: MessageStatus = MessageStatus.complete,
+) -> Message:
+    """The canonical ASSISTANT message for a finished (or stopped) generation."""
+    entry = load_catalog().resolve(context.model)
+    usage = None
+    if counts is not None:
+        usage = make_usage(
+            counts, pricing_key=entry.pricing_key, latency_ms=context.latency_ms, version=context.pricing_version
+        )
+    metadata = MessageMetadata(
+        model=entry.id,
+        provider=provider,
+        routing=context.default_routing(),
+        usage=usage,
+        status=status,
+        stop_reason=stop_reason,
+        provider_raw=provider_raw or None,
+    )
+    return Message.model_validate(
+        {
+            "id": context.message_id or new_message_id(),
+            "session_id": context.session_id,
+            "role": Role.assistant,
+            "content": content,
+            "metadata": metadata,
+            "created_at": context.created_at or datetime.now(UTC),
+            "schema_version": 1,
+        }
+    )
+
+
+@dataclass
+class _Block:
+    kind: str
+    text: list[str] = field(default_factory=list)
+    signature: str | None = None
+    tool_id: str = ""
+    name: str = ""
+    done: bool = False
+
+
+class StreamAssembler:
+    """Fold canonical StreamEvents into one Message (see module docstring)."""
+
+    def __init__(self, context: RequestContext, provider: str) -> None:
+        self.context = context
+        self.provider = provider
+        self.message_id = context.message_id or new_message_id()
+        self.created_at = context.created_at or datetime.now(UTC)
+        self._blocks: dict[int, _Block] = {}
+        self._counts: TokenCounts | None = None
+        self._complete: MessageCompleteEvent | None = None
+        self._error: ErrorEvent | None = None
+        self.unparsed_arguments: dict[str, str] = {}
+
+    @property
+    def error(self) -> ErrorEvent | None:
+        """The error event that ended the stream, if any."""
+        return self._error
+
+    @property
+    def completed(self) -> MessageCompleteEvent | None:
+        """The message_complete event, once seen."""
+        return self._complete
+
+    def feed(self, event: StreamEvent) -> None:
+        """Apply one event."""
+        match event:
+            case TextDeltaEvent():
+                self._block(event.index, "text").text.append(event.text)
+            case ThinkingDeltaEvent():
+                if event.redacted_data is not None:
+                    block = self._block(event.index, "redacted_thinking")
+                    block.text.append(event.redacted_data)
+                else:
+                    block = self._block(event.index, "thinking")
+                    if event.text:
+                        block.text.append(event.text)
+                    if event.signature is not None:
+                        block.signature = event.signature
+            case ToolUseStartEvent():
+                block = self._block(event.index, "tool_use")
+                block.tool_id, block.name = event.id, event.name
+            case ToolUseInputDeltaEvent():
+                self._block(event.index, "tool_use").text.append(event.partial_json)
+            case ToolUseEndEvent():
+                self._block(event.index, "tool_use").done = True
+            case UsageUpdateEvent():
+                old = self._counts or TokenCounts()
+                self._counts = TokenCounts(
+                    input_tokens=old.input_tokens if event.input_tokens is None else event.input_tokens,
+                    output_tokens=old.output_tokens if event.output_tokens is None else event.output_tokens,
+                    cached_input_tokens=old.cached_input_tokens
+                    if event.cached_input_tokens is None
+                    else event.cached_input_tokens,
+                    cache_creation_input_tokens=old.cache_creation_input_tokens
+                    if event.cache_creation_input_tokens is None
+                    else event.cache_creation_input_tokens,
+                )
+            case MessageCompleteEvent():
+                self._complete = event
+            case ErrorEvent():
+                self._error = event
+
+    def feed_all(self, events: Iterable[StreamEvent]) -> None:
+        """Apply events in order."""
+        for event in events:
+            self.feed(event)
+
+    def _block(self, index: int, kind: str) -> _Block:
+        block = self._blocks.get(index)
+        if block is None:
+            block = self._blocks[index] = _Block(kind)
+        return block
+
+    def content(self, *, final: bool) -> list[ContentBlock]:
+        """The blocks so far, in index order; tool inputs parsed (best effort unless final)."""
+        out: list[ContentBlock] = []
+        for index in sorted(self._blocks):
+            block = self._blocks[index]
+            text = "".join(block.text)
+            if block.kind == "text":
+                out.append(TextBlock(type="text", text=text))
+            elif block.kind == "thinking":
+                out.append(ThinkingBlock(type="thinking", text=text, signature=block.signature))
+            elif block.kind == "redacted_thinking":
+                out.append(RedactedThinkingBlock(type="redacted_thinking", data=text))
+            elif block.tool_id:
+                if final:
+                    value, raw = parse_tool_arguments(text, context=self.context, tool_id=block.tool_id, name=block.name)
+                    if raw is not None:
+                        self.unparsed_arguments[block.tool_id] = raw
+                else:
+                    try:
+                        parsed = orjson.loads(text) if text.strip() else {}
+                    except orjson.JSONDecodeError:
+                        parsed = {}
+                    value = parsed if isinstance(parsed, dict) else {}
+                out.append(ToolUseBlock(type="tool_use", id=block.tool_id, name=block.name, input=value))
+        return out
+
+    def snapshot(self) -> Message:
+        """A PARTIAL message of what has arrived (for checkpoints while streaming)."""
+        return self._message(MessageStatus.partial, final=False, provider_raw=None)
+
+    def finish(self, provider_raw: dict[str, Any] | None = None, *, cancelled: bool = False) -> Message:
+        """The final message: COMPLETE, or ERROR/CANCELLED when the stream did not finish."""
+        if cancelled:
+            status = MessageStatus.cancelled
+        elif self._error is not None:
+            status = MessageStatus.error
+        elif self._complete is None:
+            status = MessageStatus.cancelled  # the stream stopped without finishing
+        else:
+            status = MessageStatus.complete
+        raw = dict(provider_raw or {})
+        message = self._message(status, final=True, provider_raw=None)
+        if self.unparsed_arguments:
+            raw.setdefault("unparsed_arguments", {}).update(self.unparsed_arguments)
+        if self._error is not None:
+            raw["error"] = {"code": self._error.code, "message": self._error.message}
+        return message.model_copy(
+            update={"metadata": message.metadata.model_copy(update={"provider_raw": raw or None})}
+        )
+
+    def _message(self, status: MessageStatus, *, final: bool, provider_raw: dict[str, Any] | None) -> Message:
+        context = RequestContext(
+            session_id=self.context.session_id,
+            model=self.context.model,
+            tool_ids=self.context.tool_ids,
+            routing=self.context.routing,
+            latency_ms=self.context.latency_ms,
+            message_id=self.message_id,
+            created_at=self.created_at,
+            pricing_version=self.context.pricing_version,
+            tools=self.context.tools,
+            events=self.context.events,
+        )
+        stop = self._complete.stop_reason if self._complete else (StopReason.error if self._error else None)
+        counts = self._counts
+        if counts is None and status == MessageStatus.complete:
+            counts = TokenCounts()  # the provider reported no usage: zero, priced as such
+        return finish_assistant(
+            context,
+            provider=self.provider,
+            content=self.content(final=final),
+            counts=counts,
+            stop_reason=stop,
+            provider_raw=provider_raw,
+            status=status,
+        )
+
+
+__all__ = ["RequestContext", "StreamAssembler", "finish_assistant", "parse_tool_arguments"]

@@ -1,0 +1,204 @@
+"""Typed errors for everything metis raises.
+
+One base class, `MetisError`, so callers can catch the package's failures without
+catching programming errors. Every error says what is wrong and where (a field path or
+JSON pointer, the provider, the message id) and, where there is one, how to fix it.
+Bad input never surfaces as a bare KeyError, TypeError or JSONDecodeError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class MetisError(Exception):
+    """Base class of every error metis raises on purpose."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        provider: str | None = None,
+        message_id: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.provider = provider
+        self.message_id = message_id
+        self.hint = hint
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = [
+            f"{label} {value}"
+            for label, value in (
+                ("provider", self.provider),
+                ("message", self.message_id),
+                ("at", self.path),
+            )
+            if value
+        ]
+        text = self.message + (f" ({', '.join(where)})" if where else "")
+        return text + (f". {self.hint}" if self.hint else "")
+
+
+# --- documents and schema --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    """One problem in a document: where, and what."""
+
+    path: str
+    problem: str
+    rule: str | None = None
+
+    def __str__(self) -> str:
+        rule = f" [{self.rule}]" if self.rule else ""
+        return f"{self.path or '(root)'}: {self.problem}{rule}"
+
+
+class DocumentError(MetisError):
+    """A document failed schema validation; `problems` lists every failure with its path."""
+
+    def __init__(self, what: str, problems: Sequence[FieldProblem], **kw: str | None) -> None:
+        self.problems = list(problems)
+        listing = "; ".join(str(p) for p in self.problems[:20])
+        more = f" (+{len(self.problems) - 20} more)" if len(self.problems) > 20 else ""
+        super().__init__(f"{what} is invalid: {listing}{more}", **kw)
+
+
+class InvariantError(MetisError):
+    """A message or conversation breaks invariants of spec §5; `violations` lists all of them."""
+
+    def __init__(self, violations: Sequence[object], **kw: str | None) -> None:
+        self.violations = list(violations)
+        listing = "; ".join(str(v) for v in self.violations[:20])
+        super().__init__(f"{len(self.violations)} invariant violation(s): {listing}", **kw)
+
+
+class MigrationError(MetisError):
+    """A stored document cannot be migrated to the requested schema version."""
+
+
+# --- tools, pricing, catalog, routing ----------------------------------------------------
+
+
+class ToolSchemaError(MetisError):
+    """A tool's input_schema uses a construct spec §5.4 disallows (path is its JSON pointer)."""
+
+
+class ToolInputError(MetisError):
+    """Tool input does not match the tool's input_schema."""
+
+
+class UnknownToolError(MetisError):
+    """A tool name is not registered."""
+
+
+class PricingError(MetisError):
+    """No price for a model in a price table, or an unknown pricing version."""
+
+
+class UnknownModelError(MetisError):
+    """A model id or alias is not in the catalog."""
+
+
+class CapabilityError(MetisError):
+    """A model cannot carry what the session needs (spec §8.4); the swap is refused."""
+
+    def __init__(self, message: str, *, model: str, reasons: Sequence[str], **kw: str | None) -> None:
+        self.model = model
+        self.reasons = list(reasons)
+        super().__init__(message, **kw)
+
+
+# --- adapters -----------------------------------------------------------------------------
+
+
+class AdapterError(MetisError):
+    """Base of errors raised while translating to or from a provider's wire format."""
+
+
+class UnknownAdapterError(AdapterError):
+    """No adapter is registered under that provider name."""
+
+
+class WireFormatError(AdapterError):
+    """A wire body or stream chunk is malformed; `path` points into it, `raw` keeps the text."""
+
+    def __init__(self, message: str, *, raw: str | None = None, **kw: str | None) -> None:
+        self.raw = raw
+        super().__init__(message, **kw)
+
+
+class CriticalBlockError(AdapterError):
+    """A block marked critical (metadata.critical_blocks) cannot be carried by the target."""
+
+
+class WorkspaceError(AdapterError):
+    """A file_ref image path is missing or escapes the session workspace."""
+
+
+class ProviderError(AdapterError):
+    """The provider answered with an error body; carries its own type and message."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        error_type: str,
+        status_code: int | None = None,
+        retryable: bool = False,
+        body: object = None,
+        **kw: str | None,
+    ) -> None:
+        self.error_type = error_type
+        self.status_code = status_code
+        self.retryable = retryable
+        self.body = body
+        status = f"HTTP {status_code} " if status_code else ""
+        super().__init__(f"{status}{error_type}: {message}", provider=provider, **kw)
+
+
+# --- store and client ----------------------------------------------------------------------
+
+
+class StoreError(MetisError):
+    """A persistence operation failed; nothing was half-written."""
+
+
+class SessionNotFoundError(StoreError):
+    """No session with that id."""
+
+
+class ClientError(MetisError):
+    """The HTTP client could not complete a request (transport, timeout, retries exhausted)."""
+
+
+__all__ = [
+    "AdapterError",
+    "CapabilityError",
+    "ClientError",
+    "CriticalBlockError",
+    "DocumentError",
+    "FieldProblem",
+    "InvariantError",
+    "MetisError",
+    "MigrationError",
+    "PricingError",
+    "ProviderError",
+    "SessionNotFoundError",
+    "StoreError",
+    "ToolInputError",
+    "ToolSchemaError",
+    "UnknownAdapterError",
+    "UnknownModelError",
+    "UnknownToolError",
+    "WireFormatError",
+    "WorkspaceError",
+]

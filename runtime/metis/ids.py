@@ -1,0 +1,268 @@
+"""Identifiers: monotonic ULID message ids, `tu_<ulid>` tool ids, and the per-session
+map between canonical tool ids and each provider's ids (spec §6.1, §6.2).
+
+Canonical tool ids are made here, never by a provider, so a tool call keeps one id for
+the life of a session whichever providers it visits. Each provider has its own rule for
+the ids it accepts; `ToolIdMap` records the id a provider gave us and, when the session
+is replayed to a provider whose rule that id breaks (a 44-character llama.cpp id sent to
+OpenAI, a `functions.Bash:0` id sent to Anthropic), mints a compliant one instead,
+deterministically from (session, canonical id, provider).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ulid import ULID
+
+from .errors import MetisError
+
+TOOL_ID_PREFIX = "tu_"
+_TOOL_ID = re.compile(r"^tu_[0-9A-HJKMNP-TV-Z]{26}$")
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+class _Monotonic:
+    """ULIDs that strictly increase within this process, even within one millisecond."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last_ms = -1
+        self._last_rand = 0
+
+    def next(self) -> ULID:
+        now = time.time_ns() // 1_000_000
+        with self._lock:
+            if now <= self._last_ms:
+                now = self._last_ms
+                rand = self._last_rand + 1
+                if rand >= 1 << 80:  # randomness exhausted in this ms: move to the next one
+                    now += 1
+                    rand = int.from_bytes(os.urandom(10), "big") >> 1
+            else:
+                rand = int.from_bytes(os.urandom(10), "big") >> 1  # headroom for increments
+            self._last_ms, self._last_rand = now, rand
+        return ULID.from_bytes(now.to_bytes(6, "big") + rand.to_bytes(10, "big"))
+
+
+_ULIDS = _Monotonic()
+
+
+def new_message_id() -> str:
+    """A new message id: a ULID greater than every id this process made before."""
+    return str(_ULIDS.next())
+
+
+def new_tool_id() -> str:
+    """A new canonical tool call id, `tu_<ulid>`."""
+    return TOOL_ID_PREFIX + str(_ULIDS.next())
+
+
+def new_session_id() -> str:
+    """A new session id, `sess_<ulid>`."""
+    return "sess_" + str(_ULIDS.next())
+
+
+def is_tool_id(value: str) -> bool:
+    """True when `value` is a canonical tool id."""
+    return bool(_TOOL_ID.match(value))
+
+
+# --- provider id rules --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IdRule:
+    """What ids a provider accepts, and how to mint one from a canonical id."""
+
+    description: str
+    accepts: Callable[[str], bool]
+    mint: Callable[[str, int], str]  # (seed, attempt) -> id
+    required: bool = True  # False: the provider works without ids (Gemini, Ollama)
+
+
+def _digest(seed: str, attempt: int) -> bytes:
+    return hashlib.sha256(f"{seed}\x00{attempt}".encode()).digest()
+
+
+def _base62(data: bytes, length: int) -> str:
+    n = int.from_bytes(data, "big")
+    chars = []
+    for _ in range(length):
+        n, r = divmod(n, 62)
+        chars.append(_BASE62[r])
+    return "".join(chars)
+
+
+def _canonical_or(pattern: re.Pattern[str], prefix: str, length: int) -> Callable[[str, int], str]:
+    """Mint: the canonical id itself when it fits (attempt 0), else prefix + hashed base62."""
+
+    def mint(seed: str, attempt: int) -> str:
+        canonical = seed.rsplit("\x00", 2)[1]
+        if attempt == 0 and pattern.match(canonical):
+            return canonical
+        return prefix + _base62(_digest(seed, attempt), length)
+
+    return mint
+
+
+_ANTHROPIC = re.compile(r"^[a-zA-Z0-9_-]+$")
+_OPENAI = re.compile(r"^.{1,40}$", re.DOTALL)
+_MISTRAL = re.compile(r"^[a-zA-Z0-9]{9}$")
+_ANY = re.compile(r"^.+$", re.DOTALL)
+
+ID_RULES: dict[str, IdRule] = {
+    "anthropic": IdRule(
+        "^[a-zA-Z0-9_-]+$", lambda s: bool(_ANTHROPIC.match(s)), _canonical_or(_ANTHROPIC, "toolu_", 24)
+    ),
+    "openai": IdRule("at most 40 characters", lambda s: bool(_OPENAI.match(s)), _canonical_or(_OPENAI, "call_", 24)),
+    "mistral": IdRule(
+        "exactly 9 alphanumerics", lambda s: bool(_MISTRAL.match(s)), lambda seed, n: _base62(_digest(seed, n), 9)
+    ),
+    # OpenRouter passes upstream ids through unchanged, whatever their format or length.
+    "openrouter": IdRule("any non-empty id", lambda s: bool(_ANY.match(s)), _canonical_or(_ANY, "call_", 24)),
+    "gemini": IdRule("optional; any", lambda s: bool(_ANY.match(s)), _canonical_or(_ANY, "call_", 24), False),
+    "ollama": IdRule("optional; any", lambda s: bool(_ANY.match(s)), _canonical_or(_ANY, "call_", 24), False),
+}
+"""Provider key -> id rule. Unknown providers get the OpenAI rule (the strictest common one)."""
+
+
+def id_rule(provider: str) -> IdRule:
+    """The id rule for `provider` (the OpenAI rule for providers not listed)."""
+    return ID_RULES.get(provider, ID_RULES["openai"])
+
+
+# --- the per-session map -----------------------------------------------------------------
+
+
+class ToolIdError(MetisError):
+    """A tool id cannot be mapped (e.g. a canonical id that is not `tu_<ulid>`)."""
+
+
+@dataclass(frozen=True)
+class ToolIdEntry:
+    """One binding: canonical id <-> provider id, for one provider.
+
+    `origin` is "provider" when the provider issued the id and "minted" when metis made it
+    for replay to that provider.
+    """
+
+    canonical: str
+    provider: str
+    provider_id: str
+    origin: str
+
+
+class ToolIdMap:
+    """Per-session bidirectional map canonical tool id <-> provider id, per provider.
+
+    Incoming ids (from a response or an imported request) are registered with
+    `register_incoming`, which always mints a *new* canonical id: a tool_use in a response
+    is a new call even when a server reuses ids like `call_0`. A tool_result's provider id
+    resolves to the most recent tool_use that carried it (`resolve_incoming`). Outgoing,
+    `outgoing` returns the provider's own id when it was recorded and still satisfies the
+    provider's rule, else a deterministic, collision-free minted id.
+    """
+
+    def __init__(self, session_id: str, entries: list[ToolIdEntry] | None = None) -> None:
+        self.session_id = session_id
+        self._entries: list[ToolIdEntry] = []
+        self._incoming: dict[tuple[str, str], str] = {}
+        self._outgoing: dict[tuple[str, str], str] = {}
+        for entry in entries or []:
+            self._add(entry)
+
+    def _add(self, entry: ToolIdEntry) -> None:
+        self._entries.append(entry)
+        self._incoming[(entry.provider, entry.provider_id)] = entry.canonical
+        self._outgoing.setdefault((entry.provider, entry.canonical), entry.provider_id)
+
+    def __iter__(self) -> Iterator[ToolIdEntry]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def register_incoming(self, provider: str, provider_id: str | None) -> str:
+        """Mint a canonical id for a tool call the provider just made, binding its id if any."""
+        canonical = new_tool_id()
+        if provider_id:
+            self._add(ToolIdEntry(canonical, provider, provider_id, "provider"))
+        return canonical
+
+    def bind(self, canonical: str, provider: str, provider_id: str, origin: str = "provider") -> None:
+        """Record that `provider` knows `canonical` as `provider_id`."""
+        if not is_tool_id(canonical):
+            raise ToolIdError(f"not a canonical tool id: {canonical!r}", provider=provider)
+        if self._outgoing.get((provider, canonical)) == provider_id:
+            return
+        self._add(ToolIdEntry(canonical, provider, provider_id, origin))
+
+    def resolve_incoming(self, provider: str, provider_id: str) -> str | None:
+        """The canonical id of the latest tool call `provider` issued as `provider_id`."""
+        return self._incoming.get((provider, provider_id))
+
+    def provider_id(self, canonical: str, provider: str) -> str | None:
+        """The id recorded for `canonical` at `provider`, if any (no minting)."""
+        return self._outgoing.get((provider, canonical))
+
+    def outgoing(self, canonical: str, provider: str) -> str:
+        """The id to send to `provider` for `canonical`: its own if valid, else minted."""
+        rule = id_rule(provider)
+        known = self._outgoing.get((provider, canonical))
+        if known is not None and rule.accepts(known):
+            return known
+        taken = {pid for (prov, _), pid in self._outgoing.items() if prov == provider}
+        seed = f"{self.session_id}\x00{canonical}\x00{provider}"
+        for attempt in range(1000):
+            candidate = rule.mint(seed, attempt)
+            owner = self._incoming.get((provider, candidate))
+            if candidate not in taken and owner in (None, canonical):
+                self._outgoing[(provider, canonical)] = candidate
+                self._entries.append(ToolIdEntry(canonical, provider, candidate, "minted"))
+                self._incoming[(provider, candidate)] = canonical
+                return candidate
+        raise ToolIdError(f"could not mint a unique {provider} id for {canonical}", provider=provider)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-compatible form, for the store."""
+        return {
+            "session_id": self.session_id,
+            "entries": [
+                {"canonical": e.canonical, "provider": e.provider, "provider_id": e.provider_id, "origin": e.origin}
+                for e in self._entries
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolIdMap:
+        """Inverse of `to_dict`."""
+        try:
+            entries = [
+                ToolIdEntry(str(e["canonical"]), str(e["provider"]), str(e["provider_id"]), str(e.get("origin", "provider")))
+                for e in data["entries"]
+            ]
+            return cls(str(data["session_id"]), entries)
+        except (KeyError, TypeError) as exc:
+            raise ToolIdError(f"malformed tool id map: {exc!r}") from exc
+
+
+__all__ = [
+    "ID_RULES",
+    "IdRule",
+    "ToolIdEntry",
+    "ToolIdError",
+    "ToolIdMap",
+    "id_rule",
+    "is_tool_id",
+    "new_message_id",
+    "new_session_id",
+    "new_tool_id",
+]

@@ -1,0 +1,107 @@
+"""What canonical token counts mean, pinned in one place (spec §4.3 Usage, §6.4).
+
+Canonical `input_tokens` counts only *uncached* input. Cache reads go to
+`cached_input_tokens` and cache writes to `cache_creation_input_tokens`; the total prompt
+is their sum, and each token is priced exactly once. Providers count differently:
+
+- Anthropic reports `input_tokens` already excluding `cache_read_input_tokens` and
+  `cache_creation_input_tokens`: taken as they are.
+- OpenAI and OpenRouter `prompt_tokens` *include* `prompt_tokens_details.cached_tokens`
+  (and `cache_write_tokens` where sent): both are subtracted.
+- Gemini `promptTokenCount` *includes* `cachedContentTokenCount`: subtracted;
+  `toolUsePromptTokenCount` is input too; `thoughtsTokenCount` is billed as output and
+  is not part of `candidatesTokenCount`, so it is added to output.
+- Ollama reports `prompt_eval_count` (omitted when fully cached: 0) and `eval_count`.
+
+Every adapter calls `normalize_usage`; nothing else interprets provider usage fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import WireFormatError
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    """Normalized token counts of one response (see module docstring for their meaning)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+def _int(usage: Mapping[str, Any], *keys: str, provider: str) -> int:
+    node: Any = usage
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return 0
+        node = node.get(key)
+    if node is None:
+        return 0
+    if isinstance(node, bool) or not isinstance(node, int | str):
+        raise WireFormatError(f"usage field {'.'.join(keys)} is not an integer: {node!r}", provider=provider,
+                              path="usage." + ".".join(keys))
+    try:
+        value = int(node)
+    except ValueError:
+        raise WireFormatError(f"usage field {'.'.join(keys)} is not an integer: {node!r}", provider=provider,
+                              path="usage." + ".".join(keys)) from None
+    if value < 0:
+        raise WireFormatError(f"usage field {'.'.join(keys)} is negative: {value}", provider=provider,
+                              path="usage." + ".".join(keys))
+    return value
+
+
+def _first(usage: Mapping[str, Any], provider: str, *names: str) -> int:
+    """Gemini sends camelCase or snake_case: the first name present wins."""
+    for name in names:
+        if name in usage:
+            return _int(usage, name, provider=provider)
+    return 0
+
+
+def normalize_usage(provider: str, usage: Mapping[str, Any] | None) -> TokenCounts:
+    """Provider usage object -> canonical TokenCounts, per the rules above."""
+    if not usage:
+        return TokenCounts()
+    if provider == "anthropic":
+        return TokenCounts(
+            input_tokens=_int(usage, "input_tokens", provider=provider),
+            output_tokens=_int(usage, "output_tokens", provider=provider),
+            cached_input_tokens=_int(usage, "cache_read_input_tokens", provider=provider),
+            cache_creation_input_tokens=_int(usage, "cache_creation_input_tokens", provider=provider),
+        )
+    if provider in ("openai", "openrouter"):
+        prompt = _int(usage, "prompt_tokens", provider=provider)
+        cached = _int(usage, "prompt_tokens_details", "cached_tokens", provider=provider)
+        written = _int(usage, "prompt_tokens_details", "cache_write_tokens", provider=provider)
+        return TokenCounts(
+            input_tokens=max(prompt - cached - written, 0),
+            output_tokens=_int(usage, "completion_tokens", provider=provider),
+            cached_input_tokens=cached,
+            cache_creation_input_tokens=written,
+        )
+    if provider == "gemini":
+        prompt = _first(usage, provider, "promptTokenCount", "prompt_token_count")
+        cached = _first(usage, provider, "cachedContentTokenCount", "cached_content_token_count")
+        tool_prompt = _first(usage, provider, "toolUsePromptTokenCount", "tool_use_prompt_token_count")
+        return TokenCounts(
+            input_tokens=max(prompt - cached, 0) + tool_prompt,
+            output_tokens=_first(usage, provider, "candidatesTokenCount", "candidates_token_count")
+            + _first(usage, provider, "thoughtsTokenCount", "thoughts_token_count"),
+            cached_input_tokens=cached,
+        )
+    if provider == "ollama":
+        return TokenCounts(
+            input_tokens=_int(usage, "prompt_eval_count", provider=provider),
+            output_tokens=_int(usage, "eval_count", provider=provider),
+        )
+    raise WireFormatError(f"no usage normalization rule for provider {provider!r}", provider=provider)
+
+
+__all__ = ["TokenCounts", "normalize_usage"]
