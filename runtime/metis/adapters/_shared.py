@@ -1,0 +1,116 @@
+"""Pieces of wire mapping that several adapters share, written once.
+
+- images: `file_ref` resolution inside the session workspace (a path escaping it is
+  refused), base64 and data URLs;
+- the function-tool shape `{"type": "function", "function": {name, description,
+  parameters}}` used by OpenAI, OpenRouter and Ollama;
+- imported tools: a wire tool carries no side-effect declaration, so an imported
+  ToolDefinition assumes the broadest one (`execute`) rather than inventing safety;
+- provider_raw ownership: an adapter reads only the provider_raw it wrote itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from pathlib import Path
+from typing import Any
+
+from metis_schema.v1 import ImageBlock, ImageSourceKind, Message, SideEffects, ToolDefinition
+
+from ..errors import WireFormatError, WorkspaceError
+from .base import AdapterOptions
+
+_DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)$", re.DOTALL)
+
+
+def resolve_file_ref(path: str, workspace: Path | None) -> Path:
+    """The file a `file_ref` names, which must lie inside the session workspace."""
+    if workspace is None:
+        raise WorkspaceError(f"file_ref image {path!r} needs a session workspace", hint="set AdapterOptions.workspace")
+    root = workspace.resolve()
+    candidate = Path(path)
+    if candidate.is_absolute():
+        raise WorkspaceError(f"file_ref {path!r} is absolute; it must be relative to the workspace")
+    target = (root / candidate).resolve()
+    if not target.is_relative_to(root):
+        raise WorkspaceError(f"file_ref {path!r} escapes the workspace {root}")
+    if not target.is_file():
+        raise WorkspaceError(f"file_ref {path!r} does not exist in the workspace {root}")
+    return target
+
+
+def image_base64(block: ImageBlock, options: AdapterOptions) -> str | None:
+    """Base64 bytes of an image, reading file_refs from the workspace; None for URL images."""
+    kind = block.source.kind
+    if kind == ImageSourceKind.base64:
+        return block.source.data
+    if kind == ImageSourceKind.file_ref:
+        data = resolve_file_ref(block.source.data, options.workspace).read_bytes()
+        return base64.b64encode(data).decode("ascii")
+    return None
+
+
+def data_url(media_type: str, b64: str) -> str:
+    """`data:<media>;base64,<data>`."""
+    return f"data:{media_type};base64,{b64}"
+
+
+def parse_data_url(url: str) -> tuple[str, str] | None:
+    """(media type, base64 data) of a base64 data URL, or None for other URLs."""
+    match = _DATA_URL.match(url)
+    if match is None:
+        return None
+    data = match["data"]
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise WireFormatError(f"data URL holds invalid base64: {exc}") from exc
+    return match["media"], data
+
+
+def function_tool(tool: ToolDefinition) -> dict[str, Any]:
+    """A ToolDefinition in the OpenAI/OpenRouter/Ollama function-tool shape."""
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
+    }
+
+
+def imported_tool(name: Any, description: Any, schema: Any, *, provider: str, path: str) -> ToolDefinition:
+    """A ToolDefinition from a recorded wire tool (side effects unknown: assume `execute`)."""
+    if not isinstance(name, str) or not name:
+        raise WireFormatError("tool has no name", provider=provider, path=path)
+    if schema is None:
+        schema = {"type": "object", "properties": {}}
+    if not isinstance(schema, dict):
+        raise WireFormatError("tool parameters must be a JSON object", provider=provider, path=path)
+    try:
+        return ToolDefinition(
+            name=name,
+            description=description if isinstance(description, str) else "",
+            input_schema=schema,
+            side_effects=SideEffects.execute,
+        )
+    except ValueError as exc:
+        raise WireFormatError(f"tool {name!r} cannot be imported: {exc}", provider=provider, path=path) from exc
+
+
+def own_raw(message: Message, adapter: str) -> dict[str, Any]:
+    """The provider_raw `adapter` wrote on `message`, or {} (spec §6.5: only the writer reads it)."""
+    raw = message.metadata.provider_raw
+    if raw is not None and raw.get("adapter") == adapter and message.metadata.provider == adapter:
+        return raw
+    return {}
+
+
+__all__ = [
+    "data_url",
+    "function_tool",
+    "image_base64",
+    "imported_tool",
+    "own_raw",
+    "parse_data_url",
+    "resolve_file_ref",
+]
