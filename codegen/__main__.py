@@ -13,10 +13,14 @@ from .generate import CodegenError, Paths, check, write
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 with a diff if generated/ is stale")
-    parser.add_argument("--schema-dir", type=Path, default=Paths.schema, help="schema root (default: schema/)")
+    parser.add_argument(
+        "--schema-dir", type=Path, default=Paths.schema, help="schema root (default: schema/)"
+    )
     parser.add_argument("--out-dir", type=Path, default=Paths.out, help="output root (default: generated/)")
     parser.add_argument(
-        "--migrations-dir", type=Path, default=Paths.migrations,
+        "--migrations-dir",
+        type=Path,
+        default=Paths.migrations,
         help="where migration stubs are created (default: runtime/metis/migrations/)",
     )
     args = parser.parse_args(argv)
@@ -26,8 +30,11 @@ def main(argv: list[str] | None = None) -> int:
             problems = check(paths)
             if problems:
                 sys.stdout.write("".join(problems))
-                print(f"codegen --check: {len(problems)} file(s) differ from the schema; run `python -m codegen`.",
-                      file=sys.stderr)
+                print(
+                    f"codegen --check: {len(problems)} file(s) differ from the schema; "
+                    "run `python -m codegen`.",
+                    file=sys.stderr,
+                )
                 return 1
             print("codegen --check: generated/ matches schema/")
             return 0

@@ -62,11 +62,16 @@ def versions(schema_root: Path) -> list[int]:
 
 
 def _header(source: str, digest: str) -> str:
-    return _env().get_template("header.py.j2").render(
-        source=source,
-        digest=digest,
-        generator_version=dist_version("datamodel-code-generator"),
-    ).rstrip("\n")
+    return (
+        _env()
+        .get_template("header.py.j2")
+        .render(
+            source=source,
+            digest=digest,
+            generator_version=dist_version("datamodel-code-generator"),
+        )
+        .rstrip("\n")
+    )
 
 
 def _models(bundle_text: str, header: str) -> str:
@@ -77,9 +82,15 @@ def _models(bundle_text: str, header: str) -> str:
         src.write_text(bundle_text, encoding="utf-8")
         env = dict(os.environ, RUFF_CACHE_DIR=str(Path(tmp) / "ruff-cache"))
         cmd = [
-            sys.executable, "-m", "datamodel_code_generator",
-            "--input", str(src), "--output", str(dst),
-            "--custom-file-header", header,
+            sys.executable,
+            "-m",
+            "datamodel_code_generator",
+            "--input",
+            str(src),
+            "--output",
+            str(dst),
+            "--custom-file-header",
+            header,
         ]
         proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0 or not dst.exists():
@@ -119,7 +130,9 @@ def render(paths: Paths) -> dict[Path, str]:
     migrations = [(a, a + 1, f"v{a}_to_v{a + 1}") for a in found[:-1]]
     index_header = _header(", ".join(f"schema/v{v}" for v in found), _digest_of(files))
     files[Path(PACKAGE) / "__init__.py"] = env.get_template("package_init.py.j2").render(
-        header=index_header, versions=found, migrations=migrations,
+        header=index_header,
+        versions=found,
+        migrations=migrations,
         bundle_name=bundler.BUNDLE_NAME,
     )
     files[Path(PACKAGE) / "py.typed"] = ""
@@ -199,8 +212,10 @@ def check(paths: Paths) -> list[str]:
             problems.append(f"--- {rel}: missing (run `python -m codegen`)\n")
             continue
         diff = difflib.unified_diff(
-            have.splitlines(keepends=True), want.splitlines(keepends=True),
-            fromfile=f"generated/{rel} (on disk)", tofile=f"generated/{rel} (from schema)",
+            have.splitlines(keepends=True),
+            want.splitlines(keepends=True),
+            fromfile=f"generated/{rel} (on disk)",
+            tofile=f"generated/{rel} (from schema)",
         )
         problems.append("".join(diff))
     for a in versions(paths.schema)[:-1]:

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-
 from metis_schema.v1 import (
     ContentBlock,
     ErrorEvent,
@@ -78,7 +77,9 @@ class RequestContext:
         )
 
 
-def parse_tool_arguments(raw: str, *, context: RequestContext, tool_id: str, name: str) -> tuple[dict[str, Any], str | None]:
+def parse_tool_arguments(
+    raw: str, *, context: RequestContext, tool_id: str, name: str
+) -> tuple[dict[str, Any], str | None]:
     """JSON arguments text -> (input object, None), or ({}, raw text) when it is not a JSON object.
 
     Malformed arguments are kept, never silently lost: the caller stores the raw text in
@@ -121,7 +122,10 @@ def finish_assistant(
     usage = None
     if counts is not None:
         usage = make_usage(
-            counts, pricing_key=entry.pricing_key, latency_ms=context.latency_ms, version=context.pricing_version
+            counts,
+            pricing_key=entry.pricing_key,
+            latency_ms=context.latency_ms,
+            version=context.pricing_version,
         )
     metadata = MessageMetadata(
         model=entry.id,
@@ -243,7 +247,9 @@ class StreamAssembler:
                 out.append(RedactedThinkingBlock(type="redacted_thinking", data=text))
             elif block.tool_id:
                 if final:
-                    value, raw = parse_tool_arguments(text, context=self.context, tool_id=block.tool_id, name=block.name)
+                    value, raw = parse_tool_arguments(
+                        text, context=self.context, tool_id=block.tool_id, name=block.name
+                    )
                     if raw is not None:
                         self.unparsed_arguments[block.tool_id] = raw
                 else:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from metis_schema.v1 import AdapterCapabilities, CatalogEntry, ModelCatalog
+from pydantic import ValidationError
 
 from .errors import UnknownModelError
 from .pricing import UNPRICED
@@ -37,7 +36,9 @@ class Catalog:
             self._by_id[entry.id] = entry
             for alias in entry.aliases:
                 if alias in self._by_alias:
-                    raise UnknownModelError(f"alias {alias!r} is used by {self._by_alias[alias].id} and {entry.id}")
+                    raise UnknownModelError(
+                        f"alias {alias!r} is used by {self._by_alias[alias].id} and {entry.id}"
+                    )
                 self._by_alias[alias] = entry
 
     def __iter__(self):  # type: ignore[no-untyped-def]
@@ -62,7 +63,8 @@ class Catalog:
         known = ", ".join(sorted(self._by_alias))
         raise UnknownModelError(
             f"unknown model {name!r}",
-            hint=f"use a canonical id like 'anthropic:claude-sonnet-4-6', '<provider>:<model>', or an alias ({known})",
+            hint="use a canonical id like 'anthropic:claude-sonnet-4-6', '<provider>:<model>', "
+            f"or an alias ({known})",
         )
 
     def unlisted(self, provider: str, wire_model: str) -> CatalogEntry:

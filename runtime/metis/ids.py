@@ -122,9 +122,13 @@ ID_RULES: dict[str, IdRule] = {
     "anthropic": IdRule(
         "^[a-zA-Z0-9_-]+$", lambda s: bool(_ANTHROPIC.match(s)), _canonical_or(_ANTHROPIC, "toolu_", 24)
     ),
-    "openai": IdRule("at most 40 characters", lambda s: bool(_OPENAI.match(s)), _canonical_or(_OPENAI, "call_", 24)),
+    "openai": IdRule(
+        "at most 40 characters", lambda s: bool(_OPENAI.match(s)), _canonical_or(_OPENAI, "call_", 24)
+    ),
     "mistral": IdRule(
-        "exactly 9 alphanumerics", lambda s: bool(_MISTRAL.match(s)), lambda seed, n: _base62(_digest(seed, n), 9)
+        "exactly 9 alphanumerics",
+        lambda s: bool(_MISTRAL.match(s)),
+        lambda seed, n: _base62(_digest(seed, n), 9),
     ),
     # OpenRouter passes upstream ids through unchanged, whatever their format or length.
     "openrouter": IdRule("any non-empty id", lambda s: bool(_ANY.match(s)), _canonical_or(_ANY, "call_", 24)),
@@ -236,7 +240,12 @@ class ToolIdMap:
         return {
             "session_id": self.session_id,
             "entries": [
-                {"canonical": e.canonical, "provider": e.provider, "provider_id": e.provider_id, "origin": e.origin}
+                {
+                    "canonical": e.canonical,
+                    "provider": e.provider,
+                    "provider_id": e.provider_id,
+                    "origin": e.origin,
+                }
                 for e in self._entries
             ],
         }
@@ -246,7 +255,12 @@ class ToolIdMap:
         """Inverse of `to_dict`."""
         try:
             entries = [
-                ToolIdEntry(str(e["canonical"]), str(e["provider"]), str(e["provider_id"]), str(e.get("origin", "provider")))
+                ToolIdEntry(
+                    str(e["canonical"]),
+                    str(e["provider"]),
+                    str(e["provider_id"]),
+                    str(e.get("origin", "provider")),
+                )
                 for e in data["entries"]
             ]
             return cls(str(data["session_id"]), entries)

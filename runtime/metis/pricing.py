@@ -16,9 +16,8 @@ from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from metis_schema.v1 import ModelPrice, PriceTable, Usage
+from pydantic import ValidationError
 
 from .errors import PricingError
 from .usage import TokenCounts
@@ -92,7 +91,8 @@ def compute_cost(counts: TokenCounts, price: ModelPrice) -> Decimal:
         counts.input_tokens * price.input_per_mtok_usd
         + counts.output_tokens * price.output_per_mtok_usd
         + counts.cached_input_tokens * (price.input_per_mtok_usd if cached_rate is None else cached_rate)
-        + counts.cache_creation_input_tokens * (price.input_per_mtok_usd if write_rate is None else write_rate)
+        + counts.cache_creation_input_tokens
+        * (price.input_per_mtok_usd if write_rate is None else write_rate)
     )
     return _plain(total / _MILLION)
 
@@ -142,12 +142,16 @@ def make_usage(
     )
 
 
-def reprice(usage: Usage, *, pricing_key: str, version: str | None = None, table: PriceTable | None = None) -> Usage:
+def reprice(
+    usage: Usage, *, pricing_key: str, version: str | None = None, table: PriceTable | None = None
+) -> Usage:
     """The same usage priced under another table; counts and latency unchanged."""
     counts = TokenCounts(
         usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.cache_creation_input_tokens
     )
-    return make_usage(counts, pricing_key=pricing_key, latency_ms=usage.latency_ms, version=version, table=table)
+    return make_usage(
+        counts, pricing_key=pricing_key, latency_ms=usage.latency_ms, version=version, table=table
+    )
 
 
 def load_price_table_file(path: Path) -> PriceTable:
@@ -159,7 +163,9 @@ def load_price_table_file(path: Path) -> PriceTable:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PricingError(f"{path} is not JSON: {exc.msg}", path=f"line {exc.lineno} column {exc.colno}") from exc
+        raise PricingError(
+            f"{path} is not JSON: {exc.msg}", path=f"line {exc.lineno} column {exc.colno}"
+        ) from exc
     return parse_price_table(text, source=str(path))
 
 

@@ -44,16 +44,25 @@ def _int(usage: Mapping[str, Any], *keys: str, provider: str) -> int:
     if node is None:
         return 0
     if isinstance(node, bool) or not isinstance(node, int | str):
-        raise WireFormatError(f"usage field {'.'.join(keys)} is not an integer: {node!r}", provider=provider,
-                              path="usage." + ".".join(keys))
+        raise WireFormatError(
+            f"usage field {'.'.join(keys)} is not an integer: {node!r}",
+            provider=provider,
+            path="usage." + ".".join(keys),
+        )
     try:
         value = int(node)
     except ValueError:
-        raise WireFormatError(f"usage field {'.'.join(keys)} is not an integer: {node!r}", provider=provider,
-                              path="usage." + ".".join(keys)) from None
+        raise WireFormatError(
+            f"usage field {'.'.join(keys)} is not an integer: {node!r}",
+            provider=provider,
+            path="usage." + ".".join(keys),
+        ) from None
     if value < 0:
-        raise WireFormatError(f"usage field {'.'.join(keys)} is negative: {value}", provider=provider,
-                              path="usage." + ".".join(keys))
+        raise WireFormatError(
+            f"usage field {'.'.join(keys)} is negative: {value}",
+            provider=provider,
+            path="usage." + ".".join(keys),
+        )
     return value
 
 

@@ -28,7 +28,9 @@ _DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base6
 def resolve_file_ref(path: str, workspace: Path | None) -> Path:
     """The file a `file_ref` names, which must lie inside the session workspace."""
     if workspace is None:
-        raise WorkspaceError(f"file_ref image {path!r} needs a session workspace", hint="set AdapterOptions.workspace")
+        raise WorkspaceError(
+            f"file_ref image {path!r} needs a session workspace", hint="set AdapterOptions.workspace"
+        )
     root = workspace.resolve()
     candidate = Path(path)
     if candidate.is_absolute():
@@ -94,7 +96,9 @@ def imported_tool(name: Any, description: Any, schema: Any, *, provider: str, pa
             side_effects=SideEffects.execute,
         )
     except ValueError as exc:
-        raise WireFormatError(f"tool {name!r} cannot be imported: {exc}", provider=provider, path=path) from exc
+        raise WireFormatError(
+            f"tool {name!r} cannot be imported: {exc}", provider=provider, path=path
+        ) from exc
 
 
 def own_raw(message: Message, adapter: str) -> dict[str, Any]:

@@ -97,7 +97,9 @@ class Adapter(ABC):
         return load_catalog().resolve(model).wire_model
 
     @abstractmethod
-    def to_wire(self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions) -> WireBody:
+    def to_wire(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
+    ) -> WireBody:
         """Canonical messages -> the provider's JSON request body."""
 
     @abstractmethod
@@ -130,7 +132,9 @@ class Adapter(ABC):
 
     # --- derived ----------------------------------------------------------------------
 
-    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
         """Raw stream pieces -> canonical StreamEvents (spec §7.4)."""
         decoder = self.stream_decoder(context)
         for chunk in chunks:

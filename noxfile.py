@@ -1,0 +1,65 @@
+"""Developer and CI tasks: `nox -s tests lint typecheck codegen bench demo`.
+
+Each session installs the project with its dev extras into its own virtualenv. CI (and
+anyone who already has an environment) sets METIS_NOX_BACKEND=none to run the same
+sessions in the current environment without reinstalling.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+BACKEND = os.environ.get("METIS_NOX_BACKEND") or "venv"
+IN_PLACE = BACKEND == "none"
+nox.options.sessions = ["tests", "lint", "typecheck", "codegen"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+def _install(session: nox.Session) -> None:
+    if not IN_PLACE:
+        session.install("-e", ".[dev]")
+
+
+@nox.session(venv_backend=BACKEND)
+def tests(session: nox.Session) -> None:
+    """The test suite (no network; the live suite runs only with METIS_LIVE_OPENAI_BASE_URL)."""
+    _install(session)
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session(venv_backend=BACKEND)
+def lint(session: nox.Session) -> None:
+    """ruff lint and format check."""
+    _install(session)
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", "runtime", "codegen", "tests", "bench", "noxfile.py")
+
+
+@nox.session(venv_backend=BACKEND)
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the runtime, the generated models and codegen."""
+    _install(session)
+    session.run("mypy", "runtime/metis", "generated/metis_schema", "codegen")
+
+
+@nox.session(venv_backend=BACKEND)
+def codegen(session: nox.Session) -> None:
+    """Fail when generated/ is stale or hand-edited (python -m codegen --check)."""
+    _install(session)
+    session.run("python", "-m", "codegen", "--check")
+
+
+@nox.session(venv_backend=BACKEND)
+def bench(session: nox.Session) -> None:
+    """Benchmarks, each beside a floor measured in the same run (python -m bench)."""
+    _install(session)
+    session.run("python", "-m", "bench", *session.posargs)
+
+
+@nox.session(venv_backend=BACKEND)
+def demo(session: nox.Session) -> None:
+    """The main job offline: `metis demo`."""
+    _install(session)
+    session.run("metis", "demo", *session.posargs)
