@@ -1,0 +1,110 @@
+"""Adapter benchmarks, per provider, each beside a floor measured in the same run.
+
+- `to_wire` of a 1,000-message tool-heavy conversation, in µs per message, beside the
+  orjson `loads`+`dumps` time of the body it produced (target <= 1.5x that floor);
+- `from_wire_response` of one reply with text and two tool calls (targets: <= 20 µs, and
+  <= 10x `orjson.loads` of the body);
+- peak memory of the 1,000-message `to_wire` (tracemalloc);
+- linearity: µs/message at 4,000 messages over µs/message at 500 (target <= 1.5).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench._common import Row, peak_memory, per_call
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+PROVIDERS = ["anthropic", "openai", "gemini", "ollama", "openrouter"]
+T0 = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
+
+
+def _conversation(n: int, provider: str, model: str) -> tuple[list[Any], list[Any]]:
+    from metis.ids import new_message_id, new_tool_id
+    from metis_schema.v1 import Message, ToolDefinition
+
+    tools = [ToolDefinition(name="read_file", description="Read a file", side_effects="read",
+                            input_schema={"type": "object", "properties": {"path": {"type": "string"}}})]
+    usage = {"input_tokens": 100, "output_tokens": 20, "cost_usd": "0.0006", "pricing_version": "2026-05-08",
+             "latency_ms": 800}
+    routing = {"mode": "default", "chosen_model": model, "reason": "bench"}
+    out: list[Any] = []
+    while len(out) < n:
+        call = new_tool_id()
+        out.append(Message.model_validate({"id": new_message_id(), "session_id": "sess_bench", "role": "user",
+                                           "content": [{"type": "text", "text": "Summarize README.md please"}],
+                                           "metadata": {}, "created_at": T0, "schema_version": 1}))
+        out.append(Message.model_validate({
+            "id": new_message_id(), "session_id": "sess_bench", "role": "assistant",
+            "content": [{"type": "text", "text": "I'll read the file."},
+                        {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": "README.md"}}],
+            "metadata": {"model": model, "provider": provider, "routing": routing, "usage": usage},
+            "created_at": T0, "schema_version": 1}))
+        out.append(Message.model_validate({
+            "id": new_message_id(), "session_id": "sess_bench", "role": "tool",
+            "content": [{"type": "tool_result", "tool_use_id": call,
+                         "content": [{"type": "text", "text": "# Project Foo\n\nA tool for things." * 3}]}],
+            "metadata": {"parent_tool_use_id": call}, "created_at": T0, "schema_version": 1}))
+    return out[:n], tools
+
+
+def _provider_rows(provider: str) -> list[Row]:
+    import metis.adapters
+    from metis.adapters import AdapterOptions
+    from metis.assembly import RequestContext
+    from metis.catalog import load_catalog
+    from metis.ids import ToolIdMap
+
+    adapter = metis.adapters.get(provider)
+    model = load_catalog().for_provider(provider)[0].id
+    rows: list[Row] = []
+
+    def wire_cost(n: int) -> tuple[float, dict[str, Any]]:
+        messages, tools = _conversation(n, provider, model)
+        ids = ToolIdMap("sess_bench")
+        options = AdapterOptions(model=model, session_id="sess_bench", tool_ids=ids)
+        body = adapter.to_wire(messages, tools, options)
+        seconds = per_call(lambda: adapter.to_wire(messages, tools, options), repeat=3)
+        return seconds, body
+
+    seconds, body = wire_cost(1000)
+    floor = per_call(lambda: orjson.loads(orjson.dumps(body)), repeat=3)
+    rows.append(Row(provider, "to_wire 1,000 msgs", seconds / 1000 * 1e6, "µs/msg", floor / 1000 * 1e6,
+                    "orjson loads+dumps of body", "<= 1.5x floor", seconds <= 1.5 * floor))
+    messages, tools = _conversation(1000, provider, model)
+    options = AdapterOptions(model=model, session_id="sess_bench", tool_ids=ToolIdMap("sess_bench"))
+    rows.append(Row(provider, "to_wire 1,000 msgs peak memory",
+                    peak_memory(lambda: adapter.to_wire(messages, tools, options)) / 1024, "KiB"))
+    small, _ = wire_cost(500)
+    large, _ = wire_cost(4000)
+    growth = (large / 4000) / (small / 500)
+    rows.append(Row(provider, "to_wire µs/msg at 4,000 / at 500", growth, "ratio", None, None, "<= 1.5 (linear)",
+                    growth <= 1.5))
+
+    fixture = importlib.import_module(f"contracts.{provider}").response_fixture()
+    raw = orjson.dumps(fixture)
+    ids = ToolIdMap("sess_bench")
+    context = RequestContext(session_id="sess_bench", model=model, tool_ids=ids, message_id="01HZ0000000000000000000001",
+                             created_at=T0)
+    parse = per_call(lambda: adapter.from_wire_response(orjson.loads(raw), context))
+    loads = per_call(lambda: orjson.loads(raw))
+    rows.append(Row(provider, "from_wire_response text + 2 tool calls", parse * 1e6, "µs", loads * 1e6,
+                    "orjson.loads of body", "<= 20 µs and <= 10x floor", parse <= 20e-6 and parse <= 10 * loads))
+    return rows
+
+
+def run() -> list[Row]:
+    rows: list[Row] = []
+    for provider in PROVIDERS:
+        try:
+            rows.extend(_provider_rows(provider))
+        except ImportError as exc:  # an adapter not built yet: say so in the table
+            rows.append(Row(provider, f"not available: {exc}", 0.0, ""))
+    return rows

@@ -1,0 +1,27 @@
+"""Test-wide fixtures: no test touches a real user store, the network, or a real workspace."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from strategies import PNG_1PX
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Point METIS_HOME at a temporary directory for every test."""
+    monkeypatch.setenv("METIS_HOME", str(tmp_path_factory.mktemp("metis-home")))
+    yield
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A session workspace holding `img.png` (a 1x1 PNG) for file_ref images."""
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "img.png").write_bytes(base64.b64decode(PNG_1PX))
+    return root
