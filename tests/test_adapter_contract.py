@@ -52,7 +52,7 @@ def capable_model(provider: str) -> str:
 
 def context(provider: str, tool_ids: ToolIdMap | None = None, session: str = "sess_contract") -> RequestContext:
     return RequestContext(
-        session_id=session, model=capable_model(provider), tool_ids=tool_ids or ToolIdMap(session),
+        session_id=session, model=capable_model(provider), tool_ids=ToolIdMap(session) if tool_ids is None else tool_ids,
         message_id="01HZ0000000000000000000777", created_at=FIXED_TIME, latency_ms=120,
     )
 

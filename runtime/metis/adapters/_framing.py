@@ -51,12 +51,11 @@ class SSEFramer:
         return self._drain(final=False)
 
     def close(self) -> list[SSEEvent]:
+        """End of body. Per the WHATWG rules an event not terminated by a blank line is
+        discarded: a stream cut mid-event must not deliver half an event."""
         self._buffer += self._text.text(b"", final=True)
         events = self._drain(final=True)
-        if self._buffer:
-            events.extend(self._line(self._buffer))
-            self._buffer = ""
-        events.extend(self._dispatch())
+        self._buffer, self._event, self._data = "", None, []
         return events
 
     def _drain(self, final: bool) -> list[SSEEvent]:

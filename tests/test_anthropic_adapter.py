@@ -1,0 +1,921 @@
+"""Anthropic adapter: golden files, round trips, streaming, malformed input, lossy drops.
+
+Golden files live in tests/golden/anthropic/. Wire inputs there (`response_*.json`,
+`stream_*.sse`, `request_recorded.json`) are hand-written in the shapes recorded traffic
+has (sources: spec/provider-wire-formats.md §1 and the anthropic 2.12 SDK types); the
+`*.golden.json` outputs are regenerated with METIS_UPDATE_GOLDEN=1 and reviewed.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import logging
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import metis.adapters
+import orjson
+import pytest
+from contracts.anthropic import check_request, check_response, check_stream_event, response_fixture
+from metis.adapters import AdapterOptions
+from metis.adapters.anthropic import STOP_REASONS
+from metis.assembly import RequestContext
+from metis.errors import AdapterError, CriticalBlockError, ProviderError, WireFormatError, WorkspaceError
+from metis.events import RecordingSink
+from metis.ids import ToolIdMap
+from metis_schema.v1 import Message, MessageStatus, Role, StopReason, ToolDefinition
+from strategies import PNG_1PX
+
+GOLDEN = Path(__file__).parent / "golden" / "anthropic"
+UPDATE = os.environ.get("METIS_UPDATE_GOLDEN") == "1"
+FIXED_TIME = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
+MODEL = "anthropic:claude-sonnet-4-6"
+SESSION = "sess_anthropic"
+_TOOL_ID = re.compile(r"tu_[0-9A-HJKMNP-TV-Z]{26}")
+ADAPTER = metis.adapters.get("anthropic")
+PNG_BYTES = base64.b64decode(PNG_1PX)
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def wire(name: str) -> Any:
+    return orjson.loads((GOLDEN / name).read_bytes())
+
+
+def golden(name: str, actual: Any) -> None:
+    """Compare `actual` (JSON-compatible) with tests/golden/anthropic/<name>, or rewrite it."""
+    path = GOLDEN / name
+    text = orjson.dumps(actual, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    if UPDATE or not path.exists():
+        if not UPDATE:
+            pytest.fail(f"golden file {name} is missing; run with METIS_UPDATE_GOLDEN=1 and review it")
+        path.write_text(text, encoding="utf-8")
+    assert orjson.loads(text) == orjson.loads(path.read_bytes()), f"{name} differs from the golden file"
+
+
+def normalized(value: Any) -> Any:
+    """Canonical JSON with minted tool ids replaced by their order of appearance."""
+    text = (
+        value.model_dump_json(exclude_none=True)
+        if isinstance(value, Message)
+        else orjson.dumps(value).decode()
+    )
+    seen: dict[str, str] = {}
+    text = _TOOL_ID.sub(lambda m: seen.setdefault(m.group(0), f"tu_#{len(seen)}"), text)
+    return orjson.loads(text)
+
+
+def context(ids: ToolIdMap | None = None, model: str = MODEL, **kw: Any) -> RequestContext:
+    return RequestContext(
+        session_id=SESSION,
+        model=model,
+        tool_ids=ToolIdMap(SESSION) if ids is None else ids,  # an empty map is falsy
+        message_id="01HZ0000000000000000000777",
+        created_at=FIXED_TIME,
+        latency_ms=321,
+        pricing_version="2026-05-08",
+        **kw,
+    )
+
+
+def options(ids: ToolIdMap | None = None, **kw: Any) -> AdapterOptions:
+    kw.setdefault("model", MODEL)
+    return AdapterOptions(session_id=SESSION, tool_ids=ToolIdMap(SESSION) if ids is None else ids, **kw)
+
+
+def msg(role: str, content: list[dict[str, Any]], n: int, **metadata: Any) -> Message:
+    return Message.model_validate(
+        {
+            "id": f"01HZ00000000000000000000{n:02d}",
+            "session_id": SESSION,
+            "role": role,
+            "content": content,
+            "metadata": metadata,
+            "created_at": FIXED_TIME,
+            "schema_version": 1,
+        }
+    )
+
+
+def assistant(content: list[dict[str, Any]], n: int, provider: str = "anthropic", **metadata: Any) -> Message:
+    model = {"anthropic": MODEL, "openai": "openai:gpt-5", "gemini": "gemini:gemini-2.5-pro"}[provider]
+    usage = {
+        "input_tokens": 1,
+        "output_tokens": 1,
+        "cost_usd": "0",
+        "pricing_version": "2026-05-08",
+        "latency_ms": 1,
+    }
+    routing = {"mode": "default", "chosen_model": model, "reason": "test"}
+    return msg(
+        "assistant", content, n, model=model, provider=provider, usage=usage, routing=routing, **metadata
+    )
+
+
+def link_problems(body: dict[str, Any]) -> list[str]:
+    """Every tool_result answers a tool_use of the turn right before it; ids match the API rule."""
+    problems: list[str] = []
+    previous: set[str] = set()
+    for i, turn in enumerate(body["messages"]):
+        blocks = turn["content"] if isinstance(turn["content"], list) else []
+        for block in blocks:
+            if block.get("type") == "tool_result" and block["tool_use_id"] not in previous:
+                problems.append(f"messages[{i}]: {block['tool_use_id']} answers no tool_use")
+            ident = block.get("id") if block.get("type") == "tool_use" else block.get("tool_use_id")
+            if ident is not None and not re.fullmatch(r"[a-zA-Z0-9_-]+", ident):
+                problems.append(f"messages[{i}]: id {ident!r} breaks ^[a-zA-Z0-9_-]+$")
+        previous = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+    return problems
+
+
+TU = [f"tu_01HZ00000000000000000000T{i}" for i in range(1, 6)]
+WEATHER = ToolDefinition(
+    name="get_weather",
+    description="Current weather for a city.",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    side_effects="network",
+)
+LOOKUP = ToolDefinition(
+    name="lookup_city", description="", input_schema={"type": "object", "properties": {}}, side_effects="read"
+)
+SIGNATURE = "EqQBCkgIARABGAIiQL1dJ5mVYMkyWhu7Qc4tE0RjPDyFp3UXA5hh6YCkx+eIvNu2kcDKDn2QpRxKiJ0sbyBqC7XKKO1f"
+
+
+def conversation() -> tuple[list[Message], ToolIdMap]:
+    """Every canonical shape the adapter must place: hoisted systems, all image sources, own
+    thinking (signed, redacted, unsigned), foreign thinking, parallel tool calls with their
+    results merged into one user turn, a tool error, consecutive assistant turns, and tool
+    ids the map knows from Anthropic, from OpenAI, and one Anthropic would reject."""
+    ids = ToolIdMap(SESSION)
+    ids.bind(TU[0], "anthropic", "toolu_01Paris00000000000000000")
+    ids.bind(TU[1], "anthropic", "toolu_01Rome000000000000000000")
+    ids.bind(TU[2], "openai", "call_Xn5Lg0Jq1pQ8wXyZaBcDeFgH")
+    ids.bind(TU[3], "anthropic", "functions.lookup_city:0")  # breaks the rule: replaced
+    text = lambda t: {"type": "text", "text": t}  # noqa: E731
+    png = {"type": "image", "source": {"kind": "base64", "data": PNG_1PX}, "media_type": "image/png"}
+    messages = [
+        msg("system", [text("You are a weather assistant.")], 1),
+        msg("system", [text("Use Celsius."), text("Be brief.")], 2),
+        msg(
+            "user",
+            [
+                text("Weather in Paris and Rome? Photos attached."),
+                png,
+                {
+                    "type": "image",
+                    "source": {"kind": "url", "data": "https://example.test/rome.jpg"},
+                    "media_type": "image/jpeg",
+                },
+                {
+                    "type": "image",
+                    "source": {"kind": "file_ref", "data": "img.png"},
+                    "media_type": "image/png",
+                },
+                {"type": "image", "source": {"kind": "base64", "data": PNG_1PX}, "media_type": "image/bmp"},
+            ],
+            3,
+        ),
+        assistant(
+            [
+                {"type": "thinking", "text": "Two cities, two calls.", "signature": SIGNATURE},
+                {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw"},
+                text("Checking both."),
+                {"type": "tool_use", "id": TU[0], "name": "get_weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": TU[1], "name": "get_weather", "input": {"city": "Rome"}},
+            ],
+            4,
+            provider_raw={"adapter": "anthropic", "id": "msg_01A", "stop_reason": "tool_use"},
+        ),
+        msg(
+            "tool",
+            [{"type": "tool_result", "tool_use_id": TU[0], "content": [text("18°C, sunny"), png]}],
+            5,
+            parent_tool_use_id=TU[0],
+        ),
+        msg(
+            "tool",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": TU[1],
+                    "content": [text("upstream timeout")],
+                    "is_error": True,
+                }
+            ],
+            6,
+            parent_tool_use_id=TU[1],
+        ),
+        msg("user", [text("Rome failed; try again?")], 7),
+        assistant(
+            [
+                {"type": "thinking", "text": "private openai reasoning", "signature": "b3BlbmFp"},
+                text("Retrying Rome."),
+                {"type": "tool_use", "id": TU[2], "name": "get_weather", "input": {"city": "Rome"}},
+            ],
+            8,
+            provider="openai",
+        ),
+        msg(
+            "tool",
+            [{"type": "tool_result", "tool_use_id": TU[2], "content": [text("21°C")]}],
+            9,
+            parent_tool_use_id=TU[2],
+        ),
+        assistant([text("Rome is 21°C.")], 10),
+        assistant(
+            [
+                {"type": "thinking", "text": "unsigned, e.g. from a cut stream"},
+                {"type": "tool_use", "id": TU[3], "name": "lookup_city", "input": {}},
+            ],
+            11,
+        ),
+        msg(
+            "tool",
+            [{"type": "tool_result", "tool_use_id": TU[3], "content": []}],
+            12,
+            parent_tool_use_id=TU[3],
+        ),
+        msg("user", [text("Thanks!")], 13),
+    ]
+    return messages, ids
+
+
+# --- canonical -> wire -------------------------------------------------------------------------
+
+
+def test_conversation_to_wire_matches_golden(workspace: Path, caplog: pytest.LogCaptureFixture) -> None:
+    messages, ids = conversation()
+    opts = options(
+        ids,
+        workspace=workspace,
+        thinking_budget=2048,
+        temperature=1.0,
+        stop=["END"],
+        tool_choice="auto",
+        extra={"metadata": {"user_id": "u-42"}},
+    )
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = ADAPTER.to_wire(messages, [WEATHER, LOOKUP], opts)
+    golden("conversation.request.golden.json", body)
+    check_request(body)
+    assert link_problems(body) == []
+    drops = sorted((r.message_id, r.block_type) for r in caplog.records)  # type: ignore[attr-defined]
+    assert drops == [
+        (messages[2].id, "image"),  # image/bmp
+        (messages[7].id, "thinking"),  # from openai
+        (messages[10].id, "thinking"),  # unsigned
+    ]
+    roles = [turn["role"] for turn in body["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user", "assistant", "assistant", "user"]
+    # parallel results then the user's text: one user turn, results first
+    assert [b["type"] for b in body["messages"][2]["content"]] == ["tool_result", "tool_result", "text"]
+    # own thinking replays first and byte-exact; the replaced id is compliant and consistent
+    assert body["messages"][1]["content"][0] == {
+        "type": "thinking",
+        "thinking": "Two cities, two calls.",
+        "signature": SIGNATURE,
+    }
+    replaced = body["messages"][6]["content"][0]["id"]  # "functions.lookup_city:0" broke the rule
+    assert replaced == TU[3] and body["messages"][7]["content"][0]["tool_use_id"] == replaced
+    assert (
+        body["messages"][3]["content"][1]["id"] == TU[2]
+    )  # an OpenAI-only id: the canonical id fits the rule
+
+
+def test_system_is_a_string_when_one_plain_text() -> None:
+    body = ADAPTER.to_wire(
+        [
+            msg("system", [{"type": "text", "text": "Be kind."}], 1),
+            msg("user", [{"type": "text", "text": "hi"}], 2),
+        ],
+        [],
+        options(),
+    )
+    assert body["system"] == "Be kind."
+    empty = ADAPTER.to_wire(
+        [msg("system", [], 1), msg("user", [{"type": "text", "text": "hi"}], 2)], [], options()
+    )
+    assert "system" not in empty
+
+
+@pytest.mark.parametrize(
+    ("choice", "wire_choice"),
+    [
+        ("auto", {"type": "auto"}),
+        ("any", {"type": "any"}),
+        ("required", {"type": "any"}),
+        ("none", {"type": "none"}),
+        ("get_weather", {"type": "tool", "name": "get_weather"}),
+    ],
+)
+def test_tool_choice(choice: str, wire_choice: dict[str, Any]) -> None:
+    body = ADAPTER.to_wire(
+        [msg("user", [{"type": "text", "text": "hi"}], 1)], [WEATHER], options(tool_choice=choice)
+    )
+    assert body["tool_choice"] == wire_choice
+    check_request(body)
+
+
+def test_max_tokens_and_thinking_budget() -> None:
+    user = [msg("user", [{"type": "text", "text": "hi"}], 1)]
+    assert ADAPTER.to_wire(user, [], options())["max_tokens"] == 8192  # min(64000, 8192)
+    assert ADAPTER.to_wire(user, [], options(max_tokens=100))["max_tokens"] == 100
+    big = ADAPTER.to_wire(user, [], options(thinking_budget=16000))
+    assert big["max_tokens"] == 16000 + 8192 and big["thinking"] == {
+        "type": "enabled",
+        "budget_tokens": 16000,
+    }
+    with pytest.raises(AdapterError, match="must exceed thinking_budget") as err:
+        ADAPTER.to_wire(user, [], options(max_tokens=2000, thinking_budget=2000))
+    assert err.value.path == "options.max_tokens"
+    with pytest.raises(AdapterError, match="below Anthropic's minimum"):
+        ADAPTER.to_wire(user, [], options(thinking_budget=512))
+
+
+def test_extra_is_merged_last() -> None:
+    body = ADAPTER.to_wire(
+        [msg("user", [{"type": "text", "text": "hi"}], 1)],
+        [],
+        options(temperature=0.2, extra={"temperature": 0.9, "top_k": 3}),
+    )
+    assert body["temperature"] == 0.9 and body["top_k"] == 3
+
+
+def test_file_ref_outside_the_workspace_is_refused(workspace: Path) -> None:
+    (workspace.parent / "secret.png").write_bytes(PNG_BYTES)
+    image = {
+        "type": "image",
+        "source": {"kind": "file_ref", "data": "../secret.png"},
+        "media_type": "image/png",
+    }
+    with pytest.raises(WorkspaceError, match="escapes the workspace"):
+        ADAPTER.to_wire([msg("user", [image], 1)], [], options(workspace=workspace))
+
+
+def test_images_dropped_for_a_model_without_images(caplog: pytest.LogCaptureFixture) -> None:
+    image = {
+        "type": "image",
+        "source": {"kind": "url", "data": "https://example.test/a.png"},
+        "media_type": "image/png",
+    }
+    user = msg("user", [{"type": "text", "text": "look"}, image], 1)
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = ADAPTER.to_wire([user], [], options(model="anthropic:claude-some-unlisted-model"))
+    assert body["messages"][0]["content"] == [{"type": "text", "text": "look"}]
+    assert [r.reason for r in caplog.records] == [
+        "model anthropic:claude-some-unlisted-model does not accept images"
+    ]  # type: ignore[attr-defined]
+
+
+def test_foreign_thinking_warns_once_with_all_fields(caplog: pytest.LogCaptureFixture) -> None:
+    sink = RecordingSink()
+    thinking = assistant(
+        [
+            {"type": "thinking", "text": "secret plan", "signature": "Z2VtaW5p"},
+            {"type": "text", "text": "ok"},
+        ],
+        2,
+        provider="gemini",
+    )
+    with caplog.at_level(logging.DEBUG, logger="metis"):
+        body = ADAPTER.to_wire([msg("user", [{"type": "text", "text": "hi"}], 1), thinking], [], options())
+    warns = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warns) == 1
+    record = warns[0]
+    fields = ("session_id", "message_id", "block_type", "adapter", "reason")
+    assert {f: getattr(record, f) for f in fields[:4]} == {
+        "session_id": SESSION,
+        "message_id": thinking.id,
+        "block_type": "thinking",
+        "adapter": "anthropic",
+    }
+    assert "gemini" in record.reason  # type: ignore[attr-defined]
+    assert "secret plan" not in orjson.dumps(body).decode()
+    assert sink.events == []
+
+
+def test_critical_thinking_fails_instead_of_dropping() -> None:
+    thinking = assistant(
+        [{"type": "thinking", "text": "must keep"}, {"type": "text", "text": "ok"}], 2, critical_blocks=[0]
+    )
+    with pytest.raises(CriticalBlockError) as err:
+        ADAPTER.to_wire([msg("user", [{"type": "text", "text": "hi"}], 1), thinking], [], options())
+    assert err.value.path == "content[0]" and err.value.message_id == thinking.id
+
+
+def test_mid_session_swap_from_openai_resolves_every_tool_id() -> None:
+    """History made on OpenAI (ids up to 50 characters with dots) continues on Anthropic."""
+    ids = ToolIdMap(SESSION)
+    long_ids = ["call_" + "x" * 45, "fc.weather|0:call"]
+    history = [msg("user", [{"type": "text", "text": "weather?"}], 1)]
+    calls = []
+    for k, provider_id in enumerate(long_ids):
+        canonical = ids.register_incoming("openai", provider_id)
+        calls.append({"type": "tool_use", "id": canonical, "name": "get_weather", "input": {"city": f"c{k}"}})
+    history.append(assistant(calls, 2, provider="openai"))
+    for k, call in enumerate(calls):
+        history.append(
+            msg(
+                "tool",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": call["id"],
+                        "content": [{"type": "text", "text": "ok"}],
+                    }
+                ],
+                3 + k,
+                parent_tool_use_id=call["id"],
+            )
+        )
+    body = ADAPTER.to_wire(history, [WEATHER], options(ids))
+    check_request(body)
+    assert link_problems(body) == []
+    sent = [b["id"] for b in body["messages"][1]["content"]]
+    assert sent == [c["id"] for c in calls]  # canonical tu_ ids already satisfy Anthropic's rule
+    assert [b["tool_use_id"] for b in body["messages"][2]["content"]] == sent
+
+
+# --- responses -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["response_thinking", "response_citations"])
+def test_response_matches_golden(name: str, caplog: pytest.LogCaptureFixture) -> None:
+    body = wire(f"{name}.json")
+    check_response(body)
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        message = ADAPTER.from_wire_response(body, context())
+    golden(f"{name}.golden.json", normalized(message))
+    if name == "response_citations":  # server tool blocks: one WARN naming them, kept in provider_raw
+        assert [r.block_type for r in caplog.records] == ["server_tool_use, web_search_tool_result"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["response_thinking", "response_citations"])
+def test_response_replays_to_anthropic_exactly(name: str) -> None:
+    """§2.1.1: response -> canonical -> stored JSON -> back to Anthropic gives the same content."""
+    body = wire(f"{name}.json")
+    ids = ToolIdMap(SESSION)
+    message = ADAPTER.from_wire_response(body, context(ids))
+    stored = Message.model_validate_json(message.model_dump_json(exclude_none=True))
+    request = ADAPTER.to_wire(
+        [msg("user", [{"type": "text", "text": "hi"}], 1), stored], [WEATHER], options(ids)
+    )
+    check_request(request)
+    expected = [{k: v for k, v in b.items() if k != "caller"} for b in body["content"]]  # `caller` is ignored
+    assert request["messages"][1]["content"] == expected
+
+
+def test_response_fixture_parses() -> None:
+    message = ADAPTER.from_wire_response(response_fixture(), context())
+    assert message.metadata.stop_reason == StopReason.tool_use
+    assert message.metadata.usage is not None and message.metadata.usage.cached_input_tokens == 1024
+    assert [b.type for b in message.content] == ["text", "tool_use", "tool_use"]
+
+
+@pytest.mark.parametrize(
+    ("wire_reason", "canonical"),
+    [*STOP_REASONS.items(), ("brand_new_reason", StopReason.other), (None, StopReason.other)],
+)
+def test_every_stop_reason(wire_reason: str | None, canonical: StopReason) -> None:
+    body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [{"type": "text", "text": "x"}],
+        "stop_reason": wire_reason,
+        "stop_sequence": "END" if wire_reason == "stop_sequence" else None,
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    }
+    message = ADAPTER.from_wire_response(body, context())
+    assert message.metadata.stop_reason == canonical
+    assert message.metadata.provider_raw is not None
+    assert message.metadata.provider_raw["stop_reason"] == wire_reason
+    assert message.metadata.provider_raw["stop_sequence"] == body["stop_sequence"]
+    assert set(STOP_REASONS) == {
+        "end_turn",
+        "tool_use",
+        "max_tokens",
+        "stop_sequence",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
+
+
+def test_usage_is_normalized_and_priced_locally() -> None:
+    message = ADAPTER.from_wire_response(wire("response_thinking.json"), context())
+    usage = message.metadata.usage
+    assert usage is not None
+    assert (
+        usage.input_tokens,
+        usage.cached_input_tokens,
+        usage.cache_creation_input_tokens,
+        usage.output_tokens,
+    ) == (4, 8845, 6, 143)
+    assert usage.pricing_version == "2026-05-08" and usage.latency_ms == 321
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"content": "nope"}, "content"),
+        ({"content": [{"type": "text"}]}, "content[0].text"),
+        (
+            {"content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": '{"a": 1}'}]},
+            "content[0].input",
+        ),
+        ({"content": [{"type": "tool_use", "name": "f", "input": {}}]}, "content[0].id"),
+        ({"content": ["text"]}, "content[0]"),
+        ({"content": [{"type": "thinking", "thinking": "x", "signature": 5}]}, "content[0].signature"),
+        (
+            {"content": [{"type": "text", "text": "x"}], "usage": {"input_tokens": "many"}},
+            "usage.input_tokens",
+        ),
+        ({"content": [{"type": "text", "text": "x"}], "usage": [1]}, "usage"),
+        (
+            {"content": [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}]},
+            "content",
+        ),
+    ],
+)
+def test_malformed_response_is_a_typed_error(body: dict[str, Any], path: str) -> None:
+    with pytest.raises(WireFormatError) as err:
+        ADAPTER.from_wire_response(
+            {"id": "msg_1", "model": "claude-sonnet-4-6", "stop_reason": "end_turn", **body}, context()
+        )
+    assert err.value.path == path and err.value.provider == "anthropic"
+
+
+def test_error_envelope_in_place_of_a_response_raises_provider_error() -> None:
+    with pytest.raises(ProviderError, match="overloaded_error"):
+        ADAPTER.from_wire_response(
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, context()
+        )
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error_type", "retryable"),
+    [
+        (
+            {
+                "type": "error",
+                "error": {"type": "overloaded_error", "message": "Overloaded"},
+                "request_id": "req_1",
+            },
+            529,
+            "overloaded_error",
+            True,
+        ),
+        ({"type": "error", "error": {"type": "api_error", "message": "Internal"}}, 500, "api_error", True),
+        (
+            {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+            429,
+            "rate_limit_error",
+            True,
+        ),
+        (
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "prompt is too long: 3333404 tokens > 200000 maximum",
+                },
+            },
+            400,
+            "invalid_request_error",
+            False,
+        ),
+        (
+            {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}},
+            401,
+            "authentication_error",
+            False,
+        ),
+        (
+            b'{"type":"error","error":{"type":"not_found_error","message":"model: nope"}}',
+            404,
+            "not_found_error",
+            False,
+        ),
+        ("<html>Bad gateway</html>", 502, "http_502", True),
+        (None, None, "unknown_error", False),
+    ],
+)
+def test_parse_error(body: Any, status: int | None, error_type: str, retryable: bool) -> None:
+    error = ADAPTER.parse_error(body, status)
+    assert isinstance(error, ProviderError)
+    assert (error.provider, error.error_type, error.status_code, error.retryable) == (
+        "anthropic",
+        error_type,
+        status,
+        retryable,
+    )
+    if isinstance(body, dict):
+        assert body["error"]["message"] in error.message
+        if "request_id" in body:
+            assert "req_1" in error.message
+
+
+def test_endpoint_and_headers() -> None:
+    assert (
+        ADAPTER.endpoint("https://api.anthropic.com", "claude-sonnet-4-6", stream=True)
+        == "https://api.anthropic.com/v1/messages"
+    )
+    assert (
+        ADAPTER.endpoint("http://127.0.0.1:8080/v1/", "m", stream=False)
+        == "http://127.0.0.1:8080/v1/messages"
+    )
+    assert ADAPTER.auth_headers("sk-ant-x") == {"x-api-key": "sk-ant-x", "anthropic-version": "2023-06-01"}
+    assert ADAPTER.auth_headers(None) == {"anthropic-version": "2023-06-01"}
+    assert (ADAPTER.name, ADAPTER.default_base_url, ADAPTER.api_key_env) == (
+        "anthropic",
+        "https://api.anthropic.com",
+        "ANTHROPIC_API_KEY",
+    )
+
+
+# --- recorded requests --------------------------------------------------------------------------
+
+
+def _equivalent(body: dict[str, Any]) -> dict[str, Any]:
+    """A request body in one spelling: string content as a text block list, role:system
+    messages hoisted into the top-level system list, `is_error: false` omitted."""
+    body = copy.deepcopy(body)
+    system = body.pop("system", [])
+    system = [{"type": "text", "text": system}] if isinstance(system, str) else system
+    turns = []
+    for turn in body.pop("messages"):
+        content = turn["content"]
+        content = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if turn["role"] == "system":
+            system.extend(content)
+            continue
+        for block in content:
+            if block.get("type") == "tool_result":
+                if isinstance(block.get("content"), str):
+                    block["content"] = [{"type": "text", "text": block["content"]}]
+                if block.get("is_error") is False:
+                    del block["is_error"]
+        turns.append({"role": turn["role"], "content": content})
+    return {**body, "system": system, "messages": turns}
+
+
+def test_recorded_request_imports_to_golden(caplog: pytest.LogCaptureFixture) -> None:
+    ids = ToolIdMap(SESSION)
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        imported = ADAPTER.from_wire_request(wire("request_recorded.json"), session_id=SESSION, tool_ids=ids)
+    view = {
+        "messages": [
+            {**m.model_dump(mode="json", exclude_none=True), "id": f"#{i}", "created_at": "<import time>"}
+            for i, m in enumerate(imported.messages)
+        ],
+        "tools": [t.model_dump(mode="json") for t in imported.tools],
+        "options": {
+            k: getattr(imported.options, k)
+            for k in (
+                "model",
+                "max_tokens",
+                "temperature",
+                "top_p",
+                "stop",
+                "stream",
+                "tool_choice",
+                "thinking_budget",
+            )
+        },
+        "unmapped": imported.unmapped,
+    }
+    golden("request_recorded.import.golden.json", normalized(view))
+    assert [m.role for m in imported.messages] == [
+        Role.system,
+        Role.user,
+        Role.user,
+        Role.assistant,
+        Role.tool,
+        Role.tool,
+        Role.user,
+        Role.system,
+        Role.assistant,
+        Role.assistant,
+        Role.tool,
+    ]
+    named = sorted(
+        r.block_type for r in caplog.records if r.levelno == logging.WARNING and hasattr(r, "block_type")
+    )  # type: ignore[attr-defined]
+    assert named == ["document", "document, search_result"]
+
+
+def test_recorded_request_round_trips() -> None:
+    """Import, then export to Anthropic: the same turns and blocks, the provider's own
+    tool ids and signatures, foreign blocks and cache_control back in place."""
+    original = wire("request_recorded.json")
+    ids = ToolIdMap(SESSION)
+    imported = ADAPTER.from_wire_request(original, session_id=SESSION, tool_ids=ids)
+    imported.options.extra = dict(imported.unmapped)
+    server_tools = imported.options.extra.pop("tools")
+    body = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
+    body["tools"] = [*body["tools"], *server_tools]
+    check_request(body)
+    assert _equivalent(body) == _equivalent(original)
+
+
+def test_import_then_export_with_other_tool_ids_reuses_provider_ids() -> None:
+    original = wire("request_recorded.json")
+    ids = ToolIdMap(SESSION)
+    imported = ADAPTER.from_wire_request(original, session_id=SESSION, tool_ids=ids)
+    provider_ids = {e.provider_id for e in ids}
+    assert provider_ids == {
+        "toolu_01A09q90qw90lq917835lq9",
+        "toolu_01B7c2Yd3XnHdJkLmN0pQrSt",
+        "toolu_01C4nVYx8bJqzTkY5d6Wm2Hs",
+    }
+    for message in imported.messages:
+        for block in message.content:
+            if block.type == "tool_use":
+                assert _TOOL_ID.fullmatch(block.id)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (
+            lambda b: b["messages"][3]["content"][0].update(tool_use_id="toolu_unknown"),
+            "messages[3].content[0].tool_use_id",
+        ),
+        (lambda b: b["messages"][0].update(role="bot"), "messages[0].role"),
+        (lambda b: b["messages"][0].update(content=5), "messages[0].content"),
+        (lambda b: b["messages"][2]["content"][2].update(input="{}"), "messages[2].content[2].input"),
+        (
+            lambda b: b["messages"][1]["content"][0]["source"].update(data="not base64!"),
+            "messages[1].content[0].source.data",
+        ),
+        (lambda b: b.update(system=[{"type": "image"}]), "system[0]"),
+        (lambda b: b.update(system=7), "system"),
+        (lambda b: b.update(messages={}), "messages"),
+        (lambda b: b.pop("model"), "model"),
+        (lambda b: b.update(max_tokens="4096"), "max_tokens"),
+        (lambda b: b.update(stop_sequences="END"), "stop_sequences"),
+        (lambda b: b.update(tool_choice={"type": "sometimes"}), "tool_choice.type"),
+        (lambda b: b["messages"][3]["content"][1].update(is_error="yes"), "messages[3].content[1].is_error"),
+        (
+            lambda b: b["messages"].insert(
+                0, {"role": "user", "content": [{"type": "document", "source": {}}]}
+            ),
+            "messages[0].content",
+        ),
+        (lambda b: b["tools"][0].update(name=""), "tools[0]"),
+    ],
+)
+def test_malformed_request_is_a_typed_error(mutate: Any, path: str) -> None:
+    body = wire("request_recorded.json")
+    mutate(body)
+    with pytest.raises(WireFormatError) as err:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert err.value.path == path
+
+
+# --- streaming -----------------------------------------------------------------------------------
+
+
+def _chunkings(data: bytes) -> dict[str, list[bytes]]:
+    return {
+        "one-piece": [data],
+        "one-byte": [data[i : i + 1] for i in range(len(data))],
+        "seven-bytes": [data[i : i + 7] for i in range(0, len(data), 7)],
+        "per-line": data.splitlines(keepends=True),
+    }
+
+
+@pytest.mark.parametrize("name", ["thinking", "citations"])
+@pytest.mark.parametrize("chunking", ["one-piece", "one-byte", "seven-bytes", "per-line"])
+def test_stream_assembles_to_the_non_streamed_message(name: str, chunking: str) -> None:
+    data = (GOLDEN / f"stream_{name}.sse").read_bytes()
+    streamed = ADAPTER.assemble_stream(_chunkings(data)[chunking], context())
+    direct = ADAPTER.from_wire_response(wire(f"response_{name}.json"), context())
+    assert normalized(streamed) == normalized(direct)
+    assert streamed.metadata.status == MessageStatus.complete
+
+
+@pytest.mark.parametrize("name", ["thinking", "citations"])
+def test_stream_events_match_golden(name: str) -> None:
+    data = (GOLDEN / f"stream_{name}.sse").read_bytes()
+    for block in data.decode().split("\n\n"):
+        if block.strip():
+            check_stream_event(orjson.loads(block.split("data: ", 1)[1]))
+    events = list(ADAPTER.stream_response(_chunkings(data)["seven-bytes"], context()))
+    golden(
+        f"stream_{name}.events.golden.json",
+        [normalized(e.model_dump(mode="json", exclude_none=True)) for e in events],
+    )
+    assert events[-1].type == "message_complete"
+
+
+async def test_async_stream_gives_the_same_events() -> None:
+    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+
+    async def chunks() -> Any:
+        for piece in _chunkings(data)["seven-bytes"]:
+            yield piece
+
+    events = [e async for e in ADAPTER.astream_response(chunks(), context())]
+    sync = list(ADAPTER.stream_response([data], context()))
+    assert [normalized(e.model_dump(mode="json")) for e in events] == [
+        normalized(e.model_dump(mode="json")) for e in sync
+    ]
+
+
+def test_stream_cut_early_is_cancelled_and_keeps_what_arrived() -> None:
+    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    cut = data[: data.index(b'"partial_json":"\\"Paris')]
+    message = ADAPTER.assemble_stream([cut], context())
+    assert message.metadata.status == MessageStatus.cancelled
+    assert [b.type for b in message.content] == ["thinking", "redacted_thinking", "text", "tool_use"]
+    assert message.content[2].text == "Let me look that up."  # type: ignore[union-attr]
+    assert message.content[0].signature is not None  # type: ignore[union-attr]
+
+
+def test_stream_error_event_ends_in_error_and_keeps_partial_content() -> None:
+    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    head = data[: data.index(b'event: content_block_stop\ndata: {"type":"content_block_stop","index":2')]
+    error = b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
+    tail = b'event: content_block_stop\ndata: {"type":"content_block_stop","index":2}\n\n'
+    events = list(ADAPTER.stream_response([head, error, tail], context()))
+    assert events[-1].type == "error"
+    assert (events[-1].code, events[-1].retryable, events[-1].provider) == (
+        "overloaded_error",
+        True,
+        "anthropic",
+    )  # type: ignore[union-attr]
+    message = ADAPTER.assemble_stream([head, error, tail], context())
+    assert message.metadata.status == MessageStatus.error
+    assert message.metadata.stop_reason == StopReason.error
+    assert [b.type for b in message.content] == ["thinking", "redacted_thinking", "text"]
+    assert message.metadata.provider_raw is not None
+    assert message.metadata.provider_raw["error"] == {"code": "overloaded_error", "message": "Overloaded"}
+
+
+def test_streamed_tool_arguments_that_are_not_json_are_kept() -> None:
+    sink = RecordingSink()
+    data = (GOLDEN / "stream_thinking.sse").read_bytes().replace(b'"\\"Paris\\"}"', b'"\\"Par"')
+    message = ADAPTER.assemble_stream([data], context(events=sink))
+    tool_use = message.content[3]
+    assert tool_use.type == "tool_use" and tool_use.input == {}
+    raw = message.metadata.provider_raw
+    assert raw is not None and raw["unparsed_arguments"] == {tool_use.id: '{"city": "Par'}
+    assert [e.type for e in sink.events] == ["tool_input_invalid"]
+
+
+def test_tool_without_parameters_streams_only_an_empty_fragment() -> None:
+    events = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant",'
+        b'"model":"claude-haiku-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":9,"output_tokens":1}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_X","name":"now","input":{}}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":""}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":12}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    message = ADAPTER.assemble_stream([events], context(model="anthropic:claude-haiku-4-5"))
+    assert message.content[0].type == "tool_use" and message.content[0].input == {}
+    assert message.metadata.usage is not None
+    assert (message.metadata.usage.input_tokens, message.metadata.usage.output_tokens) == (9, 12)
+    assert message.metadata.stop_reason == StopReason.tool_use
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"event: message_start\ndata: {not json\n\n",
+        b'event: message_start\ndata: ["a list"]\n\n',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0}\n\n',
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":"zero","content_block":{"type":"text","text":""}}\n\n',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}\n\n',
+    ],
+)
+def test_malformed_stream_is_a_typed_error(bad: bytes) -> None:
+    with pytest.raises(WireFormatError) as err:
+        list(ADAPTER.stream_response([bad], context()))
+    assert err.value.provider == "anthropic" and err.value.raw
+
+
+def test_unknown_stream_events_and_deltas_are_ignored() -> None:
+    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    extra = (
+        b'event: future_event\ndata: {"type":"future_event","x":1}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":2,"delta":{"type":"future_delta"}}\n\n'
+    )
+    cut = data.index(b'event: content_block_stop\ndata: {"type":"content_block_stop","index":2')
+    streamed = ADAPTER.assemble_stream([data[:cut], extra, data[cut:]], context())
+    direct = ADAPTER.from_wire_response(wire("response_thinking.json"), context())
+    assert normalized(streamed) == normalized(direct)
+
+
+def test_empty_stream_is_cancelled_with_no_content() -> None:
+    events = list(ADAPTER.stream_response([b"", b": keep-alive\n\n"], context()))
+    assert events == []
