@@ -1,0 +1,218 @@
+"""Test support shared by the OpenAI and OpenRouter adapter tests (one wire, two dialects).
+
+- golden files: `golden(provider, name, data)` compares with tests/golden/<provider>/<name>.json
+  and rewrites it only when METIS_UPDATE_GOLDEN=1;
+- recorded-shape wire fixtures under tests/golden/<provider>/recorded/ (inputs, never rewritten);
+- deterministic canonical tool ids (`fixed_tool_ids` fixture) so goldens are stable;
+- `normalize_tool_ids`: canonical ids replaced by the provider id they map to, to compare two
+  parses of the same wire (each parse mints its own canonical ids);
+- canonical message builders with fixed ids and times.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from metis import ids as ids_module
+from metis.adapters import AdapterOptions
+from metis.assembly import RequestContext
+from metis.ids import ToolIdMap
+from metis_schema.v1 import (
+    ContentBlock,
+    Message,
+    MessageMetadata,
+    Role,
+    RoutingDecisionRecord,
+    RoutingMode,
+    SideEffects,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    Usage,
+)
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+FIXED_TIME = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=UTC)
+SESSION = "sess_openai_chat_tests"
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_TOOL_ID = re.compile(r"tu_[0-9A-HJKMNP-TV-Z]{26}")
+
+
+def ulid(n: int, prefix: str = "01JD") -> str:
+    """A valid, fixed ULID numbered `n` (readable in goldens)."""
+    digits = []
+    for _ in range(26 - len(prefix)):
+        n, r = divmod(n, 32)
+        digits.append(_CROCKFORD[r])
+    return prefix + "".join(reversed(digits))
+
+
+def tid(n: int) -> str:
+    """A fixed canonical tool id."""
+    return "tu_" + ulid(n, prefix="01JT")
+
+
+@pytest.fixture
+def fixed_tool_ids(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Canonical tool ids minted in order: tu_01JT...0001, ...0002 (goldens stay stable)."""
+    counter = itertools.count(1001)
+    monkeypatch.setattr(ids_module, "new_tool_id", lambda: tid(next(counter)))
+    yield
+
+
+def recorded(provider: str, name: str) -> Any:
+    """A recorded-shape wire fixture: parsed JSON for .json, raw bytes otherwise."""
+    path = GOLDEN / provider / "recorded" / name
+    return json.loads(path.read_text(encoding="utf-8")) if path.suffix == ".json" else path.read_bytes()
+
+
+def golden(provider: str, name: str, data: Any) -> None:
+    """Assert `data` equals the golden file (rewrite it when METIS_UPDATE_GOLDEN=1)."""
+    path = GOLDEN / provider / f"{name}.json"
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    if os.environ.get("METIS_UPDATE_GOLDEN") == "1" or not path.exists():
+        if not path.exists() and os.environ.get("CI"):
+            pytest.fail(f"golden file {path} is missing (run with METIS_UPDATE_GOLDEN=1 and commit it)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(text), (
+        f"differs from golden {path.name}"
+    )
+
+
+def canonical(message: Message) -> dict[str, Any]:
+    """Canonical JSON of a message (the persistence form)."""
+    dumped: dict[str, Any] = message.model_dump(mode="json", exclude_none=True)
+    return dumped
+
+
+def normalize_tool_ids(value: Any, tool_ids: ToolIdMap, provider: str) -> Any:
+    """Replace canonical tool ids (in strings and keys) by `<provider id>` from the map."""
+
+    def swap(text: str) -> str:
+        return _TOOL_ID.sub(lambda m: f"<{tool_ids.provider_id(m.group(0), provider) or 'unbound'}>", text)
+
+    if isinstance(value, dict):
+        return {swap(k): normalize_tool_ids(v, tool_ids, provider) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalize_tool_ids(v, tool_ids, provider) for v in value]
+    return swap(value) if isinstance(value, str) else value
+
+
+def chunkings(data: bytes) -> dict[str, list[bytes]]:
+    """The same body split several ways: whole, 1-byte, 7-byte, 64-byte and per line."""
+    return {
+        "whole": [data],
+        "1-byte": [data[i : i + 1] for i in range(len(data))],
+        "7-byte": [data[i : i + 7] for i in range(0, len(data), 7)],
+        "64-byte": [data[i : i + 64] for i in range(0, len(data), 64)],
+        "lines": data.splitlines(keepends=True),
+    }
+
+
+def context(model: str, tool_ids: ToolIdMap | None = None, **kw: Any) -> RequestContext:
+    """A RequestContext with a fixed message id and time."""
+    return RequestContext(
+        session_id=SESSION,
+        model=model,
+        tool_ids=tool_ids if tool_ids is not None else ToolIdMap(SESSION),
+        message_id=ulid(999),
+        created_at=FIXED_TIME,
+        **kw,
+    )
+
+
+def options(model: str, tool_ids: ToolIdMap, **kw: Any) -> AdapterOptions:
+    return AdapterOptions(model=model, session_id=SESSION, tool_ids=tool_ids, **kw)
+
+
+def msg(n: int, role: Role, content: list[ContentBlock], **metadata: Any) -> Message:
+    """A canonical message with a fixed id (`ulid(n)`) and time."""
+    return Message(
+        id=ulid(n),
+        session_id=SESSION,
+        role=role,
+        content=content,
+        metadata=MessageMetadata(**metadata),
+        created_at=FIXED_TIME,
+    )
+
+
+def assistant(
+    n: int, content: list[ContentBlock], *, model: str, provider_raw: dict[str, Any] | None = None
+) -> Message:
+    """A COMPLETE assistant message produced by `model` (metadata as the invariants require)."""
+    return msg(
+        n,
+        Role.assistant,
+        content,
+        model=model,
+        provider=model.split(":", 1)[0],
+        routing=RoutingDecisionRecord(mode=RoutingMode.default, chosen_model=model, reason="test"),
+        usage=Usage(
+            input_tokens=10,
+            output_tokens=5,
+            cost_usd=Decimal("0"),
+            pricing_version="2026-11-01",
+            latency_ms=1,
+        ),
+        provider_raw=provider_raw,
+    )
+
+
+def tool_result(n: int, tool_use_id: str, content: list[ContentBlock], *, is_error: bool = False) -> Message:
+    block = ToolResultBlock(type="tool_result", tool_use_id=tool_use_id, content=content, is_error=is_error)
+    return msg(n, Role.tool, [block], parent_tool_use_id=tool_use_id)
+
+
+def text(value: str) -> TextBlock:
+    return TextBlock(type="text", text=value)
+
+
+WEATHER_TOOL = ToolDefinition(
+    name="get_weather",
+    description="Current weather for a city: temperature, conditions and wind.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name, e.g. Paris"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        },
+        "required": ["city"],
+    },
+    side_effects=SideEffects.network,
+    requires_workspace=False,
+)
+READ_TOOL = ToolDefinition(
+    name="read_file",
+    description="Read a file from the workspace.",
+    input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    side_effects=SideEffects.read,
+)
+
+
+def wire_equivalent(body: Any) -> Any:
+    """A body with one-text-part content written as its string (the two forms mean the same)."""
+    if isinstance(body, dict):
+        out = {k: wire_equivalent(v) for k, v in body.items()}
+        content = out.get("content")
+        if (
+            isinstance(content, list)
+            and len(content) == 1
+            and isinstance(content[0], dict)
+            and set(content[0]) == {"type", "text"}
+        ):
+            out["content"] = content[0]["text"]
+        return out
+    if isinstance(body, list):
+        return [wire_equivalent(v) for v in body]
+    return body
