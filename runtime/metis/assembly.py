@@ -10,6 +10,7 @@ never losing what arrived.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,8 +42,10 @@ from metis_schema.v1 import (
     ToolUseStartEvent,
     UsageUpdateEvent,
 )
+from pydantic import ValidationError
 
 from .catalog import load_catalog
+from .errors import WireFormatError
 from .events import EventSink, emit
 from .ids import ToolIdMap, new_message_id
 from .pricing import make_usage
@@ -70,11 +73,24 @@ class RequestContext:
     tools: Sequence[ToolDefinition] = ()
     events: EventSink | None = None
 
-    def default_routing(self) -> RoutingDecisionRecord:
-        """The routing record to store when the caller gave none."""
+    def default_routing(self, chosen_model: str | None = None) -> RoutingDecisionRecord:
+        """The routing record to store when the caller gave none.
+
+        `chosen_model` is the resolved canonical id: `self.model` may be an alias
+        ("sonnet"), which the record's `<provider>:<model>` pattern refuses.
+        """
         return self.routing or RoutingDecisionRecord(
-            mode=RoutingMode.default, chosen_model=self.model, reason="default model"
+            mode=RoutingMode.default, chosen_model=chosen_model or self.model, reason="default model"
         )
+
+
+def _loads(text: str) -> Any:
+    """orjson, falling back to the stdlib for what orjson refuses but JSON allows
+    (integers beyond 64 bits), so streamed and whole responses parse alike."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def parse_tool_arguments(
@@ -89,8 +105,8 @@ def parse_tool_arguments(
     if raw.strip() == "":
         return {}, None
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        value = _loads(raw)
+    except ValueError as exc:
         problem = f"arguments are not valid JSON: {exc}"
     else:
         if isinstance(value, dict):
@@ -130,23 +146,31 @@ def finish_assistant(
     metadata = MessageMetadata(
         model=entry.id,
         provider=provider,
-        routing=context.default_routing(),
+        routing=context.default_routing(entry.id),
         usage=usage,
         status=status,
         stop_reason=stop_reason,
         provider_raw=provider_raw or None,
     )
-    return Message.model_validate(
-        {
-            "id": context.message_id or new_message_id(),
-            "session_id": context.session_id,
-            "role": Role.assistant,
-            "content": content,
-            "metadata": metadata,
-            "created_at": context.created_at or datetime.now(UTC),
-            "schema_version": 1,
-        }
-    )
+    document = {
+        "id": context.message_id or new_message_id(),
+        "session_id": context.session_id,
+        "role": Role.assistant,
+        "content": content,
+        "metadata": metadata,
+        "created_at": context.created_at or datetime.now(UTC),
+        "schema_version": 1,
+    }
+    try:
+        return Message.model_validate(document)
+    except ValidationError as exc:
+        # e.g. a COMPLETE reply with no content: say so as a typed error, with the paths.
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors())
+        raise WireFormatError(
+            f"the {provider} response does not make a valid assistant message: {problems}",
+            provider=provider,
+            message_id=str(document["id"]),
+        ) from exc
 
 
 @dataclass
@@ -254,8 +278,8 @@ class StreamAssembler:
                         self.unparsed_arguments[block.tool_id] = raw
                 else:
                     try:
-                        parsed = orjson.loads(text) if text.strip() else {}
-                    except orjson.JSONDecodeError:
+                        parsed = _loads(text) if text.strip() else {}
+                    except ValueError:
                         parsed = {}
                     value = parsed if isinstance(parsed, dict) else {}
                 out.append(ToolUseBlock(type="tool_use", id=block.tool_id, name=block.name, input=value))

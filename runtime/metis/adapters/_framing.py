@@ -27,6 +27,15 @@ class _Text:
         except UnicodeDecodeError as exc:
             raise WireFormatError(f"stream is not valid UTF-8: {exc.reason}") from exc
 
+    def finish(self) -> str:
+        """End of body. A multi-byte character cut by the end of the stream belongs to an
+        unfinished event, so it is discarded rather than raised: the stream was cut."""
+        try:
+            return self._decoder.decode(b"", True)
+        except UnicodeDecodeError:
+            self._decoder.reset()
+            return ""
+
 
 @dataclass(frozen=True)
 class SSEEvent:
@@ -53,7 +62,7 @@ class SSEFramer:
     def close(self) -> list[SSEEvent]:
         """End of body. Per the WHATWG rules an event not terminated by a blank line is
         discarded: a stream cut mid-event must not deliver half an event."""
-        self._buffer += self._text.text(b"", final=True)
+        self._buffer += self._text.finish()
         events = self._drain(final=True)
         self._buffer, self._event, self._data = "", None, []
         return events
@@ -106,7 +115,7 @@ class NDJSONFramer:
         return [line.strip() for line in lines if line.strip()]
 
     def close(self) -> list[str]:
-        rest = (self._buffer + self._text.text(b"", final=True)).strip()
+        rest = (self._buffer + self._text.finish()).strip()
         self._buffer = ""
         return [rest] if rest else []
 
@@ -174,9 +183,11 @@ class JSONArrayFramer:
         return out
 
     def close(self) -> list[str]:
-        self._text.text(b"", final=True)
-        if self._opened and not self._closed:
-            raise WireFormatError("stream ended inside the JSON array", raw=self._buffer[:200])
+        """End of body. An array that never closed means the stream was cut: what was
+        complete has been returned already, the unfinished element is discarded, and the
+        adapter reports the message as cancelled (no completion event arrived)."""
+        self._text.finish()
+        self._buffer, self._start = "", None
         return []
 
 
