@@ -26,6 +26,7 @@ import datetime as _dt
 import json
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -92,66 +93,90 @@ def _check_subset(schema: Any, where: str) -> None:
 
 
 def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, dict):
+    if type(obj) is dict:
         return obj.get(key, _ABSENT)
     if isinstance(obj, BaseModel):
         return getattr(obj, key, _ABSENT)
+    if isinstance(obj, dict):
+        return obj.get(key, _ABSENT)
     return _ABSENT
 
 
-def _is_type(value: Any, name: str) -> bool:
-    match name:
-        case "string":
-            return isinstance(value, str)
-        case "object":
-            return isinstance(value, dict | BaseModel)
-        case "array":
-            return isinstance(value, list | tuple)
-        case "integer":
-            return isinstance(value, int) and not isinstance(value, bool)
-        case "number":
-            return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
-        case "boolean":
-            return isinstance(value, bool)
-        case "null":
-            return value is None
-    return False
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "object": lambda v: isinstance(v, dict | BaseModel),
+    "array": lambda v: isinstance(v, list | tuple),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float | Decimal) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+Found = list[tuple[str, str]]
+"""(relative path, problem) pairs; empty when the value passes."""
+Check = Callable[[Any], Found]
+_PASS: Found = []  # shared empty result; never appended to
+
+
+def _join(name: str, rest: str) -> str:
+    return name + rest if rest.startswith("[") or not rest else f"{name}.{rest}"
+
+
+def _compile(schema: dict[str, Any]) -> Check:
+    """Turn a schema of the supported subset into a function, once, at class creation:
+    validation then costs a few attribute reads per rule instead of a schema walk."""
+    types = schema.get("type")
+    names = tuple(types if isinstance(types, list) else [types]) if types else ()
+    type_preds = tuple(_TYPES[n] for n in names)
+    has_const, const = "const" in schema, schema.get("const")
+    enum = tuple(schema["enum"]) if "enum" in schema else None
+    required = tuple(schema.get("required", ()))
+    props = tuple((name, _compile(sub)) for name, sub in schema.get("properties", {}).items())
+    min_items, max_items = schema.get("minItems"), schema.get("maxItems")
+    items = _compile(schema["items"]) if "items" in schema else None
+
+    def check(value: Any) -> Found:
+        if type_preds and not any(p(value) for p in type_preds):
+            return [("", f"must be {' or '.join(names)}, got {value!r:.60}")]
+        out: Found | None = None
+        if has_const and value != const:
+            out = [("", f"is {value!r:.60}, must be {const!r}")]
+        if enum is not None and value not in enum:
+            out = (out or []) + [("", f"is {value!r:.60}, must be one of {list(enum)}")]
+        for name in required:
+            if _get(value, name) is _ABSENT:
+                out = (out or []) + [(name, "is required")]
+        for name, sub in props:
+            item = _get(value, name)
+            if item is not _ABSENT:
+                found = sub(item)
+                if found:
+                    out = (out or []) + [(_join(name, p), m) for p, m in found]
+        if isinstance(value, list | tuple):
+            if min_items is not None and len(value) < min_items:
+                out = (out or []) + [("", f"has {len(value)} item(s), needs at least {min_items}")]
+            if max_items is not None and len(value) > max_items:
+                out = (out or []) + [("", f"has {len(value)} item(s), allows at most {max_items}")]
+            if items is not None:
+                for i, item in enumerate(value):
+                    found = items(item)
+                    if found:
+                        out = (out or []) + [(_join(f"[{i}]", p), m) for p, m in found]
+        return out or _PASS
+
+    return check
 
 
 def _violations(schema: dict[str, Any], value: Any, path: str) -> list[str]:
-    """Paths and reasons where `value` fails `schema` (the supported subset only)."""
-    out: list[str] = []
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_is_type(value, t) for t in types):
-            return [f"{path or '(root)'} must be {' or '.join(types)}, got {value!r:.60}"]
-    if "const" in schema and value != schema["const"]:
-        out.append(f"{path} is {value!r:.60}, must be {schema['const']!r}")
-    if "enum" in schema and value not in schema["enum"]:
-        out.append(f"{path} is {value!r:.60}, must be one of {schema['enum']}")
-    for name in schema.get("required", []):
-        if _get(value, name) is _ABSENT:
-            out.append(f"{path}.{name} is required" if path else f"{name} is required")
-    for name, sub in schema.get("properties", {}).items():
-        item = _get(value, name)
-        if item is not _ABSENT:
-            out.extend(_violations(sub, item, f"{path}.{name}" if path else name))
-    if isinstance(value, list | tuple):
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            out.append(f"{path} has {len(value)} item(s), needs at least {schema['minItems']}")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            out.append(f"{path} has {len(value)} item(s), allows at most {schema['maxItems']}")
-        if "items" in schema:
-            for i, item in enumerate(value):
-                out.extend(_violations(schema["items"], item, f"{path}[{i}]"))
-    return out
+    """Readable violations of `schema` by `value` (compiles on each call: for tests and tools)."""
+    return [f"{_join(path, p) if path else (p or '(root)')} {m}" for p, m in _compile(schema)(value)]
 
 
 @dataclass(frozen=True)
 class _Conditional:
     rule: str
-    if_: dict[str, Any]
-    then: dict[str, Any]
+    if_: Check
+    then: Check
 
 
 @dataclass(frozen=True)
@@ -183,7 +208,9 @@ def _conditionals(definition: dict[str, Any], where: str) -> tuple[_Conditional,
             raise SchemaRuleError(f"{where}/allOf/{i}: only if/then clauses are supported")
         _check_subset(clause["if"], f"{where}/allOf/{i}/if")
         _check_subset(clause["then"], f"{where}/allOf/{i}/then")
-        found.append(_Conditional(clause.get("description", f"allOf/{i}"), clause["if"], clause["then"]))
+        found.append(
+            _Conditional(clause.get("description", f"allOf/{i}"), _compile(clause["if"]), _compile(clause["then"]))
+        )
     return tuple(found)
 
 
@@ -253,10 +280,11 @@ class SchemaModel(BaseModel):
         # (e.g. union_tag_invalid) instead of a role rule.
         problems: list[str] = []
         for rule in type(self).__schema_conditionals__:
-            if not _violations(rule.if_, self, ""):
-                found = _violations(rule.then, self, "")
+            if not rule.if_(self):
+                found = rule.then(self)
                 if found:
-                    problems.append(f"{rule.rule} [{'; '.join(found)}]")
+                    listing = "; ".join(f"{path or '(root)'} {problem}" for path, problem in found)
+                    problems.append(f"{rule.rule} [{listing}]")
         if problems:
             raise PydanticCustomError("schema_rule", "{problems}", {"problems": " | ".join(problems)})
         return self

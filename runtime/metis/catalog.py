@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from .errors import UnknownModelError
 from .pricing import UNPRICED
+from .validation import explain
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter")
 
@@ -106,9 +107,9 @@ def parse_catalog(text: str, *, source: str = "catalog") -> Catalog:
     try:
         return Catalog(ModelCatalog.model_validate_json(text))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        path = ".".join(str(p) for p in first["loc"])
-        raise UnknownModelError(f"{source} is invalid: {first['msg']}", path=path) from exc
+        problems = explain(text, "ModelCatalog", exc)
+        listing = "; ".join(str(p) for p in problems)
+        raise UnknownModelError(f"{source} is invalid: {listing}", path=problems[0].path) from exc
 
 
 @cache

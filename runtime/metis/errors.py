@@ -77,7 +77,8 @@ class InvariantError(MetisError):
     def __init__(self, violations: Sequence[object], **kw: str | None) -> None:
         self.violations = list(violations)
         listing = "; ".join(str(v) for v in self.violations[:20])
-        super().__init__(f"{len(self.violations)} invariant violation(s): {listing}", **kw)
+        more = f" (+{len(self.violations) - 20} more)" if len(self.violations) > 20 else ""
+        super().__init__(f"{len(self.violations)} invariant violation(s): {listing}{more}", **kw)
 
 
 class MigrationError(MetisError):

@@ -72,7 +72,7 @@ def new_session_id() -> str:
 
 def is_tool_id(value: str) -> bool:
     """True when `value` is a canonical tool id."""
-    return bool(_TOOL_ID.match(value))
+    return bool(_TOOL_ID.fullmatch(value))
 
 
 # --- provider id rules --------------------------------------------------------------------
@@ -106,11 +106,16 @@ def _canonical_or(pattern: re.Pattern[str], prefix: str, length: int) -> Callabl
 
     def mint(seed: str, attempt: int) -> str:
         canonical = seed.rsplit("\x00", 2)[1]
-        if attempt == 0 and pattern.match(canonical):
+        if attempt == 0 and pattern.fullmatch(canonical):
             return canonical
         return prefix + _base62(_digest(seed, attempt), length)
 
     return mint
+
+
+def _fits(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """Whole-string match (`re.match` with `$` would let a trailing newline through)."""
+    return lambda s: pattern.fullmatch(s) is not None
 
 
 _ANTHROPIC = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -119,21 +124,17 @@ _MISTRAL = re.compile(r"^[a-zA-Z0-9]{9}$")
 _ANY = re.compile(r"^.+$", re.DOTALL)
 
 ID_RULES: dict[str, IdRule] = {
-    "anthropic": IdRule(
-        "^[a-zA-Z0-9_-]+$", lambda s: bool(_ANTHROPIC.match(s)), _canonical_or(_ANTHROPIC, "toolu_", 24)
-    ),
-    "openai": IdRule(
-        "at most 40 characters", lambda s: bool(_OPENAI.match(s)), _canonical_or(_OPENAI, "call_", 24)
-    ),
+    "anthropic": IdRule("^[a-zA-Z0-9_-]+$", _fits(_ANTHROPIC), _canonical_or(_ANTHROPIC, "toolu_", 24)),
+    "openai": IdRule("at most 40 characters", _fits(_OPENAI), _canonical_or(_OPENAI, "call_", 24)),
     "mistral": IdRule(
         "exactly 9 alphanumerics",
-        lambda s: bool(_MISTRAL.match(s)),
+        _fits(_MISTRAL),
         lambda seed, n: _base62(_digest(seed, n), 9),
     ),
     # OpenRouter passes upstream ids through unchanged, whatever their format or length.
-    "openrouter": IdRule("any non-empty id", lambda s: bool(_ANY.match(s)), _canonical_or(_ANY, "call_", 24)),
-    "gemini": IdRule("optional; any", lambda s: bool(_ANY.match(s)), _canonical_or(_ANY, "call_", 24), False),
-    "ollama": IdRule("optional; any", lambda s: bool(_ANY.match(s)), _canonical_or(_ANY, "call_", 24), False),
+    "openrouter": IdRule("any non-empty id", _fits(_ANY), _canonical_or(_ANY, "call_", 24)),
+    "gemini": IdRule("optional; any", _fits(_ANY), _canonical_or(_ANY, "call_", 24), False),
+    "ollama": IdRule("optional; any", _fits(_ANY), _canonical_or(_ANY, "call_", 24), False),
 }
 """Provider key -> id rule. Unknown providers get the OpenAI rule (the strictest common one)."""
 
@@ -186,13 +187,23 @@ class ToolIdMap:
     def _add(self, entry: ToolIdEntry) -> None:
         self._entries.append(entry)
         self._incoming[(entry.provider, entry.provider_id)] = entry.canonical
-        self._outgoing.setdefault((entry.provider, entry.canonical), entry.provider_id)
+        if entry.origin == "minted":
+            # A minted id replaced a provider id the provider's rule refused; on reload it
+            # must win again, or every reload re-mints and appends a duplicate entry.
+            self._outgoing[(entry.provider, entry.canonical)] = entry.provider_id
+        else:
+            self._outgoing.setdefault((entry.provider, entry.canonical), entry.provider_id)
 
     def __iter__(self) -> Iterator[ToolIdEntry]:
         return iter(list(self._entries))
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def __bool__(self) -> bool:
+        """Always true: an empty map is still *the session's* map, and `ids or ToolIdMap(...)`
+        must never silently swap a fresh map in for it."""
+        return True
 
     def register_incoming(self, provider: str, provider_id: str | None) -> str:
         """Mint a canonical id for a tool call the provider just made, binding its id if any."""
@@ -252,20 +263,28 @@ class ToolIdMap:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolIdMap:
-        """Inverse of `to_dict`."""
-        try:
-            entries = [
-                ToolIdEntry(
-                    str(e["canonical"]),
-                    str(e["provider"]),
-                    str(e["provider_id"]),
-                    str(e.get("origin", "provider")),
+        """Inverse of `to_dict`; ToolIdError naming the entry when `data` is malformed."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("session_id"), str):
+            raise ToolIdError("malformed tool id map: no session_id string", path="session_id")
+        raw = data.get("entries")
+        if not isinstance(raw, list):
+            raise ToolIdError("malformed tool id map: entries is not a list", path="entries")
+        entries = []
+        for i, e in enumerate(raw):
+            keys = ("canonical", "provider", "provider_id")
+            fields = [e.get(k) if isinstance(e, Mapping) else None for k in keys]
+            origin = e.get("origin", "provider") if isinstance(e, Mapping) else None
+            if not all(isinstance(f, str) and f for f in fields) or origin not in ("provider", "minted"):
+                raise ToolIdError(
+                    "malformed tool id map entry: needs canonical, provider, provider_id strings "
+                    f"and origin 'provider' or 'minted', got {e!r:.120}",
+                    path=f"entries[{i}]",
                 )
-                for e in data["entries"]
-            ]
-            return cls(str(data["session_id"]), entries)
-        except (KeyError, TypeError) as exc:
-            raise ToolIdError(f"malformed tool id map: {exc!r}") from exc
+            canonical, provider, provider_id = (str(f) for f in fields)
+            if not is_tool_id(canonical):
+                raise ToolIdError(f"not a canonical tool id: {canonical!r}", path=f"entries[{i}].canonical")
+            entries.append(ToolIdEntry(canonical, provider, provider_id, str(origin)))
+        return cls(data["session_id"], entries)
 
 
 __all__ = [

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from .errors import PricingError
 from .usage import TokenCounts
+from .validation import explain
 
 _MILLION = Decimal(1_000_000)
 _log = logging.getLogger("metis.pricing")
@@ -52,9 +53,9 @@ def parse_price_table(text: str, *, source: str = "price table") -> PriceTable:
     try:
         return PriceTable.model_validate_json(text)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        path = ".".join(str(p) for p in first["loc"])
-        raise PricingError(f"{source} is invalid: {first['msg']}", path=path) from exc
+        problems = explain(text, "PriceTable", exc)
+        listing = "; ".join(str(p) for p in problems)
+        raise PricingError(f"{source} is invalid: {listing}", path=problems[0].path) from exc
 
 
 @cache

@@ -1,0 +1,210 @@
+"""Canonical JSON, hashing, equality, and tolerant reading of stored messages.
+
+Hashing (spec §2.1.5, DESIGN "Hashing"): SHA-256 over one canonical encoding of a
+message, so a hash names the same message in every process, on every Python version and
+in every language that follows the same rules: the message's canonical JSON form
+(`model_dump(mode="json", exclude_none=True)`: decimals as their fixed-point strings,
+times as RFC 3339) without `metadata.provider_raw`, written with sorted keys, no
+insignificant whitespace, UTF-8 (non-ASCII text is not escaped). `provider_raw` is left
+out of hashing and equality because it is opaque (spec §5.3.5, §6.5): two messages that
+say the same thing are equal whichever adapter wrote them. The serializer is told to
+exclude it, so core code never reads it even to hash it.
+
+Reading (spec §10.3): a reader may meet documents written by newer code during a partial
+deployment. `read_message` migrates older schema versions forward, drops content block
+types and metadata fields it does not know, logs ONE warning per document naming all of
+them, and only raises (DocumentError, listing every problem with its path) when the
+document is invalid for reasons other than those additions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from metis_schema import CURRENT_VERSION
+from metis_schema.v1 import (
+    ImageBlock,
+    Message,
+    MessageMetadata,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from pydantic import ValidationError
+
+from .errors import DocumentError, FieldProblem
+from .validation import explain
+
+log = logging.getLogger("metis.compat")
+
+KNOWN_BLOCK_TYPES: frozenset[str] = frozenset(
+    str(cls.model_fields["type"].default)
+    for cls in (TextBlock, ToolUseBlock, ToolResultBlock, ImageBlock, ThinkingBlock, RedactedThinkingBlock)
+)
+"""Content block `type` tags this version of metis understands."""
+
+_METADATA_FIELDS: frozenset[str] = frozenset(MessageMetadata.model_fields)
+_EXCLUDE_RAW = {"metadata": {"provider_raw"}}
+
+
+def _default(value: Any) -> Any:
+    # Only reached for values pydantic left as Python objects (e.g. a Decimal inside a
+    # tool input of a model_construct'ed message): write them as the schema would.
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+# --- canonical form, hashing, equality ------------------------------------------------------
+
+
+def dump_message(message: Message) -> dict[str, Any]:
+    """The canonical JSON form of `message` (what is stored), provider_raw included."""
+    return message.model_dump(mode="json", exclude_none=True)
+
+
+def message_to_json(message: Message) -> bytes:
+    """`dump_message` as compact UTF-8 JSON with sorted keys (deterministic bytes)."""
+    return orjson.dumps(dump_message(message), default=_default, option=orjson.OPT_SORT_KEYS)
+
+
+def canonical_json(message: Message) -> bytes:
+    """The bytes that are hashed: canonical JSON without provider_raw (see module doc)."""
+    data = message.model_dump(mode="json", exclude_none=True, exclude=_EXCLUDE_RAW)
+    return orjson.dumps(data, default=_default, option=orjson.OPT_SORT_KEYS)
+
+
+def message_hash(message: Message) -> str:
+    """SHA-256 hex digest of `canonical_json(message)`."""
+    return hashlib.sha256(canonical_json(message)).hexdigest()
+
+
+def messages_equal(a: Message, b: Message) -> bool:
+    """Equality of meaning: same canonical JSON, provider_raw ignored (spec §6.5)."""
+    return canonical_json(a) == canonical_json(b)
+
+
+def conversation_hash(messages: Iterable[Message]) -> str:
+    """SHA-256 hex digest over the message hashes in order, one per line.
+
+    Order-sensitive (spec §5.1.4), and computable from stored per-message hashes without
+    re-reading the messages. The empty conversation hashes the empty string.
+    """
+    digest = hashlib.sha256()
+    for i, message in enumerate(messages):
+        digest.update((b"\n" if i else b"") + message_hash(message).encode("ascii"))
+    return digest.hexdigest()
+
+
+# --- reading stored documents ---------------------------------------------------------------
+
+
+def read_message(doc: Mapping[str, Any] | str | bytes) -> Message:
+    """A stored document (dict or JSON text) -> Message, tolerating newer additions (§10.3).
+
+    Steps: parse JSON; migrate an older `schema_version` through
+    `metis.migrations.migrate_document` (a newer one is refused there: no downgrades);
+    drop unknown block types (also inside tool_result content) and unknown metadata
+    fields, remapping `metadata.critical_blocks` to the surviving indices; log one WARN
+    on logger `metis.compat` with `extra={"message_id", "skipped"}` when anything was
+    dropped; validate. A message left with no content after the drop is invalid like any
+    other empty message, and is reported as such.
+    """
+    data = _parse(doc)
+    version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version != CURRENT_VERSION:
+        from .migrations import migrate_document  # lazy: migrations import the models too
+
+        data = migrate_document(data)
+    data, skipped = _drop_unknown(data)
+    message_id = data.get("id") if isinstance(data.get("id"), str) else None
+    if skipped:
+        log.warning(
+            "message %s: skipped what this metis does not know (written by newer code?): %s",
+            message_id or "(no id)",
+            ", ".join(skipped),
+            extra={"message_id": message_id, "skipped": skipped},
+        )
+    try:
+        return Message.model_validate(data)
+    except ValidationError as exc:
+        problems = explain(data, "Message", exc)
+        raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id) from None
+
+
+def _parse(doc: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
+    if isinstance(doc, str | bytes):
+        try:
+            doc = orjson.loads(doc)
+        except orjson.JSONDecodeError as exc:
+            raise DocumentError("message", [FieldProblem("", f"not JSON: {exc}")]) from None
+    if not isinstance(doc, Mapping):
+        raise DocumentError(
+            "message", [FieldProblem("", f"expected a JSON object, got {type(doc).__name__}")]
+        )
+    return dict(doc)
+
+
+def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A copy of `data` without unknown blocks and metadata fields, and what was dropped.
+
+    Never mutates `data`: only the containers that change are copied.
+    """
+    skipped: list[str] = []
+    out = dict(data)
+    metadata = data.get("metadata")
+    critical = metadata.get("critical_blocks") if isinstance(metadata, Mapping) else None
+    critical_set = set(critical) if isinstance(critical, list) else set()
+    content = data.get("content")
+    if isinstance(content, list):
+        kept, new_index = _drop_blocks(content, "content", skipped, critical_set)
+        out["content"] = kept
+    else:
+        new_index = {}
+    if isinstance(metadata, Mapping):
+        meta = {k: v for k, v in metadata.items() if k in _METADATA_FIELDS}
+        skipped.extend(f"metadata.{k}" for k in metadata if k not in _METADATA_FIELDS)
+        if isinstance(critical, list) and isinstance(content, list) and len(new_index) != len(content):
+            meta["critical_blocks"] = [new_index[i] for i in critical if i in new_index]
+        out["metadata"] = meta
+    return out, skipped
+
+
+def _drop_blocks(
+    blocks: list[Any], path: str, skipped: list[str], critical: set[Any]
+) -> tuple[list[Any], dict[int, int]]:
+    kept: list[Any] = []
+    new_index: dict[int, int] = {}
+    for i, block in enumerate(blocks):
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if isinstance(kind, str) and kind not in KNOWN_BLOCK_TYPES:
+            mark = ", marked critical" if i in critical else ""
+            skipped.append(f"{path}[{i}] ({kind} block{mark})")
+            continue
+        if kind == "tool_result" and isinstance(block, Mapping) and isinstance(block.get("content"), list):
+            inner, _ = _drop_blocks(block["content"], f"{path}[{i}].content", skipped, set())
+            new_index[i] = len(kept)
+            kept.append({**block, "content": inner})
+            continue
+        new_index[i] = len(kept)
+        kept.append(block)
+    return kept, new_index
+
+
+__all__ = [
+    "KNOWN_BLOCK_TYPES",
+    "canonical_json",
+    "conversation_hash",
+    "dump_message",
+    "message_hash",
+    "message_to_json",
+    "messages_equal",
+    "read_message",
+]

@@ -1,0 +1,433 @@
+"""The model catalog (§6.3, §7.2), the routing projection (§4.3) and the swap check (§8.4, §11.1.3)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from metis import (
+    CapabilityError,
+    DocumentError,
+    ImageBlock,
+    ImageSource,
+    ImageSourceKind,
+    Message,
+    MessageMetadata,
+    RedactedThinkingBlock,
+    Role,
+    RoutingDecisionRecord,
+    RoutingMode,
+    SideEffects,
+    TextBlock,
+    ThinkingBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+    UnknownModelError,
+    Usage,
+)
+from metis.assembly import RequestContext, finish_assistant
+from metis.catalog import PROVIDERS, Catalog, load_catalog, parse_catalog, resolve_model
+from metis.events import RecordingSink
+from metis.ids import ToolIdMap
+from metis.pricing import UNPRICED, load_price_table
+from metis.routing import (
+    CHAIN_TO_MODE,
+    IMAGE_TOKENS,
+    ChainPolicy,
+    check_swap,
+    decision_record,
+    estimate_tokens,
+    required_capabilities,
+)
+from metis.usage import TokenCounts
+from metis.validation import validate_document
+
+CATALOG_FILE = Path(__file__).resolve().parent.parent / "runtime" / "metis" / "data" / "catalog.json"
+SID = "sess_route"
+T0 = datetime(2026, 5, 8, 12, tzinfo=UTC)
+SONNET = "anthropic:claude-sonnet-4-6"
+
+# --- catalog -------------------------------------------------------------------------------------------
+
+
+def test_catalog_validates_against_the_schema() -> None:
+    assert validate_document(json.loads(CATALOG_FILE.read_text(encoding="utf-8")), "ModelCatalog") == []
+
+
+def test_catalog_covers_all_five_providers_with_current_models() -> None:
+    catalog = load_catalog()
+    assert set(PROVIDERS) == {"anthropic", "openai", "gemini", "ollama", "openrouter"}
+    for provider in PROVIDERS:
+        assert catalog.for_provider(provider), provider
+    spec_ids = [  # spec §6.3
+        "anthropic:claude-sonnet-4-6",
+        "anthropic:claude-opus-4-7",
+        "anthropic:claude-haiku-4-5",
+        "openai:gpt-5",
+        "openai:gpt-5-mini",
+        "ollama:llama-3.3-70b",
+        "openrouter:deepseek/deepseek-v3",
+    ]
+    for model_id in spec_ids:
+        assert catalog.get(model_id) is not None, model_id
+    assert any(e.id.startswith("gemini:gemini-2.5") for e in catalog)
+
+
+def test_every_listed_model_is_priced_in_every_table() -> None:
+    for version in ("2026-05-08", "2026-11-01"):
+        table = load_price_table(version)
+        missing = [e.id for e in load_catalog() if e.pricing_key not in table.models]
+        assert missing == [], version
+
+
+def test_capability_declarations_are_consistent() -> None:
+    for entry in load_catalog():
+        caps = entry.capabilities
+        assert bool(caps.accepted_image_media_types) == caps.supports_images, entry.id
+        assert caps.max_output_tokens <= caps.max_context_tokens, entry.id
+        assert entry.id.split(":", 1)[0] == entry.provider
+
+
+@pytest.mark.parametrize(
+    ("alias", "model_id"),
+    [
+        ("sonnet", SONNET),
+        ("opus", "anthropic:claude-opus-4-7"),
+        ("flash", "gemini:gemini-2.5-flash"),
+        ("llama3.3", "ollama:llama-3.3-70b"),
+    ],
+)
+def test_aliases_resolve(alias: str, model_id: str) -> None:
+    assert resolve_model(alias).id == model_id
+    assert resolve_model(model_id).id == model_id
+
+
+def test_provider_and_wire_name_resolves_to_the_listed_entry() -> None:
+    assert resolve_model("ollama:llama3.3:70b").id == "ollama:llama-3.3-70b"
+
+
+def test_unknown_names_raise_with_a_hint() -> None:
+    for name in ("sonet", "acme:model", "gpt5-turbo-max", ""):
+        with pytest.raises(UnknownModelError) as caught:
+            resolve_model(name)
+        assert caught.value.hint and "sonnet" in caught.value.hint
+        assert repr(name) in str(caught.value)
+
+
+def test_unlisted_provider_models_get_conservative_capabilities() -> None:
+    entry = resolve_model("ollama:mistral-small3.2:24b")
+    assert entry.id == "ollama:mistral-small3.2:24b"
+    assert entry.wire_model == "mistral-small3.2:24b"
+    assert entry.pricing_key == UNPRICED
+    caps = entry.capabilities
+    assert not caps.supports_images and not caps.supports_thinking and not caps.supports_prompt_caching
+    assert caps.accepted_image_media_types == []
+    with pytest.raises(UnknownModelError):
+        load_catalog().resolve("ollama:mistral-small3.2:24b", allow_unlisted=False)
+
+
+def _catalog_doc(**changes: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(CATALOG_FILE.read_text(encoding="utf-8"))
+    doc["models"] = doc["models"][:2]
+    doc["models"][0].update(changes)
+    return doc
+
+
+def test_bad_catalog_is_rejected_with_a_path() -> None:
+    doc = _catalog_doc()
+    doc["models"][1]["capabilities"]["max_context_tokens"] = "lots"
+    with pytest.raises(UnknownModelError) as caught:
+        parse_catalog(json.dumps(doc))
+    assert caught.value.path == "models[1].capabilities.max_context_tokens"
+
+
+def test_catalog_refuses_duplicate_ids_and_aliases() -> None:
+    with pytest.raises(UnknownModelError, match="twice"):
+        parse_catalog(json.dumps(_catalog_doc(id="anthropic:claude-sonnet-4-6", wire_model="x")))
+    with pytest.raises(UnknownModelError, match="alias"):
+        parse_catalog(json.dumps(_catalog_doc(aliases=["sonnet"])))
+
+
+def test_finish_assistant_records_the_canonical_id_for_an_alias() -> None:
+    context = RequestContext(
+        session_id=SID, model="sonnet", tool_ids=ToolIdMap(SID), pricing_version="2026-05-08"
+    )
+    message = finish_assistant(
+        context,
+        provider="anthropic",
+        content=[TextBlock(text="hi")],
+        counts=TokenCounts(8, 42),
+        stop_reason=None,
+        provider_raw=None,
+    )
+    assert message.metadata.model == SONNET
+    assert message.metadata.routing is not None and message.metadata.routing.chosen_model == SONNET
+    assert message.metadata.usage is not None and message.metadata.usage.cost_usd == Decimal("0.000654")
+
+
+# --- routing projection (§4.3) --------------------------------------------------------------------------
+
+
+def test_chain_to_mode_is_the_spec_table() -> None:
+    assert dict(CHAIN_TO_MODE) == {
+        ChainPolicy.PER_MESSAGE_OVERRIDE: RoutingMode.override,
+        ChainPolicy.MANUAL_STICKY: RoutingMode.manual,
+        ChainPolicy.RULE: RoutingMode.rule,
+        ChainPolicy.PATTERN: RoutingMode.pattern,
+        ChainPolicy.DELEGATE_REQUEST: RoutingMode.delegate,
+        ChainPolicy.WORKSPACE_DEFAULT: RoutingMode.default,
+        ChainPolicy.GLOBAL_DEFAULT: RoutingMode.default,
+    }
+    assert set(CHAIN_TO_MODE) == set(ChainPolicy)
+    with pytest.raises(TypeError):
+        CHAIN_TO_MODE[ChainPolicy.RULE] = RoutingMode.default  # type: ignore[index]
+
+
+def test_decision_record_projects_and_emits_the_full_chain() -> None:
+    sink = RecordingSink()
+    record = decision_record(
+        ChainPolicy.WORKSPACE_DEFAULT, "sonnet", "workspace default", alternatives=["gpt5"], events=sink
+    )
+    assert record == RoutingDecisionRecord(
+        mode=RoutingMode.default,
+        chosen_model=SONNET,
+        reason="workspace default",
+        alternatives_considered=["openai:gpt-5"],
+    )
+    [event] = sink.of_type("route.decided")
+    assert event.payload["policy"] == "workspace_default"  # the detail the record drops
+    assert event.payload["mode"] == "default"
+    assert event.payload["chosen_model"] == SONNET
+    assert event.payload["alternatives_considered"] == ["openai:gpt-5"]
+
+
+def test_decision_record_rule_and_pattern_fields() -> None:
+    rule = decision_record(ChainPolicy.RULE, SONNET, "matched", rule_name="long-context")
+    assert (rule.mode, rule.rule_name) == (RoutingMode.rule, "long-context")
+    pattern = decision_record(ChainPolicy.PATTERN, SONNET, "similar tasks", confidence=0.82)
+    assert (pattern.mode, pattern.confidence) == (RoutingMode.pattern, 0.82)
+    with pytest.raises(DocumentError) as caught:
+        decision_record(ChainPolicy.PATTERN, SONNET, "overconfident", confidence=1.5)
+    assert caught.value.problems[0].path == "confidence"
+    with pytest.raises(UnknownModelError):
+        decision_record(ChainPolicy.RULE, "nonesuch", "x")
+
+
+# --- swap check (§8.4, §11.1.3) -----------------------------------------------------------------------------
+
+
+def mid(n: int) -> str:
+    return f"01HZ{n:022d}"
+
+
+def tid(n: int) -> str:
+    return f"tu_01HZ{n:022d}"
+
+
+def png(media_type: str = "image/png", data: str = "iVBORw0KGgo=") -> ImageBlock:
+    return ImageBlock(source=ImageSource(kind=ImageSourceKind.base64, data=data), media_type=media_type)
+
+
+def msg(n: int, role: Role, *blocks: Any, **meta: Any) -> Message:
+    if role == Role.assistant:
+        meta = {
+            "model": SONNET,
+            "provider": "anthropic",
+            "routing": RoutingDecisionRecord(mode=RoutingMode.default, chosen_model=SONNET, reason="default"),
+            "usage": Usage(
+                input_tokens=1,
+                output_tokens=1,
+                cost_usd=Decimal("0.000018"),
+                pricing_version="2026-05-08",
+                latency_ms=1,
+            ),
+            **meta,
+        }
+    return Message(
+        id=mid(n),
+        session_id=SID,
+        role=role,
+        content=list(blocks),
+        metadata=MessageMetadata(**meta),
+        created_at=T0,
+    )
+
+
+def text_history() -> list[Message]:
+    return [
+        msg(1, Role.user, TextBlock(text="What's a ULID?")),
+        msg(2, Role.assistant, TextBlock(text="A 128-bit id.")),
+    ]
+
+
+def image_history() -> list[Message]:
+    return [
+        *text_history(),
+        msg(3, Role.user, TextBlock(text="And this?"), png()),
+        msg(4, Role.assistant, TextBlock(text="A chart.")),
+    ]
+
+
+def tool_history(*, result: list[Any] | None = None) -> list[Message]:
+    return [
+        msg(1, Role.user, TextBlock(text="Summarize README.md")),
+        msg(2, Role.assistant, ToolUseBlock(id=tid(1), name="read_file", input={"path": "README.md"})),
+        msg(
+            3,
+            Role.tool,
+            ToolResultBlock(tool_use_id=tid(1), content=result or [TextBlock(text="# Foo")]),
+            parent_tool_use_id=tid(1),
+        ),
+    ]
+
+
+def test_image_history_to_a_text_only_model_is_refused_with_the_spec_message_and_event() -> None:
+    sink = RecordingSink()
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(image_history(), "ollama:llama-3.3-70b", events=sink)
+    assert (
+        str(caught.value)
+        == "Cannot swap to Llama 3.3 70B: session contains images that this model can't process"
+    )
+    assert caught.value.model == "ollama:llama-3.3-70b"
+    assert caught.value.reasons == ["session contains images that this model can't process"]
+    [event] = sink.of_type("routing_constraint_failure")
+    assert event.payload["model"] == "ollama:llama-3.3-70b"
+    assert event.payload["reasons"] == caught.value.reasons
+    assert event.payload["active_model"] == SONNET  # unchanged
+    assert event.payload["active_model_unchanged"] is True
+
+
+def test_text_history_is_accepted_without_an_event() -> None:
+    sink = RecordingSink()
+    check_swap(text_history(), "ollama:llama-3.3-70b", events=sink)
+    check_swap(text_history(), "llama3.3", events=sink)
+    assert sink.events == []
+
+
+def test_tools_to_a_model_without_tools_are_refused() -> None:
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(tool_history(), "ollama:gemma3-4b")
+    assert caught.value.reasons == ["session uses tools that this model can't call"]
+    assert str(caught.value).startswith("Cannot swap to Gemma 3 4B: ")
+    offered = ToolDefinition(
+        name="read_file", description="d", input_schema={"type": "object"}, side_effects=SideEffects.read
+    )
+    with pytest.raises(CapabilityError):
+        check_swap(text_history(), "gemma3", tools=[offered])
+    check_swap(text_history(), "gemma3")  # no tools, no problem
+
+
+def test_images_inside_tool_results_count() -> None:
+    history = tool_history(result=[TextBlock(text="screenshot:"), png()])
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(history, "deepseek")
+    assert "images" in caught.value.reasons[0]
+
+
+def test_image_media_types_must_be_accepted() -> None:
+    history = [msg(1, Role.user, TextBlock(text="photo"), png("image/heic"))]
+    check_swap(history, "gemini-flash")  # Gemini takes HEIC
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(history, SONNET)
+    assert caught.value.reasons == ["session contains image/heic images that this model doesn't accept"]
+
+
+def thinking_loop(*, closed: bool) -> list[Message]:
+    history = [
+        msg(1, Role.user, TextBlock(text="Fix the bug")),
+        msg(
+            2,
+            Role.assistant,
+            ThinkingBlock(text="Look at the file first.", signature="sig"),
+            ToolUseBlock(id=tid(1), name="read_file", input={"path": "a.py"}),
+        ),
+        msg(
+            3,
+            Role.tool,
+            ToolResultBlock(tool_use_id=tid(1), content=[TextBlock(text="...")]),
+            parent_tool_use_id=tid(1),
+        ),
+    ]
+    if closed:
+        history.append(msg(4, Role.assistant, TextBlock(text="Fixed.")))
+    return history
+
+
+def test_thinking_mid_tool_loop_needs_a_thinking_model() -> None:
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(thinking_loop(closed=False), "openai:gpt-5")
+    assert caught.value.reasons == ["session is mid tool loop with thinking that this model can't replay"]
+    check_swap(thinking_loop(closed=False), "gemini:gemini-2.5-pro")  # can carry thinking
+    check_swap(thinking_loop(closed=True), "openai:gpt-5")  # loop finished: thinking may be dropped
+
+
+def test_redacted_thinking_counts_as_thinking() -> None:
+    history = thinking_loop(closed=False)
+    history[1] = history[1].model_copy(
+        update={"content": [RedactedThinkingBlock(data="blob"), history[1].content[1]]}
+    )
+    assert "supports_thinking" in [r.capability for r in required_capabilities(history)]
+
+
+def _custom_catalog(**caps: Any) -> Catalog:
+    doc: dict[str, Any] = json.loads(CATALOG_FILE.read_text(encoding="utf-8"))
+    entry = next(e for e in doc["models"] if e["id"] == "ollama:qwen3-8b")
+    entry = {**entry, "id": "ollama:tiny", "wire_model": "tiny", "display_name": "Tiny", "aliases": []}
+    entry["capabilities"] = {**entry["capabilities"], **caps}
+    return parse_catalog(json.dumps({"catalog_version": "test", "models": [entry]}))
+
+
+def test_system_prompt_needs_a_model_that_takes_one() -> None:
+    catalog = _custom_catalog(supports_system_prompt=False)
+    history = [msg(1, Role.system, TextBlock(text="Be terse.")), *text_history()]
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(history, "ollama:tiny", catalog=catalog)
+    assert caught.value.reasons == ["session has a system prompt that this model can't take"]
+    empty_system = [msg(1, Role.system), *text_history()]
+    check_swap(empty_system, "ollama:tiny", catalog=catalog)
+
+
+def test_context_size_is_checked() -> None:
+    catalog = _custom_catalog(max_context_tokens=1000, max_output_tokens=100)
+    small = text_history()
+    check_swap(small, "ollama:tiny", catalog=catalog)
+    big = [*small, msg(5, Role.user, TextBlock(text="x" * 8000))]
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(big, "ollama:tiny", catalog=catalog)
+    assert "1,000-token context window" in caught.value.reasons[0]
+
+
+def test_image_data_is_not_counted_as_text() -> None:
+    huge = "A" * 1_000_000  # a 1 MB base64 screenshot
+    history = [msg(1, Role.user, TextBlock(text="see"), png(data=huge))]
+    estimate = estimate_tokens(history)
+    assert IMAGE_TOKENS <= estimate < IMAGE_TOKENS + 200
+    check_swap(history, SONNET)
+
+
+def test_several_unmet_needs_are_all_named() -> None:
+    history = [*tool_history(result=[png()])]
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(history, "ollama:tiny", catalog=_custom_catalog(supports_tools=False))
+    assert caught.value.reasons == [
+        "session contains images that this model can't process",
+        "session uses tools that this model can't call",
+    ]
+    assert str(caught.value) == "Cannot swap to Tiny: " + "; ".join(caught.value.reasons)
+
+
+def test_required_capabilities_of_a_plain_history() -> None:
+    needs = required_capabilities(text_history())
+    assert [n.capability for n in needs] == ["max_context_tokens"]
+    assert needs[0].tokens > 0
+
+
+def test_unknown_target_model() -> None:
+    with pytest.raises(UnknownModelError):
+        check_swap(text_history(), "nonesuch")

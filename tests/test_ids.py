@@ -1,0 +1,251 @@
+"""Message ids, tool ids and the per-session tool id map (spec §6.1, §6.2)."""
+
+from __future__ import annotations
+
+import re
+import time
+from itertools import pairwise
+from typing import Any
+
+import pytest
+from metis import MetisError
+from metis.ids import (
+    ID_RULES,
+    ToolIdError,
+    ToolIdMap,
+    _Monotonic,
+    id_rule,
+    is_tool_id,
+    new_message_id,
+    new_session_id,
+    new_tool_id,
+)
+
+ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+TOOL_ID = re.compile(r"tu_[0-9A-HJKMNP-TV-Z]{26}")
+SID = "sess_01HZ0000000000000000000000"
+
+
+# --- ULIDs ------------------------------------------------------------------------------------
+
+
+def test_message_ids_strictly_increase_in_a_tight_loop() -> None:
+    ids = [new_message_id() for _ in range(1000)]
+    assert all(ULID.fullmatch(i) for i in ids)
+    assert all(a < b for a, b in pairwise(ids))
+    assert len(set(ids)) == 1000
+
+
+def test_tool_ids_have_the_tu_format_and_increase() -> None:
+    ids = [new_tool_id() for _ in range(1000)]
+    assert all(TOOL_ID.fullmatch(i) and is_tool_id(i) for i in ids)
+    assert all(a < b for a, b in pairwise(ids))
+
+
+def test_ids_increase_even_when_the_clock_stands_still_or_goes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    gen = _Monotonic()
+    now = [1_700_000_000_000_000_000]
+    monkeypatch.setattr(time, "time_ns", lambda: now[0])
+    first = [str(gen.next()) for _ in range(100)]
+    now[0] -= 5_000_000_000  # clock steps back 5 s
+    later = [str(gen.next()) for _ in range(100)]
+    ids = first + later
+    assert all(a < b for a, b in pairwise(ids))
+
+
+def test_session_ids() -> None:
+    sid = new_session_id()
+    assert sid.startswith("sess_") and ULID.fullmatch(sid.removeprefix("sess_"))
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "tu_", "call_abc", "toolu_01ABC", "tu_01hz0000000000000000000000", "tu_" + "0" * 27]
+)
+def test_is_tool_id_rejects_non_canonical(bad: str) -> None:
+    assert not is_tool_id(bad)
+
+
+def test_is_tool_id_rejects_a_trailing_newline() -> None:
+    assert not is_tool_id(new_tool_id() + "\n")
+
+
+# --- provider rules ------------------------------------------------------------------------------
+
+
+def fresh(session: str = SID) -> ToolIdMap:
+    return ToolIdMap(session)
+
+
+def test_anthropic_keeps_its_own_ids_and_mints_pattern_ids() -> None:
+    ids = fresh()
+    canonical = ids.register_incoming("anthropic", "toolu_01ABCdef")
+    assert ids.outgoing(canonical, "anthropic") == "toolu_01ABCdef"
+    # A Kimi-style id recorded for another provider is not valid for Anthropic.
+    other = ids.register_incoming("openai", "functions.Bash:0")
+    minted = ids.outgoing(other, "anthropic")
+    assert re.fullmatch(r"[a-zA-Z0-9_-]+", minted)
+    assert ID_RULES["anthropic"].accepts(minted)
+    assert not ID_RULES["anthropic"].accepts("functions.Bash:0")
+
+
+def test_anthropic_remints_an_invalid_recorded_id() -> None:
+    ids = fresh()
+    canonical = new_tool_id()
+    ids.bind(canonical, "anthropic", "functions.Bash:0")
+    out = ids.outgoing(canonical, "anthropic")
+    assert out != "functions.Bash:0" and ID_RULES["anthropic"].accepts(out)
+
+
+def test_openai_ids_are_at_most_40_chars_and_a_50_char_id_is_reminted() -> None:
+    ids = fresh()
+    llama = "x" * 50  # llama.cpp-style long id
+    canonical = ids.register_incoming("openai", llama)
+    out = ids.outgoing(canonical, "openai")
+    assert out != llama and 1 <= len(out) <= 40
+    assert ids.resolve_incoming("openai", out) == canonical
+    assert ids.resolve_incoming("openai", llama) == canonical  # the provider's own still resolves
+    short = ids.register_incoming("openai", "call_xyz789")
+    assert ids.outgoing(short, "openai") == "call_xyz789"
+
+
+def test_mistral_ids_are_exactly_nine_alphanumerics() -> None:
+    ids = fresh()
+    canonical = ids.register_incoming("anthropic", "toolu_01ABC")
+    out = ids.outgoing(canonical, "mistral")
+    assert re.fullmatch(r"[a-zA-Z0-9]{9}", out)
+    assert not ID_RULES["mistral"].accepts("abcdefghi\n")
+    assert not ID_RULES["mistral"].accepts("abcdefgh")
+
+
+@pytest.mark.parametrize("provider", ["gemini", "ollama"])
+def test_gemini_and_ollama_may_have_no_ids(provider: str) -> None:
+    assert ID_RULES[provider].required is False
+    ids = fresh()
+    canonical = ids.register_incoming(provider, None)
+    assert is_tool_id(canonical)
+    assert len(ids) == 0  # nothing to bind
+    assert ids.outgoing(canonical, provider)  # still an id to send when one is wanted
+
+
+def test_unknown_providers_get_the_openai_rule() -> None:
+    assert id_rule("someone-new") is ID_RULES["openai"]
+
+
+def test_register_incoming_always_mints_a_new_canonical_id() -> None:
+    ids = fresh()
+    first = ids.register_incoming("openai", "call_0")
+    second = ids.register_incoming("openai", "call_0")  # a server reusing ids
+    assert first != second
+    assert ids.resolve_incoming("openai", "call_0") == second  # the latest call
+
+
+def test_minting_is_deterministic_per_session_canonical_and_provider() -> None:
+    canonical = "tu_01HZ0000000000000000000042"
+    for provider in ("mistral", "anthropic", "openai"):
+        assert fresh().outgoing(canonical, provider) == fresh().outgoing(canonical, provider)
+    assert fresh().outgoing(canonical, "mistral") != fresh("sess_other").outgoing(canonical, "mistral")
+    assert fresh().outgoing(canonical, "mistral") != fresh().outgoing(
+        "tu_01HZ0000000000000000000043", "mistral"
+    )
+
+
+def test_collision_with_a_bound_id_mints_another() -> None:
+    mine, other = "tu_01HZ0000000000000000000001", "tu_01HZ0000000000000000000002"
+    candidate = fresh().outgoing(mine, "mistral")
+    ids = fresh()
+    ids.bind(other, "mistral", candidate)  # the candidate already belongs to another call
+    out = ids.outgoing(mine, "mistral")
+    assert out != candidate and re.fullmatch(r"[a-zA-Z0-9]{9}", out)
+    assert ids.resolve_incoming("mistral", candidate) == other
+    assert ids.resolve_incoming("mistral", out) == mine
+
+
+def test_collision_with_the_canonical_candidate() -> None:
+    mine, other = "tu_01HZ0000000000000000000001", "tu_01HZ0000000000000000000002"
+    ids = fresh()
+    ids.bind(other, "openai", mine)  # another call's provider id equals my canonical id
+    out = ids.outgoing(mine, "openai")
+    assert out != mine and len(out) <= 40
+    assert ids.resolve_incoming("openai", mine) == other
+
+
+def test_bind_refuses_non_canonical_ids() -> None:
+    with pytest.raises(ToolIdError):
+        fresh().bind("call_1", "openai", "call_1")
+
+
+# --- persistence -----------------------------------------------------------------------------------
+
+
+def test_to_dict_from_dict_round_trip() -> None:
+    ids = fresh()
+    a = ids.register_incoming("anthropic", "toolu_01ABC")
+    b = ids.register_incoming("openai", "y" * 50)
+    ids.outgoing(a, "openai")
+    ids.outgoing(b, "openai")
+    ids.outgoing(b, "mistral")
+    data = ids.to_dict()
+    back = ToolIdMap.from_dict(data)
+    assert back.to_dict() == data
+    assert list(back) == list(ids)
+    for canonical in (a, b):
+        for provider in ("anthropic", "openai", "mistral"):
+            assert back.outgoing(canonical, provider) == ids.outgoing(canonical, provider)
+    assert back.resolve_incoming("anthropic", "toolu_01ABC") == a
+
+
+def test_reload_does_not_grow_the_map() -> None:
+    ids = fresh()
+    canonical = ids.register_incoming("openai", "z" * 50)
+    minted = ids.outgoing(canonical, "openai")
+    for _ in range(3):
+        ids = ToolIdMap.from_dict(ids.to_dict())
+        assert ids.outgoing(canonical, "openai") == minted
+    assert len(ids) == 2  # the provider's id and one minted replacement
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({}, "session_id"),
+        ({"session_id": SID}, "entries"),
+        ({"session_id": SID, "entries": 5}, "entries"),
+        ({"session_id": SID, "entries": [{}]}, "entries[0]"),
+        ({"session_id": SID, "entries": ["x"]}, "entries[0]"),
+        (
+            {
+                "session_id": SID,
+                "entries": [
+                    {"canonical": "tu_01HZ0000000000000000000001", "provider": "openai", "provider_id": None}
+                ],
+            },
+            "entries[0]",
+        ),
+        (
+            {
+                "session_id": SID,
+                "entries": [{"canonical": "call_1", "provider": "openai", "provider_id": "call_1"}],
+            },
+            "entries[0].canonical",
+        ),
+        (
+            {
+                "session_id": SID,
+                "entries": [
+                    {
+                        "canonical": "tu_01HZ0000000000000000000001",
+                        "provider": "openai",
+                        "provider_id": "c",
+                        "origin": "?",
+                    }
+                ],
+            },
+            "entries[0]",
+        ),
+    ],
+)
+def test_malformed_map_is_a_typed_error(data: Any, path: str) -> None:
+    with pytest.raises(ToolIdError) as caught:
+        ToolIdMap.from_dict(data)
+    assert isinstance(caught.value, MetisError)
+    assert caught.value.path == path

@@ -1,0 +1,287 @@
+"""What canonical token counts mean per provider, and local cost from versioned tables (§4.3, §6.4, §11.1.7)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from metis import PricingError, Usage, WireFormatError
+from metis.pricing import (
+    UNPRICED,
+    available_versions,
+    compute_cost,
+    current_version,
+    load_price_table,
+    load_price_table_file,
+    make_usage,
+    parse_price_table,
+    price_for,
+    reprice,
+)
+from metis.usage import TokenCounts, normalize_usage
+from metis.validation import validate_document
+
+DATA = Path(__file__).resolve().parent.parent / "runtime" / "metis" / "data"
+
+# --- per-provider meaning of input_tokens ---------------------------------------------------------
+# Canonical input_tokens is *uncached* input only. The invariant pinned for every provider:
+# input + cached + cache_creation == the provider's whole prompt, so no token is priced twice.
+
+
+def test_anthropic_input_tokens_already_exclude_cache() -> None:
+    wire = {
+        "input_tokens": 100,
+        "cache_read_input_tokens": 1000,
+        "cache_creation_input_tokens": 500,
+        "output_tokens": 200,
+    }
+    counts = normalize_usage("anthropic", wire)
+    assert counts == TokenCounts(
+        input_tokens=100, output_tokens=200, cached_input_tokens=1000, cache_creation_input_tokens=500
+    )
+    # Anthropic's whole prompt is the sum of its three fields: nothing to subtract.
+    assert counts.input_tokens + counts.cached_input_tokens + counts.cache_creation_input_tokens == 1600
+
+
+def test_openai_prompt_tokens_include_cached_tokens() -> None:
+    wire = {"prompt_tokens": 1200, "completion_tokens": 80, "prompt_tokens_details": {"cached_tokens": 1000}}
+    counts = normalize_usage("openai", wire)
+    assert counts == TokenCounts(input_tokens=200, output_tokens=80, cached_input_tokens=1000)
+    assert counts.input_tokens + counts.cached_input_tokens == wire["prompt_tokens"]
+
+
+def test_openrouter_subtracts_cache_reads_and_writes() -> None:
+    wire = {
+        "prompt_tokens": 1200,
+        "completion_tokens": 80,
+        "prompt_tokens_details": {"cached_tokens": 1000, "cache_write_tokens": 150},
+    }
+    counts = normalize_usage("openrouter", wire)
+    assert counts == TokenCounts(
+        input_tokens=50, output_tokens=80, cached_input_tokens=1000, cache_creation_input_tokens=150
+    )
+    assert counts.input_tokens + counts.cached_input_tokens + counts.cache_creation_input_tokens == 1200
+
+
+@pytest.mark.parametrize("style", ["camel", "snake"])
+def test_gemini_prompt_includes_cached_content_and_thoughts_are_output(style: str) -> None:
+    camel = {
+        "promptTokenCount": 1200,
+        "cachedContentTokenCount": 1000,
+        "toolUsePromptTokenCount": 50,
+        "candidatesTokenCount": 300,
+        "thoughtsTokenCount": 100,
+    }
+    snake = {
+        "prompt_token_count": 1200,
+        "cached_content_token_count": 1000,
+        "tool_use_prompt_token_count": 50,
+        "candidates_token_count": 300,
+        "thoughts_token_count": 100,
+    }
+    counts = normalize_usage("gemini", camel if style == "camel" else snake)
+    assert counts == TokenCounts(input_tokens=250, output_tokens=400, cached_input_tokens=1000)
+
+
+def test_ollama_counts_are_taken_as_they_are() -> None:
+    assert normalize_usage("ollama", {"prompt_eval_count": 26, "eval_count": 298}) == TokenCounts(26, 298)
+    # A fully cached prompt omits prompt_eval_count.
+    assert normalize_usage("ollama", {"eval_count": 5}) == TokenCounts(0, 5)
+
+
+def test_cached_tokens_are_priced_once_at_the_cache_rate() -> None:
+    # 1,200-token OpenAI prompt, 1,000 of it cached: 200 x 0.25 + 1,000 x 0.025 + 80 x 2.00 per Mtok.
+    counts = normalize_usage(
+        "openai",
+        {"prompt_tokens": 1200, "completion_tokens": 80, "prompt_tokens_details": {"cached_tokens": 1000}},
+    )
+    cost = compute_cost(counts, price_for("openai:gpt-5-mini", load_price_table("2026-05-08")))
+    assert cost == Decimal("0.000235")  # (50 + 25 + 160) / 1e6; double counting would give 0.000485
+
+
+@pytest.mark.parametrize(
+    ("provider", "wire"),
+    [
+        ("openai", {"prompt_tokens": -1}),
+        ("openrouter", {"prompt_tokens": "12k"}),
+        ("anthropic", {"input_tokens": 1.5}),
+        ("anthropic", {"input_tokens": True}),
+        ("gemini", {"promptTokenCount": "many"}),
+    ],
+)
+def test_malformed_usage_is_a_wire_format_error(provider: str, wire: dict[str, object]) -> None:
+    with pytest.raises(WireFormatError) as caught:
+        normalize_usage(provider, wire)
+    assert caught.value.provider == provider and caught.value.path and caught.value.path.startswith("usage.")
+
+
+def test_numeric_strings_are_tolerated() -> None:
+    assert normalize_usage("openai", {"prompt_tokens": "12"}).input_tokens == 12
+
+
+def test_unknown_provider_usage() -> None:
+    with pytest.raises(WireFormatError):
+        normalize_usage("acme", {"tokens": 1})
+    assert normalize_usage("acme", None) == TokenCounts()
+
+
+# --- cost to the cent (§11.1.7) -----------------------------------------------------------------------
+
+
+def test_section_8_1_example_costs_0_000654() -> None:
+    usage = make_usage(
+        TokenCounts(8, 42), pricing_key="anthropic:claude-sonnet-4-6", latency_ms=820, version="2026-05-08"
+    )
+    assert usage.cost_usd == Decimal("0.000654")
+    assert usage.pricing_version == "2026-05-08"
+    assert json.loads(usage.model_dump_json())["cost_usd"] == "0.000654"
+
+
+def test_anthropic_cached_and_cache_write_by_hand() -> None:
+    # Sonnet 4.6 (2026-05-08): input 3.00, output 15.00, cache read 0.30, cache write 3.75 per Mtok.
+    #   1,234 x 3.00  =  3,702.0
+    #     567 x 15.00 =  8,505.0
+    #  45,678 x 0.30  = 13,703.4
+    #   8,910 x 3.75  = 33,412.5
+    #                   59,322.9 / 1,000,000 = 0.0593229
+    counts = normalize_usage(
+        "anthropic",
+        {
+            "input_tokens": 1234,
+            "output_tokens": 567,
+            "cache_read_input_tokens": 45678,
+            "cache_creation_input_tokens": 8910,
+        },
+    )
+    usage = make_usage(counts, pricing_key="anthropic:claude-sonnet-4-6", latency_ms=1, version="2026-05-08")
+    assert usage.cost_usd == Decimal("0.0593229")
+
+
+def test_cache_rates_default_to_the_input_rate() -> None:
+    price = price_for("openai:gpt-5", load_price_table("2026-05-08"))
+    assert price.cached_read_per_mtok_usd is None
+    assert compute_cost(TokenCounts(0, 0, 1_000_000, 0), price) == Decimal("2.50")
+
+
+def test_tiny_costs_are_exact_and_written_without_exponent() -> None:
+    usage = make_usage(
+        TokenCounts(1, 0), pricing_key="openai:gpt-4o-mini", latency_ms=0, version="2026-05-08"
+    )
+    assert usage.cost_usd == Decimal("0.00000015")
+    assert '"cost_usd":"0.00000015"' in usage.model_dump_json()
+
+
+def test_reprice_changes_cost_and_version_but_not_counts() -> None:
+    counts = TokenCounts(input_tokens=1000, output_tokens=100, cached_input_tokens=0)
+    stored = make_usage(counts, pricing_key="openai:gpt-5", latency_ms=640, version="2026-05-08")
+    assert stored.cost_usd == Decimal("0.0035")  # 1000 x 2.50 + 100 x 10.00
+    again = reprice(stored, pricing_key="openai:gpt-5", version="2026-11-01")
+    assert again.cost_usd == Decimal("0.00225")  # 1000 x 1.25 + 100 x 10.00
+    assert again.pricing_version == "2026-11-01"
+    for field in (
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "cache_creation_input_tokens",
+        "latency_ms",
+    ):
+        assert getattr(again, field) == getattr(stored, field)
+    assert stored.pricing_version == "2026-05-08"  # the stored usage itself is untouched
+
+
+def test_new_usage_uses_the_current_table() -> None:
+    assert available_versions() == ["2026-05-08", "2026-11-01"]
+    assert current_version() == "2026-11-01"
+    usage = make_usage(TokenCounts(1, 1), pricing_key="openai:gpt-5", latency_ms=0)
+    assert usage.pricing_version == "2026-11-01"
+
+
+# --- price tables are data validated by the schema -------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("pricing-*.json")), ids=lambda p: p.name)
+def test_shipped_price_tables_validate(path: Path) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert validate_document(doc, "PriceTable") == []
+    table = load_price_table(doc["pricing_version"])
+    assert path.name == f"pricing-{table.pricing_version}.json"
+
+
+@pytest.mark.parametrize(
+    ("doc", "path"),
+    [
+        ({"models": {}}, "pricing_version"),
+        (
+            {
+                "pricing_version": "x",
+                "models": {"a:b": {"input_per_mtok_usd": 3.0, "output_per_mtok_usd": "1"}},
+            },
+            "models.a:b.input_per_mtok_usd",
+        ),
+        (
+            {
+                "pricing_version": "x",
+                "models": {"a:b": {"input_per_mtok_usd": "-3", "output_per_mtok_usd": "1"}},
+            },
+            "models.a:b.input_per_mtok_usd",
+        ),
+        (
+            {"pricing_version": "x", "models": {"a:b": {"input_per_mtok_usd": "3"}}},
+            "models.a:b.output_per_mtok_usd",
+        ),
+        ({"pricing_version": "x", "currency": "EUR", "models": {}}, "currency"),
+    ],
+)
+def test_bad_table_is_a_pricing_error_with_the_path(doc: dict[str, object], path: str) -> None:
+    with pytest.raises(PricingError) as caught:
+        parse_price_table(json.dumps(doc))
+    assert caught.value.path == path
+    assert path in str(caught.value)
+
+
+def test_price_table_file_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "rates.json"
+    broken.write_text("{not json", encoding="utf-8")
+    with pytest.raises(PricingError) as caught:
+        load_price_table_file(broken)
+    assert caught.value.path == "line 1 column 2"
+    with pytest.raises(PricingError):
+        load_price_table_file(tmp_path / "missing.json")
+    good = tmp_path / "mine.json"
+    good.write_text(
+        json.dumps(
+            {
+                "pricing_version": "mine",
+                "models": {"x:y": {"input_per_mtok_usd": "1", "output_per_mtok_usd": "2"}},
+            }
+        )
+    )
+    assert load_price_table_file(good).models["x:y"].output_per_mtok_usd == Decimal("2")
+
+
+def test_unknown_pricing_version() -> None:
+    with pytest.raises(PricingError) as caught:
+        load_price_table("1999-01-01")
+    assert "2026-05-08" in str(caught.value)  # the hint lists the known versions
+
+
+# --- unpriced models ---------------------------------------------------------------------------------------
+
+
+def test_missing_price_is_an_error_naming_model_and_version() -> None:
+    with pytest.raises(PricingError) as caught:
+        price_for("ollama:mystery", load_price_table("2026-05-08"))
+    assert "ollama:mystery" in str(caught.value) and "2026-05-08" in str(caught.value)
+
+
+def test_unpriced_models_cost_zero_under_the_unpriced_version(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="metis.pricing"):
+        usage = make_usage(TokenCounts(10, 20, 5), pricing_key=UNPRICED, latency_ms=-3)
+    assert isinstance(usage, Usage)
+    assert usage.cost_usd == Decimal(0) and usage.pricing_version == UNPRICED
+    assert (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (10, 20, 5)
+    assert usage.latency_ms == 0
+    assert len(caplog.records) == 1
