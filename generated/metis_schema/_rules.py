@@ -167,6 +167,39 @@ def _compile(schema: dict[str, Any]) -> Check:
     return check
 
 
+def _compile_predicate(schema: dict[str, Any]) -> Callable[[Any], bool]:
+    """Like `_compile`, but only answers "does it match?", stopping at the first miss and
+    building no messages: `if` clauses mostly do not match, and that must stay cheap."""
+    types = schema.get("type")
+    type_preds = tuple(_TYPES[n] for n in (types if isinstance(types, list) else [types])) if types else ()
+    has_const, const = "const" in schema, schema.get("const")
+    enum = tuple(schema["enum"]) if "enum" in schema else None
+    required = tuple(schema.get("required", ()))
+    props = tuple((name, _compile_predicate(sub)) for name, sub in schema.get("properties", {}).items())
+    min_items, max_items = schema.get("minItems"), schema.get("maxItems")
+    items = _compile_predicate(schema["items"]) if "items" in schema else None
+
+    def matches(value: Any) -> bool:
+        if type_preds and not any(p(value) for p in type_preds):
+            return False
+        if (has_const and value != const) or (enum is not None and value not in enum):
+            return False
+        if any(_get(value, name) is _ABSENT for name in required):
+            return False
+        for name, sub in props:
+            item = _get(value, name)
+            if item is not _ABSENT and not sub(item):
+                return False
+        if isinstance(value, list | tuple):
+            if (min_items is not None and len(value) < min_items) or (max_items is not None and len(value) > max_items):
+                return False
+            if items is not None and not all(items(item) for item in value):
+                return False
+        return True
+
+    return matches
+
+
 def _violations(schema: dict[str, Any], value: Any, path: str) -> list[str]:
     """Readable violations of `schema` by `value` (compiles on each call: for tests and tools)."""
     return [f"{_join(path, p) if path else (p or '(root)')} {m}" for p, m in _compile(schema)(value)]
@@ -175,7 +208,7 @@ def _violations(schema: dict[str, Any], value: Any, path: str) -> list[str]:
 @dataclass(frozen=True)
 class _Conditional:
     rule: str
-    if_: Check
+    if_: Callable[[Any], bool]
     then: Check
 
 
@@ -209,7 +242,9 @@ def _conditionals(definition: dict[str, Any], where: str) -> tuple[_Conditional,
         _check_subset(clause["if"], f"{where}/allOf/{i}/if")
         _check_subset(clause["then"], f"{where}/allOf/{i}/then")
         found.append(
-            _Conditional(clause.get("description", f"allOf/{i}"), _compile(clause["if"]), _compile(clause["then"]))
+            _Conditional(
+                clause.get("description", f"allOf/{i}"), _compile_predicate(clause["if"]), _compile(clause["then"])
+            )
         )
     return tuple(found)
 
@@ -280,7 +315,7 @@ class SchemaModel(BaseModel):
         # (e.g. union_tag_invalid) instead of a role rule.
         problems: list[str] = []
         for rule in type(self).__schema_conditionals__:
-            if not rule.if_(self):
+            if rule.if_(self):
                 found = rule.then(self)
                 if found:
                     listing = "; ".join(f"{path or '(root)'} {problem}" for path, problem in found)
