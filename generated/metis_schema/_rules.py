@@ -92,11 +92,18 @@ def _check_subset(schema: Any, where: str) -> None:
         _check_subset(schema["items"], f"{where}/items")
 
 
+def _is_model(value: Any) -> bool:
+    # `isinstance(x, BaseModel)` walks ABCMeta machinery; the class attribute is O(1).
+    return hasattr(type(value), "__pydantic_fields__")
+
+
 def _get(obj: Any, key: str) -> Any:
-    if type(obj) is dict:
+    kind = type(obj)
+    if kind is dict:
         return obj.get(key, _ABSENT)
-    if isinstance(obj, BaseModel):
-        return getattr(obj, key, _ABSENT)
+    fields = getattr(kind, "__pydantic_fields__", None)
+    if fields is not None:
+        return getattr(obj, key) if key in fields else _ABSENT
     if isinstance(obj, dict):
         return obj.get(key, _ABSENT)
     return _ABSENT
@@ -104,8 +111,8 @@ def _get(obj: Any, key: str) -> Any:
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
-    "object": lambda v: isinstance(v, dict | BaseModel),
-    "array": lambda v: isinstance(v, list | tuple),
+    "object": lambda v: type(v) is dict or _is_model(v) or isinstance(v, dict),
+    "array": lambda v: type(v) is list or isinstance(v, list | tuple),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "number": lambda v: isinstance(v, int | float | Decimal) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
@@ -113,103 +120,164 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 Found = list[tuple[str, str]]
-"""(relative path, problem) pairs; empty when the value passes."""
-Check = Callable[[Any], Found]
-_PASS: Found = []  # shared empty result; never appended to
+"""(path, problem) pairs; empty when the value passes."""
+Check = Callable[[Any], Found | None]
+"""A compiled clause: None when its `if` does not match, else the `then` violations."""
+
+_TYPE_EXPR = {
+    "string": "isinstance({v}, str)",
+    "object": "(type({v}) is dict or _is_model({v}) or isinstance({v}, dict))",
+    "array": "isinstance({v}, (list, tuple))",
+    "integer": "(isinstance({v}, int) and not isinstance({v}, bool))",
+    "number": "(isinstance({v}, (int, float, Decimal)) and not isinstance({v}, bool))",
+    "boolean": "isinstance({v}, bool)",
+    "null": "({v} is None)",
+}
 
 
-def _join(name: str, rest: str) -> str:
-    return name + rest if rest.startswith("[") or not rest else f"{name}.{rest}"
+class _Emitter:
+    """Writes one if/then clause as straight-line Python, compiled once per class.
+
+    The same technique pydantic and attrs use for generated __init__ methods: the
+    schema is read once, at import, and validation afterwards runs plain attribute
+    reads and comparisons, a few microseconds per message instead of a schema walk.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.consts: dict[str, Any] = {}
+        self._n = 0
+
+    def var(self) -> str:
+        self._n += 1
+        return f"v{self._n}"
+
+    @staticmethod
+    def get(v: str, name: str) -> str:
+        """Inline property read: a dict key, or a model attribute (no call to `_get`)."""
+        return f"({v}.get({name!r}, _ABSENT) if type({v}) is dict else getattr({v}, {name!r}, _ABSENT))"
+
+    def const(self, value: Any) -> str:
+        name = f"c{len(self.consts)}"
+        self.consts[name] = value
+        return name
+
+    def emit(self, indent: int, line: str) -> None:
+        self.lines.append("    " * indent + line)
+
+    @staticmethod
+    def _types(schema: dict[str, Any]) -> list[str]:
+        types = schema.get("type")
+        return [] if not types else (types if isinstance(types, list) else [types])
+
+    def predicate(self, schema: dict[str, Any], v: str, ind: int) -> None:
+        """Lines that `return None` (clause not applicable) when `v` does not match."""
+        types = self._types(schema)
+        if types:
+            test = " or ".join(_TYPE_EXPR[t].format(v=v) for t in types)
+            self.emit(ind, f"if not ({test}): return None")
+        if "const" in schema:
+            self.emit(ind, f"if {v} != {self.const(schema['const'])}: return None")
+        if "enum" in schema:
+            self.emit(ind, f"if {v} not in {self.const(tuple(schema['enum']))}: return None")
+        for name in schema.get("required", ()):
+            self.emit(ind, f"if {self.get(v, name)} is _ABSENT: return None")
+        for name, sub in schema.get("properties", {}).items():
+            w = self.var()
+            self.emit(ind, f"{w} = {self.get(v, name)}")
+            self.emit(ind, f"if {w} is not _ABSENT:")
+            before = len(self.lines)
+            self.predicate(sub, w, ind + 1)
+            if len(self.lines) == before:
+                self.emit(ind + 1, "pass")
+        self._array(schema, v, ind, self.predicate, None)
+
+    def check(self, schema: dict[str, Any], v: str, path: str, ind: int) -> None:
+        """Lines that append (path, problem) to `out` for every way `v` fails."""
+        where = path or "(root)"
+        types = self._types(schema)
+        if types:
+            test = " or ".join(_TYPE_EXPR[t].format(v=v) for t in types)
+            self.emit(ind, f"if not ({test}):")
+            self.emit(ind + 1, f"out.append((f{where!r}, f'must be {' or '.join(types)}, got {{{v}!r:.60}}'))")
+            self.emit(ind, "else:")
+            ind += 1
+            self.emit(ind, "pass")
+        if "const" in schema:
+            c = self.const(schema["const"])
+            self.emit(ind, f"if {v} != {c}:")
+            self.emit(ind + 1, f"out.append((f{where!r}, f'is {{{v}!r:.60}}, must be {{{c}!r}}'))")
+        if "enum" in schema:
+            c = self.const(tuple(schema["enum"]))
+            self.emit(ind, f"if {v} not in {c}:")
+            self.emit(ind + 1, f"out.append((f{where!r}, f'is {{{v}!r:.60}}, must be one of {{list({c})}}'))")
+        for name in schema.get("required", ()):
+            self.emit(ind, f"if {self.get(v, name)} is _ABSENT:")
+            self.emit(ind + 1, f"out.append((f{_join(path, name)!r}, 'is required'))")
+        for name, sub in schema.get("properties", {}).items():
+            w = self.var()
+            self.emit(ind, f"{w} = {self.get(v, name)}")
+            self.emit(ind, f"if {w} is not _ABSENT:")
+            self.emit(ind + 1, "pass")
+            self.check(sub, w, _join(path, name), ind + 1)
+        self._array(schema, v, ind, None, path)
+
+    def _array(self, schema: dict[str, Any], v: str, ind: int, pred: Any, path: str | None) -> None:
+        lo, hi, items = schema.get("minItems"), schema.get("maxItems"), schema.get("items")
+        if lo is None and hi is None and items is None:
+            return
+        self.emit(ind, f"if isinstance({v}, (list, tuple)):")
+        ind += 1
+        self.emit(ind, "pass")
+        where = path or "(root)"
+        for bound, op, text in ((lo, "<", "needs at least"), (hi, ">", "allows at most")):
+            if bound is None:
+                continue
+            if pred is not None:
+                self.emit(ind, f"if len({v}) {op} {bound}: return None")
+            else:
+                self.emit(ind, f"if len({v}) {op} {bound}:")
+                self.emit(ind + 1, f"out.append((f{where!r}, f'has {{len({v})}} item(s), {text} {bound}'))")
+        if items is not None:
+            i, w = self.var(), self.var()
+            self.emit(ind, f"for {i}, {w} in enumerate({v}):")
+            self.emit(ind + 1, "pass")
+            if pred is not None:
+                pred(items, w, ind + 1)
+            else:
+                self.check(items, w, (path or "") + "[{" + i + "}]", ind + 1)
 
 
-def _compile(schema: dict[str, Any]) -> Check:
-    """Turn a schema of the supported subset into a function, once, at class creation:
-    validation then costs a few attribute reads per rule instead of a schema walk."""
-    types = schema.get("type")
-    names = tuple(types if isinstance(types, list) else [types]) if types else ()
-    type_preds = tuple(_TYPES[n] for n in names)
-    has_const, const = "const" in schema, schema.get("const")
-    enum = tuple(schema["enum"]) if "enum" in schema else None
-    required = tuple(schema.get("required", ()))
-    props = tuple((name, _compile(sub)) for name, sub in schema.get("properties", {}).items())
-    min_items, max_items = schema.get("minItems"), schema.get("maxItems")
-    items = _compile(schema["items"]) if "items" in schema else None
-
-    def check(value: Any) -> Found:
-        if type_preds and not any(p(value) for p in type_preds):
-            return [("", f"must be {' or '.join(names)}, got {value!r:.60}")]
-        out: Found | None = None
-        if has_const and value != const:
-            out = [("", f"is {value!r:.60}, must be {const!r}")]
-        if enum is not None and value not in enum:
-            out = (out or []) + [("", f"is {value!r:.60}, must be one of {list(enum)}")]
-        for name in required:
-            if _get(value, name) is _ABSENT:
-                out = (out or []) + [(name, "is required")]
-        for name, sub in props:
-            item = _get(value, name)
-            if item is not _ABSENT:
-                found = sub(item)
-                if found:
-                    out = (out or []) + [(_join(name, p), m) for p, m in found]
-        if isinstance(value, list | tuple):
-            if min_items is not None and len(value) < min_items:
-                out = (out or []) + [("", f"has {len(value)} item(s), needs at least {min_items}")]
-            if max_items is not None and len(value) > max_items:
-                out = (out or []) + [("", f"has {len(value)} item(s), allows at most {max_items}")]
-            if items is not None:
-                for i, item in enumerate(value):
-                    found = items(item)
-                    if found:
-                        out = (out or []) + [(_join(f"[{i}]", p), m) for p, m in found]
-        return out or _PASS
-
-    return check
+def _join(path: str, name: str) -> str:
+    return name if not path else f"{path}.{name}"
 
 
-def _compile_predicate(schema: dict[str, Any]) -> Callable[[Any], bool]:
-    """Like `_compile`, but only answers "does it match?", stopping at the first miss and
-    building no messages: `if` clauses mostly do not match, and that must stay cheap."""
-    types = schema.get("type")
-    type_preds = tuple(_TYPES[n] for n in (types if isinstance(types, list) else [types])) if types else ()
-    has_const, const = "const" in schema, schema.get("const")
-    enum = tuple(schema["enum"]) if "enum" in schema else None
-    required = tuple(schema.get("required", ()))
-    props = tuple((name, _compile_predicate(sub)) for name, sub in schema.get("properties", {}).items())
-    min_items, max_items = schema.get("minItems"), schema.get("maxItems")
-    items = _compile_predicate(schema["items"]) if "items" in schema else None
-
-    def matches(value: Any) -> bool:
-        if type_preds and not any(p(value) for p in type_preds):
-            return False
-        if (has_const and value != const) or (enum is not None and value not in enum):
-            return False
-        if any(_get(value, name) is _ABSENT for name in required):
-            return False
-        for name, sub in props:
-            item = _get(value, name)
-            if item is not _ABSENT and not sub(item):
-                return False
-        if isinstance(value, list | tuple):
-            if (min_items is not None and len(value) < min_items) or (max_items is not None and len(value) > max_items):
-                return False
-            if items is not None and not all(items(item) for item in value):
-                return False
-        return True
-
-    return matches
+def _compile_clause(if_: dict[str, Any], then: dict[str, Any], name: str) -> Check:
+    """One if/then clause -> a Python function (see `_Emitter`)."""
+    emitter = _Emitter()
+    emitter.emit(0, "def clause(v0):")
+    emitter.predicate(if_, "v0", 1)
+    emitter.emit(1, "out = []")
+    emitter.check(then, "v0", "", 1)
+    emitter.emit(1, "return out")
+    namespace: dict[str, Any] = {
+        "_get": _get, "_ABSENT": _ABSENT, "_is_model": _is_model, "Decimal": Decimal, **emitter.consts
+    }
+    exec(compile("\n".join(emitter.lines), f"<schema rule {name}>", "exec"), namespace)  # noqa: S102
+    clause: Check = namespace["clause"]
+    return clause
 
 
-def _violations(schema: dict[str, Any], value: Any, path: str) -> list[str]:
-    """Readable violations of `schema` by `value` (compiles on each call: for tests and tools)."""
-    return [f"{_join(path, p) if path else (p or '(root)')} {m}" for p, m in _compile(schema)(value)]
+def _violations(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
+    """Readable violations of `schema` by `value` (compiles on each call; for tools and tests)."""
+    found = _compile_clause({}, schema, "adhoc")(value) or []
+    return [f"{_join(path, p) if path else (p or '(root)')} {m}" for p, m in found]
 
 
 @dataclass(frozen=True)
 class _Conditional:
     rule: str
-    if_: Callable[[Any], bool]
-    then: Check
+    clause: Check
 
 
 @dataclass(frozen=True)
@@ -243,7 +311,8 @@ def _conditionals(definition: dict[str, Any], where: str) -> tuple[_Conditional,
         _check_subset(clause["then"], f"{where}/allOf/{i}/then")
         found.append(
             _Conditional(
-                clause.get("description", f"allOf/{i}"), _compile_predicate(clause["if"]), _compile(clause["then"])
+                clause.get("description", f"allOf/{i}"),
+                _compile_clause(clause["if"], clause["then"], f"{where}/allOf/{i}"),
             )
         )
     return tuple(found)
@@ -315,11 +384,10 @@ class SchemaModel(BaseModel):
         # (e.g. union_tag_invalid) instead of a role rule.
         problems: list[str] = []
         for rule in type(self).__schema_conditionals__:
-            if rule.if_(self):
-                found = rule.then(self)
-                if found:
-                    listing = "; ".join(f"{path or '(root)'} {problem}" for path, problem in found)
-                    problems.append(f"{rule.rule} [{listing}]")
+            found = rule.clause(self)
+            if found:
+                listing = "; ".join(f"{path or '(root)'} {problem}" for path, problem in found)
+                problems.append(f"{rule.rule} [{listing}]")
         if problems:
             raise PydanticCustomError("schema_rule", "{problems}", {"problems": " | ".join(problems)})
         return self
