@@ -1,0 +1,25 @@
+"""`metis`: convert, import, inspect, replay, price and chat with canonical sessions.
+
+Every failure a user can cause (a file that is not JSON, an unknown provider or session,
+any MetisError) ends as one red line on stderr and a non-zero exit: 2 for usage errors,
+1 for everything else. Tracebacks are for developers: set `METIS_DEBUG=1` to see them.
+One module per command group: `wire` (convert, validate), `importing`, `sessions`
+(sessions, show, price, replay), `chat`, `demo`.
+"""
+
+from __future__ import annotations
+
+from . import chat, demo, importing, sessions, wire
+from ._app import MetisGroup, cli
+
+for _module in (wire, importing, sessions, chat, demo):
+    for _command in _module.COMMANDS:
+        cli.add_command(_command)
+
+
+def main() -> None:
+    """Console entry point (`metis = "metis.cli:main"`)."""
+    cli.main(prog_name="metis")
+
+
+__all__ = ["MetisGroup", "cli", "main"]

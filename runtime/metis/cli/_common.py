@@ -1,0 +1,287 @@
+"""What every `metis` command shares: the store, reading input, capturing drops, numbers.
+
+Commands stay short by leaning on these: `State.store` opens the SQLite store lazily
+(commands that never touch it, like `convert`, never create a file), `read_json`
+accepts a path or `-`, `DropCapture` collects the adapters' lossy-projection WARN
+lines (spec §7.3) so a command can report what it dropped and why.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import click
+from metis_schema.v1 import (
+    ImageBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from rich.console import Console
+
+from ..errors import MetisError, SessionNotFoundError
+from ..store import Store
+
+
+@dataclass
+class State:
+    """Global options, and the store opened on first use."""
+
+    db: Path | None = None
+    _store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.db)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A rich console on click's current streams; wide when output is not a terminal."""
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else int(os.environ.get("COLUMNS", "160"))
+    return Console(stderr=stderr, width=width, soft_wrap=False, highlight=False)
+
+
+def read_text(source: str) -> str:
+    """The text of a file, or of stdin for `-`."""
+    if source == "-":
+        return sys.stdin.read()
+    return Path(source).read_text(encoding="utf-8")
+
+
+def read_json(source: str) -> Any:
+    """A JSON document from a file or stdin (`-`); a clear error when it is not JSON."""
+    text = read_text(source)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        name = "stdin" if source == "-" else source
+        raise click.ClickException(
+            f"{name} is not JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
+        ) from None
+
+
+def read_json_documents(source: str) -> list[Any]:
+    """One JSON document, or JSON lines of them (one per non-blank line)."""
+    text = read_text(source)
+    name = "stdin" if source == "-" else source
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError as whole:
+        docs: list[Any] = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                docs.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise click.ClickException(
+                    f"{name} is neither JSON nor JSON lines: {whole.msg} (line {whole.lineno});"
+                    f" line {number} fails too"
+                ) from None
+        if not docs:
+            raise click.ClickException(f"{name} is empty") from None
+        return docs
+
+
+def dump_json(value: Any) -> str:
+    """Pretty JSON for people and pipes alike."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def resolve_session_id(store: Store, ref: str) -> str:
+    """A session id from an id or a unique prefix of one."""
+    ids = [info.id for info in store.list_sessions()]
+    if ref in ids:
+        return ref
+    matches = [i for i in ids if i.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionNotFoundError(f"no session {ref!r}", hint="`metis sessions` lists them")
+    raise click.ClickException(
+        f"{ref!r} matches {len(matches)} sessions: {', '.join(matches[:5])}; give more of the id"
+    )
+
+
+# --- drops --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Drop:
+    """One block an adapter dropped (or another adapter warning)."""
+
+    adapter: str | None
+    block_type: str | None
+    message_id: str | None
+    reason: str
+    text: str
+    """The whole log line (it names the wire path when the warning is not about a block)."""
+
+    def as_dict(self, index: int | None = None) -> dict[str, Any]:
+        return {
+            "adapter": self.adapter,
+            "block_type": self.block_type,
+            "message_index": index,
+            "message_id": self.message_id,
+            "reason": self.reason,
+            "log": self.text,
+        }
+
+
+class DropCapture(logging.Handler):
+    """Collects WARN records of the `metis.adapters` loggers while active (a context manager)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.drops: list[Drop] = []
+        self._saved: tuple[int, bool] = (logging.NOTSET, True)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        block_type = getattr(record, "block_type", None)
+        reason = getattr(record, "reason", None)
+        self.drops.append(
+            Drop(
+                adapter=getattr(record, "adapter", None),
+                block_type=block_type,
+                message_id=getattr(record, "message_id", None),
+                reason=str(reason) if reason is not None else record.getMessage(),
+                text=record.getMessage(),
+            )
+        )
+
+    def __enter__(self) -> DropCapture:
+        logger = logging.getLogger("metis.adapters")
+        self._saved = (logger.level, logger.propagate)
+        logger.addHandler(self)
+        logger.propagate = False  # reported by the command, not echoed twice
+        if logger.level == logging.NOTSET or logger.level > logging.WARNING:
+            logger.setLevel(logging.WARNING)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logger = logging.getLogger("metis.adapters")
+        logger.removeHandler(self)
+        logger.setLevel(self._saved[0])
+        logger.propagate = self._saved[1]
+
+
+def drop_lines(drops: Sequence[Drop], messages: Sequence[Message]) -> list[str]:
+    """Human lines for a drop report: which block of which message, and why."""
+    where = {m.id: (i, m.role.value) for i, m in enumerate(messages)}
+    lines = []
+    for drop in drops:
+        index, role = where.get(drop.message_id or "", (None, None))
+        at = f"message #{index} ({role})" if index is not None else (drop.message_id or "request")
+        what = f"{drop.block_type} block" if drop.block_type else "warning"
+        by = f" [{drop.adapter}]" if drop.adapter else ""
+        lines.append(
+            f"dropped {what} from {at}{by}: {drop.reason}" if drop.block_type else f"{what}{by}: {drop.text}"
+        )
+    return lines
+
+
+def drop_dicts(drops: Sequence[Drop], messages: Sequence[Message]) -> list[dict[str, Any]]:
+    where = {m.id: i for i, m in enumerate(messages)}
+    return [d.as_dict(where.get(d.message_id or "")) for d in drops]
+
+
+# --- numbers and summaries -----------------------------------------------------------------
+
+
+def block_summary(message: Message, limit: int = 60) -> str:
+    """One line describing a message's blocks (text excerpts, tool names, ids)."""
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            text = " ".join(block.text.split())
+            parts.append(f'"{text[:limit]}{"…" if len(text) > limit else ""}"')
+        elif isinstance(block, ToolUseBlock):
+            parts.append(f"tool_use {block.name} {block.id}")
+        elif isinstance(block, ToolResultBlock):
+            parts.append(f"tool_result{' (error)' if block.is_error else ''} → {block.tool_use_id}")
+        elif isinstance(block, ImageBlock):
+            parts.append(f"image {block.media_type} ({block.source.kind.value})")
+        elif isinstance(block, ThinkingBlock):
+            parts.append(f"thinking ({len(block.text)} chars{', signed' if block.signature else ''})")
+        elif isinstance(block, RedactedThinkingBlock):
+            parts.append("redacted_thinking")
+    return "; ".join(parts) or "(empty)"
+
+
+def money(value: Decimal | None) -> str:
+    """A cost for display: exact, with at least 6 decimals, `-` when unknown."""
+    if value is None:
+        return "-"
+    text = format(value.normalize(), "f") if value else "0"
+    whole, _, frac = text.partition(".")
+    return f"${whole}.{frac.ljust(6, '0')}"
+
+
+def tokens_of(message: Message) -> tuple[int, int, int]:
+    """(input incl. cache writes, output, cached input) of a message; zeros without usage."""
+    usage = message.metadata.usage
+    if usage is None:
+        return (0, 0, 0)
+    return (
+        usage.input_tokens + usage.cache_creation_input_tokens,
+        usage.output_tokens,
+        usage.cached_input_tokens,
+    )
+
+
+def cost_of(message: Message) -> Decimal | None:
+    usage = message.metadata.usage
+    return usage.cost_usd if usage is not None else None
+
+
+def total_cost(messages: Sequence[Message]) -> Decimal:
+    return sum((c for m in messages if (c := cost_of(m)) is not None), Decimal(0))
+
+
+def total_tokens(messages: Sequence[Message]) -> int:
+    return sum(sum(tokens_of(m)) for m in messages)
+
+
+def echo_err(text: str, *, color: str | None = None) -> None:
+    click.echo(click.style(text, fg=color) if color else text, err=True)
+
+
+__all__ = [
+    "Drop",
+    "DropCapture",
+    "MetisError",
+    "State",
+    "block_summary",
+    "console",
+    "cost_of",
+    "drop_dicts",
+    "drop_lines",
+    "dump_json",
+    "echo_err",
+    "money",
+    "read_json",
+    "read_json_documents",
+    "read_text",
+    "resolve_session_id",
+    "tokens_of",
+    "total_cost",
+    "total_tokens",
+]

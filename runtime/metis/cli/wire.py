@@ -1,0 +1,169 @@
+"""`metis convert` and `metis validate`: wire bodies and canonical documents, no store needed.
+
+`convert` is the adapters' round trip as a command: a recorded request body of one
+provider becomes the equivalent body for another (`from_wire_request`, then `to_wire`),
+and every block the target cannot carry is listed with the adapter's reason, because a
+silent drop is the one failure a conversion must never have (spec §7.3).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import adapters
+from ..catalog import load_catalog
+from ..errors import FieldProblem, MetisError
+from ..ids import ToolIdMap
+from ._common import DropCapture, drop_dicts, drop_lines, dump_json, echo_err, read_json
+
+PROVIDER = click.Choice(adapters.names(), case_sensitive=False)
+ADAPTER_RECORDS = frozenset({"dropped"})
+"""Keys some adapters put in WireImport.unmapped to list what they dropped (also logged at
+WARN, hence reported with the drops), not request fields."""
+
+
+def default_model(provider: str) -> str:
+    """The first catalog model of `provider`: what a conversion targets when none is named."""
+    entries = load_catalog().for_provider(provider)
+    if not entries:
+        raise click.UsageError(f"no catalog model for {provider}; pass --model")
+    return entries[0].id
+
+
+@click.command()
+@click.option("--from", "source", type=PROVIDER, required=True, help="Provider of the input body.")
+@click.option("--to", "target", type=PROVIDER, required=True, help="Provider to convert to.")
+@click.option(
+    "--model", help="Target model (id or alias); default: the target provider's first catalog model."
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the drop report (JSON) here.",
+)
+@click.argument("file", type=str)
+def convert(source: str, target: str, model: str | None, report_path: Path | None, file: str) -> None:
+    """Convert a recorded request body FILE (or - for stdin) from one provider's format to another's."""
+    body = read_json(file)
+    if not isinstance(body, Mapping):
+        raise click.ClickException(f"{file}: a request body must be a JSON object")
+    target_model = load_catalog().resolve(model).id if model else default_model(target)
+    if load_catalog().resolve(target_model).provider != target:
+        raise click.UsageError(f"model {target_model} is not a {target} model")
+    tool_ids = ToolIdMap("convert")
+    with DropCapture() as capture:
+        imported = adapters.get(source).from_wire_request(dict(body), session_id="convert", tool_ids=tool_ids)
+        options = dataclasses.replace(imported.options, model=target_model, tool_ids=tool_ids)
+        out = adapters.get(target).to_wire(imported.messages, imported.tools, options)
+    click.echo(dump_json(out))
+    unmapped = sorted(set(imported.unmapped) - ADAPTER_RECORDS)
+    report = {
+        "from": source,
+        "to": target,
+        "model": target_model,
+        "messages": len(imported.messages),
+        "dropped": drop_dicts(capture.drops, imported.messages),
+        "unmapped_fields": unmapped,
+    }
+    if report_path is not None:
+        report_path.write_text(dump_json(report) + "\n", encoding="utf-8")
+        return
+    lines = drop_lines(capture.drops, imported.messages)
+    if unmapped:
+        lines.append(f"request fields with no canonical place (not carried): {', '.join(unmapped)}")
+    summary = f"converted {len(imported.messages)} message(s) {source} → {target} ({target_model})"
+    echo_err(summary + (": nothing dropped" if not lines else f"; {len(lines)} note(s):"))
+    for line in lines:
+        echo_err(f"  {line}", color="yellow")
+
+
+# --- validate -------------------------------------------------------------------------------
+
+
+def detect_wire_provider(doc: Any) -> str | None:
+    """Which provider's request body `doc` looks like, from its shape (None when it is none)."""
+    if not isinstance(doc, Mapping):
+        return None
+    if "contents" in doc or "systemInstruction" in doc or "system_instruction" in doc:
+        return "gemini"
+    messages = doc.get("messages")
+    if not isinstance(messages, list):
+        return None
+    if any(k in doc for k in ("options", "keep_alive", "format", "think")) or any(
+        isinstance(m, Mapping) and "images" in m for m in messages
+    ):
+        return "ollama"
+    if any(k in doc for k in ("reasoning", "provider", "models", "transforms", "plugins")):
+        return "openrouter"
+    blocks = [b for m in messages if isinstance(m, Mapping) for b in _list(m.get("content"))]
+    anthropic_blocks = {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
+    if "system" in doc or any(isinstance(b, Mapping) and b.get("type") in anthropic_blocks for b in blocks):
+        return "anthropic"
+    if "max_tokens" in doc and not any(
+        isinstance(m, Mapping) and m.get("role") in ("system", "tool") for m in messages
+    ):
+        return "anthropic"
+    return "openai"
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _canonical_problems(doc: Any, kind: str | None) -> tuple[str, list[FieldProblem]]:
+    from ..validation import detect_kind, validate_document
+
+    kind = kind or detect_kind(doc)
+    return kind, validate_document(doc, kind)
+
+
+def _wire_problems(doc: Any, provider: str) -> list[FieldProblem]:
+    if not isinstance(doc, Mapping):
+        return [FieldProblem("", f"a {provider} request body must be a JSON object")]
+    try:
+        adapters.get(provider).from_wire_request(
+            dict(doc), session_id="validate", tool_ids=ToolIdMap("validate")
+        )
+    except MetisError as exc:
+        return [FieldProblem(exc.path or "", exc.message)]
+    return []
+
+
+@click.command()
+@click.option("--provider", type=PROVIDER, help="Check FILE as this provider's request body.")
+@click.option("--kind", help="Canonical document kind (Message, MessageList, PriceTable, ModelCatalog, ...).")
+@click.argument("file", type=str)
+def validate(provider: str | None, kind: str | None, file: str) -> None:
+    """Check FILE (or -): a canonical document against the schema, or a provider request body."""
+    doc = read_json(file)
+    if provider is None and kind is None:
+        try:
+            kind, problems = _canonical_problems(doc, None)
+        except MetisError:
+            provider = detect_wire_provider(doc)
+            if provider is None:
+                raise click.ClickException(
+                    f"{file}: not a canonical document or a provider request body; pass --kind or --provider"
+                ) from None
+    if provider is not None:
+        what = f"{provider} request body"
+        problems = _wire_problems(doc, provider)
+    else:
+        what = str(kind)
+        kind, problems = _canonical_problems(doc, kind)
+    if not problems:
+        click.echo(click.style(f"valid {what}", fg="green"))
+        return
+    click.echo(click.style(f"invalid {what}: {len(problems)} problem(s)", fg="red"))
+    for problem in problems:
+        click.echo(f"  {problem}")
+    click.get_current_context().exit(1)
+
+
+COMMANDS = [convert, validate]

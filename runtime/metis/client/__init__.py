@@ -1,0 +1,42 @@
+"""The HTTP client: canonical sessions sent to real providers over httpx.
+
+`Client` / `AsyncClient` open sessions (`client.session(model="sonnet")`,
+`client.resume(session_id)`); `session.send(...)` runs one request through the model's
+adapter and persists both sides in the store; `session.swap(model)` switches provider
+mid-session after checking the history can survive it. Retries, streaming checkpoints
+and cancellation are handled here so every caller gets them.
+"""
+
+from __future__ import annotations
+
+from ._async import AsyncClient, AsyncSession
+from ._config import Endpoint, base_url_env, resolve_endpoint
+from ._errors import ReplayError, RequestCancelledError, RequestTimeoutError, TransportError
+from ._replay import Exchange, ReplayTransport
+from ._retry import RetryPolicy, parse_retry_after
+from ._session import DEFAULT_MODEL, Content
+from ._stream import CheckpointPolicy, EventCallback
+from ._sync import DEFAULT_TIMEOUT, Client, Session
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_TIMEOUT",
+    "AsyncClient",
+    "AsyncSession",
+    "CheckpointPolicy",
+    "Client",
+    "Content",
+    "Endpoint",
+    "EventCallback",
+    "Exchange",
+    "ReplayError",
+    "ReplayTransport",
+    "RequestCancelledError",
+    "RequestTimeoutError",
+    "RetryPolicy",
+    "Session",
+    "TransportError",
+    "base_url_env",
+    "parse_retry_after",
+    "resolve_endpoint",
+]

@@ -1,0 +1,240 @@
+"""The asyncio client: the same surface as `Client`, with `await session.send(...)`.
+
+Store calls stay synchronous (SQLite writes are short and local); only the network is
+awaited. A task cancelled mid-stream (asyncio.CancelledError) still persists what had
+arrived as CANCELLED, then the cancellation propagates as asyncio expects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+import orjson
+from metis_schema.v1 import Message, ToolDefinition
+
+from ..events import EventSink
+from ..ids import ToolIdMap
+from ._errors import RequestCancelledError, RequestTimeoutError, TransportError
+from ._http import RETRYABLE_TRANSPORT, json_body, provider_error, retry_delay
+from ._protocols import SessionStore
+from ._retry import RetryPolicy
+from ._session import DEFAULT_MODEL, ClientSettings, Content, Prepared, SessionCore, create_record
+from ._stream import CheckpointPolicy, EventCallback, StreamRun
+from ._sync import DEFAULT_TIMEOUT, _open_store
+
+
+class AsyncClient:
+    """Sessions over httpx.AsyncClient. `transport` lets tests inject an httpx.MockTransport."""
+
+    def __init__(
+        self,
+        store: SessionStore | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        api_keys: Mapping[str, str | None] | None = None,
+        base_urls: Mapping[str, str] | None = None,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        max_retry_delay: float = 30.0,
+        events: EventSink | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        checkpoints: CheckpointPolicy | None = None,
+        default_model: str = DEFAULT_MODEL,
+    ) -> None:
+        opened, self._close_store = _open_store(store)
+        self.settings = ClientSettings(
+            store=opened,
+            api_keys=dict(api_keys or {}),
+            base_urls=dict(base_urls or {}),
+            events=events,
+            retry=RetryPolicy(max_retries=max_retries, max_delay=max_retry_delay),
+            checkpoints=checkpoints or CheckpointPolicy(),
+            clock=clock,
+            default_model=default_model,
+        )
+        self.sleep = sleep
+        self.http = httpx.AsyncClient(transport=transport, timeout=timeout)
+
+    @property
+    def store(self) -> SessionStore:
+        return self.settings.store
+
+    def session(
+        self,
+        model: str | None = None,
+        *,
+        workspace: Path | str | None = None,
+        tools: Sequence[ToolDefinition] = (),
+    ) -> AsyncSession:
+        """A new session whose default model is `model` (else the client's default)."""
+        record = create_record(
+            self.store, model=model, default_model=self.settings.default_model, workspace=workspace
+        )
+        return AsyncSession(self, SessionCore(self.settings, record, tools=tools))
+
+    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> AsyncSession:
+        """An existing session (SessionNotFoundError if there is none)."""
+        return AsyncSession(self, SessionCore(self.settings, self.store.get_session(session_id), tools=tools))
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+        if self._close_store is not None:
+            self._close_store()
+            self._close_store = None
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # --- HTTP ---------------------------------------------------------------------------------
+
+    async def _send_with_retries(self, prepared: Prepared) -> tuple[httpx.Response, float]:
+        content = orjson.dumps(prepared.body)
+        policy = self.settings.retry
+        name = prepared.adapter.name
+        attempt = 0
+        while True:
+            started = self.settings.clock()
+            request = self.http.build_request("POST", prepared.url, content=content, headers=prepared.headers)
+            try:
+                response = await self.http.send(request, stream=True)
+            except RETRYABLE_TRANSPORT as exc:
+                delay = policy.delay(attempt)
+                if delay is None:
+                    raise TransportError(
+                        f"cannot reach {name} at {prepared.url}: {exc}", provider=name
+                    ) from exc
+            except httpx.TimeoutException as exc:
+                raise RequestTimeoutError(f"{name} timed out: {exc}", provider=name) from exc
+            except httpx.HTTPError as exc:
+                raise TransportError(f"request to {name} failed: {exc}", provider=name) from exc
+            else:
+                if response.status_code < 400:
+                    return response, started
+                try:
+                    raw = await response.aread()
+                finally:
+                    await response.aclose()
+                error = provider_error(prepared.adapter, response, raw)
+                delay = retry_delay(policy, attempt, response, error)
+                if delay is None:
+                    raise error
+            await self.sleep(delay)
+            attempt += 1
+
+    async def _exchange(
+        self, core: SessionCore, prepared: Prepared, on_event: EventCallback | None
+    ) -> Message:
+        response, started = await self._send_with_retries(prepared)
+        name = prepared.adapter.name
+        if not prepared.stream:
+            try:
+                raw = await response.aread()
+            except httpx.TimeoutException as exc:
+                raise RequestTimeoutError(f"{name} timed out: {exc}", provider=name) from exc
+            except httpx.HTTPError as exc:
+                raise TransportError(f"reading the {name} response failed: {exc}", provider=name) from exc
+            finally:
+                await response.aclose()
+            prepared.context.latency_ms = int((self.settings.clock() - started) * 1000)
+            message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
+            return core.save_reply(message)
+        run = StreamRun(
+            prepared.adapter,
+            prepared.context,
+            core.store,
+            on_event=on_event,
+            checkpoints=self.settings.checkpoints,
+            started=started,
+            clock=self.settings.clock,
+        )
+        try:
+            try:
+                async for chunk in response.aiter_bytes():
+                    run.feed(chunk)
+            except httpx.TimeoutException as exc:
+                partial = run.cancel()
+                raise RequestTimeoutError(
+                    f"{name} stream timed out; kept what arrived as CANCELLED",
+                    partial=partial,
+                    provider=name,
+                    message_id=partial.id,
+                ) from exc
+            except httpx.HTTPError as exc:
+                partial = run.cancel()
+                raise TransportError(
+                    f"{name} stream broke: {exc}; kept what arrived as CANCELLED",
+                    partial=partial,
+                    provider=name,
+                    message_id=partial.id,
+                ) from exc
+            except KeyboardInterrupt as exc:
+                partial = run.cancel()
+                raise RequestCancelledError(
+                    "cancelled; kept what arrived as CANCELLED", partial=partial, message_id=partial.id
+                ) from exc
+            except BaseException:  # asyncio.CancelledError included: save, then let it propagate
+                run.cancel()
+                raise
+            finally:
+                await response.aclose()
+            return run.close()
+        finally:
+            core.save_tool_ids()
+
+
+class AsyncSession:
+    """One conversation over the async client (see `Session`)."""
+
+    def __init__(self, client: AsyncClient, core: SessionCore) -> None:
+        self.client = client
+        self.core = core
+
+    @property
+    def id(self) -> str:
+        return self.core.id
+
+    @property
+    def active_model(self) -> str:
+        return self.core.active_model
+
+    @property
+    def tool_ids(self) -> ToolIdMap:
+        return self.core.tool_ids
+
+    def messages(self) -> list[Message]:
+        return self.core.history()
+
+    async def send(
+        self,
+        content: Content | None = None,
+        *,
+        model: str | None = None,
+        tools: Sequence[ToolDefinition] | None = None,
+        stream: bool = False,
+        on_event: EventCallback | None = None,
+        **options: Any,
+    ) -> Message:
+        """As `Session.send`, awaited."""
+        prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
+        return await self.client._exchange(self.core, prepared, on_event)
+
+    def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
+        return self.core.add_tool_result(tool_use_id, content, is_error=is_error)
+
+    def swap(self, model: str) -> str:
+        return self.core.swap(model)
+
+
+__all__ = ["AsyncClient", "AsyncSession"]

@@ -1,0 +1,63 @@
+"""The parts of the store the client relies on, stated as a Protocol.
+
+The client needs a handful of store operations, not the store's implementation; naming
+them here keeps the dependency visible and lets tests pass a spy or an in-memory double.
+`metis.store.Store` satisfies it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from metis_schema.v1 import Message
+
+from ..ids import ToolIdMap
+
+
+class SessionRecord(Protocol):
+    """What the client reads from a stored session."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def workspace_path(self) -> str: ...
+
+    @property
+    def active_model(self) -> str | None: ...
+
+    @property
+    def routing_policy(self) -> Mapping[str, Any] | None: ...
+
+
+class SessionStore(Protocol):
+    """Store operations the client and CLI use."""
+
+    def create_session(
+        self,
+        workspace_path: str,
+        *,
+        active_model: str | None = None,
+        routing_policy: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> SessionRecord: ...
+
+    def get_session(self, session_id: str) -> SessionRecord: ...
+
+    def set_active_model(self, session_id: str, model: str) -> Any: ...
+
+    def append(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> Any: ...
+
+    def upsert_partial(self, message: Message) -> Any: ...
+
+    def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> Any: ...
+
+    def load_session(self, session_id: str) -> Sequence[Message]: ...
+
+    def save_tool_ids(self, session_id: str, tool_ids: ToolIdMap) -> Any: ...
+
+    def load_tool_ids(self, session_id: str) -> ToolIdMap: ...
+
+
+__all__ = ["SessionRecord", "SessionStore"]

@@ -1,0 +1,343 @@
+"""What one session does around a request, shared by the sync and async clients.
+
+Everything here is I/O-free apart from store calls: choosing the model and recording
+why (spec §4.3), refusing a swap the history cannot survive before any request
+(§8.4), building the body through the adapter with the session's tool id map (§6.2),
+and persisting the user message before the request and the assistant message after,
+so a crash never loses what the user typed and never stores half a reply as COMPLETE.
+The sync and async clients add only the HTTP part.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from metis_schema.v1 import (
+    CatalogEntry,
+    ContentBlock,
+    Message,
+    MessageStatus,
+    Role,
+    RoutingDecisionRecord,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from pydantic import ValidationError
+
+from .. import adapters
+from ..adapters import Adapter, AdapterOptions, WireBody
+from ..assembly import RequestContext
+from ..catalog import load_catalog
+from ..errors import ClientError, DocumentError, FieldProblem
+from ..events import EventSink
+from ..ids import ToolIdMap, new_message_id
+from ..routing import ChainPolicy, check_swap, decision_record
+from ._config import Endpoint, resolve_endpoint
+from ._protocols import SessionRecord, SessionStore
+from ._retry import RetryPolicy
+from ._stream import CheckpointPolicy
+
+Content = str | Sequence[ContentBlock | Mapping[str, Any]]
+"""What `send` accepts: plain text, or content blocks (models or their JSON form)."""
+
+_OPTION_NAMES = frozenset(f.name for f in fields(AdapterOptions)) - {
+    "model",
+    "session_id",
+    "tool_ids",
+    "workspace",
+    "stream",
+}
+DEFAULT_MODEL = "sonnet"
+
+
+@dataclass
+class ClientSettings:
+    """Configuration shared by every session of one client."""
+
+    store: SessionStore
+    api_keys: Mapping[str, str | None] = field(default_factory=dict)
+    base_urls: Mapping[str, str] = field(default_factory=dict)
+    events: EventSink | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    checkpoints: CheckpointPolicy = field(default_factory=CheckpointPolicy)
+    clock: Callable[[], float] = time.monotonic
+    default_model: str = DEFAULT_MODEL
+    user_agent: str = "metis/0.1.0"
+
+    def endpoint(self, adapter: Adapter) -> Endpoint:
+        return resolve_endpoint(adapter, api_keys=self.api_keys, base_urls=self.base_urls)
+
+
+@dataclass
+class Prepared:
+    """One request, ready to send: where, what, and how to read the answer."""
+
+    adapter: Adapter
+    entry: CatalogEntry
+    url: str
+    headers: dict[str, str]
+    body: WireBody
+    context: RequestContext
+    stream: bool
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _blocks(content: Content) -> list[Any]:
+    if isinstance(content, str):
+        return [TextBlock(type="text", text=content)]
+    return list(content)
+
+
+def _validated(data: dict[str, Any], what: str) -> Message:
+    try:
+        return Message.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            FieldProblem(path="/" + "/".join(str(p) for p in err["loc"]), problem=err["msg"])
+            for err in exc.errors()
+        ]
+        raise DocumentError(what, problems) from None
+
+
+class SessionCore:
+    """State and bookkeeping of one session (see module docstring)."""
+
+    def __init__(
+        self, settings: ClientSettings, record: SessionRecord, *, tools: Sequence[ToolDefinition] = ()
+    ) -> None:
+        self.settings = settings
+        self.store = settings.store
+        self.id = record.id
+        self.workspace = Path(record.workspace_path)
+        policy = dict(record.routing_policy or {})
+        catalog = load_catalog()
+        self.default_model = catalog.resolve(str(policy.get("default_model") or settings.default_model)).id
+        self.default_level = str(policy.get("default_level", "global"))
+        self.active_model = catalog.resolve(record.active_model or self.default_model).id
+        self.tools: tuple[ToolDefinition, ...] = tuple(tools)
+        self.tool_ids: ToolIdMap = self.store.load_tool_ids(self.id)
+
+    # --- reading --------------------------------------------------------------------------
+
+    @property
+    def sticky(self) -> bool:
+        """True when the active model was chosen by a swap rather than the session default."""
+        return self.active_model != self.default_model
+
+    def history(self) -> list[Message]:
+        """Every stored message of the session, in order."""
+        return list(self.store.load_session(self.id))
+
+    @staticmethod
+    def replayable(history: Sequence[Message]) -> list[Message]:
+        """The messages a provider is sent: everything but assistant turns that did not finish.
+
+        A CANCELLED or ERROR reply stays in the store for the record, but replaying it
+        could hand the provider a tool call that was never answered or a half sentence
+        it would treat as its own prefill.
+        """
+        return [m for m in history if m.role != Role.assistant or m.metadata.status == MessageStatus.complete]
+
+    # --- building -------------------------------------------------------------------------
+
+    def user_message(self, content: Content) -> Message:
+        """A USER message of `content` (validated; not stored yet)."""
+        return _validated(
+            {
+                "id": new_message_id(),
+                "session_id": self.id,
+                "role": Role.user,
+                "content": _blocks(content),
+                "metadata": {},
+                "created_at": _now(),
+                "schema_version": 1,
+            },
+            "user message",
+        )
+
+    def tool_message(self, tool_use_id: str, content: Content, *, is_error: bool) -> Message:
+        """A TOOL message answering `tool_use_id` (validated; not stored yet)."""
+        result = {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": _blocks(content),
+            "is_error": is_error,
+        }
+        return _validated(
+            {
+                "id": new_message_id(),
+                "session_id": self.id,
+                "role": Role.tool,
+                "content": [result],
+                "metadata": {"parent_tool_use_id": tool_use_id},
+                "created_at": _now(),
+                "schema_version": 1,
+            },
+            "tool result",
+        )
+
+    def routing(self, target: str, *, override: bool) -> RoutingDecisionRecord:
+        """The routing record of this turn (spec §4.3); `decision_record` also emits `route.decided`."""
+        if override:
+            chain, reason = ChainPolicy.PER_MESSAGE_OVERRIDE, "per-message model override"
+        elif self.sticky:
+            chain, reason = ChainPolicy.MANUAL_STICKY, "user swap (sticky session model)"
+        elif self.default_level == "workspace":
+            chain, reason = ChainPolicy.WORKSPACE_DEFAULT, "session default model"
+        else:
+            chain, reason = ChainPolicy.GLOBAL_DEFAULT, "global default model"
+        return decision_record(chain, target, reason, events=self.settings.events)
+
+    def check_capable(self, history: Sequence[Message], target: str, tools: Sequence[ToolDefinition]) -> None:
+        """Raise CapabilityError (and emit routing_constraint_failure) if `target` can't carry the history."""
+        check_swap(history, target, tools=tools, events=self.settings.events, active_model=self.active_model)
+
+    def prepare(
+        self,
+        content: Content | None,
+        *,
+        model: str | None,
+        tools: Sequence[ToolDefinition] | None,
+        stream: bool,
+        options: Mapping[str, Any],
+    ) -> Prepared:
+        """Validate, route, build the body and store the user message; nothing is sent yet.
+
+        Every refusal (an unknown option, unanswered tool calls, a model that cannot carry
+        the history, a body the adapter cannot build) happens before the user message is
+        stored, so a refused send leaves the session as it was.
+        """
+        unknown = sorted(set(options) - _OPTION_NAMES)
+        if unknown:
+            raise ClientError(
+                f"unknown request option(s): {', '.join(unknown)}", hint=f"known: {sorted(_OPTION_NAMES)}"
+            )
+        tools = self.tools if tools is None else tuple(tools)
+        wire_history = self.replayable(self.history())
+        _refuse_unanswered(wire_history, self.id)
+        user = self.user_message(content) if content is not None else None
+        if user is None and (not wire_history or wire_history[-1].role == Role.assistant):
+            raise ClientError("nothing to send: give content, or answer the tool calls first")
+        pending = [*wire_history, *([user] if user else [])]
+        entry = load_catalog().resolve(model or self.active_model)
+        if entry.id != self.active_model:
+            self.check_capable(pending, entry.id, tools)
+        prepared = self._build(
+            entry, pending, tools, stream=stream, override=model is not None, options=options
+        )
+        if user is not None:
+            self.store.append(user)
+        return prepared
+
+    def _build(
+        self,
+        entry: CatalogEntry,
+        pending: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        *,
+        stream: bool,
+        override: bool,
+        options: Mapping[str, Any],
+    ) -> Prepared:
+        """The request for `entry`: body via the adapter, URL, headers and response context."""
+        adapter = adapters.get(entry.provider)
+        endpoint = self.settings.endpoint(adapter)
+        adapter_options = AdapterOptions(
+            model=entry.id,
+            session_id=self.id,
+            tool_ids=self.tool_ids,
+            workspace=self.workspace,
+            stream=stream,
+            **dict(options),
+        )
+        body = adapter.to_wire(pending, tools, adapter_options)
+        context = RequestContext(
+            session_id=self.id,
+            model=entry.id,
+            tool_ids=self.tool_ids,
+            routing=self.routing(entry.id, override=override),
+            tools=tools,
+            events=self.settings.events,
+        )
+        headers = {
+            "content-type": "application/json",
+            "user-agent": self.settings.user_agent,
+            **adapter.auth_headers(endpoint.api_key),
+        }
+        url = adapter.endpoint(endpoint.base_url, entry.wire_model, stream=stream)
+        return Prepared(adapter, entry, url, headers, body, context, stream)
+
+    # --- storing ----------------------------------------------------------------------------
+
+    def save_reply(self, message: Message) -> Message:
+        """Store a whole (non-streamed) reply and the tool ids it introduced."""
+        self.store.append(message, tool_ids=self.tool_ids)
+        self.store.save_tool_ids(self.id, self.tool_ids)
+        return message
+
+    def save_tool_ids(self) -> None:
+        """Persist the tool id map (after a streamed reply, whose rows `finalize` wrote)."""
+        self.store.save_tool_ids(self.id, self.tool_ids)
+
+    def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
+        """Store a TOOL message answering `tool_use_id` (the store checks it exists and is unanswered)."""
+        message = self.tool_message(tool_use_id, content, is_error=is_error)
+        self.store.append(message, tool_ids=self.tool_ids)
+        return message
+
+    def swap(self, model: str) -> str:
+        """Make `model` the sticky model if the history allows it (spec §8.4); returns its id."""
+        target = load_catalog().resolve(model).id
+        self.check_capable(self.replayable(self.history()), target, self.tools)
+        self.store.set_active_model(self.id, target)
+        self.active_model = target
+        return target
+
+
+def _refuse_unanswered(history: Sequence[Message], session_id: str) -> None:
+    """A provider rejects a request whose last tool calls have no results: say so before sending."""
+    answered = {
+        block.tool_use_id
+        for message in history
+        if message.role == Role.tool
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    }
+    open_calls = [
+        f"{block.id} ({block.name})"
+        for message in history
+        if message.role == Role.assistant
+        for block in message.content
+        if isinstance(block, ToolUseBlock) and block.id not in answered
+    ]
+    if open_calls:
+        raise ClientError(
+            f"session {session_id} has unanswered tool calls: {', '.join(open_calls)}",
+            hint="answer each with session.add_tool_result(tool_use_id, ...) before sending",
+        )
+
+
+def create_record(
+    store: SessionStore, *, model: str | None, default_model: str, workspace: Path | str | None
+) -> SessionRecord:
+    """A new stored session whose default model is `model` (workspace level) or the global default."""
+    entry = load_catalog().resolve(model or default_model)
+    level = "workspace" if model else "global"
+    return store.create_session(
+        str(Path(workspace or Path.cwd()).resolve()),
+        active_model=entry.id,
+        routing_policy={"default_model": entry.id, "default_level": level},
+    )
+
+
+__all__ = ["DEFAULT_MODEL", "ClientSettings", "Content", "Prepared", "SessionCore", "create_record"]

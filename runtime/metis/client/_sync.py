@@ -1,0 +1,262 @@
+"""The synchronous client: `Client` opens sessions, `Session.send` runs one request.
+
+Only the HTTP exchange lives here (httpx.Client, retries, streaming bytes into the
+adapter); what surrounds it is `SessionCore`, shared with the async client.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+import orjson
+from metis_schema.v1 import Message, ToolDefinition
+
+from ..events import EventSink
+from ..ids import ToolIdMap
+from ._errors import RequestCancelledError, RequestTimeoutError, TransportError
+from ._http import RETRYABLE_TRANSPORT, json_body, provider_error, retry_delay
+from ._protocols import SessionStore
+from ._retry import RetryPolicy
+from ._session import DEFAULT_MODEL, ClientSettings, Content, Prepared, SessionCore, create_record
+from ._stream import CheckpointPolicy, EventCallback, StreamRun
+
+DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+
+
+def _open_store(store: SessionStore | None) -> tuple[SessionStore, Callable[[], None] | None]:
+    """The given store, or the default one opened here (and closed with the client)."""
+    if store is not None:
+        return store, None
+    from ..store import Store
+
+    opened = Store.open()
+    return opened, opened.close
+
+
+class Client:
+    """Sessions over httpx.Client. `transport` lets tests inject an httpx.MockTransport."""
+
+    def __init__(
+        self,
+        store: SessionStore | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        api_keys: Mapping[str, str | None] | None = None,
+        base_urls: Mapping[str, str] | None = None,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        max_retry_delay: float = 30.0,
+        events: EventSink | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        checkpoints: CheckpointPolicy | None = None,
+        default_model: str = DEFAULT_MODEL,
+    ) -> None:
+        opened, self._close_store = _open_store(store)
+        self.settings = ClientSettings(
+            store=opened,
+            api_keys=dict(api_keys or {}),
+            base_urls=dict(base_urls or {}),
+            events=events,
+            retry=RetryPolicy(max_retries=max_retries, max_delay=max_retry_delay),
+            checkpoints=checkpoints or CheckpointPolicy(),
+            clock=clock,
+            default_model=default_model,
+        )
+        self.sleep = sleep
+        self.http = httpx.Client(transport=transport, timeout=timeout)
+
+    @property
+    def store(self) -> SessionStore:
+        return self.settings.store
+
+    def session(
+        self,
+        model: str | None = None,
+        *,
+        workspace: Path | str | None = None,
+        tools: Sequence[ToolDefinition] = (),
+    ) -> Session:
+        """A new session whose default model is `model` (else the client's default)."""
+        record = create_record(
+            self.store, model=model, default_model=self.settings.default_model, workspace=workspace
+        )
+        return Session(self, SessionCore(self.settings, record, tools=tools))
+
+    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> Session:
+        """An existing session (SessionNotFoundError if there is none)."""
+        return Session(self, SessionCore(self.settings, self.store.get_session(session_id), tools=tools))
+
+    def close(self) -> None:
+        self.http.close()
+        if self._close_store is not None:
+            self._close_store()
+            self._close_store = None
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # --- HTTP ---------------------------------------------------------------------------------
+
+    def _send_with_retries(self, prepared: Prepared) -> tuple[httpx.Response, float]:
+        """Send until a non-error response (left open for streaming) or a final failure."""
+        content = orjson.dumps(prepared.body)
+        policy = self.settings.retry
+        attempt = 0
+        while True:
+            started = self.settings.clock()
+            request = self.http.build_request("POST", prepared.url, content=content, headers=prepared.headers)
+            try:
+                response = self.http.send(request, stream=True)
+            except RETRYABLE_TRANSPORT as exc:
+                delay = policy.delay(attempt)
+                if delay is None:
+                    raise TransportError(
+                        f"cannot reach {prepared.adapter.name} at {prepared.url}: {exc}",
+                        provider=prepared.adapter.name,
+                    ) from exc
+            except httpx.TimeoutException as exc:
+                raise RequestTimeoutError(
+                    f"{prepared.adapter.name} timed out: {exc}", provider=prepared.adapter.name
+                ) from exc
+            except httpx.HTTPError as exc:
+                raise TransportError(
+                    f"request to {prepared.adapter.name} failed: {exc}", provider=prepared.adapter.name
+                ) from exc
+            else:
+                if response.status_code < 400:
+                    return response, started
+                try:
+                    raw = response.read()
+                finally:
+                    response.close()
+                error = provider_error(prepared.adapter, response, raw)
+                delay = retry_delay(policy, attempt, response, error)
+                if delay is None:
+                    raise error
+            self.sleep(delay)
+            attempt += 1
+
+    def _exchange(self, core: SessionCore, prepared: Prepared, on_event: EventCallback | None) -> Message:
+        response, started = self._send_with_retries(prepared)
+        if not prepared.stream:
+            try:
+                raw = response.read()
+            except httpx.TimeoutException as exc:
+                raise RequestTimeoutError(
+                    f"{prepared.adapter.name} timed out: {exc}", provider=prepared.adapter.name
+                ) from exc
+            except httpx.HTTPError as exc:
+                raise TransportError(f"reading the {prepared.adapter.name} response failed: {exc}") from exc
+            finally:
+                response.close()
+            prepared.context.latency_ms = int((self.settings.clock() - started) * 1000)
+            message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
+            return core.save_reply(message)
+        run = StreamRun(
+            prepared.adapter,
+            prepared.context,
+            core.store,
+            on_event=on_event,
+            checkpoints=self.settings.checkpoints,
+            started=started,
+            clock=self.settings.clock,
+        )
+        try:
+            try:
+                for chunk in response.iter_bytes():
+                    run.feed(chunk)
+            except httpx.TimeoutException as exc:
+                partial = run.cancel()
+                raise RequestTimeoutError(
+                    f"{prepared.adapter.name} stream timed out; kept what arrived as CANCELLED",
+                    partial=partial,
+                    provider=prepared.adapter.name,
+                    message_id=partial.id,
+                ) from exc
+            except httpx.HTTPError as exc:
+                partial = run.cancel()
+                raise TransportError(
+                    f"{prepared.adapter.name} stream broke: {exc}; kept what arrived as CANCELLED",
+                    partial=partial,
+                    provider=prepared.adapter.name,
+                    message_id=partial.id,
+                ) from exc
+            except KeyboardInterrupt as exc:
+                partial = run.cancel()
+                raise RequestCancelledError(
+                    "cancelled; kept what arrived as CANCELLED", partial=partial, message_id=partial.id
+                ) from exc
+            except BaseException:
+                run.cancel()
+                raise
+            finally:
+                response.close()
+            return run.close()
+        finally:
+            core.save_tool_ids()
+
+
+class Session:
+    """One conversation: send, answer tool calls, swap models. Every step is persisted."""
+
+    def __init__(self, client: Client, core: SessionCore) -> None:
+        self.client = client
+        self.core = core
+
+    @property
+    def id(self) -> str:
+        return self.core.id
+
+    @property
+    def active_model(self) -> str:
+        """Canonical id of the model the next request goes to."""
+        return self.core.active_model
+
+    @property
+    def tool_ids(self) -> ToolIdMap:
+        """The session's ToolIdMap (canonical id <-> provider ids)."""
+        return self.core.tool_ids
+
+    def messages(self) -> list[Message]:
+        """The stored conversation, in order."""
+        return self.core.history()
+
+    def send(
+        self,
+        content: Content | None = None,
+        *,
+        model: str | None = None,
+        tools: Sequence[ToolDefinition] | None = None,
+        stream: bool = False,
+        on_event: EventCallback | None = None,
+        **options: Any,
+    ) -> Message:
+        """Send `content` (or, with None, continue after tool results) and return the reply.
+
+        `model` overrides the model for this message only (routing mode OVERRIDE);
+        `options` are AdapterOptions fields (max_tokens, temperature, tool_choice, ...).
+        """
+        prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
+        return self.client._exchange(self.core, prepared, on_event)
+
+    def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
+        """Answer a tool call; the next `send()` carries the result with the provider's id."""
+        return self.core.add_tool_result(tool_use_id, content, is_error=is_error)
+
+    def swap(self, model: str) -> str:
+        """Switch the session's model (sticky); CapabilityError, and no change, if it can't carry history."""
+        return self.core.swap(model)
+
+
+__all__ = ["DEFAULT_TIMEOUT", "Client", "Session"]

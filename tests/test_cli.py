@@ -1,0 +1,663 @@
+"""`metis` commands through click's CliRunner (and the installed console script once).
+
+Bad input of every kind must end as one red `error:` line and a non-zero exit (2 for
+usage, 1 for failures) and never a traceback; the happy paths are checked against the
+store and against the provider SDK contracts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from metis.catalog import load_catalog
+from metis.cli import cli
+from metis.store import Store
+from metis_schema.v1 import MessageStatus, Role, RoutingMode
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+SIGNATURE = "EqQBCkYIBxgCKkB" + "A" * 220
+ANTHROPIC_BODY: dict[str, Any] = {
+    "model": "claude-sonnet-4-6",
+    "max_tokens": 1024,
+    "system": "You are terse.",
+    "tools": [
+        {
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "input_schema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        }
+    ],
+    "messages": [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+                {"type": "text", "text": "Weather where this was taken?"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "Looks like Paris.", "signature": SIGNATURE},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01A09q90qw90lq917835lq9",
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_01A09q90qw90lq917835lq9",
+                    "content": "sunny, 21C",
+                }
+            ],
+        },
+        {"role": "assistant", "content": "It is sunny in Paris."},
+        {"role": "user", "content": "Thanks!"},
+    ],
+}
+OPENAI_BODY: dict[str, Any] = {
+    "model": "gpt-5",
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Bye"},
+    ],
+}
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "cli.sqlite3"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Iterator[dict[str, Path]]:
+    paths = {
+        "anthropic": tmp_path / "anthropic.json",
+        "openai": tmp_path / "openai.json",
+        "jsonl": tmp_path / "many.jsonl",
+        "broken": tmp_path / "broken.json",
+    }
+    paths["anthropic"].write_text(json.dumps(ANTHROPIC_BODY))
+    paths["openai"].write_text(json.dumps(OPENAI_BODY))
+    paths["jsonl"].write_text("\n".join(json.dumps(OPENAI_BODY) for _ in range(4)) + "\n")
+    paths["broken"].write_text('{"model": "gpt-5", "messages": [')
+    yield paths
+
+
+def run(
+    runner: CliRunner, *args: str | Path, stdin: str | None = None, env: dict[str, str] | None = None
+) -> Result:
+    return runner.invoke(cli, [str(a) for a in args], input=stdin, env=env, catch_exceptions=False)
+
+
+def assert_clean_failure(result: Result, code: int, *needles: str) -> None:
+    """One `error:` line on stderr, the exit code, no traceback."""
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.output
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def imported(runner: CliRunner, db: Path, provider: str, *paths: Path) -> list[str]:
+    result = run(runner, "--db", db, "import", "--from", provider, *paths)
+    assert result.exit_code == 0, result.output
+    return result.stdout.split()
+
+
+# --- convert ---------------------------------------------------------------------------------------
+
+
+def test_convert_anthropic_to_openai_reports_drops(runner: CliRunner, files: dict[str, Path]) -> None:
+    from contracts import openai as openai_contract
+
+    result = run(runner, "convert", "--from", "anthropic", "--to", "openai", files["anthropic"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    openai_contract.check_request(body)
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
+    call = body["messages"][2]["tool_calls"][0]
+    assert body["messages"][3]["tool_call_id"] == call["id"] and json.loads(
+        call["function"]["arguments"]
+    ) == {"city": "Paris"}
+    assert body["messages"][1]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert "dropped thinking block from message #2 (assistant) [openai]" in result.stderr
+    assert "Looks like Paris" not in result.stdout  # dropped, never rendered as text
+
+
+def test_convert_from_stdin_with_a_json_report(runner: CliRunner, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = run(
+        runner,
+        "convert",
+        "--from",
+        "anthropic",
+        "--to",
+        "ollama",
+        "--model",
+        "llama3.3",
+        "--report",
+        report,
+        "-",
+        stdin=json.dumps(ANTHROPIC_BODY),
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["model"] == load_catalog().resolve("llama3.3").wire_model
+    data = json.loads(report.read_text())
+    dropped = {(d["block_type"], d["message_index"]) for d in data["dropped"] if d["block_type"]}
+    assert dropped == {("image", 1), ("thinking", 2)}
+    assert all(d["reason"] for d in data["dropped"])
+    assert data["to"] == "ollama" and data["model"] == "ollama:llama-3.3-70b"
+
+
+def test_convert_of_a_body_read_as_the_wrong_provider_lists_every_drop(
+    runner: CliRunner, files: dict[str, Path]
+) -> None:
+    result = run(runner, "convert", "--from", "openai", "--to", "anthropic", files["anthropic"])
+    assert result.exit_code == 0, result.output
+    for part in ("'image'", "'thinking'", "'tool_use'", "'tool_result'", "tools[0]"):
+        assert part in result.stderr
+
+
+def test_convert_round_trip_to_the_same_provider_keeps_ids(runner: CliRunner, files: dict[str, Path]) -> None:
+    result = run(
+        runner, "convert", "--from", "anthropic", "--to", "anthropic", "--model", "sonnet", files["anthropic"]
+    )
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["messages"][1]["content"][0] == ANTHROPIC_BODY["messages"][1]["content"][0]  # signed thinking
+    assert body["messages"][1]["content"][1]["id"] == "toolu_01A09q90qw90lq917835lq9"
+    assert "nothing dropped" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["--from", "anthropic", "--to", "openai", "{broken}"], 1, "is not JSON"),
+        (["--from", "antropic", "--to", "openai", "{anthropic}"], 2, "'antropic' is not one of"),
+        (["--from", "anthropic", "--to", "openai", "{missing}"], 1, "No such file"),
+        (["--from", "openai", "--to", "anthropic", "{list}"], 1, "must be a JSON object"),
+        (["--from", "gemini", "--to", "anthropic", "{openai}"], 1, "gemini"),
+        (
+            ["--from", "anthropic", "--to", "openai", "--model", "sonnet", "{anthropic}"],
+            2,
+            "not a openai model",
+        ),
+        (["--from", "anthropic", "--to", "openai", "--model", "gpt-9000", "{anthropic}"], 1, "unknown model"),
+    ],
+)
+def test_convert_bad_input_is_one_clean_line(
+    runner: CliRunner, files: dict[str, Path], tmp_path: Path, args: list[str], code: int, needle: str
+) -> None:
+    (tmp_path / "list.json").write_text("[1, 2]")
+    names = {
+        **{k: str(v) for k, v in files.items()},
+        "missing": str(tmp_path / "nope.json"),
+        "list": str(tmp_path / "list.json"),
+    }
+    result = run(runner, "convert", *[a.format(**names) for a in args])
+    assert_clean_failure(result, code, needle)
+
+
+# --- import, sessions, show --------------------------------------------------------------------------
+
+
+def test_import_stores_sessions_and_lists_them(runner: CliRunner, db: Path, files: dict[str, Path]) -> None:
+    ids = imported(runner, db, "anthropic", files["anthropic"])
+    assert len(ids) == 1
+    with Store.open(db) as store:
+        messages = store.load_session(ids[0])
+        assert [m.role for m in messages] == [
+            Role.system,
+            Role.user,
+            Role.assistant,
+            Role.tool,
+            Role.assistant,
+            Role.user,
+        ]
+        assert store.load_tool_ids(ids[0]).resolve_incoming("anthropic", "toolu_01A09q90qw90lq917835lq9")
+        assert store.get_session(ids[0]).active_model == "anthropic:claude-sonnet-4-6"
+
+    result = run(runner, "--db", db, "sessions")
+    assert (
+        result.exit_code == 0 and ids[0] in result.stdout and "anthropic:claude-sonnet-4-6" in result.stdout
+    )
+
+    result = run(runner, "--db", db, "show", ids[0][:12])
+    assert result.exit_code == 0, result.output
+    for needle in (
+        "tool_use get_weather",
+        "tool_result",
+        "image image/png",
+        "thinking",
+        "succeeded",
+        "toolu_01A09q90qw90lq917835lq9",
+        "total",
+    ):
+        assert needle in result.stdout
+
+
+def test_import_json_lines_with_progress(runner: CliRunner, db: Path, files: dict[str, Path]) -> None:
+    ids = imported(runner, db, "openai", files["jsonl"], files["openai"])
+    assert len(ids) == 5 and len(set(ids)) == 5
+    with Store.open(db) as store:
+        assert len(store.list_sessions()) == 5
+        assert [m.role for m in store.load_session(ids[-1])] == [
+            Role.system,
+            Role.user,
+            Role.assistant,
+            Role.user,
+        ]
+
+
+def test_import_writes_nothing_when_any_body_is_bad(
+    runner: CliRunner, db: Path, files: dict[str, Path], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"model": "gpt-5", "messages": [{"role": "wizard", "content": "hi"}]}))
+    result = run(runner, "--db", db, "import", "--from", "openai", files["openai"], bad)
+    assert_clean_failure(result, 1, "bad.json")
+    with Store.open(db) as store:
+        assert store.list_sessions() == []
+    assert_clean_failure(
+        run(runner, "--db", db, "import", "--from", "openai", files["broken"]), 1, "broken.json"
+    )
+
+
+def test_sessions_and_show_bad_input(runner: CliRunner, db: Path, files: dict[str, Path]) -> None:
+    result = run(runner, "--db", db, "sessions")
+    assert result.exit_code == 0 and "no sessions yet" in result.stderr
+    assert_clean_failure(run(runner, "--db", db, "show", "sess_nope"), 1, "no session 'sess_nope'")
+    imported(runner, db, "openai", files["openai"], files["openai"])
+    assert_clean_failure(run(runner, "--db", db, "show", "sess_"), 1, "matches 2 sessions")
+    assert_clean_failure(run(runner, "--db", db, "frobnicate"), 2, "No such command")
+
+
+# --- replay and price -------------------------------------------------------------------------------------
+
+
+def test_replay_shows_body_drops_and_verdict(runner: CliRunner, db: Path, files: dict[str, Path]) -> None:
+    from contracts import openai as openai_contract
+
+    (session,) = imported(runner, db, "anthropic", files["anthropic"])
+    result = run(runner, "--db", db, "replay", session, "--to", "openai:gpt-5")
+    assert result.exit_code == 0, result.output
+    openai_contract.check_request(json.loads(result.stdout))
+    assert "dropped thinking block" in result.stderr
+    assert "swap check: openai:gpt-5 can carry this session" in result.stderr
+
+    result = run(runner, "--db", db, "replay", session, "--to", "llama3.3")
+    assert result.exit_code == 0, result.output
+    assert "dropped image block from message #1 (user)" in result.stderr
+    assert (
+        "refused: Cannot swap to Llama 3.3 70B: session contains images that this model can't process"
+        in result.stderr
+    )
+    assert_clean_failure(
+        run(runner, "--db", db, "replay", session, "--to", "nobody:nothing"), 1, "unknown model"
+    )
+
+
+def test_price_reprices_under_another_version(runner: CliRunner, db: Path) -> None:
+    result = run(runner, "demo", "--db", db)
+    assert result.exit_code == 0, result.output
+    with Store.open(db) as store:
+        (info,) = store.list_sessions()
+    result = run(runner, "--db", db, "price", info.id, "--pricing-version", "2026-05-08")
+    assert result.exit_code == 0, result.output
+    assert "cost @ 2026-05-08" in result.stdout and "2026-11-01" in result.stdout
+    totals = next(line for line in result.stdout.splitlines() if "total" in line)
+    stored, repriced = [cell.strip() for cell in totals.split("│") if cell.strip().startswith("$")]
+    assert stored != repriced  # openai:gpt-5's rates differ between the two tables
+    assert_clean_failure(
+        run(runner, "--db", db, "price", info.id, "--pricing-version", "1999-01-01"),
+        1,
+        "unknown pricing version",
+    )
+
+
+# --- validate -------------------------------------------------------------------------------------------
+
+
+def _message(**overrides: Any) -> dict[str, Any]:
+    doc = {
+        "id": "01HZ0000000000000000000001",
+        "session_id": "sess_42",
+        "role": "user",
+        "content": [{"type": "text", "text": "What's a ULID?"}],
+        "metadata": {},
+        "created_at": "2026-05-08T12:00:00.000000Z",
+        "schema_version": 1,
+    }
+    doc.update(overrides)
+    return doc
+
+
+def test_validate_documents_and_wire_bodies(
+    runner: CliRunner, tmp_path: Path, files: dict[str, Path]
+) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_message()))
+    result = run(runner, "validate", good)
+    assert result.exit_code == 0 and "valid Message" in result.stdout
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            [
+                _message(),
+                _message(
+                    role="user",
+                    content=[{"type": "tool_use", "id": "x", "name": "f", "input": {}}],
+                    created_at="yesterday",
+                ),
+            ]
+        )
+    )
+    result = run(runner, "validate", bad)
+    assert result.exit_code == 1
+    assert "invalid MessageList" in result.stdout
+    assert "[1].created_at" in result.stdout and "[1].content[0]" in result.stdout
+
+    price = Path(__file__).resolve().parents[1] / "runtime" / "metis" / "data" / "pricing-2026-05-08.json"
+    assert "valid PriceTable" in run(runner, "validate", price).stdout
+
+    result = run(runner, "validate", files["anthropic"])
+    assert result.exit_code == 0 and "valid anthropic request body" in result.stdout
+    result = run(runner, "validate", files["openai"])
+    assert result.exit_code == 0 and "valid openai request body" in result.stdout
+
+    broken = tmp_path / "wire.json"
+    broken.write_text(
+        json.dumps(
+            {
+                "model": "claude-sonnet-4-6",
+                "max_tokens": 5,
+                "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}],
+            }
+        )
+    )
+    result = run(runner, "validate", "--provider", "anthropic", broken)
+    assert result.exit_code == 1 and "messages[0].content" in result.stdout
+
+
+def test_validate_bad_input(runner: CliRunner, tmp_path: Path, files: dict[str, Path]) -> None:
+    assert_clean_failure(run(runner, "validate", files["broken"]), 1, "is not JSON")
+    odd = tmp_path / "odd.json"
+    odd.write_text('{"hello": "world"}')
+    assert_clean_failure(
+        run(runner, "validate", odd), 1, "not a canonical document or a provider request body"
+    )
+    assert_clean_failure(run(runner, "validate", "--kind", "Nonsense", odd), 1, "unknown document kind")
+    latin = tmp_path / "latin1.json"
+    latin.write_bytes('{"text": "caf\xe9"}'.encode("latin-1"))
+    assert_clean_failure(run(runner, "validate", latin), 1, "not UTF-8")
+
+
+# --- chat ---------------------------------------------------------------------------------------------
+
+
+def _sse(name: str, data: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n"
+
+
+def anthropic_text_stream(text: str, output_tokens: int = 9) -> dict[str, Any]:
+    message = {
+        "id": "msg_chat",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 20, "output_tokens": 1},
+    }
+    half = len(text) // 2
+    return {
+        "request": {"path": "/v1/messages", "body_contains": ['"stream":true']},
+        "response": {
+            "chunks": [
+                _sse("message_start", {"type": "message_start", "message": message}),
+                _sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                ),
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": text[:half]},
+                    },
+                ),
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": text[half:]},
+                    },
+                ),
+                _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                _sse(
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "end_turn"},
+                        "usage": {"output_tokens": output_tokens},
+                    },
+                ),
+                _sse("message_stop", {"type": "message_stop"}),
+            ]
+        },
+    }
+
+
+def openai_text_stream(text: str) -> dict[str, Any]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None) -> str:
+        choices = [] if usage else [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return (
+            "data: "
+            + json.dumps(
+                {
+                    "id": "c1",
+                    "object": "chat.completion.chunk",
+                    "created": 1,
+                    "model": "gpt-5",
+                    "choices": choices,
+                    "usage": usage,
+                }
+            )
+            + "\n\n"
+        )
+
+    return {
+        "request": {"path": "/chat/completions", "body_contains": ['"model":"gpt-5"', "Hello there"]},
+        "response": {
+            "chunks": [
+                chunk({"role": "assistant", "content": ""}),
+                chunk({"content": text}),
+                chunk({}, "stop"),
+                chunk({}, usage={"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}),
+                "data: [DONE]\n\n",
+            ]
+        },
+    }
+
+
+def test_chat_one_shot_streams_and_persists(runner: CliRunner, db: Path, tmp_path: Path) -> None:
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps([anthropic_text_stream("Hello there, human.")]))
+    result = run(runner, "--db", db, "chat", "sonnet", "Say hello", env={"METIS_REPLAY_FILE": str(replay)})
+    assert result.exit_code == 0, result.output
+    assert "Hello there, human." in result.stdout and "anthropic:claude-sonnet-4-6" in result.stdout
+    with Store.open(db) as store:
+        (info,) = store.list_sessions()
+        messages = store.load_session(info.id)
+    assert [m.role for m in messages] == [Role.user, Role.assistant]
+    assert messages[1].metadata.status == MessageStatus.complete and messages[1].metadata.usage is not None
+
+
+def test_chat_swaps_mid_session_and_prints_refusals(
+    runner: CliRunner, db: Path, tmp_path: Path, files: dict[str, Path]
+) -> None:
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps([anthropic_text_stream("Hello there."), openai_text_stream("Still here.")]))
+    env = {"METIS_REPLAY_FILE": str(replay)}
+    script = "hi\n/model\n/model gpt5\nHello there?\n/help\n/quit\nnever sent\n"
+    result = run(runner, "--db", db, "chat", "sonnet", stdin=script, env=env)
+    assert result.exit_code == 0, result.output
+    assert "Hello there." in result.stdout and "Still here." in result.stdout
+    assert "active model: anthropic:claude-sonnet-4-6" in result.stdout
+    assert "swapped to openai:gpt-5" in result.stdout and "commands: /model" in result.stdout
+    with Store.open(db) as store:
+        (info,) = store.list_sessions()
+        messages = store.load_session(info.id)
+        assert info.active_model == "openai:gpt-5"
+    assert [m.metadata.provider for m in messages if m.role == Role.assistant] == ["anthropic", "openai"]
+    routing = messages[-1].metadata.routing
+    assert routing is not None and routing.mode == RoutingMode.manual
+    assert "never sent" not in json.dumps([m.model_dump(mode="json") for m in messages])
+
+    # A session holding an image: the swap to a text-only model is refused with the reason.
+    (session,) = imported(runner, db, "anthropic", files["anthropic"])
+    replay.write_text(json.dumps([]))
+    result = run(
+        runner, "--db", db, "chat", "sonnet", "--session", session, stdin="/model llama3.3\n/quit\n", env=env
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "Cannot swap to Llama 3.3 70B: session contains images that this model can't process" in result.stderr
+    )
+
+
+def test_chat_bad_input(runner: CliRunner, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert_clean_failure(run(runner, "--db", db, "chat", "gpt-9000", "hi"), 1, "unknown model")
+    assert_clean_failure(
+        run(runner, "--db", db, "chat", "sonnet", "hi", env={"ANTHROPIC_API_KEY": ""}), 1, "ANTHROPIC_API_KEY"
+    )
+    replay = tmp_path / "replay.json"
+    replay.write_text(
+        json.dumps(
+            [
+                {
+                    "request": {"path": "/v1/messages"},
+                    "response": {
+                        "status": 401,
+                        "json": {
+                            "type": "error",
+                            "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+                        },
+                    },
+                }
+            ]
+        )
+    )
+    result = run(runner, "--db", db, "chat", "sonnet", "hi", env={"METIS_REPLAY_FILE": str(replay)})
+    assert_clean_failure(result, 1, "invalid x-api-key")
+
+
+# --- demo ---------------------------------------------------------------------------------------------
+
+
+def test_demo_end_to_end(runner: CliRunner, db: Path) -> None:
+    result = run(runner, "demo", "--db", db)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert f"database: {db}" in out
+    assert "swapped to openai:gpt-5" in out
+    assert (
+        "refused: Cannot swap to Llama 3.3 70B: session contains images that this model can't process" in out
+    )
+    assert (
+        "tool calls" in out
+        and "call_Q3v9kX2mZbT7yW1pLr8dN4sA" in out
+        and "toolu_01A09q90qw90lq917835lq9" in out
+    )
+
+    with Store.open(db) as store:
+        (info,) = store.list_sessions()
+        messages = store.load_session(info.id)
+        records = store.tool_calls(info.id)
+        assert info.active_model == "openai:gpt-5"
+    replies = [m for m in messages if m.role == Role.assistant]
+    assert [m.metadata.provider for m in replies] == ["anthropic"] * 3 + ["openai"] * 2
+    assert {m.metadata.status for m in messages} == {MessageStatus.complete}
+    assert [m.metadata.routing.mode for m in replies if m.metadata.routing] == [RoutingMode.default] * 3 + [
+        RoutingMode.manual
+    ] * 2
+    costs = [m.metadata.usage.cost_usd for m in replies if m.metadata.usage]
+    assert len(costs) == 5 and all(c > 0 for c in costs)
+    assert f"${sum(costs)}" in out  # the total row of the table
+    assert [(r.provider, r.provider_id, r.status.value) for r in records] == [
+        ("anthropic", "toolu_01A09q90qw90lq917835lq9", "succeeded"),
+        ("openai", "call_Q3v9kX2mZbT7yW1pLr8dN4sA", "succeeded"),
+    ]
+    assert any(b.type == "image" for m in messages for b in m.content)
+
+
+def test_demo_default_path_is_under_metis_home(runner: CliRunner, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = run(runner, "demo", env={"METIS_HOME": str(home)})
+    assert result.exit_code == 0, result.output
+    (made,) = home.glob("demo-*.sqlite3")
+    assert f"database: {made}" in result.stdout
+
+
+def test_console_script_runs_the_demo_without_network(tmp_path: Path) -> None:
+    env = {**os.environ, "METIS_HOME": str(tmp_path), "NO_COLOR": "1"}
+    exe = Path(sys.executable).with_name("metis")
+    done = subprocess.run(
+        [str(exe), "demo"], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused: Cannot swap to" in done.stdout and "Traceback" not in done.stderr
+    failed = subprocess.run(
+        [str(exe), "show", "nope"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (
+        failed.returncode == 1
+        and failed.stderr.strip().startswith("error: ")
+        and "Traceback" not in failed.stderr
+    )
+
+
+def test_debug_mode_shows_tracebacks(runner: CliRunner, files: dict[str, Path]) -> None:
+    result = runner.invoke(cli, ["validate", str(files["broken"])], env={"METIS_DEBUG": "1"})
+    assert (
+        result.exit_code == 1
+        and result.exception is not None
+        and not isinstance(result.exception, SystemExit)
+    )
