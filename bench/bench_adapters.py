@@ -30,28 +30,73 @@ def _conversation(n: int, provider: str, model: str) -> tuple[list[Any], list[An
     from metis.ids import new_message_id, new_tool_id
     from metis_schema.v1 import Message, ToolDefinition
 
-    tools = [ToolDefinition(name="read_file", description="Read a file", side_effects="read",
-                            input_schema={"type": "object", "properties": {"path": {"type": "string"}}})]
-    usage = {"input_tokens": 100, "output_tokens": 20, "cost_usd": "0.0006", "pricing_version": "2026-05-08",
-             "latency_ms": 800}
+    tools = [
+        ToolDefinition(
+            name="read_file",
+            description="Read a file",
+            side_effects="read",
+            input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+        )
+    ]
+    usage = {
+        "input_tokens": 100,
+        "output_tokens": 20,
+        "cost_usd": "0.0006",
+        "pricing_version": "2026-05-08",
+        "latency_ms": 800,
+    }
     routing = {"mode": "default", "chosen_model": model, "reason": "bench"}
     out: list[Any] = []
     while len(out) < n:
         call = new_tool_id()
-        out.append(Message.model_validate({"id": new_message_id(), "session_id": "sess_bench", "role": "user",
-                                           "content": [{"type": "text", "text": "Summarize README.md please"}],
-                                           "metadata": {}, "created_at": T0, "schema_version": 1}))
-        out.append(Message.model_validate({
-            "id": new_message_id(), "session_id": "sess_bench", "role": "assistant",
-            "content": [{"type": "text", "text": "I'll read the file."},
-                        {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": "README.md"}}],
-            "metadata": {"model": model, "provider": provider, "routing": routing, "usage": usage},
-            "created_at": T0, "schema_version": 1}))
-        out.append(Message.model_validate({
-            "id": new_message_id(), "session_id": "sess_bench", "role": "tool",
-            "content": [{"type": "tool_result", "tool_use_id": call,
-                         "content": [{"type": "text", "text": "# Project Foo\n\nA tool for things." * 3}]}],
-            "metadata": {"parent_tool_use_id": call}, "created_at": T0, "schema_version": 1}))
+        out.append(
+            Message.model_validate(
+                {
+                    "id": new_message_id(),
+                    "session_id": "sess_bench",
+                    "role": "user",
+                    "content": [{"type": "text", "text": "Summarize README.md please"}],
+                    "metadata": {},
+                    "created_at": T0,
+                    "schema_version": 1,
+                }
+            )
+        )
+        out.append(
+            Message.model_validate(
+                {
+                    "id": new_message_id(),
+                    "session_id": "sess_bench",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": "I'll read the file."},
+                        {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": "README.md"}},
+                    ],
+                    "metadata": {"model": model, "provider": provider, "routing": routing, "usage": usage},
+                    "created_at": T0,
+                    "schema_version": 1,
+                }
+            )
+        )
+        out.append(
+            Message.model_validate(
+                {
+                    "id": new_message_id(),
+                    "session_id": "sess_bench",
+                    "role": "tool",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": call,
+                            "content": [{"type": "text", "text": "# Project Foo\n\nA tool for things." * 3}],
+                        }
+                    ],
+                    "metadata": {"parent_tool_use_id": call},
+                    "created_at": T0,
+                    "schema_version": 1,
+                }
+            )
+        )
     return out[:n], tools
 
 
@@ -76,27 +121,68 @@ def _provider_rows(provider: str) -> list[Row]:
 
     seconds, body = wire_cost(1000)
     floor = per_call(lambda: orjson.loads(orjson.dumps(body)), repeat=3)
-    rows.append(Row(provider, "to_wire 1,000 msgs", seconds / 1000 * 1e6, "µs/msg", floor / 1000 * 1e6,
-                    "orjson loads+dumps of body", "<= 1.5x floor", seconds <= 1.5 * floor))
+    rows.append(
+        Row(
+            provider,
+            "to_wire 1,000 msgs",
+            seconds / 1000 * 1e6,
+            "µs/msg",
+            floor / 1000 * 1e6,
+            "orjson loads+dumps of body",
+            "<= 1.5x floor",
+            seconds <= 1.5 * floor,
+        )
+    )
     messages, tools = _conversation(1000, provider, model)
     options = AdapterOptions(model=model, session_id="sess_bench", tool_ids=ToolIdMap("sess_bench"))
-    rows.append(Row(provider, "to_wire 1,000 msgs peak memory",
-                    peak_memory(lambda: adapter.to_wire(messages, tools, options)) / 1024, "KiB"))
+    rows.append(
+        Row(
+            provider,
+            "to_wire 1,000 msgs peak memory",
+            peak_memory(lambda: adapter.to_wire(messages, tools, options)) / 1024,
+            "KiB",
+        )
+    )
     small, _ = wire_cost(500)
     large, _ = wire_cost(4000)
     growth = (large / 4000) / (small / 500)
-    rows.append(Row(provider, "to_wire µs/msg at 4,000 / at 500", growth, "ratio", None, None, "<= 1.5 (linear)",
-                    growth <= 1.5))
+    rows.append(
+        Row(
+            provider,
+            "to_wire µs/msg at 4,000 / at 500",
+            growth,
+            "ratio",
+            None,
+            None,
+            "<= 1.5 (linear)",
+            growth <= 1.5,
+        )
+    )
 
     fixture = importlib.import_module(f"contracts.{provider}").response_fixture()
     raw = orjson.dumps(fixture)
     ids = ToolIdMap("sess_bench")
-    context = RequestContext(session_id="sess_bench", model=model, tool_ids=ids, message_id="01HZ0000000000000000000001",
-                             created_at=T0)
+    context = RequestContext(
+        session_id="sess_bench",
+        model=model,
+        tool_ids=ids,
+        message_id="01HZ0000000000000000000001",
+        created_at=T0,
+    )
     parse = per_call(lambda: adapter.from_wire_response(orjson.loads(raw), context))
     loads = per_call(lambda: orjson.loads(raw))
-    rows.append(Row(provider, "from_wire_response text + 2 tool calls", parse * 1e6, "µs", loads * 1e6,
-                    "orjson.loads of body", "<= 20 µs and <= 10x floor", parse <= 20e-6 and parse <= 10 * loads))
+    rows.append(
+        Row(
+            provider,
+            "from_wire_response text + 2 tool calls",
+            parse * 1e6,
+            "µs",
+            loads * 1e6,
+            "orjson.loads of body",
+            "<= 20 µs and <= 10x floor",
+            parse <= 20e-6 and parse <= 10 * loads,
+        )
+    )
     return rows
 
 

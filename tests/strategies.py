@@ -16,20 +16,19 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
-from hypothesis import strategies as st
-
 import metis_schema
+from hypothesis import strategies as st
 from metis.catalog import load_catalog
 from metis.ids import new_message_id, new_tool_id
 from metis_schema.v1 import Message, ToolDefinition
 
-PNG_1PX = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=12)
 JSON_VALUES = st.recursive(
     JSON_SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -48,7 +47,9 @@ def _string(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
             min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2100, 1, 1), timezones=st.just(dt.UTC)
         ).map(lambda d: d.isoformat().replace("+00:00", "Z"))
     if fmt == "decimal":
-        return st.decimals(min_value=Decimal(0), max_value=Decimal(1000), places=6).map(lambda d: format(d, "f"))
+        return st.decimals(min_value=Decimal(0), max_value=Decimal(1000), places=6).map(
+            lambda d: format(d, "f")
+        )
     if fmt == "date":
         return st.dates().map(lambda d: d.isoformat())
     if "pattern" in schema:
@@ -83,8 +84,11 @@ def from_schema(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any
         case "null":
             return st.none()
         case "array":
-            return st.lists(from_schema(schema.get("items", {}), depth + 1), min_size=schema.get("minItems", 0),
-                            max_size=min(schema.get("maxItems", 3), 3))
+            return st.lists(
+                from_schema(schema.get("items", {}), depth + 1),
+                min_size=schema.get("minItems", 0),
+                max_size=min(schema.get("maxItems", 3), 3),
+            )
         case "object":
             return _object(schema, depth)
     return JSON_VALUES
@@ -118,7 +122,11 @@ def image_blocks(draw: st.DrawFn) -> dict[str, Any]:
     """Image blocks of every source kind; file_refs name `img.png` in the test workspace."""
     kind = draw(st.sampled_from(["base64", "url", "file_ref"]))
     data = {"base64": PNG_1PX, "url": "https://example.test/cat.png", "file_ref": "img.png"}[kind]
-    return {"type": "image", "source": {"kind": kind, "data": data}, "media_type": draw(st.sampled_from(MEDIA))}
+    return {
+        "type": "image",
+        "source": {"kind": kind, "data": data},
+        "media_type": draw(st.sampled_from(MEDIA)),
+    }
 
 
 def _text() -> st.SearchStrategy[dict[str, Any]]:
@@ -147,11 +155,17 @@ def conversations(draw: st.DrawFn, max_turns: int = 4) -> tuple[list[Message], l
     tools: dict[str, dict[str, Any]] = {}
 
     def add(role: str, content: list[dict[str, Any]], metadata: dict[str, Any] | None = None) -> None:
-        messages.append({
-            "id": new_message_id(), "session_id": session, "role": role, "content": content,
-            "metadata": metadata or {}, "created_at": (created + dt.timedelta(seconds=len(messages))).isoformat(),
-            "schema_version": 1,
-        })
+        messages.append(
+            {
+                "id": new_message_id(),
+                "session_id": session,
+                "role": role,
+                "content": content,
+                "metadata": metadata or {},
+                "created_at": (created + dt.timedelta(seconds=len(messages))).isoformat(),
+                "schema_version": 1,
+            }
+        )
 
     if draw(st.booleans()):
         add("system", draw(st.lists(_text(), min_size=1, max_size=2)))
@@ -171,15 +185,23 @@ def conversations(draw: st.DrawFn, max_turns: int = 4) -> tuple[list[Message], l
             tool = draw(schema_strategy("ToolDefinition"))
             tool["input_schema"] = {"type": "object", "properties": {"q": {"type": "string"}}}
             tools.setdefault(tool["name"], tool)
-            call = {"type": "tool_use", "id": new_tool_id(), "name": tool["name"],
-                    "input": draw(st.dictionaries(st.sampled_from(["q", "n"]), JSON_SCALARS, max_size=2))}
+            call = {
+                "type": "tool_use",
+                "id": new_tool_id(),
+                "name": tool["name"],
+                "input": draw(st.dictionaries(st.sampled_from(["q", "n"]), JSON_SCALARS, max_size=2)),
+            }
             blocks.append(call)
             calls.append(call)
         add("assistant", blocks, _metadata(draw, provider))
         for call in calls:
             content = draw(st.lists(st.one_of(_text(), image_blocks()), min_size=1, max_size=2))
-            result = {"type": "tool_result", "tool_use_id": call["id"], "content": content,
-                      "is_error": draw(st.booleans())}
+            result = {
+                "type": "tool_result",
+                "tool_use_id": call["id"],
+                "content": content,
+                "is_error": draw(st.booleans()),
+            }
             add("tool", [result], {"parent_tool_use_id": call["id"]})
     models = [Message.model_validate(m) for m in messages]
     return models, [ToolDefinition.model_validate(t) for t in tools.values()]

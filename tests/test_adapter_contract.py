@@ -20,11 +20,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import metis.adapters
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
-
-import metis.adapters
 from metis.adapters import AdapterOptions
 from metis.assembly import RequestContext
 from metis.catalog import load_catalog
@@ -45,15 +44,27 @@ def contract(provider: str) -> ModuleType:
 def capable_model(provider: str) -> str:
     """The provider's catalog model with the most capabilities (images, tools, thinking)."""
     entries = load_catalog().for_provider(provider)
-    best = max(entries, key=lambda e: (e.capabilities.supports_tools, e.capabilities.supports_images,
-                                       e.capabilities.supports_thinking))
+    best = max(
+        entries,
+        key=lambda e: (
+            e.capabilities.supports_tools,
+            e.capabilities.supports_images,
+            e.capabilities.supports_thinking,
+        ),
+    )
     return best.id
 
 
-def context(provider: str, tool_ids: ToolIdMap | None = None, session: str = "sess_contract") -> RequestContext:
+def context(
+    provider: str, tool_ids: ToolIdMap | None = None, session: str = "sess_contract"
+) -> RequestContext:
     return RequestContext(
-        session_id=session, model=capable_model(provider), tool_ids=ToolIdMap(session) if tool_ids is None else tool_ids,
-        message_id="01HZ0000000000000000000777", created_at=FIXED_TIME, latency_ms=120,
+        session_id=session,
+        model=capable_model(provider),
+        tool_ids=ToolIdMap(session) if tool_ids is None else tool_ids,
+        message_id="01HZ0000000000000000000777",
+        created_at=FIXED_TIME,
+        latency_ms=120,
     )
 
 
@@ -78,7 +89,9 @@ def link_problems(provider: str, body: dict[str, Any]) -> list[str]:
             blocks = msg["content"] if isinstance(msg["content"], list) else []
             for block in blocks:
                 if block.get("type") == "tool_result" and block["tool_use_id"] not in previous:
-                    problems.append(f"messages[{i}] tool_result {block['tool_use_id']} has no tool_use before it")
+                    problems.append(
+                        f"messages[{i}] tool_result {block['tool_use_id']} has no tool_use before it"
+                    )
             previous = {b["id"] for b in blocks if b.get("type") == "tool_use"}
     elif provider in ("openai", "openrouter"):
         open_calls: set[str] = set()
@@ -98,7 +111,9 @@ def link_problems(provider: str, body: dict[str, Any]) -> list[str]:
             after = contents[i + 1] if i + 1 < len(contents) else None
             if after is None:
                 continue
-            answers = [p["functionResponse"]["name"] for p in after.get("parts", []) if "functionResponse" in p]
+            answers = [
+                p["functionResponse"]["name"] for p in after.get("parts", []) if "functionResponse" in p
+            ]
             if answers != calls:
                 problems.append(f"contents[{i + 1}] answers {answers}, calls were {calls}")
     elif provider == "ollama":
@@ -131,7 +146,9 @@ def test_unknown_adapter_is_a_typed_error() -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_response_parses_into_a_complete_message(provider: str) -> None:
-    message = metis.adapters.get(provider).from_wire_response(contract(provider).response_fixture(), context(provider))
+    message = metis.adapters.get(provider).from_wire_response(
+        contract(provider).response_fixture(), context(provider)
+    )
     assert message.role == Role.assistant
     assert message.metadata.status == MessageStatus.complete
     meta = message.metadata
@@ -152,7 +169,11 @@ def test_stream_assembles_to_the_non_streamed_message(provider: str, chunking: s
     adapter = metis.adapters.get(provider)
     chunks: list[bytes] = contract(provider).stream_fixture()
     whole = b"".join(chunks)
-    pieces = {"as-recorded": chunks, "one-byte": [whole[i : i + 1] for i in range(len(whole))], "one-piece": [whole]}
+    pieces = {
+        "as-recorded": chunks,
+        "one-byte": [whole[i : i + 1] for i in range(len(whole))],
+        "one-piece": [whole],
+    }
     streamed = adapter.assemble_stream(pieces[chunking], context(provider))
     direct = adapter.from_wire_response(contract(provider).response_fixture(), context(provider))
     assert normalized(streamed) == normalized(direct)
@@ -184,10 +205,20 @@ def test_stored_response_replays_to_its_own_provider(provider: str) -> None:
     ids = ToolIdMap("sess_contract")
     message = adapter.from_wire_response(contract(provider).response_fixture(), context(provider, ids))
     stored = Message.model_validate_json(message.model_dump_json(exclude_none=True))
-    user = Message(id=new_message_id(), session_id="sess_contract", role=Role.user,
-                   content=[{"type": "text", "text": "hi"}], metadata={}, created_at=FIXED_TIME, schema_version=1)
-    body = adapter.to_wire([user, stored], [], AdapterOptions(model=capable_model(provider),
-                                                             session_id="sess_contract", tool_ids=ids))
+    user = Message(
+        id=new_message_id(),
+        session_id="sess_contract",
+        role=Role.user,
+        content=[{"type": "text", "text": "hi"}],
+        metadata={},
+        created_at=FIXED_TIME,
+        schema_version=1,
+    )
+    body = adapter.to_wire(
+        [user, stored],
+        [],
+        AdapterOptions(model=capable_model(provider), session_id="sess_contract", tool_ids=ids),
+    )
     contract(provider).check_request(body)
 
 
@@ -204,8 +235,12 @@ def test_any_valid_conversation_projects_to_a_valid_body(
     workspace = tmp_path_factory.mktemp("ws")
     (workspace / "img.png").write_bytes(base64.b64decode(PNG_1PX))
     messages, tools = case
-    options = AdapterOptions(model=capable_model(provider), session_id=messages[0].session_id,
-                             tool_ids=ToolIdMap(messages[0].session_id), workspace=workspace)
+    options = AdapterOptions(
+        model=capable_model(provider),
+        session_id=messages[0].session_id,
+        tool_ids=ToolIdMap(messages[0].session_id),
+        workspace=workspace,
+    )
     try:
         body = metis.adapters.get(provider).to_wire(messages, tools, options)
     except MetisError:
@@ -217,17 +252,43 @@ def test_any_valid_conversation_projects_to_a_valid_body(
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_foreign_thinking_is_dropped_with_one_warn(provider: str, caplog: pytest.LogCaptureFixture) -> None:
     foreign = "gemini" if provider == "anthropic" else "anthropic"
-    thinking = Message.model_validate({
-        "id": new_message_id(), "session_id": "sess_lossy", "role": "assistant",
-        "content": [{"type": "thinking", "text": "hmm", "signature": "c2lnbmF0dXJl"}, {"type": "text", "text": "ok"}],
-        "metadata": {"model": capable_model(foreign), "provider": foreign, "usage": {
-            "input_tokens": 1, "output_tokens": 1, "cost_usd": "0", "pricing_version": "2026-05-08", "latency_ms": 1},
-            "routing": {"mode": "default", "chosen_model": capable_model(foreign), "reason": "test"}},
-        "created_at": "2026-05-08T12:00:00Z", "schema_version": 1,
-    })
-    user = Message(id=new_message_id(), session_id="sess_lossy", role=Role.user,
-                   content=[{"type": "text", "text": "hi"}], metadata={}, created_at=FIXED_TIME, schema_version=1)
-    options = AdapterOptions(model=capable_model(provider), session_id="sess_lossy", tool_ids=ToolIdMap("sess_lossy"))
+    thinking = Message.model_validate(
+        {
+            "id": new_message_id(),
+            "session_id": "sess_lossy",
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "text": "hmm", "signature": "c2lnbmF0dXJl"},
+                {"type": "text", "text": "ok"},
+            ],
+            "metadata": {
+                "model": capable_model(foreign),
+                "provider": foreign,
+                "usage": {
+                    "input_tokens": 1,
+                    "output_tokens": 1,
+                    "cost_usd": "0",
+                    "pricing_version": "2026-05-08",
+                    "latency_ms": 1,
+                },
+                "routing": {"mode": "default", "chosen_model": capable_model(foreign), "reason": "test"},
+            },
+            "created_at": "2026-05-08T12:00:00Z",
+            "schema_version": 1,
+        }
+    )
+    user = Message(
+        id=new_message_id(),
+        session_id="sess_lossy",
+        role=Role.user,
+        content=[{"type": "text", "text": "hi"}],
+        metadata={},
+        created_at=FIXED_TIME,
+        schema_version=1,
+    )
+    options = AdapterOptions(
+        model=capable_model(provider), session_id="sess_lossy", tool_ids=ToolIdMap("sess_lossy")
+    )
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         body = metis.adapters.get(provider).to_wire([user, thinking], [], options)
     drops = [r for r in caplog.records if getattr(r, "block_type", None) == "thinking"]
@@ -246,12 +307,28 @@ def test_a_session_visiting_every_provider_keeps_tool_ids_resolving() -> None:
     history: list[Message] = []
 
     def add(role: str, content: list[dict[str, Any]], metadata: dict[str, Any] | None = None) -> None:
-        history.append(Message.model_validate({
-            "id": new_message_id(), "session_id": session, "role": role, "content": content,
-            "metadata": metadata or {}, "created_at": FIXED_TIME, "schema_version": 1}))
+        history.append(
+            Message.model_validate(
+                {
+                    "id": new_message_id(),
+                    "session_id": session,
+                    "role": role,
+                    "content": content,
+                    "metadata": metadata or {},
+                    "created_at": FIXED_TIME,
+                    "schema_version": 1,
+                }
+            )
+        )
 
-    tools = [ToolDefinition(name="lookup", description="look something up", side_effects="read",
-                            input_schema={"type": "object", "properties": {"q": {"type": "string"}}})]
+    tools = [
+        ToolDefinition(
+            name="lookup",
+            description="look something up",
+            side_effects="read",
+            input_schema={"type": "object", "properties": {"q": {"type": "string"}}},
+        )
+    ]
     add("user", [{"type": "text", "text": "start the tour"}])
     for provider in PROVIDERS * 2:
         adapter = metis.adapters.get(provider)
@@ -259,14 +336,24 @@ def test_a_session_visiting_every_provider_keeps_tool_ids_resolving() -> None:
         body = adapter.to_wire(history, tools, options)
         contract(provider).check_request(body)
         assert link_problems(provider, body) == [], provider
-        reply = adapter.from_wire_response(contract(provider).response_fixture(),
-                                           RequestContext(session_id=session, model=options.model, tool_ids=ids))
+        reply = adapter.from_wire_response(
+            contract(provider).response_fixture(),
+            RequestContext(session_id=session, model=options.model, tool_ids=ids),
+        )
         history.append(reply)
         for block in reply.content:
             if block.type == "tool_use":
-                add("tool", [{"type": "tool_result", "tool_use_id": block.id,
-                              "content": [{"type": "text", "text": f"result for {block.name}"}]}],
-                    {"parent_tool_use_id": block.id})
+                add(
+                    "tool",
+                    [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": block.id,
+                            "content": [{"type": "text", "text": f"result for {block.name}"}],
+                        }
+                    ],
+                    {"parent_tool_use_id": block.id},
+                )
         add("user", [{"type": "text", "text": f"now after {provider}"}])
     from metis.invariants import check_conversation
 

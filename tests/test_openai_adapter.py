@@ -943,3 +943,125 @@ def test_streaming_and_tool_choice_options() -> None:
     assert plain == {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}
     assert isinstance(ADAPTER.to_wire(user, [], options(MODEL, ids, stream=True))["stream_options"], dict)
     assert TextDeltaEvent and ToolUseEndEvent and UsageUpdateEvent  # imported for readers of the event names
+
+
+# --- OpenAI-compatible servers (llama-cpp-python) ---------------------------------------
+
+
+def test_function_call_beside_tool_calls_is_ignored_as_a_duplicate() -> None:
+    """llama-cpp-python copies tool_calls[0] into the deprecated function_call field."""
+    import metis.adapters
+    from metis.assembly import RequestContext
+    from metis.ids import ToolIdMap
+
+    long_id = "call_" + "x" * 54  # llama.cpp mints ids far beyond OpenAI's 40 characters
+    call = {
+        "id": long_id,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+    }
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gemma3-270m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [call],
+                    "function_call": call["function"],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+    ids = ToolIdMap("sess_llama")
+    message = metis.adapters.get("openai").from_wire_response(
+        body, RequestContext(session_id="sess_llama", model="openai:gemma3-270m", tool_ids=ids)
+    )
+    (block,) = [b for b in message.content if b.type == "tool_use"]
+    assert block.input == {"city": "Paris"}
+    assert ids.resolve_incoming("openai", long_id) == block.id
+    assert len(ids.outgoing(block.id, "openai")) <= 40
+
+
+def test_deprecated_function_call_alone_is_still_refused() -> None:
+    import metis.adapters
+    import pytest
+    from metis.assembly import RequestContext
+    from metis.errors import WireFormatError
+    from metis.ids import ToolIdMap
+
+    body = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-5",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "function_call",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "function_call": {"name": "f", "arguments": "{}"},
+                },
+            }
+        ],
+    }
+    with pytest.raises(WireFormatError, match="function_call"):
+        metis.adapters.get("openai").from_wire_response(
+            body, RequestContext(session_id="s", model="openai:gpt-5", tool_ids=ToolIdMap("s"))
+        )
+
+
+def test_empty_content_directive_sends_an_empty_string_beside_tool_calls() -> None:
+    import metis.adapters
+    from metis.adapters import AdapterOptions
+    from metis.ids import ToolIdMap, new_message_id, new_tool_id
+    from metis_schema.v1 import Message
+
+    call = new_tool_id()
+    assistant = Message.model_validate(
+        {
+            "id": new_message_id(),
+            "session_id": "s",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": call, "name": "f", "input": {}}],
+            "metadata": {
+                "model": "openai:gpt-5",
+                "provider": "openai",
+                "routing": {"mode": "default", "chosen_model": "openai:gpt-5", "reason": "r"},
+                "usage": {
+                    "input_tokens": 1,
+                    "output_tokens": 1,
+                    "cost_usd": "0",
+                    "pricing_version": "2026-05-08",
+                    "latency_ms": 1,
+                },
+            },
+            "created_at": "2026-05-08T12:00:00Z",
+            "schema_version": 1,
+        }
+    )
+    adapter = metis.adapters.get("openai")
+    default = adapter.to_wire(
+        [assistant], [], AdapterOptions(model="openai:gpt-5", session_id="s", tool_ids=ToolIdMap("s"))
+    )
+    compat = adapter.to_wire(
+        [assistant],
+        [],
+        AdapterOptions(
+            model="openai:gpt-5",
+            session_id="s",
+            tool_ids=ToolIdMap("s"),
+            extra={"metis": {"empty_content": ""}},
+        ),
+    )
+    assert default["messages"][0]["content"] is None
+    assert compat["messages"][0]["content"] == ""
+    assert "metis" not in compat

@@ -16,7 +16,11 @@ Conventions this module owns (spec §2.2.2 puts provider knobs in adapter option
     Dialects without `cache_control` ignore them with a WARN. `from_wire_request` writes
     them back, so an imported request replays with its markers (always on the message's
     last part);
-  - `cache_control`: the marker for string entries (default `{"type": "ephemeral"}`).
+  - `cache_control`: the marker for string entries (default `{"type": "ephemeral"}`);
+  - `empty_content`: what an assistant turn with tool calls and no text carries as
+    `content`: `None` (default; OpenAI's own responses send `null`) or `""` for
+    compatible servers that refuse `null` (llama-cpp-python's server). The client sets
+    `""` whenever the base URL is not the provider's own.
 - Tool-call `arguments`: the canonical serialization is compact JSON (orjson). When the
   provider's own string differs (whitespace, key escapes) or is blank, it is kept in
   `provider_raw["arguments"][<canonical id>]`; unparseable strings live in
@@ -27,6 +31,8 @@ Conventions this module owns (spec §2.2.2 puts provider knobs in adapter option
 - A refusal (`message.refusal`) becomes a TextBlock and stop reason `refusal`; it replays
   as ordinary assistant text (a request `refusal` without `content` is not valid).
 - `ToolResultBlock.is_error` has no field on the wire: the result text carries the failure.
+- A response's `function_call` beside `tool_calls` is a duplicate of the first call
+  (llama-cpp-python sends both) and is ignored.
 - The deprecated `function` role and `function_call` field have no tool call id to link a
   result to: importing them raises WireFormatError instead of guessing.
 """
@@ -223,6 +229,10 @@ def _directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]
         raise WireFormatError(
             "options.extra['metis'] must be a dict of adapter directives", path="extra.metis"
         )
+    if directives.get("empty_content", None) not in (None, ""):
+        raise WireFormatError(
+            "empty_content must be None or an empty string", path="extra.metis.empty_content"
+        )
     role = directives.get("system_role", "system")
     if role not in _SYSTEM_ROLES:
         raise WireFormatError(
@@ -265,7 +275,9 @@ class _Writer:
     def name(self) -> str:
         return self.adapter.name
 
-    def message(self, message: Message, system_role: str) -> dict[str, Any] | None:
+    def message(
+        self, message: Message, system_role: str, empty_content: str | None = None
+    ) -> dict[str, Any] | None:
         writer = {
             Role.system: self.system,
             Role.user: self.user,
@@ -275,6 +287,8 @@ class _Writer:
         out = writer(message)
         if out is not None and message.role == Role.system:
             out["role"] = system_role
+        if out is not None and out.get("tool_calls") and out.get("content") is None:
+            out["content"] = empty_content
         return out
 
     def system(self, message: Message) -> dict[str, Any] | None:
@@ -483,7 +497,9 @@ class ChatCompletionsAdapter(Adapter):
         wire_messages: list[dict[str, Any]] = []
         by_id: dict[str, dict[str, Any]] = {}
         for message in messages:
-            out = writer.message(message, directives.get("system_role", "system"))
+            out = writer.message(
+                message, directives.get("system_role", "system"), directives.get("empty_content")
+            )
             if out is not None:
                 wire_messages.append(out)
                 by_id[message.id] = out
@@ -605,7 +621,7 @@ class ChatCompletionsAdapter(Adapter):
     ) -> _AssistantRead:
         """A wire assistant message (response or request history) -> canonical blocks."""
         read = _AssistantRead()
-        if message.get("function_call"):
+        if message.get("function_call") and not message.get("tool_calls"):
             raise WireFormatError(
                 "the deprecated function_call field has no tool call id to link its result to",
                 provider=self.name,

@@ -260,6 +260,13 @@ class SessionCore:
             stream=stream,
             **dict(options),
         )
+        if endpoint.custom_base_url and adapter.name == "openai":
+            # OpenAI-compatible servers (llama.cpp) refuse `content: null` beside tool calls.
+            extra = dict(adapter_options.extra)
+            directives = dict(extra.get("metis") or {})
+            directives.setdefault("empty_content", "")
+            extra["metis"] = directives
+            adapter_options.extra = extra
         body = adapter.to_wire(pending, tools, adapter_options)
         context = RequestContext(
             session_id=self.id,
