@@ -1,0 +1,104 @@
+"""`AsyncStore`: the Store's API for asyncio code, each call run in a worker thread.
+
+SQLite calls block; an agent loop must not stall its event loop on a commit (a FULL
+fsync can take milliseconds, a locked database seconds). `asyncio.to_thread` is enough:
+the Store serializes use of its connection with a lock, so concurrent awaits are safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from metis_schema.v1 import Message
+
+from ..ids import ToolIdMap
+from ._types import SessionInfo, ToolCallRecord
+from .sqlite import Store
+
+
+class AsyncStore:
+    """Awaitable twin of `Store` (same methods, same errors)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @classmethod
+    async def open(cls, path: str | os.PathLike[str] | None = None, **options: Any) -> AsyncStore:
+        """`Store.open` in a worker thread."""
+        return cls(await asyncio.to_thread(Store.open, path, **options))
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.store.close)
+
+    async def __aenter__(self) -> AsyncStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def create_session(
+        self,
+        workspace_path: str | os.PathLike[str],
+        *,
+        active_model: str | None = None,
+        routing_policy: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> SessionInfo:
+        return await asyncio.to_thread(
+            self.store.create_session,
+            workspace_path,
+            active_model=active_model,
+            routing_policy=routing_policy,
+            session_id=session_id,
+        )
+
+    async def get_session(self, session_id: str) -> SessionInfo:
+        return await asyncio.to_thread(self.store.get_session, session_id)
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await asyncio.to_thread(self.store.list_sessions)
+
+    async def delete_session(self, session_id: str) -> None:
+        await asyncio.to_thread(self.store.delete_session, session_id)
+
+    async def set_active_model(self, session_id: str, model: str | None) -> SessionInfo:
+        return await asyncio.to_thread(self.store.set_active_model, session_id, model)
+
+    async def append(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
+        await asyncio.to_thread(self.store.append, message, tool_ids=tool_ids)
+
+    async def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
+        await asyncio.to_thread(self.store.append_many, list(messages), tool_ids=tool_ids)
+
+    async def upsert_partial(self, message: Message) -> None:
+        await asyncio.to_thread(self.store.upsert_partial, message)
+
+    async def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
+        await asyncio.to_thread(self.store.finalize, message, tool_ids=tool_ids)
+
+    async def load_session(self, session_id: str, *, include_partial: bool = True) -> list[Message]:
+        return await asyncio.to_thread(self.store.load_session, session_id, include_partial=include_partial)
+
+    async def get_message(self, message_id: str) -> Message:
+        return await asyncio.to_thread(self.store.get_message, message_id)
+
+    async def save_tool_ids(self, session_id: str, tool_ids: ToolIdMap) -> None:
+        await asyncio.to_thread(self.store.save_tool_ids, session_id, tool_ids)
+
+    async def load_tool_ids(self, session_id: str) -> ToolIdMap:
+        return await asyncio.to_thread(self.store.load_tool_ids, session_id)
+
+    async def tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+        return await asyncio.to_thread(self.store.tool_calls, session_id)
+
+    async def unanswered_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+        return await asyncio.to_thread(self.store.unanswered_tool_calls, session_id)
+
+    async def failed_tool_calls(self, session_id: str | None = None) -> dict[str, int]:
+        return await asyncio.to_thread(self.store.failed_tool_calls, session_id)
+
+
+__all__ = ["AsyncStore"]

@@ -1,0 +1,115 @@
+"""The database's own schema: spec §9.1's tables, plus the two the store needs, versioned.
+
+The three tables of §9.1 (sessions, messages, tool_calls) and their indexes are copied as
+the spec writes them, so any SQLite tool reading the file sees the documented layout.
+Two tables are added: `tool_id_map` persists each session's ToolIdMap (the canonical ↔
+provider tool id bindings of §6.2, which replay to a provider needs and which the
+`tool_calls` row alone cannot hold: one call may be known to several providers), and
+`metis_meta` records which version of this layout the file has.
+
+That layout version is not the message schema_version (§10.1, a property of each row):
+it changes when a table or index changes. `MIGRATIONS` lists the step from each older
+layout to the next, so a newer metis upgrades an older file in place, in one transaction
+(SQLite DDL is transactional); a file from a newer metis is refused, never rewritten.
+Version 0 is a file holding only the §9.1 tables, as made by hand from the spec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DB_SCHEMA_VERSION = 1
+"""Layout version this code writes and reads."""
+
+SPEC_TABLES = """
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  workspace_path TEXT NOT NULL,
+  active_model TEXT,
+  routing_policy_json TEXT,
+  schema_version INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS messages (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  content_json TEXT NOT NULL,
+  metadata_json TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  schema_version INTEGER NOT NULL,
+  FOREIGN KEY (session_id) REFERENCES sessions(id)
+);
+CREATE INDEX IF NOT EXISTS idx_messages_session_created ON messages(session_id, created_at);
+
+CREATE TABLE IF NOT EXISTS tool_calls (
+  id TEXT PRIMARY KEY,                  -- canonical tool_use id
+  session_id TEXT NOT NULL,
+  message_id TEXT NOT NULL,             -- the ASSISTANT message containing the tool_use
+  result_message_id TEXT,               -- the TOOL message answering it (nullable)
+  name TEXT NOT NULL,
+  status TEXT NOT NULL,                 -- pending | succeeded | failed | cancelled
+  provider_id TEXT,                     -- the provider's id at the time of generation
+  provider TEXT,
+  created_at INTEGER NOT NULL,
+  completed_at INTEGER,
+  FOREIGN KEY (session_id) REFERENCES sessions(id),
+  FOREIGN KEY (message_id) REFERENCES messages(id),
+  FOREIGN KEY (result_message_id) REFERENCES messages(id)
+);
+CREATE INDEX IF NOT EXISTS idx_tool_calls_session_status ON tool_calls(session_id, status);
+"""
+"""Spec §9.1 verbatim (plus IF NOT EXISTS, so it also serves as the v0 → v1 repair)."""
+
+STORE_TABLES = """
+CREATE TABLE IF NOT EXISTS metis_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS tool_id_map (
+  session_id TEXT NOT NULL,
+  canonical TEXT NOT NULL,              -- tu_<ulid>
+  provider TEXT NOT NULL,
+  provider_id TEXT NOT NULL,
+  origin TEXT NOT NULL,                 -- provider | minted
+  seq INTEGER NOT NULL,                 -- position in the session's ToolIdMap
+  PRIMARY KEY (session_id, seq),
+  FOREIGN KEY (session_id) REFERENCES sessions(id)
+);
+CREATE INDEX IF NOT EXISTS idx_tool_id_map_canonical ON tool_id_map(session_id, canonical, provider);
+"""
+"""Tables the store adds beside the spec's."""
+
+
+@dataclass(frozen=True)
+class LayoutStep:
+    """DDL taking a file from layout `from_version` to `from_version + 1`."""
+
+    from_version: int
+    sql: str
+    note: str
+
+
+MIGRATIONS: tuple[LayoutStep, ...] = (
+    LayoutStep(0, SPEC_TABLES + STORE_TABLES, "add metis_meta and tool_id_map beside the §9.1 tables"),
+)
+"""One step per layout bump, in order. A new layout appends a step; old steps never change."""
+
+CREATE_CURRENT = SPEC_TABLES + STORE_TABLES
+"""DDL of a fresh file at DB_SCHEMA_VERSION."""
+
+META_VERSION_KEY = "db_schema_version"
+
+
+__all__ = [
+    "CREATE_CURRENT",
+    "DB_SCHEMA_VERSION",
+    "META_VERSION_KEY",
+    "MIGRATIONS",
+    "SPEC_TABLES",
+    "STORE_TABLES",
+    "LayoutStep",
+]

@@ -1,0 +1,61 @@
+"""What the store hands back besides messages: sessions, tool call rows, and its errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from ..errors import StoreError
+
+
+class ToolCallStatus(StrEnum):
+    """Lifecycle of one tool call in the `tool_calls` table (spec §9.1)."""
+
+    pending = "pending"
+    """Issued by the model; no TOOL message has answered it yet."""
+    succeeded = "succeeded"
+    """Answered by a tool_result with is_error false."""
+    failed = "failed"
+    """Answered by a tool_result with is_error true."""
+    cancelled = "cancelled"
+    """Its assistant turn was cancelled or failed, so it will not run."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One row of `sessions`."""
+
+    id: str
+    workspace_path: str
+    active_model: str | None
+    routing_policy: dict[str, Any] | None
+    schema_version: int
+    """Canonical message schema version the session was created under."""
+    created_at: datetime
+    updated_at: datetime
+    """Time of the session's last change (a message appended, the model swapped)."""
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One row of `tool_calls`: a tool_use and, once answered, its result."""
+
+    id: str
+    session_id: str
+    message_id: str
+    result_message_id: str | None
+    name: str
+    status: ToolCallStatus
+    provider_id: str | None
+    provider: str | None
+    created_at: datetime
+    completed_at: datetime | None
+
+
+class DuplicateMessageError(StoreError):
+    """A message with this id is already stored; nothing was written."""
+
+
+__all__ = ["DuplicateMessageError", "SessionInfo", "ToolCallRecord", "ToolCallStatus"]

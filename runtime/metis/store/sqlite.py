@@ -1,0 +1,607 @@
+"""The SQLite store: sessions, their messages, and the tool calls inside them (spec §9).
+
+One `Store` owns one connection to one file. Every write is one transaction that either
+commits whole or leaves nothing behind: a message row, the `tool_calls` rows it opens or
+answers, the session's `updated_at` and its tool id map go in together (`_conn.write`).
+A message is checked before it is written — its own invariants and its links to earlier
+tool calls, answered from the `tool_calls` table (`_checks`) — so the table never holds a
+conversation that breaks spec §5 at status complete.
+
+Streaming fits in with two more entry points: `upsert_partial` keeps a PARTIAL checkpoint
+of a message while it streams (unchecked, since a partial message may break invariants,
+§5.1.5), and `finalize` replaces it with the final message, checked then.
+
+The store knows nothing of providers (DESIGN "Data flow"): it records
+`metadata.provider` and the id that provider issued, and it has no place for API keys,
+request headers or anything else a client holds. Every value reaches SQLite as a bound
+parameter; no part of a message ever becomes SQL text.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import orjson
+from metis_schema import CURRENT_VERSION
+from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
+
+from ..errors import InvariantError, SessionNotFoundError, StoreError
+from ..ids import ToolIdEntry, ToolIdMap, new_session_id
+from . import _conn, _layout
+from ._checks import violations
+from ._codec import Reader, Row, decode, decode_all, encode, from_micros
+from ._paths import default_path
+from ._trusted import TRUSTED_VERSION
+from ._types import DuplicateMessageError, SessionInfo, ToolCallRecord, ToolCallStatus
+
+T = TypeVar("T")
+Mode = Literal["append", "finalize", "partial"]
+
+_MESSAGE_COLUMNS = "id, session_id, role, content_json, metadata_json, created_at, schema_version"
+_SESSION_COLUMNS = (
+    "id, workspace_path, active_model, routing_policy_json, schema_version, created_at, updated_at"
+)
+_TOOL_CALL_COLUMNS = (
+    "id, session_id, message_id, result_message_id, name, status, provider_id, provider, "
+    "created_at, completed_at"
+)
+_INSERT_MESSAGE = f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_REPLACE_PARTIAL = (
+    "UPDATE messages SET role = ?, content_json = ?, metadata_json = ?, created_at = ?, schema_version = ? "
+    "WHERE id = ?"
+)
+_MAX_SESSION_ID = 128
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1_000
+
+
+def _insert_tool_calls(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Open one `tool_calls` row per tool_use (a module function so tests can break it)."""
+    conn.executemany(
+        f"INSERT INTO tool_calls ({_TOOL_CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+    )
+
+
+class Store:
+    """Sessions, messages and tool calls in one SQLite file (see module doc).
+
+    Thread-safe (one lock around the connection) and safe across processes (SQLite's
+    locking plus `_conn`'s retry). Use `Store.open`; close it, or use it as a context
+    manager.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path | None,
+        policy: _conn.RetryPolicy,
+        reader: Reader | None = None,
+        *,
+        trusted_reads: bool = True,
+    ) -> None:
+        self._conn = conn
+        self.path = path
+        self._policy = policy
+        self._reader = reader
+        self._trusted = trusted_reads and reader is None and CURRENT_VERSION == TRUSTED_VERSION
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        retry: _conn.RetryPolicy | None = None,
+        synchronous: str = "FULL",
+        reader: Reader | None = None,
+        trusted_reads: bool = True,
+    ) -> Store:
+        """Open (creating or upgrading in place) the store at `path`.
+
+        `path` defaults to `$METIS_HOME/metis.sqlite3`, else the per-user data directory.
+        `synchronous="FULL"` makes every commit durable across power loss; "NORMAL" keeps
+        it across process crashes only, and is faster. `reader` replaces the full
+        document reader (default `metis.canonical.read_message`); with a reader of one's
+        own, every row goes through it (the trusted fast path is for the default only).
+        `trusted_reads=False` sends every row through full validation, for a file other
+        tools may have written to.
+        """
+        policy = retry or _conn.RetryPolicy()
+        target: Path | None = None
+        if path is None:
+            target = default_path()
+        elif str(path) != ":memory:":
+            target = Path(path)
+        conn = _conn.connect(target if target is not None else ":memory:", policy, synchronous=synchronous)
+        try:
+            _layout.upgrade(conn, policy)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, target, policy, reader, trusted_reads=trusted_reads)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return _conn.write(self._conn, self._policy, fn)
+            except sqlite3.Error as exc:
+                raise StoreError(f"sqlite: {exc}") from exc
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return _conn.read(self._conn, self._policy, fn)
+            except sqlite3.Error as exc:
+                raise StoreError(f"sqlite: {exc}") from exc
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    def create_session(
+        self,
+        workspace_path: str | os.PathLike[str],
+        *,
+        active_model: str | None = None,
+        routing_policy: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> SessionInfo:
+        """A new, empty session; `session_id` defaults to a fresh `sess_<ulid>`."""
+        sid = new_session_id() if session_id is None else session_id
+        if not isinstance(sid, str) or not 0 < len(sid) <= _MAX_SESSION_ID:
+            raise StoreError(f"session id must be 1..{_MAX_SESSION_ID} characters, got {sid!r:.80}")
+        policy_json = _policy_json(routing_policy)
+        now = _now_us()
+        row = (sid, os.fspath(workspace_path), active_model, policy_json, CURRENT_VERSION, now, now)
+
+        def insert(conn: sqlite3.Connection) -> None:
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
+                raise StoreError(f"session {sid!r} already exists")
+            conn.execute(f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+
+        self._write(insert)
+        return _session(row)
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        """The session's row; SessionNotFoundError if there is none."""
+        row = self._read(
+            lambda c: c.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        )
+        if row is None:
+            raise SessionNotFoundError(f"no session {session_id!r}")
+        return _session(row)
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """Every session, most recently changed first."""
+        rows = self._read(
+            lambda c: c.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, id"
+            ).fetchall()
+        )
+        return [_session(row) for row in rows]
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session with its messages, tool calls and tool id map, in one transaction."""
+
+        def delete(conn: sqlite3.Connection) -> None:
+            _require_session(conn, session_id)
+            for table in ("tool_calls", "tool_id_map", "messages"):
+                conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+        self._write(delete)
+
+    def set_active_model(self, session_id: str, model: str | None) -> SessionInfo:
+        """Record the session's sticky model (a canonical `<provider>:<model>` id, or None)."""
+        if model is not None and (":" not in model or model.startswith(":")):
+            raise StoreError(f"not a canonical model id: {model!r}", hint="use '<provider>:<model>'")
+
+        def update(conn: sqlite3.Connection) -> Any:
+            cur = conn.execute(
+                "UPDATE sessions SET active_model = ?, updated_at = ? WHERE id = ?",
+                (model, _now_us(), session_id),
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFoundError(f"no session {session_id!r}")
+            return conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+
+        return _session(self._write(update))
+
+    # --- messages ------------------------------------------------------------------------------
+
+    def append(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
+        """Check and store one message, with its tool call bookkeeping, in one transaction.
+
+        Raises InvariantError (nothing written) when the message breaks spec §5 or its
+        links, DuplicateMessageError when its id is taken, SessionNotFoundError when its
+        session does not exist. `tool_ids`, the session's id map after the response was
+        parsed, supplies each new tool call's provider id and is saved in the same
+        transaction. A PARTIAL message is stored unchecked, as by `upsert_partial`.
+        """
+        self.append_many([message], tool_ids=tool_ids)
+
+    def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
+        """`append` for several messages in order, in one transaction: all stored, or none."""
+        batch = [(m, encode(m)) for m in messages]
+        self._put(
+            batch, tool_ids, lambda m: "partial" if m.metadata.status == MessageStatus.partial else "append"
+        )
+
+    def upsert_partial(self, message: Message) -> None:
+        """Store or refresh the PARTIAL checkpoint of a message that is still streaming."""
+        if message.metadata.status != MessageStatus.partial:
+            raise StoreError(
+                f"upsert_partial takes a partial message, got status {message.metadata.status.value}",
+                message_id=message.id,
+                hint="store the final message with finalize()",
+            )
+        self._put([(message, encode(message))], None, lambda _: "partial")
+
+    def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
+        """Replace a message's PARTIAL checkpoint by its final form (checked as by `append`).
+
+        Without a checkpoint this is `append`. A final message already stored under the
+        id is a DuplicateMessageError.
+        """
+        if message.metadata.status == MessageStatus.partial:
+            raise StoreError(
+                "finalize takes a complete, cancelled or error message, got status partial",
+                message_id=message.id,
+                hint="checkpoint it with upsert_partial()",
+            )
+        self._put([(message, encode(message))], tool_ids, lambda _: "finalize")
+
+    def _put(
+        self,
+        batch: Sequence[tuple[Message, Row]],
+        tool_ids: ToolIdMap | None,
+        mode_of: Callable[[Message], Mode],
+    ) -> None:
+        if not batch:
+            return
+        if tool_ids is not None:
+            foreign = {m.session_id for m, _ in batch} - {tool_ids.session_id}
+            if foreign:
+                raise StoreError(
+                    f"tool id map of session {tool_ids.session_id!r} given for messages of "
+                    f"{sorted(foreign)!r}"
+                )
+
+        def run(conn: sqlite3.Connection) -> None:
+            now = _now_us()
+            for session_id in dict.fromkeys(m.session_id for m, _ in batch):
+                _touch(conn, session_id, now)
+            for message, row in batch:
+                _put_one(conn, message, row, mode_of(message), tool_ids)
+            if tool_ids is not None:
+                _sync_tool_ids(conn, tool_ids)
+
+        self._write(run)
+
+    def load_session(self, session_id: str, *, include_partial: bool = True) -> list[Message]:
+        """The session's messages in the order they were appended.
+
+        Append order is the conversation (the order of the rowids SQLite gives the rows;
+        finalize() keeps the checkpoint's place). It is not re-derived from created_at, so
+        a message stamped out of order, or by another writer's clock, is never moved.
+
+        Rows of older schema versions are migrated on read, and unknown block types or
+        metadata fields are dropped with one WARN per message (spec §10.3).
+        """
+
+        def fetch(conn: sqlite3.Connection) -> list[Row]:
+            _require_session(conn, session_id)
+            return conn.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY rowid",
+                (session_id,),
+            ).fetchall()
+
+        messages = decode_all(self._read(fetch), self._reader, trusted=self._trusted)
+        if include_partial:
+            return messages
+        return [m for m in messages if m.metadata.status != MessageStatus.partial]
+
+    def get_message(self, message_id: str) -> Message:
+        """One message by id; StoreError if it is not stored."""
+        row = self._read(
+            lambda c: c.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)
+            ).fetchone()
+        )
+        if row is None:
+            raise StoreError(f"no message {message_id!r}", message_id=message_id)
+        return decode(row, self._reader, trusted=self._trusted)
+
+    # --- tool ids ------------------------------------------------------------------------------
+
+    def save_tool_ids(self, session_id: str, tool_ids: ToolIdMap) -> None:
+        """Persist the session's whole tool id map (replacing what was stored)."""
+        if tool_ids.session_id != session_id:
+            raise StoreError(f"tool id map belongs to session {tool_ids.session_id!r}, not {session_id!r}")
+
+        def save(conn: sqlite3.Connection) -> None:
+            _touch(conn, session_id, _now_us())
+            _replace_tool_ids(conn, tool_ids)
+
+        self._write(save)
+
+    def load_tool_ids(self, session_id: str) -> ToolIdMap:
+        """The session's tool id map as last saved (empty if never saved)."""
+
+        def fetch(conn: sqlite3.Connection) -> list[Any]:
+            _require_session(conn, session_id)
+            return conn.execute(
+                "SELECT canonical, provider, provider_id, origin FROM tool_id_map "
+                "WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+
+        return ToolIdMap(session_id, [ToolIdEntry(*row) for row in self._read(fetch)])
+
+    # --- tool calls ----------------------------------------------------------------------------
+
+    def tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+        """Every tool call of the session, oldest first."""
+        return self._tool_calls(session_id, "")
+
+    def unanswered_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+        """Tool calls still pending: issued, not cancelled, no result yet (spec §9.2)."""
+        return self._tool_calls(session_id, " AND status = 'pending'")
+
+    def _tool_calls(self, session_id: str, where: str) -> list[ToolCallRecord]:
+        def fetch(conn: sqlite3.Connection) -> list[Any]:
+            _require_session(conn, session_id)
+            return conn.execute(
+                f"SELECT {_TOOL_CALL_COLUMNS} FROM tool_calls "
+                f"WHERE session_id = ?{where} ORDER BY created_at, id",
+                (session_id,),
+            ).fetchall()
+
+        return [_tool_call(row) for row in self._read(fetch)]
+
+    def failed_tool_calls(self, session_id: str | None = None) -> dict[str, int]:
+        """Failed tool calls per session (spec §9.2); one session (even at 0) when named."""
+
+        def count(conn: sqlite3.Connection) -> dict[str, int]:
+            if session_id is not None:
+                _require_session(conn, session_id)
+                row = conn.execute(
+                    "SELECT COUNT(*) FROM tool_calls WHERE session_id = ? AND status = 'failed'",
+                    (session_id,),
+                ).fetchone()
+                return {session_id: int(row[0])}
+            rows = conn.execute(
+                "SELECT session_id, COUNT(*) FROM tool_calls WHERE status = 'failed' GROUP BY session_id"
+            ).fetchall()
+            return {sid: int(n) for sid, n in rows}
+
+        return self._read(count)
+
+
+# --- helpers (run inside a transaction) ------------------------------------------------------------
+
+
+def _require_session(conn: sqlite3.Connection, session_id: str) -> None:
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        raise SessionNotFoundError(f"no session {session_id!r}")
+
+
+def _touch(conn: sqlite3.Connection, session_id: str, now: int) -> None:
+    """Mark the session changed; SessionNotFoundError if it does not exist."""
+    cur = conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+    if cur.rowcount == 0:
+        raise SessionNotFoundError(f"no session {session_id!r}", hint="create it with Store.create_session()")
+
+
+def _existing(conn: sqlite3.Connection, message_id: str) -> tuple[str, str | None] | None:
+    """(session id, status) of the stored message with this id, if any."""
+    row = conn.execute(
+        "SELECT session_id, json_extract(metadata_json, '$.status') FROM messages WHERE id = ?", (message_id,)
+    ).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def _duplicate(message: Message, existing: tuple[str, str | None]) -> DuplicateMessageError:
+    what = "a partial checkpoint" if existing[1] == "partial" else "a message"
+    return DuplicateMessageError(
+        f"{what} with this id is already stored in session {existing[0]!r}",
+        message_id=message.id,
+        hint="finalize() replaces a partial checkpoint; anything else needs a new id",
+    )
+
+
+def _check(conn: sqlite3.Connection, message: Message, *, new: bool) -> None:
+    found = violations(conn, message)
+    if found:
+        existing = _existing(conn, message.id) if new else None
+        if existing is not None:  # a re-sent message: say so, not "already answered"
+            raise _duplicate(message, existing)
+        raise InvariantError(found, message_id=message.id)
+
+
+def _put_one(
+    conn: sqlite3.Connection, message: Message, row: Row, mode: Mode, tool_ids: ToolIdMap | None
+) -> None:
+    """Write one message: insert (append), or insert/replace a partial checkpoint."""
+    if mode == "append":  # the common case: no lookup first, the primary key tells
+        _check(conn, message, new=True)
+        try:
+            conn.execute(_INSERT_MESSAGE, row)
+        except sqlite3.IntegrityError:
+            existing = _existing(conn, message.id)
+            if existing is None:
+                raise
+            raise _duplicate(message, existing) from None
+        _record_tool_calls(conn, message, row[5], tool_ids)
+        return
+    existing = _existing(conn, message.id)
+    if existing is not None and (existing[1] != "partial" or existing[0] != message.session_id):
+        raise _duplicate(message, existing)
+    if mode == "finalize":
+        _check(conn, message, new=False)
+    if existing is not None:
+        conn.execute(_REPLACE_PARTIAL, (*row[2:], message.id))
+    else:
+        conn.execute(_INSERT_MESSAGE, row)
+    if mode == "finalize":
+        _record_tool_calls(conn, message, row[5], tool_ids)
+
+
+def _record_tool_calls(
+    conn: sqlite3.Connection, message: Message, created: int, tool_ids: ToolIdMap | None
+) -> None:
+    """Open a row per tool_use of an ASSISTANT message; close the row a TOOL message answers."""
+    if message.role == Role.assistant:
+        uses = [b for b in message.content if isinstance(b, ToolUseBlock)]
+        if not uses:
+            return
+        is_open = message.metadata.status == MessageStatus.complete
+        status = ToolCallStatus.pending if is_open else ToolCallStatus.cancelled
+        provider = message.metadata.provider
+        rows = [
+            (
+                b.id,
+                message.session_id,
+                message.id,
+                None,
+                b.name,
+                status.value,
+                _provider_id(conn, message.session_id, b.id, provider, tool_ids),
+                provider,
+                created,
+                None if is_open else created,
+            )
+            for b in uses
+        ]
+        _insert_tool_calls(conn, rows)
+    elif message.role == Role.tool:
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                status = ToolCallStatus.failed if block.is_error else ToolCallStatus.succeeded
+                conn.execute(
+                    "UPDATE tool_calls SET status = ?, result_message_id = ?, completed_at = ? "
+                    "WHERE id = ? AND session_id = ?",
+                    (status.value, message.id, created, block.tool_use_id, message.session_id),
+                )
+
+
+def _provider_id(
+    conn: sqlite3.Connection,
+    session_id: str,
+    canonical: str,
+    provider: str | None,
+    tool_ids: ToolIdMap | None,
+) -> str | None:
+    """The id `provider` issued for `canonical`, from the given map or the stored one."""
+    if provider is None:
+        return None
+    if tool_ids is not None:
+        return tool_ids.provider_id(canonical, provider)
+    row = conn.execute(
+        "SELECT provider_id FROM tool_id_map WHERE session_id = ? AND canonical = ? AND provider = ? "
+        "ORDER BY seq LIMIT 1",
+        (session_id, canonical, provider),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _entry_row(session_id: str, seq: int, entry: ToolIdEntry) -> tuple[Any, ...]:
+    return (session_id, entry.canonical, entry.provider, entry.provider_id, entry.origin, seq)
+
+
+def _replace_tool_ids(conn: sqlite3.Connection, tool_ids: ToolIdMap) -> None:
+    sid = tool_ids.session_id
+    conn.execute("DELETE FROM tool_id_map WHERE session_id = ?", (sid,))
+    conn.executemany(
+        "INSERT INTO tool_id_map (session_id, canonical, provider, provider_id, origin, seq) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [_entry_row(sid, i, e) for i, e in enumerate(tool_ids)],
+    )
+
+
+def _sync_tool_ids(conn: sqlite3.Connection, tool_ids: ToolIdMap) -> None:
+    """Save the map, writing only its new entries when the stored ones are its prefix.
+
+    A ToolIdMap only ever grows, so after each response the stored map is a prefix of the
+    caller's; the last stored entry is compared to make sure, else the map is rewritten.
+    """
+    sid = tool_ids.session_id
+    entries = list(tool_ids)
+    last = conn.execute(
+        "SELECT seq, canonical, provider, provider_id, origin FROM tool_id_map WHERE session_id = ? "
+        "ORDER BY seq DESC LIMIT 1",
+        (sid,),
+    ).fetchone()
+    stored = 0 if last is None else int(last[0]) + 1
+    if stored > len(entries) or (last is not None and ToolIdEntry(*last[1:]) != entries[stored - 1]):
+        _replace_tool_ids(conn, tool_ids)
+        return
+    if stored < len(entries):
+        conn.executemany(
+            "INSERT INTO tool_id_map (session_id, canonical, provider, provider_id, origin, seq) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [_entry_row(sid, stored + i, e) for i, e in enumerate(entries[stored:])],
+        )
+
+
+def _policy_json(policy: Mapping[str, Any] | None) -> str | None:
+    if policy is None:
+        return None
+    try:
+        return orjson.dumps(dict(policy), option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError as exc:
+        raise StoreError(f"routing_policy is not JSON-serializable: {exc}") from exc
+
+
+def _session(row: Sequence[Any]) -> SessionInfo:
+    policy = None if row[3] is None else orjson.loads(row[3])
+    return SessionInfo(
+        id=row[0],
+        workspace_path=row[1],
+        active_model=row[2],
+        routing_policy=policy,
+        schema_version=int(row[4]),
+        created_at=from_micros(row[5]),
+        updated_at=from_micros(row[6]),
+    )
+
+
+def _tool_call(row: Sequence[Any]) -> ToolCallRecord:
+    return ToolCallRecord(
+        id=row[0],
+        session_id=row[1],
+        message_id=row[2],
+        result_message_id=row[3],
+        name=row[4],
+        status=ToolCallStatus(row[5]),
+        provider_id=row[6],
+        provider=row[7],
+        created_at=from_micros(row[8]),
+        completed_at=None if row[9] is None else from_micros(row[9]),
+    )
+
+
+__all__ = ["Store"]
