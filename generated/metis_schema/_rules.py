@@ -26,12 +26,15 @@ import datetime as _dt
 import json
 import re
 import sys
+from contextvars import ContextVar
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
+
+from typing_extensions import Self
 
 from pydantic import (
     BaseModel,
@@ -318,11 +321,38 @@ def _conditionals(definition: dict[str, Any], where: str) -> tuple[_Conditional,
     return tuple(found)
 
 
+_DOCUMENT: ContextVar[bool] = ContextVar("metis_schema_document", default=False)
+
+
 class SchemaModel(BaseModel):
-    """Base of generated models whose schema has rules beyond type hints (see module doc)."""
+    """Base of generated models whose schema has rules beyond type hints (see module doc).
+
+    Documents must carry every field the schema requires, even ones the generated model
+    defaults (`schema_version`): `model_validate` and `model_validate_json` read
+    documents and enforce that, as any JSON Schema validator does. A model built in
+    Python code (`Message(...)`) is of its class's version by construction, so the
+    constructor fills those defaults in.
+    """
+
+    @classmethod
+    def model_validate(cls, *args: Any, **kwargs: Any) -> Self:
+        token = _DOCUMENT.set(True)
+        try:
+            return super().model_validate(*args, **kwargs)
+        finally:
+            _DOCUMENT.reset(token)
+
+    @classmethod
+    def model_validate_json(cls, *args: Any, **kwargs: Any) -> Self:
+        token = _DOCUMENT.set(True)
+        try:
+            return super().model_validate_json(*args, **kwargs)
+        finally:
+            _DOCUMENT.reset(token)
 
     __schema_conditionals__: ClassVar[tuple[_Conditional, ...]] = ()
     __schema_formatted__: ClassVar[tuple[_Formatted, ...]] = ()
+    __schema_required__: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -336,13 +366,24 @@ class SchemaModel(BaseModel):
             raise SchemaRuleError(f"{cls.__module__}.{cls.__name__}: no $defs/{cls.__name__} in {BUNDLE}")
         cls.__schema_conditionals__ = _conditionals(definition, f"#/$defs/{cls.__name__}")
         cls.__schema_formatted__ = _formatted_fields(definition, defs)
+        # Fields the schema requires but the generated model defaults (a single-value
+        # `const` such as schema_version): a document must still carry them.
+        cls.__schema_required__ = tuple(
+            name
+            for name in definition.get("required", ())
+            if name in cls.model_fields and not cls.model_fields[name].is_required()
+        )
 
     @model_validator(mode="before")
     @classmethod
     def _schema_rules(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        problems: list[str] = []
+        problems = (
+            [f"{name} is required" for name in cls.__schema_required__ if name not in data]
+            if _DOCUMENT.get()
+            else []
+        )
         for spec in cls.__schema_formatted__:
             value = data.get(spec.field, _ABSENT)
             if value is _ABSENT or value is None:
