@@ -249,3 +249,20 @@ def test_malformed_map_is_a_typed_error(data: Any, path: str) -> None:
         ToolIdMap.from_dict(data)
     assert isinstance(caught.value, MetisError)
     assert caught.value.path == path
+
+
+def test_fast_ulid_encoding_matches_python_ulid() -> None:
+    """metis encodes ULIDs itself for speed; python-ulid is the reference."""
+    import os
+
+    from ulid import ULID
+
+    from metis.ids import _encode, ulid_datetime
+
+    for _ in range(2000):
+        raw = os.urandom(16)
+        assert _encode(int.from_bytes(raw, "big")) == str(ULID.from_bytes(raw))
+    assert _encode(0) == "0" * 26 and _encode((1 << 128) - 1) == "7" + "Z" * 25
+    minted = new_message_id()
+    assert ULID.from_str(minted).bytes  # parses as a real ULID
+    assert ulid_datetime(new_tool_id()).year >= 2026

@@ -79,8 +79,15 @@ class RequestContext:
         `chosen_model` is the resolved canonical id: `self.model` may be an alias
         ("sonnet"), which the record's `<provider>:<model>` pattern refuses.
         """
-        return self.routing or RoutingDecisionRecord(
-            mode=RoutingMode.default, chosen_model=chosen_model or self.model, reason="default model"
+        if self.routing is not None:
+            return self.routing
+        chosen = chosen_model or self.model
+        if chosen_model is None:  # not a catalog id: validate what the caller gave
+            return RoutingDecisionRecord(
+                mode=RoutingMode.default, chosen_model=chosen, reason="default model"
+            )
+        return RoutingDecisionRecord.model_construct(
+            mode=RoutingMode.default, chosen_model=chosen, reason="default model"
         )
 
 

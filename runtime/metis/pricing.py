@@ -132,13 +132,29 @@ def make_usage(
         )
     table = table or load_price_table(version)
     cost = compute_cost(counts, price_for(pricing_key, table))
+    return _usage(counts, cost, table.pricing_version, latency_ms)
+
+
+def _usage(counts: TokenCounts, cost: Decimal, pricing_version: str, latency_ms: int) -> Usage:
+    """A Usage from values metis computed itself (validated all the same: pydantic-core
+    validation is cheaper than `model_construct`, and it guards against bad counts)."""
+    fields = (
+        counts.input_tokens,
+        counts.output_tokens,
+        counts.cached_input_tokens,
+        counts.cache_creation_input_tokens,
+    )
+    if not all(type(n) is int and n >= 0 for n in fields) or cost < 0:
+        raise PricingError(
+            f"token counts must be non-negative integers and cost non-negative: {counts}, {cost}"
+        )
     return Usage(
         input_tokens=counts.input_tokens,
         output_tokens=counts.output_tokens,
         cached_input_tokens=counts.cached_input_tokens,
         cache_creation_input_tokens=counts.cache_creation_input_tokens,
         cost_usd=cost,
-        pricing_version=table.pricing_version,
+        pricing_version=pricing_version,
         latency_ms=max(latency_ms, 0),
     )
 

@@ -38,11 +38,13 @@ class TokenCounts:
 def _int(usage: Mapping[str, Any], *keys: str, provider: str) -> int:
     node: Any = usage
     for key in keys:
-        if not isinstance(node, Mapping):
+        if type(node) is not dict and not isinstance(node, Mapping):
             return 0
         node = node.get(key)
     if node is None:
         return 0
+    if type(node) is int and node >= 0:
+        return node  # the common case, without the checks below
     if isinstance(node, bool) or not isinstance(node, int | str):
         raise WireFormatError(
             f"usage field {'.'.join(keys)} is not an integer: {node!r}",
