@@ -255,9 +255,8 @@ def test_fast_ulid_encoding_matches_python_ulid() -> None:
     """metis encodes ULIDs itself for speed; python-ulid is the reference."""
     import os
 
-    from ulid import ULID
-
     from metis.ids import _encode, ulid_datetime
+    from ulid import ULID
 
     for _ in range(2000):
         raw = os.urandom(16)
