@@ -20,16 +20,15 @@ from metis_schema.v1 import Message, ToolDefinition
 
 from ..events import EventSink
 from ..ids import ToolIdMap
-from ._errors import RequestCancelledError, RequestTimeoutError, TransportError
-from ._http import RETRYABLE_TRANSPORT, json_body, provider_error, retry_delay
+from ._http import json_body, provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
-from ._session import DEFAULT_MODEL, ClientSettings, Content, Prepared, SessionCore, create_record
+from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionCore
 from ._stream import CheckpointPolicy, EventCallback, StreamRun
-from ._sync import DEFAULT_TIMEOUT, _open_store
+from ._sync import DEFAULT_TIMEOUT
 
 
-class AsyncClient:
+class AsyncClient(ClientBase):
     """Sessions over httpx.AsyncClient. `transport` lets tests inject an httpx.MockTransport."""
 
     def __init__(
@@ -48,23 +47,18 @@ class AsyncClient:
         checkpoints: CheckpointPolicy | None = None,
         default_model: str = DEFAULT_MODEL,
     ) -> None:
-        opened, self._close_store = _open_store(store)
-        self.settings = ClientSettings(
-            store=opened,
-            api_keys=dict(api_keys or {}),
-            base_urls=dict(base_urls or {}),
+        self._setup(
+            store,
+            api_keys=api_keys,
+            base_urls=base_urls,
             events=events,
             retry=RetryPolicy(max_retries=max_retries, max_delay=max_retry_delay),
-            checkpoints=checkpoints or CheckpointPolicy(),
+            checkpoints=checkpoints,
             clock=clock,
             default_model=default_model,
         )
         self.sleep = sleep
         self.http = httpx.AsyncClient(transport=transport, timeout=timeout)
-
-    @property
-    def store(self) -> SessionStore:
-        return self.settings.store
 
     def session(
         self,
@@ -74,20 +68,15 @@ class AsyncClient:
         tools: Sequence[ToolDefinition] = (),
     ) -> AsyncSession:
         """A new session whose default model is `model` (else the client's default)."""
-        record = create_record(
-            self.store, model=model, default_model=self.settings.default_model, workspace=workspace
-        )
-        return AsyncSession(self, SessionCore(self.settings, record, tools=tools))
+        return AsyncSession(self, self._new_core(model, workspace, tools))
 
     def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> AsyncSession:
         """An existing session (SessionNotFoundError if there is none)."""
-        return AsyncSession(self, SessionCore(self.settings, self.store.get_session(session_id), tools=tools))
+        return AsyncSession(self, self._resumed_core(session_id, tools))
 
     async def aclose(self) -> None:
         await self.http.aclose()
-        if self._close_store is not None:
-            self._close_store()
-            self._close_store = None
+        self._close_owned_store()
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -109,16 +98,8 @@ class AsyncClient:
             request = self.http.build_request("POST", prepared.url, content=content, headers=prepared.headers)
             try:
                 response = await self.http.send(request, stream=True)
-            except RETRYABLE_TRANSPORT as exc:
-                delay = policy.delay(attempt)
-                if delay is None:
-                    raise TransportError(
-                        f"cannot reach {name} at {prepared.url}: {exc}", provider=name
-                    ) from exc
-            except httpx.TimeoutException as exc:
-                raise RequestTimeoutError(f"{name} timed out: {exc}", provider=name) from exc
             except httpx.HTTPError as exc:
-                raise TransportError(f"request to {name} failed: {exc}", provider=name) from exc
+                delay: float = send_failure(exc, name=name, url=prepared.url, policy=policy, attempt=attempt)
             else:
                 if response.status_code < 400:
                     return response, started
@@ -127,9 +108,10 @@ class AsyncClient:
                 finally:
                     await response.aclose()
                 error = provider_error(prepared.adapter, response, raw)
-                delay = retry_delay(policy, attempt, response, error)
-                if delay is None:
+                retry = retry_delay(policy, attempt, response, error)
+                if retry is None:
                     raise error
+                delay = retry
             await self.sleep(delay)
             attempt += 1
 
@@ -141,10 +123,8 @@ class AsyncClient:
         if not prepared.stream:
             try:
                 raw = await response.aread()
-            except httpx.TimeoutException as exc:
-                raise RequestTimeoutError(f"{name} timed out: {exc}", provider=name) from exc
             except httpx.HTTPError as exc:
-                raise TransportError(f"reading the {name} response failed: {exc}", provider=name) from exc
+                raise read_failure(exc, name=name) from exc
             finally:
                 await response.aclose()
             prepared.context.latency_ms = int((self.settings.clock() - started) * 1000)
@@ -163,30 +143,11 @@ class AsyncClient:
             try:
                 async for chunk in response.aiter_bytes():
                     run.feed(chunk)
-            except httpx.TimeoutException as exc:
-                partial = run.cancel()
-                raise RequestTimeoutError(
-                    f"{name} stream timed out; kept what arrived as CANCELLED",
-                    partial=partial,
-                    provider=name,
-                    message_id=partial.id,
-                ) from exc
-            except httpx.HTTPError as exc:
-                partial = run.cancel()
-                raise TransportError(
-                    f"{name} stream broke: {exc}; kept what arrived as CANCELLED",
-                    partial=partial,
-                    provider=name,
-                    message_id=partial.id,
-                ) from exc
-            except KeyboardInterrupt as exc:
-                partial = run.cancel()
-                raise RequestCancelledError(
-                    "cancelled; kept what arrived as CANCELLED", partial=partial, message_id=partial.id
-                ) from exc
-            except BaseException:  # asyncio.CancelledError included: save, then let it propagate
-                run.cancel()
-                raise
+            except BaseException as exc:  # asyncio.CancelledError included: saved, then re-raised
+                error = stream_failure(exc, run, name=name)
+                if error is None:
+                    raise
+                raise error from exc
             finally:
                 await response.aclose()
             return run.close()

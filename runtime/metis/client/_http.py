@@ -12,8 +12,10 @@ import httpx
 import orjson
 
 from ..adapters import Adapter
-from ..errors import ProviderError, WireFormatError
+from ..errors import MetisError, ProviderError, WireFormatError
+from ._errors import RequestCancelledError, RequestTimeoutError, TransportError
 from ._retry import RetryPolicy, parse_retry_after
+from ._stream import StreamRun
 
 
 def error_body(raw: bytes) -> Any:
@@ -56,4 +58,56 @@ def json_body(adapter: Adapter, raw: bytes) -> dict[str, Any]:
 RETRYABLE_TRANSPORT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.RemoteProtocolError)
 """Failures before a response started: the request never reached the model, so retrying is safe."""
 
-__all__ = ["RETRYABLE_TRANSPORT", "error_body", "json_body", "provider_error", "retry_delay"]
+
+def send_failure(exc: httpx.HTTPError, *, name: str, url: str, policy: RetryPolicy, attempt: int) -> float:
+    """Seconds to wait before retrying after `exc` while sending, or the typed error to raise.
+
+    One decision for the sync and async clients: only failures before a response started
+    are retried; a timeout or any other transport failure ends the request.
+    """
+    if isinstance(exc, RETRYABLE_TRANSPORT):
+        delay = policy.delay(attempt)
+        if delay is not None:
+            return delay
+        raise TransportError(f"cannot reach {name} at {url}: {exc}", provider=name) from exc
+    if isinstance(exc, httpx.TimeoutException):
+        raise RequestTimeoutError(f"{name} timed out: {exc}", provider=name) from exc
+    raise TransportError(f"request to {name} failed: {exc}", provider=name) from exc
+
+
+def read_failure(exc: httpx.HTTPError, *, name: str) -> MetisError:
+    """The typed error for a failure while reading a whole (non-streamed) response."""
+    if isinstance(exc, httpx.TimeoutException):
+        return RequestTimeoutError(f"{name} timed out: {exc}", provider=name)
+    return TransportError(f"reading the {name} response failed: {exc}", provider=name)
+
+
+def stream_failure(exc: BaseException, run: StreamRun, *, name: str) -> MetisError | None:
+    """Save what arrived as CANCELLED and return the typed error for an interrupted stream.
+
+    None means "re-raise `exc` as it is" (e.g. asyncio.CancelledError, after saving).
+    """
+    partial = run.cancel()
+    if isinstance(exc, httpx.TimeoutException):
+        message = f"{name} stream timed out; kept what arrived as CANCELLED"
+        return RequestTimeoutError(message, partial=partial, provider=name, message_id=partial.id)
+    if isinstance(exc, httpx.HTTPError):
+        message = f"{name} stream broke: {exc}; kept what arrived as CANCELLED"
+        return TransportError(message, partial=partial, provider=name, message_id=partial.id)
+    if isinstance(exc, KeyboardInterrupt):
+        return RequestCancelledError(
+            "cancelled; kept what arrived as CANCELLED", partial=partial, message_id=partial.id
+        )
+    return None
+
+
+__all__ = [
+    "RETRYABLE_TRANSPORT",
+    "error_body",
+    "json_body",
+    "provider_error",
+    "read_failure",
+    "retry_delay",
+    "send_failure",
+    "stream_failure",
+]

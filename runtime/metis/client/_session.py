@@ -348,3 +348,65 @@ def create_record(
 
 
 __all__ = ["DEFAULT_MODEL", "ClientSettings", "Content", "Prepared", "SessionCore", "create_record"]
+
+
+class ClientBase:
+    """What the sync and async clients share: settings, the store, and session cores.
+
+    Only I/O differs between them (httpx.Client vs httpx.AsyncClient, sleep vs await);
+    everything decided without I/O lives here and in SessionCore, written once.
+    """
+
+    settings: ClientSettings
+    _close_store: Callable[[], None] | None
+
+    def _setup(
+        self,
+        store: SessionStore | None,
+        *,
+        api_keys: Mapping[str, str | None] | None,
+        base_urls: Mapping[str, str] | None,
+        events: EventSink | None,
+        retry: RetryPolicy,
+        checkpoints: CheckpointPolicy | None,
+        clock: Callable[[], float],
+        default_model: str,
+    ) -> None:
+        if store is None:
+            from ..store import Store
+
+            opened = Store.open()
+            store, self._close_store = opened, opened.close
+        else:
+            self._close_store = None
+        self.settings = ClientSettings(
+            store=store,
+            api_keys=dict(api_keys or {}),
+            base_urls=dict(base_urls or {}),
+            events=events,
+            retry=retry,
+            checkpoints=checkpoints or CheckpointPolicy(),
+            clock=clock,
+            default_model=default_model,
+        )
+
+    @property
+    def store(self) -> SessionStore:
+        """The store every session of this client persists to."""
+        return self.settings.store
+
+    def _new_core(
+        self, model: str | None, workspace: Path | str | None, tools: Sequence[ToolDefinition]
+    ) -> SessionCore:
+        record = create_record(
+            self.store, model=model, default_model=self.settings.default_model, workspace=workspace
+        )
+        return SessionCore(self.settings, record, tools=tools)
+
+    def _resumed_core(self, session_id: str, tools: Sequence[ToolDefinition]) -> SessionCore:
+        return SessionCore(self.settings, self.store.get_session(session_id), tools=tools)
+
+    def _close_owned_store(self) -> None:
+        if self._close_store is not None:
+            self._close_store()
+            self._close_store = None

@@ -18,27 +18,16 @@ from metis_schema.v1 import Message, ToolDefinition
 
 from ..events import EventSink
 from ..ids import ToolIdMap
-from ._errors import RequestCancelledError, RequestTimeoutError, TransportError
-from ._http import RETRYABLE_TRANSPORT, json_body, provider_error, retry_delay
+from ._http import json_body, provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
-from ._session import DEFAULT_MODEL, ClientSettings, Content, Prepared, SessionCore, create_record
+from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionCore
 from ._stream import CheckpointPolicy, EventCallback, StreamRun
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
 
-def _open_store(store: SessionStore | None) -> tuple[SessionStore, Callable[[], None] | None]:
-    """The given store, or the default one opened here (and closed with the client)."""
-    if store is not None:
-        return store, None
-    from ..store import Store
-
-    opened = Store.open()
-    return opened, opened.close
-
-
-class Client:
+class Client(ClientBase):
     """Sessions over httpx.Client. `transport` lets tests inject an httpx.MockTransport."""
 
     def __init__(
@@ -57,23 +46,18 @@ class Client:
         checkpoints: CheckpointPolicy | None = None,
         default_model: str = DEFAULT_MODEL,
     ) -> None:
-        opened, self._close_store = _open_store(store)
-        self.settings = ClientSettings(
-            store=opened,
-            api_keys=dict(api_keys or {}),
-            base_urls=dict(base_urls or {}),
+        self._setup(
+            store,
+            api_keys=api_keys,
+            base_urls=base_urls,
             events=events,
             retry=RetryPolicy(max_retries=max_retries, max_delay=max_retry_delay),
-            checkpoints=checkpoints or CheckpointPolicy(),
+            checkpoints=checkpoints,
             clock=clock,
             default_model=default_model,
         )
         self.sleep = sleep
         self.http = httpx.Client(transport=transport, timeout=timeout)
-
-    @property
-    def store(self) -> SessionStore:
-        return self.settings.store
 
     def session(
         self,
@@ -83,20 +67,15 @@ class Client:
         tools: Sequence[ToolDefinition] = (),
     ) -> Session:
         """A new session whose default model is `model` (else the client's default)."""
-        record = create_record(
-            self.store, model=model, default_model=self.settings.default_model, workspace=workspace
-        )
-        return Session(self, SessionCore(self.settings, record, tools=tools))
+        return Session(self, self._new_core(model, workspace, tools))
 
     def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> Session:
         """An existing session (SessionNotFoundError if there is none)."""
-        return Session(self, SessionCore(self.settings, self.store.get_session(session_id), tools=tools))
+        return Session(self, self._resumed_core(session_id, tools))
 
     def close(self) -> None:
         self.http.close()
-        if self._close_store is not None:
-            self._close_store()
-            self._close_store = None
+        self._close_owned_store()
 
     def __enter__(self) -> Client:
         return self
@@ -118,21 +97,9 @@ class Client:
             request = self.http.build_request("POST", prepared.url, content=content, headers=prepared.headers)
             try:
                 response = self.http.send(request, stream=True)
-            except RETRYABLE_TRANSPORT as exc:
-                delay = policy.delay(attempt)
-                if delay is None:
-                    raise TransportError(
-                        f"cannot reach {prepared.adapter.name} at {prepared.url}: {exc}",
-                        provider=prepared.adapter.name,
-                    ) from exc
-            except httpx.TimeoutException as exc:
-                raise RequestTimeoutError(
-                    f"{prepared.adapter.name} timed out: {exc}", provider=prepared.adapter.name
-                ) from exc
             except httpx.HTTPError as exc:
-                raise TransportError(
-                    f"request to {prepared.adapter.name} failed: {exc}", provider=prepared.adapter.name
-                ) from exc
+                name = prepared.adapter.name
+                delay: float = send_failure(exc, name=name, url=prepared.url, policy=policy, attempt=attempt)
             else:
                 if response.status_code < 400:
                     return response, started
@@ -141,9 +108,10 @@ class Client:
                 finally:
                     response.close()
                 error = provider_error(prepared.adapter, response, raw)
-                delay = retry_delay(policy, attempt, response, error)
-                if delay is None:
+                retry = retry_delay(policy, attempt, response, error)
+                if retry is None:
                     raise error
+                delay = retry
             self.sleep(delay)
             attempt += 1
 
@@ -152,12 +120,8 @@ class Client:
         if not prepared.stream:
             try:
                 raw = response.read()
-            except httpx.TimeoutException as exc:
-                raise RequestTimeoutError(
-                    f"{prepared.adapter.name} timed out: {exc}", provider=prepared.adapter.name
-                ) from exc
             except httpx.HTTPError as exc:
-                raise TransportError(f"reading the {prepared.adapter.name} response failed: {exc}") from exc
+                raise read_failure(exc, name=prepared.adapter.name) from exc
             finally:
                 response.close()
             prepared.context.latency_ms = int((self.settings.clock() - started) * 1000)
@@ -176,30 +140,11 @@ class Client:
             try:
                 for chunk in response.iter_bytes():
                     run.feed(chunk)
-            except httpx.TimeoutException as exc:
-                partial = run.cancel()
-                raise RequestTimeoutError(
-                    f"{prepared.adapter.name} stream timed out; kept what arrived as CANCELLED",
-                    partial=partial,
-                    provider=prepared.adapter.name,
-                    message_id=partial.id,
-                ) from exc
-            except httpx.HTTPError as exc:
-                partial = run.cancel()
-                raise TransportError(
-                    f"{prepared.adapter.name} stream broke: {exc}; kept what arrived as CANCELLED",
-                    partial=partial,
-                    provider=prepared.adapter.name,
-                    message_id=partial.id,
-                ) from exc
-            except KeyboardInterrupt as exc:
-                partial = run.cancel()
-                raise RequestCancelledError(
-                    "cancelled; kept what arrived as CANCELLED", partial=partial, message_id=partial.id
-                ) from exc
-            except BaseException:
-                run.cancel()
-                raise
+            except BaseException as exc:
+                error = stream_failure(exc, run, name=prepared.adapter.name)
+                if error is None:
+                    raise
+                raise error from exc
             finally:
                 response.close()
             return run.close()
