@@ -287,6 +287,24 @@ def test_conversation_to_wire_matches_golden(workspace: Path, caplog: pytest.Log
     )  # an OpenAI-only id: the canonical id fits the rule
 
 
+def test_inline_block_conversion_equals_the_general_path(workspace: Path) -> None:
+    """`_Out.blocks` writes text, tool_use and tool_result blocks inline when a message kept
+    nothing for replay; that must equal converting each block and splicing, drops included."""
+    from metis.adapters.anthropic import _Out, _Replay
+    from metis.catalog import load_catalog
+
+    messages, ids = conversation()
+    opts = options(ids, workspace=workspace, thinking_budget=2048)
+    caps = load_catalog().resolve(MODEL).capabilities
+    # An extra under a key no block position has: splice changes nothing, but every
+    # conversion takes the general path (block by block, then splice).
+    general = _Replay(extras={"unused": {"never": "applied"}})
+    for message in messages:
+        if message.role != Role.system:
+            inline = _Out(opts, caps).blocks(message, _Replay())
+            assert inline == _Out(opts, caps).blocks(message, general), message.id
+
+
 def test_system_is_a_string_when_one_plain_text() -> None:
     body = ADAPTER.to_wire(
         [
@@ -533,6 +551,11 @@ def test_usage_is_normalized_and_priced_locally() -> None:
         ({"content": [{"type": "tool_use", "name": "f", "input": {}}]}, "content[0].id"),
         ({"content": ["text"]}, "content[0]"),
         ({"content": [{"type": "thinking", "thinking": "x", "signature": 5}]}, "content[0].signature"),
+        ({"content": [{"type": "thinking", "signature": "s"}]}, "content[0].thinking"),
+        ({"content": [{"type": "redacted_thinking", "data": ""}]}, "content[0].data"),
+        ({"content": [{"type": "tool_use", "id": "toolu_1", "name": 5, "input": {}}]}, "content[0].name"),
+        ({"content": [{"type": "tool_use", "id": "toolu_1", "name": "", "input": {}}]}, "content[0].name"),
+        ({"content": [{"type": "text", "text": "x"}, {"type": "text", "text": None}]}, "content[1].text"),
         (
             {"content": [{"type": "text", "text": "x"}], "usage": {"input_tokens": "many"}},
             "usage.input_tokens",

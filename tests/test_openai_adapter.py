@@ -32,6 +32,7 @@ from metis_schema.v1 import (
     RedactedThinkingBlock,
     Role,
     StopReason,
+    TextBlock,
     TextDeltaEvent,
     ThinkingBlock,
     ToolUseBlock,
@@ -622,6 +623,60 @@ def test_contract_rejects_broken_bodies(broken: dict[str, Any]) -> None:
 # --- malformed input -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"city":"Paris"}',  # canonical: nothing kept
+        '{"city": "Paris"}',  # whitespace
+        '{"b":1,"a":2}',  # canonical, keys not sorted
+        '{"city":"Par\\u00eds"}',  # an escape orjson writes differently
+        '{"n":1.0}',
+        '{"n":18446744073709551616}',  # beyond 64 bits: orjson refuses, json reads it
+        '{"n":NaN}',  # json reads it, orjson does not
+        "",
+        "  ",
+        "{}",
+    ],
+)
+def test_kept_arguments_shortcut_agrees_with_the_full_check(raw: str) -> None:
+    """`_arguments_to_keep` skips re-parsing the canonical text; it must answer as
+    `raw_arguments_to_keep` does for every text `parse_tool_arguments` reads as an object."""
+    from metis.adapters._openai_chat import _arguments_to_keep, raw_arguments_to_keep
+    from metis.assembly import parse_tool_arguments
+
+    value, unparsed = parse_tool_arguments(raw, context=context(MODEL), tool_id=tid(1), name="f")
+    assert unparsed is None
+    assert _arguments_to_keep(raw, value) == raw_arguments_to_keep(raw)
+
+
+def test_block_helpers_build_what_the_model_constructors_build() -> None:
+    """Response blocks are validated by calling the models' validators on a dict: the same
+    values, the same fields set, the same refusals as the constructors."""
+    from metis.adapters._openai_chat import _text_block, _thinking_block, _tool_use_block
+    from pydantic import ValidationError
+
+    pairs = [
+        (_text_block("hi"), TextBlock(type="text", text="hi")),
+        (
+            _tool_use_block(tid(1), "f", {"a": [1]}),
+            ToolUseBlock(type="tool_use", id=tid(1), name="f", input={"a": [1]}),
+        ),
+        (_thinking_block({"type": "thinking", "text": "t"}), ThinkingBlock(type="thinking", text="t")),
+        (
+            _thinking_block({"type": "thinking", "text": "t", "signature": None}),
+            ThinkingBlock(type="thinking", text="t", signature=None),
+        ),
+    ]
+    for built, constructed in pairs:
+        assert type(built) is type(constructed)
+        assert built == constructed
+        assert built.model_fields_set == constructed.model_fields_set
+    with pytest.raises(ValidationError):
+        _tool_use_block("call_1", "f", {})  # not a canonical id
+    with pytest.raises(ValidationError):
+        _text_block(5)  # type: ignore[arg-type]
+
+
 def test_invalid_arguments_keep_raw_text_and_emit_tool_input_invalid(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -687,6 +742,34 @@ def test_invalid_arguments_keep_raw_text_and_emit_tool_input_invalid(
                 ]
             },
             "choices[0].message.tool_calls[0].id",
+        ),
+        ({"choices": ["nope"]}, "choices[0]"),
+        (
+            {"choices": [{"message": {"role": "assistant", "tool_calls": {"a": 1}}}]},
+            "choices[0].message.tool_calls",
+        ),
+        (
+            {"choices": [{"message": {"role": "assistant", "tool_calls": [{"id": "c", "function": "f"}]}}]},
+            "choices[0].message.tool_calls[0].function",
+        ),
+        (
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "role": "assistant",
+                            "tool_calls": [
+                                {
+                                    "id": "c",
+                                    "type": "function",
+                                    "function": {"name": "x" * 129, "arguments": "{}"},
+                                }
+                            ],
+                        }
+                    }
+                ]
+            },
+            "choices[0].message.tool_calls[0]",  # the canonical model refuses a 129-character name
         ),
     ],
 )

@@ -94,6 +94,35 @@ log = logging.getLogger("metis.adapters")
 _T = TypeVar("_T")
 
 
+# Blocks made from provider values are validated by the models' own pydantic-core
+# validators, called on a dict: the same validation `TextBlock(...)` runs, without
+# BaseModel.__init__'s Python-level call and keyword packing (~0.5 µs a block, and every
+# reply makes several).
+_validate_text = TextBlock.__pydantic_validator__.validate_python
+_validate_tool_use = ToolUseBlock.__pydantic_validator__.validate_python
+_validate_thinking = ThinkingBlock.__pydantic_validator__.validate_python
+
+
+def _text_block(text: str) -> TextBlock:
+    """`TextBlock(type="text", text=text)`, validated (see above)."""
+    block: TextBlock = _validate_text({"type": "text", "text": text})
+    return block
+
+
+def _tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
+    """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated (see above)."""
+    block: ToolUseBlock = _validate_tool_use(
+        {"type": "tool_use", "id": tool_id, "name": name, "input": value}
+    )
+    return block
+
+
+def _thinking_block(fields: dict[str, Any]) -> ThinkingBlock:
+    """`ThinkingBlock(**fields)`, validated (see above); the fields given are the fields set."""
+    block: ThinkingBlock = _validate_thinking(fields)
+    return block
+
+
 @dataclass(frozen=True)
 class ChatDialect:
     """What one Chat Completions server does differently; one row per provider module."""
@@ -137,6 +166,9 @@ _RETRYABLE_CODES = frozenset(
 )
 _DIRECTIVES = "metis"
 _DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
+_EMPTY: dict[str, Any] = {}  # compared against, never changed
+_DETAIL_TEXT_KEYS = {"reasoning.text": "text", "reasoning.summary": "summary"}
+"""reasoning_details item type -> the key holding its text."""
 _TEXT_JOIN = "\n\n"
 _IMAGE_TOKENS = 765  # OpenAI's price of one 1024x1024 high-detail image; a deliberate upper guess
 _CHARS_PER_TOKEN = 4
@@ -144,9 +176,12 @@ _TOKENS_PER_MESSAGE = 4
 _PRIMING_TOKENS = 3
 
 
+_dumps = orjson.dumps
+
+
 def canonical_arguments(value: dict[str, Any]) -> str:
     """The arguments string metis writes for a tool input: compact JSON."""
-    return orjson.dumps(value).decode()
+    return _dumps(value).decode()
 
 
 def raw_arguments_to_keep(raw: str) -> str | None:
@@ -164,6 +199,20 @@ def raw_arguments_to_keep(raw: str) -> str | None:
     if not isinstance(value, dict):
         return None
     return None if canonical_arguments(value) == raw else raw
+
+
+def _arguments_to_keep(raw: str, value: dict[str, Any]) -> str | None:
+    """`raw_arguments_to_keep(raw)`, for text `parse_tool_arguments` read as `value`.
+
+    The usual text is exactly the canonical serialization of its value: one `dumps` says
+    so, without parsing the text a second time. Anything else takes the full check.
+    """
+    try:
+        if _dumps(value).decode() == raw:
+            return None
+    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits
+        pass
+    return raw_arguments_to_keep(raw)
 
 
 def stop_reason(finish_reason: str | None, *, refused: bool) -> StopReason:
@@ -241,16 +290,21 @@ def _directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]
     return directives, extra
 
 
+def _not_canonical(exc: ValidationError, *, provider: str, path: str) -> WireFormatError:
+    """The WireFormatError for a canonical-model constructor's pydantic error."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return WireFormatError(
+        f"cannot be read as canonical: {where}: {first['msg']}", provider=provider, path=path
+    )
+
+
 def _checked(build: Callable[[], _T], *, provider: str, path: str) -> _T:
     """Run a canonical-model constructor, turning pydantic errors into WireFormatError."""
     try:
         return build()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise WireFormatError(
-            f"cannot be read as canonical: {where}: {first['msg']}", provider=provider, path=path
-        ) from None
+        raise _not_canonical(exc, provider=provider, path=path) from None
 
 
 def _want(value: Any, kind: type | tuple[type, ...], *, provider: str, path: str, what: str) -> Any:
@@ -262,33 +316,57 @@ def _want(value: Any, kind: type | tuple[type, ...], *, provider: str, path: str
 # --- canonical -> wire ---------------------------------------------------------------------
 
 
-@dataclass
 class _Writer:
-    """One `to_wire` call: the target model's capabilities and the session's id map."""
+    """One `to_wire` call: the target model's capabilities and the session's id map.
 
-    adapter: ChatCompletionsAdapter
-    options: AdapterOptions
-    model_id: str
-    caps: AdapterCapabilities
+    Runs once per message of the conversation, so the loop avoids repeated work: the
+    per-call values (names, dialect flags, directives) are attributes set once, and each
+    canonical tool id is mapped to its wire id once per call (a tool_use and its result
+    share one id; `ToolIdMap.outgoing` re-checks the provider's id rule on every call).
+    """
 
-    @property
-    def name(self) -> str:
-        return self.adapter.name
-
-    def message(
-        self, message: Message, system_role: str, empty_content: str | None = None
-    ) -> dict[str, Any] | None:
-        writer = {
-            Role.system: self.system,
+    def __init__(
+        self,
+        adapter: ChatCompletionsAdapter,
+        options: AdapterOptions,
+        model_id: str,
+        caps: AdapterCapabilities,
+        *,
+        system_role: str = "system",
+        empty_content: str | None = None,
+    ) -> None:
+        self.adapter = adapter
+        self.name = adapter.name
+        self.options = options
+        self.model_id = model_id
+        self.caps = caps
+        self.system_role = system_role
+        self.empty_content = empty_content
+        self.reasoning_details = adapter.dialect.reasoning_details
+        self._tool_ids = options.tool_ids
+        # canonical id -> wire id, for this call only: `outgoing` is deterministic and its
+        # only state change (minting) makes every later call return the same id.
+        self._wire_ids: dict[str, str] = {}
+        # role -> writer of one message (None: nothing of it can go), built once per call;
+        # Role hashes as its str value, so the lookup is a plain dict lookup.
+        self.by_role: dict[str, Callable[[Message], dict[str, Any] | None]] = {
+            Role.system: self.system_message,
             Role.user: self.user,
             Role.assistant: self.assistant,
             Role.tool: self.tool,
-        }[message.role]
-        out = writer(message)
-        if out is not None and message.role == Role.system:
-            out["role"] = system_role
-        if out is not None and out.get("tool_calls") and out.get("content") is None:
-            out["content"] = empty_content
+        }
+
+    def wire_id(self, canonical: str) -> str:
+        """The id `canonical` goes out as (see `ToolIdMap.outgoing`), computed once per call."""
+        wire = self._wire_ids.get(canonical)
+        if wire is None:
+            wire = self._wire_ids[canonical] = self._tool_ids.outgoing(canonical, self.name)
+        return wire
+
+    def system_message(self, message: Message) -> dict[str, Any] | None:
+        out = self.system(message)
+        if out is not None:
+            out["role"] = self.system_role
         return out
 
     def system(self, message: Message) -> dict[str, Any] | None:
@@ -298,8 +376,12 @@ class _Writer:
         return {"role": "system", "content": _text_content(texts)}
 
     def user(self, message: Message) -> dict[str, Any] | None:
+        content = message.content
+        if len(content) == 1 and type(content[0]) is TextBlock:
+            # The common turn (one text block), written as the loop below would write it.
+            return {"role": "user", "content": content[0].text}
         parts: list[dict[str, Any]] = []
-        for index, block in enumerate(message.content):
+        for index, block in enumerate(content):
             if isinstance(block, TextBlock):
                 parts.append({"type": "text", "text": block.text})
             elif isinstance(block, ImageBlock):
@@ -327,12 +409,18 @@ class _Writer:
         return {"type": "image_url", "image_url": {"url": url}}
 
     def assistant(self, message: Message) -> dict[str, Any] | None:
-        raw = own_raw(message, self.name)
-        details = self.replayable_details(message, raw)
+        # Without provider_raw there is nothing to replay (details, kept arguments).
+        raw = own_raw(message, self.name) if message.metadata.provider_raw is not None else {}
+        details = self.replayable_details(message, raw) if raw else None
         texts: list[str] = []
         calls: list[dict[str, Any]] = []
         for index, block in enumerate(message.content):
-            if isinstance(block, TextBlock):
+            # Exact types first: an isinstance test that fails costs an ABC check.
+            if type(block) is TextBlock:
+                texts.append(block.text)
+            elif type(block) is ToolUseBlock:
+                calls.append(self.tool_call(block, raw))
+            elif isinstance(block, TextBlock):
                 texts.append(block.text)
             elif isinstance(block, ToolUseBlock):
                 calls.append(self.tool_call(block, raw))
@@ -350,28 +438,34 @@ class _Writer:
             out["reasoning_details"] = details
             if out["content"] is None and not calls:
                 out["content"] = ""
-        if out["content"] is None and not calls:
-            return None  # everything was dropped (and logged)
+        if out["content"] is None:
+            if not calls:
+                return None  # everything was dropped (and logged)
+            out["content"] = self.empty_content
         return out
 
     def replayable_details(self, message: Message, raw: dict[str, Any]) -> list[Any] | None:
         """This provider's own reasoning_details, when the same model is asked again."""
         details = raw.get("reasoning_details")
-        if not self.adapter.dialect.reasoning_details or not isinstance(details, list):
+        if not self.reasoning_details or not isinstance(details, list):
             return None
         return details if message.metadata.model == self.model_id else None
 
     def reasoning_drop_reason(self, message: Message) -> str:
-        if not self.adapter.dialect.reasoning_details:
+        if not self.reasoning_details:
             return "Chat Completions cannot carry reasoning"
         source = message.metadata.model or message.metadata.provider or "another provider"
         return f"reasoning from {source} goes back only to the model that produced it, not {self.model_id}"
 
     def tool_call(self, block: ToolUseBlock, raw: dict[str, Any]) -> dict[str, Any]:
         return {
-            "id": self.options.tool_ids.outgoing(block.id, self.name),
+            "id": self.wire_id(block.id),
             "type": "function",
-            "function": {"name": block.name, "arguments": _replay_arguments(block, raw)},
+            "function": {
+                "name": block.name,
+                # No provider_raw: no kept text to replay, the canonical serialization goes.
+                "arguments": _replay_arguments(block, raw) if raw else _dumps(block.input).decode(),
+            },
         }
 
     def tool(self, message: Message) -> dict[str, Any]:
@@ -380,18 +474,19 @@ class _Writer:
             raise WireFormatError(
                 "a TOOL message must hold one tool_result block", provider=self.name, message_id=message.id
             )
-        texts: list[str] = []
-        for part in block.content:
-            if isinstance(part, TextBlock):
-                texts.append(part.text)
-            else:
-                self.drop(message, 0, part.type, "Chat Completions tool messages carry text only")
-        content: str | list[dict[str, Any]] = _text_content(texts) if texts else ""
-        return {
-            "role": "tool",
-            "tool_call_id": self.options.tool_ids.outgoing(block.tool_use_id, self.name),
-            "content": content,
-        }
+        parts = block.content
+        content: str | list[dict[str, Any]]
+        if len(parts) == 1 and type(parts[0]) is TextBlock:
+            content = parts[0].text  # the common result (one text), as the loop below writes it
+        else:
+            texts: list[str] = []
+            for part in parts:
+                if isinstance(part, TextBlock):
+                    texts.append(part.text)
+                else:
+                    self.drop(message, 0, part.type, "Chat Completions tool messages carry text only")
+            content = _text_content(texts) if texts else ""
+        return {"role": "tool", "tool_call_id": self.wire_id(block.tool_use_id), "content": content}
 
     def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
         drop_block(adapter=self.name, message=message, index=index, block_type=block_type, reason=reason)
@@ -437,7 +532,7 @@ def _mark_cache(wire: dict[str, Any], control: dict[str, Any]) -> bool:
 # --- wire -> canonical ---------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _AssistantRead:
     """Blocks of one wire assistant message, plus what its provider_raw must keep."""
 
@@ -455,6 +550,18 @@ class _AssistantRead:
             "reasoning_details": self.details,
             "unsupported_tool_calls": self.unsupported or None,
         }
+
+    def put_raw(self, raw: dict[str, Any]) -> None:
+        """Add the non-empty entries of `raw()` to `raw`, in that order (`details` is
+        never empty when set)."""
+        if self.arguments:
+            raw["arguments"] = self.arguments
+        if self.unparsed:
+            raw["unparsed_arguments"] = self.unparsed
+        if self.details is not None:
+            raw["reasoning_details"] = self.details
+        if self.unsupported:
+            raw["unsupported_tool_calls"] = self.unsupported
 
 
 class ChatCompletionsAdapter(Adapter):
@@ -493,19 +600,29 @@ class ChatCompletionsAdapter(Adapter):
         """Canonical messages -> a Chat Completions request body (see module doc for conventions)."""
         entry = load_catalog().resolve(options.model)
         directives, extra = _directives(options)
-        writer = _Writer(self, options, entry.id, entry.capabilities)
+        writer = _Writer(
+            self,
+            options,
+            entry.id,
+            entry.capabilities,
+            system_role=directives.get("system_role", "system"),
+            empty_content=directives.get("empty_content"),
+        )
+        write = writer.by_role
         wire_messages: list[dict[str, Any]] = []
-        by_id: dict[str, dict[str, Any]] = {}
+        # message id -> wire message, needed only to place cache breakpoints.
+        by_id: dict[str, dict[str, Any]] | None = (
+            {} if directives.get("cache_breakpoints") and self.dialect.cache_control else None
+        )
         for message in messages:
-            out = writer.message(
-                message, directives.get("system_role", "system"), directives.get("empty_content")
-            )
+            out = write[message.role](message)
             if out is not None:
                 wire_messages.append(out)
-                by_id[message.id] = out
+                if by_id is not None:
+                    by_id[message.id] = out
         body: dict[str, Any] = {"model": entry.wire_model, "messages": wire_messages}
         self._options_to_wire(body, tools, options)
-        self._cache_markers(body, by_id, directives)
+        self._cache_markers(body, by_id or {}, directives)
         body.update(extra)
         return body
 
@@ -574,46 +691,49 @@ class ChatCompletionsAdapter(Adapter):
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         """`choices[0].message` -> one canonical ASSISTANT message (built by finish_assistant)."""
+        # Shape checks are inline `isinstance` tests; `_want` is called only to raise.
+        name = self.name
         if not isinstance(body, dict):
-            raise WireFormatError("response body must be a JSON object", provider=self.name, path="")
+            raise WireFormatError("response body must be a JSON object", provider=name, path="")
         if body.get("error"):
             raise self.parse_error(body)
-        choices = _want(
-            body.get("choices"), list, provider=self.name, path="choices", what="choices must be a list"
-        )
+        choices = body.get("choices")
+        if not isinstance(choices, list):
+            _want(choices, list, provider=name, path="choices", what="choices must be a list")
         if not choices:
-            raise WireFormatError("response has no choices", provider=self.name, path="choices")
-        choice = _want(
-            choices[0], dict, provider=self.name, path="choices[0]", what="a choice must be an object"
-        )
-        message = _want(
-            choice.get("message"),
-            dict,
-            provider=self.name,
-            path="choices[0].message",
-            what="message must be an object",
-        )
+            raise WireFormatError("response has no choices", provider=name, path="choices")
+        choice = choices[0]
+        if not isinstance(choice, dict):
+            _want(choice, dict, provider=name, path="choices[0]", what="a choice must be an object")
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            _want(message, dict, provider=name, path="choices[0].message", what="message must be an object")
         read = self._read_assistant(message, path="choices[0].message", context=context)
         finish = choice.get("finish_reason")
         finish = finish if isinstance(finish, str) else None
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
-        meta = {
-            "id": body.get("id"),
-            "model": body.get("model"),
-            "finish_reason": finish,
-            "native_finish_reason": choice.get("native_finish_reason"),
-            "system_fingerprint": body.get("system_fingerprint"),
-            "provider": body.get("provider"),
-            "reported_cost": usage.get("cost") if usage else None,
-            **read.raw(),
-        }
+        usage = body.get("usage")
+        usage = usage if isinstance(usage, dict) else None
+        # provider_raw in one pass: what replay or audit needs, None and {} values left out.
+        raw: dict[str, Any] = {"adapter": name}
+        for key, value in (
+            ("id", body.get("id")),
+            ("model", body.get("model")),
+            ("finish_reason", finish),
+            ("native_finish_reason", choice.get("native_finish_reason")),
+            ("system_fingerprint", body.get("system_fingerprint")),
+            ("provider", body.get("provider")),
+            ("reported_cost", usage.get("cost") if usage else None),
+        ):
+            if value is not None and (type(value) is str or value != _EMPTY):  # str: the usual value
+                raw[key] = value
+        read.put_raw(raw)
         return finish_assistant(
             context,
-            provider=self.name,
+            provider=name,
             content=read.blocks or [TextBlock(type="text", text="")],
-            counts=normalize_usage(self.name, usage),
+            counts=normalize_usage(name, usage),
             stop_reason=stop_reason(finish, refused=read.refused),
-            provider_raw=_response_raw(self.name, meta),
+            provider_raw=raw,
         )
 
     def _read_assistant(
@@ -621,7 +741,8 @@ class ChatCompletionsAdapter(Adapter):
     ) -> _AssistantRead:
         """A wire assistant message (response or request history) -> canonical blocks."""
         read = _AssistantRead()
-        if message.get("function_call") and not message.get("tool_calls"):
+        calls = message.get("tool_calls")
+        if message.get("function_call") and not calls:
             raise WireFormatError(
                 "the deprecated function_call field has no tool call id to link its result to",
                 provider=self.name,
@@ -632,7 +753,7 @@ class ChatCompletionsAdapter(Adapter):
         content = message.get("content")
         if isinstance(content, str):
             if content:
-                read.blocks.append(TextBlock(type="text", text=content))
+                read.blocks.append(_text_block(content))
         elif isinstance(content, list):
             for j, part in enumerate(content):
                 self._read_assistant_part(part, f"{path}.content[{j}]", read)
@@ -644,12 +765,19 @@ class ChatCompletionsAdapter(Adapter):
             )
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal:
-            read.blocks.append(TextBlock(type="text", text=refusal))
+            read.blocks.append(_text_block(refusal))
             read.refused = True
-        calls = message.get("tool_calls") or []
-        _want(calls, list, provider=self.name, path=f"{path}.tool_calls", what="tool_calls must be a list")
-        for k, call in enumerate(calls):
-            self._read_tool_call(call, f"{path}.tool_calls[{k}]", context, read)
+        if calls:
+            if not isinstance(calls, list):
+                _want(
+                    calls,
+                    list,
+                    provider=self.name,
+                    path=f"{path}.tool_calls",
+                    what="tool_calls must be a list",
+                )
+            for k, call in enumerate(calls):
+                self._read_tool_call(call, path, k, context, read)
         return read
 
     def _read_assistant_part(self, part: Any, path: str, read: _AssistantRead) -> None:
@@ -667,22 +795,23 @@ class ChatCompletionsAdapter(Adapter):
             )
             read.unsupported.append(part)
             return
-        read.blocks.append(TextBlock(type="text", text=text))
+        read.blocks.append(_text_block(text))
         read.refused = read.refused or key == "refusal"
 
     def _read_reasoning(self, message: dict[str, Any], path: str, read: _AssistantRead) -> None:
         if self.dialect.reasoning_details:
             details = message.get("reasoning_details")
             if details:
-                _want(
-                    details,
-                    list,
-                    provider=self.name,
-                    path=f"{path}.reasoning_details",
-                    what="reasoning_details must be a list",
-                )
+                if not isinstance(details, list):
+                    _want(
+                        details,
+                        list,
+                        provider=self.name,
+                        path=f"{path}.reasoning_details",
+                        what="reasoning_details must be a list",
+                    )
                 for j, item in enumerate(details):
-                    block = self._detail_block(item, f"{path}.reasoning_details[{j}]")
+                    block = self._detail_block(item, f"{path}.reasoning_details", j)
                     if block is not None:
                         read.blocks.append(block)
                 read.details = details
@@ -690,68 +819,95 @@ class ChatCompletionsAdapter(Adapter):
         for key in self.dialect.plain_reasoning_keys:
             text = message.get(key)
             if isinstance(text, str) and text:
-                read.blocks.append(ThinkingBlock(type="thinking", text=text))
+                read.blocks.append(_thinking_block({"type": "thinking", "text": text}))
                 return
 
-    def _detail_block(self, item: Any, path: str) -> ContentBlock | None:
-        """One reasoning_details item -> ThinkingBlock / RedactedThinkingBlock (None: kept raw only)."""
-        _want(item, dict, provider=self.name, path=path, what="a reasoning_details item must be an object")
+    def _detail_block(self, item: Any, where: str, j: int) -> ContentBlock | None:
+        """reasoning_details item `j` (of the list at `where`) -> ThinkingBlock /
+        RedactedThinkingBlock (None: kept raw only). Its path is built only when needed."""
+        if not isinstance(item, dict):
+            _want(
+                item,
+                dict,
+                provider=self.name,
+                path=f"{where}[{j}]",
+                what="a reasoning_details item must be an object",
+            )
         kind = item.get("type")
         if kind == "reasoning.encrypted" and isinstance(item.get("data"), str) and item["data"]:
             return RedactedThinkingBlock(type="redacted_thinking", data=item["data"])
-        key = (
-            {"reasoning.text": "text", "reasoning.summary": "summary"}.get(kind)
-            if isinstance(kind, str)
-            else None
-        )
+        key = _DETAIL_TEXT_KEYS.get(kind) if isinstance(kind, str) else None
         if key is None:
             log.warning(
                 "%s: reasoning_details item of type %r has no canonical block; kept in provider_raw",
                 self.name,
                 kind,
-                extra={"adapter": self.name, "path": path},
+                extra={"adapter": self.name, "path": f"{where}[{j}]"},
             )
             return None
         text = item.get(key) or ""
         signature = item.get("signature") or None
-        _want(text, str, provider=self.name, path=f"{path}.{key}", what=f"{key} must be a string")
-        _want(
-            signature,
-            (str, type(None)),
-            provider=self.name,
-            path=f"{path}.signature",
-            what="signature must be a string",
-        )
-        return ThinkingBlock(type="thinking", text=text, signature=signature)
+        if not isinstance(text, str):
+            _want(text, str, provider=self.name, path=f"{where}[{j}].{key}", what=f"{key} must be a string")
+        if signature is not None and not isinstance(signature, str):
+            _want(
+                signature,
+                str,
+                provider=self.name,
+                path=f"{where}[{j}].signature",
+                what="signature must be a string",
+            )
+        return _thinking_block({"type": "thinking", "text": text, "signature": signature})
 
-    def _read_tool_call(self, call: Any, path: str, context: RequestContext, read: _AssistantRead) -> None:
-        _want(call, dict, provider=self.name, path=path, what="a tool call must be an object")
+    def _read_tool_call(
+        self, call: Any, message_path: str, k: int, context: RequestContext, read: _AssistantRead
+    ) -> None:
+        """Tool call `k` of the message at `message_path` (its own path is built only for errors)."""
+        provider = self.name
+        if not isinstance(call, dict):
+            _want(
+                call,
+                dict,
+                provider=provider,
+                path=f"{message_path}.tool_calls[{k}]",
+                what="a tool call must be an object",
+            )
         if call.get("type", "function") != "function":
+            path = f"{message_path}.tool_calls[{k}]"
             log.warning(
                 "%s: tool call of type %r has no canonical form; kept in provider_raw",
-                self.name,
+                provider,
                 call.get("type"),
-                extra={"adapter": self.name, "path": path},
+                extra={"adapter": provider, "path": path},
             )
             read.unsupported.append(call)
             return
-        function = _want(
-            call.get("function"),
-            dict,
-            provider=self.name,
-            path=f"{path}.function",
-            what="function must be an object",
-        )
+        function = call.get("function")
+        if not isinstance(function, dict):
+            _want(
+                function,
+                dict,
+                provider=provider,
+                path=f"{message_path}.tool_calls[{k}].function",
+                what="function must be an object",
+            )
         name = function.get("name")
         if not isinstance(name, str) or not name:
             raise WireFormatError(
-                "tool call has no function name", provider=self.name, path=f"{path}.function.name"
+                "tool call has no function name",
+                provider=provider,
+                path=f"{message_path}.tool_calls[{k}].function.name",
             )
         provider_id = call.get("id")
-        _want(
-            provider_id, (str, type(None)), provider=self.name, path=f"{path}.id", what="id must be a string"
-        )
-        canonical = context.tool_ids.register_incoming(self.name, provider_id or None)
+        if provider_id is not None and not isinstance(provider_id, str):
+            _want(
+                provider_id,
+                str,
+                provider=provider,
+                path=f"{message_path}.tool_calls[{k}].id",
+                what="id must be a string",
+            )
+        canonical = context.tool_ids.register_incoming(provider, provider_id or None)
         arguments = function.get("arguments", "")
         if isinstance(arguments, dict):
             value = arguments  # some compatible servers send an object
@@ -759,19 +915,19 @@ class ChatCompletionsAdapter(Adapter):
             value, unparsed = parse_tool_arguments(arguments, context=context, tool_id=canonical, name=name)
             if unparsed is not None:
                 read.unparsed[canonical] = unparsed
-            elif (kept := raw_arguments_to_keep(arguments)) is not None:
+            elif (kept := _arguments_to_keep(arguments, value)) is not None:
                 read.arguments[canonical] = kept
         else:
             raise WireFormatError(
-                "arguments must be a JSON string", provider=self.name, path=f"{path}.function.arguments"
+                "arguments must be a JSON string",
+                provider=provider,
+                path=f"{message_path}.tool_calls[{k}].function.arguments",
             )
-        read.blocks.append(
-            _checked(
-                lambda: ToolUseBlock(type="tool_use", id=canonical, name=name, input=value),
-                provider=self.name,
-                path=path,
-            )
-        )
+        try:
+            block = _tool_use_block(canonical, name, value)
+        except ValidationError as exc:
+            raise _not_canonical(exc, provider=provider, path=f"{message_path}.tool_calls[{k}]") from None
+        read.blocks.append(block)
 
     # --- streaming ------------------------------------------------------------------
 

@@ -77,6 +77,35 @@ from ._lossy import drop_block, log
 from ._shared import image_base64, imported_tool, own_raw
 from .base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 
+# Blocks made from provider values are validated by the models' own pydantic-core
+# validators, called on a dict: the same validation `TextBlock(...)` runs, without
+# BaseModel.__init__'s Python-level call and keyword packing (~0.5 µs a block, and every
+# reply makes several).
+_validate_text = TextBlock.__pydantic_validator__.validate_python
+_validate_tool_use = ToolUseBlock.__pydantic_validator__.validate_python
+_validate_thinking = ThinkingBlock.__pydantic_validator__.validate_python
+
+
+def _text_block(text: str) -> TextBlock:
+    """`TextBlock(type="text", text=text)`, validated (see above)."""
+    block: TextBlock = _validate_text({"type": "text", "text": text})
+    return block
+
+
+def _tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
+    """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated (see above)."""
+    block: ToolUseBlock = _validate_tool_use(
+        {"type": "tool_use", "id": tool_id, "name": name, "input": value}
+    )
+    return block
+
+
+def _thinking_block(fields: dict[str, Any]) -> ThinkingBlock:
+    """`ThinkingBlock(**fields)`, validated (see above); the fields given are the fields set."""
+    block: ThinkingBlock = _validate_thinking(fields)
+    return block
+
+
 PROVIDER = "anthropic"
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
@@ -124,6 +153,11 @@ _REQUEST_FIELDS = frozenset(
 """Top-level request fields with a canonical home; the rest go to WireImport.unmapped."""
 
 
+# Roles as module constants: `Role.x` is a slow enum class lookup inside per-message loops.
+_SYSTEM, _USER, _TOOL = Role.system, Role.user, Role.tool
+_WIRE_ROLES = {role: role.value for role in Role}
+
+
 # --- provider_raw: what replay needs beyond the canonical blocks --------------------------
 
 
@@ -145,6 +179,9 @@ class _Replay:
 
     @classmethod
     def of(cls, message: Message) -> _Replay:
+        """What `message` kept for replay; read-only (the usual empty one is shared)."""
+        if message.metadata.provider_raw is None:
+            return _NOTHING_KEPT  # the usual message: no own_raw lookups, no new object
         raw = own_raw(message, PROVIDER)
         foreign, extras = raw.get("foreign"), raw.get("extras")
         return cls(
@@ -163,6 +200,8 @@ class _Replay:
     def splice(self, prefix: str, converted: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
         """Wire blocks at `prefix`: converted canonical blocks (None = dropped) with the
         foreign blocks put back at their recorded positions and extras re-applied."""
+        if not self.foreign and not self.extras:
+            return [block for block in converted if block is not None]  # the usual case: nothing kept
         foreign = {
             int(key[len(prefix) :]): block
             for key, block in self.foreign.items()
@@ -187,6 +226,8 @@ class _Replay:
 
 
 _END: Any = object()
+_NOTHING_KEPT = _Replay()
+"""The replay of a message without provider_raw, shared: `_Replay.of` results are only read."""
 
 
 def _block_extras(block: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
@@ -235,31 +276,30 @@ class AnthropicAdapter(Adapter):
             "model": entry.wire_model,
             "max_tokens": _max_tokens(options, caps.max_output_tokens),
         }
-        out = _Out(options, caps)
+        convert = _Out(options, caps).blocks
         system: list[dict[str, Any]] = []
         turns: list[dict[str, Any]] = []
         tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
         for message in messages:
             replay = _Replay.of(message)
-            if message.role == Role.system:
+            role = message.role
+            if role == _SYSTEM:
                 system.extend(_system_blocks(message, replay))
                 continue
-            blocks = replay.splice(
-                "", [out.block(message, i, b, replay) for i, b in enumerate(message.content)]
-            )
-            if message.role == Role.tool:
+            blocks = convert(message, replay)
+            if role == _TOOL:
                 if tool_turn is None:
                     tool_turn = {"role": "user", "content": []}
                     turns.append(tool_turn)
                 tool_turn["content"].extend(blocks)
                 continue
-            if message.role == Role.user and tool_turn is not None:
+            if role == _USER and tool_turn is not None:
                 tool_turn["content"].extend(blocks)  # user text after parallel results: same turn
                 tool_turn = None
                 continue
             tool_turn = None
             if blocks:
-                turns.append({"role": message.role.value, "content": blocks})
+                turns.append({"role": _WIRE_ROLES[role], "content": blocks})
             else:
                 log.info("message %s has nothing Anthropic can carry; omitted", message.id)
         if system:
@@ -357,19 +397,21 @@ class AnthropicAdapter(Adapter):
     # --- wire -> canonical: responses ----------------------------------------------------
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
-        if isinstance(body, Mapping) and body.get("type") == "error":
+        # `type(...) is dict` first: parsed JSON is a dict, and an ABC isinstance is slower.
+        mapping = type(body) is dict or isinstance(body, Mapping)
+        if mapping and body.get("type") == "error":
             raise self.parse_error(body)
-        if not isinstance(body, Mapping) or not isinstance(body.get("content"), list):
+        wire_content = body.get("content") if mapping else None
+        if not isinstance(wire_content, list):
             raise WireFormatError(
                 "response is not an Anthropic message", provider=PROVIDER, path="content", raw=_excerpt(body)
             )
         replay = _Replay()
+        tool_ids = context.tool_ids
         content: list[ContentBlock] = []
         skipped: list[str] = []
-        for i, block in enumerate(body["content"]):
-            canonical = _assistant_block(
-                block, i, tool_ids=context.tool_ids, replay=replay, path=f"content[{i}]"
-            )
+        for i, block in enumerate(wire_content):
+            canonical = _assistant_block(block, i, tool_ids=tool_ids, replay=replay, where="content")
             if canonical is None:
                 skipped.append(str(replay.foreign[str(i)].get("type")))
             else:
@@ -386,7 +428,7 @@ class AnthropicAdapter(Adapter):
         stop = body.get("stop_reason")
         raw = _response_raw(body.get("id"), body.get("model"), stop, body.get("stop_sequence"), replay)
         usage = body.get("usage")
-        if usage is not None and not isinstance(usage, Mapping):
+        if usage is not None and type(usage) is not dict and not isinstance(usage, Mapping):
             raise WireFormatError("usage must be an object", provider=PROVIDER, path="usage")
         return finish_assistant(
             context,
@@ -499,10 +541,53 @@ def _system_blocks(message: Message, replay: _Replay) -> list[dict[str, Any]]:
 @dataclass
 class _Out:
     """Canonical blocks -> wire blocks for one request: what the target model can carry
-    (catalog capabilities of options.model) travels, the rest is dropped with a WARN."""
+    (catalog capabilities of options.model) travels, the rest is dropped with a WARN.
+
+    Runs for every block of the conversation: text and tool calls, the usual blocks, are
+    written inline (exact-type tests), and each canonical tool id is mapped once per
+    request (a tool_use and its result share it; `ToolIdMap.outgoing` re-checks the
+    provider's id rule on each call, and gives the same answer every time after the first).
+    """
 
     options: AdapterOptions
     caps: AdapterCapabilities
+    _wire_ids: dict[str, str] = field(default_factory=dict, init=False)
+
+    def wire_id(self, canonical: str) -> str:
+        """The id `canonical` goes out as (see `ToolIdMap.outgoing`), computed once per request."""
+        wire = self._wire_ids.get(canonical)
+        if wire is None:
+            wire = self._wire_ids[canonical] = self.options.tool_ids.outgoing(canonical, PROVIDER)
+        return wire
+
+    def blocks(self, message: Message, replay: _Replay) -> list[dict[str, Any]]:
+        """The wire blocks of a USER, ASSISTANT or TOOL message (dropped ones logged)."""
+        if replay.foreign or replay.extras:
+            return replay.splice(
+                "", [self.block(message, i, b, replay) for i, b in enumerate(message.content)]
+            )
+        # Nothing kept in provider_raw: `splice` would return the converted blocks in order,
+        # minus the dropped ones; the same, without the intermediate list.
+        wire: list[dict[str, Any]] = []
+        for index, block in enumerate(message.content):
+            if type(block) is TextBlock and block.text:
+                wire.append({"type": "text", "text": block.text})
+            elif type(block) is ToolUseBlock:
+                wire.append(
+                    {
+                        "type": "tool_use",
+                        "id": self.wire_id(block.id),
+                        "name": block.name,
+                        "input": block.input,
+                    }
+                )
+            elif type(block) is ToolResultBlock:
+                wire.append(self.tool_result(message, index, block, replay))
+            else:
+                converted = self.block(message, index, block, replay)
+                if converted is not None:
+                    wire.append(converted)
+        return wire
 
     def block(
         self, message: Message, index: int, block: ContentBlock, replay: _Replay
@@ -511,8 +596,12 @@ class _Out:
         if isinstance(block, TextBlock | ImageBlock):
             return self.leaf(message, index, block, block.type)
         if isinstance(block, ToolUseBlock):
-            provider_id = self.options.tool_ids.outgoing(block.id, PROVIDER)
-            return {"type": "tool_use", "id": provider_id, "name": block.name, "input": block.input}
+            return {
+                "type": "tool_use",
+                "id": self.wire_id(block.id),
+                "name": block.name,
+                "input": block.input,
+            }
         if isinstance(block, ToolResultBlock):
             return self.tool_result(message, index, block, replay)
         reason = self.thinking_refusal(message, block)
@@ -536,14 +625,22 @@ class _Out:
     def tool_result(
         self, message: Message, index: int, block: ToolResultBlock, replay: _Replay
     ) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": self.options.tool_ids.outgoing(block.tool_use_id, PROVIDER),
-        }
-        inner = replay.splice(
-            f"{index}/",
-            [self.leaf(message, index, item, f"tool_result/{item.type}") for item in block.content],
-        )
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(block.tool_use_id)}
+        inner: list[dict[str, Any]]
+        if replay.foreign or replay.extras:
+            inner = replay.splice(
+                f"{index}/",
+                [self.leaf(message, index, item, f"tool_result/{item.type}") for item in block.content],
+            )
+        else:  # as `blocks` does: non-empty text inline, the rest through `leaf`
+            inner = []
+            for item in block.content:
+                if type(item) is TextBlock and item.text:
+                    inner.append({"type": "text", "text": item.text})
+                else:
+                    converted = self.leaf(message, index, item, f"tool_result/{item.type}")
+                    if converted is not None:
+                        inner.append(converted)
         if inner:
             out["content"] = inner
         if block.is_error:
@@ -637,10 +734,15 @@ def _import_tool_choice(choice: Any, unmapped: dict[str, Any]) -> str | None:
 def _text(block: Mapping[str, Any], key: str, path: str) -> str:
     value = block.get(key)
     if not isinstance(value, str):
-        raise WireFormatError(
-            f"{block.get('type')} block needs a string {key}", provider=PROVIDER, path=f"{path}.{key}"
-        )
+        raise _not_text(block, key, path)
     return value
+
+
+def _not_text(block: Mapping[str, Any], key: str, path: str) -> WireFormatError:
+    """The error for a block whose `key` is not a string (see `_text`)."""
+    return WireFormatError(
+        f"{block.get('type')} block needs a string {key}", provider=PROVIDER, path=f"{path}.{key}"
+    )
 
 
 def _image_from_wire(block: Mapping[str, Any], path: str) -> ImageBlock | None:
@@ -693,47 +795,65 @@ def _warn_foreign(session_id: str, message_id: str | None, types: Sequence[str],
 
 
 def _assistant_block(
-    block: Any, position: int, *, tool_ids: ToolIdMap, replay: _Replay, path: str
+    block: Any, position: int, *, tool_ids: ToolIdMap, replay: _Replay, where: str
 ) -> ContentBlock | None:
-    """An assistant wire block -> canonical; None (recorded in `replay`) when it has no canonical type."""
-    if not isinstance(block, Mapping):
-        raise WireFormatError("content block must be an object", provider=PROVIDER, path=path)
+    """An assistant wire block -> canonical; None (recorded in `replay`) when it has no canonical type.
+
+    The block's path, `where[position]`, is only built for an error message: every reply
+    runs this for each of its blocks.
+    """
+    # `type(...) is dict` first: parsed JSON is a dict, and an ABC isinstance is slower.
+    if type(block) is not dict and not isinstance(block, Mapping):
+        raise WireFormatError(
+            "content block must be an object", provider=PROVIDER, path=f"{where}[{position}]"
+        )
     kind = block.get("type")
-    key = str(position)
     result: ContentBlock
     if kind == "text":
-        result, known = TextBlock(type="text", text=_text(block, "text", path)), _TEXT_KEYS
+        text = block.get("text")
+        if not isinstance(text, str):
+            raise _not_text(block, "text", f"{where}[{position}]")
+        result, known = _text_block(text), _TEXT_KEYS
+    elif kind == "tool_use":
+        provider_id, name, value = block.get("id"), block.get("name"), block.get("input")
+        if not isinstance(provider_id, str):
+            raise _not_text(block, "id", f"{where}[{position}]")
+        if not isinstance(name, str):
+            raise _not_text(block, "name", f"{where}[{position}]")
+        if not isinstance(value, dict):
+            raise WireFormatError(
+                "tool_use input must be a JSON object", provider=PROVIDER, path=f"{where}[{position}].input"
+            )
+        if not name:
+            raise WireFormatError(
+                "tool_use name is empty", provider=PROVIDER, path=f"{where}[{position}].name"
+            )
+        canonical = tool_ids.register_incoming(PROVIDER, provider_id)
+        result, known = _tool_use_block(canonical, name, value), _TOOL_USE_KEYS
     elif kind == "thinking":
+        path = f"{where}[{position}]"
         signature = block.get("signature")
         if signature is not None and not isinstance(signature, str):
             raise WireFormatError(
                 "thinking signature must be a string", provider=PROVIDER, path=f"{path}.signature"
             )
-        result = ThinkingBlock(
-            type="thinking", text=_text(block, "thinking", path), signature=signature or None
-        )
+        text = _text(block, "thinking", path)
+        result = _thinking_block({"type": "thinking", "text": text, "signature": signature or None})
         known = _THINKING_KEYS
     elif kind == "redacted_thinking":
+        path = f"{where}[{position}]"
         data = _text(block, "data", path)
         if not data:
             raise WireFormatError("redacted_thinking data is empty", provider=PROVIDER, path=f"{path}.data")
         result, known = RedactedThinkingBlock(type="redacted_thinking", data=data), _REDACTED_KEYS
-    elif kind == "tool_use":
-        provider_id, name, value = _text(block, "id", path), _text(block, "name", path), block.get("input")
-        if not isinstance(value, dict):
-            raise WireFormatError(
-                "tool_use input must be a JSON object", provider=PROVIDER, path=f"{path}.input"
-            )
-        if not name:
-            raise WireFormatError("tool_use name is empty", provider=PROVIDER, path=f"{path}.name")
-        canonical = tool_ids.register_incoming(PROVIDER, provider_id)
-        result, known = ToolUseBlock(type="tool_use", id=canonical, name=name, input=value), _TOOL_USE_KEYS
     else:
-        replay.foreign[key] = dict(block)
+        replay.foreign[str(position)] = dict(block)
         return None
-    extra = _block_extras(block, known)
-    if extra:
-        replay.extras[key] = extra
+    # Keys beyond the canonical ones are rare: the subset test skips the scan without them.
+    if not known.issuperset(block):
+        extra = _block_extras(block, known)
+        if extra:
+            replay.extras[str(position)] = extra
     return result
 
 
@@ -892,7 +1012,7 @@ class _RequestReader:
         blocks: list[ContentBlock] = []
         for j, block in enumerate(content):
             canonical = _assistant_block(
-                block, j, tool_ids=self.tool_ids, replay=replay, path=f"{path}.content[{j}]"
+                block, j, tool_ids=self.tool_ids, replay=replay, where=f"{path}.content"
             )
             if canonical is not None:
                 blocks.append(canonical)
@@ -1079,7 +1199,7 @@ class _StreamDecoder(StreamDecoder):
                 )
             return events
         canonical_block = _assistant_block(
-            block, index, tool_ids=self._context.tool_ids, replay=self._replay, path=path
+            block, index, tool_ids=self._context.tool_ids, replay=self._replay, where="content_block_start"
         )
         if canonical_block is None:  # kept whole in provider_raw; server tools stream their input too
             self._foreign_json[index] = []
