@@ -69,6 +69,20 @@ def test_is_tool_id_rejects_a_trailing_newline() -> None:
     assert not is_tool_id(new_tool_id() + "\n")
 
 
+def test_is_tool_id_remembers_only_matches_and_only_so_many(monkeypatch: pytest.MonkeyPatch) -> None:
+    from metis import ids
+
+    monkeypatch.setattr(ids, "_SEEN_TOOL_IDS", set())
+    monkeypatch.setattr(ids, "_SEEN_MAX", 3)
+    good = [new_tool_id() for _ in range(5)]
+    for _ in range(2):  # the second round answers from the set (or re-checks after a reset)
+        assert all(is_tool_id(t) for t in good)
+        for bad in ("tu_", "call_1", good[0] + "\n", good[0].lower()):
+            assert not is_tool_id(bad)
+        assert len(ids._SEEN_TOOL_IDS) <= 3
+        assert all(ids._TOOL_ID.fullmatch(t) for t in ids._SEEN_TOOL_IDS)
+
+
 # --- provider rules ------------------------------------------------------------------------------
 
 

@@ -285,3 +285,87 @@ def test_unpriced_models_cost_zero_under_the_unpriced_version(caplog: pytest.Log
     assert (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (10, 20, 5)
     assert usage.latency_ms == 0
     assert len(caplog.records) == 1
+
+
+# --- values metis builds itself are what validation would build ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        TokenCounts(),
+        TokenCounts(8, 42),
+        TokenCounts(1234, 567, 45678, 8910),
+        TokenCounts(10**12, 10**9, 3, 4),
+    ],
+)
+@pytest.mark.parametrize("latency", [0, 812, -5])
+def test_built_usage_equals_a_validated_one(counts: TokenCounts, latency: int) -> None:
+    usage = make_usage(counts, pricing_key="anthropic:claude-sonnet-4-6", latency_ms=latency)
+    validated = Usage.model_validate(usage.model_dump())
+    assert usage == validated
+    assert list(usage.__dict__) == list(validated.__dict__)
+    assert usage.model_fields_set == validated.model_fields_set
+    assert usage.model_dump_json() == validated.model_dump_json()
+    assert repr(usage) == repr(validated)
+
+
+def test_odd_latency_still_reaches_usage_validation() -> None:
+    with pytest.raises(ValueError, match="latency_ms"):
+        make_usage(TokenCounts(1, 1), pricing_key="openai:gpt-5", latency_ms=2.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="latency_ms"):
+        make_usage(TokenCounts(1, 1), pricing_key="openai:gpt-5", latency_ms=True)
+
+
+@pytest.mark.parametrize(
+    "value", ["0", "0E-6", "0.00001", "1E-7", "0.999999", "1", "10", "1E+2", "123.4500", "5E+30"]
+)
+def test_plain_costs_are_the_normalized_fixed_point_value(value: str) -> None:
+    from metis.pricing import _plain
+
+    plain = _plain(Decimal(value))
+    by_text = Decimal(format(Decimal(value).normalize(), "f")) if Decimal(value) else Decimal(0)
+    assert plain == Decimal(value)
+    assert plain.as_tuple() == by_text.as_tuple()  # the same digits and exponent, not just equal
+
+
+def test_assistant_messages_share_no_routing_record() -> None:
+    from metis.assembly import RequestContext, finish_assistant
+    from metis.ids import ToolIdMap
+    from metis_schema.v1 import Message, TextBlock
+
+    def finished() -> Message:
+        context = RequestContext(session_id="sess_x", model="sonnet", tool_ids=ToolIdMap("sess_x"))
+        return finish_assistant(
+            context,
+            provider="anthropic",
+            content=[TextBlock(text="hi")],
+            counts=TokenCounts(8, 42),
+            stop_reason=None,
+            provider_raw={"id": "msg_1"},
+        )
+
+    first, second = finished(), finished()
+    assert first.metadata.routing == second.metadata.routing
+    assert first.metadata.routing is not second.metadata.routing
+    assert first.metadata.routing is not None and second.metadata.routing is not None
+    first.metadata.routing.alternatives_considered.append("openai:gpt-5")
+    first.metadata.routing.reason = "changed"
+    assert second.metadata.routing.alternatives_considered == []
+    assert second.metadata.routing.reason == "default model"
+    assert finished().metadata.routing == second.metadata.routing
+    for message in (first, second):
+        assert message == Message.model_validate(message.model_dump())
+        routing = message.metadata.routing
+        assert routing is not None and routing.model_fields_set == {"mode", "chosen_model", "reason"}
+
+
+def test_unlisted_models_resolve_to_one_entry_per_name() -> None:
+    from metis.catalog import load_catalog
+
+    catalog = load_catalog()
+    entry = catalog.resolve("ollama:some-local-model:7b")
+    assert entry is catalog.resolve("ollama:some-local-model:7b")
+    assert entry.pricing_key == UNPRICED and entry.id == "ollama:some-local-model:7b"
+    with pytest.raises(Exception, match="unknown model"):
+        catalog.resolve("ollama:some-local-model:7b", allow_unlisted=False)

@@ -326,3 +326,94 @@ def test_vectors_live_outside_the_bundled_schema_files() -> None:
         document = json.loads(path.read_text(encoding="utf-8"))
         assert isinstance(document, dict) and "$defs" in document, path
     assert len(list(VECTORS.glob("*.json"))) >= 8
+
+
+# --- the compiled rule checks agree with the clauses they are compiled from -----------------------
+
+
+def _each_clause(message: Any) -> list[str]:
+    """The rule listing built clause by clause, as SchemaModel did before compiling them."""
+    problems = []
+    for rule in models.Message.__schema_conditionals__:
+        found = rule.clause(message)
+        if found:
+            listing = "; ".join(f"{path or '(root)'} {problem}" for path, problem in found)
+            problems.append(f"{rule.rule} [{listing}]")
+    return problems
+
+
+def _rule_variants(message: models.Message) -> list[models.Message]:
+    """`message` with role, status, content and metadata swapped about, unvalidated."""
+    tool_id = "tu_01HZ0000000000000000000001"
+    contents: list[list[Any]] = [
+        [],
+        list(message.content),
+        [models.TextBlock(text="t"), models.TextBlock(text="u")],
+        [models.ToolResultBlock(tool_use_id=tool_id, content=[models.TextBlock(text="r")])],
+        [models.ToolUseBlock(id=tool_id, name="x", input={}), {"type": "image"}, {"no": "type"}],
+        [models.ThinkingBlock(text="hm")],
+    ]
+    metadata = message.metadata
+    metas = [
+        metadata,
+        models.MessageMetadata(),
+        metadata.model_copy(update={"parent_tool_use_id": tool_id}),
+        metadata.model_copy(update={"parent_tool_use_id": 5, "model": 5, "routing": "r", "usage": []}),
+        {"status": "complete"},
+        {"status": "partial", "parent_tool_use_id": tool_id},
+    ]
+    out = []
+    for role in [*models.Role, "other"]:
+        for status in models.MessageStatus:
+            for content in contents:
+                for meta in metas:
+                    placed = (
+                        meta.model_copy(update={"status": status})
+                        if isinstance(meta, models.MessageMetadata)
+                        else meta
+                    )
+                    out.append(
+                        message.model_copy(update={"role": role, "content": content, "metadata": placed})
+                    )
+    return out
+
+
+def test_compiled_rules_say_what_each_clause_says() -> None:
+    rules = models.Message.__schema_rules__
+    assert rules is not None
+    seen_failures = 0
+    for document in _valid_messages()[:6]:
+        for variant in _rule_variants(models.Message.model_validate(document)):
+            expected = _each_clause(variant)
+            assert rules(variant) == expected
+            seen_failures += bool(expected)
+    assert seen_failures > 100
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0", "0.000", "1E-7", "1E+5", "-0", "-1.5", "NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "12.50"],
+)
+def test_fixed_point_screen_is_the_decimal_pattern(text: str) -> None:
+    from decimal import Decimal
+
+    from metis_schema import _rules
+
+    (spec,) = [s for s in models.Usage.__schema_formatted__ if s.field == "cost_usd"]
+    assert spec.fixed_point and spec.pattern is not None
+    value = Decimal(text)
+    screened = value.is_finite() and not value.is_signed()
+    assert screened == (spec.pattern.fullmatch(format(value, "f")) is not None)
+    data = {
+        "input_tokens": 1,
+        "output_tokens": 1,
+        "cost_usd": value,
+        "pricing_version": "v",
+        "latency_ms": 0,
+    }
+    assert (_rules._input_problems(models.Usage, data) == []) == screened
+    if screened:
+        assert models.Usage(**data).cost_usd == value
+    else:
+        with pytest.raises(ModelValidationError, match="does not match"):
+            models.Usage(**data)

@@ -20,6 +20,7 @@ from .pricing import UNPRICED
 from .validation import explain
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter")
+_UNLISTED_MAX = 256
 
 
 class Catalog:
@@ -29,6 +30,8 @@ class Catalog:
         self.catalog = catalog
         self._by_id: dict[str, CatalogEntry] = {}
         self._by_alias: dict[str, CatalogEntry] = {}
+        self._unlisted: dict[str, CatalogEntry] = {}
+        """`<provider>:<wire name>` -> the entry `unlisted` made for it (see `resolve`)."""
         for entry in catalog.models:
             if entry.id in self._by_id:
                 raise UnknownModelError(f"catalog lists {entry.id} twice")
@@ -60,7 +63,15 @@ class Catalog:
                 if candidate.provider == provider and candidate.wire_model == wire:
                     return candidate
             if allow_unlisted:
-                return self.unlisted(provider, wire)
+                # Made once per name, like the listed entries (building and validating
+                # one costs more than the request it serves, and local models are
+                # usually unlisted); bounded, since names come from callers.
+                entry = self._unlisted.get(name)
+                if entry is None:
+                    entry = self.unlisted(provider, wire)
+                    if len(self._unlisted) < _UNLISTED_MAX:
+                        self._unlisted[name] = entry
+                return entry
         known = ", ".join(sorted(self._by_alias))
         raise UnknownModelError(
             f"unknown model {name!r}",

@@ -93,9 +93,23 @@ def new_session_id() -> str:
     return "sess_" + _ULIDS.next()
 
 
+_SEEN_TOOL_IDS: set[str] = set()
+_SEEN_MAX = 4096
+
+
 def is_tool_id(value: str) -> bool:
     """True when `value` is a canonical tool id."""
-    return bool(_TOOL_ID.fullmatch(value))
+    # Each id is checked several times (its tool_use, its result, the result's
+    # parent_tool_use_id, on every append): a set lookup answers the repeats, which
+    # costs a sixth of the regex. Only matches are remembered, a bounded number.
+    if value in _SEEN_TOOL_IDS:
+        return True
+    if _TOOL_ID.fullmatch(value) is None:
+        return False
+    if len(_SEEN_TOOL_IDS) >= _SEEN_MAX:
+        _SEEN_TOOL_IDS.clear()
+    _SEEN_TOOL_IDS.add(value)
+    return True
 
 
 # --- provider id rules --------------------------------------------------------------------

@@ -30,7 +30,18 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from metis_schema.v1 import Message, MessageStatus, Role
+from metis_schema.v1 import (
+    ImageBlock,
+    Message,
+    MessageMetadata,
+    MessageStatus,
+    RedactedThinkingBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 from .errors import InvariantError
 from .ids import is_tool_id
@@ -64,9 +75,28 @@ class Violation:
         return f"message {self.message_id or '(no id)'}: {where}: {self.problem} [{self.rule}]"
 
 
+_MODELS = frozenset(
+    {
+        Message,
+        MessageMetadata,
+        TextBlock,
+        ToolUseBlock,
+        ToolResultBlock,
+        ImageBlock,
+        ThinkingBlock,
+        RedactedThinkingBlock,
+    }
+)
+"""Generated classes that are not Mappings: `_get` reads their attributes without asking
+`isinstance(obj, Mapping)`, an ABC check that dominated the cost of checking a message."""
+
+
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     """Field access that survives model_construct'ed and hand-built (dict) parts."""
-    if isinstance(obj, Mapping):
+    kind = type(obj)
+    if kind is dict:
+        return obj.get(name, default)
+    if kind not in _MODELS and isinstance(obj, Mapping):
         return obj.get(name, default)
     return getattr(obj, name, default)
 
@@ -86,8 +116,85 @@ def _blocks(message: Any) -> list[Any]:
     return list(content) if isinstance(content, list | tuple) else []
 
 
+# Enum members read once: `Role.tool` is a descriptor call each time, on every message.
+_COMPLETE = MessageStatus.complete
+_NEED_CONTENT = (Role.user, Role.assistant)
+_ASSISTANT, _TOOL = Role.assistant, Role.tool
+_RESULT_PARTS = frozenset({TextBlock, ImageBlock})
+
+
+def is_clean(message: Any) -> bool:
+    """True only when `check_message(message)` (without tools) would report nothing.
+
+    The screen every stored message goes through first: the same rules as
+    `check_message`, written for the exact generated classes, whose fields are plain
+    attribute reads. Anything else (another type, a dict part, a value out of place, a
+    field missing from a `model_construct`ed part) answers False, and the full check runs
+    and words the violations; this is never consulted to find them.
+    """
+    if type(message) is not Message:
+        return False
+    try:
+        return _clean_parts(message.role, message.content, message.metadata)
+    except AttributeError:  # a part built without one of its fields
+        return False
+
+
+def _clean_parts(role: Any, content: Any, metadata: Any) -> bool:
+    if type(content) is not list or type(metadata) is not MessageMetadata:
+        return False
+    allowed = ALLOWED_BLOCKS.get(role) if isinstance(role, str) else None
+    if not allowed:
+        return False
+    complete = metadata.status == _COMPLETE
+    if not content and complete and role in _NEED_CONTENT:
+        return False
+    for block in content:
+        if type(block) not in _MODELS:
+            return False
+        kind = block.type
+        if not isinstance(kind, str) or kind not in allowed:
+            return False
+        if kind == "tool_use":
+            tool_id = block.id
+            if not (isinstance(tool_id, str) and is_tool_id(tool_id)):
+                return False
+            if complete and type(block.input) is not dict:
+                return False
+        elif kind == "tool_result":
+            tool_id = block.tool_use_id
+            if not (isinstance(tool_id, str) and is_tool_id(tool_id)) or type(block.content) is not list:
+                return False
+            for sub in block.content:
+                if type(sub) not in _RESULT_PARTS:
+                    return False
+                sub_kind = sub.type
+                if not isinstance(sub_kind, str) or sub_kind not in TOOL_RESULT_BLOCKS:
+                    return False
+    if role == _TOOL:
+        parent = metadata.parent_tool_use_id
+        if len(content) != 1 or not (isinstance(parent, str) and is_tool_id(parent)):
+            return False
+        if content[0].tool_use_id != parent:
+            return False
+    elif role == _ASSISTANT and complete:
+        model, provider = metadata.model, metadata.provider
+        if not (isinstance(model, str) and isinstance(provider, str)):
+            return False
+        if model.split(":", 1)[0] != provider or metadata.routing is None or metadata.usage is None:
+            return False
+    return True
+
+
 def check_message(message: Message, *, tools: ToolRegistry | None = None) -> list[Violation]:
     """Every §5.1 / §5.2.1 / §5.3 violation of one message (and §5.2.4 when `tools` is given)."""
+    if tools is None and is_clean(message):
+        return []
+    return _check_message(message, tools)
+
+
+def _check_message(message: Message, tools: ToolRegistry | None) -> list[Violation]:
+    """`check_message` without the `is_clean` screen: works out every violation."""
     mid = _id(message)
     out: list[Violation] = []
 
@@ -328,6 +435,7 @@ __all__ = [
     "check_conversation",
     "check_links",
     "check_message",
+    "is_clean",
     "validate_conversation",
     "validate_message",
 ]

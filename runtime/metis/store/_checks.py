@@ -8,18 +8,23 @@ are never reused (§5.2.3) — need only the `tool_calls` rows of the ids this m
 mentions, one indexed lookup (`metis.invariants.check_links`). One rule comes from the
 store's layout and is added here: `created_at` must be UTC (§4.1; the column holds UTC
 microseconds, so another offset could not be read back as written).
+
+A batch of appends (`BatchChecks`) asks the same questions with one query for the whole
+batch instead of one per message, and answers later messages from what the earlier ones
+of the batch will have written: the same verdicts, in the same order.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, timedelta
+from typing import Any
 
 from metis_schema.v1 import Message, ToolResultBlock, ToolUseBlock
 
-from ..invariants import Violation, check_links, check_message
+from ..invariants import Violation, check_links, check_message, is_clean
 
 _ZERO = timedelta(0)
 
@@ -67,12 +72,133 @@ def violations(conn: sqlite3.Connection, message: Message) -> list[Violation]:
         tool_uses = {tool_id: call.session_id for tool_id, call in known.items()}
         answered = {tool_id for tool_id, call in known.items() if call.answered}
         found.extend(check_links(message, tool_uses=tool_uses, answered=answered))
+    _check_utc(message, found)
+    return found
+
+
+def _check_utc(message: Message, found: list[Violation]) -> None:
     offset = message.created_at.utcoffset()
     if offset != _ZERO:
         found.append(
             Violation(message.id, "created_at", "§4.1", f"created_at must be UTC, has offset {offset}")
         )
-    return found
 
 
-__all__ = ["KnownCall", "known_calls", "referenced_ids", "violations"]
+_CHUNK = 500
+"""Ids per `IN (...)` query: well under SQLite's bound-parameter limit (999 in old builds)."""
+
+Stored = tuple[str, str | None]
+"""(session id, status) of a stored message, as `sqlite._existing` reads it."""
+
+
+def stored_messages(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Stored]:
+    """(session id, status) of the stored messages among `ids`."""
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    rows = conn.execute(
+        f"SELECT id, session_id, json_extract(metadata_json, '$.status') FROM messages WHERE id IN ({marks})",
+        wanted,
+    )
+    return {row[0]: (row[1], row[2]) for row in rows}
+
+
+def _chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
+    return (ids[i : i + _CHUNK] for i in range(0, len(ids), _CHUNK))
+
+
+class BatchChecks:
+    """`violations` and duplicate detection for a batch of appends, written in order.
+
+    Built inside the batch's transaction: two lookups (the batch's tool ids in
+    `tool_calls`, its message ids in `messages`) replace the per-message queries. Then,
+    message by message, `violations` answers as `violations(conn, m)` would after the
+    earlier messages were written, and `written` records what writing one changed: its
+    id is taken, the tool_use rows it opened exist (open), the tool_use rows it answered
+    are answered (exactly the rows the store's UPDATE matches: same id, same session).
+    """
+
+    def __init__(self, conn: sqlite3.Connection, messages: Sequence[Message]) -> None:
+        wanted: set[str] = set()
+        for message in messages:
+            wanted |= referenced_ids(message)
+        known: dict[str, KnownCall] = {}
+        for chunk in _chunks(sorted(wanted)):
+            known.update(known_calls(conn, chunk))
+        self._tool_uses = {tool_id: call.session_id for tool_id, call in known.items()}
+        self._answered = {tool_id for tool_id, call in known.items() if call.answered}
+        self._stored: dict[str, Stored] = {}
+        for chunk in _chunks(sorted({m.id for m in messages})):
+            self._stored.update(stored_messages(conn, chunk))
+
+    def violations(self, message: Message) -> list[Violation]:
+        """`violations(conn, message)` as of now (the batch's earlier messages written)."""
+        if self._passes(message):
+            return []
+        found = check_message(message)
+        ids = referenced_ids(message)
+        if ids:
+            # What `known_calls(conn, ids)` would return now: only the ids this message
+            # names (check_links must not see the rest of the batch's).
+            tool_uses = {i: self._tool_uses[i] for i in ids if i in self._tool_uses}
+            answered = {i for i in ids if i in self._answered}
+            found.extend(check_links(message, tool_uses=tool_uses, answered=answered))
+        _check_utc(message, found)
+        return found
+
+    def _passes(self, message: Message) -> bool:
+        """True only when `violations` would find nothing: the common case, answered fast.
+
+        `is_clean` screens the message's own invariants; here the links and the UTC rule,
+        for blocks whose class agrees with their `type` tag (then the ids `check_links`
+        reads are the ones `referenced_ids` names, which the lookup covered). Any doubt
+        answers False, and the full check runs.
+        """
+        if not is_clean(message) or message.created_at.tzinfo is not UTC:
+            return False
+        session = message.session_id
+        tool_uses, answered = self._tool_uses, self._answered
+        opened: set[str] = set()
+        closed: set[str] = set()
+        blocks: list[Any] = message.content  # classes are tested exactly below
+        for block in blocks:
+            kind = type(block)
+            if kind is ToolUseBlock:
+                tool_id = block.id
+                if block.type != "tool_use" or tool_id in tool_uses or tool_id in opened:
+                    return False
+                opened.add(tool_id)
+            elif kind is ToolResultBlock:
+                tool_id = block.tool_use_id
+                if block.type != "tool_result" or tool_uses.get(tool_id) != session:
+                    return False
+                if tool_id in answered or tool_id in closed:
+                    return False
+                closed.add(tool_id)
+            elif block.type in _LINKED:
+                return False
+        return True
+
+    def existing(self, message_id: str) -> Stored | None:
+        """What `sqlite._existing` would find under this id now."""
+        return self._stored.get(message_id)
+
+    def written(self, message_id: str, session_id: str, status: str) -> None:
+        """Record that a message was written (then `opened` / `answered` its tool calls)."""
+        self._stored[message_id] = (session_id, status)
+
+    def opened(self, tool_id: str, session_id: str) -> None:
+        """Record that a `tool_calls` row was written for `tool_id`."""
+        self._tool_uses[tool_id] = session_id
+
+    def answered(self, tool_id: str, session_id: str) -> None:
+        """Record the store's UPDATE answering `tool_id` (it matches id and session)."""
+        if self._tool_uses.get(tool_id) == session_id:
+            self._answered.add(tool_id)
+
+
+_LINKED = frozenset({"tool_use", "tool_result"})
+
+
+__all__ = ["BatchChecks", "KnownCall", "known_calls", "referenced_ids", "stored_messages", "violations"]

@@ -2,8 +2,11 @@
 
 Writing: `content_json` and `metadata_json` are the canonical JSON of the message's
 content and metadata (`exclude_none=True`, never exclude_unset/exclude_defaults, which
-would drop the `type` tags), produced by pydantic's serializer in one pass each. Times
-are integer microseconds since the epoch, UTC.
+would drop the `type` tags), as pydantic's serializer writes them. Times are integer
+microseconds since the epoch, UTC. A message whose every part has exactly its schema's
+type (any message that came out of validation untouched) is written by `_fast_json`,
+byte for byte what pydantic writes, at a fraction of the cost; anything else goes
+through pydantic itself, which also refuses what cannot be stored.
 
 Reading has two paths. Every row this code writes was checked on append, so a row at the
 current schema_version is read by `_trusted.build_message`, which skips only the schema's
@@ -19,11 +22,29 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import orjson
-from metis_schema.v1 import ContentBlock, Message
-from pydantic import TypeAdapter
+from metis_schema.v1 import (
+    ContentBlock,
+    ImageBlock,
+    ImageSource,
+    ImageSourceKind,
+    Message,
+    MessageMetadata,
+    MessageStatus,
+    RedactedThinkingBlock,
+    RoutingDecisionRecord,
+    RoutingMode,
+    StopReason,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticSerializationError
 
 from ..canonical import read_message
@@ -56,11 +77,276 @@ def iso(micros: int) -> str:
     return from_micros(micros).isoformat().replace("+00:00", "Z")
 
 
+# --- the fast writer ------------------------------------------------------------------------------
+#
+# Why: pydantic's `to_json` of a message's content and metadata cost about twice the
+# SQLite insert of the row (and `warnings="error"` alone, parsed on every call, a third
+# of that). `_fast_json` builds the same JSON values from the models' fields and lets
+# orjson write them. It is byte-identical to pydantic's output by construction: fields in
+# declaration order, None-valued fields left out (`exclude_none`, which does not reach
+# into dict values), enums as their values, decimals fixed-point (SchemaModel's rule);
+# orjson and pydantic-core write strings, integers and floats alike (tests hold them to
+# it). It only ever takes exact types: any other value — a subclass, a type out of
+# place, a dict key that is not a string, a value orjson would write differently
+# (datetime, dataclass, subclasses: passed through to no `default`, so they raise) —
+# makes it give up, and `encode` uses pydantic with `warnings="error"` as before.
+
+
+class _Unusual(Exception):
+    """A value `_fast_json` does not write itself; pydantic will."""
+
+
+_ORJSON_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+_EXPECTED_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {
+    TextBlock: ("type", "text"),
+    ToolUseBlock: ("type", "id", "name", "input"),
+    ToolResultBlock: ("type", "tool_use_id", "content", "is_error"),
+    ImageBlock: ("type", "source", "media_type"),
+    ImageSource: ("kind", "data"),
+    ThinkingBlock: ("type", "text", "signature"),
+    RedactedThinkingBlock: ("type", "data"),
+    RoutingDecisionRecord: (
+        "mode",
+        "chosen_model",
+        "reason",
+        "rule_name",
+        "confidence",
+        "alternatives_considered",
+    ),
+    Usage: (
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "cache_creation_input_tokens",
+        "cost_usd",
+        "pricing_version",
+        "latency_ms",
+    ),
+    MessageMetadata: (
+        "model",
+        "provider",
+        "routing",
+        "usage",
+        "parent_tool_use_id",
+        "status",
+        "stop_reason",
+        "critical_blocks",
+        "provider_raw",
+        "user_id",
+        "team_id",
+    ),
+}
+for _cls, _names in _EXPECTED_FIELDS.items():
+    if tuple(_cls.model_fields) != _names:
+        raise RuntimeError(f"metis.store._codec: {_cls.__name__}'s fields changed; update _fast_json")
+
+
+_VALUE: dict[Any, str] = {
+    member: member.value
+    for enum in (ImageSourceKind, MessageStatus, RoutingMode, StopReason)
+    for member in enum
+}
+"""Enum member -> its value, a dict lookup (the `.value` property costs several times more)."""
+
+
+def _fields(obj: Any, cls: type) -> dict[str, Any]:
+    if type(obj) is not cls:
+        raise _Unusual
+    values: dict[str, Any] = obj.__dict__
+    return values
+
+
+def _text(block: Any) -> dict[str, Any]:
+    d = _fields(block, TextBlock)
+    text = d["text"]
+    if d["type"] != "text" or type(text) is not str:
+        raise _Unusual
+    return {"type": "text", "text": text}
+
+
+def _image(block: Any) -> dict[str, Any]:
+    d = _fields(block, ImageBlock)
+    source = _fields(d["source"], ImageSource)
+    kind, data, media_type = source["kind"], source["data"], d["media_type"]
+    if d["type"] != "image" or type(kind) is not ImageSourceKind or type(data) is not str:
+        raise _Unusual
+    if type(media_type) is not str:
+        raise _Unusual
+    return {"type": "image", "source": {"kind": _VALUE[kind], "data": data}, "media_type": media_type}
+
+
+def _block(block: Any) -> dict[str, Any]:
+    kind = type(block)
+    if kind is TextBlock:
+        return _text(block)
+    d = block.__dict__
+    if kind is ToolUseBlock:
+        tool_id, name, tool_input = d["id"], d["name"], d["input"]
+        if d["type"] != "tool_use" or type(tool_id) is not str or type(name) is not str:
+            raise _Unusual
+        if type(tool_input) is not dict:
+            raise _Unusual
+        return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+    if kind is ToolResultBlock:
+        tool_id, inner, is_error = d["tool_use_id"], d["content"], d["is_error"]
+        if d["type"] != "tool_result" or type(tool_id) is not str or type(inner) is not list:
+            raise _Unusual
+        if type(is_error) is not bool:
+            raise _Unusual
+        parts = [_text(part) if type(part) is TextBlock else _image(part) for part in inner]
+        return {"type": "tool_result", "tool_use_id": tool_id, "content": parts, "is_error": is_error}
+    if kind is ThinkingBlock:
+        text, signature = d["text"], d["signature"]
+        if d["type"] != "thinking" or type(text) is not str:
+            raise _Unusual
+        if signature is None:
+            return {"type": "thinking", "text": text}
+        if type(signature) is not str:
+            raise _Unusual
+        return {"type": "thinking", "text": text, "signature": signature}
+    if kind is RedactedThinkingBlock:
+        data = d["data"]
+        if d["type"] != "redacted_thinking" or type(data) is not str:
+            raise _Unusual
+        return {"type": "redacted_thinking", "data": data}
+    return _image(block)
+
+
+def _routing(record: Any) -> dict[str, Any]:
+    d = _fields(record, RoutingDecisionRecord)
+    mode, chosen, reason = d["mode"], d["chosen_model"], d["reason"]
+    rule, confidence, alternatives = d["rule_name"], d["confidence"], d["alternatives_considered"]
+    if type(mode) is not RoutingMode or type(chosen) is not str or type(reason) is not str:
+        raise _Unusual
+    out: dict[str, Any] = {"mode": _VALUE[mode], "chosen_model": chosen, "reason": reason}
+    if rule is not None:
+        if type(rule) is not str:
+            raise _Unusual
+        out["rule_name"] = rule
+    if confidence is not None:
+        if type(confidence) is not float:
+            raise _Unusual
+        out["confidence"] = confidence
+    if type(alternatives) is not list:
+        raise _Unusual
+    for name in alternatives:
+        if type(name) is not str:
+            raise _Unusual
+    out["alternatives_considered"] = alternatives.copy()
+    return out
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    d = _fields(usage, Usage)
+    n_in, n_out, cached, written = (
+        d["input_tokens"],
+        d["output_tokens"],
+        d["cached_input_tokens"],
+        d["cache_creation_input_tokens"],
+    )
+    cost, version, latency = d["cost_usd"], d["pricing_version"], d["latency_ms"]
+    if not (
+        type(n_in) is int
+        and type(n_out) is int
+        and type(cached) is int
+        and type(written) is int
+        and type(latency) is int
+        and type(cost) is Decimal
+        and type(version) is str
+    ):
+        raise _Unusual
+    return {
+        "input_tokens": n_in,
+        "output_tokens": n_out,
+        "cached_input_tokens": cached,
+        "cache_creation_input_tokens": written,
+        "cost_usd": format(cost, "f"),  # SchemaModel writes decimals fixed-point
+        "pricing_version": version,
+        "latency_ms": latency,
+    }
+
+
+def _metadata(metadata: Any) -> dict[str, Any]:
+    d = _fields(metadata, MessageMetadata)
+    out: dict[str, Any] = {}
+    model, provider, routing, usage = d["model"], d["provider"], d["routing"], d["usage"]
+    parent, status, stop, critical = (
+        d["parent_tool_use_id"],
+        d["status"],
+        d["stop_reason"],
+        d["critical_blocks"],
+    )
+    raw, user_id, team_id = d["provider_raw"], d["user_id"], d["team_id"]
+    if model is not None:
+        if type(model) is not str:
+            raise _Unusual
+        out["model"] = model
+    if provider is not None:
+        if type(provider) is not str:
+            raise _Unusual
+        out["provider"] = provider
+    if routing is not None:
+        out["routing"] = _routing(routing)
+    if usage is not None:
+        out["usage"] = _usage(usage)
+    if parent is not None:
+        if type(parent) is not str:
+            raise _Unusual
+        out["parent_tool_use_id"] = parent
+    if type(status) is not MessageStatus:
+        raise _Unusual
+    out["status"] = _VALUE[status]
+    if stop is not None:
+        if type(stop) is not StopReason:
+            raise _Unusual
+        out["stop_reason"] = _VALUE[stop]
+    if critical is not None:
+        if type(critical) is not list:
+            raise _Unusual
+        for index in critical:
+            if type(index) is not int:
+                raise _Unusual
+        out["critical_blocks"] = critical.copy()
+    if raw is not None:
+        if type(raw) is not dict:
+            raise _Unusual
+        out["provider_raw"] = raw
+    if user_id is not None:
+        if type(user_id) is not str:
+            raise _Unusual
+        out["user_id"] = user_id
+    if team_id is not None:
+        if type(team_id) is not str:
+            raise _Unusual
+        out["team_id"] = team_id
+    return out
+
+
+def _fast_json(message: Message) -> tuple[str, str] | None:
+    """(content_json, metadata_json) as pydantic writes them, or None (see above)."""
+    try:
+        content = message.content
+        if type(content) is not list:
+            return None
+        return (
+            orjson.dumps([_block(b) for b in content], option=_ORJSON_OPTIONS).decode(),
+            orjson.dumps(_metadata(message.metadata), option=_ORJSON_OPTIONS).decode(),
+        )
+    except (_Unusual, KeyError, AttributeError, TypeError):  # orjson.JSONEncodeError is a TypeError
+        return None
+
+
 def encode(message: Message) -> Row:
     """The `messages` row for `message` (StoreError if it cannot be one: nothing is written)."""
     try:
-        content = _CONTENT.dump_json(message.content, exclude_none=True, warnings="error").decode()
-        metadata = message.metadata.model_dump_json(exclude_none=True, warnings="error")
+        fast = _fast_json(message)
+        if fast is not None:
+            content, metadata = fast
+        else:
+            content = _CONTENT.dump_json(message.content, exclude_none=True, warnings="error").decode()
+            metadata = message.metadata.model_dump_json(exclude_none=True, warnings="error")
         return (
             message.id,
             message.session_id,

@@ -34,7 +34,7 @@ from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolU
 from ..errors import InvariantError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _conn, _layout
-from ._checks import violations
+from ._checks import BatchChecks, violations
 from ._codec import Reader, Row, decode, decode_all, encode, from_micros
 from ._paths import default_path
 from ._trusted import TRUSTED_VERSION
@@ -57,6 +57,9 @@ _REPLACE_PARTIAL = (
     "WHERE id = ?"
 )
 _MAX_SESSION_ID = 128
+# Enum members read once: `Role.assistant` is a descriptor call each time, on every message.
+_ASSISTANT, _TOOL = Role.assistant, Role.tool
+_COMPLETE, _PARTIAL = MessageStatus.complete, MessageStatus.partial
 
 
 def _now_us() -> int:
@@ -246,9 +249,7 @@ class Store:
     def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
         """`append` for several messages in order, in one transaction: all stored, or none."""
         batch = [(m, encode(m)) for m in messages]
-        self._put(
-            batch, tool_ids, lambda m: "partial" if m.metadata.status == MessageStatus.partial else "append"
-        )
+        self._put(batch, tool_ids, lambda m: "partial" if m.metadata.status == _PARTIAL else "append")
 
     def upsert_partial(self, message: Message) -> None:
         """Store or refresh the PARTIAL checkpoint of a message that is still streaming."""
@@ -290,12 +291,18 @@ class Store:
                     f"{sorted(foreign)!r}"
                 )
 
+        modes = [mode_of(m) for m, _ in batch]
+        appends_only = all(mode == "append" for mode in modes)
+
         def run(conn: sqlite3.Connection) -> None:
             now = _now_us()
             for session_id in dict.fromkeys(m.session_id for m, _ in batch):
                 _touch(conn, session_id, now)
-            for message, row in batch:
-                _put_one(conn, message, row, mode_of(message), tool_ids)
+            if appends_only:
+                _append_all(conn, batch, tool_ids)
+            else:
+                for (message, row), mode in zip(batch, modes, strict=True):
+                    _put_one(conn, message, row, mode, tool_ids)
             if tool_ids is not None:
                 _sync_tool_ids(conn, tool_ids)
 
@@ -442,6 +449,102 @@ def _check(conn: sqlite3.Connection, message: Message, *, new: bool) -> None:
         raise InvariantError(found, message_id=message.id)
 
 
+def _append_all(
+    conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None
+) -> None:
+    """`_put_one(..., "append", ...)` for every message of the batch, as a few statements.
+
+    Per message, the old way ran a lookup of its tool ids, an INSERT, a lookup per tool
+    call of its provider id and an INSERT or UPDATE per tool call: most of the cost of a
+    batch. Here the lookups are made once for the whole batch (`BatchChecks`, and the
+    stored provider ids), each message is checked in order against what the earlier ones
+    will have written, raising the error `_put_one` would raise for the first message
+    that fails, and then all rows are written with one `executemany` per statement, in
+    the order `_put_one` would have written them.
+    """
+    messages = [message for message, _ in batch]
+    checks = BatchChecks(conn, messages)
+    stored: dict[tuple[str, str, str], str] = (
+        {} if tool_ids is not None else _stored_provider_ids(conn, messages)
+    )
+    lookup = stored.get
+    message_rows: list[Row] = []
+    call_rows: list[tuple[Any, ...]] = []
+    result_rows: list[tuple[Any, ...]] = []
+    for message, row in batch:
+        found = checks.violations(message)
+        existing = checks.existing(message.id)
+        if existing is not None:  # the INSERT would fail; a re-sent message is said so
+            raise _duplicate(message, existing)
+        if found:
+            raise InvariantError(found, message_id=message.id)
+        message_rows.append(row)
+        checks.written(row[0], row[1], message.metadata.status)
+        calls, results = len(call_rows), len(result_rows)
+        _tool_call_rows(message, row[5], tool_ids, lookup, call_rows, result_rows)
+        if len(call_rows) != calls:
+            for call in call_rows[calls:]:
+                checks.opened(call[0], call[1])
+        if len(result_rows) != results:
+            for result in result_rows[results:]:
+                checks.answered(result[3], result[4])
+    conn.executemany(_INSERT_MESSAGE, message_rows)
+    updates = _close_new_calls(call_rows, result_rows)
+    if call_rows:
+        _insert_tool_calls(conn, call_rows)
+    if updates:
+        conn.executemany(_ANSWER_TOOL_CALL, updates)
+
+
+def _close_new_calls(
+    call_rows: list[tuple[Any, ...]], result_rows: list[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """Fold each answer to a call opened in the same batch into that call's row.
+
+    An agent loop appends a tool call and its result together: inserting the row as the
+    UPDATE would leave it (status, result message, completion time) ends in the same
+    table, one statement instead of two. Answers to calls stored earlier (or that match
+    no row of the batch: the UPDATE's `id` and `session_id` both) stay UPDATEs, in order.
+    """
+    opened = {row[0]: i for i, row in enumerate(call_rows)}
+    updates = []
+    for status, result_id, completed, tool_id, session_id in result_rows:
+        i = opened.get(tool_id)
+        if i is None or call_rows[i][1] != session_id:
+            updates.append((status, result_id, completed, tool_id, session_id))
+            continue
+        row = call_rows[i]
+        call_rows[i] = (*row[:3], result_id, row[4], status, row[6], row[7], row[8], completed)
+    return updates
+
+
+def _stored_provider_ids(
+    conn: sqlite3.Connection, messages: Sequence[Message]
+) -> dict[tuple[str, str, str], str]:
+    """(session, canonical, provider) -> the first provider id the stored map binds, for
+    every tool call the batch opens (what `_provider_id` would look up one by one)."""
+    wanted: dict[str, set[str]] = {}
+    for message in messages:
+        if message.role == _ASSISTANT and message.metadata.provider is not None:
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    wanted.setdefault(message.session_id, set()).add(block.id)
+    found: dict[tuple[str, str, str], str] = {}
+    for session_id, canonical in wanted.items():
+        ids = sorted(canonical)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                "SELECT canonical, provider, provider_id FROM tool_id_map "
+                f"WHERE session_id = ? AND canonical IN ({marks}) ORDER BY seq",
+                (session_id, *chunk),
+            )
+            for canon, provider, provider_id in rows:
+                found.setdefault((session_id, canon, provider), str(provider_id))
+    return found
+
+
 def _put_one(
     conn: sqlite3.Connection, message: Message, row: Row, mode: Mode, tool_ids: ToolIdMap | None
 ) -> None:
@@ -474,38 +577,71 @@ def _record_tool_calls(
     conn: sqlite3.Connection, message: Message, created: int, tool_ids: ToolIdMap | None
 ) -> None:
     """Open a row per tool_use of an ASSISTANT message; close the row a TOOL message answers."""
-    if message.role == Role.assistant:
-        uses = [b for b in message.content if isinstance(b, ToolUseBlock)]
-        if not uses:
-            return
-        is_open = message.metadata.status == MessageStatus.complete
-        status = ToolCallStatus.pending if is_open else ToolCallStatus.cancelled
-        provider = message.metadata.provider
-        rows = [
-            (
-                b.id,
-                message.session_id,
-                message.id,
-                None,
-                b.name,
-                status.value,
-                _provider_id(conn, message.session_id, b.id, provider, tool_ids),
-                provider,
-                created,
-                None if is_open else created,
+    call_rows: list[tuple[Any, ...]] = []
+    result_rows: list[tuple[Any, ...]] = []
+
+    def stored(key: tuple[str, str, str]) -> str | None:
+        return _provider_id(conn, *key, None)
+
+    _tool_call_rows(message, created, tool_ids, stored, call_rows, result_rows)
+    if call_rows:
+        _insert_tool_calls(conn, call_rows)
+    for result in result_rows:
+        conn.execute(_ANSWER_TOOL_CALL, result)
+
+
+_ANSWER_TOOL_CALL = (
+    "UPDATE tool_calls SET status = ?, result_message_id = ?, completed_at = ? "
+    "WHERE id = ? AND session_id = ?"
+)
+_PENDING, _CANCELLED = ToolCallStatus.pending.value, ToolCallStatus.cancelled.value
+_FAILED, _SUCCEEDED = ToolCallStatus.failed.value, ToolCallStatus.succeeded.value
+
+
+def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on purpose)
+    message: Message,
+    created: int,
+    tool_ids: ToolIdMap | None,
+    stored: Callable[[tuple[str, str, str]], str | None],
+    call_rows: list[tuple[Any, ...]],
+    result_rows: list[tuple[Any, ...]],
+) -> None:
+    """The `tool_calls` rows `message` opens (`call_rows`) and the answers it gives
+    (`result_rows`, parameters of `_ANSWER_TOOL_CALL`). A tool call's provider id comes
+    from `tool_ids` when given, else from `stored((session, canonical, provider))`."""
+    role = message.role
+    if role == _ASSISTANT:
+        session_id, provider = message.session_id, message.metadata.provider
+        is_open = message.metadata.status == _COMPLETE
+        status = _PENDING if is_open else _CANCELLED
+        for b in message.content:
+            if not isinstance(b, ToolUseBlock):
+                continue
+            if provider is None:
+                provider_id = None
+            elif tool_ids is not None:
+                provider_id = tool_ids.provider_id(b.id, provider)
+            else:
+                provider_id = stored((session_id, b.id, provider))
+            call_rows.append(
+                (
+                    b.id,
+                    session_id,
+                    message.id,
+                    None,
+                    b.name,
+                    status,
+                    provider_id,
+                    provider,
+                    created,
+                    None if is_open else created,
+                )
             )
-            for b in uses
-        ]
-        _insert_tool_calls(conn, rows)
-    elif message.role == Role.tool:
+    elif role == _TOOL:
         for block in message.content:
             if isinstance(block, ToolResultBlock):
-                status = ToolCallStatus.failed if block.is_error else ToolCallStatus.succeeded
-                conn.execute(
-                    "UPDATE tool_calls SET status = ?, result_message_id = ?, completed_at = ? "
-                    "WHERE id = ? AND session_id = ?",
-                    (status.value, message.id, created, block.tool_use_id, message.session_id),
-                )
+                status = _FAILED if block.is_error else _SUCCEEDED
+                result_rows.append((status, message.id, created, block.tool_use_id, message.session_id))
 
 
 def _provider_id(
