@@ -42,7 +42,7 @@ import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 import orjson
 from metis_schema.v1 import (
@@ -71,7 +71,7 @@ from metis_schema.v1 import (
 )
 from pydantic import ValidationError
 
-from ..assembly import RequestContext, StreamAssembler, finish_assistant
+from ..assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ..errors import InvariantError, ProviderError, WireFormatError
 from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
@@ -170,6 +170,15 @@ _CHARS_PER_TOKEN = 4
 _MESSAGE_OVERHEAD = 3
 
 
+# Blocks built from a response: the models' own pydantic-core validators, called directly.
+# Validation and result are those of `TextBlock(type="text", text=...)` and the like (same
+# fields given, so the same fields set), about 0.3 µs cheaper per block: no Python-level
+# BaseModel.__init__ frame in between.
+_TEXT_BLOCK = TextBlock.__pydantic_validator__.validate_python
+_THINKING_BLOCK = ThinkingBlock.__pydantic_validator__.validate_python
+_TOOL_USE_BLOCK = ToolUseBlock.__pydantic_validator__.validate_python
+
+
 # --- small helpers --------------------------------------------------------------------------
 
 
@@ -266,14 +275,19 @@ def _error_fields(body: Any, status_code: int | None) -> tuple[str, str, int | N
 
 
 class _PartFolder:
-    """Folds the parts of one model turn into canonical stream events plus replay data.
+    """Folds the parts of one model turn into canonical blocks plus replay data.
 
     The same folder reads a whole response, a stream of chunks and a recorded model content,
-    so all three give the same blocks (see the module docstring for the folding rule).
+    so all three give the same blocks (see the module docstring for the folding rule). A
+    stream decoder takes the blocks as stream events (a StreamAssembler folds them into
+    the message); a whole response or recorded turn is folded `direct`ly: the same
+    decisions, recorded as block data that `content()` turns into blocks, exactly what the
+    assembler would build from the events (without building and replaying the events).
     """
 
-    def __init__(self, context: RequestContext) -> None:
+    def __init__(self, context: RequestContext, *, direct: bool = False) -> None:
         self.context = context
+        self.direct = direct
         self.kinds: list[str] = []
         self.signed: list[bool] = []
         self.part_signatures: list[list[Any]] = []
@@ -281,6 +295,9 @@ class _PartFolder:
         self.calls: list[tuple[str, str, str | None]] = []  # (canonical id, name, gemini id)
         self.string_args: list[str] = []  # calls whose args came as a JSON string, not an object
         self.barrier = False  # an extra part sits after the open block: the next part starts anew
+        # direct mode, per block: ["text", pieces], ["thinking", pieces, signature] or
+        # ["tool_use", canonical id, name, args as sent]
+        self.blocks: list[list[Any]] = []
 
     @property
     def has_calls(self) -> bool:
@@ -297,8 +314,42 @@ class _PartFolder:
             raw["string_args"] = list(self.string_args)
         return raw
 
+    def content(self) -> tuple[list[ContentBlock], dict[str, str]]:
+        """Direct mode: the blocks, and the arguments that did not parse (by canonical id).
+
+        What StreamAssembler.content(final=True) gives for this folder's events: texts
+        joined, a thought's last signature, call args parsed by `parse_tool_arguments`.
+        Args sent as a JSON object are taken as they are: the event path would dump them
+        to JSON text and parse that back into an equal object (a JSON round trip is the
+        identity on parsed JSON), at a cost of several µs per call.
+        """
+        out: list[ContentBlock] = []
+        unparsed: dict[str, str] = {}
+        for block in self.blocks:
+            kind = block[0]
+            if kind == "text":
+                out.append(_TEXT_BLOCK({"type": "text", "text": "".join(block[1])}))
+            elif kind == "thinking":
+                out.append(
+                    _THINKING_BLOCK({"type": "thinking", "text": "".join(block[1]), "signature": block[2]})
+                )
+            else:
+                _, canonical, name, args = block
+                if type(args) is dict:
+                    value = args
+                else:
+                    value, bad = parse_tool_arguments(
+                        _args_text(args), context=self.context, tool_id=canonical, name=name
+                    )
+                    if bad is not None:
+                        unparsed[canonical] = bad
+                out.append(
+                    _TOOL_USE_BLOCK({"type": "tool_use", "id": canonical, "name": name, "input": value})
+                )
+        return out, unparsed
+
     def fold(self, part: Any, path: str) -> list[StreamEvent]:
-        """One wire part -> the events it produces."""
+        """One wire part -> the events it produces (none in direct mode)."""
         part = _dict(part, path)
         signature = _opt_str(
             _field(part, "thoughtSignature", "thought_signature"), path + ".thoughtSignature"
@@ -319,6 +370,40 @@ class _PartFolder:
         if part:
             self._extra(part, path)
         return []
+
+    def fold_all(self, parts: list[Any], where: str) -> list[StreamEvent]:
+        """The parts of `<where>.parts` in order -> their events (none in direct mode).
+
+        Speed: the usual parts (camelCase text, thought or functionCall parts with fields of
+        the right types) are taken without the checked reads of `fold` and without building
+        their path strings; any other part, or one with a wrong type (the error needs its
+        path), goes through `fold`, which decides the same for the usual ones.
+        """
+        events: list[StreamEvent] = []
+        for j, part in enumerate(parts):
+            if type(part) is dict:
+                signature = (
+                    part["thoughtSignature"] if "thoughtSignature" in part else part.get("thought_signature")
+                )
+                if signature is None or type(signature) is str:
+                    call = part.get("functionCall")
+                    if type(call) is dict:
+                        name = call.get("name")
+                        provider_id = call.get("id")
+                        if type(name) is str and name and (provider_id is None or type(provider_id) is str):
+                            events.extend(self._add_call(call, name, provider_id or None, signature))
+                            continue
+                    elif "functionCall" not in part and "function_call" not in part:
+                        text = part.get("text")
+                        thought = part.get("thought")
+                        if type(text) is str and (thought is None or type(thought) is bool):
+                            if thought:
+                                events.extend(self._thought(text, signature))
+                            else:
+                                events.extend(self._text(text, signature))
+                            continue
+            events.extend(self.fold(part, f"{where}.parts[{j}]"))
+        return events
 
     def _open(self, kind: str, signature: str | None) -> int | None:
         """Index of the open block this part extends, or None when it starts a new one."""
@@ -350,8 +435,13 @@ class _PartFolder:
         index = self._open("text", signature)
         if index is None:
             index = self._new("text")
+            if self.direct:
+                self.blocks.append(["text", []])
         if signature is not None:
             self._sign(index, signature, on_block=False)
+        if self.direct:
+            self.blocks[index][1].append(text)
+            return []
         return [TextDeltaEvent(type="text_delta", index=index, text=text)]
 
     def _thought(self, text: str, signature: str | None) -> list[StreamEvent]:
@@ -360,9 +450,18 @@ class _PartFolder:
             if text == "" and signature is None:
                 return []
             index = self._new("thinking")
+            if self.direct:
+                self.blocks.append(["thinking", [], None])
         if signature is not None:
             self._sign(index, signature, on_block=True)
         if text == "" and signature is None:
+            return []
+        if self.direct:  # as the assembler applies a thinking delta: text appended, signature set
+            block = self.blocks[index]
+            if text:
+                block[1].append(text)
+            if signature is not None:
+                block[2] = signature
             return []
         return [
             ThinkingDeltaEvent(type="thinking_delta", index=index, text=text or None, signature=signature)
@@ -373,20 +472,27 @@ class _PartFolder:
         if not isinstance(name, str) or not name:
             raise WireFormatError("functionCall has no name", provider=NAME, path=path + ".name")
         provider_id = _opt_str(call.get("id"), path + ".id") or None
+        return self._add_call(call, name, provider_id, signature)
+
+    def _add_call(
+        self, call: dict[str, Any], name: str, provider_id: str | None, signature: str | None
+    ) -> list[StreamEvent]:
         canonical = self.context.tool_ids.register_incoming(NAME, provider_id)
         index = self._new("tool_use")
         self.calls.append((canonical, name, provider_id))
-        if isinstance(call.get("args"), str):
+        args = call.get("args")
+        if isinstance(args, str):
             self.string_args.append(canonical)
         if signature is not None:
             self._sign(index, signature, on_block=False)
+        if self.direct:
+            self.blocks.append(["tool_use", canonical, name, args])
+            return []
         return [
             ToolUseStartEvent(
                 type="tool_use_start", index=index, id=canonical, name=name, provider_id=provider_id
             ),
-            ToolUseInputDeltaEvent(
-                type="tool_use_input_delta", index=index, partial_json=_args_text(call.get("args"))
-            ),
+            ToolUseInputDeltaEvent(type="tool_use_input_delta", index=index, partial_json=_args_text(args)),
             ToolUseEndEvent(type="tool_use_end", index=index),
         ]
 
@@ -410,8 +516,8 @@ class _PartFolder:
 class _Response:
     """The state of one response, whole or streamed: folded parts, finish, usage, ids."""
 
-    def __init__(self, context: RequestContext) -> None:
-        self.folder = _PartFolder(context)
+    def __init__(self, context: RequestContext, *, direct: bool = False) -> None:
+        self.folder = _PartFolder(context, direct=direct)
         self.response_id: str | None = None
         self.model_version: str | None = None
         self.finish_reason: str | None = None
@@ -428,43 +534,77 @@ class _Response:
         body = _dict(body, path or "(root)")
         if "error" in body:
             return self._error(body)
-        self.response_id = (
-            _opt_str(_field(body, "responseId", "response_id"), path + "responseId") or self.response_id
-        )
-        version = _field(body, "modelVersion", "model_version")
-        self.model_version = _opt_str(version, path + "modelVersion") or self.model_version
-        events = self._candidate(body, path)
-        self._prompt_feedback(body, path)
-        usage = _field(body, "usageMetadata", "usage_metadata")
-        if usage is not None:
-            counts = normalize_usage(NAME, _dict(usage, path + "usageMetadata"))
-            if counts != self.counts:
-                self.counts = counts
-                events.append(_counts_event(counts))
+        counts = self.counts
+        events = self.read(body, path)
+        if self.counts is not counts:
+            assert self.counts is not None
+            events.append(_counts_event(self.counts))
         if (self.finish_reason or self.block_reason) and not self.completed:
             events.extend(self.complete())
         return events
 
+    def read(self, body: dict[str, Any], path: str) -> list[StreamEvent]:
+        """The fields of one GenerateContentResponse, checked and recorded; the part events
+        (none for a direct folder). `counts` is replaced only when the usage changed.
+
+        Speed (this runs for every response and stream chunk): a field of the expected type
+        is taken inline, `_field`'s rule (camelCase wins) spelled out; any other value goes
+        through the checked reader, which returns the same or raises with the field's path.
+        """
+        value = body["responseId"] if "responseId" in body else body.get("response_id")
+        if type(value) is not str:
+            value = _opt_str(value, path + "responseId")
+        self.response_id = value or self.response_id
+        value = body["modelVersion"] if "modelVersion" in body else body.get("model_version")
+        if type(value) is not str:
+            value = _opt_str(value, path + "modelVersion")
+        self.model_version = value or self.model_version
+        events = self._candidate(body, path)
+        if "promptFeedback" in body or "prompt_feedback" in body:
+            self._prompt_feedback(body, path)
+        usage = body["usageMetadata"] if "usageMetadata" in body else body.get("usage_metadata")
+        if usage is not None:
+            if type(usage) is not dict:
+                usage = _dict(usage, path + "usageMetadata")
+            counts = normalize_usage(NAME, usage)
+            if counts != self.counts:
+                self.counts = counts
+        return events
+
     def _candidate(self, body: dict[str, Any], path: str) -> list[StreamEvent]:
+        """The first candidate's parts, finish reason and message (inline reads as in `read`)."""
         candidates = body.get("candidates")
         if candidates is None:
             return []
-        candidates = _list(candidates, path + "candidates")
+        if type(candidates) is not list:
+            candidates = _list(candidates, path + "candidates")
         if not candidates:
             return []
         where = path + "candidates[0]"
-        candidate = _dict(candidates[0], where)
+        candidate = candidates[0]
+        if type(candidate) is not dict:
+            candidate = _dict(candidate, where)
         events: list[StreamEvent] = []
         content = candidate.get("content")
         if content is not None:
-            parts = _dict(content, where + ".content").get("parts") or []
-            for j, part in enumerate(_list(parts, where + ".content.parts")):
-                events.extend(self.folder.fold(part, f"{where}.content.parts[{j}]"))
-        reason = _field(candidate, "finishReason", "finish_reason")
-        name = _enum_name(reason, _FINISH_BY_NUMBER, "FINISH_REASON", where + ".finishReason")
-        self.finish_reason = name or self.finish_reason
-        message = _field(candidate, "finishMessage", "finish_message")
-        self.finish_message = _opt_str(message, where + ".finishMessage") or self.finish_message
+            if type(content) is not dict:
+                content = _dict(content, where + ".content")
+            parts = content.get("parts") or []
+            if type(parts) is not list:
+                parts = _list(parts, where + ".content.parts")
+            events = self.folder.fold_all(parts, where + ".content")
+        reason = candidate["finishReason"] if "finishReason" in candidate else candidate.get("finish_reason")
+        if type(reason) is str and not reason.endswith("_UNSPECIFIED"):
+            self.finish_reason = reason or self.finish_reason
+        else:
+            name = _enum_name(reason, _FINISH_BY_NUMBER, "FINISH_REASON", where + ".finishReason")
+            self.finish_reason = name or self.finish_reason
+        message = (
+            candidate["finishMessage"] if "finishMessage" in candidate else candidate.get("finish_message")
+        )
+        if type(message) is not str:
+            message = _opt_str(message, where + ".finishMessage")
+        self.finish_message = message or self.finish_message
         return events
 
     def _prompt_feedback(self, body: dict[str, Any], path: str) -> None:
@@ -491,29 +631,28 @@ class _Response:
             return _BLOCK_STOP.get(self.block_reason, StopReason.other)
         return StopReason.other
 
+    def empty_error(self) -> tuple[str, str]:
+        """(code, message) of the error that ends an answer with no content."""
+        reason = self.finish_reason or self.block_reason
+        detail = (
+            f"finishReason {self.finish_reason}" if self.finish_reason else f"blockReason {self.block_reason}"
+        )
+        message = self.finish_message or f"Gemini returned no content ({detail if reason else 'no reason'})"
+        return reason or "EMPTY_RESPONSE", message
+
     def complete(self) -> list[StreamEvent]:
         """The closing events. An empty answer cannot be a COMPLETE message (spec §5.1.1), so it
         also gets an error event: the message ends as ERROR, carrying the provider's reason."""
         self.completed = True
-        reason = self.finish_reason or self.block_reason
         events: list[StreamEvent] = []
         if not self.folder.kinds:
-            detail = (
-                f"finishReason {self.finish_reason}"
-                if self.finish_reason
-                else f"blockReason {self.block_reason}"
-            )
-            message = (
-                self.finish_message or f"Gemini returned no content ({detail if reason else 'no reason'})"
-            )
-            events.append(
-                ErrorEvent(type="error", code=reason or "EMPTY_RESPONSE", message=message, provider=NAME)
-            )
+            code, message = self.empty_error()
+            events.append(ErrorEvent(type="error", code=code, message=message, provider=NAME))
         events.append(
             MessageCompleteEvent(
                 type="message_complete",
                 stop_reason=self.stop_reason(),
-                provider_stop_reason=reason,
+                provider_stop_reason=self.finish_reason or self.block_reason,
                 response_id=self.response_id,
                 provider_model=self.model_version,
             )
@@ -523,15 +662,16 @@ class _Response:
     def provider_raw(self) -> dict[str, Any]:
         """What a later replay to Gemini needs, plus the provider's own finish data."""
         raw: dict[str, Any] = {"adapter": NAME, "endpoint": ENDPOINT_KIND}
-        for key, value in (
-            ("responseId", self.response_id),
-            ("modelVersion", self.model_version),
-            ("finishReason", self.finish_reason),
-            ("finishMessage", self.finish_message),
-            ("blockReason", self.block_reason),
-        ):
-            if value is not None:
-                raw[key] = value
+        if self.response_id is not None:
+            raw["responseId"] = self.response_id
+        if self.model_version is not None:
+            raw["modelVersion"] = self.model_version
+        if self.finish_reason is not None:
+            raw["finishReason"] = self.finish_reason
+        if self.finish_message is not None:
+            raw["finishMessage"] = self.finish_message
+        if self.block_reason is not None:
+            raw["blockReason"] = self.block_reason
         raw.update(self.folder.replay_raw())
         return raw
 
@@ -670,7 +810,7 @@ class GeminiAdapter(Adapter):
         generation = _generation_config(options)
         if generation:
             body["generationConfig"] = generation
-        _fill_missing_signatures(contents, options.session_id, exact=writer.exact)
+        _fill_missing_signatures(contents, options.session_id, exact=writer.exact, start=writer.current_turn)
         if contents and contents[0]["role"] == "model":
             log.warning(
                 "gemini history starts with a model turn; sent as is (no user turn invented)",
@@ -686,19 +826,38 @@ class GeminiAdapter(Adapter):
     # --- wire -> canonical ----------------------------------------------------------------
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
-        """A whole response -> one canonical message. It goes through the same folder and
-        assembler as a stream, so streamed-and-assembled equals this, field for field."""
+        """A whole response -> one canonical message. It is read by the same code as a stream
+        chunk (`_Response.read`, `_PartFolder`), with the folder in direct mode: the blocks,
+        status, stop reason, usage and provider_raw are those a StreamAssembler builds from
+        the stream's events (see `assemble_stream`), so streamed-and-assembled equals this,
+        field for field, without building, replaying and re-validating the events."""
         raw: Any = body  # callers hand over whatever JSON arrived, not always an object
         wrapped = raw[0] if isinstance(raw, list) and len(raw) == 1 else raw
         if isinstance(wrapped, dict) and "error" in wrapped:
             raise self.parse_error(body)
-        response = _Response(context)
-        events = response.consume(body, "")
-        if not response.completed:
-            events.extend(response.complete())
-        assembler = StreamAssembler(context, NAME)
-        assembler.feed_all(events)
-        return assembler.finish(response.provider_raw())
+        response = _Response(context, direct=True)
+        response.read(_dict(raw, "(root)"), "")
+        content, unparsed = response.folder.content()
+        provider_raw = response.provider_raw()
+        if unparsed:
+            provider_raw["unparsed_arguments"] = unparsed
+        counts = response.counts
+        status = MessageStatus.complete
+        if not content:  # the assembler's ERROR for an empty answer (see `_Response.complete`)
+            code, message = response.empty_error()
+            provider_raw["error"] = {"code": code, "message": message}
+            status = MessageStatus.error
+        elif counts is None:
+            counts = TokenCounts()  # no usage reported: zero, priced as such
+        return finish_assistant(
+            context,
+            provider=NAME,
+            content=content,
+            counts=counts,
+            stop_reason=response.stop_reason(),
+            provider_raw=provider_raw,
+            status=status,
+        )
 
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         return GeminiStreamDecoder(context)
@@ -795,16 +954,20 @@ def _generation_config(options: AdapterOptions) -> dict[str, Any]:
     return config
 
 
-def _fill_missing_signatures(contents: list[dict[str, Any]], session_id: str, *, exact: set[int]) -> None:
+def _fill_missing_signatures(
+    contents: list[dict[str, Any]], session_id: str, *, exact: set[int], start: int | None = None
+) -> None:
     """Google's documented fallback for history without signatures (another provider's turns,
     or Gemini turns whose signatures cannot be replayed here): Gemini 3 validates only the
     current turn (after the last plain user message), on the first functionCall of each model
     step there, so exactly those parts get `skip_thought_signature_validator`. Turns replayed
-    exactly (`exact`: indexes into contents) are left as Gemini sent them. One WARN per request."""
-    start = 0
-    for i, content in enumerate(contents):
-        if content["role"] == "user" and any("functionResponse" not in part for part in content["parts"]):
-            start = i + 1
+    exactly (`exact`: indexes into contents) are left as Gemini sent them. One WARN per request.
+    `start`: where the current turn begins, when the caller knows it (else found here)."""
+    if start is None:
+        start = 0
+        for i, content in enumerate(contents):
+            if content["role"] == "user" and any("functionResponse" not in part for part in content["parts"]):
+                start = i + 1
     filled = 0
     for i in range(start, len(contents)):
         content = contents[i]
@@ -826,8 +989,39 @@ def _fill_missing_signatures(contents: list[dict[str, Any]], session_id: str, *,
         )
 
 
+_OTHER_BLOCKS: frozenset[type] = frozenset(
+    {TextBlock, ThinkingBlock, ImageBlock, ToolResultBlock, RedactedThinkingBlock}
+)
+"""Exact block classes that are not ToolUseBlock (see `_is_tool_use`)."""
+
+
+def _is_tool_use(block: ContentBlock) -> TypeGuard[ToolUseBlock]:
+    """`isinstance(block, ToolUseBlock)`, paying for `isinstance` only on an unknown class.
+
+    pydantic's model metaclass is an ABCMeta, so `isinstance` against a block class costs
+    several times the identity test that settles every block of a validated message."""
+    kind = type(block)
+    return kind is ToolUseBlock or (kind not in _OTHER_BLOCKS and isinstance(block, ToolUseBlock))
+
+
+def _batch_parts(batch: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A batch of functionResponse parts in the order of their calls (stable)."""
+    if len(batch) == 1:
+        return [batch[0][1]]
+    return [part for _, part in sorted(batch, key=lambda b: b[0])]
+
+
 class _Writer:
-    """Builds `contents` (and the system parts) from canonical messages for one request."""
+    """Builds `contents` (and the system parts) from canonical messages for one request.
+
+    Speed: one walk over the history. Blocks are dispatched on `type(block) is ...` (see
+    `_is_tool_use`): the usual messages (one text block, a foreign or plain model turn of
+    text and calls, a tool result of one text block) take short paths, every other block
+    the general one, which behaves the same. The call map (canonical id -> position in the
+    history and name, the first call with an id wins) is filled during the walk, in history
+    order, not in a pass of its own: a tool result normally follows its call, and a result
+    whose call comes later triggers one full scan (`_call`), which yields the same map.
+    """
 
     def __init__(self, adapter: GeminiAdapter, messages: Sequence[Message], options: AdapterOptions) -> None:
         self.adapter = adapter
@@ -836,52 +1030,116 @@ class _Writer:
         self.caps = adapter.capabilities(options.model)
         self.system_parts: list[dict[str, Any]] = []
         self.exact: set[int] = set()  # contents that replay a Gemini turn of this endpoint exactly
+        self.current_turn = 0  # index in contents after the last user message (see _fill_missing_signatures)
         self.gemini_ids = {
             entry.canonical
             for entry in options.tool_ids
             if entry.provider == NAME and entry.origin == "provider"
         }
         self.calls: dict[str, tuple[int, str]] = {}  # canonical id -> (position in history, name)
-        for message in messages:
-            for block in message.content:
-                if isinstance(block, ToolUseBlock):
-                    self.calls.setdefault(block.id, (len(self.calls), block.name))
+        self._scanned = False
+
+    def _register(self, block: ToolUseBlock) -> None:
+        """A call met in the walk (in history order, so positions are those of a full scan)."""
+        if block.id not in self.calls:
+            self.calls[block.id] = (len(self.calls), block.name)
+
+    def _call(self, tool_use_id: str) -> tuple[int, str] | None:
+        """The call a result answers; a call not walked yet is found by one full scan."""
+        call = self.calls.get(tool_use_id)
+        if call is None and not self._scanned:
+            self._scanned = True
+            for message in self.messages:
+                for block in message.content:
+                    if _is_tool_use(block):
+                        self._register(block)
+            call = self.calls.get(tool_use_id)
+        return call
 
     def contents(self) -> list[dict[str, Any]]:
+        """The `contents` array (and `system_parts`, `exact`, `current_turn` on the side).
+
+        Speed: the usual messages are written inline here, with no call per message; each
+        inline branch gives exactly what the general method gives, and that method takes
+        every other case: a user message of one text block (`_user_parts`), a tool message
+        of one result of one text block answering a call already walked, with no Gemini id
+        (`_tool_message`), and a model turn with no provider_raw at all (`_model_parts`).
+        """
         contents: list[dict[str, Any]] = []
+        append = contents.append
         batch: list[tuple[int, dict[str, Any]]] = []
+        calls = self.calls
+        gemini_ids = self.gemini_ids
+        current_turn = 0
+        tool, user, system = Role.tool, Role.user, Role.system
         for i, message in enumerate(self.messages):
-            if message.role == Role.tool:
-                batch.extend(self._tool_message(message, i))
+            role = message.role
+            content = message.content
+            if role == tool:
+                if len(content) == 1 and type(result := content[0]) is ToolResultBlock:
+                    inner = result.content
+                    call = calls.get(call_id := result.tool_use_id)
+                    if (
+                        call is not None
+                        and len(inner) == 1
+                        and type(output := inner[0]) is TextBlock
+                        and call_id not in gemini_ids
+                    ):
+                        response = {"name": call[1], "response": _result_object(output.text, result.is_error)}
+                        batch.append((call[0], {"functionResponse": response}))
+                        continue
+                self._tool_message(message, i, batch)
                 continue
             if batch:
-                contents.append(
-                    {"role": "user", "parts": [part for _, part in sorted(batch, key=lambda b: b[0])]}
-                )
+                append({"role": "user", "parts": _batch_parts(batch)})
                 batch = []
-            if message.role == Role.system:
-                self.system_parts.extend(
-                    {"text": block.text}
-                    for block in message.content
-                    if isinstance(block, TextBlock) and block.text
-                )
-            elif message.role == Role.user:
-                parts = self._user_parts(message)
+            parts: list[dict[str, Any]]
+            if role == user:
+                if len(content) == 1 and type(text_block := content[0]) is TextBlock:
+                    parts = [{"text": text_block.text}] if text_block.text else []
+                else:
+                    parts = self._user_parts(message)
                 if parts:
-                    contents.append({"role": "user", "parts": parts})
+                    append({"role": "user", "parts": parts})
+                    current_turn = len(contents)
+            elif role == system:
+                self._system(message)
+            elif message.metadata.provider_raw is None:  # a model turn with nothing to replay
+                parts = []
+                for index, block in enumerate(content):
+                    if type(block) is TextBlock:
+                        if block.text:
+                            parts.append({"text": block.text})
+                    elif type(block) is ToolUseBlock and (call_id := block.id) not in gemini_ids:
+                        # `_function_call` for a call with no Gemini id and no replay data
+                        name = block.name
+                        if call_id not in calls:
+                            calls[call_id] = (len(calls), name)
+                        parts.append({"functionCall": {"name": name, "args": block.input}})
+                    elif (part := self._model_part(block, message, index, own=False)) is not None:
+                        parts.append(part)
+                if parts:
+                    append({"role": "model", "parts": parts})
             else:
-                parts = self._model_parts(message)
+                parts, own = self._model_parts(message)
                 if parts:
-                    if _is_own(message):
+                    if own:
                         self.exact.add(len(contents))
-                    contents.append({"role": "model", "parts": parts})
+                    append({"role": "model", "parts": parts})
         if batch:
-            contents.append(
-                {"role": "user", "parts": [part for _, part in sorted(batch, key=lambda b: b[0])]}
-            )
+            append({"role": "user", "parts": _batch_parts(batch)})
+        self.current_turn = current_turn
         return contents
 
-    # user and tool messages
+    # system, user and tool messages
+
+    def _system(self, message: Message) -> None:
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                if block.text:
+                    self.system_parts.append({"text": block.text})
+            elif _is_tool_use(block):  # not valid canonical; still part of the history's calls
+                self._register(block)
 
     def _user_parts(self, message: Message) -> list[dict[str, Any]]:
         parts: list[dict[str, Any]] = []
@@ -894,6 +1152,8 @@ class _Writer:
                 if part is not None:
                     parts.append(part)
             else:
+                if _is_tool_use(block):
+                    self._register(block)
                 drop_block(
                     adapter=NAME,
                     message=message,
@@ -922,10 +1182,12 @@ class _Writer:
             return {"inlineData": {"mimeType": parsed[0], "data": parsed[1]}}
         return {"inlineData": {"mimeType": block.media_type, "data": image_base64(block, self.options)}}
 
-    def _tool_message(self, message: Message, position: int) -> list[tuple[int, dict[str, Any]]]:
-        out: list[tuple[int, dict[str, Any]]] = []
+    def _tool_message(self, message: Message, position: int, batch: list[tuple[int, dict[str, Any]]]) -> None:
+        """Adds the message's functionResponse parts to `batch`, keyed by their call's position."""
         for index, block in enumerate(message.content):
-            if not isinstance(block, ToolResultBlock):
+            if type(block) is not ToolResultBlock and not isinstance(block, ToolResultBlock):
+                if _is_tool_use(block):
+                    self._register(block)
                 drop_block(
                     adapter=NAME,
                     message=message,
@@ -934,7 +1196,7 @@ class _Writer:
                     reason="a tool message carries only tool_result blocks",
                 )
                 continue
-            call = self.calls.get(block.tool_use_id)
+            call = self.calls.get(block.tool_use_id) or self._call(block.tool_use_id)
             if call is None:
                 raise InvariantError(
                     [f"tool_result {block.tool_use_id} answers no tool_use in the history (spec §5.2.2)"],
@@ -943,20 +1205,26 @@ class _Writer:
                     path=f"messages[{position}].content[{index}]",
                 )
             order, name = call
-            out.append((order, {"functionResponse": self._response(block, name, message, index)}))
-        return out
+            batch.append((order, {"functionResponse": self._response(block, name, message, index)}))
 
     def _response(self, block: ToolResultBlock, name: str, message: Message, index: int) -> dict[str, Any]:
-        texts = [inner.text for inner in block.content if isinstance(inner, TextBlock)]
+        inner = block.content
+        first = inner[0] if len(inner) == 1 else None
+        if type(first) is TextBlock:  # the usual result: one text block, no media
+            text, simple = first.text, True
+        else:
+            text, simple = "\n".join(b.text for b in inner if isinstance(b, TextBlock)), False
         response: dict[str, Any] = {}
         if block.tool_use_id in self.gemini_ids:
             response["id"] = self.options.tool_ids.outgoing(block.tool_use_id, NAME)
         response["name"] = name
-        response["response"] = _result_object("\n".join(texts), is_error=block.is_error)
+        response["response"] = _result_object(text, is_error=block.is_error)
+        if simple:
+            return response
         media = []
-        for inner in block.content:
-            if isinstance(inner, ImageBlock):
-                part = self._image(inner, message, index)
+        for inner_block in inner:
+            if isinstance(inner_block, ImageBlock):
+                part = self._image(inner_block, message, index)
                 if part is not None:
                     media.append(part)
         if media:
@@ -965,9 +1233,11 @@ class _Writer:
 
     # model messages
 
-    def _model_parts(self, message: Message) -> list[dict[str, Any]]:
+    def _model_parts(self, message: Message) -> tuple[list[dict[str, Any]], bool]:
+        """The parts of an assistant message, and whether they replay our own turn exactly
+        (`own`: this adapter wrote the message's replay data, for this endpoint kind)."""
         raw = own_raw(message, NAME)
-        own = _is_own(message)
+        own = raw.get("endpoint") == ENDPOINT_KIND
         signatures = _signature_map(raw, message) if own else {}
         extra = raw.get("extra_parts", []) if own else []
         unparsed = raw.get("unparsed_arguments", {}) if own else {}
@@ -982,7 +1252,16 @@ class _Writer:
                 part["thoughtSignature"] = signatures[index]
             parts.append(part)
         parts.extend(_extra_at(extra, len(message.content)))
-        return parts
+        return parts, own
+
+    def _function_call(self, block: ToolUseBlock, unparsed: Any, *, as_text: bool) -> dict[str, Any]:
+        self._register(block)
+        call: dict[str, Any] = {}
+        if block.id in self.gemini_ids:
+            call["id"] = self.options.tool_ids.outgoing(block.id, NAME)
+        call["name"] = block.name
+        call["args"] = _replay_args(unparsed, block.input, as_text=as_text)
+        return {"functionCall": call}
 
     def _model_part(
         self,
@@ -991,18 +1270,18 @@ class _Writer:
         index: int,
         *,
         own: bool,
-        unparsed: dict[str, Any],
-        as_text: set[str],
+        unparsed: dict[str, Any] | None = None,
+        as_text: set[str] | None = None,
     ) -> dict[str, Any] | None:
+        """One block of an assistant message (`unparsed`, `as_text`: replay data, when own)."""
         if isinstance(block, TextBlock):
             return {"text": block.text} if block.text else None
         if isinstance(block, ToolUseBlock):
-            call: dict[str, Any] = {}
-            if block.id in self.gemini_ids:
-                call["id"] = self.options.tool_ids.outgoing(block.id, NAME)
-            call["name"] = block.name
-            call["args"] = _replay_args(unparsed.get(block.id), block.input, as_text=block.id in as_text)
-            return {"functionCall": call}
+            return self._function_call(
+                block,
+                None if unparsed is None else unparsed.get(block.id),
+                as_text=as_text is not None and block.id in as_text,
+            )
         if isinstance(block, ThinkingBlock):
             return self._thinking(block, message, index, own=own)
         reason = (
@@ -1038,11 +1317,6 @@ class _Writer:
         if block.signature is not None:
             part["thoughtSignature"] = block.signature
         return part
-
-
-def _is_own(message: Message) -> bool:
-    """Whether this adapter wrote the message's replay data, for this endpoint kind."""
-    return own_raw(message, NAME).get("endpoint") == ENDPOINT_KIND
 
 
 def _signature_map(raw: dict[str, Any], message: Message) -> dict[int, str]:
@@ -1083,13 +1357,17 @@ def _replay_args(raw: Any, value: dict[str, Any], *, as_text: bool) -> Any:
         return raw
 
 
-def _result_object(text: str, *, is_error: bool) -> dict[str, Any]:
+def _result_object(text: str, is_error: bool) -> dict[str, Any]:
     """Tool result text -> functionResponse.response (convention in the module docstring)."""
-    obj = _json_object(text)
-    key = "error" if is_error else "output"
-    if obj is not None and ("error" in obj) == is_error:
-        return obj
-    return {key: obj if obj is not None else text}
+    # Only a text that starts with "{" after JSON whitespace can be an object: checking that
+    # first spares plain-text results a failing json.loads (it raises: ~2 µs each).
+    if text.startswith("{") or text.lstrip(" \t\n\r").startswith("{"):
+        obj = _json_object(text)
+        if obj is not None:
+            if ("error" in obj) == is_error:
+                return obj
+            return {"error": obj} if is_error else {"output": obj}
+    return {"error": text} if is_error else {"output": text}
 
 
 def _result_content(response: dict[str, Any]) -> tuple[str, bool]:
@@ -1205,19 +1483,17 @@ class _Reader:
             self._user(parts, path, i)
 
     def _model(self, parts: list[Any], path: str, i: int) -> None:
-        folder = _PartFolder(self.context)
-        assembler = StreamAssembler(self.context, NAME)
-        for j, part in enumerate(parts):
-            assembler.feed_all(folder.fold(part, f"{path}.parts[{j}]"))
-        content = assembler.content(final=True)
+        folder = _PartFolder(self.context, direct=True)
+        folder.fold_all(parts, path)
+        content, unparsed = folder.content()
         self.pending, self.pending_at = list(folder.calls), i
         if not content:
             self._drop({"role": "model", "parts": parts}, path, "a model turn with no canonical block")
             return
         raw: dict[str, Any] = {"adapter": NAME, "endpoint": ENDPOINT_KIND, "imported": True}
         raw.update(folder.replay_raw())
-        if assembler.unparsed_arguments:
-            raw["unparsed_arguments"] = dict(assembler.unparsed_arguments)
+        if unparsed:
+            raw["unparsed_arguments"] = unparsed
         message = finish_assistant(
             self.context,
             provider=NAME,
