@@ -86,7 +86,17 @@ from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
 from ._framing import SSEEvent, SSEFramer
 from ._lossy import drop_block
-from ._shared import data_url, function_tool, image_base64, imported_tool, own_raw, parse_data_url
+from ._shared import (
+    data_url,
+    function_tool,
+    image_base64,
+    imported_tool,
+    own_raw,
+    parse_data_url,
+    validate_text,
+    validate_thinking,
+    validate_tool_use,
+)
 from .base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 
 log = logging.getLogger("metis.adapters")
@@ -94,32 +104,21 @@ log = logging.getLogger("metis.adapters")
 _T = TypeVar("_T")
 
 
-# Blocks made from provider values are validated by the models' own pydantic-core
-# validators, called on a dict: the same validation `TextBlock(...)` runs, without
-# BaseModel.__init__'s Python-level call and keyword packing (~0.5 µs a block, and every
-# reply makes several).
-_validate_text = TextBlock.__pydantic_validator__.validate_python
-_validate_tool_use = ToolUseBlock.__pydantic_validator__.validate_python
-_validate_thinking = ThinkingBlock.__pydantic_validator__.validate_python
-
-
 def _text_block(text: str) -> TextBlock:
     """`TextBlock(type="text", text=text)`, validated (see above)."""
-    block: TextBlock = _validate_text({"type": "text", "text": text})
+    block: TextBlock = validate_text({"type": "text", "text": text})
     return block
 
 
 def _tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
     """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated (see above)."""
-    block: ToolUseBlock = _validate_tool_use(
-        {"type": "tool_use", "id": tool_id, "name": name, "input": value}
-    )
+    block: ToolUseBlock = validate_tool_use({"type": "tool_use", "id": tool_id, "name": name, "input": value})
     return block
 
 
 def _thinking_block(fields: dict[str, Any]) -> ThinkingBlock:
     """`ThinkingBlock(**fields)`, validated (see above); the fields given are the fields set."""
-    block: ThinkingBlock = _validate_thinking(fields)
+    block: ThinkingBlock = validate_thinking(fields)
     return block
 
 

@@ -42,7 +42,7 @@ import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, ClassVar, TypeGuard
+from typing import Any, ClassVar
 
 import orjson
 from metis_schema.v1 import (
@@ -77,7 +77,16 @@ from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
 from ._framing import JSONArrayFramer, SSEFramer
 from ._lossy import drop_block
-from ._shared import image_base64, imported_tool, own_raw, parse_data_url
+from ._shared import (
+    image_base64,
+    imported_tool,
+    is_tool_use,
+    own_raw,
+    parse_data_url,
+    validate_text,
+    validate_thinking,
+    validate_tool_use,
+)
 from .base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 
 log = logging.getLogger("metis.adapters.gemini")
@@ -168,15 +177,6 @@ _IMAGE_TOKENS = 258
 """Gemini bills an image up to 384x384 px as 258 tokens (larger ones tile at 258 each)."""
 _CHARS_PER_TOKEN = 4
 _MESSAGE_OVERHEAD = 3
-
-
-# Blocks built from a response: the models' own pydantic-core validators, called directly.
-# Validation and result are those of `TextBlock(type="text", text=...)` and the like (same
-# fields given, so the same fields set), about 0.3 µs cheaper per block: no Python-level
-# BaseModel.__init__ frame in between.
-_TEXT_BLOCK = TextBlock.__pydantic_validator__.validate_python
-_THINKING_BLOCK = ThinkingBlock.__pydantic_validator__.validate_python
-_TOOL_USE_BLOCK = ToolUseBlock.__pydantic_validator__.validate_python
 
 
 # --- small helpers --------------------------------------------------------------------------
@@ -328,10 +328,10 @@ class _PartFolder:
         for block in self.blocks:
             kind = block[0]
             if kind == "text":
-                out.append(_TEXT_BLOCK({"type": "text", "text": "".join(block[1])}))
+                out.append(validate_text({"type": "text", "text": "".join(block[1])}))
             elif kind == "thinking":
                 out.append(
-                    _THINKING_BLOCK({"type": "thinking", "text": "".join(block[1]), "signature": block[2]})
+                    validate_thinking({"type": "thinking", "text": "".join(block[1]), "signature": block[2]})
                 )
             else:
                 _, canonical, name, args = block
@@ -344,7 +344,7 @@ class _PartFolder:
                     if bad is not None:
                         unparsed[canonical] = bad
                 out.append(
-                    _TOOL_USE_BLOCK({"type": "tool_use", "id": canonical, "name": name, "input": value})
+                    validate_tool_use({"type": "tool_use", "id": canonical, "name": name, "input": value})
                 )
         return out, unparsed
 
@@ -989,21 +989,6 @@ def _fill_missing_signatures(
         )
 
 
-_OTHER_BLOCKS: frozenset[type] = frozenset(
-    {TextBlock, ThinkingBlock, ImageBlock, ToolResultBlock, RedactedThinkingBlock}
-)
-"""Exact block classes that are not ToolUseBlock (see `_is_tool_use`)."""
-
-
-def _is_tool_use(block: ContentBlock) -> TypeGuard[ToolUseBlock]:
-    """`isinstance(block, ToolUseBlock)`, paying for `isinstance` only on an unknown class.
-
-    pydantic's model metaclass is an ABCMeta, so `isinstance` against a block class costs
-    several times the identity test that settles every block of a validated message."""
-    kind = type(block)
-    return kind is ToolUseBlock or (kind not in _OTHER_BLOCKS and isinstance(block, ToolUseBlock))
-
-
 def _batch_parts(batch: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
     """A batch of functionResponse parts in the order of their calls (stable)."""
     if len(batch) == 1:
@@ -1051,7 +1036,7 @@ class _Writer:
             self._scanned = True
             for message in self.messages:
                 for block in message.content:
-                    if _is_tool_use(block):
+                    if is_tool_use(block):
                         self._register(block)
             call = self.calls.get(tool_use_id)
         return call
@@ -1138,7 +1123,7 @@ class _Writer:
             if isinstance(block, TextBlock):
                 if block.text:
                     self.system_parts.append({"text": block.text})
-            elif _is_tool_use(block):  # not valid canonical; still part of the history's calls
+            elif is_tool_use(block):  # not valid canonical; still part of the history's calls
                 self._register(block)
 
     def _user_parts(self, message: Message) -> list[dict[str, Any]]:
@@ -1152,7 +1137,7 @@ class _Writer:
                 if part is not None:
                     parts.append(part)
             else:
-                if _is_tool_use(block):
+                if is_tool_use(block):
                     self._register(block)
                 drop_block(
                     adapter=NAME,
@@ -1186,7 +1171,7 @@ class _Writer:
         """Adds the message's functionResponse parts to `batch`, keyed by their call's position."""
         for index, block in enumerate(message.content):
             if type(block) is not ToolResultBlock and not isinstance(block, ToolResultBlock):
-                if _is_tool_use(block):
+                if is_tool_use(block):
                     self._register(block)
                 drop_block(
                     adapter=NAME,
