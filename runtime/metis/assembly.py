@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -74,23 +74,6 @@ class RequestContext:
     tools: Sequence[ToolDefinition] = ()
     events: EventSink | None = None
 
-    def default_routing(self, chosen_model: str | None = None) -> RoutingDecisionRecord:
-        """The routing record to store when the caller gave none.
-
-        `chosen_model` is the resolved canonical id: `self.model` may be an alias
-        ("sonnet"), which the record's `<provider>:<model>` pattern refuses.
-        """
-        if self.routing is not None:
-            return self.routing
-        chosen = chosen_model or self.model
-        if chosen_model is None:  # not a catalog id: validate what the caller gave
-            return RoutingDecisionRecord(
-                mode=RoutingMode.default, chosen_model=chosen, reason="default model"
-            )
-        return RoutingDecisionRecord.model_construct(
-            mode=RoutingMode.default, chosen_model=chosen, reason="default model"
-        )
-
 
 def _loads(text: str) -> Any:
     """orjson, falling back to the stdlib for what orjson refuses but JSON allows
@@ -133,64 +116,36 @@ def parse_tool_arguments(
 
 @dataclass(frozen=True, slots=True)
 class _Resolved:
-    """What `finish_assistant` needs of a model name, worked out once per name."""
+    """The catalog entry of a model name, worked out once per name."""
 
     catalog: Catalog
     entry: CatalogEntry
-    routing: RoutingDecisionRecord
-    """The validated default record; never handed out, only copied (see `_copy_routing`)."""
 
 
 _RESOLVED: dict[str, _Resolved] = {}
 _RESOLVED_MAX = 1024  # model names come from callers: bound what is remembered
-_setattr = object.__setattr__
-_new = object.__new__
 
 
-def _resolve(model: str) -> _Resolved:
-    """The catalog entry and default routing record of `model`, cached per name.
+def _resolve(model: str) -> CatalogEntry:
+    """The catalog entry of `model`, cached per name (every response resolves its model).
 
-    Every response resolves its model and, when the caller gave no routing record, builds
-    the same default one (with `model_construct`, a fifth of `finish_assistant`'s time
-    before this cache). The entry is keyed to the catalog it came from, so a reloaded
-    catalog is never bypassed.
+    The entry is keyed to the catalog it came from, so a reloaded catalog is never bypassed.
     """
     catalog = load_catalog()
     hit = _RESOLVED.get(model)
-    if hit is not None and hit.catalog is catalog:
-        return hit
-    entry = catalog.resolve(model)
-    record = RoutingDecisionRecord(mode=RoutingMode.default, chosen_model=entry.id, reason="default model")
-    hit = _Resolved(catalog, entry, record)
-    if len(_RESOLVED) < _RESOLVED_MAX:
-        _RESOLVED[model] = hit
-    return hit
+    if hit is None or hit.catalog is not catalog:
+        hit = _Resolved(catalog, catalog.resolve(model))
+        if len(_RESOLVED) < _RESOLVED_MAX:
+            _RESOLVED[model] = hit
+    return hit.entry
 
 
-def _copy_routing(template: RoutingDecisionRecord) -> RoutingDecisionRecord:
-    """A new record equal to a validated `template`, sharing no mutable state with it.
-
-    Each message gets its own record, so mutating one message's routing can never reach
-    another's. Built directly (the slots `model_construct` and `model_copy` fill: field
-    dict, fields set, no extra, no private) because the values were validated when the
-    template was made: a third of the cost of `model_copy()`. The one mutable field
-    value, the alternatives list, is copied too.
-    """
-    record: RoutingDecisionRecord = _new(RoutingDecisionRecord)
-    values = template.__dict__.copy()
-    values["alternatives_considered"] = template.alternatives_considered.copy()
-    _setattr(record, "__dict__", values)
-    _setattr(record, "__pydantic_fields_set__", template.__pydantic_fields_set__.copy())
-    _setattr(record, "__pydantic_extra__", None)
-    _setattr(record, "__pydantic_private__", None)
-    return record
-
-
+_validate_routing = RoutingDecisionRecord.__pydantic_validator__.validate_python
 _validate_metadata = MessageMetadata.__pydantic_validator__.validate_python
 _validate_message = Message.__pydantic_validator__.validate_python
-"""pydantic-core's validators, called directly: what `MessageMetadata(**values)` and
-`Message(**values)` run, without their Python keyword-argument handling. Every schema rule
-still runs (the Message validator includes the SchemaModel hooks)."""
+"""pydantic-core's validators, called directly: what `Model(**values)` runs, without the
+Python keyword-argument handling. Every schema rule still runs (the Message validator
+includes the SchemaModel hooks)."""
 
 
 def finish_assistant(
@@ -204,8 +159,7 @@ def finish_assistant(
     status: MessageStatus = MessageStatus.complete,
 ) -> Message:
     """The canonical ASSISTANT message for a finished (or stopped) generation."""
-    resolved = _resolve(context.model)
-    entry = resolved.entry
+    entry = _resolve(context.model)
     usage = None
     if counts is not None:
         usage = make_usage(
@@ -214,7 +168,11 @@ def finish_assistant(
             latency_ms=context.latency_ms,
             version=context.pricing_version,
         )
-    routing = context.routing if context.routing is not None else _copy_routing(resolved.routing)
+    routing = context.routing
+    if routing is None:  # a fresh record per message: no two messages share one
+        routing = _validate_routing(
+            {"mode": RoutingMode.default, "chosen_model": entry.id, "reason": "default model"}
+        )
     metadata = _validate_metadata(
         {
             "model": entry.id,
@@ -255,7 +213,6 @@ class _Block:
     signature: str | None = None
     tool_id: str = ""
     name: str = ""
-    done: bool = False
 
 
 class StreamAssembler:
@@ -276,11 +233,6 @@ class StreamAssembler:
     def error(self) -> ErrorEvent | None:
         """The error event that ended the stream, if any."""
         return self._error
-
-    @property
-    def completed(self) -> MessageCompleteEvent | None:
-        """The message_complete event, once seen."""
-        return self._complete
 
     def feed(self, event: StreamEvent) -> None:
         """Apply one event."""
@@ -303,7 +255,7 @@ class StreamAssembler:
             case ToolUseInputDeltaEvent():
                 self._block(event.index, "tool_use").text.append(event.partial_json)
             case ToolUseEndEvent():
-                self._block(event.index, "tool_use").done = True
+                self._block(event.index, "tool_use")  # arguments are parsed once, at finish
             case UsageUpdateEvent():
                 old = self._counts or TokenCounts()
                 self._counts = TokenCounts(
@@ -362,7 +314,7 @@ class StreamAssembler:
 
     def snapshot(self) -> Message:
         """A PARTIAL message of what has arrived (for checkpoints while streaming)."""
-        return self._message(MessageStatus.partial, final=False, provider_raw=None)
+        return self._message(MessageStatus.partial, self.content(final=False), None)
 
     def finish(self, provider_raw: dict[str, Any] | None = None, *, cancelled: bool = False) -> Message:
         """The final message: COMPLETE, or ERROR/CANCELLED when the stream did not finish."""
@@ -374,37 +326,25 @@ class StreamAssembler:
             status = MessageStatus.cancelled  # the stream stopped without finishing
         else:
             status = MessageStatus.complete
+        content = self.content(final=True)  # fills unparsed_arguments
         raw = dict(provider_raw or {})
-        message = self._message(status, final=True, provider_raw=None)
         if self.unparsed_arguments:
             raw.setdefault("unparsed_arguments", {}).update(self.unparsed_arguments)
         if self._error is not None:
             raw["error"] = {"code": self._error.code, "message": self._error.message}
-        return message.model_copy(
-            update={"metadata": message.metadata.model_copy(update={"provider_raw": raw or None})}
-        )
+        return self._message(status, content, raw or None)
 
-    def _message(self, status: MessageStatus, *, final: bool, provider_raw: dict[str, Any] | None) -> Message:
-        context = RequestContext(
-            session_id=self.context.session_id,
-            model=self.context.model,
-            tool_ids=self.context.tool_ids,
-            routing=self.context.routing,
-            latency_ms=self.context.latency_ms,
-            message_id=self.message_id,
-            created_at=self.created_at,
-            pricing_version=self.context.pricing_version,
-            tools=self.context.tools,
-            events=self.context.events,
-        )
+    def _message(
+        self, status: MessageStatus, content: list[ContentBlock], provider_raw: dict[str, Any] | None
+    ) -> Message:
         stop = self._complete.stop_reason if self._complete else (StopReason.error if self._error else None)
         counts = self._counts
         if counts is None and status == MessageStatus.complete:
             counts = TokenCounts()  # the provider reported no usage: zero, priced as such
         return finish_assistant(
-            context,
+            replace(self.context, message_id=self.message_id, created_at=self.created_at),
             provider=self.provider,
-            content=self.content(final=final),
+            content=content,
             counts=counts,
             stop_reason=stop,
             provider_raw=provider_raw,
