@@ -126,85 +126,31 @@ def make_usage(
             "no price for this model; cost recorded as 0 under pricing_version 'unpriced'",
             extra={"pricing_key": pricing_key},
         )
-        return Usage(
-            input_tokens=counts.input_tokens,
-            output_tokens=counts.output_tokens,
-            cached_input_tokens=counts.cached_input_tokens,
-            cache_creation_input_tokens=counts.cache_creation_input_tokens,
-            cost_usd=Decimal(0),
-            pricing_version=UNPRICED,
-            latency_ms=max(latency_ms, 0),
+        cost, pricing_version = Decimal(0), UNPRICED
+    else:
+        table = table or load_price_table(version)
+        cost, pricing_version = compute_cost(counts, price_for(pricing_key, table)), table.pricing_version
+    try:
+        usage: Usage = _validate_usage(
+            {
+                "input_tokens": counts.input_tokens,
+                "output_tokens": counts.output_tokens,
+                "cached_input_tokens": counts.cached_input_tokens,
+                "cache_creation_input_tokens": counts.cache_creation_input_tokens,
+                "cost_usd": cost,
+                "pricing_version": pricing_version,
+                "latency_ms": max(latency_ms, 0),
+            }
         )
-    table = table or load_price_table(version)
-    cost = compute_cost(counts, price_for(pricing_key, table))
-    return _usage(counts, cost, table.pricing_version, latency_ms)
-
-
-_USAGE_ORDER = (
-    "input_tokens",
-    "output_tokens",
-    "cached_input_tokens",
-    "cache_creation_input_tokens",
-    "cost_usd",
-    "pricing_version",
-    "latency_ms",
-)
-if tuple(Usage.model_fields) != _USAGE_ORDER:  # `_usage` builds exactly these, in this order
-    raise RuntimeError("metis.pricing: Usage's fields changed; update _usage")
-_USAGE_FIELDS = frozenset(_USAGE_ORDER)
-_setattr = object.__setattr__
-_new = object.__new__
-
-
-def _usage(counts: TokenCounts, cost: Decimal, pricing_version: str, latency_ms: int) -> Usage:
-    """A Usage from values metis computed itself.
-
-    Every value is checked here against what Usage's schema requires (non-negative
-    integer counts and latency, a finite unsigned Decimal cost, a non-empty version
-    string); the instance is then built directly, as `model_construct` would, at a
-    fraction of the cost of validating it again (Usage's schema rule hooks run in Python).
-    Anything unexpected goes through the validating constructor instead, which reports it.
-    """
-    n_in, n_out = counts.input_tokens, counts.output_tokens
-    n_cached, n_written = counts.cached_input_tokens, counts.cache_creation_input_tokens
-    if not (
-        type(n_in) is int
-        and type(n_out) is int
-        and type(n_cached) is int
-        and type(n_written) is int
-        and n_in >= 0
-        and n_out >= 0
-        and n_cached >= 0
-        and n_written >= 0
-        and cost >= 0
-    ):
+    except ValidationError as exc:
         raise PricingError(
-            f"token counts must be non-negative integers and cost non-negative: {counts}, {cost}"
-        )
-    values = {
-        "input_tokens": n_in,
-        "output_tokens": n_out,
-        "cached_input_tokens": n_cached,
-        "cache_creation_input_tokens": n_written,
-        "cost_usd": cost,
-        "pricing_version": pricing_version,
-        "latency_ms": max(latency_ms, 0),
-    }
-    if not (
-        type(latency_ms) is int
-        and type(cost) is Decimal
-        and cost.is_finite()
-        and not cost.is_signed()  # -0 passes `>= 0` but not the schema's decimal pattern
-        and type(pricing_version) is str
-        and pricing_version
-    ):
-        return Usage(**values)
-    usage: Usage = _new(Usage)
-    _setattr(usage, "__dict__", values)
-    _setattr(usage, "__pydantic_fields_set__", set(_USAGE_FIELDS))
-    _setattr(usage, "__pydantic_extra__", None)
-    _setattr(usage, "__pydantic_private__", None)
+            f"token counts must be non-negative integers: {counts} ({exc.errors()[0]['msg']})"
+        ) from exc
     return usage
+
+
+_validate_usage = Usage.__pydantic_validator__.validate_python
+"""Usage's pydantic-core validator, called directly (what `Usage(**values)` runs)."""
 
 
 def reprice(
