@@ -130,22 +130,19 @@ def make_usage(
     else:
         table = table or load_price_table(version)
         cost, pricing_version = compute_cost(counts, price_for(pricing_key, table)), table.pricing_version
-    try:
-        usage: Usage = _validate_usage(
-            {
-                "input_tokens": counts.input_tokens,
-                "output_tokens": counts.output_tokens,
-                "cached_input_tokens": counts.cached_input_tokens,
-                "cache_creation_input_tokens": counts.cache_creation_input_tokens,
-                "cost_usd": cost,
-                "pricing_version": pricing_version,
-                "latency_ms": max(latency_ms, 0),
-            }
-        )
-    except ValidationError as exc:
-        raise PricingError(
-            f"token counts must be non-negative integers: {counts} ({exc.errors()[0]['msg']})"
-        ) from exc
+    # Counts come from normalize_usage: a bad one is a programming error, reported by
+    # Usage's own validation (pydantic's ValidationError names the field).
+    usage: Usage = _validate_usage(
+        {
+            "input_tokens": counts.input_tokens,
+            "output_tokens": counts.output_tokens,
+            "cached_input_tokens": counts.cached_input_tokens,
+            "cache_creation_input_tokens": counts.cache_creation_input_tokens,
+            "cost_usd": cost,
+            "pricing_version": pricing_version,
+            "latency_ms": max(latency_ms, 0),
+        }
+    )
     return usage
 
 
