@@ -63,9 +63,10 @@ def store_parsed(store: Any, parsed: _Parsed, *, provider: str, workspace: str) 
         session_id=parsed.session_id,
     )
     try:
-        for message in parsed.imported.messages:
-            store.append(message, tool_ids=parsed.tool_ids)
-        store.save_tool_ids(parsed.session_id, parsed.tool_ids)
+        if parsed.imported.messages:  # one transaction, links checked across the batch
+            store.append_many(parsed.imported.messages, tool_ids=parsed.tool_ids)
+        else:
+            store.save_tool_ids(parsed.session_id, parsed.tool_ids)
     except BaseException:
         store.delete_session(parsed.session_id)
         raise

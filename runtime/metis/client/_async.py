@@ -140,19 +140,16 @@ class AsyncClient(ClientBase):
             clock=self.settings.clock,
         )
         try:
-            try:
-                async for chunk in response.aiter_bytes():
-                    run.feed(chunk)
-            except BaseException as exc:  # asyncio.CancelledError included: saved, then re-raised
-                error = stream_failure(exc, run, name=name)
-                if error is None:
-                    raise
-                raise error from exc
-            finally:
-                await response.aclose()
-            return run.close()
+            async for chunk in response.aiter_bytes():
+                run.feed(chunk)
+        except BaseException as exc:  # asyncio.CancelledError included: saved, then re-raised
+            error = stream_failure(exc, run, name=name)
+            if error is None:
+                raise
+            raise error from exc
         finally:
-            core.save_tool_ids()
+            await response.aclose()
+        return run.close()
 
 
 class AsyncSession:

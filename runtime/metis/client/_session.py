@@ -287,14 +287,11 @@ class SessionCore:
     # --- storing ----------------------------------------------------------------------------
 
     def save_reply(self, message: Message) -> Message:
-        """Store a whole (non-streamed) reply and the tool ids it introduced."""
-        self.store.append(message, tool_ids=self.tool_ids)
-        self.store.save_tool_ids(self.id, self.tool_ids)
-        return message
+        """Store a whole (non-streamed) reply and, in the same transaction, new tool ids.
 
-    def save_tool_ids(self) -> None:
-        """Persist the tool id map (after a streamed reply, whose rows `finalize` wrote)."""
-        self.store.save_tool_ids(self.id, self.tool_ids)
+        (A streamed reply's `finalize` does the same, whether it completed or was cut.)"""
+        self.store.append(message, tool_ids=self.tool_ids)
+        return message
 
     def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
         """Store a TOOL message answering `tool_use_id` (the store checks it exists and is unanswered)."""

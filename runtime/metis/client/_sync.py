@@ -137,19 +137,16 @@ class Client(ClientBase):
             clock=self.settings.clock,
         )
         try:
-            try:
-                for chunk in response.iter_bytes():
-                    run.feed(chunk)
-            except BaseException as exc:
-                error = stream_failure(exc, run, name=prepared.adapter.name)
-                if error is None:
-                    raise
-                raise error from exc
-            finally:
-                response.close()
-            return run.close()
+            for chunk in response.iter_bytes():
+                run.feed(chunk)
+        except BaseException as exc:
+            error = stream_failure(exc, run, name=prepared.adapter.name)
+            if error is None:
+                raise
+            raise error from exc
         finally:
-            core.save_tool_ids()
+            response.close()
+        return run.close()
 
 
 class Session:

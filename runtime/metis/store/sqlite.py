@@ -345,13 +345,14 @@ class Store:
     # --- tool ids ------------------------------------------------------------------------------
 
     def save_tool_ids(self, session_id: str, tool_ids: ToolIdMap) -> None:
-        """Persist the session's whole tool id map (replacing what was stored)."""
+        """Persist the session's tool id map: only new entries, unless the stored map is not
+        a prefix of this one (then it is replaced)."""
         if tool_ids.session_id != session_id:
             raise StoreError(f"tool id map belongs to session {tool_ids.session_id!r}, not {session_id!r}")
 
         def save(conn: sqlite3.Connection) -> None:
             _touch(conn, session_id, _now_us())
-            _replace_tool_ids(conn, tool_ids)
+            _sync_tool_ids(conn, tool_ids)
 
         self._write(save)
 
