@@ -32,15 +32,28 @@ def drop_block(*, adapter: str, message: Message, index: int, block_type: str, r
             path=f"content[{index}]",
             hint="route to a model that supports it, or unmark the block as critical",
         )
+    warn_loss(
+        adapter=adapter,
+        session_id=message.session_id,
+        message_id=message.id,
+        block_type=block_type,
+        reason=reason,
+        text=f"dropped {block_type} block from message {message.id} for {adapter}: {reason}",
+    )
+
+
+def warn_loss(
+    *, adapter: str, session_id: str, message_id: str | None, block_type: str, reason: str, text: str
+) -> None:
+    """The one WARN line of a lossy projection (§7.3), with its five fields as `extra`:
+    for whole dropped blocks (`drop_block`) and for losses that drop no block (a field a
+    provider cannot carry, wire blocks with no canonical type)."""
     log.warning(
-        "dropped %s block from message %s for %s: %s",
-        block_type,
-        message.id,
-        adapter,
-        reason,
+        "%s",
+        text,
         extra={
-            "session_id": message.session_id,
-            "message_id": message.id,
+            "session_id": session_id,
+            "message_id": message_id,
             "block_type": block_type,
             "adapter": adapter,
             "reason": reason,
@@ -48,4 +61,4 @@ def drop_block(*, adapter: str, message: Message, index: int, block_type: str, r
     )
 
 
-__all__ = ["drop_block", "is_critical", "log"]
+__all__ = ["drop_block", "is_critical", "log", "warn_loss"]

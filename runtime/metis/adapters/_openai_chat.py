@@ -41,12 +41,10 @@ from __future__ import annotations
 
 import logging
 import math
-import mimetypes
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
-from urllib.parse import urlparse
 
 import orjson
 from metis_schema.v1 import (
@@ -93,33 +91,16 @@ from ._shared import (
     imported_tool,
     own_raw,
     parse_data_url,
-    validate_text,
-    validate_thinking,
-    validate_tool_use,
+    url_image_media_type,
 )
+from ._shared import text_block as _text_block
+from ._shared import thinking_block as _thinking_block
+from ._shared import tool_use_block as _tool_use_block
 from .base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 
 log = logging.getLogger("metis.adapters")
 
 _T = TypeVar("_T")
-
-
-def _text_block(text: str) -> TextBlock:
-    """`TextBlock(type="text", text=text)`, validated (see above)."""
-    block: TextBlock = validate_text({"type": "text", "text": text})
-    return block
-
-
-def _tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
-    """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated (see above)."""
-    block: ToolUseBlock = validate_tool_use({"type": "tool_use", "id": tool_id, "name": name, "input": value})
-    return block
-
-
-def _thinking_block(fields: dict[str, Any]) -> ThinkingBlock:
-    """`ThinkingBlock(**fields)`, validated (see above); the fields given are the fields set."""
-    block: ThinkingBlock = validate_thinking(fields)
-    return block
 
 
 @dataclass(frozen=True)
@@ -1622,8 +1603,7 @@ class _RequestReader:
             media_type, data = parsed
             source = ImageSource(kind=ImageSourceKind.base64, data=data)
         else:
-            guessed = mimetypes.guess_type(urlparse(url).path)[0]
-            media_type = guessed if guessed and guessed.startswith("image/") else "image/jpeg"
+            media_type = url_image_media_type(url)
             source = ImageSource(kind=ImageSourceKind.url, data=url)
         return _checked(
             lambda: ImageBlock(type="image", source=source, media_type=media_type),

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import mimetypes
 import re
 from pathlib import Path
 from typing import Any, TypeGuard
+from urllib.parse import urlparse
 
 from metis_schema.v1 import (
     ContentBlock,
@@ -129,6 +131,32 @@ validate_text = TextBlock.__pydantic_validator__.validate_python
 validate_tool_use = ToolUseBlock.__pydantic_validator__.validate_python
 validate_thinking = ThinkingBlock.__pydantic_validator__.validate_python
 
+
+def text_block(text: str) -> TextBlock:
+    """`TextBlock(type="text", text=text)`, validated by `validate_text`."""
+    block: TextBlock = validate_text({"type": "text", "text": text})
+    return block
+
+
+def tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
+    """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated."""
+    block: ToolUseBlock = validate_tool_use({"type": "tool_use", "id": tool_id, "name": name, "input": value})
+    return block
+
+
+def thinking_block(fields: dict[str, Any]) -> ThinkingBlock:
+    """`ThinkingBlock(**fields)`, validated; the fields given are the fields set."""
+    block: ThinkingBlock = validate_thinking(fields)
+    return block
+
+
+def url_image_media_type(url: str) -> str:
+    """The media type of an image given only by URL (the wire says none): guessed from the
+    path's extension, else JPEG, the most common."""
+    guessed = mimetypes.guess_type(urlparse(url).path)[0]
+    return guessed if guessed and guessed.startswith("image/") else "image/jpeg"
+
+
 _OTHER_BLOCKS: frozenset[type] = frozenset(
     {TextBlock, ThinkingBlock, ImageBlock, ToolResultBlock, RedactedThinkingBlock}
 )
@@ -152,6 +180,10 @@ __all__ = [
     "own_raw",
     "parse_data_url",
     "resolve_file_ref",
+    "text_block",
+    "thinking_block",
+    "tool_use_block",
+    "url_image_media_type",
     "validate_text",
     "validate_thinking",
     "validate_tool_use",

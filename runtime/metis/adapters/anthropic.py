@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import mimetypes
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -73,28 +72,17 @@ from ..ids import ToolIdMap, new_message_id
 from ..pricing import make_usage
 from ..usage import TokenCounts, normalize_usage
 from ._framing import SSEFramer
-from ._lossy import drop_block, log
-from ._shared import image_base64, imported_tool, own_raw, validate_text, validate_thinking, validate_tool_use
+from ._lossy import drop_block, log, warn_loss
+from ._shared import (
+    image_base64,
+    imported_tool,
+    own_raw,
+    url_image_media_type,
+)
+from ._shared import text_block as _text_block
+from ._shared import thinking_block as _thinking_block
+from ._shared import tool_use_block as _tool_use_block
 from .base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
-
-
-def _text_block(text: str) -> TextBlock:
-    """`TextBlock(type="text", text=text)`, validated (see above)."""
-    block: TextBlock = validate_text({"type": "text", "text": text})
-    return block
-
-
-def _tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
-    """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated (see above)."""
-    block: ToolUseBlock = validate_tool_use({"type": "tool_use", "id": tool_id, "name": name, "input": value})
-    return block
-
-
-def _thinking_block(fields: dict[str, Any]) -> ThinkingBlock:
-    """`ThinkingBlock(**fields)`, validated (see above); the fields given are the fields set."""
-    block: ThinkingBlock = validate_thinking(fields)
-    return block
-
 
 PROVIDER = "anthropic"
 API_VERSION = "2023-06-01"
@@ -752,10 +740,7 @@ def _image_from_wire(block: Mapping[str, Any], path: str) -> ImageBlock | None:
         return _image(ImageSourceKind.base64, data, media, path)
     if kind == "url":
         url = _text(source, "url", f"{path}.source")
-        # The wire carries no media type for URL images: guess from the name, else JPEG.
-        guessed = mimetypes.guess_type(url.split("?", 1)[0])[0]
-        media = guessed if guessed and guessed.startswith("image/") else "image/jpeg"
-        return _image(ImageSourceKind.url, url, media, path)
+        return _image(ImageSourceKind.url, url, url_image_media_type(url), path)
     return None
 
 
@@ -769,18 +754,14 @@ def _image(kind: ImageSourceKind, data: str, media: str, path: str) -> ImageBloc
 def _warn_foreign(session_id: str, message_id: str | None, types: Sequence[str], where: str) -> None:
     """One WARN per message naming the wire block types metis has no type for (kept in provider_raw)."""
     names = ", ".join(types)
-    log.warning(
-        "dropped %s block(s) from %s %s: no canonical type; kept in provider_raw for replay to anthropic",
-        names,
-        where,
-        message_id,
-        extra={
-            "session_id": session_id,
-            "message_id": message_id,
-            "block_type": names,
-            "adapter": PROVIDER,
-            "reason": "no canonical block type; kept in provider_raw",
-        },
+    warn_loss(
+        adapter=PROVIDER,
+        session_id=session_id,
+        message_id=message_id,
+        block_type=names,
+        reason="no canonical block type; kept in provider_raw",
+        text=f"dropped {names} block(s) from {where} {message_id}: no canonical type; "
+        "kept in provider_raw for replay to anthropic",
     )
 
 

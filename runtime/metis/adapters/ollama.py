@@ -77,8 +77,7 @@ from ..errors import AdapterError, MetisError, ProviderError, WireFormatError
 from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
 from ._framing import NDJSONFramer
-from ._lossy import drop_block
-from ._lossy import log as lossy_log
+from ._lossy import drop_block, warn_loss
 from ._shared import (
     function_tool,
     image_base64,
@@ -677,19 +676,13 @@ def _fetch(fetcher: Callable[[str], bytes], url: str, message: Message, index: i
 
 def _warn_lossy(message: Message, what: str, reason: str) -> None:
     """A WARN in the lossy-projection format for a loss that drops no whole block."""
-    lossy_log.warning(
-        "%s of message %s lost for %s: %s",
-        what,
-        message.id,
-        NAME,
-        reason,
-        extra={
-            "session_id": message.session_id,
-            "message_id": message.id,
-            "block_type": what,
-            "adapter": NAME,
-            "reason": reason,
-        },
+    warn_loss(
+        adapter=NAME,
+        session_id=message.session_id,
+        message_id=message.id,
+        block_type=what,
+        reason=reason,
+        text=f"{what} of message {message.id} lost for {NAME}: {reason}",
     )
 
 
