@@ -19,11 +19,11 @@ class _Text:
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
 
-    def text(self, data: bytes | str, final: bool = False) -> str:
+    def text(self, data: bytes | str) -> str:
         if isinstance(data, str):
             return data
         try:
-            return self._decoder.decode(data, final)
+            return self._decoder.decode(data)
         except UnicodeDecodeError as exc:
             raise WireFormatError(f"stream is not valid UTF-8: {exc.reason}") from exc
 
@@ -133,7 +133,6 @@ class JSONArrayFramer:
         self._escape = False
         self._start: int | None = None
         self._opened = False
-        self._closed = False
 
     def feed(self, data: bytes | str) -> list[str]:
         self._buffer += self._text.text(data)
@@ -166,8 +165,6 @@ class JSONArrayFramer:
                 if self._depth == 1 and self._start is not None:
                     out.append(buf[self._start : i + 1])
                     self._start = None
-                elif self._depth == 0:
-                    self._closed = True
             elif ch not in " \t\r\n," and self._depth == 1 and self._start is None:
                 self._start = i  # a scalar element; unusual but framed
             elif ch == "," and self._depth == 1 and self._start is not None:

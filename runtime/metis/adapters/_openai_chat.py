@@ -1017,7 +1017,7 @@ class ChatStreamDecoder(StreamDecoder):
     def close(self) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         for sse in self._framer.close():
-            events.extend(self._sse(sse, final=True))
+            events.extend(self._sse(sse))
         events.extend(self._complete())
         return events
 
@@ -1039,7 +1039,7 @@ class ChatStreamDecoder(StreamDecoder):
 
     # --- chunks ---------------------------------------------------------------------
 
-    def _sse(self, sse: SSEEvent, *, final: bool = False) -> list[StreamEvent]:
+    def _sse(self, sse: SSEEvent) -> list[StreamEvent]:
         if self._stopped:
             return []
         data = sse.data.strip()
@@ -1050,16 +1050,6 @@ class ChatStreamDecoder(StreamDecoder):
         try:
             chunk = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            if final:
-                # The body ended inside an event (no closing blank line): a cut stream, whose
-                # incomplete last event SSE says not to dispatch. What arrived before stays.
-                log.warning(
-                    "%s: stream ended inside an event; its %d characters were discarded",
-                    self.name,
-                    len(data),
-                    extra={"adapter": self.name, "session_id": self.context.session_id},
-                )
-                return []
             raise WireFormatError(
                 f"stream chunk is not JSON: {exc}", provider=self.name, path="stream", raw=data[:500]
             ) from None

@@ -1100,13 +1100,8 @@ class _StreamDecoder(StreamDecoder):
 
     def close(self) -> list[StreamEvent]:
         out: list[StreamEvent] = []
-        for sse in self._framer.close():
-            try:
-                out.extend(self._event(sse.event, sse.data))
-            except WireFormatError:
-                # The body ended inside an event (no closing blank line): a cut stream, whose
-                # incomplete last event is discarded as WHATWG SSE says; the message stays CANCELLED.
-                log.warning("anthropic stream ended inside an event; discarded %r", sse.data[:80])
+        for sse in self._framer.close():  # complete events only: a cut one is discarded there
+            out.extend(self._event(sse.event, sse.data))
         return out
 
     def provider_raw(self) -> dict[str, Any] | None:

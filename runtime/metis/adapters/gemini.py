@@ -696,24 +696,19 @@ class GeminiStreamDecoder(StreamDecoder):
                 return []
             self._framer = JSONArrayFramer() if first == "[" else SSEFramer()
             pieces, self._pending = self._pending, []
-            return self._handle([text for piece in pieces for text in self._frame(piece)], final=False)
-        return self._handle(self._frame(data), final=False)
+            return self._handle([text for piece in pieces for text in self._frame(piece)])
+        return self._handle(self._frame(data))
 
     def close(self) -> list[StreamEvent]:
         if self._framer is None:
             raise WireFormatError("the stream body is empty", provider=NAME, path="stream")
-        try:
-            texts = (
-                [event.data for event in self._framer.close()]
-                if isinstance(self._framer, SSEFramer)
-                else self._framer.close()
-            )
-        except WireFormatError:  # the JSON array never closed: the stream was cut
-            log.warning(
-                "gemini stream ended inside its JSON array; keeping what arrived", extra={"adapter": NAME}
-            )
-            texts = []
-        return self._handle(texts, final=True)
+        # The framers hand over complete chunks only: a cut stream just ends (CANCELLED).
+        texts = (
+            [event.data for event in self._framer.close()]
+            if isinstance(self._framer, SSEFramer)
+            else self._framer.close()
+        )
+        return self._handle(texts)
 
     def provider_raw(self) -> dict[str, Any] | None:
         return self._response.provider_raw()
@@ -724,7 +719,7 @@ class GeminiStreamDecoder(StreamDecoder):
         assert self._framer is not None
         return self._framer.feed(data)
 
-    def _handle(self, texts: list[str], *, final: bool) -> list[StreamEvent]:
+    def _handle(self, texts: list[str]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         for piece in texts:
             text = piece.strip()
@@ -734,12 +729,6 @@ class GeminiStreamDecoder(StreamDecoder):
             try:
                 chunk = orjson.loads(text)
             except orjson.JSONDecodeError as exc:
-                if final:  # a last event cut mid-way: the stream was interrupted
-                    log.warning(
-                        "gemini stream ended inside a chunk; dropped it",
-                        extra={"adapter": NAME, "path": path},
-                    )
-                    continue
                 raise WireFormatError(
                     f"stream chunk is not JSON: {exc}", provider=NAME, path=path, raw=text[:500]
                 ) from exc

@@ -983,12 +983,7 @@ class _Decoder(StreamDecoder):
 
     def close(self) -> list[StreamEvent]:
         events: list[StreamEvent] = []
-        try:
-            tail = self._framer.close()
-        except WireFormatError as exc:
-            log.warning("stream ended inside a UTF-8 sequence; dropped the tail: %s", exc)
-            return events
-        for line in tail:
+        for line in self._framer.close():
             try:
                 events.extend(self._line(line))
             except WireFormatError as exc:
