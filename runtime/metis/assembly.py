@@ -169,7 +169,11 @@ def finish_assistant(
             version=context.pricing_version,
         )
     routing = context.routing
-    if routing is None:  # a fresh record per message: no two messages share one
+    if routing is not None:  # a caller's record may serve several messages (an import)
+        routing = routing.model_copy(
+            update={"alternatives_considered": list(routing.alternatives_considered)}
+        )
+    else:  # a fresh record per message: no two messages share one
         routing = _validate_routing(
             {"mode": RoutingMode.default, "chosen_model": entry.id, "reason": "default model"}
         )

@@ -1358,7 +1358,7 @@ class _RequestReader:
         for key, value in body.items():
             if key in ("model", "messages", "tools"):
                 continue
-            if key == dialect.max_tokens_field and isinstance(value, int):
+            if key == dialect.max_tokens_field and type(value) is int:  # not bool
                 options.max_tokens = value
             elif (
                 key in ("temperature", "top_p")

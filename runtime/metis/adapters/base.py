@@ -87,6 +87,9 @@ class Adapter(ABC):
     name: ClassVar[str]
     default_base_url: ClassVar[str]
     api_key_env: ClassVar[str | None]
+    custom_server_extra: ClassVar[dict[str, Any]] = {}
+    """`AdapterOptions.extra` defaults for a server at a base URL other than the provider's
+    own (an OpenAI-compatible llama.cpp server, say); the caller's own `extra` wins."""
 
     def capabilities(self, model: str) -> AdapterCapabilities:
         """Honest capabilities of `model` through this adapter, from the catalog (spec §7.2)."""

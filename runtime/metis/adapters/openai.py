@@ -9,7 +9,7 @@ OpenRouter in `_openai_chat`; this row says what is OpenAI's own.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ._openai_chat import ChatCompletionsAdapter, ChatDialect
 
@@ -33,6 +33,8 @@ class OpenAIAdapter(ChatCompletionsAdapter):
         # A stream's final usage chunk comes only with stream_options.include_usage.
         stream_usage_option=True,
     )
+    # Compatible servers (llama-cpp-python) refuse `content: null` beside tool calls.
+    custom_server_extra: ClassVar[dict[str, Any]] = {"metis": {"empty_content": ""}}
 
 
 ADAPTER = OpenAIAdapter()

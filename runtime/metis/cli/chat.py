@@ -29,7 +29,7 @@ from .. import adapters
 from ..catalog import load_catalog
 from ..client import Client, ReplayTransport, RequestCancelledError, Session
 from ..errors import CapabilityError, MetisError
-from ._common import State, money
+from ._common import State, money, tokens_of
 
 REPLAY_ENV = "METIS_REPLAY_FILE"
 HELP = "commands: /model [MODEL] (show or swap the model), /quit"
@@ -58,10 +58,8 @@ def _footer(reply: Message) -> str:
     where = reply.metadata.model or "?"
     if usage is None:
         return f"[{where}, {reply.metadata.status.value}]"
-    return (
-        f"[{where} · {usage.input_tokens + usage.cached_input_tokens} in / {usage.output_tokens} out"
-        f" · {money(usage.cost_usd)} · {usage.latency_ms} ms]"
-    )
+    inp, out, cached = tokens_of(reply)
+    return f"[{where} · {inp + cached} in / {out} out · {money(usage.cost_usd)} · {usage.latency_ms} ms]"
 
 
 def _exchange(session: Session, text: str, *, stream: bool, max_tokens: int | None) -> None:

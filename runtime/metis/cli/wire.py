@@ -142,6 +142,7 @@ def _wire_problems(doc: Any, provider: str) -> list[FieldProblem]:
 def validate(provider: str | None, kind: str | None, file: str) -> None:
     """Check FILE (or -): a canonical document against the schema, or a provider request body."""
     doc = read_json(file)
+    problems = None
     if provider is None and kind is None:
         try:
             kind, problems = _canonical_problems(doc, None)
@@ -156,7 +157,8 @@ def validate(provider: str | None, kind: str | None, file: str) -> None:
         problems = _wire_problems(doc, provider)
     else:
         what = str(kind)
-        kind, problems = _canonical_problems(doc, kind)
+        if problems is None:  # not yet validated (--kind given)
+            kind, problems = _canonical_problems(doc, kind)
     if not problems:
         click.echo(click.style(f"valid {what}", fg="green"))
         return

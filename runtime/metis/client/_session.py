@@ -260,13 +260,8 @@ class SessionCore:
             stream=stream,
             **dict(options),
         )
-        if endpoint.custom_base_url and adapter.name == "openai":
-            # OpenAI-compatible servers (llama.cpp) refuse `content: null` beside tool calls.
-            extra = dict(adapter_options.extra)
-            directives = dict(extra.get("metis") or {})
-            directives.setdefault("empty_content", "")
-            extra["metis"] = directives
-            adapter_options.extra = extra
+        if endpoint.custom_base_url and adapter.custom_server_extra:
+            adapter_options.extra = _merged(adapter.custom_server_extra, adapter_options.extra)
         body = adapter.to_wire(pending, tools, adapter_options)
         context = RequestContext(
             session_id=self.id,
@@ -345,6 +340,15 @@ def create_record(
 
 
 __all__ = ["DEFAULT_MODEL", "ClientSettings", "Content", "Prepared", "SessionCore", "create_record"]
+
+
+def _merged(defaults: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """`given` over `defaults`, one level of dicts deep (e.g. the adapter directives under "metis")."""
+    out = dict(defaults)
+    for key, value in given.items():
+        base = out.get(key)
+        out[key] = {**base, **value} if isinstance(base, dict) and isinstance(value, dict) else value
+    return out
 
 
 class ClientBase:

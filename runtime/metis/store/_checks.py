@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, timedelta
+from datetime import timedelta
 from typing import Any
 
 from metis_schema.v1 import Message, ToolResultBlock, ToolUseBlock
@@ -155,7 +155,7 @@ class BatchChecks:
         reads are the ones `referenced_ids` names, which the lookup covered). Any doubt
         answers False, and the full check runs.
         """
-        if not is_clean(message) or message.created_at.tzinfo is not UTC:
+        if not is_clean(message) or message.created_at.utcoffset() != _ZERO:
             return False
         session = message.session_id
         tool_uses, answered = self._tool_uses, self._answered
