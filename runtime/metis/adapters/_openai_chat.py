@@ -315,7 +315,6 @@ class _Writer:
         system_role: str = "system",
         empty_content: str | None = None,
     ) -> None:
-        self.adapter = adapter
         self.name = adapter.name
         self.options = options
         self.model_id = model_id
@@ -988,7 +987,6 @@ class ChatStreamDecoder(StreamDecoder):
     """
 
     def __init__(self, adapter: ChatCompletionsAdapter, context: RequestContext) -> None:
-        self.adapter = adapter
         self.name = adapter.name
         self.dialect = adapter.dialect
         self.context = context

@@ -944,19 +944,14 @@ def _generation_config(options: AdapterOptions) -> dict[str, Any]:
 
 
 def _fill_missing_signatures(
-    contents: list[dict[str, Any]], session_id: str, *, exact: set[int], start: int | None = None
+    contents: list[dict[str, Any]], session_id: str, *, exact: set[int], start: int
 ) -> None:
     """Google's documented fallback for history without signatures (another provider's turns,
     or Gemini turns whose signatures cannot be replayed here): Gemini 3 validates only the
     current turn (after the last plain user message), on the first functionCall of each model
     step there, so exactly those parts get `skip_thought_signature_validator`. Turns replayed
     exactly (`exact`: indexes into contents) are left as Gemini sent them. One WARN per request.
-    `start`: where the current turn begins, when the caller knows it (else found here)."""
-    if start is None:
-        start = 0
-        for i, content in enumerate(contents):
-            if content["role"] == "user" and any("functionResponse" not in part for part in content["parts"]):
-                start = i + 1
+    `start`: where the current turn begins (the writer tracks it while building `contents`)."""
     filled = 0
     for i in range(start, len(contents)):
         content = contents[i]
@@ -998,7 +993,6 @@ class _Writer:
     """
 
     def __init__(self, adapter: GeminiAdapter, messages: Sequence[Message], options: AdapterOptions) -> None:
-        self.adapter = adapter
         self.messages = messages
         self.options = options
         self.caps = adapter.capabilities(options.model)

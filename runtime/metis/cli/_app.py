@@ -46,11 +46,7 @@ class MetisGroup(click.Group):
         logger.addHandler(handler)
         try:
             rv = super().main(args, prog_name or "metis", complete_var, standalone_mode=False, **extra)
-        except click.UsageError as exc:
-            if debug:
-                raise
-            _fail(exc.format_message(), exc.exit_code)
-        except click.ClickException as exc:
+        except click.ClickException as exc:  # usage errors included (exit code 2)
             if debug:
                 raise
             _fail(exc.format_message(), exc.exit_code)

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-"""Statuses worth another attempt: timeouts, conflicts, rate limits, server trouble."""
+RETRY_STATUSES = frozenset({408, 409, 429})
+"""Statuses below 500 worth another attempt (timeouts, conflicts, rate limits); every 5xx is
+retried too (`should_retry_status`)."""
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:

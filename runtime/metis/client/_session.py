@@ -80,7 +80,6 @@ class Prepared:
     """One request, ready to send: where, what, and how to read the answer."""
 
     adapter: Adapter
-    entry: CatalogEntry
     url: str
     headers: dict[str, str]
     body: WireBody
@@ -277,7 +276,7 @@ class SessionCore:
             **adapter.auth_headers(endpoint.api_key),
         }
         url = adapter.endpoint(endpoint.base_url, entry.wire_model, stream=stream)
-        return Prepared(adapter, entry, url, headers, body, context, stream)
+        return Prepared(adapter, url, headers, body, context, stream)
 
     # --- storing ----------------------------------------------------------------------------
 

@@ -55,7 +55,6 @@ class StreamRun:
         self.started = started
         self.decoder = adapter.stream_decoder(context)
         self.assembler = StreamAssembler(context, adapter.name)
-        self.checkpoint_count = 0
         self._since_checkpoint = 0
         self._last_checkpoint: float | None = None
 
@@ -105,7 +104,6 @@ class StreamRun:
             return
         self.context.latency_ms = self._elapsed_ms()
         self.store.upsert_partial(self.assembler.snapshot())
-        self.checkpoint_count += 1
         self._since_checkpoint = 0
         self._last_checkpoint = now
 
