@@ -144,6 +144,18 @@ class WorkspaceError(AdapterError):
     """A file_ref image path is missing or escapes the session workspace."""
 
 
+RETRYABLE_HTTP_BELOW_500 = frozenset({408, 409, 429})
+"""Statuses under 500 worth another attempt: request timeout, conflict, rate limit."""
+
+
+def retryable_status(status: object) -> bool:
+    """Whether an HTTP status says "try again": one rule for every adapter and the client
+    (timeouts, conflicts, rate limits, and every server error including 529 overloaded)."""
+    if not isinstance(status, int) or isinstance(status, bool):  # absent, or a provider's code string
+        return False
+    return status in RETRYABLE_HTTP_BELOW_500 or status >= 500
+
+
 class ProviderError(AdapterError):
     """The provider answered with an error body; carries its own type and message."""
 
@@ -182,6 +194,7 @@ class ClientError(MetisError):
 
 
 __all__ = [
+    "RETRYABLE_HTTP_BELOW_500",
     "AdapterError",
     "CapabilityError",
     "ClientError",
@@ -202,4 +215,5 @@ __all__ = [
     "UnknownToolError",
     "WireFormatError",
     "WorkspaceError",
+    "retryable_status",
 ]

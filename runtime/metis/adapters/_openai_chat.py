@@ -79,7 +79,7 @@ from pydantic import ValidationError
 
 from ..assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ..catalog import load_catalog
-from ..errors import ProviderError, WireFormatError
+from ..errors import ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
 from ._framing import SSEEvent, SSEFramer
@@ -133,7 +133,6 @@ FINISH_REASONS: dict[str, StopReason] = {
 
 _SYSTEM_ROLES = ("system", "developer")
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 _RETRYABLE_CODES = frozenset(
     {
         "rate_limit_exceeded",
@@ -212,7 +211,7 @@ def _response_raw(adapter: str, meta: dict[str, Any]) -> dict[str, Any]:
 def _is_retryable(status: int | None, code: Any) -> bool:
     if isinstance(code, int) and not isinstance(code, bool):
         status = status or code
-    if status is not None and (status in _RETRYABLE_STATUS or status >= 500):
+    if retryable_status(status):
         return True
     return isinstance(code, str) and code in _RETRYABLE_CODES
 

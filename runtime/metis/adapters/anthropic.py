@@ -67,7 +67,7 @@ from metis_schema.v1 import (
 
 from ..assembly import RequestContext, finish_assistant
 from ..catalog import load_catalog
-from ..errors import AdapterError, ProviderError, WireFormatError
+from ..errors import AdapterError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
 from ..pricing import make_usage
 from ..usage import TokenCounts, normalize_usage
@@ -103,7 +103,6 @@ STOP_REASONS: dict[str, StopReason] = {
 """Anthropic `stop_reason` -> canonical; anything else is `other` (the raw value stays in provider_raw)."""
 
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
-RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
 
 TOOL_CHOICES: dict[str, dict[str, Any]] = {
     "auto": {"type": "auto"},
@@ -848,7 +847,7 @@ def _error_fields(body: Any) -> tuple[str | None, str]:
 
 
 def _retryable(error_type: str, status_code: int | None) -> bool:
-    return error_type in RETRYABLE_ERRORS or status_code in RETRYABLE_STATUS
+    return error_type in RETRYABLE_ERRORS or retryable_status(status_code)
 
 
 def _stop_reason(value: Any) -> StopReason:

@@ -72,7 +72,7 @@ from metis_schema.v1 import (
 from pydantic import ValidationError
 
 from ..assembly import RequestContext, finish_assistant, parse_tool_arguments
-from ..errors import InvariantError, ProviderError, WireFormatError
+from ..errors import InvariantError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
 from ._framing import JSONArrayFramer, SSEFramer
@@ -169,7 +169,6 @@ _TOOL_MODES: dict[str, str] = {"auto": "AUTO", "required": "ANY", "any": "ANY", 
 allowedFunctionNames)."""
 
 _RETRYABLE_STATUS = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"})
-_RETRYABLE_HTTP = frozenset({429, 500, 502, 503, 504})
 
 _MODEL_NAME = re.compile(r"^(?:models/)?(?P<name>[^/:]+)$")
 
@@ -618,7 +617,7 @@ class _Response:
     def _error(self, body: dict[str, Any]) -> list[StreamEvent]:
         self.failed = True
         kind, message, code = _error_fields(body, None)
-        retryable = kind in _RETRYABLE_STATUS or code in _RETRYABLE_HTTP
+        retryable = kind in _RETRYABLE_STATUS or retryable_status(code)
         return [ErrorEvent(type="error", code=kind, message=message, retryable=retryable, provider=NAME)]
 
     def stop_reason(self) -> StopReason:
@@ -774,7 +773,7 @@ class GeminiAdapter(Adapter):
         """`{"error": {code, message, status}}` (also wrapped in an array, or a plain text page)."""
         kind, message, code = _error_fields(body, status_code)
         status = status_code if status_code is not None else code
-        retryable = kind in _RETRYABLE_STATUS or status in _RETRYABLE_HTTP
+        retryable = kind in _RETRYABLE_STATUS or retryable_status(status)
         return ProviderError(
             message, provider=NAME, error_type=kind, status_code=status, retryable=retryable, body=body
         )

@@ -73,7 +73,7 @@ from pydantic import ValidationError
 
 from ..assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ..catalog import load_catalog
-from ..errors import AdapterError, MetisError, ProviderError, WireFormatError
+from ..errors import AdapterError, MetisError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
 from ._framing import NDJSONFramer
@@ -947,7 +947,7 @@ def _error_text(body: Any) -> str:
 
 def _classify(text: str, status_code: int | None) -> tuple[str, bool]:
     """(error type, retryable): message patterns first, then the HTTP status."""
-    retryable = status_code is not None and (status_code == 429 or status_code >= 500)
+    retryable = retryable_status(status_code)
     lowered = text.lower()
     for needle, error_type, pattern_retryable in _ERROR_PATTERNS:
         if needle in lowered:

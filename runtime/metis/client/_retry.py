@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-RETRY_STATUSES = frozenset({408, 409, 429})
-"""Statuses below 500 worth another attempt (timeouts, conflicts, rate limits); every 5xx is
-retried too (`should_retry_status`)."""
+from ..errors import retryable_status
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
@@ -70,7 +68,7 @@ class RetryPolicy:
 
     def should_retry_status(self, status: int, *, provider_says_retryable: bool) -> bool:
         """Whether an HTTP error status is worth another attempt."""
-        return status in RETRY_STATUSES or status >= 500 or provider_says_retryable
+        return retryable_status(status) or provider_says_retryable
 
 
-__all__ = ["RETRY_STATUSES", "RetryPolicy", "parse_retry_after"]
+__all__ = ["RetryPolicy", "parse_retry_after"]
