@@ -528,3 +528,29 @@ def test_backoff_is_bounded_and_jittered() -> None:
     assert [high.delay(a) for a in range(5)] == [1.0, 2.0, 4.0, 8.0, 8.0]
     assert high.delay(3, retry_after=120.0) == 8.0  # a server's hint is capped too
     assert high.delay(10) is None
+
+
+def test_a_tool_outside_the_schema_subset_is_refused_before_any_request(
+    store: Store, fake: FakeTime, tmp_path: Path
+) -> None:
+    from metis.errors import ToolSchemaError
+    from metis_schema.v1 import ToolDefinition
+
+    bad = ToolDefinition(
+        name="lookup",
+        description="d",
+        side_effects="read",
+        input_schema={
+            "type": "object",
+            "properties": {"q": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+        },
+    )
+    provider = ScriptedProvider()
+    with make_client(store, provider, fake) as client:
+        with pytest.raises(ToolSchemaError, match="anyOf"):
+            client.session("sonnet", workspace=tmp_path, tools=[bad])
+        session = client.session("sonnet", workspace=tmp_path)
+        with pytest.raises(ToolSchemaError, match="/properties/q/anyOf"):
+            session.send("hi", tools=[bad])
+    assert provider.requests == []
+    assert store.load_session(session.id) == []  # nothing stored either

@@ -39,6 +39,7 @@ from ..errors import ClientError, DocumentError, FieldProblem
 from ..events import EventSink
 from ..ids import ToolIdMap, new_message_id
 from ..routing import ChainPolicy, check_swap, decision_record
+from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
 from ._protocols import SessionRecord, SessionStore
 from ._retry import RetryPolicy
@@ -87,6 +88,12 @@ class Prepared:
     stream: bool
 
 
+def _registered(tools: Sequence[ToolDefinition]) -> tuple[ToolDefinition, ...]:
+    """The tools, after the registry's checks (§5.4 schema subset, side effects, unique
+    names): a tool the spec refuses fails here, before anything is stored or sent."""
+    return tuple(ToolRegistry(tools))
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -123,7 +130,7 @@ class SessionCore:
         self.default_model = catalog.resolve(str(policy.get("default_model") or settings.default_model)).id
         self.default_level = str(policy.get("default_level", "global"))
         self.active_model = catalog.resolve(record.active_model or self.default_model).id
-        self.tools: tuple[ToolDefinition, ...] = tuple(tools)
+        self.tools: tuple[ToolDefinition, ...] = _registered(tools)
         self.tool_ids: ToolIdMap = self.store.load_tool_ids(self.id)
 
     # --- reading --------------------------------------------------------------------------
@@ -221,7 +228,7 @@ class SessionCore:
             raise ClientError(
                 f"unknown request option(s): {', '.join(unknown)}", hint=f"known: {sorted(_OPTION_NAMES)}"
             )
-        tools = self.tools if tools is None else tuple(tools)
+        tools = self.tools if tools is None else _registered(tools)
         wire_history = self.replayable(self.history())
         _refuse_unanswered(wire_history, self.id)
         user = self.user_message(content) if content is not None else None
