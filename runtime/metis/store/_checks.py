@@ -104,7 +104,8 @@ def stored_messages(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, S
     return {row[0]: (row[1], row[2]) for row in rows}
 
 
-def _chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
+def chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
+    """`ids` in slices small enough for one `IN (...)` query."""
     return (ids[i : i + _CHUNK] for i in range(0, len(ids), _CHUNK))
 
 
@@ -124,12 +125,12 @@ class BatchChecks:
         for message in messages:
             wanted |= referenced_ids(message)
         known: dict[str, KnownCall] = {}
-        for chunk in _chunks(sorted(wanted)):
+        for chunk in chunks(sorted(wanted)):
             known.update(known_calls(conn, chunk))
         self._tool_uses = {tool_id: call.session_id for tool_id, call in known.items()}
         self._answered = {tool_id for tool_id, call in known.items() if call.answered}
         self._stored: dict[str, Stored] = {}
-        for chunk in _chunks(sorted({m.id for m in messages})):
+        for chunk in chunks(sorted({m.id for m in messages})):
             self._stored.update(stored_messages(conn, chunk))
 
     def violations(self, message: Message) -> list[Violation]:

@@ -27,7 +27,6 @@ from typing import Any
 
 import orjson
 from metis_schema.v1 import (
-    ContentBlock,
     ImageBlock,
     ImageSource,
     ImageSourceKind,
@@ -44,16 +43,16 @@ from metis_schema.v1 import (
     ToolUseBlock,
     Usage,
 )
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
 from ..canonical import read_message
 from ..errors import MetisError, StoreError
-from ._trusted import TRUSTED_VERSION, build_message
+from ._trusted import CONTENT_LIST, TRUSTED_VERSION, build_message
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_CONTENT = TypeAdapter(list[ContentBlock])
+_CONTENT = CONTENT_LIST
 
 Row = tuple[str, str, str, str, str, int, int]
 """(id, session_id, role, content_json, metadata_json, created_at_us, schema_version)."""

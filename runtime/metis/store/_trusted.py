@@ -64,7 +64,9 @@ def _validator(schema: Any) -> SchemaValidator:
     return SchemaValidator(_without_rule_hooks(schema))
 
 
-content_from_json = _validator(TypeAdapter(list[ContentBlock]).core_schema).validate_json
+CONTENT_LIST = TypeAdapter(list[ContentBlock])
+"""The content list's adapter, shared with the encoder (`_codec`)."""
+content_from_json = _validator(CONTENT_LIST.core_schema).validate_json
 """Stored `content_json` -> list of content blocks (rule hooks skipped, see module doc)."""
 metadata_from_json = _validator(MessageMetadata.__pydantic_core_schema__).validate_json
 """Stored `metadata_json` -> MessageMetadata (rule hooks skipped, see module doc)."""

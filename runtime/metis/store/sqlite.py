@@ -34,7 +34,7 @@ from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolU
 from ..errors import InvariantError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _conn, _layout
-from ._checks import BatchChecks, violations
+from ._checks import BatchChecks, chunks, violations
 from ._codec import Reader, Row, decode, decode_all, encode, from_micros
 from ._paths import default_path
 from ._trusted import TRUSTED_VERSION
@@ -532,9 +532,7 @@ def _stored_provider_ids(
                     wanted.setdefault(message.session_id, set()).add(block.id)
     found: dict[tuple[str, str, str], str] = {}
     for session_id, canonical in wanted.items():
-        ids = sorted(canonical)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk in chunks(sorted(canonical)):
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
                 "SELECT canonical, provider, provider_id FROM tool_id_map "
@@ -581,14 +579,13 @@ def _record_tool_calls(
     call_rows: list[tuple[Any, ...]] = []
     result_rows: list[tuple[Any, ...]] = []
 
-    def stored(key: tuple[str, str, str]) -> str | None:
-        return _provider_id(conn, *key, None)
-
+    # The stored map is read only when no map was given (one query, as for a batch).
+    stored = ({} if tool_ids is not None else _stored_provider_ids(conn, [message])).get
     _tool_call_rows(message, created, tool_ids, stored, call_rows, result_rows)
     if call_rows:
         _insert_tool_calls(conn, call_rows)
-    for result in result_rows:
-        conn.execute(_ANSWER_TOOL_CALL, result)
+    if result_rows:
+        conn.executemany(_ANSWER_TOOL_CALL, result_rows)
 
 
 _ANSWER_TOOL_CALL = (
@@ -643,26 +640,6 @@ def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on pur
             if isinstance(block, ToolResultBlock):
                 status = _FAILED if block.is_error else _SUCCEEDED
                 result_rows.append((status, message.id, created, block.tool_use_id, message.session_id))
-
-
-def _provider_id(
-    conn: sqlite3.Connection,
-    session_id: str,
-    canonical: str,
-    provider: str | None,
-    tool_ids: ToolIdMap | None,
-) -> str | None:
-    """The id `provider` issued for `canonical`, from the given map or the stored one."""
-    if provider is None:
-        return None
-    if tool_ids is not None:
-        return tool_ids.provider_id(canonical, provider)
-    row = conn.execute(
-        "SELECT provider_id FROM tool_id_map WHERE session_id = ? AND canonical = ? AND provider = ? "
-        "ORDER BY seq LIMIT 1",
-        (session_id, canonical, provider),
-    ).fetchone()
-    return None if row is None else str(row[0])
 
 
 def _entry_row(session_id: str, seq: int, entry: ToolIdEntry) -> tuple[Any, ...]:
