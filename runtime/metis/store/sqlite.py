@@ -523,7 +523,7 @@ def _stored_provider_ids(
     conn: sqlite3.Connection, messages: Sequence[Message]
 ) -> dict[tuple[str, str, str], str]:
     """(session, canonical, provider) -> the first provider id the stored map binds, for
-    every tool call the batch opens (what `_provider_id` would look up one by one)."""
+    every tool call the batch (or a single message) opens, in one query per chunk."""
     wanted: dict[str, set[str]] = {}
     for message in messages:
         if message.role == _ASSISTANT and message.metadata.provider is not None:
