@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
 from metis_schema.v1 import (
@@ -43,8 +43,9 @@ from metis_schema.v1 import (
     ToolUseStartEvent,
     UsageUpdateEvent,
 )
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
+from ._build import construct, verify
 from .catalog import Catalog, load_catalog
 from .errors import WireFormatError
 from .events import EventSink, emit
@@ -73,6 +74,34 @@ class RequestContext:
     pricing_version: str | None = None
     tools: Sequence[ToolDefinition] = ()
     events: EventSink | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The fields a Message takes as they are (its id, session and time) are checked
+        # here, when they are set, against the Message model's own field types: the
+        # message `finish_assistant` builds from them is not validated again.
+        check = _CONTEXT_CHECKS.get(name)
+        if check is not None and value is not None:
+            try:
+                check(value, strict=True)
+            except ValidationError as exc:
+                raise WireFormatError(
+                    f"RequestContext.{name}: {exc.errors()[0]['msg']} (got {value!r:.80})", path=name
+                ) from None
+        object.__setattr__(self, name, value)
+
+
+def _field_check(name: str) -> Any:
+    """pydantic-core's validator of Message field `name` (its type and constraints)."""
+    field = Message.model_fields[name]
+    annotation: Any = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+    return TypeAdapter(annotation).validate_python
+
+
+_CONTEXT_CHECKS = {
+    "session_id": _field_check("session_id"),
+    "message_id": _field_check("id"),
+    "created_at": _field_check("created_at"),
+}
 
 
 def _loads(text: str) -> Any:
@@ -140,12 +169,16 @@ def _resolve(model: str) -> CatalogEntry:
     return hit.entry
 
 
-_validate_routing = RoutingDecisionRecord.__pydantic_validator__.validate_python
-_validate_metadata = MessageMetadata.__pydantic_validator__.validate_python
-_validate_message = Message.__pydantic_validator__.validate_python
-"""pydantic-core's validators, called directly: what `Model(**values)` runs, without the
-Python keyword-argument handling. Every schema rule still runs (the Message validator
-includes the SchemaModel hooks)."""
+_RULES = Message.__schema_rules__
+"""The schema's compiled §5.1 rules for a Message (role vs blocks, a complete reply is not empty)."""
+_DEFAULT_REASON = "default model"
+
+
+def _routing_copy(record: RoutingDecisionRecord) -> RoutingDecisionRecord:
+    """A record of its own for one message, equal to `record` (one record may serve many)."""
+    values = dict(record.__dict__)
+    values["alternatives_considered"] = list(record.alternatives_considered)
+    return construct(RoutingDecisionRecord, values, set(record.model_fields_set))
 
 
 def finish_assistant(
@@ -158,7 +191,12 @@ def finish_assistant(
     provider_raw: dict[str, Any] | None,
     status: MessageStatus = MessageStatus.complete,
 ) -> Message:
-    """The canonical ASSISTANT message for a finished (or stopped) generation."""
+    """The canonical ASSISTANT message for a finished (or stopped) generation.
+
+    The parts are valid by construction — blocks the adapter validated, the catalog's model
+    id, normalized counts, minted ids, the context's checked fields — so the records are
+    built directly (`metis._build`), and the schema's §5.1 rules run on the Message.
+    """
     entry = _resolve(context.model)
     usage = None
     if counts is not None:
@@ -168,46 +206,65 @@ def finish_assistant(
             latency_ms=context.latency_ms,
             version=context.pricing_version,
         )
-    routing = context.routing
-    if routing is not None:  # a caller's record may serve several messages (an import)
-        routing = routing.model_copy(
-            update={"alternatives_considered": list(routing.alternatives_considered)}
-        )
+    if context.routing is not None:
+        routing = _routing_copy(context.routing)
     else:  # a fresh record per message: no two messages share one
-        routing = _validate_routing(
-            {"mode": RoutingMode.default, "chosen_model": entry.id, "reason": "default model"}
+        routing = construct(
+            RoutingDecisionRecord,
+            {
+                "mode": RoutingMode.default,
+                "chosen_model": entry.id,
+                "reason": _DEFAULT_REASON,
+                "rule_name": None,
+                "confidence": None,
+                "alternatives_considered": [],
+            },
+            {"mode", "chosen_model", "reason"},
         )
-    metadata = _validate_metadata(
+    if type(provider_raw) is not dict or not provider_raw:
+        provider_raw = None
+    metadata = construct(
+        MessageMetadata,
         {
             "model": entry.id,
             "provider": provider,
             "routing": routing,
             "usage": usage,
-            "status": status,
-            "stop_reason": stop_reason,
-            "provider_raw": provider_raw or None,
-        }
+            "parent_tool_use_id": None,
+            "status": status if type(status) is MessageStatus else MessageStatus(status),
+            "stop_reason": stop_reason
+            if stop_reason is None or type(stop_reason) is StopReason
+            else StopReason(stop_reason),
+            "critical_blocks": None,
+            "provider_raw": provider_raw,
+            "user_id": None,
+            "team_id": None,
+        },
+        {"model", "provider", "routing", "usage", "status", "stop_reason", "provider_raw"},
     )
-    document = {
-        "id": context.message_id or new_message_id(),
-        "session_id": context.session_id,
-        "role": Role.assistant,
-        "content": content,
-        "metadata": metadata,
-        "created_at": context.created_at or datetime.now(UTC),
-        "schema_version": 1,
-    }
-    try:
-        message: Message = _validate_message(document)
-        return message
-    except ValidationError as exc:
-        # e.g. a COMPLETE reply with no content: say so as a typed error, with the paths.
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors())
+    message: Message = construct(
+        Message,
+        {
+            "id": context.message_id or new_message_id(),
+            "session_id": context.session_id,
+            "role": Role.assistant,
+            "content": list(content),
+            "metadata": metadata,
+            "created_at": context.created_at or datetime.now(UTC),
+            "schema_version": 1,
+        },
+        deferred=True,
+    )
+    problems = _RULES(message) if _RULES is not None else None
+    if problems:
+        # e.g. a COMPLETE reply with no content: say so as a typed error.
         raise WireFormatError(
-            f"the {provider} response does not make a valid assistant message: {problems}",
+            f"the {provider} response does not make a valid assistant message: {'; '.join(problems)}",
             provider=provider,
-            message_id=str(document["id"]),
-        ) from exc
+            message_id=message.id,
+        )
+    verify(message)
+    return message
 
 
 @dataclass

@@ -38,9 +38,37 @@ def _encode(value: int) -> str:
     """A 128-bit ULID value as its 26-character Crockford base32 text.
 
     The same text `str(ulid.ULID.from_bytes(...))` gives (tests check it against
-    python-ulid), written as 13 table lookups because id minting is on every hot path.
+    python-ulid), written as table lookups because id minting is on every hot path.
     """
-    return "".join(_PAIRS[(value >> shift) & 0x3FF] for shift in range(120, -1, -10))
+    return _time_text(value >> 80) + _random_text(value & _RANDOM_MASK)
+
+
+_RANDOM_MASK = (1 << 80) - 1
+
+
+def _time_text(ms: int) -> str:
+    """The first 10 characters: the 48-bit millisecond time (2 pad bits lead the first pair)."""
+    p = _PAIRS
+    return "".join(
+        (p[ms >> 40 & 0x3FF], p[ms >> 30 & 0x3FF], p[ms >> 20 & 0x3FF], p[ms >> 10 & 0x3FF], p[ms & 0x3FF])
+    )
+
+
+def _random_text(rand: int) -> str:
+    """The last 16 characters: the 80 random bits, unrolled (a generator costs twice as much)."""
+    p = _PAIRS
+    return "".join(
+        (
+            p[rand >> 70 & 0x3FF],
+            p[rand >> 60 & 0x3FF],
+            p[rand >> 50 & 0x3FF],
+            p[rand >> 40 & 0x3FF],
+            p[rand >> 30 & 0x3FF],
+            p[rand >> 20 & 0x3FF],
+            p[rand >> 10 & 0x3FF],
+            p[rand & 0x3FF],
+        )
+    )
 
 
 class _Monotonic:
@@ -50,6 +78,7 @@ class _Monotonic:
         self._lock = threading.Lock()
         self._last_ms = -1
         self._last_rand = 0
+        self._prefix = ""  # _time_text(self._last_ms): ids of one millisecond share it
 
     def next(self) -> str:
         now = time.time_ns() // 1_000_000
@@ -62,8 +91,11 @@ class _Monotonic:
                     rand = int.from_bytes(os.urandom(10), "big") >> 1
             else:
                 rand = int.from_bytes(os.urandom(10), "big") >> 1  # headroom for increments
+            if now != self._last_ms:
+                self._prefix = _time_text(now)
             self._last_ms, self._last_rand = now, rand
-        return _encode((now << 80) | rand)
+            prefix = self._prefix
+        return prefix + _random_text(rand)
 
 
 _ULIDS = _Monotonic()

@@ -19,8 +19,9 @@ from pathlib import Path
 from metis_schema.v1 import ModelPrice, PriceTable, Usage
 from pydantic import ValidationError
 
+from ._build import construct
 from .errors import PricingError
-from .usage import TokenCounts
+from .usage import TokenCounts, UsageCountError
 from .validation import explain
 
 _MILLION = Decimal(1_000_000)
@@ -130,9 +131,12 @@ def make_usage(
     else:
         table = table or load_price_table(version)
         cost, pricing_version = compute_cost(counts, price_for(pricing_key, table)), table.pricing_version
-    # Counts come from normalize_usage: a bad one is a programming error, reported by
-    # Usage's own validation (pydantic's ValidationError names the field).
-    usage: Usage = _validate_usage(
+    if type(latency_ms) is not int:
+        raise UsageCountError(f"latency_ms must be an int, got {latency_ms!r}", path="latency_ms")
+    # Every value is established: TokenCounts checked its counts, the cost is computed from
+    # a validated table, so the Usage is built without validating it again (metis._build).
+    return construct(
+        Usage,
         {
             "input_tokens": counts.input_tokens,
             "output_tokens": counts.output_tokens,
@@ -140,14 +144,9 @@ def make_usage(
             "cache_creation_input_tokens": counts.cache_creation_input_tokens,
             "cost_usd": cost,
             "pricing_version": pricing_version,
-            "latency_ms": max(latency_ms, 0),
-        }
+            "latency_ms": latency_ms if latency_ms > 0 else 0,
+        },
     )
-    return usage
-
-
-_validate_usage = Usage.__pydantic_validator__.validate_python
-"""Usage's pydantic-core validator, called directly (what `Usage(**values)` runs)."""
 
 
 def reprice(

@@ -22,7 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import WireFormatError
+from .errors import MetisError, WireFormatError
+
+
+class UsageCountError(MetisError, ValueError):
+    """A token count that is not a non-negative integer."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,20 @@ class TokenCounts:
     output_tokens: int = 0
     cached_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        # Counts are checked here, once, so a Usage can be built from them without being
+        # validated again (`pricing.make_usage`): each is a non-negative int, not a bool.
+        for name, value in (
+            ("input_tokens", self.input_tokens),
+            ("output_tokens", self.output_tokens),
+            ("cached_input_tokens", self.cached_input_tokens),
+            ("cache_creation_input_tokens", self.cache_creation_input_tokens),
+        ):
+            if type(value) is not int or value < 0:
+                raise UsageCountError(
+                    f"TokenCounts.{name} must be a non-negative int, got {value!r}", path=name
+                )
 
 
 def _int(usage: Mapping[str, Any], *keys: str, provider: str) -> int:
@@ -115,4 +133,4 @@ def normalize_usage(provider: str, usage: Mapping[str, Any] | None) -> TokenCoun
     raise WireFormatError(f"no usage normalization rule for provider {provider!r}", provider=provider)
 
 
-__all__ = ["TokenCounts", "normalize_usage"]
+__all__ = ["TokenCounts", "UsageCountError", "normalize_usage"]
