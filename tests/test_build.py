@@ -10,6 +10,7 @@ import pytest
 from metis.assembly import RequestContext, finish_assistant
 from metis.errors import WireFormatError
 from metis.ids import ToolIdMap
+from metis.pricing import make_usage
 from metis.usage import TokenCounts, UsageCountError
 from metis_schema.v1 import Message, MessageStatus, StopReason, TextBlock, Usage
 
@@ -81,9 +82,9 @@ def test_request_context_checks_what_messages_take_as_is(field: str, value: obje
 
 
 @pytest.mark.parametrize("bad", [-1, True, 1.0, "3"])
-def test_token_counts_are_non_negative_ints(bad: object) -> None:
+def test_usage_is_built_only_from_non_negative_int_counts(bad: object) -> None:
     with pytest.raises(UsageCountError, match="output_tokens"):
-        TokenCounts(1, bad)  # type: ignore[arg-type]
+        make_usage(TokenCounts(1, bad), pricing_key="openai:gpt-5", latency_ms=0)  # type: ignore[arg-type]
 
 
 def test_finish_assistant_still_applies_the_message_rules() -> None:

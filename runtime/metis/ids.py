@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from ulid import ULID
 
@@ -220,12 +220,12 @@ class ToolIdError(MetisError):
     """A tool id cannot be mapped (e.g. a canonical id that is not `tu_<ulid>`)."""
 
 
-@dataclass(frozen=True)
-class ToolIdEntry:
+class ToolIdEntry(NamedTuple):
     """One binding: canonical id <-> provider id, for one provider.
 
     `origin` is "provider" when the provider issued the id and "minted" when metis made it
-    for replay to that provider.
+    for replay to that provider. A NamedTuple, immutable like a frozen dataclass but made
+    several times faster: every tool call of every response adds one.
     """
 
     canonical: str

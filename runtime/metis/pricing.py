@@ -112,6 +112,12 @@ def _plain(value: Decimal) -> Decimal:
     return Decimal(format(normal, "f"))
 
 
+def _bad_counts(counts: TokenCounts) -> None:
+    for name, value in zip(TokenCounts._fields, counts, strict=True):
+        if type(value) is not int or value < 0:
+            raise UsageCountError(f"TokenCounts.{name} must be a non-negative int, got {value!r}", path=name)
+
+
 def make_usage(
     counts: TokenCounts,
     *,
@@ -121,6 +127,18 @@ def make_usage(
     table: PriceTable | None = None,
 ) -> Usage:
     """A canonical Usage: counts, locally computed cost, and the pricing version used."""
+    n_in, n_out, cached, written = counts
+    if not (
+        type(n_in) is int
+        and type(n_out) is int
+        and type(cached) is int
+        and type(written) is int
+        and n_in >= 0
+        and n_out >= 0
+        and cached >= 0
+        and written >= 0
+    ):
+        _bad_counts(counts)
     if pricing_key == UNPRICED:
         # A model no table prices (an unlisted local model): cost 0, and the version says so.
         _log.warning(
@@ -133,15 +151,15 @@ def make_usage(
         cost, pricing_version = compute_cost(counts, price_for(pricing_key, table)), table.pricing_version
     if type(latency_ms) is not int:
         raise UsageCountError(f"latency_ms must be an int, got {latency_ms!r}", path="latency_ms")
-    # Every value is established: TokenCounts checked its counts, the cost is computed from
+    # Every value is established: the counts were checked above, the cost is computed from
     # a validated table, so the Usage is built without validating it again (metis._build).
     return construct(
         Usage,
         {
-            "input_tokens": counts.input_tokens,
-            "output_tokens": counts.output_tokens,
-            "cached_input_tokens": counts.cached_input_tokens,
-            "cache_creation_input_tokens": counts.cache_creation_input_tokens,
+            "input_tokens": n_in,
+            "output_tokens": n_out,
+            "cached_input_tokens": cached,
+            "cache_creation_input_tokens": written,
             "cost_usd": cost,
             "pricing_version": pricing_version,
             "latency_ms": latency_ms if latency_ms > 0 else 0,

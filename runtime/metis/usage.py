@@ -19,8 +19,7 @@ Every adapter calls `normalize_usage`; nothing else interprets provider usage fi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import MetisError, WireFormatError
 
@@ -29,31 +28,26 @@ class UsageCountError(MetisError, ValueError):
     """A token count that is not a non-negative integer."""
 
 
-@dataclass(frozen=True)
-class TokenCounts:
-    """Normalized token counts of one response (see module docstring for their meaning)."""
+class TokenCounts(NamedTuple):
+    """Normalized token counts of one response (see module docstring for their meaning).
+
+    Immutable; a NamedTuple because every response makes one (a frozen dataclass costs
+    several times as much to build). `pricing.make_usage` checks that each count is a
+    non-negative int before any Usage is built from them.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
 
-    def __post_init__(self) -> None:
-        # Counts are checked here, once, so a Usage can be built from them without being
-        # validated again (`pricing.make_usage`): each is a non-negative int, not a bool.
-        for name, value in (
-            ("input_tokens", self.input_tokens),
-            ("output_tokens", self.output_tokens),
-            ("cached_input_tokens", self.cached_input_tokens),
-            ("cache_creation_input_tokens", self.cache_creation_input_tokens),
-        ):
-            if type(value) is not int or value < 0:
-                raise UsageCountError(
-                    f"TokenCounts.{name} must be a non-negative int, got {value!r}", path=name
-                )
-
 
 def _int(usage: Mapping[str, Any], *keys: str, provider: str) -> int:
+    if len(keys) == 1 and type(usage) is dict:
+        # The common case, a count at the top level of a parsed JSON object, in one lookup.
+        value = usage.get(keys[0])
+        if type(value) is int and value >= 0:
+            return value
     node: Any = usage
     for key in keys:
         if type(node) is not dict and not isinstance(node, Mapping):
