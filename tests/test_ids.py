@@ -279,3 +279,29 @@ def test_fast_ulid_encoding_matches_python_ulid() -> None:
     minted = new_message_id()
     assert ULID.from_str(minted).bytes  # parses as a real ULID
     assert ulid_datetime(new_tool_id()).year >= 2026
+
+
+def test_issued_by_lists_the_first_id_each_provider_issued() -> None:
+    ids = ToolIdMap("sess_1")
+    first = ids.register_incoming("ollama", "call_a")
+    ids.bind(first, "ollama", "call_b")  # a second id for the same call: the first stays
+    other = ids.register_incoming("anthropic", "toolu_x")
+    ids.outgoing(other, "ollama")  # minted for ollama: not issued by it
+    issued = ids.issued_by("ollama")
+    assert dict(issued) == {first: "call_a"}
+    assert dict(ids.issued_by("gemini")) == {}
+    with pytest.raises(TypeError):
+        issued[other] = "x"  # type: ignore[index]
+
+
+def test_outgoing_answers_from_its_settled_ids_until_a_binding_changes_them() -> None:
+    ids = ToolIdMap("sess_1")
+    canonical = ids.register_incoming("llamacpp", "x" * 59)  # too long for OpenAI
+    minted = ids.outgoing(canonical, "openai")
+    assert minted != "x" * 59 and len(minted) <= 40
+    assert ids.outgoing(canonical, "openai") == minted  # settled: the same id, no new entry
+    assert len(ids) == 2
+    ids.bind(canonical, "openai", "call_replacement", origin="minted")
+    assert ids.outgoing(canonical, "openai") == "call_replacement"
+    reloaded = ToolIdMap.from_dict(ids.to_dict())
+    assert reloaded.outgoing(canonical, "openai") == "call_replacement"

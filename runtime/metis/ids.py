@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from ulid import ULID
@@ -250,12 +251,23 @@ class ToolIdMap:
         self._entries: list[ToolIdEntry] = []
         self._incoming: dict[tuple[str, str], str] = {}
         self._outgoing: dict[tuple[str, str], str] = {}
+        # provider -> canonical -> the id `outgoing` settled on (it passed the provider's
+        # rule): every later request answers from here with one lookup. Reset for a
+        # canonical id whenever a binding of it is added.
+        self._settled: dict[str, dict[str, str]] = {}
+        # provider -> canonical -> the first id that provider issued for it (`issued_by`).
+        self._issued: dict[str, dict[str, str]] = {}
         for entry in entries or []:
             self._add(entry)
 
     def _add(self, entry: ToolIdEntry) -> None:
         self._entries.append(entry)
         self._incoming[(entry.provider, entry.provider_id)] = entry.canonical
+        settled = self._settled.get(entry.provider)
+        if settled is not None:
+            settled.pop(entry.canonical, None)
+        if entry.origin == "provider":
+            self._issued.setdefault(entry.provider, {}).setdefault(entry.canonical, entry.provider_id)
         if entry.origin == "minted":
             # A minted id replaced a provider id the provider's rule refused; on reload it
             # must win again, or every reload re-mints and appends a duplicate entry.
@@ -297,11 +309,27 @@ class ToolIdMap:
         """The id recorded for `canonical` at `provider`, if any (no minting)."""
         return self._outgoing.get((provider, canonical))
 
+    def issued_by(self, provider: str) -> Mapping[str, str]:
+        """canonical id -> the first id `provider` itself issued for it (read-only view).
+
+        What an adapter needs to tell its own provider's calls from foreign ones, kept as
+        entries are added instead of scanning every entry on every request.
+        """
+        return MappingProxyType(self._issued.get(provider, {}))
+
     def outgoing(self, canonical: str, provider: str) -> str:
         """The id to send to `provider` for `canonical`: its own if valid, else minted."""
+        settled = self._settled.get(provider)
+        if settled is None:
+            settled = self._settled[provider] = {}
+        else:
+            hit = settled.get(canonical)
+            if hit is not None:
+                return hit
         rule = id_rule(provider)
         known = self._outgoing.get((provider, canonical))
         if known is not None and rule.accepts(known):
+            settled[canonical] = known
             return known
         taken = {pid for (prov, _), pid in self._outgoing.items() if prov == provider}
         seed = f"{self.session_id}\x00{canonical}\x00{provider}"
@@ -312,6 +340,7 @@ class ToolIdMap:
                 self._outgoing[(provider, canonical)] = candidate
                 self._entries.append(ToolIdEntry(canonical, provider, candidate, "minted"))
                 self._incoming[(provider, candidate)] = canonical
+                settled[canonical] = candidate
                 return candidate
         raise ToolIdError(f"could not mint a unique {provider} id for {canonical}", provider=provider)
 

@@ -299,9 +299,8 @@ class _Writer:
     """One `to_wire` call: the target model's capabilities and the session's id map.
 
     Runs once per message of the conversation, so the loop avoids repeated work: the
-    per-call values (names, dialect flags, directives) are attributes set once, and each
-    canonical tool id is mapped to its wire id once per call (a tool_use and its result
-    share one id; `ToolIdMap.outgoing` re-checks the provider's id rule on every call).
+    per-call values (names, dialect flags, directives) are attributes set once. Tool ids
+    go through `ToolIdMap.outgoing`, which answers an id it settled before in one lookup.
     """
 
     def __init__(
@@ -321,10 +320,7 @@ class _Writer:
         self.system_role = system_role
         self.empty_content = empty_content
         self.reasoning_details = adapter.dialect.reasoning_details
-        self._tool_ids = options.tool_ids
-        # canonical id -> wire id, for this call only: `outgoing` is deterministic and its
-        # only state change (minting) makes every later call return the same id.
-        self._wire_ids: dict[str, str] = {}
+        self._outgoing = options.tool_ids.outgoing
         # role -> writer of one message (None: nothing of it can go), built once per call;
         # Role hashes as its str value, so the lookup is a plain dict lookup.
         self.by_role: dict[str, Callable[[Message], dict[str, Any] | None]] = {
@@ -335,11 +331,8 @@ class _Writer:
         }
 
     def wire_id(self, canonical: str) -> str:
-        """The id `canonical` goes out as (see `ToolIdMap.outgoing`), computed once per call."""
-        wire = self._wire_ids.get(canonical)
-        if wire is None:
-            wire = self._wire_ids[canonical] = self._tool_ids.outgoing(canonical, self.name)
-        return wire
+        """The id `canonical` goes out as (see `ToolIdMap.outgoing`)."""
+        return self._outgoing(canonical, self.name)
 
     def system_message(self, message: Message) -> dict[str, Any] | None:
         out = self.system(message)

@@ -521,21 +521,16 @@ class _Out:
     (catalog capabilities of options.model) travels, the rest is dropped with a WARN.
 
     Runs for every block of the conversation: text and tool calls, the usual blocks, are
-    written inline (exact-type tests), and each canonical tool id is mapped once per
-    request (a tool_use and its result share it; `ToolIdMap.outgoing` re-checks the
-    provider's id rule on each call, and gives the same answer every time after the first).
+    written inline (exact-type tests); tool ids go through `ToolIdMap.outgoing`, which
+    answers an id it settled before in one lookup.
     """
 
     options: AdapterOptions
     caps: AdapterCapabilities
-    _wire_ids: dict[str, str] = field(default_factory=dict, init=False)
 
     def wire_id(self, canonical: str) -> str:
-        """The id `canonical` goes out as (see `ToolIdMap.outgoing`), computed once per request."""
-        wire = self._wire_ids.get(canonical)
-        if wire is None:
-            wire = self._wire_ids[canonical] = self.options.tool_ids.outgoing(canonical, PROVIDER)
-        return wire
+        """The id `canonical` goes out as (see `ToolIdMap.outgoing`)."""
+        return self.options.tool_ids.outgoing(canonical, PROVIDER)
 
     def blocks(self, message: Message, replay: _Replay) -> list[dict[str, Any]]:
         """The wire blocks of a USER, ASSISTANT or TOOL message (dropped ones logged)."""

@@ -998,11 +998,7 @@ class _Writer:
         self.system_parts: list[dict[str, Any]] = []
         self.exact: set[int] = set()  # contents that replay a Gemini turn of this endpoint exactly
         self.current_turn = 0  # index in contents after the last user message (see _fill_missing_signatures)
-        self.gemini_ids = {
-            entry.canonical
-            for entry in options.tool_ids
-            if entry.provider == NAME and entry.origin == "provider"
-        }
+        self.gemini_ids = options.tool_ids.issued_by(NAME)  # canonical ids Gemini itself issued
         self.calls: dict[str, tuple[int, str]] = {}  # canonical id -> (position in history, name)
         self._scanned = False
 

@@ -406,10 +406,7 @@ class _Writer:
         self.tool_names: dict[str, str] = {}
         self.calls_seen = 0  # tool_use blocks walked; more than len(tool_names) means a reused id
         self._full_names: dict[str, str] | None = None
-        self.own_ids: dict[str, str] = {}
-        for entry in options.tool_ids:
-            if entry.provider == NAME and entry.origin == "provider":
-                self.own_ids.setdefault(entry.canonical, entry.provider_id)
+        self.own_ids = options.tool_ids.issued_by(NAME)
 
     def wire_messages(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
