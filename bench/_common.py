@@ -1,4 +1,4 @@
-"""Shared benchmark plumbing: rows, timing (best of repeats) and peak memory."""
+"""Shared benchmark plumbing: rows, timing (best of rounds, taken in turns) and peak memory."""
 
 from __future__ import annotations
 
@@ -46,25 +46,47 @@ class Row:
         }
 
 
-def per_call(fn: Callable[[], object], *, number: int | None = None, repeat: int = 5) -> float:
-    """Seconds per call of `fn`: the best of `repeat` runs of `number` calls (auto-sized)."""
-    if number is None:
-        number = 1
-        while True:
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            if time.perf_counter() - start > 0.05 or number >= 1_000_000:
-                break
-            number *= 4
-    best = float("inf")
+def per_call_interleaved(fns: dict[str, Callable[[], object]], *, repeat: int = 7) -> dict[str, float]:
+    """Seconds per call of each function, best of `repeat` rounds taken in turns.
+
+    A measurement and its floor timed one after the other can land in different spells of
+    a busy machine (this 2-core VM drifts by half within a minute), which skews their
+    ratio; run in alternation, a slow spell hits both.
+
+    The cyclic garbage collector is paused while timing, for both alike: the bodies built
+    and parsed here are acyclic (freed by reference counting), and a collection's cost
+    depends on everything else the benchmark process holds, not on the code measured. With
+    it running, the orjson floor of one body was seen to vary threefold between runs.
+    """
+    numbers = {name: _calls_for(fn) for name, fn in fns.items()}
+    best = dict.fromkeys(fns, float("inf"))
     gc.collect()
-    for _ in range(repeat):
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for name, fn in fns.items():
+                number = numbers[name]
+                start = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                best[name] = min(best[name], (time.perf_counter() - start) / number)
+    finally:
+        if paused:
+            gc.enable()
+    return best
+
+
+def _calls_for(fn: Callable[[], object]) -> int:
+    """How many calls of `fn` take at least 50 ms (at most a million)."""
+    number = 1
+    while True:
         start = time.perf_counter()
         for _ in range(number):
             fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
+        if time.perf_counter() - start > 0.05 or number >= 1_000_000:
+            return number
+        number *= 4
 
 
 def peak_memory(fn: Callable[[], object]) -> int:
