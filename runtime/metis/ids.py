@@ -267,7 +267,10 @@ class ToolIdMap:
         if settled is not None:
             settled.pop(entry.canonical, None)
         if entry.origin == "provider":
-            self._issued.setdefault(entry.provider, {}).setdefault(entry.canonical, entry.provider_id)
+            issued = self._issued.get(entry.provider)
+            if issued is None:
+                issued = self._issued[entry.provider] = {}
+            issued.setdefault(entry.canonical, entry.provider_id)
         if entry.origin == "minted":
             # A minted id replaced a provider id the provider's rule refused; on reload it
             # must win again, or every reload re-mints and appends a duplicate entry.

@@ -87,15 +87,16 @@ def price_for(pricing_key: str, table: PriceTable) -> ModelPrice:
 
 def compute_cost(counts: TokenCounts, price: ModelPrice) -> Decimal:
     """Exact cost in USD of normalized token counts at `price` (cache rates default to input)."""
-    cached_rate = price.cached_read_per_mtok_usd
-    write_rate = price.cache_write_per_mtok_usd
-    total = (
-        counts.input_tokens * price.input_per_mtok_usd
-        + counts.output_tokens * price.output_per_mtok_usd
-        + counts.cached_input_tokens * (price.input_per_mtok_usd if cached_rate is None else cached_rate)
-        + counts.cache_creation_input_tokens
-        * (price.input_per_mtok_usd if write_rate is None else write_rate)
-    )
+    n_in, n_out, cached, written = counts
+    input_rate = price.input_per_mtok_usd
+    total = n_in * input_rate + n_out * price.output_per_mtok_usd
+    # Cache terms only when there are such tokens (most replies have none): exact either way.
+    if cached:
+        rate = price.cached_read_per_mtok_usd
+        total += cached * (input_rate if rate is None else rate)
+    if written:
+        rate = price.cache_write_per_mtok_usd
+        total += written * (input_rate if rate is None else rate)
     return _plain(total / _MILLION)
 
 
