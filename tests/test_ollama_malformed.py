@@ -3,6 +3,7 @@ with a WARN and the raw text kept; lossy projection logs exactly one WARN per bl
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import json
@@ -212,12 +213,48 @@ def test_tool_result_without_a_preceding_call_is_refused() -> None:
     assert info.value.path == "messages[1]"
 
 
-def test_unknown_message_fields_are_logged_not_lost_silently(caplog: pytest.LogCaptureFixture) -> None:
+def test_unknown_message_fields_are_logged_and_kept_not_lost_silently(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     body = {"model": "qwen3:8b", "messages": [{"role": "user", "content": "x", "name": "bob"}]}
     with caplog.at_level(logging.WARNING):
         imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.messages[0].content == [TextBlock(text="x")]
-    assert any("['name']" in r.getMessage() for r in caplog.records)
+    assert any("messages[0].name" in r.getMessage() for r in caplog.records)
+    assert imported.unmapped["dropped"] == [
+        {"path": "messages[0].name", "value": "bob", "reason": "not an Ollama message field metis knows"}
+    ]
+
+
+def test_fields_a_role_cannot_carry_are_kept_in_unmapped() -> None:
+    image = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
+    body = {
+        "model": "qwen3:8b",
+        "messages": [
+            {"role": "system", "content": "be brief", "images": [image]},
+            {"role": "user", "content": "hi", "thinking": "", "tool_calls": []},  # empty: nothing lost
+            {"role": "assistant", "content": "hello", "images": [image]},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "strict": True,
+                "function": {"name": "f", "description": "d", "parameters": {"type": "object"}, "x": 1},
+            }
+        ],
+    }
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    dropped = {(d["path"], d["reason"]) for d in imported.unmapped["dropped"]}
+    assert dropped == {
+        ("messages[0].images", "SYSTEM messages do not carry images"),
+        ("messages[2].images", "ASSISTANT messages do not carry images"),
+        ("tools[0].strict", "not part of a canonical tool definition"),
+        ("tools[0].function.x", "not part of a canonical tool definition"),
+    }
+    assert [d["value"] for d in imported.unmapped["dropped"] if d["path"].endswith("images")] == [
+        [image],
+        [image],
+    ]
 
 
 def test_unknown_model_name_resolves_conservatively() -> None:

@@ -131,6 +131,16 @@ _MESSAGE_KEYS: frozenset[str] = frozenset(
     {"role", "content", "thinking", "images", "tool_calls", "tool_name"}
 )
 
+_ROLE_KEYS: dict[Role, frozenset[str]] = {
+    Role.system: frozenset({"role", "content"}),
+    Role.user: frozenset({"role", "content", "images"}),
+    Role.assistant: frozenset({"role", "content", "thinking", "tool_calls"}),
+    Role.tool: frozenset({"role", "content", "tool_name", "images"}),
+}
+"""The message fields the import reads for each role; any other one is dropped and listed."""
+_TOOL_KEYS = frozenset({"type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+
 _IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
@@ -733,6 +743,13 @@ class _Importer:
         except MetisError as exc:
             raise _fail(f"model {wire_model!r} cannot be resolved: {exc}", "model", wire_model) from exc
         self.pending: list[tuple[str, str]] = []  # unanswered (canonical id, name) of the last assistant turn
+        # What the import cannot carry, kept for the caller in `unmapped["dropped"]` (the
+        # shape the Chat Completions importer uses): nothing is dropped without a trace.
+        self.dropped: list[dict[str, Any]] = []
+
+    def _drop(self, path: str, value: Any, reason: str) -> None:
+        log.warning("ollama import: dropped %s: %s", path, reason, extra={"adapter": NAME, "path": path})
+        self.dropped.append({"path": path, "value": value, "reason": reason})
 
     def messages(self) -> list[Message]:
         return [
@@ -746,9 +763,13 @@ class _Importer:
         role = _WIRE_TO_ROLE.get(role_name or "")
         if role is None:
             raise _fail(f"unknown role {role_name!r}", _join(path, "role"), role_name)
-        unknown = sorted(set(wire) - _MESSAGE_KEYS)
-        if unknown:
-            log.warning("ignored unknown message fields %s at %s", unknown, path, extra={"path": path})
+        carried = _ROLE_KEYS[role]
+        for key in sorted(set(wire) - carried):
+            value = wire[key]
+            if key not in _MESSAGE_KEYS:
+                self._drop(_join(path, key), value, "not an Ollama message field metis knows")
+            elif value not in (None, "", [], {}):  # an empty field loses nothing
+                self._drop(_join(path, key), value, f"{role.value.upper()} messages do not carry {key}")
         try:
             if role == Role.assistant:
                 return self._assistant(wire, path)
@@ -785,8 +806,6 @@ class _Importer:
 
     def _assistant(self, wire: Mapping[str, Any], path: str) -> Message:
         chunk = _read_chunk(wire, path)
-        if chunk.images:
-            log.warning("ignored %d image(s) on an assistant message at %s", len(chunk.images), path)
         context = RequestContext(
             session_id=self.session_id,
             model=self.model,
@@ -847,6 +866,11 @@ class _Importer:
                     f"unsupported tool type {tool.get('type')!r}", _join(path, "type"), tool.get("type")
                 )
             function = _mapping(tool.get("function"), _join(path, "function"))
+            for key in sorted(set(tool) - _TOOL_KEYS):
+                self._drop(_join(path, key), tool[key], "not part of a canonical tool definition")
+            for key in sorted(set(function) - _FUNCTION_KEYS):
+                fpath = _join(_join(path, "function"), key)
+                self._drop(fpath, function[key], "not part of a canonical tool definition")
             out.append(
                 imported_tool(
                     function.get("name"),
@@ -876,6 +900,8 @@ class _Importer:
             for k, v in body.items()
             if k not in _KNOBS | {"model", "messages", "tools", "stream", "options"}
         }
+        if self.dropped:
+            unmapped["dropped"] = self.dropped
         options = AdapterOptions(
             model=self.model,
             session_id=self.session_id,
