@@ -29,6 +29,7 @@ from metis import (
     ToolUseBlock,
     UnknownModelError,
     Usage,
+    adapters,
 )
 from metis.assembly import RequestContext, finish_assistant
 from metis.catalog import PROVIDERS, Catalog, load_catalog, parse_catalog, resolve_model
@@ -401,6 +402,32 @@ def test_context_size_is_checked() -> None:
     with pytest.raises(CapabilityError) as caught:
         check_swap(big, "ollama:tiny", catalog=catalog)
     assert "1,000-token context window" in caught.value.reasons[0]
+
+
+def test_the_session_size_is_estimated_by_the_target_adapter() -> None:
+    """What never reaches the model (a long thinking signature, provider_raw) does not count."""
+    catalog = _custom_catalog(max_context_tokens=1000, max_output_tokens=100)
+    history = [
+        *text_history(),
+        msg(3, Role.user, TextBlock(text="And then?")),
+        msg(
+            4,
+            Role.assistant,
+            ThinkingBlock(text="Keep it short.", signature="S" * 40_000),
+            TextBlock(text="Then it sorts by time."),
+            provider_raw={"adapter": "anthropic", "id": "msg_" + "x" * 4_000},
+        ),
+    ]
+    generic = estimate_tokens(history)
+    ollama = estimate_tokens(history, provider="ollama")
+    assert generic > 10_000  # canonical JSON / 4: the signature alone is 10,000
+    assert ollama < 100  # what the Ollama adapter would send: a few short texts
+    assert ollama == adapters.get("ollama").estimate_input_tokens(history, [])
+    check_swap(history, "ollama:tiny", catalog=catalog)  # fits; the generic guess would refuse it
+    needs = required_capabilities(history, provider="ollama")
+    assert needs[-1].tokens == ollama
+    assert required_capabilities(history)[-1].tokens == generic
+    assert estimate_tokens(history, provider="no-such-provider") == generic
 
 
 def test_image_data_is_not_counted_as_text() -> None:

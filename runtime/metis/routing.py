@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from .canonical import canonical_json
 from .catalog import Catalog, load_catalog
-from .errors import CapabilityError, DocumentError, FieldProblem
+from .errors import CapabilityError, DocumentError, FieldProblem, UnknownAdapterError
 from .events import EventSink, emit
 
 
@@ -130,13 +130,30 @@ class Requirement:
     tokens: int = 0
 
 
-def estimate_tokens(history: Iterable[Message], tools: Sequence[ToolDefinition] = ()) -> int:
-    """Rough prompt size: UTF-8 bytes of canonical JSON / 4, images at IMAGE_TOKENS each.
+def estimate_tokens(
+    history: Iterable[Message], tools: Sequence[ToolDefinition] = (), *, provider: str | None = None
+) -> int:
+    """Prompt size of `history` in tokens, estimated before anything is sent.
 
-    Bytes rather than characters: cheap (no decode) and closer for non-Latin text, whose
-    characters cost more tokens each. Image data is taken out first: base64 bytes / 4 would
-    price a 1 MB screenshot at 250k tokens and refuse every swap.
+    With `provider`, that adapter's own `estimate_input_tokens`: it counts what it would
+    send (text, tool calls, the reasoning it replays), not ids, metadata and signatures
+    that never reach the model; each adapter states its method and measured error.
+
+    Without one (or for a provider no adapter serves), a generic upper guess: UTF-8 bytes
+    of canonical JSON / 4, images at IMAGE_TOKENS each. Bytes rather than characters:
+    cheap (no decode) and closer for non-Latin text, whose characters cost more tokens
+    each. Image data is taken out first: base64 bytes / 4 would price a 1 MB screenshot
+    at 250k tokens and refuse every swap.
     """
+    if provider is not None:
+        from . import adapters  # adapters build on this package's lower layers; import late
+
+        try:
+            adapter = adapters.get(provider)
+        except UnknownAdapterError:
+            pass
+        else:
+            return adapter.estimate_input_tokens(list(history), tools)
     size = 0
     images = 0
     for message in history:
@@ -157,9 +174,12 @@ def _all_blocks(message: Message) -> Iterable[object]:
 
 
 def required_capabilities(
-    history: Sequence[Message], tools: Sequence[ToolDefinition] = ()
+    history: Sequence[Message], tools: Sequence[ToolDefinition] = (), *, provider: str | None = None
 ) -> list[Requirement]:
-    """What a model must support to carry `history` (and offer `tools`) from here on."""
+    """What a model must support to carry `history` (and offer `tools`) from here on.
+
+    `provider`: the target's provider, whose adapter estimates the session's size.
+    """
     needs: list[Requirement] = []
     media = sorted({b.media_type for m in history for b in _all_blocks(m) if isinstance(b, ImageBlock)})
     if media:
@@ -173,7 +193,8 @@ def required_capabilities(
         needs.append(Requirement("supports_tools", "session uses tools"))
     if any(m.role == Role.system and m.content for m in history):
         needs.append(Requirement("supports_system_prompt", "session has a system prompt"))
-    needs.append(Requirement("max_context_tokens", "session size", tokens=estimate_tokens(history, tools)))
+    tokens = estimate_tokens(history, tools, provider=provider)
+    needs.append(Requirement("max_context_tokens", "session size", tokens=tokens))
     return needs
 
 
@@ -248,7 +269,7 @@ def check_swap(
     the `routing_constraint_failure` event as the model that stays active.
     """
     entry = (catalog or load_catalog()).resolve(target_model)
-    reasons = unmet(required_capabilities(history, tools), entry.capabilities)
+    reasons = unmet(required_capabilities(history, tools, provider=entry.provider), entry.capabilities)
     if not reasons:
         return
     name = entry.display_name or entry.id
