@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import metis.adapters.ollama as ollama_module
+import metis.assembly
 import metis.ids
 import pytest
 from contracts.ollama import check_request
@@ -128,7 +129,9 @@ def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> FixedToolIds:
 def fixed_import(monkeypatch: pytest.MonkeyPatch, fixed_ids: FixedToolIds) -> FixedToolIds:
     """Pin the ids and times imported messages get, for golden files."""
     counter = itertools.count(1)
-    monkeypatch.setattr(ollama_module, "new_message_id", lambda: f"01JTW{next(counter):021d}")
+    fixed = lambda: f"01JTW{next(counter):021d}"  # noqa: E731
+    monkeypatch.setattr(ollama_module, "new_message_id", fixed)
+    monkeypatch.setattr(metis.assembly, "new_message_id", fixed)  # assistant turns: finish_assistant
     monkeypatch.setattr(ollama_module, "_now", lambda: T0)
     return fixed_ids
 

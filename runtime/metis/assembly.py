@@ -270,6 +270,53 @@ def finish_assistant(
     return message
 
 
+def import_context(
+    *, provider: str, session_id: str, model: str, tool_ids: ToolIdMap, created_at: datetime | None = None
+) -> RequestContext:
+    """The context every importer builds its ASSISTANT turns with (through finish_assistant).
+
+    A recorded request says nothing of who wrote its history or what it cost: each turn
+    records the requested model, zero usage priced as such, no stop reason, and a routing
+    record that says where the turn came from.
+    """
+    return RequestContext(
+        session_id=session_id,
+        model=model,
+        tool_ids=tool_ids,
+        routing=construct(
+            RoutingDecisionRecord,
+            {
+                "mode": RoutingMode.default,
+                "chosen_model": _resolve(model).id,
+                "reason": f"imported from a recorded {provider} request",
+                "rule_name": None,
+                "confidence": None,
+                "alternatives_considered": [],
+            },
+            {"mode", "chosen_model", "reason"},
+        ),
+        created_at=created_at,
+    )
+
+
+def imported_assistant(
+    context: RequestContext,
+    *,
+    provider: str,
+    content: list[ContentBlock],
+    provider_raw: dict[str, Any] | None,
+) -> Message:
+    """An ASSISTANT turn of a recorded request (see `import_context`)."""
+    return finish_assistant(
+        context,
+        provider=provider,
+        content=content,
+        counts=TokenCounts(),
+        stop_reason=None,
+        provider_raw=provider_raw,
+    )
+
+
 @dataclass
 class _Block:
     kind: str
@@ -416,4 +463,11 @@ class StreamAssembler:
         )
 
 
-__all__ = ["RequestContext", "StreamAssembler", "finish_assistant", "parse_tool_arguments"]
+__all__ = [
+    "RequestContext",
+    "StreamAssembler",
+    "finish_assistant",
+    "import_context",
+    "imported_assistant",
+    "parse_tool_arguments",
+]

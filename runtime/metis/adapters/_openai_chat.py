@@ -59,8 +59,6 @@ from metis_schema.v1 import (
     MessageMetadata,
     RedactedThinkingBlock,
     Role,
-    RoutingDecisionRecord,
-    RoutingMode,
     StopReason,
     StreamEvent,
     TextBlock,
@@ -77,11 +75,17 @@ from metis_schema.v1 import (
 )
 from pydantic import ValidationError
 
-from ..assembly import RequestContext, finish_assistant, parse_tool_arguments
+from ..assembly import (
+    RequestContext,
+    finish_assistant,
+    import_context,
+    imported_assistant,
+    parse_tool_arguments,
+)
 from ..catalog import load_catalog
 from ..errors import ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
-from ..usage import TokenCounts, normalize_usage
+from ..usage import normalize_usage
 from ._framing import SSEEvent, SSEFramer
 from ._lossy import drop_block
 from ._shared import (
@@ -1318,15 +1322,8 @@ class _RequestReader:
         if not isinstance(model, str) or not model:
             raise WireFormatError("request has no model", provider=self.name, path="model")
         self.model_id = load_catalog().resolve(f"{self.name}:{model}").id
-        self.context = RequestContext(
-            session_id=self.session_id,
-            model=self.model_id,
-            tool_ids=self.tool_ids,
-            routing=RoutingDecisionRecord(
-                mode=RoutingMode.default,
-                chosen_model=self.model_id,
-                reason="imported from a recorded request",
-            ),
+        self.context = import_context(
+            provider=self.name, session_id=self.session_id, model=self.model_id, tool_ids=self.tool_ids
         )
         wire_messages = _want(
             body.get("messages"), list, provider=self.name, path="messages", what="messages must be a list"
@@ -1524,12 +1521,10 @@ class _RequestReader:
         read.unsupported = []
         raw = _response_raw(self.name, read.raw())
         message = _checked(
-            lambda: finish_assistant(
+            lambda: imported_assistant(
                 self.context,  # type: ignore[arg-type]
                 provider=self.name,
                 content=read.blocks or [TextBlock(type="text", text="")],
-                counts=TokenCounts(),
-                stop_reason=None,
                 provider_raw=raw if len(raw) > 1 else None,
             ),
             provider=self.name,

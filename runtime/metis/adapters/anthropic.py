@@ -48,8 +48,6 @@ from metis_schema.v1 import (
     MessageMetadata,
     RedactedThinkingBlock,
     Role,
-    RoutingDecisionRecord,
-    RoutingMode,
     StopReason,
     StreamEvent,
     TextBlock,
@@ -65,12 +63,11 @@ from metis_schema.v1 import (
     UsageUpdateEvent,
 )
 
-from ..assembly import RequestContext, finish_assistant
+from ..assembly import RequestContext, finish_assistant, import_context, imported_assistant
 from ..catalog import load_catalog
 from ..errors import AdapterError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
-from ..pricing import make_usage
-from ..usage import TokenCounts, normalize_usage
+from ..usage import normalize_usage
 from ._framing import SSEFramer
 from ._lossy import drop_block, log, warn_loss
 from ._shared import (
@@ -312,7 +309,7 @@ class AnthropicAdapter(Adapter):
         if not isinstance(model, str) or not model:
             raise WireFormatError("request has no model", provider=PROVIDER, path="model")
         entry = load_catalog().resolve(f"{PROVIDER}:{model}")
-        reader = _RequestReader(session_id, tool_ids, entry.id, entry.pricing_key)
+        reader = _RequestReader(session_id, tool_ids, entry.id)
         out: list[Message] = []
         system = body.get("system")
         if system is not None:
@@ -894,32 +891,29 @@ def _user_block(
 class _RequestReader:
     """Turns the messages of one recorded request into canonical messages."""
 
-    def __init__(self, session_id: str, tool_ids: ToolIdMap, model: str, pricing_key: str) -> None:
+    def __init__(self, session_id: str, tool_ids: ToolIdMap, model: str) -> None:
         self.session_id = session_id
         self.tool_ids = tool_ids
-        self.model = model
-        self.pricing_key = pricing_key
         self.created_at = datetime.now(UTC)
+        self.context = import_context(
+            provider=PROVIDER,
+            session_id=session_id,
+            model=model,
+            tool_ids=tool_ids,
+            created_at=self.created_at,
+        )
 
     def _message(
         self, role: Role, content: list[ContentBlock], replay: _Replay, path: str, **metadata: Any
     ) -> Message:
         raw = replay.dump()
-        if raw:
-            metadata.update(provider=PROVIDER, provider_raw={"adapter": PROVIDER, **raw})
+        provider_raw = {"adapter": PROVIDER, **raw} if raw else None
         if role == Role.assistant:
-            # A recorded request says nothing of who wrote its history or what it cost:
-            # the requested model is recorded, with zero usage, so the message is valid.
-            metadata.update(
-                model=self.model,
-                provider=PROVIDER,
-                routing=RoutingDecisionRecord(
-                    mode=RoutingMode.default,
-                    chosen_model=self.model,
-                    reason="imported from a recorded anthropic request",
-                ),
-                usage=make_usage(TokenCounts(), pricing_key=self.pricing_key, latency_ms=0),
+            return imported_assistant(
+                self.context, provider=PROVIDER, content=content, provider_raw=provider_raw
             )
+        if provider_raw is not None:
+            metadata.update(provider=PROVIDER, provider_raw=provider_raw)
         try:
             return Message(
                 id=new_message_id(),

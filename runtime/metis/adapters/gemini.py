@@ -71,7 +71,13 @@ from metis_schema.v1 import (
 )
 from pydantic import ValidationError
 
-from ..assembly import RequestContext, finish_assistant, parse_tool_arguments
+from ..assembly import (
+    RequestContext,
+    finish_assistant,
+    import_context,
+    imported_assistant,
+    parse_tool_arguments,
+)
 from ..errors import InvariantError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
@@ -1362,7 +1368,9 @@ class _Reader:
 
     def read(self, body: dict[str, Any]) -> WireImport:
         model = self.model or _import_model(body.get("model")) or DEFAULT_IMPORT_MODEL
-        self.context.model = model
+        self.context = import_context(
+            provider=NAME, session_id=self.session_id, model=model, tool_ids=self.tool_ids
+        )
         consumed = {
             "model",
             "contents",
@@ -1457,16 +1465,9 @@ class _Reader:
         raw.update(folder.replay_raw())
         if unparsed:
             raw["unparsed_arguments"] = unparsed
-        message = finish_assistant(
-            self.context,
-            provider=NAME,
-            content=content,
-            counts=TokenCounts(),
-            stop_reason=None,
-            provider_raw=raw,
-            status=MessageStatus.complete,
+        self.messages.append(
+            imported_assistant(self.context, provider=NAME, content=content, provider_raw=raw)
         )
-        self.messages.append(message)
 
     def _user(self, parts: list[Any], path: str, i: int) -> None:
         blocks: list[ContentBlock] = []

@@ -71,11 +71,17 @@ from metis_schema.v1 import (
 )
 from pydantic import ValidationError
 
-from ..assembly import RequestContext, finish_assistant, parse_tool_arguments
+from ..assembly import (
+    RequestContext,
+    finish_assistant,
+    import_context,
+    imported_assistant,
+    parse_tool_arguments,
+)
 from ..catalog import load_catalog
 from ..errors import AdapterError, MetisError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
-from ..usage import TokenCounts, normalize_usage
+from ..usage import normalize_usage
 from ._framing import NDJSONFramer
 from ._lossy import drop_block, warn_loss
 from ._shared import (
@@ -806,11 +812,11 @@ class _Importer:
 
     def _assistant(self, wire: Mapping[str, Any], path: str) -> Message:
         chunk = _read_chunk(wire, path)
-        context = RequestContext(
+        context = import_context(
+            provider=NAME,
             session_id=self.session_id,
             model=self.model,
             tool_ids=self.tool_ids,
-            message_id=new_message_id(),
             created_at=_now(),
         )
         raw = _Raw()
@@ -826,13 +832,8 @@ class _Importer:
             self.pending.append((block.id, block.name))
         content = content or [TextBlock(type="text", text="")]
         raw_dict = raw.as_dict()
-        return finish_assistant(
-            context,
-            provider=NAME,
-            content=content,
-            counts=TokenCounts(),
-            stop_reason=None,
-            provider_raw=raw_dict if len(raw_dict) > 1 else None,
+        return imported_assistant(
+            context, provider=NAME, content=content, provider_raw=raw_dict if len(raw_dict) > 1 else None
         )
 
     def _tool(self, wire: Mapping[str, Any], path: str) -> Message:
