@@ -421,6 +421,23 @@ def test_5_2_4_input_against_the_registered_schema(registry: ToolRegistry) -> No
     assert rules(check_message(unknown, tools=registry)) == [("§5.2.4", "content[0].name")]
 
 
+def test_5_2_4_a_property_name_with_a_colon_keeps_its_path() -> None:
+    registry = ToolRegistry(
+        [
+            {
+                "name": "odd",
+                "description": "A tool whose property name holds ': '.",
+                "input_schema": {"type": "object", "properties": {"a: b": {"type": "integer"}}},
+                "side_effects": "none",
+            }
+        ]
+    )
+    block = ToolUseBlock(id=tid(1), name="odd", input={"a: b": "x"})
+    [violation] = check_message(assistant(1, block), tools=registry)
+    assert (violation.rule, violation.path) == ("§5.2.4", "content[0].input.a: b")
+    assert violation.problem == "'x' is not of type 'integer'"
+
+
 def test_5_2_4_partial_input_is_not_validated(registry: ToolRegistry) -> None:
     partial = with_meta(assistant(1, use(2, path=3)), status=MessageStatus.partial)
     assert check_message(partial, tools=registry) == []

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from metis import SideEffects, ToolDefinition, ToolInputError, ToolSchemaError, UnknownToolError
+from metis.errors import FieldProblem
 from metis.events import RecordingSink
 from metis.tools import DISALLOWED, ToolRegistry, schema_problems
 
@@ -219,20 +220,42 @@ def test_invalid_input_lists_problems_and_emits_tool_input_invalid() -> None:
         events=sink,
     )
     assert problems == [
-        "input: Additional properties are not allowed ('color' was unexpected)",
-        "input.lines[0]: 0 is less than the minimum of 1",
-        "input.path: 3 is not of type 'string'",
+        FieldProblem("input", "Additional properties are not allowed ('color' was unexpected)"),
+        FieldProblem("input.lines[0]", "0 is less than the minimum of 1"),
+        FieldProblem("input.path", "3 is not of type 'string'"),
     ]
     [event] = sink.of_type("tool_input_invalid")
     assert event.payload["tool_name"] == "read_file"
     assert event.payload["tool_use_id"] == "tu_01HZ0000000000000000000001"
-    assert event.payload["problems"] == problems
+    assert event.payload["problems"] == [str(p) for p in problems]
+    assert event.payload["problems"][1] == "input.lines[0]: 0 is less than the minimum of 1"
+
+
+def test_problem_paths_survive_property_names_with_colons() -> None:
+    """A path and its problem travel apart: a property named 'a: b' cannot blur them."""
+    registry = ToolRegistry(
+        [
+            ToolDefinition(
+                name="odd",
+                description="odd names",
+                side_effects="none",
+                input_schema={"type": "object", "properties": {"a: b": {"type": "integer"}}},
+            )
+        ]
+    )
+    [problem] = registry.validate_input("odd", {"a: b": "x"})
+    assert problem.path == "input.a: b"
+    assert problem.problem == "'x' is not of type 'integer'"
 
 
 def test_missing_required_and_non_object_input() -> None:
     registry = ToolRegistry([tool()])
-    assert registry.validate_input("read_file", {}) == ["input: 'path' is a required property"]
-    assert registry.validate_input("read_file", ["README.md"]) == ["input: must be a JSON object, got list"]
+    assert registry.validate_input("read_file", {}) == [
+        FieldProblem("input", "'path' is a required property")
+    ]
+    assert registry.validate_input("read_file", ["README.md"]) == [
+        FieldProblem("input", "must be a JSON object, got list")
+    ]
 
 
 def test_format_is_checked() -> None:

@@ -286,8 +286,7 @@ def _check_tool_input(block: Any, path: str, tools: ToolRegistry | None, bad: An
         bad(f"{path}.name", "§5.2.4", f"no registered tool named {name!r} to validate the input against")
         return
     for problem in tools.validate_input(name, value, tool_use_id=_get(block, "id")):
-        where, _, what = problem.partition(": ")
-        bad(f"{path}.{where}", "§5.2.4", what)
+        bad(f"{path}.{problem.path}", "§5.2.4", problem.problem)
 
 
 def _check_tool_link(metadata: Any, blocks: list[Any], bad: Any) -> None:

@@ -33,7 +33,7 @@ from jsonschema.exceptions import SchemaError
 from metis_schema.v1 import ToolDefinition
 from pydantic import ValidationError
 
-from .errors import ToolInputError, ToolSchemaError, UnknownToolError
+from .errors import FieldProblem, ToolInputError, ToolSchemaError, UnknownToolError
 from .events import EventSink, emit
 from .validation import field_path
 
@@ -228,28 +228,31 @@ class ToolRegistry:
         *,
         tool_use_id: str | None = None,
         events: EventSink | None = None,
-    ) -> list[str]:
-        """Problems of `input` against the tool's input_schema (empty when valid).
+    ) -> list[FieldProblem]:
+        """Problems of `input` against the tool's input_schema (empty when valid), each with
+        its path inside the tool_use block (`input.lines[0]`) and what is wrong there.
 
         Any problem also emits `tool_input_invalid` with the tool name, tool_use_id and
-        the problems, so the agent loop can answer the model with an error result.
+        the problems (as `path: problem` text), so the agent loop can answer the model with
+        an error result.
         """
         entry = self._entry(name)
         if not isinstance(input, Mapping):
-            problems = [f"input: must be a JSON object, got {type(input).__name__}"]
+            problems = [FieldProblem("input", f"must be a JSON object, got {type(input).__name__}")]
         else:
             errors = sorted(
                 entry.validator.iter_errors(input), key=lambda e: [str(p) for p in e.absolute_path]
             )
-            problems = [f"{field_path(('input', *e.absolute_path))}: {e.message}" for e in errors]
+            problems = [FieldProblem(field_path(("input", *e.absolute_path)), e.message) for e in errors]
         if problems:
+            texts = [str(p) for p in problems]
             emit(
                 events,
                 "tool_input_invalid",
                 tool_name=name,
                 tool_use_id=tool_use_id,
-                problems=problems,
-                reason="; ".join(problems),
+                problems=texts,
+                reason="; ".join(texts),
             )
         return problems
 
@@ -260,7 +263,7 @@ class ToolRegistry:
         problems = self.validate_input(name, input, tool_use_id=tool_use_id, events=events)
         if problems:
             raise ToolInputError(
-                f"input for tool {name!r} is invalid: {'; '.join(problems)}", path=tool_use_id
+                f"input for tool {name!r} is invalid: {'; '.join(map(str, problems))}", path=tool_use_id
             )
 
 
