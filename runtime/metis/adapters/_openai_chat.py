@@ -136,6 +136,7 @@ FINISH_REASONS: dict[str, StopReason] = {
 """Chat Completions `finish_reason` -> canonical stop reason; anything else is `other`."""
 
 _SYSTEM_ROLES = ("system", "developer")
+_USER, _TOOL = Role.user, Role.tool
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
 _RETRYABLE_CODES = frozenset(
     {
@@ -394,7 +395,13 @@ class _Writer:
             if type(block) is TextBlock:
                 texts.append(block.text)
             elif type(block) is ToolUseBlock:
-                calls.append(self.tool_call(block, raw))
+                if raw:
+                    calls.append(self.tool_call(block, raw))
+                else:  # `tool_call` without kept arguments to replay, inline: every agent turn
+                    function = {"name": block.name, "arguments": _dumps(block.input).decode()}
+                    calls.append(
+                        {"id": self._outgoing(block.id, self.name), "type": "function", "function": function}
+                    )
             elif isinstance(block, TextBlock):
                 texts.append(block.text)
             elif isinstance(block, ToolUseBlock):
@@ -589,8 +596,29 @@ class ChatCompletionsAdapter(Adapter):
         by_id: dict[str, dict[str, Any]] | None = (
             {} if directives.get("cache_breakpoints") and self.dialect.cache_control else None
         )
+        outgoing, name = options.tool_ids.outgoing, self.name
         for message in messages:
-            out = write[message.role](message)
+            # The two commonest messages are written inline, as their writers would write them:
+            # a USER turn of one text, a TOOL result of one text. Every other goes to its writer.
+            role, content = message.role, message.content
+            if len(content) == 1:
+                block = content[0]
+                if role is _USER and type(block) is TextBlock:
+                    out: dict[str, Any] | None = {"role": "user", "content": block.text}
+                elif role is _TOOL and type(block) is ToolResultBlock and len(parts := block.content) == 1:
+                    part = parts[0]
+                    if type(part) is TextBlock:
+                        out = {
+                            "role": "tool",
+                            "tool_call_id": outgoing(block.tool_use_id, name),
+                            "content": part.text,
+                        }
+                    else:
+                        out = write[role](message)
+                else:
+                    out = write[role](message)
+            else:
+                out = write[role](message)
             if out is not None:
                 wire_messages.append(out)
                 if by_id is not None:
