@@ -554,3 +554,79 @@ def test_a_tool_outside_the_schema_subset_is_refused_before_any_request(
             session.send("hi", tools=[bad])
     assert provider.requests == []
     assert store.load_session(session.id) == []  # nothing stored either
+
+
+# --- incremental history ---------------------------------------------------------------------------
+
+
+class ReadSpy(SpyStore):
+    """A real Store that records each history read: (after, ids returned)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.reads: list[tuple[str | None, list[str]]] = []
+
+    def load_session(self, session_id: str, *, after: str | None = None) -> list[Any]:
+        loaded = self._store.load_session(session_id, after=after)
+        self.reads.append((after, [m.id for m in loaded]))
+        return loaded
+
+
+def test_history_reads_only_new_rows_and_sees_other_writers(
+    store: Store, fake: FakeTime, tmp_path: Path
+) -> None:
+    provider = ScriptedProvider().add(*(json_reply(ok_body(ANTHROPIC)) for _ in range(3)))
+    spy = ReadSpy(store)
+    with make_client(spy, provider, fake) as client:
+        session = client.session("sonnet", workspace=tmp_path)
+        first = session.send("Weather?")
+        for call in tool_uses(first):
+            session.add_tool_result(call.id, "sunny")
+        second = session.send()
+        # Another writer on the same file answers the second reply's calls.
+        with Store.open(store.path) as other_store, make_client(other_store, provider, fake) as other:
+            elsewhere = other.resume(session.id)
+            for n, call in enumerate(tool_uses(second)):
+                elsewhere.add_tool_result(call.id, f"answered elsewhere {n}")
+        session.send()
+
+    stored = [m.id for m in store.load_session(session.id)]
+    # send 1 reads the empty session, send 2 reads it whole (user, reply, two results), and
+    # send 3 only what came after: the second reply and the two results stored elsewhere.
+    assert spy.reads == [(None, []), (None, stored[:4]), (stored[3], stored[4:7])]
+    assert stored[4] == second.id
+    assert "answered elsewhere 1" in provider.requests[2].content.decode()
+    assert [m.id for m in session.messages()] == [m.id for m in store.load_session(session.id)]
+
+
+def test_history_reads_a_partial_checkpoint_again_until_it_is_final(
+    store: Store, fake: FakeTime, tmp_path: Path
+) -> None:
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
+    with make_client(store, provider, fake) as client:
+        session = client.session("sonnet", workspace=tmp_path)
+        first = session.send("Weather?")
+        for call in tool_uses(first):
+            session.add_tool_result(call.id, "sunny")
+        user = session.core.user_message("and tomorrow?")
+        store.append(user)
+        partial = first.model_copy(
+            update={
+                "id": "01JZ0000000000000000000001",
+                "content": [TextBlock(text="Tomorrow")],
+                "metadata": first.metadata.model_copy(update={"status": MessageStatus.partial}),
+            }
+        )
+        store.upsert_partial(partial)
+        assert session.messages()[-1].metadata.status == MessageStatus.partial
+        final = partial.model_copy(
+            update={
+                "content": [TextBlock(text="Tomorrow: rain.")],
+                "metadata": first.metadata.model_copy(update={"status": MessageStatus.complete}),
+            }
+        )
+        store.finalize(final)
+        history = session.messages()
+    assert history[-1].metadata.status == MessageStatus.complete
+    assert history[-1].content == [TextBlock(text="Tomorrow: rain.")]
+    assert [m.id for m in history] == [m.id for m in store.load_session(session.id)]

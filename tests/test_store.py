@@ -127,6 +127,22 @@ def test_a_conversation_reads_back_equal_and_in_order(store: Store) -> None:
         store.get_message(new_message_id())
 
 
+def test_load_after_a_message_reads_only_what_was_appended_later(store: Store) -> None:
+    written = conversation(SID, 3)
+    store.append_many(written[:4])
+    store.append_many(written[4:])
+    assert ids(store.load_session(SID, after=written[3].id)) == ids(written[4:])
+    assert store.load_session(SID, after=written[-1].id) == []
+    store.create_session("/other", session_id="sess_other")
+    with pytest.raises(StoreError, match="no message"):
+        store.load_session("sess_other", after=written[0].id)  # not a message of that session
+    with pytest.raises(StoreError, match="no message"):
+        store.load_session(SID, after=new_message_id())
+    with pytest.raises(SessionNotFoundError):
+        store.load_session("sess_missing", after=written[0].id)
+    assert asyncio.run(AsyncStore(store).load_session(SID, after=written[3].id)) == written[4:]
+
+
 def test_load_order_is_append_order_not_timestamp_order(store: Store) -> None:
     late = user(SID, "stamped later, appended first")
     early = message(

@@ -132,6 +132,10 @@ class SessionCore:
         self.active_model = catalog.resolve(record.active_model or self.default_model).id
         self.tools: tuple[ToolDefinition, ...] = _registered(tools)
         self.tool_ids: ToolIdMap = self.store.load_tool_ids(self.id)
+        # The history read so far; its first `_settled` messages are final (not PARTIAL),
+        # and the store never changes a final row, so later reads fetch only what follows.
+        self._history: list[Message] = []
+        self._settled = 0
 
     # --- reading --------------------------------------------------------------------------
 
@@ -141,8 +145,24 @@ class SessionCore:
         return self.active_model != self.default_model
 
     def history(self) -> list[Message]:
-        """Every stored message of the session, in order."""
-        return list(self.store.load_session(self.id))
+        """Every stored message of the session, in order.
+
+        Read incrementally: only rows after the last message already read that can no
+        longer change (a PARTIAL checkpoint may still be finalized in place, so it is read
+        again), whoever wrote them: this client, another process, the CLI. A long session
+        is not decoded again on every send.
+        """
+        if self._settled:
+            after = self._history[self._settled - 1].id
+            fresh = list(self.store.load_session(self.id, after=after))
+            history = self._history[: self._settled] + fresh
+        else:
+            history = list(self.store.load_session(self.id))
+        settled = self._settled
+        while settled < len(history) and history[settled].metadata.status != MessageStatus.partial:
+            settled += 1
+        self._history, self._settled = history, settled
+        return list(history)
 
     @staticmethod
     def replayable(history: Sequence[Message]) -> list[Message]:

@@ -79,8 +79,12 @@ class AsyncStore:
     async def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
         await asyncio.to_thread(self.store.finalize, message, tool_ids=tool_ids)
 
-    async def load_session(self, session_id: str, *, include_partial: bool = True) -> list[Message]:
-        return await asyncio.to_thread(self.store.load_session, session_id, include_partial=include_partial)
+    async def load_session(
+        self, session_id: str, *, include_partial: bool = True, after: str | None = None
+    ) -> list[Message]:
+        return await asyncio.to_thread(
+            self.store.load_session, session_id, include_partial=include_partial, after=after
+        )
 
     async def get_message(self, message_id: str) -> Message:
         return await asyncio.to_thread(self.store.get_message, message_id)

@@ -308,12 +308,18 @@ class Store:
 
         self._write(run)
 
-    def load_session(self, session_id: str, *, include_partial: bool = True) -> list[Message]:
+    def load_session(
+        self, session_id: str, *, include_partial: bool = True, after: str | None = None
+    ) -> list[Message]:
         """The session's messages in the order they were appended.
 
         Append order is the conversation (the order of the rowids SQLite gives the rows;
         finalize() keeps the checkpoint's place). It is not re-derived from created_at, so
         a message stamped out of order, or by another writer's clock, is never moved.
+
+        `after`: only the messages appended after that message of the session (a reader
+        that holds the ones before need not decode them again; StoreError when the session
+        has no such message).
 
         Rows of older schema versions are migrated on read, and unknown block types or
         metadata fields are dropped with one WARN per message (spec §10.3).
@@ -321,9 +327,21 @@ class Store:
 
         def fetch(conn: sqlite3.Connection) -> list[Row]:
             _require_session(conn, session_id)
+            if after is None:
+                return conn.execute(
+                    f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY rowid",
+                    (session_id,),
+                ).fetchall()
+            mark = conn.execute(
+                "SELECT rowid FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
+            ).fetchone()
+            if mark is None:
+                raise StoreError(
+                    f"session {session_id!r} has no message {after!r} to read after", message_id=after
+                )
             return conn.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY rowid",
-                (session_id,),
+                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND rowid > ? ORDER BY rowid",
+                (session_id, mark[0]),
             ).fetchall()
 
         messages = decode_all(self._read(fetch), self._reader, trusted=self._trusted)
