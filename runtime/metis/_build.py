@@ -33,7 +33,12 @@ CHECKED = os.environ.get("METIS_CHECK_BUILDS") == "1"
 """Validate every constructed instance too (tests turn this on; see module docstring)."""
 
 _new = object.__new__
-_setattr = object.__setattr__
+# BaseModel's slots, set through their own descriptors: what `object.__setattr__` ends up
+# calling, without looking the name up first (a third of the cost of a construct).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 class BuildCheckError(AssertionError):
@@ -51,10 +56,10 @@ def construct(
     caller runs its own checks first and then `verify` (checked mode only).
     """
     instance = _new(cls)
-    _setattr(instance, "__dict__", values)
-    _setattr(instance, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
-    _setattr(instance, "__pydantic_extra__", None)
-    _setattr(instance, "__pydantic_private__", None)
+    _set_dict(instance, values)
+    _set_fields_set(instance, set(values) if fields_set is None else fields_set)
+    _set_extra(instance, None)
+    _set_private(instance, None)
     if CHECKED and not deferred:
         verify(instance)
     return instance
