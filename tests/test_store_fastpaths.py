@@ -4,11 +4,15 @@
   unusual back to it;
 - `invariants.is_clean` never clears a message the full check would fault;
 - a batch of appends (`sqlite._append_all`) leaves the database, and raises the error,
-  that appending its messages one by one (`sqlite._put_one`) would.
+  that appending its messages one by one (`sqlite._put_one`) would;
+- `_codec.encode_fast` writes the row `encode` wrote before it, and the values it hands
+  the batch screen (`_batch`) are what its JSON columns say; a clean batch is written
+  without the careful path, and a batch the screen cleared wrongly never is.
 """
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
@@ -19,15 +23,17 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from metis.errors import MetisError
 from metis.ids import ToolIdMap, new_message_id, new_tool_id
 from metis.invariants import _check_message, check_message, is_clean
-from metis.store import Store
+from metis.store import DuplicateMessageError, Store
 from metis.store import sqlite as store_sqlite
-from metis.store._codec import _CONTENT, _fast_json, encode
+from metis.store._batch import prepare
+from metis.store._codec import _CONTENT, _fast_json, _fixed, encode, encode_fast, to_micros
 from metis_schema.v1 import Message, MessageStatus, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from strategies import conversations
 from test_store_support import (
@@ -409,3 +415,174 @@ def test_times_stay_utc_microseconds(tmp_path: Path) -> None:
         store.append_many([m])
         assert store.load_session(SID) == [m]
         assert m.created_at.tzinfo is UTC
+
+
+# --- encode_fast and the screened batch path ------------------------------------------------------
+
+
+def reference_row(m: Message) -> tuple[Any, ...]:
+    """The row `encode` wrote before `encode_fast`: the model's fields, pydantic's JSON."""
+    return (m.id, m.session_id, m.role.value, *pydantic_json(m), to_micros(m.created_at), m.schema_version)
+
+
+def assert_fast_row(m: Any) -> None:
+    fast = encode_fast(m)
+    if fast is None:
+        return
+    row, (blocks, meta) = fast
+    assert row == reference_row(m) == encode(m)
+    assert orjson.loads(row[3]) == blocks
+    assert orjson.loads(row[4]) == meta
+
+
+def test_encode_fast_writes_the_row_encode_wrote() -> None:
+    for m in every_message():
+        assert encode_fast(m) is not None
+        assert_fast_row(m)
+
+
+@settings(max_examples=40, deadline=None)
+@given(conversations())
+def test_encode_fast_writes_the_row_encode_wrote_for_any_message(drawn: tuple[list[Any], list[Any]]) -> None:
+    for original in drawn[0]:
+        for m in mutations(original)[:-1]:  # the last is a dict
+            try:
+                pydantic_json(m)
+            except Exception:  # pydantic refuses it: so must the fast path
+                assert encode_fast(m) is None
+                continue
+            assert_fast_row(m)
+
+
+def test_fixed_point_decimals_are_written_as_format_f() -> None:
+    values = [Decimal(t) for t in ("NaN", "sNaN", "-NaN", "Infinity", "-Infinity", "0", "-0", "0E-7")]
+    for sign in (0, 1):
+        for digits in ((0,), (1,), (5, 0), (1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 0, 0, 0)):
+            values.extend(Decimal((sign, digits, exponent)) for exponent in range(-30, 31))
+    for value in values:
+        assert _fixed(value) == format(value, "f"), value
+
+
+def test_prepare_restores_the_garbage_collector() -> None:
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        prepare([user(SID)], None)
+        assert gc.isenabled()
+        gc.disable()
+        prepare([user(SID)], None)
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_what_the_screen_assumes_of_the_database_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # each assumption of `_batch` broken by what an earlier batch stored
+    stored = user(SID)
+    first, second, foreign = tool_call(SID, calls=2), tool_call(SID), tool_call(OTHER)
+    a, b = tool_ids_of(first)
+    zero = datetime(2026, 5, 8, 12, tzinfo=timezone(timedelta(0), "Z"))  # UTC, not `UTC` itself
+    batches = [
+        [stored, first, second, foreign],
+        [tool_result(SID, a), user(SID)],  # answers a call stored before
+        [tool_result(SID, a)],  # ... which is answered now
+        [tool_result(SID, tool_ids_of(foreign)[0])],  # a stored call of another session
+        [user(SID), tool_call(SID, tool_id=b)],  # a stored tool id used again
+        [user(SID), stored],  # a stored message sent again
+        [user(SID), changed(stored, session_id=OTHER)],  # ... even to another session
+        [changed(user(SID), created_at=zero), tool_result(SID, b, is_error=True)],
+        [tool_result(SID, tool_ids_of(second)[0]), tool_result(SID, new_tool_id())],  # answers nothing
+    ]
+    state, errors = same_outcome(tmp_path, monkeypatch, batches)
+    assert [e is None for e in errors] == [True, True, False, False, False, False, False, True, False]
+    assert errors[5] is not None and errors[5][0] == "DuplicateMessageError"
+    assert len(state["messages"]) == 8
+
+
+def test_an_answer_to_a_stored_call_with_a_foreign_id_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # a row another tool wrote: its id is not canonical (§5.2.1), however it is stored
+    def setup(store: Store) -> None:
+        store._conn.execute(
+            "INSERT INTO messages (id, session_id, role, content_json, metadata_json, created_at, "
+            "schema_version) VALUES ('msg_x', ?, 'assistant', '[]', '{}', 0, 1)",
+            (SID,),
+        )
+        store._conn.execute(
+            "INSERT INTO tool_calls (id, session_id, message_id, name, status, created_at) "
+            "VALUES ('call_1', ?, 'msg_x', 'read_file', 'pending', 0)",
+            (SID,),
+        )
+
+    answer = tool_result(SID, new_tool_id())
+    block = ToolResultBlock.model_construct(tool_use_id="call_1", content=[TextBlock(text="ok")])
+    foreign = changed(
+        answer,
+        content=[block],
+        metadata=answer.metadata.model_copy(update={"parent_tool_use_id": "call_1"}),
+    )
+    _, errors = same_outcome(tmp_path, monkeypatch, [[user(SID), foreign]], setup=setup)
+    assert errors[0] is not None and errors[0][0] == "InvariantError"
+
+
+def test_faulty_messages_are_refused_as_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    batches: list[list[Any]] = [every_message()]  # the originals, stored: links to them exist
+    for original in every_message():
+        for m in [*mutations(original)[:-1], changed(original, role=Role.assistant)]:
+            batches.append([user(SID), changed(m, id=new_message_id())])
+    pictured = next(m for m in every_shape(SID) if m.role == Role.user and len(m.content) > 1)
+    for status in ("complete", "cancelled"):  # an image where only USER may have one
+        batches.append([changed(assistant(SID, status=status), content=pictured.content)])
+    call = tool_call(SID)
+    answer = tool_result(SID, tool_ids_of(call)[0])
+    astray = answer.metadata.model_copy(update={"parent_tool_use_id": new_tool_id()})
+    batches.append([call, changed(answer, metadata=astray)])  # names another call than it answers
+    _, errors = same_outcome(tmp_path, monkeypatch, batches)
+    assert errors[0] is None
+    assert sum(e is None for e in errors) < len(errors) / 2
+
+
+def test_clean_batches_skip_the_careful_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def careful(*_: object) -> None:
+        raise AssertionError("a clean batch went down the careful path")
+
+    monkeypatch.setattr(store_sqlite, "_checked_plan", careful)
+    with Store.open(tmp_path / "clean.sqlite3") as store:
+        store.create_session("/w", session_id=SID)
+        call = tool_call(SID, calls=2)
+        first, second = tool_ids_of(call)
+        store.append_many([*every_shape(SID), user(SID), call, tool_result(SID, first)])
+        store.append_many([tool_result(SID, second), assistant(SID)])  # answers a stored call
+        cancelled = tool_call(SID, status="cancelled")
+        store.append(cancelled)
+        status = {c.id: c.status for c in store.tool_calls(SID)}
+        assert [status[t] for t in (first, second, *tool_ids_of(cancelled))] == [
+            "succeeded",
+            "succeeded",
+            "cancelled",
+        ]
+
+
+def test_a_resent_message_is_refused_by_the_insert_and_named_by_the_careful_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    careful = store_sqlite._checked_plan
+    taken: list[int] = []
+
+    def counted(*args: Any) -> Any:
+        taken.append(len(args[1]))
+        return careful(*args)
+
+    monkeypatch.setattr(store_sqlite, "_checked_plan", counted)
+    with Store.open(tmp_path / "again.sqlite3") as store:
+        store.create_session("/w", session_id=SID)
+        sent = user(SID)
+        store.append(sent)
+        assert taken == []
+        call = tool_call(SID)
+        with pytest.raises(DuplicateMessageError, match="already stored"):
+            store.append_many([call, tool_result(SID, tool_ids_of(call)[0]), sent])
+        assert taken == [3]
+        assert store.load_session(SID) == [sent]
+        assert store.tool_calls(SID) == []

@@ -6,7 +6,8 @@ canonical JSON, and read back as canonical models, older schema versions migrate
 
 Modules: `sqlite` (the Store), `_schema`/`_layout` (tables and their in-place upgrade),
 `_conn` (transactions and retry under concurrent writers), `_codec`/`_trusted` (rows <->
-models), `_checks` (what an append must satisfy), `_paths` (where the file lives).
+models), `_checks` (what an append must satisfy), `_batch` (a clean batch of appends,
+screened and written without the per-message checks), `_paths` (where the file lives).
 """
 
 from __future__ import annotations

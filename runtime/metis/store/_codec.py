@@ -6,7 +6,9 @@ would drop the `type` tags), as pydantic's serializer writes them. Times are int
 microseconds since the epoch, UTC. A message whose every part has exactly its schema's
 type (any message that came out of validation untouched) is written by `_fast_json`,
 byte for byte what pydantic writes, at a fraction of the cost; anything else goes
-through pydantic itself, which also refuses what cannot be stored.
+through pydantic itself, which also refuses what cannot be stored. `encode_fast` also
+hands back the JSON values it wrote, for the batch screen (`_batch`) to check the
+message on instead of walking the models again.
 
 Reading has two paths. Every row this code writes was checked on append, so a row at the
 current schema_version is read by `_trusted.build_message`, which skips only the schema's
@@ -34,6 +36,7 @@ from metis_schema.v1 import (
     MessageMetadata,
     MessageStatus,
     RedactedThinkingBlock,
+    Role,
     RoutingDecisionRecord,
     RoutingMode,
     StopReason,
@@ -88,7 +91,9 @@ def iso(micros: int) -> str:
 # it). It only ever takes exact types: any other value — a subclass, a type out of
 # place, a dict key that is not a string, a value orjson would write differently
 # (datetime, dataclass, subclasses: passed through to no `default`, so they raise) —
-# makes it give up, and `encode` uses pydantic with `warnings="error"` as before.
+# makes it give up, and `encode` uses pydantic with `warnings="error"` as before. A
+# block's `type` tag must be that very string, exactly a str: so the values it builds
+# (which `encode_fast` hands on) say, for each block, the class it came from.
 
 
 class _Unusual(Exception):
@@ -150,26 +155,41 @@ _VALUE: dict[Any, str] = {
 """Enum member -> its value, a dict lookup (the `.value` property costs several times more)."""
 
 
-def _fields(obj: Any, cls: type) -> dict[str, Any]:
-    if type(obj) is not cls:
-        raise _Unusual
-    values: dict[str, Any] = obj.__dict__
-    return values
+def _fixed(value: Decimal) -> str:
+    """`format(value, "f")`, as SchemaModel writes decimals, at a quarter of its cost.
+
+    `str` writes a Decimal in plain notation (then the very text `"f"` writes: the same
+    digits, the point in the same place) unless its exponent calls for scientific
+    notation, which has an `E`; only then is `format` needed.
+    """
+    text = str(value)
+    return format(value, "f") if "E" in text else text
 
 
 def _text(block: Any) -> dict[str, Any]:
-    d = _fields(block, TextBlock)
+    if type(block) is not TextBlock:
+        raise _Unusual
+    d = block.__dict__
     text = d["text"]
-    if d["type"] != "text" or type(text) is not str:
+    if type(d["type"]) is not str or d["type"] != "text" or type(text) is not str:
         raise _Unusual
     return {"type": "text", "text": text}
 
 
 def _image(block: Any) -> dict[str, Any]:
-    d = _fields(block, ImageBlock)
-    source = _fields(d["source"], ImageSource)
-    kind, data, media_type = source["kind"], source["data"], d["media_type"]
-    if d["type"] != "image" or type(kind) is not ImageSourceKind or type(data) is not str:
+    if type(block) is not ImageBlock:
+        raise _Unusual
+    d = block.__dict__
+    source = d["source"]
+    if type(source) is not ImageSource:
+        raise _Unusual
+    kind, data, media_type = source.__dict__["kind"], source.__dict__["data"], d["media_type"]
+    if (
+        type(d["type"]) is not str
+        or d["type"] != "image"
+        or type(kind) is not ImageSourceKind
+        or type(data) is not str
+    ):
         raise _Unusual
     if type(media_type) is not str:
         raise _Unusual
@@ -183,14 +203,24 @@ def _block(block: Any) -> dict[str, Any]:
     d = block.__dict__
     if kind is ToolUseBlock:
         tool_id, name, tool_input = d["id"], d["name"], d["input"]
-        if d["type"] != "tool_use" or type(tool_id) is not str or type(name) is not str:
+        if (
+            type(d["type"]) is not str
+            or d["type"] != "tool_use"
+            or type(tool_id) is not str
+            or type(name) is not str
+        ):
             raise _Unusual
         if type(tool_input) is not dict:
             raise _Unusual
         return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
     if kind is ToolResultBlock:
         tool_id, inner, is_error = d["tool_use_id"], d["content"], d["is_error"]
-        if d["type"] != "tool_result" or type(tool_id) is not str or type(inner) is not list:
+        if (
+            type(d["type"]) is not str
+            or d["type"] != "tool_result"
+            or type(tool_id) is not str
+            or type(inner) is not list
+        ):
             raise _Unusual
         if type(is_error) is not bool:
             raise _Unusual
@@ -198,7 +228,7 @@ def _block(block: Any) -> dict[str, Any]:
         return {"type": "tool_result", "tool_use_id": tool_id, "content": parts, "is_error": is_error}
     if kind is ThinkingBlock:
         text, signature = d["text"], d["signature"]
-        if d["type"] != "thinking" or type(text) is not str:
+        if type(d["type"]) is not str or d["type"] != "thinking" or type(text) is not str:
             raise _Unusual
         if signature is None:
             return {"type": "thinking", "text": text}
@@ -207,18 +237,32 @@ def _block(block: Any) -> dict[str, Any]:
         return {"type": "thinking", "text": text, "signature": signature}
     if kind is RedactedThinkingBlock:
         data = d["data"]
-        if d["type"] != "redacted_thinking" or type(data) is not str:
+        if type(d["type"]) is not str or d["type"] != "redacted_thinking" or type(data) is not str:
             raise _Unusual
         return {"type": "redacted_thinking", "data": data}
     return _image(block)
 
 
 def _routing(record: Any) -> dict[str, Any]:
-    d = _fields(record, RoutingDecisionRecord)
+    if type(record) is not RoutingDecisionRecord:
+        raise _Unusual
+    d = record.__dict__
     mode, chosen, reason = d["mode"], d["chosen_model"], d["reason"]
     rule, confidence, alternatives = d["rule_name"], d["confidence"], d["alternatives_considered"]
     if type(mode) is not RoutingMode or type(chosen) is not str or type(reason) is not str:
         raise _Unusual
+    if type(alternatives) is not list:
+        raise _Unusual
+    for name in alternatives:
+        if type(name) is not str:
+            raise _Unusual
+    if rule is None and confidence is None:  # the usual record
+        return {
+            "mode": _VALUE[mode],
+            "chosen_model": chosen,
+            "reason": reason,
+            "alternatives_considered": alternatives.copy(),
+        }
     out: dict[str, Any] = {"mode": _VALUE[mode], "chosen_model": chosen, "reason": reason}
     if rule is not None:
         if type(rule) is not str:
@@ -228,17 +272,14 @@ def _routing(record: Any) -> dict[str, Any]:
         if type(confidence) is not float:
             raise _Unusual
         out["confidence"] = confidence
-    if type(alternatives) is not list:
-        raise _Unusual
-    for name in alternatives:
-        if type(name) is not str:
-            raise _Unusual
     out["alternatives_considered"] = alternatives.copy()
     return out
 
 
 def _usage(usage: Any) -> dict[str, Any]:
-    d = _fields(usage, Usage)
+    if type(usage) is not Usage:
+        raise _Unusual
+    d = usage.__dict__
     n_in, n_out, cached, written = (
         d["input_tokens"],
         d["output_tokens"],
@@ -261,46 +302,49 @@ def _usage(usage: Any) -> dict[str, Any]:
         "output_tokens": n_out,
         "cached_input_tokens": cached,
         "cache_creation_input_tokens": written,
-        "cost_usd": format(cost, "f"),  # SchemaModel writes decimals fixed-point
+        "cost_usd": _fixed(cost),  # SchemaModel writes decimals fixed-point
         "pricing_version": version,
         "latency_ms": latency,
     }
 
 
 def _metadata(metadata: Any) -> dict[str, Any]:
-    d = _fields(metadata, MessageMetadata)
+    """The metadata's JSON value; each field read where it is written (most are None)."""
+    if type(metadata) is not MessageMetadata:
+        raise _Unusual
+    d = metadata.__dict__
+    status = d["status"]
+    if type(status) is not MessageStatus:
+        raise _Unusual
     out: dict[str, Any] = {}
-    model, provider, routing, usage = d["model"], d["provider"], d["routing"], d["usage"]
-    parent, status, stop, critical = (
-        d["parent_tool_use_id"],
-        d["status"],
-        d["stop_reason"],
-        d["critical_blocks"],
-    )
-    raw, user_id, team_id = d["provider_raw"], d["user_id"], d["team_id"]
+    model = d["model"]
     if model is not None:
         if type(model) is not str:
             raise _Unusual
         out["model"] = model
+    provider = d["provider"]
     if provider is not None:
         if type(provider) is not str:
             raise _Unusual
         out["provider"] = provider
+    routing = d["routing"]
     if routing is not None:
         out["routing"] = _routing(routing)
+    usage = d["usage"]
     if usage is not None:
         out["usage"] = _usage(usage)
+    parent = d["parent_tool_use_id"]
     if parent is not None:
         if type(parent) is not str:
             raise _Unusual
         out["parent_tool_use_id"] = parent
-    if type(status) is not MessageStatus:
-        raise _Unusual
     out["status"] = _VALUE[status]
+    stop = d["stop_reason"]
     if stop is not None:
         if type(stop) is not StopReason:
             raise _Unusual
         out["stop_reason"] = _VALUE[stop]
+    critical = d["critical_blocks"]
     if critical is not None:
         if type(critical) is not list:
             raise _Unusual
@@ -308,18 +352,36 @@ def _metadata(metadata: Any) -> dict[str, Any]:
             if type(index) is not int:
                 raise _Unusual
         out["critical_blocks"] = critical.copy()
+    raw = d["provider_raw"]
     if raw is not None:
         if type(raw) is not dict:
             raise _Unusual
         out["provider_raw"] = raw
+    user_id = d["user_id"]
     if user_id is not None:
         if type(user_id) is not str:
             raise _Unusual
         out["user_id"] = user_id
+    team_id = d["team_id"]
     if team_id is not None:
         if type(team_id) is not str:
             raise _Unusual
         out["team_id"] = team_id
+    return out
+
+
+def _content(content: list[Any]) -> list[dict[str, Any]]:
+    """The blocks' JSON values; text blocks (most of them) written here, without a call."""
+    out = []
+    for block in content:
+        if type(block) is TextBlock:
+            d = block.__dict__
+            text = d["text"]
+            if type(d["type"]) is not str or d["type"] != "text" or type(text) is not str:
+                raise _Unusual
+            out.append({"type": "text", "text": text})
+        else:
+            out.append(_block(block))
     return out
 
 
@@ -330,19 +392,61 @@ def _fast_json(message: Message) -> tuple[str, str] | None:
         if type(content) is not list:
             return None
         return (
-            orjson.dumps([_block(b) for b in content], option=_ORJSON_OPTIONS).decode(),
-            orjson.dumps(_metadata(message.metadata), option=_ORJSON_OPTIONS).decode(),
+            _dumps(_content(content), option=_ORJSON_OPTIONS).decode(),
+            _dumps(_metadata(message.metadata), option=_ORJSON_OPTIONS).decode(),
         )
     except (_Unusual, KeyError, AttributeError, TypeError):  # orjson.JSONEncodeError is a TypeError
         return None
 
 
+_dumps = orjson.dumps
+_ROLE_VALUE: dict[Any, str] = {member: member.value for member in Role}
+
+Values = tuple[list[dict[str, Any]], dict[str, Any]]
+"""The JSON values of a message's content and metadata, as `_fast_json` writes them."""
+
+
+def encode_fast(message: Any) -> tuple[Row, Values] | None:
+    """`encode(message)`, with the values its JSON columns were written from, when the fast
+    writer takes the whole message (an exact Message whose every part is usual); else None.
+
+    Those values mirror the message exactly: each block is the dict of a block of that
+    very class with its own tag, every field of its exact type. So a caller may check
+    the message on them (`_batch`) rather than walk the models again. The fields are
+    read from `__dict__`: a pydantic model's attribute reads go through its `__getattr__`
+    hook, twice the cost, and this runs once per stored message.
+    """
+    if type(message) is not Message:
+        return None
+    d = message.__dict__
+    try:
+        content, role = d["content"], d["role"]
+        if type(content) is not list or type(role) is not Role:
+            return None
+        blocks, meta = _content(content), _metadata(d["metadata"])
+        row = (
+            d["id"],
+            d["session_id"],
+            _ROLE_VALUE[role],
+            _dumps(blocks, option=_ORJSON_OPTIONS).decode(),
+            _dumps(meta, option=_ORJSON_OPTIONS).decode(),
+            to_micros(d["created_at"]),
+            d["schema_version"],
+        )
+    except (_Unusual, KeyError, AttributeError, TypeError, ValueError, OverflowError):
+        return None  # `encode` decides: pydantic writes it, or it is refused
+    return row, (blocks, meta)
+
+
 def encode(message: Message) -> Row:
     """The `messages` row for `message` (StoreError if it cannot be one: nothing is written)."""
+    fast = encode_fast(message)
+    if fast is not None:
+        return fast[0]
     try:
-        fast = _fast_json(message)
-        if fast is not None:
-            content, metadata = fast
+        fast_json = _fast_json(message)
+        if fast_json is not None:
+            content, metadata = fast_json
         else:
             content = _CONTENT.dump_json(message.content, exclude_none=True, warnings="error").decode()
             metadata = message.metadata.model_dump_json(exclude_none=True, warnings="error")
@@ -403,12 +507,9 @@ def decode_all(
     re-enabled (if it was on) as soon as the list is built. The loop is written out
     rather than calling a per-row function: it runs once per stored message.
     """
-    paused = pause_gc and gc.isenabled()
-    if paused:
-        gc.disable()
     out: list[Message] = []
     append = out.append
-    try:
+    with GcPaused(pause_gc):
         for row in rows:
             if trusted and row[6] == TRUSTED_VERSION:
                 try:
@@ -417,20 +518,36 @@ def decode_all(
                 except (ValueError, KeyError, TypeError, OverflowError):  # ValidationError is a ValueError
                     pass
             append(_full(row, reader))
-        return out
-    finally:
-        if paused:
+    return out
+
+
+class GcPaused:
+    """Context manager: the cyclic collector off inside (when `pause` and it was on)."""
+
+    __slots__ = ("_paused",)
+
+    def __init__(self, pause: bool) -> None:
+        self._paused = pause and gc.isenabled()
+
+    def __enter__(self) -> None:
+        if self._paused:
+            gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._paused:
             gc.enable()
 
 
 __all__ = [
     "EPOCH",
+    "GcPaused",
     "Reader",
     "Row",
     "decode",
     "decode_all",
     "document",
     "encode",
+    "encode_fast",
     "from_micros",
     "iso",
     "to_micros",

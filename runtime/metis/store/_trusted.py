@@ -29,6 +29,8 @@ from metis_schema.v1 import ContentBlock, Message, MessageMetadata, Role
 from pydantic import TypeAdapter
 from pydantic_core import SchemaValidator
 
+from .._build import construct
+
 TRUSTED_VERSION = 1
 """The schema version of the models built here (metis_schema.v1)."""
 
@@ -37,8 +39,6 @@ _HOOK_NAMES = frozenset(
     f"{SchemaModel.__name__}.{name}" for name in ("_schema_rules", "_schema_conditionals")
 )
 _MESSAGE_FIELDS = frozenset(Message.model_fields)
-_setattr = object.__setattr__
-_new = object.__new__
 
 
 def _is_hook(node: dict[str, Any]) -> bool:
@@ -90,11 +90,7 @@ def build_message(  # noqa: PLR0917  (one positional per column: it runs once pe
         "created_at": created_at,
         "schema_version": TRUSTED_VERSION,
     }
-    message = _new(Message)
-    _setattr(message, "__dict__", values)
-    _setattr(message, "__pydantic_fields_set__", set(_MESSAGE_FIELDS))
-    _setattr(message, "__pydantic_extra__", None)
-    _setattr(message, "__pydantic_private__", None)
+    message: Message = construct(Message, values)
     return message
 
 

@@ -33,7 +33,7 @@ from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolU
 
 from ..errors import InvariantError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
-from . import _conn, _layout
+from . import _batch, _conn, _layout
 from ._checks import BatchChecks, chunks, violations
 from ._codec import Reader, Row, decode, decode_all, encode, from_micros
 from ._paths import default_path
@@ -62,11 +62,16 @@ _ASSISTANT, _TOOL = Role.assistant, Role.tool
 _COMPLETE, _PARTIAL = MessageStatus.complete, MessageStatus.partial
 
 
+def _append_mode(message: Message) -> Mode:
+    """How `append` stores a message: a PARTIAL one as its checkpoint."""
+    return "partial" if message.metadata.status == _PARTIAL else "append"
+
+
 def _now_us() -> int:
     return time.time_ns() // 1_000
 
 
-def _insert_tool_calls(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+def _insert_tool_calls(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
     """Open one `tool_calls` row per tool_use (a module function so tests can break it)."""
     conn.executemany(
         f"INSERT INTO tool_calls ({_TOOL_CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
@@ -248,8 +253,7 @@ class Store:
 
     def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
         """`append` for several messages in order, in one transaction: all stored, or none."""
-        batch = [(m, encode(m)) for m in messages]
-        self._put(batch, tool_ids, lambda m: "partial" if m.metadata.status == _PARTIAL else "append")
+        self._put(_batch.prepare(messages, tool_ids), tool_ids, None)
 
     def upsert_partial(self, message: Message) -> None:
         """Store or refresh the PARTIAL checkpoint of a message that is still streaming."""
@@ -279,26 +283,37 @@ class Store:
         self,
         batch: Sequence[tuple[Message, Row]],
         tool_ids: ToolIdMap | None,
-        mode_of: Callable[[Message], Mode],
+        mode_of: Callable[[Message], Mode] | None,
     ) -> None:
+        """Write the batch in one transaction, each message as `mode_of` says; None: appends
+        (a PARTIAL message stored as by `upsert_partial`), as `append_many` writes them."""
         if not batch:
             return
+        sessions = dict.fromkeys([row[1] for _, row in batch])
         if tool_ids is not None:
-            foreign = {m.session_id for m, _ in batch} - {tool_ids.session_id}
+            foreign = set(sessions) - {tool_ids.session_id}
             if foreign:
                 raise StoreError(
                     f"tool id map of session {tool_ids.session_id!r} given for messages of "
                     f"{sorted(foreign)!r}"
                 )
-
-        modes = [mode_of(m) for m, _ in batch]
-        appends_only = all(mode == "append" for mode in modes)
+        modes: list[Mode] | None = None  # None: every message is appended
+        if (
+            mode_of is None
+            and not _batch.cleared(batch)
+            and any(m.metadata.status == _PARTIAL for m, _ in batch)
+        ):
+            mode_of = _append_mode
+        if mode_of is not None:
+            modes = [mode_of(m) for m, _ in batch]
+            if all(mode == "append" for mode in modes):
+                modes = None
 
         def run(conn: sqlite3.Connection) -> None:
             now = _now_us()
-            for session_id in dict.fromkeys(m.session_id for m, _ in batch):
+            for session_id in sessions:
                 _touch(conn, session_id, now)
-            if appends_only:
+            if modes is None:
                 _append_all(conn, batch, tool_ids)
             else:
                 for (message, row), mode in zip(batch, modes, strict=True):
@@ -306,7 +321,10 @@ class Store:
             if tool_ids is not None:
                 _sync_tool_ids(conn, tool_ids)
 
-        self._write(run)
+        try:
+            self._write(run)
+        except _batch.Unconfirmed:  # rolled back: once more, the careful way
+            self._write(run)
 
     def load_session(
         self, session_id: str, *, include_partial: bool = True, after: str | None = None
@@ -475,11 +493,36 @@ def _append_all(
 
     Per message, the old way ran a lookup of its tool ids, an INSERT, a lookup per tool
     call of its provider id and an INSERT or UPDATE per tool call: most of the cost of a
-    batch. Here the lookups are made once for the whole batch (`BatchChecks`, and the
-    stored provider ids), each message is checked in order against what the earlier ones
-    will have written, raising the error `_put_one` would raise for the first message
-    that fails, and then all rows are written with one `executemany` per statement, in
-    the order `_put_one` would have written them.
+    batch. Here a batch `_batch.prepare` cleared, once the database agrees, is written as
+    it was screened; any other (or one whose INSERT finds a message id taken: then the
+    whole transaction runs again, see `_batch`) goes down the careful path
+    (`_checked_plan`), which raises the error `_put_one` would raise for the first
+    message that fails. Either way all rows are written with one `executemany` per
+    statement, in the order `_put_one` would have written them.
+    """
+    plan = _batch.confirmed(conn, batch)
+    if plan is None:
+        plan = _checked_plan(conn, batch, tool_ids)
+        conn.executemany(_INSERT_MESSAGE, plan.message_rows)
+    else:
+        try:
+            conn.executemany(_INSERT_MESSAGE, plan.message_rows)
+        except sqlite3.IntegrityError:  # a message id is taken: the careful path says which
+            _batch.forget(batch)
+            raise _batch.Unconfirmed from None
+    if plan.call_rows:
+        _insert_tool_calls(conn, plan.call_rows)
+    if plan.updates:
+        conn.executemany(_ANSWER_TOOL_CALL, plan.updates)
+
+
+def _checked_plan(
+    conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None
+) -> _batch.Plan:
+    """The rows of the batch, each message checked in order (raises for the first failing one).
+
+    The lookups are made once for the whole batch (`BatchChecks`, and the stored provider
+    ids), and each message is checked against what the earlier ones will have written.
     """
     messages = [message for message, _ in batch]
     checks = BatchChecks(conn, messages)
@@ -507,12 +550,8 @@ def _append_all(
         if len(result_rows) != results:
             for result in result_rows[results:]:
                 checks.answered(result[3], result[4])
-    conn.executemany(_INSERT_MESSAGE, message_rows)
     updates = _close_new_calls(call_rows, result_rows)
-    if call_rows:
-        _insert_tool_calls(conn, call_rows)
-    if updates:
-        conn.executemany(_ANSWER_TOOL_CALL, updates)
+    return _batch.Plan(message_rows, call_rows, updates)
 
 
 def _close_new_calls(

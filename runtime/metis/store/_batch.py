@@ -1,0 +1,279 @@
+"""`append_many`'s common case: each message encoded and screened in one pass, then written.
+
+`sqlite._append_all` must refuse a batch exactly when appending its messages one by one
+would, with the same error, and write the same rows. Its careful path (`BatchChecks`
+per message, then `_tool_call_rows`) answers that, but walks every message several
+times over: `encode`, `is_clean`, the link screen, `referenced_ids`, the provider id
+lookup, the rows. For a batch of 1,000 messages that Python work cost more than all of
+SQLite's inserts.
+
+`prepare` encodes the batch and, in the same loop, screens each message on the JSON
+values it was just written from (`_codec.encode_fast`: they mirror the models exactly,
+each block the dict of a block of that very class, every field of its exact type), and
+builds the `tool_calls` rows. The screen never decides that something is wrong: a
+batch is either cleared, with its rows (`Prepared.walk`), or not, and then the careful
+path runs from the start, finds the first failing message and raises what it raises.
+So an uncleared batch costs time, never a different outcome, and the careful path stays
+the only one that words errors.
+
+The screen checks what `invariants.is_clean` and `BatchChecks._passes` check, and
+assumes, while it walks, that the database holds none of the batch's message ids and
+tool ids. Inside the write transaction that assumption is checked before it matters:
+`confirmed` looks up the batch's tool ids (no id it opens is stored; every call it
+answers without opening it is stored, in the same session, unanswered), and the
+messages' own INSERT checks their ids (the primary key refuses an id already stored or
+twice in the batch). If the INSERT refuses, the transaction is rolled back and the
+batch goes down the careful path (`Unconfirmed`), which names the duplicate.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import UTC, timedelta
+from typing import Any, NamedTuple
+
+import orjson
+from metis_schema.v1 import Message
+
+from ..ids import ToolIdMap, is_tool_id
+from ._codec import GcPaused, Row, Values, encode, encode_fast
+from ._types import ToolCallStatus
+
+_ZERO = timedelta(0)
+_PENDING, _CANCELLED = ToolCallStatus.pending.value, ToolCallStatus.cancelled.value
+_FAILED, _SUCCEEDED = ToolCallStatus.failed.value, ToolCallStatus.succeeded.value
+_USER_KINDS = frozenset({"text", "image"})
+"""§5.1.3: the blocks of a USER message (ASSISTANT's are checked one by one, SYSTEM's are text)."""
+_ASSISTANT_PLAIN = frozenset({"text", "thinking", "redacted_thinking"})
+"""§5.1.3: the blocks of an ASSISTANT message besides tool_use."""
+
+
+class Plan(NamedTuple):
+    """The rows a batch writes: `messages` rows, `tool_calls` rows (answers to calls of the
+    same batch folded in), and answers to calls stored before (`_ANSWER_TOOL_CALL`)."""
+
+    message_rows: Sequence[Row]
+    call_rows: Sequence[Sequence[Any]]
+    updates: Sequence[tuple[Any, ...]]
+
+
+class Prepared(list[tuple[Message, Row]]):
+    """A batch's (message, row) pairs, as `encode` makes them, and `walk`: the screen's
+    result when it cleared every message, else None (the careful path decides)."""
+
+    walk: _Screen | None = None
+
+
+def prepare(messages: Iterable[Message], tool_ids: ToolIdMap | None) -> Prepared:
+    """Encode each message (raising `encode`'s StoreError) and screen the batch, in one pass.
+
+    The cyclic garbage collector is paused meanwhile, for the reason `decode_all` pauses
+    it: a batch of 1,000 messages makes some 10,000 dicts, lists and tuples, none of them
+    cyclic, and the collections they trigger traverse every live object of the process.
+    """
+    batch = Prepared()
+    screen: _Screen | None = _Screen(tool_ids)
+    with GcPaused(True):
+        for message in messages:
+            fast = encode_fast(message)
+            if fast is None:
+                batch.append((message, encode(message)))
+                screen = None
+                continue
+            row, values = fast
+            batch.append((message, row))
+            if screen is not None and not screen.take(message, row, values):
+                screen = None
+    batch.walk = screen
+    return batch
+
+
+def cleared(batch: object) -> bool:
+    """True when `prepare` cleared every message of `batch` (so none of them is PARTIAL)."""
+    return isinstance(batch, Prepared) and batch.walk is not None
+
+
+def confirmed(conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]]) -> Plan | None:
+    """The rows to write for a cleared batch, once the database agrees on its tool calls
+    (see module doc); its message ids are the INSERT's to confirm (`Unconfirmed`)."""
+    screen = batch.walk if isinstance(batch, Prepared) else None
+    if screen is None or not _unseen(conn, screen):
+        return None
+    if screen.unmapped:
+        _fill_provider_ids(conn, screen)
+    return Plan([row for _, row in batch], screen.call_rows, screen.updates)
+
+
+class Unconfirmed(Exception):
+    """The INSERT of a cleared batch's messages failed (an id already stored, or twice in
+    the batch): the transaction is rolled back and the batch, `forget`-ed, runs again
+    down the careful path, which finds the duplicate and words the error."""
+
+
+def forget(batch: Sequence[tuple[Message, Row]]) -> None:
+    """Send `batch` down the careful path from now on (its INSERT was refused)."""
+    if isinstance(batch, Prepared):
+        batch.walk = None
+
+
+class _Screen:
+    """What the screen has built and learned so far, over the messages of one batch."""
+
+    __slots__ = ("answered", "call_rows", "calls", "deferred", "tool_ids", "unmapped", "updates")
+
+    def __init__(self, tool_ids: ToolIdMap | None) -> None:
+        self.tool_ids = tool_ids
+        self.call_rows: list[list[Any]] = []
+        """The batch's `tool_calls` rows, answers to calls of the batch folded in."""
+        self.updates: list[tuple[Any, ...]] = []
+        """Answers to calls stored before (`_ANSWER_TOOL_CALL` parameters)."""
+        self.calls: dict[str, int] = {}
+        """Tool id -> index in `call_rows`, for each tool_use of the batch."""
+        self.answered: set[str] = set()
+        """Tool ids the batch's tool_results answer."""
+        self.deferred: dict[str, str] = {}
+        """Tool id -> session, for each answer to a call the batch did not open."""
+        self.unmapped: list[int] = []
+        """Indexes of call rows whose provider id is to be read from the stored map."""
+
+    def take(self, message: Message, row: Row, values: Values) -> bool:
+        """Screen one message and add its rows; False at the first doubt.
+
+        `values` are the message's JSON values (module doc): a block's `type` is its
+        class's tag, a present metadata field has its exact type, an absent one is None;
+        a tool_result's parts are text and image blocks (the encoder writes no other).
+        One method, the roles inline, on purpose: it runs once per appended message,
+        and a call per role was a tenth of its cost.
+        """
+        when = message.__dict__["created_at"]
+        blocks, meta = values
+        mid, session, role, created = row[0], row[1], row[2], row[5]
+        status = meta["status"]
+        if (when.tzinfo is not UTC and when.utcoffset() != _ZERO) or status == "partial":
+            return False
+        if type(mid) is not str or type(session) is not str:
+            return False
+        complete = status == "complete"
+        if role == "tool":  # one tool_result, answering an open call of its session, once
+            if len(blocks) != 1:
+                return False
+            block = blocks[0]
+            if block["type"] != "tool_result":
+                return False
+            tool_id = block["tool_use_id"]
+            if meta.get("parent_tool_use_id") != tool_id:
+                return False
+            if not is_tool_id(tool_id) or tool_id in self.answered:
+                return False
+            self.answered.add(tool_id)
+            state = _FAILED if block["is_error"] else _SUCCEEDED
+            index = self.calls.get(tool_id)
+            if index is None:  # a call stored before: `_unseen` confirms it is there, open
+                self.deferred[tool_id] = session
+                self.updates.append((state, mid, created, tool_id, session))
+            else:
+                call = self.call_rows[index]
+                if call[1] != session:
+                    return False
+                call[3], call[5], call[9] = mid, state, created
+        elif role == "assistant":  # §5.3 metadata when complete; a new row per tool_use
+            provider = meta.get("provider")
+            if complete:
+                model = meta.get("model")
+                if not blocks or model is None or provider is None or model.partition(":")[0] != provider:
+                    return False
+                if "routing" not in meta or "usage" not in meta:
+                    return False
+            for block in blocks:
+                kind = block["type"]
+                if kind == "tool_use":
+                    if not self._open(block, row, provider, complete):
+                        return False
+                elif kind not in _ASSISTANT_PLAIN:
+                    return False
+        elif role == "user":
+            if complete and not blocks:
+                return False
+            for block in blocks:
+                if block["type"] not in _USER_KINDS:
+                    return False
+        else:  # system
+            for block in blocks:
+                if block["type"] != "text":
+                    return False
+        return True
+
+    def _open(self, block: dict[str, Any], row: Row, provider: str | None, complete: bool) -> bool:
+        """Add the `tool_calls` row of a tool_use whose id is canonical and new."""
+        tool_id, calls, call_rows = block["id"], self.calls, self.call_rows
+        if not is_tool_id(tool_id) or tool_id in calls or tool_id in self.deferred:
+            return False
+        calls[tool_id] = len(call_rows)
+        provider_id = None
+        if provider is not None:
+            if self.tool_ids is not None:
+                provider_id = self.tool_ids.provider_id(tool_id, provider)
+            else:
+                self.unmapped.append(len(call_rows))
+        state, done = (_PENDING, None) if complete else (_CANCELLED, row[5])
+        call_rows.append(
+            [tool_id, row[1], row[0], None, block["name"], state, provider_id, provider, row[5], done]
+        )
+        return True
+
+
+def _unseen(conn: sqlite3.Connection, screen: _Screen) -> bool:
+    """Confirm what the screen assumed of the `tool_calls` table (module doc); False if wrong.
+
+    The lookup sends its ids as one JSON array that drives an index probe per id
+    (`json_each` CROSS JOIN the table, in that order): three times cheaper than binding
+    hundreds of parameters into `IN (...)`, which SQLite first sorts into a temporary
+    index.
+    """
+    deferred, calls = screen.deferred, screen.calls
+    if not calls and not deferred:
+        return True
+    found = 0
+    for tool_id, session, result in conn.execute(
+        _STORED_CALLS, (orjson.dumps([*calls, *deferred]).decode(),)
+    ):
+        if deferred.get(tool_id) != session or result is not None or tool_id in calls:
+            return False
+        found += 1
+    return found == len(deferred)
+
+
+_STORED_CALLS = (
+    "SELECT t.id, t.session_id, t.result_message_id "
+    "FROM json_each(?) AS j CROSS JOIN tool_calls AS t ON t.id = j.value"
+)
+
+
+def _fill_provider_ids(conn: sqlite3.Connection, screen: _Screen) -> None:
+    """Provider ids of the batch's calls from the stored tool id map (no map was given):
+    for each (session, canonical, provider), the first the map binds, as the careful
+    path's `_stored_provider_ids` reads them. Every such row is (re)set: a retried
+    transaction may find another map."""
+    call_rows = screen.call_rows
+    wanted: dict[str, list[str]] = {}
+    for index in screen.unmapped:
+        call = call_rows[index]
+        wanted.setdefault(call[1], []).append(call[0])
+    found: dict[tuple[str, str, str], str] = {}
+    for session_id, canonical in wanted.items():
+        rows = conn.execute(_STORED_PROVIDER_IDS, (orjson.dumps(canonical).decode(), session_id))
+        for canon, provider, provider_id in rows:
+            found.setdefault((session_id, canon, provider), str(provider_id))
+    for index in screen.unmapped:
+        call = call_rows[index]
+        call[6] = found.get((call[1], call[0], call[7]))
+
+
+_STORED_PROVIDER_IDS = (
+    "SELECT m.canonical, m.provider, m.provider_id FROM json_each(?) AS j CROSS JOIN tool_id_map AS m "
+    "ON m.session_id = ? AND m.canonical = j.value ORDER BY m.seq"
+)
+
+
+__all__ = ["Plan", "Prepared", "Unconfirmed", "cleared", "confirmed", "forget", "prepare"]
