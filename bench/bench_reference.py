@@ -14,6 +14,10 @@ tests only:
 
 Neither is an adapter (no drops, no other block types, no replay) and nothing uses them;
 they are the lower bound against which the adapter rows can be read.
+
+The last row does the same for `from_wire_response`: an Anthropic reply with text and
+two tool calls made into its canonical Message with only the work the Message itself
+requires (see `_minimal_anthropic_reply`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,23 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+from metis._build import construct
+from metis.adapters._shared import validate_text, validate_tool_use
+from metis.invariants import is_clean
+from metis.pricing import compute_cost, load_price_table
+from metis.usage import TokenCounts
+from metis_schema.v1 import (
+    Message,
+    MessageMetadata,
+    MessageStatus,
+    Role,
+    RoutingDecisionRecord,
+    RoutingMode,
+    StopReason,
+    TextBlock,
+    ToolUseBlock,
+    Usage,
+)
 
 from bench._common import Row, per_call_interleaved
 
@@ -29,8 +50,6 @@ from bench._common import Row, per_call_interleaved
 def _minimal_openai(
     messages: list[Any], wire_id: Callable[[str, str], str] | None = None, *, read_raw: bool = False
 ) -> list[dict[str, Any]]:
-    from metis_schema.v1 import Role, TextBlock, ToolUseBlock
-
     dumps = orjson.dumps
     out: list[dict[str, Any]] = []
     append = out.append
@@ -62,6 +81,88 @@ def _minimal_openai(
     return out
 
 
+def _minimal_anthropic_reply(raw: bytes, ids: Any, session_id: str, created_at: Any) -> Any:
+    """An Anthropic reply -> its canonical Message with only the work the result requires:
+    the provider's values validated into blocks, canonical tool ids minted and mapped,
+    usage priced, the records built directly (as `finish_assistant` builds them), the
+    §5.1 screen run. No shape checks, no provider_raw beyond the id, no events."""
+    model = "anthropic:claude-sonnet-4-6"
+    table = load_price_table()
+    body = orjson.loads(raw)
+    content = []
+    for block in body["content"]:
+        if block["type"] == "text":
+            content.append(validate_text({"type": "text", "text": block["text"]}))
+        else:
+            canonical = ids.register_incoming("anthropic", block["id"])
+            values = {"type": "tool_use", "id": canonical, "name": block["name"], "input": block["input"]}
+            content.append(validate_tool_use(values))
+    wire = body["usage"]
+    counts = TokenCounts(
+        wire["input_tokens"],
+        wire["output_tokens"],
+        wire.get("cache_read_input_tokens") or 0,
+        wire.get("cache_creation_input_tokens") or 0,
+    )
+    cost = compute_cost(counts, table.models[model])
+    usage = construct(
+        Usage,
+        {
+            "input_tokens": counts.input_tokens,
+            "output_tokens": counts.output_tokens,
+            "cached_input_tokens": counts.cached_input_tokens,
+            "cache_creation_input_tokens": counts.cache_creation_input_tokens,
+            "cost_usd": cost,
+            "pricing_version": table.pricing_version,
+            "latency_ms": 0,
+        },
+    )
+    routing = construct(
+        RoutingDecisionRecord,
+        {
+            "mode": RoutingMode.default,
+            "chosen_model": model,
+            "reason": "default model",
+            "rule_name": None,
+            "confidence": None,
+            "alternatives_considered": [],
+        },
+        {"mode", "chosen_model", "reason"},
+    )
+    metadata = construct(
+        MessageMetadata,
+        {
+            "model": model,
+            "provider": "anthropic",
+            "routing": routing,
+            "usage": usage,
+            "parent_tool_use_id": None,
+            "status": MessageStatus.complete,
+            "stop_reason": StopReason.tool_use,
+            "critical_blocks": None,
+            "provider_raw": {"adapter": "anthropic", "id": body["id"]},
+            "user_id": None,
+            "team_id": None,
+        },
+        {"model", "provider", "routing", "usage", "status", "stop_reason", "provider_raw"},
+    )
+    message = construct(
+        Message,
+        {
+            "id": "01HZ0000000000000000000001",
+            "session_id": session_id,
+            "role": Role.assistant,
+            "content": content,
+            "metadata": metadata,
+            "created_at": created_at,
+            "schema_version": 1,
+        },
+    )
+    if not is_clean(message):
+        raise AssertionError("the reference reply must be clean")
+    return message
+
+
 def run() -> list[Row]:
     from metis.ids import ToolIdMap
 
@@ -77,7 +178,7 @@ def run() -> list[Row]:
             "floor": lambda: orjson.loads(orjson.dumps(body)),
         }
     )
-    return [
+    rows = [
         Row(
             "reference",
             f"openai body, minimal inlined projection: {name}",
@@ -88,3 +189,30 @@ def run() -> list[Row]:
         )
         for name in ("bare", "required")
     ]
+    rows.append(_reply_row())
+    return rows
+
+
+def _reply_row() -> Row:
+    import importlib
+
+    from metis.ids import ToolIdMap
+
+    from bench.bench_adapters import T0
+
+    raw = orjson.dumps(importlib.import_module("contracts.anthropic").response_fixture())
+    ids = ToolIdMap("sess_bench")
+    best = per_call_interleaved(
+        {
+            "reply": lambda: _minimal_anthropic_reply(raw, ids, "sess_bench", T0),
+            "loads": lambda: orjson.loads(raw),
+        }
+    )
+    return Row(
+        "reference",
+        "anthropic reply (text + 2 tool calls), required work only",
+        best["reply"] * 1e6,
+        "µs",
+        best["loads"] * 1e6,
+        "orjson.loads of body",
+    )
