@@ -16,14 +16,14 @@ path runs from the start, finds the first failing message and raises what it rai
 So an uncleared batch costs time, never a different outcome, and the careful path stays
 the only one that words errors.
 
-The screen checks what `invariants.is_clean` and `BatchChecks._passes` check, and
-assumes, while it walks, that the database holds none of the batch's message ids and
-tool ids. Inside the write transaction that assumption is checked before it matters:
-`confirmed` looks up the batch's tool ids (no id it opens is stored; every call it
-answers without opening it is stored, in the same session, unanswered), and the
-messages' own INSERT checks their ids (the primary key refuses an id already stored or
-twice in the batch). If the INSERT refuses, the transaction is rolled back and the
-batch goes down the careful path (`Unconfirmed`), which names the duplicate.
+The screen checks what `invariants.is_clean` and the careful path's per-message checks
+check, and assumes, while it walks, that the database holds none of the batch's message
+ids and tool ids, and that every call the batch answers without opening it is stored,
+in the same session, unanswered. The writes themselves confirm it (`write_confirmed`):
+the primary keys refuse a message id or tool id already stored (or twice in the batch),
+and each such answer must update exactly one open row of its session. If anything
+disagrees, the transaction is rolled back and the batch goes down the careful path
+(`Unconfirmed`), which finds the problem and words the error.
 """
 
 from __future__ import annotations
@@ -95,14 +95,49 @@ def cleared(batch: object) -> bool:
 
 
 def confirmed(conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]]) -> Plan | None:
-    """The rows to write for a cleared batch, once the database agrees on its tool calls
-    (see module doc); its message ids are the INSERT's to confirm (`Unconfirmed`)."""
+    """The rows to write for a cleared batch (None: the careful path decides); what it
+    assumed of the database is confirmed as they are written (`write_confirmed`)."""
     screen = batch.walk if isinstance(batch, Prepared) else None
-    if screen is None or not _unseen(conn, screen):
+    if screen is None:
         return None
     if screen.unmapped:
         _fill_provider_ids(conn, screen)
     return Plan([row for _, row in batch], screen.call_rows, screen.updates)
+
+
+def write_confirmed(
+    conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]], plan: Plan, insert_calls: Any
+) -> None:
+    """Write a cleared batch's rows, the database confirming what the screen assumed.
+
+    The primary keys refuse a message id or a tool id already stored (or twice in the
+    batch), and each answer to a call stored before must update exactly one row: that
+    call, in the same session, still unanswered. Anything else rolls the transaction
+    back (`Unconfirmed`) and the batch runs again down the careful path, which finds the
+    problem and words it. No lookup is made first: the writes are the lookups.
+    """
+    try:
+        conn.executemany(_INSERT_MESSAGE, plan.message_rows)
+        if plan.call_rows:
+            insert_calls(conn, plan.call_rows)
+    except sqlite3.IntegrityError:
+        forget(batch)
+        raise Unconfirmed from None
+    if plan.updates:
+        answered = conn.executemany(_ANSWER_OPEN_CALL, plan.updates).rowcount
+        if answered != len(plan.updates):
+            forget(batch)
+            raise Unconfirmed
+
+
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (id, session_id, role, content_json, metadata_json, created_at, schema_version) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_ANSWER_OPEN_CALL = (
+    "UPDATE tool_calls SET status = ?, result_message_id = ?, completed_at = ? "
+    "WHERE id = ? AND session_id = ? AND result_message_id IS NULL"
+)
 
 
 class Unconfirmed(Exception):
@@ -169,7 +204,7 @@ class _Screen:
             self.answered.add(tool_id)
             state = _FAILED if block["is_error"] else _SUCCEEDED
             index = self.calls.get(tool_id)
-            if index is None:  # a call stored before: `_unseen` confirms it is there, open
+            if index is None:  # a call stored before: its UPDATE must find it, open
                 self.deferred[tool_id] = session
                 self.updates.append((state, mid, created, tool_id, session))
             else:
@@ -221,33 +256,6 @@ class _Screen:
             [tool_id, row[1], row[0], None, block["name"], state, provider_id, provider, row[5], done]
         )
         return True
-
-
-def _unseen(conn: sqlite3.Connection, screen: _Screen) -> bool:
-    """Confirm what the screen assumed of the `tool_calls` table (module doc); False if wrong.
-
-    The lookup sends its ids as one JSON array that drives an index probe per id
-    (`json_each` CROSS JOIN the table, in that order): three times cheaper than binding
-    hundreds of parameters into `IN (...)`, which SQLite first sorts into a temporary
-    index.
-    """
-    deferred, calls = screen.deferred, screen.calls
-    if not calls and not deferred:
-        return True
-    found = 0
-    for tool_id, session, result in conn.execute(
-        _STORED_CALLS, (orjson.dumps([*calls, *deferred]).decode(),)
-    ):
-        if deferred.get(tool_id) != session or result is not None or tool_id in calls:
-            return False
-        found += 1
-    return found == len(deferred)
-
-
-_STORED_CALLS = (
-    "SELECT t.id, t.session_id, t.result_message_id "
-    "FROM json_each(?) AS j CROSS JOIN tool_calls AS t ON t.id = j.value"
-)
 
 
 def _fill_provider_ids(conn: sqlite3.Connection, screen: _Screen) -> None:

@@ -501,15 +501,11 @@ def _append_all(
     statement, in the order `_put_one` would have written them.
     """
     plan = _batch.confirmed(conn, batch)
-    if plan is None:
-        plan = _checked_plan(conn, batch, tool_ids)
-        conn.executemany(_INSERT_MESSAGE, plan.message_rows)
-    else:
-        try:
-            conn.executemany(_INSERT_MESSAGE, plan.message_rows)
-        except sqlite3.IntegrityError:  # a message id is taken: the careful path says which
-            _batch.forget(batch)
-            raise _batch.Unconfirmed from None
+    if plan is not None:
+        _batch.write_confirmed(conn, batch, plan, _insert_tool_calls)
+        return
+    plan = _checked_plan(conn, batch, tool_ids)
+    conn.executemany(_INSERT_MESSAGE, plan.message_rows)
     if plan.call_rows:
         _insert_tool_calls(conn, plan.call_rows)
     if plan.updates:
