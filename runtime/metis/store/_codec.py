@@ -224,7 +224,14 @@ def _block(block: Any) -> dict[str, Any]:
             raise _Unusual
         if type(is_error) is not bool:
             raise _Unusual
-        parts = [_text(part) if type(part) is TextBlock else _image(part) for part in inner]
+        if len(inner) == 1 and type(inner[0]) is TextBlock:  # the usual result, `_text` inline
+            part = inner[0].__dict__
+            text = part["text"]
+            if type(part["type"]) is not str or part["type"] != "text" or type(text) is not str:
+                raise _Unusual
+            parts = [{"type": "text", "text": text}]
+        else:
+            parts = [_text(part) if type(part) is TextBlock else _image(part) for part in inner]
         return {"type": "tool_result", "tool_use_id": tool_id, "content": parts, "is_error": is_error}
     if kind is ThinkingBlock:
         text, signature = d["text"], d["signature"]
@@ -297,15 +304,11 @@ def _usage(usage: Any) -> dict[str, Any]:
         and type(version) is str
     ):
         raise _Unusual
-    return {
-        "input_tokens": n_in,
-        "output_tokens": n_out,
-        "cached_input_tokens": cached,
-        "cache_creation_input_tokens": written,
-        "cost_usd": _fixed(cost),  # SchemaModel writes decimals fixed-point
-        "pricing_version": version,
-        "latency_ms": latency,
-    }
+    # The fields in declaration order (a model's __dict__ always holds them so), the
+    # decimal written fixed-point as SchemaModel writes it.
+    out: dict[str, Any] = d.copy()
+    out["cost_usd"] = _fixed(cost)
+    return out
 
 
 def _metadata(metadata: Any) -> dict[str, Any]:
@@ -430,7 +433,7 @@ def encode_fast(message: Any) -> tuple[Row, Values] | None:
             _ROLE_VALUE[role],
             _dumps(blocks, option=_ORJSON_OPTIONS).decode(),
             _dumps(meta, option=_ORJSON_OPTIONS).decode(),
-            to_micros(d["created_at"]),
+            (d["created_at"] - EPOCH) // _MICROSECOND,  # `to_micros`, inline
             d["schema_version"],
         )
     except (_Unusual, KeyError, AttributeError, TypeError, ValueError, OverflowError):
