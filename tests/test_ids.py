@@ -53,6 +53,24 @@ def test_ids_increase_even_when_the_clock_stands_still_or_goes_back(monkeypatch:
     assert all(a < b for a, b in pairwise(ids))
 
 
+def test_ids_of_one_millisecond_are_the_ulids_of_consecutive_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Across every carry of the random part (the text of a repeat is patched, not rebuilt)."""
+    from ulid import ULID as PyULID
+
+    gen = _Monotonic()
+    monkeypatch.setattr(time, "time_ns", lambda: 1_700_000_000_000_000_000)
+    first = gen.next()
+    start = int(PyULID.from_str(first))
+    for base in (0x3FE, (1 << 20) - 2, (1 << 80) - 3):
+        gen._last_rand = base  # carries out of the last pair, deeper, and out of the random part
+        gen._text = str(PyULID.from_int(((start >> 80) << 80) | base))
+        made = [gen.next() for _ in range(4)]
+        values = [int(PyULID.from_str(m)) for m in made]
+        assert all(str(PyULID.from_int(v)) == m for v, m in zip(values, made, strict=True))
+        assert all(b - a == 1 or (b >> 80) == (a >> 80) + 1 for a, b in pairwise(values))
+        assert all(a < b for a, b in pairwise(made))
+
+
 def test_session_ids() -> None:
     sid = new_session_id()
     assert sid.startswith("sess_") and ULID.fullmatch(sid.removeprefix("sess_"))

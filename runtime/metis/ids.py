@@ -79,24 +79,29 @@ class _Monotonic:
         self._lock = threading.Lock()
         self._last_ms = -1
         self._last_rand = 0
-        self._prefix = ""  # _time_text(self._last_ms): ids of one millisecond share it
+        self._text = ""  # the last id's text: ids of one millisecond share its first 24 chars
 
     def next(self) -> str:
         now = time.time_ns() // 1_000_000
         with self._lock:
             if now <= self._last_ms:
-                now = self._last_ms
                 rand = self._last_rand + 1
+                low = rand & 0x3FF
+                if low and rand < 1 << 80:
+                    # The common repeat (parallel tool calls, a batch): only the last 10
+                    # bits changed, so only the last two characters do.
+                    self._last_rand = rand
+                    self._text = text = self._text[:-2] + _PAIRS[low]
+                    return text
+                now = self._last_ms
                 if rand >= 1 << 80:  # randomness exhausted in this ms: move to the next one
                     now += 1
                     rand = int.from_bytes(os.urandom(10), "big") >> 1
             else:
                 rand = int.from_bytes(os.urandom(10), "big") >> 1  # headroom for increments
-            if now != self._last_ms:
-                self._prefix = _time_text(now)
             self._last_ms, self._last_rand = now, rand
-            prefix = self._prefix
-        return prefix + _random_text(rand)
+            self._text = text = _time_text(now) + _random_text(rand)
+            return text
 
 
 _ULIDS = _Monotonic()
