@@ -630,3 +630,18 @@ def test_history_reads_a_partial_checkpoint_again_until_it_is_final(
     assert history[-1].metadata.status == MessageStatus.complete
     assert history[-1].content == [TextBlock(text="Tomorrow: rain.")]
     assert [m.id for m in history] == [m.id for m in store.load_session(session.id)]
+
+
+def test_history_reads_a_recreated_session_whole(store: Store, fake: FakeTime, tmp_path: Path) -> None:
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
+    with make_client(store, provider, fake) as client:
+        session = client.session("sonnet", workspace=tmp_path)
+        first = session.send("Weather?")
+        for call in tool_uses(first):
+            session.add_tool_result(call.id, "sunny")
+        assert len(session.messages()) == 4
+        store.delete_session(session.id)
+        store.create_session(str(tmp_path), session_id=session.id)
+        fresh = session.core.user_message("a new start")
+        store.append(fresh)
+        assert [m.id for m in session.messages()] == [fresh.id]

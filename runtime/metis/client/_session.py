@@ -35,7 +35,7 @@ from .. import adapters
 from ..adapters import Adapter, AdapterOptions, WireBody
 from ..assembly import RequestContext
 from ..catalog import load_catalog
-from ..errors import ClientError, DocumentError, FieldProblem
+from ..errors import ClientError, DocumentError, FieldProblem, SessionNotFoundError, StoreError
 from ..events import EventSink
 from ..ids import ToolIdMap, new_message_id
 from ..routing import ChainPolicy, check_swap, decision_record
@@ -152,11 +152,18 @@ class SessionCore:
         again), whoever wrote them: this client, another process, the CLI. A long session
         is not decoded again on every send.
         """
+        history: list[Message] | None = None
         if self._settled:
             after = self._history[self._settled - 1].id
-            fresh = list(self.store.load_session(self.id, after=after))
-            history = self._history[: self._settled] + fresh
-        else:
+            try:
+                fresh = list(self.store.load_session(self.id, after=after))
+            except SessionNotFoundError:
+                raise
+            except StoreError:  # the message read last is gone (the session was recreated)
+                pass
+            else:
+                history = self._history[: self._settled] + fresh
+        if history is None:
             history = list(self.store.load_session(self.id))
         settled = self._settled
         while settled < len(history) and history[settled].metadata.status != MessageStatus.partial:
