@@ -108,3 +108,73 @@ def test_finish_assistant_still_applies_the_message_rules() -> None:
     )
     assert Message.model_validate_json(message.model_dump_json()) == message
     assert message.metadata.status is MessageStatus.complete
+
+
+def _context() -> RequestContext:
+    return RequestContext(
+        session_id="sess_1",
+        model="openai:gpt-5",
+        tool_ids=ToolIdMap("sess_1"),
+        created_at=datetime(2026, 5, 8, tzinfo=UTC),
+    )
+
+
+def _finish(**change: object) -> Message:
+    values: dict[str, object] = {
+        "provider": "openai",
+        "content": [TextBlock(type="text", text="hi")],
+        "counts": TokenCounts(3, 1),
+        "stop_reason": StopReason.end_turn,
+        "provider_raw": {"adapter": "openai"},
+    }
+    values.update(change)
+    return finish_assistant(_context(), **values)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"provider": "Open AI"}, "provider 'Open AI'"),
+        ({"provider_raw": [1, 2]}, "provider_raw must be an object"),
+        ({"provider_raw": {1: "x"}}, "provider_raw keys must be strings"),
+        ({"status": "finished"}, "not a MessageStatus"),
+        ({"stop_reason": "done"}, "not a StopReason"),
+        ({"content": [{"type": "nope"}]}, "content"),
+    ],
+)
+def test_finish_assistant_refuses_what_it_cannot_build(change: dict[str, object], match: str) -> None:
+    with pytest.raises(WireFormatError, match=match):
+        _finish(**change)
+
+
+def test_finish_assistant_takes_mappings_and_block_dicts_as_the_validator_would() -> None:
+    from collections import OrderedDict
+
+    message = _finish(
+        provider_raw=OrderedDict(adapter="openai", id="x"),
+        content=[{"type": "text", "text": "hi"}],
+        status="complete",
+        stop_reason="end_turn",
+    )
+    assert type(message.metadata.provider_raw) is dict
+    assert message.metadata.provider_raw == {"adapter": "openai", "id": "x"}
+    assert message.content == [TextBlock(type="text", text="hi")]
+    assert message.metadata.status is MessageStatus.complete
+    assert message.metadata.stop_reason is StopReason.end_turn
+
+
+def test_a_stream_of_an_unknown_provider_key_is_refused_before_anything_is_stored() -> None:
+    from metis.assembly import StreamAssembler
+    from metis_schema.v1 import TextDeltaEvent
+
+    assembler = StreamAssembler(_context(), provider="Open AI")
+    assembler.feed(TextDeltaEvent(index=0, text="hi"))
+    with pytest.raises(WireFormatError, match="provider"):
+        assembler.finish(cancelled=True)
+    with pytest.raises(WireFormatError, match="provider"):
+        assembler.snapshot()
+
+
+def test_request_context_requires_a_session_id() -> None:
+    with pytest.raises(WireFormatError, match=r"RequestContext\.session_id"):
+        RequestContext(session_id=None, model="openai:gpt-5", tool_ids=ToolIdMap("s"))  # type: ignore[arg-type]

@@ -645,3 +645,38 @@ def test_history_reads_a_recreated_session_whole(store: Store, fake: FakeTime, t
         fresh = session.core.user_message("a new start")
         store.append(fresh)
         assert [m.id for m in session.messages()] == [fresh.id]
+        again = session.core.user_message("and again")
+        store.append(again)
+        assert [m.id for m in session.messages()] == [fresh.id, again.id]
+
+
+def test_messages_are_copies_that_change_nothing_sent(store: Store, fake: FakeTime, tmp_path: Path) -> None:
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
+    with make_client(store, provider, fake) as client:
+        session = client.session("sonnet", workspace=tmp_path)
+        first = session.send("the secret question")
+        for call in tool_uses(first):
+            session.add_tool_result(call.id, "sunny")
+        history = session.messages()
+        history[0].content[0].text = "edited by the caller"  # type: ignore[union-attr]
+        session.send()
+    sent = provider.requests[1].content.decode()
+    assert "the secret question" in sent and "edited by the caller" not in sent
+
+
+class WholeSessionStore(SpyStore):
+    """A caller's SessionStore that reads whole sessions only (no `after=`)."""
+
+    def load_session(self, session_id: str) -> list[Any]:  # type: ignore[override]
+        return self._store.load_session(session_id)
+
+
+def test_a_store_without_incremental_reads_still_works(store: Store, fake: FakeTime, tmp_path: Path) -> None:
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
+    with make_client(WholeSessionStore(store), provider, fake) as client:
+        session = client.session("sonnet", workspace=tmp_path)
+        first = session.send("Weather?")
+        for call in tool_uses(first):
+            session.add_tool_result(call.id, "sunny")
+        session.send()
+        assert [m.id for m in session.messages()] == [m.id for m in store.load_session(session.id)]

@@ -367,3 +367,16 @@ def test_failing_url_fetcher_is_a_typed_error() -> None:
         ADAPTER.to_wire(
             [message], [], options("gemma3", ToolIdMap(SESSION), allow_url_fetch=True, url_fetcher=fetcher)
         )
+
+
+def test_a_request_field_named_dropped_is_kept_with_the_drops() -> None:
+    body = {
+        "model": "qwen3:8b",
+        "messages": [{"role": "user", "content": "x", "name": "bob"}],
+        "dropped": "the caller's own field",
+    }
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert {(d["path"], str(d["value"])) for d in imported.unmapped["dropped"]} == {
+        ("messages[0].name", "bob"),
+        ("dropped", "the caller's own field"),
+    }

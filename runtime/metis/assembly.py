@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -22,6 +22,7 @@ from metis_schema.v1 import (
     CatalogEntry,
     ContentBlock,
     ErrorEvent,
+    ImageBlock,
     Message,
     MessageCompleteEvent,
     MessageMetadata,
@@ -37,13 +38,14 @@ from metis_schema.v1 import (
     ThinkingBlock,
     ThinkingDeltaEvent,
     ToolDefinition,
+    ToolResultBlock,
     ToolUseBlock,
     ToolUseEndEvent,
     ToolUseInputDeltaEvent,
     ToolUseStartEvent,
     UsageUpdateEvent,
 )
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._build import construct, verify
 from .catalog import Catalog, load_catalog
@@ -81,7 +83,7 @@ class RequestContext:
         # here, when they are set, against the Message model's own field types: the
         # message `finish_assistant` builds from them is not validated again.
         check = _CONTEXT_CHECKS.get(name)
-        if check is not None and value is not None:
+        if check is not None and (value is not None or name == "session_id"):
             try:
                 check(value, strict=True)
             except ValidationError as exc:
@@ -91,9 +93,9 @@ class RequestContext:
         object.__setattr__(self, name, value)
 
 
-def _field_check(name: str) -> Any:
-    """pydantic-core's validator of Message field `name` (its type and constraints)."""
-    field = Message.model_fields[name]
+def _field_check(name: str, model: type[BaseModel] = Message) -> Any:
+    """pydantic-core's validator of `model`'s field `name` (its type and constraints)."""
+    field = model.model_fields[name]
     annotation: Any = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
     return TypeAdapter(annotation).validate_python
 
@@ -103,6 +105,12 @@ _CONTEXT_CHECKS = {
     "message_id": _field_check("id"),
     "created_at": _field_check("created_at"),
 }
+_check_provider = _field_check("provider", MessageMetadata)
+_PROVIDERS_SEEN: set[str] = set()  # provider keys already checked (adapter names, a handful)
+_CONTENT = TypeAdapter(list[ContentBlock])
+_BLOCK_CLASSES = frozenset(
+    {TextBlock, ToolUseBlock, ThinkingBlock, RedactedThinkingBlock, ImageBlock, ToolResultBlock}
+)
 
 
 def _loads(text: str) -> Any:
@@ -182,6 +190,61 @@ def _routing_copy(record: RoutingDecisionRecord) -> RoutingDecisionRecord:
     return construct(RoutingDecisionRecord, values, set(record.model_fields_set))
 
 
+def _checked_inputs(provider: str, provider_raw: Any) -> dict[str, Any] | None:
+    """What finish_assistant takes from its caller unchecked elsewhere: the provider key
+    (against MessageMetadata's own field type, once per key) and provider_raw (a dict with
+    string keys; empty means none). WireFormatError otherwise: never a silent drop."""
+    if provider not in _PROVIDERS_SEEN:
+        try:
+            _check_provider(provider, strict=True)
+        except ValidationError as exc:
+            raise WireFormatError(
+                f"provider {provider!r}: {exc.errors()[0]['msg']}", path="metadata.provider"
+            ) from None
+        if len(_PROVIDERS_SEEN) < 64:
+            _PROVIDERS_SEEN.add(provider)
+    if provider_raw is None:
+        return None
+    if type(provider_raw) is not dict:
+        if not isinstance(provider_raw, Mapping):
+            raise WireFormatError(
+                f"provider_raw must be an object, got {type(provider_raw).__name__}",
+                provider=provider,
+                path="metadata.provider_raw",
+            )
+        provider_raw = dict(provider_raw)
+    for key in provider_raw:
+        if type(key) is not str:
+            raise WireFormatError(
+                f"provider_raw keys must be strings, got {key!r}",
+                provider=provider,
+                path="metadata.provider_raw",
+            )
+    return provider_raw or None
+
+
+def _enum(kind: Any, value: Any, provider: str) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        raise WireFormatError(
+            f"{value!r} is not a {kind.__name__}", provider=provider, path=f"metadata.{kind.__name__}"
+        ) from None
+
+
+def _checked_content(content: Any, provider: str) -> list[ContentBlock]:
+    """Content given as anything but block models (dicts, say): validated into blocks."""
+    try:
+        blocks: list[ContentBlock] = _CONTENT.validate_python(content)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise WireFormatError(
+            f"content[{where}]: {first['msg']}", provider=provider, path=f"content.{where}"
+        ) from None
+    return blocks
+
+
 def finish_assistant(
     context: RequestContext,
     *,
@@ -222,8 +285,9 @@ def finish_assistant(
             },
             {"mode", "chosen_model", "reason"},
         )
-    if type(provider_raw) is not dict or not provider_raw:
-        provider_raw = None
+    provider_raw = _checked_inputs(provider, provider_raw)
+    if any(type(block) not in _BLOCK_CLASSES for block in content):
+        content = _checked_content(content, provider)
     metadata = construct(
         MessageMetadata,
         {
@@ -232,10 +296,10 @@ def finish_assistant(
             "routing": routing,
             "usage": usage,
             "parent_tool_use_id": None,
-            "status": status if type(status) is MessageStatus else MessageStatus(status),
+            "status": status if type(status) is MessageStatus else _enum(MessageStatus, status, provider),
             "stop_reason": stop_reason
             if stop_reason is None or type(stop_reason) is StopReason
-            else StopReason(stop_reason),
+            else _enum(StopReason, stop_reason, provider),
             "critical_blocks": None,
             "provider_raw": provider_raw,
             "user_id": None,

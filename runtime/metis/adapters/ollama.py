@@ -901,6 +901,8 @@ class _Importer:
             for k, v in body.items()
             if k not in _KNOBS | {"model", "messages", "tools", "stream", "options"}
         }
+        if "dropped" in unmapped:  # the body's own field: kept, listed with the drops
+            self._drop("dropped", unmapped.pop("dropped"), "not an Ollama request field metis knows")
         if self.dropped:
             unmapped["dropped"] = self.dropped
         options = AdapterOptions(

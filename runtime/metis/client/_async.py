@@ -172,7 +172,8 @@ class AsyncSession:
         return self.core.tool_ids
 
     def messages(self) -> list[Message]:
-        return self.core.history()
+        """The stored conversation, in order: copies, so editing them changes nothing sent."""
+        return [message.model_copy(deep=True) for message in self.core.history()]
 
     async def send(
         self,

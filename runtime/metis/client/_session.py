@@ -136,6 +136,7 @@ class SessionCore:
         # and the store never changes a final row, so later reads fetch only what follows.
         self._history: list[Message] = []
         self._settled = 0
+        self._incremental = True  # False once the store turned `after=` down
 
     # --- reading --------------------------------------------------------------------------
 
@@ -145,7 +146,8 @@ class SessionCore:
         return self.active_model != self.default_model
 
     def history(self) -> list[Message]:
-        """Every stored message of the session, in order.
+        """Every stored message of the session, in order (the session's own objects: callers
+        outside the client get copies, `Session.messages`).
 
         Read incrementally: only rows after the last message already read that can no
         longer change (a PARTIAL checkpoint may still be finalized in place, so it is read
@@ -153,7 +155,8 @@ class SessionCore:
         is not decoded again on every send.
         """
         history: list[Message] | None = None
-        if self._settled:
+        settled = 0
+        if self._settled and self._incremental:
             after = self._history[self._settled - 1].id
             try:
                 fresh = list(self.store.load_session(self.id, after=after))
@@ -161,11 +164,12 @@ class SessionCore:
                 raise
             except StoreError:  # the message read last is gone (the session was recreated)
                 pass
+            except TypeError:  # a SessionStore of the caller's that reads whole sessions only
+                self._incremental = False
             else:
-                history = self._history[: self._settled] + fresh
+                history, settled = self._history[: self._settled] + fresh, self._settled
         if history is None:
             history = list(self.store.load_session(self.id))
-        settled = self._settled
         while settled < len(history) and history[settled].metadata.status != MessageStatus.partial:
             settled += 1
         self._history, self._settled = history, settled

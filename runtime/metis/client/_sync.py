@@ -171,8 +171,8 @@ class Session:
         return self.core.tool_ids
 
     def messages(self) -> list[Message]:
-        """The stored conversation, in order."""
-        return self.core.history()
+        """The stored conversation, in order: copies, so editing them changes nothing sent."""
+        return [message.model_copy(deep=True) for message in self.core.history()]
 
     def send(
         self,
