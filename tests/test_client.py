@@ -559,6 +559,14 @@ def test_a_tool_outside_the_schema_subset_is_refused_before_any_request(
 # --- incremental history ---------------------------------------------------------------------------
 
 
+def answered_turn(session: Any, text: str) -> Any:
+    """Send `text` and answer every tool call of the reply with "sunny"; the reply."""
+    reply = session.send(text)
+    for call in tool_uses(reply):
+        session.add_tool_result(call.id, "sunny")
+    return reply
+
+
 class ReadSpy(SpyStore):
     """A real Store that records each history read: (after, ids returned)."""
 
@@ -579,9 +587,7 @@ def test_history_reads_only_new_rows_and_sees_other_writers(
     spy = ReadSpy(store)
     with make_client(spy, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
-        first = session.send("Weather?")
-        for call in tool_uses(first):
-            session.add_tool_result(call.id, "sunny")
+        answered_turn(session, "Weather?")
         second = session.send()
         # Another writer on the same file answers the second reply's calls.
         with Store.open(store.path) as other_store, make_client(other_store, provider, fake) as other:
@@ -605,9 +611,7 @@ def test_history_reads_a_partial_checkpoint_again_until_it_is_final(
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
     with make_client(store, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
-        first = session.send("Weather?")
-        for call in tool_uses(first):
-            session.add_tool_result(call.id, "sunny")
+        first = answered_turn(session, "Weather?")
         user = session.core.user_message("and tomorrow?")
         store.append(user)
         partial = first.model_copy(
@@ -636,9 +640,7 @@ def test_history_reads_a_recreated_session_whole(store: Store, fake: FakeTime, t
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
     with make_client(store, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
-        first = session.send("Weather?")
-        for call in tool_uses(first):
-            session.add_tool_result(call.id, "sunny")
+        answered_turn(session, "Weather?")
         assert len(session.messages()) == 4
         store.delete_session(session.id)
         store.create_session(str(tmp_path), session_id=session.id)
@@ -654,9 +656,7 @@ def test_messages_are_copies_that_change_nothing_sent(store: Store, fake: FakeTi
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
     with make_client(store, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
-        first = session.send("the secret question")
-        for call in tool_uses(first):
-            session.add_tool_result(call.id, "sunny")
+        answered_turn(session, "the secret question")
         history = session.messages()
         history[0].content[0].text = "edited by the caller"  # type: ignore[union-attr]
         session.send()
@@ -675,8 +675,6 @@ def test_a_store_without_incremental_reads_still_works(store: Store, fake: FakeT
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
     with make_client(WholeSessionStore(store), provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
-        first = session.send("Weather?")
-        for call in tool_uses(first):
-            session.add_tool_result(call.id, "sunny")
+        answered_turn(session, "Weather?")
         session.send()
         assert [m.id for m in session.messages()] == [m.id for m in store.load_session(session.id)]
