@@ -22,7 +22,6 @@ from metis_schema.v1 import (
     CatalogEntry,
     ContentBlock,
     ErrorEvent,
-    ImageBlock,
     Message,
     MessageCompleteEvent,
     MessageMetadata,
@@ -38,7 +37,6 @@ from metis_schema.v1 import (
     ThinkingBlock,
     ThinkingDeltaEvent,
     ToolDefinition,
-    ToolResultBlock,
     ToolUseBlock,
     ToolUseEndEvent,
     ToolUseInputDeltaEvent,
@@ -48,11 +46,12 @@ from metis_schema.v1 import (
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._build import construct, verify
+from .canonical import CONTENT_LIST
 from .catalog import Catalog, load_catalog
 from .errors import WireFormatError
 from .events import EventSink, emit
 from .ids import ToolIdMap, new_message_id
-from .invariants import is_clean
+from .invariants import BLOCK_CLASSES, is_clean
 from .pricing import make_usage
 from .usage import TokenCounts
 
@@ -107,10 +106,6 @@ _CONTEXT_CHECKS = {
 }
 _check_provider = _field_check("provider", MessageMetadata)
 _PROVIDERS_SEEN: set[str] = set()  # provider keys already checked (adapter names, a handful)
-_CONTENT = TypeAdapter(list[ContentBlock])
-_BLOCK_CLASSES = frozenset(
-    {TextBlock, ToolUseBlock, ThinkingBlock, RedactedThinkingBlock, ImageBlock, ToolResultBlock}
-)
 
 
 def _loads(text: str) -> Any:
@@ -235,7 +230,7 @@ def _enum(kind: Any, value: Any, provider: str) -> Any:
 def _checked_content(content: Any, provider: str) -> list[ContentBlock]:
     """Content given as anything but block models (dicts, say): validated into blocks."""
     try:
-        blocks: list[ContentBlock] = _CONTENT.validate_python(content)
+        blocks: list[ContentBlock] = CONTENT_LIST.validate_python(content)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -286,7 +281,7 @@ def finish_assistant(
             {"mode", "chosen_model", "reason"},
         )
     provider_raw = _checked_inputs(provider, provider_raw)
-    if any(type(block) not in _BLOCK_CLASSES for block in content):
+    if any(type(block) not in BLOCK_CLASSES for block in content):
         content = _checked_content(content, provider)
     metadata = construct(
         MessageMetadata,

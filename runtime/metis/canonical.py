@@ -28,27 +28,22 @@ from typing import Any
 import orjson
 from metis_schema import CURRENT_VERSION
 from metis_schema.v1 import (
-    ImageBlock,
+    ContentBlock,
     Message,
     MessageMetadata,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
 )
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from .errors import DocumentError, FieldProblem
+from .invariants import BLOCK_CLASSES
 from .validation import explain
 
 log = logging.getLogger("metis.compat")
 
-KNOWN_BLOCK_TYPES: frozenset[str] = frozenset(
-    str(cls.model_fields["type"].default)
-    for cls in (TextBlock, ToolUseBlock, ToolResultBlock, ImageBlock, ThinkingBlock, RedactedThinkingBlock)
-)
+KNOWN_BLOCK_TYPES: frozenset[str] = frozenset(str(cls.model_fields["type"].default) for cls in BLOCK_CLASSES)
 """Content block `type` tags this version of metis understands."""
+CONTENT_LIST: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock])
+"""A message's content list, validated or serialized on its own (pydantic's adapter, built once)."""
 
 _METADATA_FIELDS: frozenset[str] = frozenset(MessageMetadata.model_fields)
 _EXCLUDE_RAW = {"metadata": {"provider_raw"}}

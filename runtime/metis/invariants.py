@@ -28,20 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from metis_schema.v1 import (
+    ContentBlock,
     ImageBlock,
     Message,
     MessageMetadata,
     MessageStatus,
-    RedactedThinkingBlock,
     Role,
     TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
 )
+from pydantic import BaseModel
 
 from .errors import InvariantError
 from .ids import is_tool_id
@@ -75,18 +73,10 @@ class Violation:
         return f"message {self.message_id or '(no id)'}: {where}: {self.problem} [{self.rule}]"
 
 
-_MODELS = frozenset(
-    {
-        Message,
-        MessageMetadata,
-        TextBlock,
-        ToolUseBlock,
-        ToolResultBlock,
-        ImageBlock,
-        ThinkingBlock,
-        RedactedThinkingBlock,
-    }
-)
+BLOCK_CLASSES: frozenset[type[BaseModel]] = frozenset(get_args(get_args(ContentBlock.__value__)[0]))
+"""The classes of the ContentBlock union, read from the generated alias (a new block type
+joins by itself): what `type(block) in BLOCK_CLASSES` recognizes as a block model."""
+_MODELS = BLOCK_CLASSES | {Message, MessageMetadata}
 """Generated classes that are not Mappings: `_get` reads their attributes without asking
 `isinstance(obj, Mapping)`, an ABC check that dominated the cost of checking a message."""
 
@@ -429,6 +419,7 @@ def validate_conversation(messages: Sequence[Message], *, tools: ToolRegistry | 
 
 __all__ = [
     "ALLOWED_BLOCKS",
+    "BLOCK_CLASSES",
     "TOOL_RESULT_BLOCKS",
     "Violation",
     "check_conversation",

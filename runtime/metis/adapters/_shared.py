@@ -24,16 +24,15 @@ from metis_schema.v1 import (
     ImageBlock,
     ImageSourceKind,
     Message,
-    RedactedThinkingBlock,
     SideEffects,
     TextBlock,
     ThinkingBlock,
     ToolDefinition,
-    ToolResultBlock,
     ToolUseBlock,
 )
 
 from ..errors import WireFormatError, WorkspaceError
+from ..invariants import BLOCK_CLASSES
 from .base import AdapterOptions
 
 _DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)$", re.DOTALL)
@@ -157,9 +156,7 @@ def url_image_media_type(url: str) -> str:
     return guessed if guessed and guessed.startswith("image/") else "image/jpeg"
 
 
-_OTHER_BLOCKS: frozenset[type] = frozenset(
-    {TextBlock, ThinkingBlock, ImageBlock, ToolResultBlock, RedactedThinkingBlock}
-)
+_OTHER_BLOCKS: frozenset[type] = BLOCK_CLASSES - {ToolUseBlock}
 
 
 def is_tool_use(block: ContentBlock) -> TypeGuard[ToolUseBlock]:

@@ -49,9 +49,9 @@ from metis_schema.v1 import (
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-from ..canonical import read_message
+from ..canonical import CONTENT_LIST, read_message
 from ..errors import MetisError, StoreError
-from ._trusted import CONTENT_LIST, TRUSTED_VERSION, build_message
+from ._trusted import TRUSTED_VERSION, build_message
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)

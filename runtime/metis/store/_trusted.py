@@ -25,11 +25,11 @@ from datetime import datetime
 from typing import Any
 
 from metis_schema._rules import SchemaModel
-from metis_schema.v1 import ContentBlock, Message, MessageMetadata, Role
-from pydantic import TypeAdapter
+from metis_schema.v1 import Message, MessageMetadata, Role
 from pydantic_core import SchemaValidator
 
 from .._build import construct
+from ..canonical import CONTENT_LIST
 
 TRUSTED_VERSION = 1
 """The schema version of the models built here (metis_schema.v1)."""
@@ -64,8 +64,6 @@ def _validator(schema: Any) -> SchemaValidator:
     return SchemaValidator(_without_rule_hooks(schema))
 
 
-CONTENT_LIST = TypeAdapter(list[ContentBlock])
-"""The content list's adapter, shared with the encoder (`_codec`)."""
 content_from_json = _validator(CONTENT_LIST.core_schema).validate_json
 """Stored `content_json` -> list of content blocks (rule hooks skipped, see module doc)."""
 metadata_from_json = _validator(MessageMetadata.__pydantic_core_schema__).validate_json
