@@ -54,6 +54,7 @@ from .ids import ToolIdMap, new_message_id
 from .invariants import BLOCK_CLASSES, is_clean
 from .pricing import make_usage
 from .usage import TokenCounts
+from .validation import pydantic_problems
 
 log = logging.getLogger("metis.assembly")
 
@@ -232,11 +233,9 @@ def _checked_content(content: Any, provider: str) -> list[ContentBlock]:
     try:
         blocks: list[ContentBlock] = CONTENT_LIST.validate_python(content)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise WireFormatError(
-            f"content[{where}]: {first['msg']}", provider=provider, path=f"content.{where}"
-        ) from None
+        first = pydantic_problems(exc)[0]
+        where = "content" + (first.path if first.path.startswith("[") else f".{first.path}")
+        raise WireFormatError(f"{where}: {first.problem}", provider=provider, path=where) from None
     return blocks
 
 

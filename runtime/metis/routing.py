@@ -36,8 +36,9 @@ from pydantic import ValidationError
 
 from .canonical import canonical_json
 from .catalog import Catalog, load_catalog
-from .errors import CapabilityError, DocumentError, FieldProblem, UnknownAdapterError
+from .errors import CapabilityError, DocumentError, UnknownAdapterError
 from .events import EventSink, emit
+from .validation import pydantic_problems
 
 
 class ChainPolicy(StrEnum):
@@ -94,8 +95,7 @@ def decision_record(
             alternatives_considered=considered,
         )
     except ValidationError as exc:
-        problems = [FieldProblem(".".join(str(p) for p in e["loc"]), e["msg"]) for e in exc.errors()]
-        raise DocumentError("routing decision", problems) from None
+        raise DocumentError("routing decision", pydantic_problems(exc)) from None
     emit(
         events,
         "route.decided",

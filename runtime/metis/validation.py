@@ -229,7 +229,12 @@ def explain(doc: Any, kind: str, error: PydanticValidationError) -> list[FieldPr
         except ValueError:
             doc = None
     problems = validate_document(doc, kind) if doc is not None else []
-    return problems or [FieldProblem(field_path(e["loc"]), e["msg"]) for e in error.errors()]
+    return problems or pydantic_problems(error)
+
+
+def pydantic_problems(error: PydanticValidationError) -> list[FieldProblem]:
+    """pydantic's own errors as FieldProblems, each located by `field_path`."""
+    return [FieldProblem(field_path(e["loc"]), e["msg"]) for e in error.errors()]
 
 
 def require_valid(doc: Any, kind: str = "Message", *, what: str | None = None) -> None:
@@ -245,6 +250,7 @@ __all__ = [
     "detect_kind",
     "explain",
     "field_path",
+    "pydantic_problems",
     "require_valid",
     "validate_document",
 ]

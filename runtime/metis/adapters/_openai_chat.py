@@ -86,6 +86,7 @@ from ..catalog import load_catalog
 from ..errors import ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
 from ..usage import normalize_usage
+from ..validation import pydantic_problems
 from ._framing import SSEEvent, SSEFramer
 from ._lossy import drop_block
 from ._shared import (
@@ -276,10 +277,8 @@ def _directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]
 
 def _not_canonical(exc: ValidationError, *, provider: str, path: str) -> WireFormatError:
     """The WireFormatError for a canonical-model constructor's pydantic error."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
     return WireFormatError(
-        f"cannot be read as canonical: {where}: {first['msg']}", provider=provider, path=path
+        f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=provider, path=path
     )
 
 
