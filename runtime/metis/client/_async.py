@@ -19,11 +19,10 @@ import orjson
 from metis_schema.v1 import Message, ToolDefinition
 
 from ..events import EventSink
-from ..ids import ToolIdMap
 from ._http import json_body, provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
-from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionCore
+from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
 from ._stream import CheckpointPolicy, EventCallback, StreamRun
 from ._sync import DEFAULT_TIMEOUT
 
@@ -152,28 +151,12 @@ class AsyncClient(ClientBase):
         return run.close()
 
 
-class AsyncSession:
+class AsyncSession(SessionBase):
     """One conversation over the async client (see `Session`)."""
 
     def __init__(self, client: AsyncClient, core: SessionCore) -> None:
+        super().__init__(core)
         self.client = client
-        self.core = core
-
-    @property
-    def id(self) -> str:
-        return self.core.id
-
-    @property
-    def active_model(self) -> str:
-        return self.core.active_model
-
-    @property
-    def tool_ids(self) -> ToolIdMap:
-        return self.core.tool_ids
-
-    def messages(self) -> list[Message]:
-        """The stored conversation, in order: copies, so editing them changes nothing sent."""
-        return [message.model_copy(deep=True) for message in self.core.history()]
 
     async def send(
         self,
@@ -188,12 +171,6 @@ class AsyncSession:
         """As `Session.send`, awaited."""
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
         return await self.client._exchange(self.core, prepared, on_event)
-
-    def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
-        return self.core.add_tool_result(tool_use_id, content, is_error=is_error)
-
-    def swap(self, model: str) -> str:
-        return self.core.swap(model)
 
 
 __all__ = ["AsyncClient", "AsyncSession"]

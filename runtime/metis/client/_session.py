@@ -376,7 +376,16 @@ def create_record(
     )
 
 
-__all__ = ["DEFAULT_MODEL", "ClientSettings", "Content", "Prepared", "SessionCore", "create_record"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "ClientBase",
+    "ClientSettings",
+    "Content",
+    "Prepared",
+    "SessionBase",
+    "SessionCore",
+    "create_record",
+]
 
 
 def _merged(defaults: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
@@ -448,3 +457,40 @@ class ClientBase:
         if self._close_store is not None:
             self._close_store()
             self._close_store = None
+
+
+class SessionBase:
+    """What a sync `Session` and an `AsyncSession` share: everything but `send`.
+
+    Answering a tool call, swapping the model and reading the conversation touch only
+    the store, never the network, so both clients expose them unchanged from here.
+    """
+
+    def __init__(self, core: SessionCore) -> None:
+        self.core = core
+
+    @property
+    def id(self) -> str:
+        return self.core.id
+
+    @property
+    def active_model(self) -> str:
+        """Canonical id of the model the next request goes to."""
+        return self.core.active_model
+
+    @property
+    def tool_ids(self) -> ToolIdMap:
+        """The session's ToolIdMap (canonical id <-> provider ids)."""
+        return self.core.tool_ids
+
+    def messages(self) -> list[Message]:
+        """The stored conversation, in order: copies, so editing them changes nothing sent."""
+        return [message.model_copy(deep=True) for message in self.core.history()]
+
+    def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
+        """Answer a tool call; the next `send()` carries the result with the provider's id."""
+        return self.core.add_tool_result(tool_use_id, content, is_error=is_error)
+
+    def swap(self, model: str) -> str:
+        """Switch the session's model (sticky); CapabilityError, and no change, if it can't carry history."""
+        return self.core.swap(model)

@@ -17,11 +17,10 @@ import orjson
 from metis_schema.v1 import Message, ToolDefinition
 
 from ..events import EventSink
-from ..ids import ToolIdMap
 from ._http import json_body, provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
-from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionCore
+from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
 from ._stream import CheckpointPolicy, EventCallback, StreamRun
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -149,30 +148,12 @@ class Client(ClientBase):
         return run.close()
 
 
-class Session:
+class Session(SessionBase):
     """One conversation: send, answer tool calls, swap models. Every step is persisted."""
 
     def __init__(self, client: Client, core: SessionCore) -> None:
+        super().__init__(core)
         self.client = client
-        self.core = core
-
-    @property
-    def id(self) -> str:
-        return self.core.id
-
-    @property
-    def active_model(self) -> str:
-        """Canonical id of the model the next request goes to."""
-        return self.core.active_model
-
-    @property
-    def tool_ids(self) -> ToolIdMap:
-        """The session's ToolIdMap (canonical id <-> provider ids)."""
-        return self.core.tool_ids
-
-    def messages(self) -> list[Message]:
-        """The stored conversation, in order: copies, so editing them changes nothing sent."""
-        return [message.model_copy(deep=True) for message in self.core.history()]
 
     def send(
         self,
@@ -191,14 +172,6 @@ class Session:
         """
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
         return self.client._exchange(self.core, prepared, on_event)
-
-    def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
-        """Answer a tool call; the next `send()` carries the result with the provider's id."""
-        return self.core.add_tool_result(tool_use_id, content, is_error=is_error)
-
-    def swap(self, model: str) -> str:
-        """Switch the session's model (sticky); CapabilityError, and no change, if it can't carry history."""
-        return self.core.swap(model)
 
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Session"]
