@@ -65,15 +65,16 @@ def test_sql_in_every_field_round_trips_harmlessly(tmp_path: Path) -> None:
 
 def test_sql_text_is_never_built_from_values() -> None:
     # Every f-string SQL in the store interpolates module constants or a table name from a
-    # fixed tuple; values always travel as parameters. Guard the one dynamic IN list too.
-    from metis.store import _checks
+    # fixed tuple; values always travel as parameters. Lists of ids are one bound
+    # parameter (a JSON array read with json_each): no SQL text grows with them.
+    from metis.store import _batch, _checks
 
-    source = inspect.getsource(_checks.known_calls)
-    assert '",".join("?" * len(wanted))' in source
-    assert "wanted," in source  # the ids themselves are bound parameters
-    store_source = inspect.getsource(store_sqlite)
-    for forbidden in (".format(", "% (", "%s"):
-        assert forbidden not in store_source
+    source = inspect.getsource(_checks.by_ids)
+    assert "conn.execute(sql, (orjson.dumps(list(ids)).decode(), *params))" in source
+    for module in (store_sqlite, _checks, _batch):
+        module_source = inspect.getsource(module)
+        for forbidden in (".format(", "% (", "%s", '"?" *', "IN ({"):
+            assert forbidden not in module_source, (module.__name__, forbidden)
 
 
 KEY = "sk-ant-api03-NEVER-STORE-ME-0123456789abcdefghijklmnop"

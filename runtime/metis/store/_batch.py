@@ -33,10 +33,10 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, timedelta
 from typing import Any, NamedTuple
 
-import orjson
 from metis_schema.v1 import Message
 
 from ..ids import ToolIdMap, is_tool_id
+from ._checks import stored_provider_ids
 from ._codec import GcPaused, Row, Values, encode, encode_fast
 from ._types import ToolCallStatus
 
@@ -259,29 +259,18 @@ class _Screen:
 
 
 def _fill_provider_ids(conn: sqlite3.Connection, screen: _Screen) -> None:
-    """Provider ids of the batch's calls from the stored tool id map (no map was given):
-    for each (session, canonical, provider), the first the map binds, as the careful
-    path's `_stored_provider_ids` reads them. Every such row is (re)set: a retried
-    transaction may find another map."""
+    """Provider ids of the batch's calls from the stored tool id map (no map was given), as
+    the careful path reads them (`stored_provider_ids`). Every such row is (re)set: a
+    retried transaction may find another map."""
     call_rows = screen.call_rows
     wanted: dict[str, list[str]] = {}
     for index in screen.unmapped:
         call = call_rows[index]
         wanted.setdefault(call[1], []).append(call[0])
-    found: dict[tuple[str, str, str], str] = {}
-    for session_id, canonical in wanted.items():
-        rows = conn.execute(_STORED_PROVIDER_IDS, (orjson.dumps(canonical).decode(), session_id))
-        for canon, provider, provider_id in rows:
-            found.setdefault((session_id, canon, provider), str(provider_id))
+    found = stored_provider_ids(conn, wanted)
     for index in screen.unmapped:
         call = call_rows[index]
         call[6] = found.get((call[1], call[0], call[7]))
-
-
-_STORED_PROVIDER_IDS = (
-    "SELECT m.canonical, m.provider, m.provider_id FROM json_each(?) AS j CROSS JOIN tool_id_map AS m "
-    "ON m.session_id = ? AND m.canonical = j.value ORDER BY m.seq"
-)
 
 
 __all__ = ["Plan", "Prepared", "Unconfirmed", "cleared", "confirmed", "forget", "prepare"]

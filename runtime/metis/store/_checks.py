@@ -19,10 +19,12 @@ here, which decides, and words, every refusal.)
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
+import orjson
 from metis_schema.v1 import Message, ToolResultBlock, ToolUseBlock
 
 from ..invariants import Violation, check_links, check_message
@@ -51,15 +53,23 @@ def referenced_ids(message: Message) -> set[str]:
     return ids
 
 
+def by_ids(conn: sqlite3.Connection, sql: str, ids: Iterable[str], *params: Any) -> sqlite3.Cursor:
+    """Run `sql`, whose first parameter is a JSON array of `ids`, read with `json_each`.
+
+    The one way the store looks rows up by a list of ids: `json_each(?) CROSS JOIN table
+    ON table.key = j.value` drives one index probe per id, with no bound-parameter limit
+    to chunk for and no temporary index (what `IN (...)` with hundreds of `?` builds).
+    """
+    return conn.execute(sql, (orjson.dumps(list(ids)).decode(), *params))
+
+
 def known_calls(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, KnownCall]:
     """`tool_calls` rows for `ids` (any session: a foreign id must be seen to be refused)."""
-    wanted = list(ids)
-    if not wanted:
-        return {}
-    marks = ",".join("?" * len(wanted))
-    rows = conn.execute(
-        f"SELECT id, session_id, result_message_id FROM tool_calls WHERE id IN ({marks})",
-        wanted,
+    rows = by_ids(
+        conn,
+        "SELECT t.id, t.session_id, t.result_message_id "
+        "FROM json_each(?) AS j CROSS JOIN tool_calls AS t ON t.id = j.value",
+        ids,
     )
     return {row[0]: KnownCall(row[1], row[2] is not None) for row in rows}
 
@@ -77,29 +87,38 @@ def _check_utc(message: Message, found: list[Violation]) -> None:
         )
 
 
-_CHUNK = 500
-"""Ids per `IN (...)` query: well under SQLite's bound-parameter limit (999 in old builds)."""
-
 Stored = tuple[str, str | None]
 """(session id, status) of a stored message, as `sqlite._existing` reads it."""
 
 
 def stored_messages(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Stored]:
     """(session id, status) of the stored messages among `ids`."""
-    wanted = list(ids)
-    if not wanted:
-        return {}
-    marks = ",".join("?" * len(wanted))
-    rows = conn.execute(
-        f"SELECT id, session_id, json_extract(metadata_json, '$.status') FROM messages WHERE id IN ({marks})",
-        wanted,
+    rows = by_ids(
+        conn,
+        "SELECT m.id, m.session_id, json_extract(m.metadata_json, '$.status') "
+        "FROM json_each(?) AS j CROSS JOIN messages AS m ON m.id = j.value",
+        ids,
     )
     return {row[0]: (row[1], row[2]) for row in rows}
 
 
-def chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
-    """`ids` in slices small enough for one `IN (...)` query."""
-    return (ids[i : i + _CHUNK] for i in range(0, len(ids), _CHUNK))
+def stored_provider_ids(
+    conn: sqlite3.Connection, wanted: Mapping[str, Iterable[str]]
+) -> dict[tuple[str, str, str], str]:
+    """(session, canonical, provider) -> the first provider id the stored tool id map binds,
+    for the canonical ids `wanted` names per session (one query per session)."""
+    found: dict[tuple[str, str, str], str] = {}
+    for session_id, canonical in wanted.items():
+        rows = by_ids(
+            conn,
+            "SELECT m.canonical, m.provider, m.provider_id FROM json_each(?) AS j "
+            "CROSS JOIN tool_id_map AS m ON m.session_id = ? AND m.canonical = j.value ORDER BY m.seq",
+            canonical,
+            session_id,
+        )
+        for canon, provider, provider_id in rows:
+            found.setdefault((session_id, canon, provider), str(provider_id))
+    return found
 
 
 class BatchChecks:
@@ -117,14 +136,10 @@ class BatchChecks:
         wanted: set[str] = set()
         for message in messages:
             wanted |= referenced_ids(message)
-        known: dict[str, KnownCall] = {}
-        for chunk in chunks(sorted(wanted)):
-            known.update(known_calls(conn, chunk))
+        known = known_calls(conn, wanted) if wanted else {}
         self._tool_uses = {tool_id: call.session_id for tool_id, call in known.items()}
         self._answered = {tool_id for tool_id, call in known.items() if call.answered}
-        self._stored: dict[str, Stored] = {}
-        for chunk in chunks(sorted({m.id for m in messages})):
-            self._stored.update(stored_messages(conn, chunk))
+        self._stored: dict[str, Stored] = stored_messages(conn, {m.id for m in messages})
 
     def violations(self, message: Message) -> list[Violation]:
         """`violations(conn, message)` as of now (the batch's earlier messages written)."""
@@ -157,4 +172,13 @@ class BatchChecks:
             self._answered.add(tool_id)
 
 
-__all__ = ["BatchChecks", "KnownCall", "known_calls", "referenced_ids", "stored_messages", "violations"]
+__all__ = [
+    "BatchChecks",
+    "KnownCall",
+    "by_ids",
+    "known_calls",
+    "referenced_ids",
+    "stored_messages",
+    "stored_provider_ids",
+    "violations",
+]

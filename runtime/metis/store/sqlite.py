@@ -34,7 +34,7 @@ from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolU
 from ..errors import InvariantError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _batch, _conn, _layout
-from ._checks import BatchChecks, chunks, violations
+from ._checks import BatchChecks, stored_provider_ids, violations
 from ._codec import Reader, Row, decode, decode_all, encode, from_micros
 from ._paths import default_path
 from ._trusted import TRUSTED_VERSION
@@ -575,26 +575,14 @@ def _close_new_calls(
 def _stored_provider_ids(
     conn: sqlite3.Connection, messages: Sequence[Message]
 ) -> dict[tuple[str, str, str], str]:
-    """(session, canonical, provider) -> the first provider id the stored map binds, for
-    every tool call the batch (or a single message) opens, in one query per chunk."""
+    """`stored_provider_ids` for every tool call the batch (or a single message) opens."""
     wanted: dict[str, set[str]] = {}
     for message in messages:
         if message.role == _ASSISTANT and message.metadata.provider is not None:
             for block in message.content:
                 if isinstance(block, ToolUseBlock):
                     wanted.setdefault(message.session_id, set()).add(block.id)
-    found: dict[tuple[str, str, str], str] = {}
-    for session_id, canonical in wanted.items():
-        for chunk in chunks(sorted(canonical)):
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
-                "SELECT canonical, provider, provider_id FROM tool_id_map "
-                f"WHERE session_id = ? AND canonical IN ({marks}) ORDER BY seq",
-                (session_id, *chunk),
-            )
-            for canon, provider, provider_id in rows:
-                found.setdefault((session_id, canon, provider), str(provider_id))
-    return found
+    return stored_provider_ids(conn, wanted)
 
 
 def _put_one(
