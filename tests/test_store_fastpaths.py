@@ -1,6 +1,6 @@
 """The store's fast paths give exactly what the paths they shortcut give.
 
-- `_codec._fast_json` writes the bytes pydantic's serializer writes, and hands anything
+- `_codec.encode_fast` writes the bytes pydantic's serializer writes, and hands anything
   unusual back to it;
 - `invariants.is_clean` never clears a message the full check would fault;
 - a batch of appends (`sqlite._append_all`) leaves the database, and raises the error,
@@ -27,13 +27,14 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from metis.canonical import CONTENT_LIST
 from metis.errors import MetisError
 from metis.ids import ToolIdMap, new_message_id, new_tool_id
 from metis.invariants import _check_message, check_message, is_clean
 from metis.store import DuplicateMessageError, Store
 from metis.store import sqlite as store_sqlite
 from metis.store._batch import prepare
-from metis.store._codec import _CONTENT, _fast_json, _fixed, encode, encode_fast, to_micros
+from metis.store._codec import _fixed, encode, encode_fast, to_micros
 from metis_schema.v1 import Message, MessageStatus, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from strategies import conversations
 from test_store_support import (
@@ -52,9 +53,15 @@ OTHER = "sess_other"
 
 
 def pydantic_json(m: Message) -> tuple[str, str]:
-    """What `encode` wrote before `_fast_json`: pydantic's own serializer."""
-    content = _CONTENT.dump_json(m.content, exclude_none=True, warnings="error").decode()
+    """What `encode` wrote before `encode_fast`: pydantic's own serializer."""
+    content = CONTENT_LIST.dump_json(m.content, exclude_none=True, warnings="error").decode()
     return content, m.metadata.model_dump_json(exclude_none=True, warnings="error")
+
+
+def _fast_json(m: Message) -> tuple[str, str] | None:
+    """The two JSON columns `encode_fast` writes, or None when it hands the message over."""
+    fast = encode_fast(m)
+    return None if fast is None else (fast[0][3], fast[0][4])
 
 
 def changed(m: Message, **update: Any) -> Message:

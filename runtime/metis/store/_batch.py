@@ -37,7 +37,7 @@ from metis_schema.v1 import Message
 
 from ..ids import ToolIdMap, is_tool_id
 from ._checks import stored_provider_ids
-from ._codec import GcPaused, Row, Values, encode, encode_fast
+from ._codec import GcPaused, Row, Values, encode_fast, encode_slow
 from ._types import ToolCallStatus
 
 _ZERO = timedelta(0)
@@ -78,7 +78,7 @@ def prepare(messages: Iterable[Message], tool_ids: ToolIdMap | None) -> Prepared
         for message in messages:
             fast = encode_fast(message)
             if fast is None:
-                batch.append((message, encode(message)))
+                batch.append((message, encode_slow(message)))
                 screen = None
                 continue
             row, values = fast

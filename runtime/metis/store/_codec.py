@@ -4,7 +4,7 @@ Writing: `content_json` and `metadata_json` are the canonical JSON of the messag
 content and metadata (`exclude_none=True`, never exclude_unset/exclude_defaults, which
 would drop the `type` tags), as pydantic's serializer writes them. Times are integer
 microseconds since the epoch, UTC. A message whose every part has exactly its schema's
-type (any message that came out of validation untouched) is written by `_fast_json`,
+type (any message that came out of validation untouched) is written by `encode_fast`,
 byte for byte what pydantic writes, at a fraction of the cost; anything else goes
 through pydantic itself, which also refuses what cannot be stored. `encode_fast` also
 hands back the JSON values it wrote, for the batch screen (`_batch`) to check the
@@ -55,7 +55,6 @@ from ._trusted import TRUSTED_VERSION, build_message
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_CONTENT = CONTENT_LIST
 
 Row = tuple[str, str, str, str, str, int, int]
 """(id, session_id, role, content_json, metadata_json, created_at_us, schema_version)."""
@@ -83,7 +82,7 @@ def iso(micros: int) -> str:
 #
 # Why: pydantic's `to_json` of a message's content and metadata cost about twice the
 # SQLite insert of the row (and `warnings="error"` alone, parsed on every call, a third
-# of that). `_fast_json` builds the same JSON values from the models' fields and lets
+# of that). `encode_fast` builds the same JSON values from the models' fields and lets
 # orjson write them. It is byte-identical to pydantic's output by construction: fields in
 # declaration order, None-valued fields left out (`exclude_none`, which does not reach
 # into dict values), enums as their values, decimals fixed-point (SchemaModel's rule);
@@ -91,13 +90,13 @@ def iso(micros: int) -> str:
 # it). It only ever takes exact types: any other value — a subclass, a type out of
 # place, a dict key that is not a string, a value orjson would write differently
 # (datetime, dataclass, subclasses: passed through to no `default`, so they raise) —
-# makes it give up, and `encode` uses pydantic with `warnings="error"` as before. A
-# block's `type` tag must be that very string, exactly a str: so the values it builds
+# makes it give up, and `encode` uses pydantic with `warnings="error"` (`encode_slow`).
+# A block's `type` tag must be that very string, exactly a str: so the values it builds
 # (which `encode_fast` hands on) say, for each block, the class it came from.
 
 
 class _Unusual(Exception):
-    """A value `_fast_json` does not write itself; pydantic will."""
+    """A value `encode_fast` does not write itself; pydantic will."""
 
 
 _ORJSON_OPTIONS = (
@@ -144,7 +143,7 @@ _EXPECTED_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {
 }
 for _cls, _names in _EXPECTED_FIELDS.items():
     if tuple(_cls.model_fields) != _names:
-        raise RuntimeError(f"metis.store._codec: {_cls.__name__}'s fields changed; update _fast_json")
+        raise RuntimeError(f"metis.store._codec: {_cls.__name__}'s fields changed; update encode_fast")
 
 
 _VALUE: dict[Any, str] = {
@@ -224,14 +223,7 @@ def _block(block: Any) -> dict[str, Any]:
             raise _Unusual
         if type(is_error) is not bool:
             raise _Unusual
-        if len(inner) == 1 and type(inner[0]) is TextBlock:  # the usual result, `_text` inline
-            part = inner[0].__dict__
-            text = part["text"]
-            if type(part["type"]) is not str or part["type"] != "text" or type(text) is not str:
-                raise _Unusual
-            parts = [{"type": "text", "text": text}]
-        else:
-            parts = [_text(part) if type(part) is TextBlock else _image(part) for part in inner]
+        parts = [_text(part) if type(part) is TextBlock else _image(part) for part in inner]
         return {"type": "tool_result", "tool_use_id": tool_id, "content": parts, "is_error": is_error}
     if kind is ThinkingBlock:
         text, signature = d["text"], d["signature"]
@@ -374,7 +366,8 @@ def _metadata(metadata: Any) -> dict[str, Any]:
 
 
 def _content(content: list[Any]) -> list[dict[str, Any]]:
-    """The blocks' JSON values; text blocks (most of them) written here, without a call."""
+    """The blocks' JSON values; text blocks (most of them) written here, `_text` inline: a
+    call per block is a tenth of encoding a message, on the store's hottest path."""
     out = []
     for block in content:
         if type(block) is TextBlock:
@@ -388,25 +381,11 @@ def _content(content: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _fast_json(message: Message) -> tuple[str, str] | None:
-    """(content_json, metadata_json) as pydantic writes them, or None (see above)."""
-    try:
-        content = message.content
-        if type(content) is not list:
-            return None
-        return (
-            _dumps(_content(content), option=_ORJSON_OPTIONS).decode(),
-            _dumps(_metadata(message.metadata), option=_ORJSON_OPTIONS).decode(),
-        )
-    except (_Unusual, KeyError, AttributeError, TypeError):  # orjson.JSONEncodeError is a TypeError
-        return None
-
-
 _dumps = orjson.dumps
 _ROLE_VALUE: dict[Any, str] = {member: member.value for member in Role}
 
 Values = tuple[list[dict[str, Any]], dict[str, Any]]
-"""The JSON values of a message's content and metadata, as `_fast_json` writes them."""
+"""The JSON values of a message's content and metadata, as `encode_fast` writes them."""
 
 
 def encode_fast(message: Any) -> tuple[Row, Values] | None:
@@ -444,15 +423,14 @@ def encode_fast(message: Any) -> tuple[Row, Values] | None:
 def encode(message: Message) -> Row:
     """The `messages` row for `message` (StoreError if it cannot be one: nothing is written)."""
     fast = encode_fast(message)
-    if fast is not None:
-        return fast[0]
+    return fast[0] if fast is not None else encode_slow(message)
+
+
+def encode_slow(message: Message) -> Row:
+    """`encode` for what `encode_fast` hands over: pydantic writes it, or refuses it."""
     try:
-        fast_json = _fast_json(message)
-        if fast_json is not None:
-            content, metadata = fast_json
-        else:
-            content = _CONTENT.dump_json(message.content, exclude_none=True, warnings="error").decode()
-            metadata = message.metadata.model_dump_json(exclude_none=True, warnings="error")
+        content = CONTENT_LIST.dump_json(message.content, exclude_none=True, warnings="error").decode()
+        metadata = message.metadata.model_dump_json(exclude_none=True, warnings="error")
         return (
             message.id,
             message.session_id,
@@ -551,6 +529,7 @@ __all__ = [
     "document",
     "encode",
     "encode_fast",
+    "encode_slow",
     "from_micros",
     "iso",
     "to_micros",
