@@ -8,6 +8,7 @@ listed in `metadata.critical_blocks` is never dropped: the request fails instead
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from metis_schema.v1 import Message
 
@@ -61,4 +62,20 @@ def warn_loss(
     )
 
 
-__all__ = ["drop_block", "is_critical", "log", "warn_loss"]
+def import_drop(
+    dropped: list[dict[str, Any]], *, adapter: str, session_id: str | None, path: str, value: Any, reason: str
+) -> None:
+    """What a request import cannot carry: kept in `dropped` (an importer's
+    `WireImport.unmapped["dropped"]`, entries `{path, value, reason}`) and said in one WARN.
+    Nothing an import reads is lost silently."""
+    log.warning(
+        "%s import: dropped %s: %s; kept in unmapped",
+        adapter,
+        path,
+        reason,
+        extra={"adapter": adapter, "session_id": session_id, "path": path, "reason": reason},
+    )
+    dropped.append({"path": path, "value": value, "reason": reason})
+
+
+__all__ = ["drop_block", "import_drop", "is_critical", "log", "warn_loss"]

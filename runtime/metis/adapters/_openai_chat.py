@@ -88,7 +88,7 @@ from ..ids import ToolIdMap, new_message_id
 from ..usage import normalize_usage
 from ..validation import pydantic_problems
 from ._framing import SSEEvent, SSEFramer
-from ._lossy import drop_block
+from ._lossy import drop_block, import_drop
 from ._shared import (
     data_url,
     function_tool,
@@ -1632,14 +1632,9 @@ class _RequestReader:
         self.breakpoints.setdefault(point, control)
 
     def drop(self, path: str, value: Any, reason: str) -> None:
-        log.warning(
-            "%s import: dropped %s: %s",
-            self.name,
-            path,
-            reason,
-            extra={"adapter": self.name, "session_id": self.session_id, "path": path, "reason": reason},
+        import_drop(
+            self.dropped, adapter=self.name, session_id=self.session_id, path=path, value=value, reason=reason
         )
-        self.dropped.append({"path": path, "value": value, "reason": reason})
 
 
 def _is_budget(value: Any) -> bool:

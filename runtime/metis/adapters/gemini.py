@@ -82,7 +82,7 @@ from ..errors import InvariantError, ProviderError, WireFormatError, retryable_s
 from ..ids import ToolIdMap, new_message_id
 from ..usage import TokenCounts, normalize_usage
 from ._framing import JSONArrayFramer, SSEFramer
-from ._lossy import drop_block
+from ._lossy import drop_block, import_drop
 from ._shared import (
     image_base64,
     imported_tool,
@@ -1395,7 +1395,9 @@ class _Reader:
         options.tool_choice = self._tool_choice(_field(body, "toolConfig", "tool_config"))
         self._generation(_field(body, "generationConfig", "generation_config"), options)
         for key, value in body.items():
-            if key not in consumed:
+            if key == "dropped":  # the body's own field would hide the import's list: listed in it
+                self._drop(value, key, "not a Gemini request field metis knows")
+            elif key not in consumed:
                 self.unmapped[key] = value
         return WireImport(messages=self.messages, tools=tools, options=options, unmapped=self.unmapped)
 
@@ -1573,14 +1575,9 @@ class _Reader:
         self._add(Role.tool, [result], where, parent_tool_use_id=canonical)
 
     def _drop(self, part: Any, path: str, reason: str) -> None:
-        """Keep what has no canonical form in `unmapped["dropped_parts"]`, with a WARN."""
-        self.unmapped.setdefault("dropped_parts", []).append({"path": path, "part": part})
-        log.warning(
-            "gemini import: %s at %s; kept in unmapped",
-            reason,
-            path,
-            extra={"session_id": self.session_id, "adapter": NAME, "reason": reason, "path": path},
-        )
+        """Keep what has no canonical form in `unmapped["dropped"]`, with a WARN."""
+        dropped = self.unmapped.setdefault("dropped", [])
+        import_drop(dropped, adapter=NAME, session_id=self.session_id, path=path, value=part, reason=reason)
 
     # tools and options
 

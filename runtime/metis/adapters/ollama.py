@@ -83,7 +83,7 @@ from ..errors import AdapterError, MetisError, ProviderError, WireFormatError, r
 from ..ids import ToolIdMap, new_message_id
 from ..usage import normalize_usage
 from ._framing import NDJSONFramer
-from ._lossy import drop_block, warn_loss
+from ._lossy import drop_block, import_drop, warn_loss
 from ._shared import (
     function_tool,
     image_base64,
@@ -754,8 +754,9 @@ class _Importer:
         self.dropped: list[dict[str, Any]] = []
 
     def _drop(self, path: str, value: Any, reason: str) -> None:
-        log.warning("ollama import: dropped %s: %s", path, reason, extra={"adapter": NAME, "path": path})
-        self.dropped.append({"path": path, "value": value, "reason": reason})
+        import_drop(
+            self.dropped, adapter=NAME, session_id=self.session_id, path=path, value=value, reason=reason
+        )
 
     def messages(self) -> list[Message]:
         return [
