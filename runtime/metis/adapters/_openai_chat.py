@@ -352,9 +352,6 @@ class _Writer:
 
     def user(self, message: Message) -> dict[str, Any] | None:
         content = message.content
-        if len(content) == 1 and type(content[0]) is TextBlock:
-            # The common turn (one text block), written as the loop below would write it.
-            return {"role": "user", "content": content[0].text}
         parts: list[dict[str, Any]] = []
         for index, block in enumerate(content):
             if isinstance(block, TextBlock):
@@ -456,17 +453,13 @@ class _Writer:
                 "a TOOL message must hold one tool_result block", provider=self.name, message_id=message.id
             )
         parts = block.content
-        content: str | list[dict[str, Any]]
-        if len(parts) == 1 and type(parts[0]) is TextBlock:
-            content = parts[0].text  # the common result (one text), as the loop below writes it
-        else:
-            texts: list[str] = []
-            for part in parts:
-                if isinstance(part, TextBlock):
-                    texts.append(part.text)
-                else:
-                    self.drop(message, 0, part.type, "Chat Completions tool messages carry text only")
-            content = _text_content(texts) if texts else ""
+        texts: list[str] = []
+        for part in parts:
+            if isinstance(part, TextBlock):
+                texts.append(part.text)
+            else:
+                self.drop(message, 0, part.type, "Chat Completions tool messages carry text only")
+        content = _text_content(texts) if texts else ""
         return {"role": "tool", "tool_call_id": self.wire_id(block.tool_use_id), "content": content}
 
     def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
@@ -597,8 +590,8 @@ class ChatCompletionsAdapter(Adapter):
         )
         outgoing, name = options.tool_ids.outgoing, self.name
         for message in messages:
-            # The two commonest messages are written inline, as their writers would write them:
-            # a USER turn of one text, a TOOL result of one text. Every other goes to its writer.
+            # The two commonest messages are written here, as their writers would write them
+            # (a USER turn of one text, a TOOL result of one text); every other goes to its writer.
             role, content = message.role, message.content
             if len(content) == 1:
                 block = content[0]
