@@ -53,55 +53,35 @@ def _conversation(n: int, provider: str, model: str) -> tuple[list[Any], list[An
     }
     routing = {"mode": "default", "chosen_model": model, "reason": "bench"}
     out: list[Any] = []
+
+    def add(role: str, content: list[dict[str, Any]], metadata: dict[str, Any]) -> None:
+        document = {
+            "id": new_message_id(),
+            "session_id": "sess_bench",
+            "role": role,
+            "content": content,
+            "metadata": metadata,
+            "created_at": T0,
+            "schema_version": 1,
+        }
+        out.append(Message.model_validate(document))
+
     while len(out) < n:
         call = new_tool_id()
-        out.append(
-            Message.model_validate(
-                {
-                    "id": new_message_id(),
-                    "session_id": "sess_bench",
-                    "role": "user",
-                    "content": [{"type": "text", "text": "Summarize README.md please"}],
-                    "metadata": {},
-                    "created_at": T0,
-                    "schema_version": 1,
-                }
-            )
+        add("user", [{"type": "text", "text": "Summarize README.md please"}], {})
+        add(
+            "assistant",
+            [
+                {"type": "text", "text": "I'll read the file."},
+                {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": "README.md"}},
+            ],
+            {"model": model, "provider": provider, "routing": routing, "usage": usage},
         )
-        out.append(
-            Message.model_validate(
-                {
-                    "id": new_message_id(),
-                    "session_id": "sess_bench",
-                    "role": "assistant",
-                    "content": [
-                        {"type": "text", "text": "I'll read the file."},
-                        {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": "README.md"}},
-                    ],
-                    "metadata": {"model": model, "provider": provider, "routing": routing, "usage": usage},
-                    "created_at": T0,
-                    "schema_version": 1,
-                }
-            )
-        )
-        out.append(
-            Message.model_validate(
-                {
-                    "id": new_message_id(),
-                    "session_id": "sess_bench",
-                    "role": "tool",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": call,
-                            "content": [{"type": "text", "text": "# Project Foo\n\nA tool for things." * 3}],
-                        }
-                    ],
-                    "metadata": {"parent_tool_use_id": call},
-                    "created_at": T0,
-                    "schema_version": 1,
-                }
-            )
+        result = [{"type": "text", "text": "# Project Foo\n\nA tool for things." * 3}]
+        add(
+            "tool",
+            [{"type": "tool_result", "tool_use_id": call, "content": result}],
+            {"parent_tool_use_id": call},
         )
     return out[:n], tools
 
