@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 from metis._build import construct
 from metis.adapters._shared import validate_text, validate_tool_use
+from metis.assembly import default_routing
 from metis.invariants import is_clean
 from metis.pricing import compute_cost, load_price_table
 from metis.usage import TokenCounts
@@ -36,8 +37,6 @@ from metis_schema.v1 import (
     MessageMetadata,
     MessageStatus,
     Role,
-    RoutingDecisionRecord,
-    RoutingMode,
     StopReason,
     TextBlock,
     ToolUseBlock,
@@ -117,18 +116,7 @@ def _minimal_anthropic_reply(raw: bytes, ids: Any, session_id: str, created_at: 
             "latency_ms": 0,
         },
     )
-    routing = construct(
-        RoutingDecisionRecord,
-        {
-            "mode": RoutingMode.default,
-            "chosen_model": model,
-            "reason": "default model",
-            "rule_name": None,
-            "confidence": None,
-            "alternatives_considered": [],
-        },
-        {"mode", "chosen_model", "reason"},
-    )
+    routing = default_routing(model, "default model")
     metadata = construct(
         MessageMetadata,
         {

@@ -179,6 +179,23 @@ _RULES = Message.__schema_rules__
 _DEFAULT_REASON = "default model"
 
 
+def default_routing(chosen_model: str, reason: str) -> RoutingDecisionRecord:
+    """A fresh DEFAULT-mode routing record for `chosen_model` (a catalog id) and `reason`,
+    as `RoutingDecisionRecord(mode=default, chosen_model=..., reason=...)` makes it."""
+    return construct(
+        RoutingDecisionRecord,
+        {
+            "mode": RoutingMode.default,
+            "chosen_model": chosen_model,
+            "reason": reason,
+            "rule_name": None,
+            "confidence": None,
+            "alternatives_considered": [],
+        },
+        {"mode", "chosen_model", "reason"},
+    )
+
+
 def _routing_copy(record: RoutingDecisionRecord) -> RoutingDecisionRecord:
     """A record of its own for one message, equal to `record` (one record may serve many)."""
     values = dict(record.__dict__)
@@ -267,18 +284,7 @@ def finish_assistant(
     if context.routing is not None:
         routing = _routing_copy(context.routing)
     else:  # a fresh record per message: no two messages share one
-        routing = construct(
-            RoutingDecisionRecord,
-            {
-                "mode": RoutingMode.default,
-                "chosen_model": entry.id,
-                "reason": _DEFAULT_REASON,
-                "rule_name": None,
-                "confidence": None,
-                "alternatives_considered": [],
-            },
-            {"mode", "chosen_model", "reason"},
-        )
+        routing = default_routing(entry.id, _DEFAULT_REASON)
     provider_raw = _checked_inputs(provider, provider_raw)
     if any(type(block) not in BLOCK_CLASSES for block in content):
         content = _checked_content(content, provider)
@@ -341,18 +347,7 @@ def import_context(
         session_id=session_id,
         model=model,
         tool_ids=tool_ids,
-        routing=construct(
-            RoutingDecisionRecord,
-            {
-                "mode": RoutingMode.default,
-                "chosen_model": _resolve(model).id,
-                "reason": f"imported from a recorded {provider} request",
-                "rule_name": None,
-                "confidence": None,
-                "alternatives_considered": [],
-            },
-            {"mode", "chosen_model", "reason"},
-        ),
+        routing=default_routing(_resolve(model).id, f"imported from a recorded {provider} request"),
         created_at=created_at,
     )
 
