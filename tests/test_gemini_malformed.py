@@ -215,7 +215,7 @@ def test_non_image_media_in_a_request_is_dropped_cleanly(caplog: pytest.LogCaptu
     with caplog.at_level(logging.WARNING, logger="metis"):
         imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert [b.type for b in imported.messages[0].content] == ["text"]
-    assert [(d["path"], d["value"]) for d in imported.unmapped["dropped"]] == [
+    assert [(d["path"], d["value"]) for d in imported.dropped] == [
         ("contents[0].parts[1]", pdf),
         ("contents[0].parts[2]", {"executableCode": {"code": "1"}}),
     ]
@@ -228,7 +228,7 @@ def test_an_empty_model_turn_is_dropped_cleanly() -> None:
     )
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert [m.role.value for m in imported.messages] == ["user", "user"]
-    assert imported.unmapped["dropped"][0]["path"] == "contents[1]"
+    assert imported.dropped[0]["path"] == "contents[1]"
 
 
 def test_request_strings_and_single_objects_are_read_leniently() -> None:
@@ -348,9 +348,8 @@ def _mutate(node: Any, rng: random.Random) -> None:
         return
 
 
-def test_a_request_field_named_dropped_is_kept_with_the_drops() -> None:
+def test_a_request_field_named_dropped_is_kept_apart_from_the_drops() -> None:
     body = {**_request({"parts": [{"text": "hi"}]}), "dropped": "the caller's own field"}
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert [(d["path"], d["value"]) for d in imported.unmapped["dropped"]] == [
-        ("dropped", "the caller's own field")
-    ]
+    assert imported.unmapped == {"dropped": "the caller's own field"}
+    assert imported.dropped == []

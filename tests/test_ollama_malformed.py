@@ -221,7 +221,7 @@ def test_unknown_message_fields_are_logged_and_kept_not_lost_silently(
         imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.messages[0].content == [TextBlock(text="x")]
     assert any("messages[0].name" in r.getMessage() for r in caplog.records)
-    assert imported.unmapped["dropped"] == [
+    assert imported.dropped == [
         {"path": "messages[0].name", "value": "bob", "reason": "not an Ollama message field metis knows"}
     ]
 
@@ -244,14 +244,14 @@ def test_fields_a_role_cannot_carry_are_kept_in_unmapped() -> None:
         ],
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    dropped = {(d["path"], d["reason"]) for d in imported.unmapped["dropped"]}
+    dropped = {(d["path"], d["reason"]) for d in imported.dropped}
     assert dropped == {
         ("messages[0].images", "SYSTEM messages do not carry images"),
         ("messages[2].images", "ASSISTANT messages do not carry images"),
         ("tools[0].strict", "not part of a canonical tool definition"),
         ("tools[0].function.x", "not part of a canonical tool definition"),
     }
-    assert [d["value"] for d in imported.unmapped["dropped"] if d["path"].endswith("images")] == [
+    assert [d["value"] for d in imported.dropped if d["path"].endswith("images")] == [
         [image],
         [image],
     ]
@@ -369,14 +369,12 @@ def test_failing_url_fetcher_is_a_typed_error() -> None:
         )
 
 
-def test_a_request_field_named_dropped_is_kept_with_the_drops() -> None:
+def test_a_request_field_named_dropped_is_kept_apart_from_the_drops() -> None:
     body = {
         "model": "qwen3:8b",
         "messages": [{"role": "user", "content": "x", "name": "bob"}],
         "dropped": "the caller's own field",
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert {(d["path"], str(d["value"])) for d in imported.unmapped["dropped"]} == {
-        ("messages[0].name", "bob"),
-        ("dropped", "the caller's own field"),
-    }
+    assert {(d["path"], str(d["value"])) for d in imported.dropped} == {("messages[0].name", "bob")}
+    assert imported.unmapped == {"dropped": "the caller's own field"}

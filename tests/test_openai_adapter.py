@@ -382,14 +382,14 @@ def test_import_drops_unknown_parts_with_warn_and_keeps_them(caplog: pytest.LogC
         ],
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    paths = [d["path"] for d in imported.unmapped["dropped"]]
+    paths = [d["path"] for d in imported.dropped]
     assert paths == [
         "messages[0].name",
         "messages[0].content[1]",
         "messages[0].content[2].image_url.detail",
         "messages[1].audio",
     ]
-    assert imported.unmapped["dropped"][1]["value"]["type"] == "input_audio"
+    assert imported.dropped[1]["value"]["type"] == "input_audio"
     assert len(warnings(caplog)) == 4
     assert [b.type for b in imported.messages[0].content] == ["text", "image"]
 

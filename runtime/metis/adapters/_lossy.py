@@ -65,9 +65,8 @@ def warn_loss(
 def import_drop(
     dropped: list[dict[str, Any]], *, adapter: str, session_id: str | None, path: str, value: Any, reason: str
 ) -> None:
-    """What a request import cannot carry: kept in `dropped` (an importer's
-    `WireImport.unmapped["dropped"]`, entries `{path, value, reason}`) and said in one WARN.
-    Nothing an import reads is lost silently."""
+    """What a request import cannot carry: kept in `dropped` (the importer's
+    `WireImport.dropped`, entries `{path, value, reason}`) and said in one WARN."""
     log.warning(
         "%s import: dropped %s: %s; kept in unmapped",
         adapter,

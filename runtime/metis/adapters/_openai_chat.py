@@ -937,7 +937,7 @@ class ChatCompletionsAdapter(Adapter):
 
         Top-level fields with no canonical option go to `options.extra` (so they replay);
         parts and fields metis cannot hold are dropped with a WARN and listed in
-        `unmapped["dropped"]` with their path and value.
+        `WireImport.dropped` with their path and value.
         """
         return _RequestReader(self, session_id, tool_ids).read(body)
 
@@ -1353,8 +1353,7 @@ class _RequestReader:
         ]
         tools = self.tools(body.get("tools"))
         options = self.options(body)
-        unmapped = {"dropped": self.dropped} if self.dropped else {}
-        return WireImport(messages=messages, tools=tools, options=options, unmapped=unmapped)
+        return WireImport(messages=messages, tools=tools, options=options, dropped=self.dropped)
 
     # --- options --------------------------------------------------------------------
 

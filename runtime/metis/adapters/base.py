@@ -55,14 +55,17 @@ class AdapterOptions:
 class WireImport:
     """A recorded request body read back as canonical messages, tools and options.
 
-    `unmapped` keeps top-level request fields metis has no canonical place for, so an
-    import loses nothing silently.
+    Nothing an import reads is lost silently: `unmapped` keeps the top-level request fields
+    metis has no canonical place for, under their own names, and `dropped` what the import
+    read inside the request but could not carry (`_lossy.import_drop`: `{path, value,
+    reason}` entries, each also a WARN).
     """
 
     messages: list[Message]
     tools: list[ToolDefinition]
     options: AdapterOptions
     unmapped: dict[str, Any] = field(default_factory=dict)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
 
 
 class StreamDecoder(ABC):

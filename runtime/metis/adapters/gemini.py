@@ -1363,6 +1363,7 @@ class _Reader:
         )
         self.messages: list[Message] = []
         self.unmapped: dict[str, Any] = {}
+        self.dropped: list[dict[str, Any]] = []
         self.pending: list[tuple[str, str, str | None]] = []  # calls of the last model turn
         self.pending_at = -1
 
@@ -1395,11 +1396,11 @@ class _Reader:
         options.tool_choice = self._tool_choice(_field(body, "toolConfig", "tool_config"))
         self._generation(_field(body, "generationConfig", "generation_config"), options)
         for key, value in body.items():
-            if key == "dropped":  # the body's own field would hide the import's list: listed in it
-                self._drop(value, key, "not a Gemini request field metis knows")
-            elif key not in consumed:
+            if key not in consumed:
                 self.unmapped[key] = value
-        return WireImport(messages=self.messages, tools=tools, options=options, unmapped=self.unmapped)
+        return WireImport(
+            messages=self.messages, tools=tools, options=options, unmapped=self.unmapped, dropped=self.dropped
+        )
 
     # messages
 
@@ -1575,9 +1576,10 @@ class _Reader:
         self._add(Role.tool, [result], where, parent_tool_use_id=canonical)
 
     def _drop(self, part: Any, path: str, reason: str) -> None:
-        """Keep what has no canonical form in `unmapped["dropped"]`, with a WARN."""
-        dropped = self.unmapped.setdefault("dropped", [])
-        import_drop(dropped, adapter=NAME, session_id=self.session_id, path=path, value=part, reason=reason)
+        """Keep what has no canonical form in `WireImport.dropped`, with a WARN."""
+        import_drop(
+            self.dropped, adapter=NAME, session_id=self.session_id, path=path, value=part, reason=reason
+        )
 
     # tools and options
 

@@ -749,7 +749,7 @@ class _Importer:
         except MetisError as exc:
             raise _fail(f"model {wire_model!r} cannot be resolved: {exc}", "model", wire_model) from exc
         self.pending: list[tuple[str, str]] = []  # unanswered (canonical id, name) of the last assistant turn
-        # What the import cannot carry, kept for the caller in `unmapped["dropped"]` (the
+        # What the import cannot carry, kept for the caller in `WireImport.dropped` (the
         # shape the Chat Completions importer uses): nothing is dropped without a trace.
         self.dropped: list[dict[str, Any]] = []
 
@@ -902,10 +902,6 @@ class _Importer:
             for k, v in body.items()
             if k not in _KNOBS | {"model", "messages", "tools", "stream", "options"}
         }
-        if "dropped" in unmapped:  # the body's own field: kept, listed with the drops
-            self._drop("dropped", unmapped.pop("dropped"), "not an Ollama request field metis knows")
-        if self.dropped:
-            unmapped["dropped"] = self.dropped
         options = AdapterOptions(
             model=self.model,
             session_id=self.session_id,
@@ -1213,7 +1209,9 @@ class OllamaAdapter(Adapter):
         messages = importer.messages()
         tools = importer.tools()
         options, unmapped = importer.options()
-        return WireImport(messages=messages, tools=tools, options=options, unmapped=unmapped)
+        return WireImport(
+            messages=messages, tools=tools, options=options, unmapped=unmapped, dropped=importer.dropped
+        )
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         """A `stream: false` response -> one assistant message (thinking, text, tool calls)."""

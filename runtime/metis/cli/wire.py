@@ -22,9 +22,6 @@ from ..ids import ToolIdMap
 from ._common import DropCapture, drop_dicts, drop_lines, dump_json, echo_err, read_json
 
 PROVIDER = click.Choice(adapters.names(), case_sensitive=False)
-ADAPTER_RECORDS = frozenset({"dropped"})
-"""Keys some adapters put in WireImport.unmapped to list what they dropped (also logged at
-WARN, hence reported with the drops), not request fields."""
 
 
 def default_model(provider: str) -> str:
@@ -62,7 +59,7 @@ def convert(source: str, target: str, model: str | None, report_path: Path | Non
         options = dataclasses.replace(imported.options, model=target_model, tool_ids=tool_ids)
         out = adapters.get(target).to_wire(imported.messages, imported.tools, options)
     click.echo(dump_json(out))
-    unmapped = sorted(set(imported.unmapped) - ADAPTER_RECORDS)
+    unmapped = sorted(imported.unmapped)
     report = {
         "from": source,
         "to": target,
