@@ -30,21 +30,20 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import UTC, timedelta
 from typing import Any, NamedTuple
 
 from metis_schema.v1 import Message
 
 from ..ids import ToolIdMap, is_tool_id
 from ._checks import stored_provider_ids
-from ._codec import GcPaused, Row, Values, encode_fast, encode_slow
+from ._codec import GcPaused, Row, encode_fast, encode_slow
 from ._types import ToolCallStatus
 
-_ZERO = timedelta(0)
 _PENDING, _CANCELLED = ToolCallStatus.pending.value, ToolCallStatus.cancelled.value
 _FAILED, _SUCCEEDED = ToolCallStatus.failed.value, ToolCallStatus.succeeded.value
 _USER_KINDS = frozenset({"text", "image"})
-"""§5.1.3: the blocks of a USER message (ASSISTANT's are checked one by one, SYSTEM's are text)."""
+"""§5.1.3: the blocks of a USER message (ASSISTANT's are checked one by one)."""
+_SYSTEM_KINDS = frozenset({"text"})
 _ASSISTANT_PLAIN = frozenset({"text", "thinking", "redacted_thinking"})
 """§5.1.3: the blocks of an ASSISTANT message besides tool_use."""
 
@@ -68,25 +67,140 @@ class Prepared(list[tuple[Message, Row]]):
 def prepare(messages: Iterable[Message], tool_ids: ToolIdMap | None) -> Prepared:
     """Encode each message (raising `encode`'s StoreError) and screen the batch, in one pass.
 
+    The screen is written into the loop, the roles inline, on purpose: it runs once per
+    appended message, and a method call per message was a sixth of its cost. It checks
+    what `invariants.is_clean` and the careful path's per-message checks check, on the
+    JSON values `encode_fast` just wrote the message from: a block's `type` is its
+    class's tag, a present metadata field has its exact type, an absent one is None, a
+    tool_result's parts are text and image blocks (the encoder writes no other), and
+    `created_at` is UTC (the encoder takes no other time). At the first doubt the
+    screen stops, and the careful path decides.
+
     The cyclic garbage collector is paused meanwhile, for the reason `decode_all` pauses
     it: a batch of 1,000 messages makes some 10,000 dicts, lists and tuples, none of them
     cyclic, and the collections they trigger traverse every live object of the process.
     """
     batch = Prepared()
-    screen: _Screen | None = _Screen(tool_ids)
+    add = batch.append
+    screen = _Screen(tool_ids)
+    call_rows, calls, answered = screen.call_rows, screen.calls, screen.answered
+    deferred, updates, unmapped = screen.deferred, screen.updates, screen.unmapped
+    clear = True  # every message so far cleared
     with GcPaused(True):
         for message in messages:
             fast = encode_fast(message)
             if fast is None:
-                batch.append((message, encode_slow(message)))
-                screen = None
+                add((message, encode_slow(message)))
+                clear = False
                 continue
-            row, values = fast
-            batch.append((message, row))
-            if screen is not None and not screen.take(message, row, values):
-                screen = None
-    batch.walk = screen
+            row, (blocks, meta) = fast
+            add((message, row))
+            if not clear:
+                continue
+            clear = False  # until this message is through
+            status = meta["status"]
+            if status == "partial":
+                continue
+            mid, session, role, created = row[0], row[1], row[2], row[5]
+            if type(mid) is not str or type(session) is not str:
+                continue
+            if role == "tool":  # one tool_result, answering an open call of its session, once
+                if len(blocks) != 1:
+                    continue
+                block = blocks[0]
+                if block["type"] != "tool_result":
+                    continue
+                tool_id = block["tool_use_id"]
+                if meta.get("parent_tool_use_id") != tool_id:
+                    continue
+                if tool_id in answered or not is_tool_id(tool_id):
+                    continue
+                answered.add(tool_id)
+                state = _FAILED if block["is_error"] else _SUCCEEDED
+                index = calls.get(tool_id)
+                if index is None:  # a call stored before: its UPDATE must find it, open
+                    deferred[tool_id] = session
+                    updates.append((state, mid, created, tool_id, session))
+                else:
+                    call = call_rows[index]
+                    if call[1] != session:
+                        continue
+                    call[3], call[5], call[9] = mid, state, created
+            elif role == "assistant":  # §5.3 metadata when complete; a new row per tool_use
+                complete = status == "complete"
+                provider = meta.get("provider")
+                if complete and not (
+                    blocks
+                    and provider is not None
+                    and _provider_of(meta.get("model")) == provider
+                    and "routing" in meta
+                    and "usage" in meta
+                ):
+                    continue
+                opened = True
+                for block in blocks:
+                    kind = block["type"]
+                    if kind == "tool_use":
+                        tool_id = block["id"]
+                        if tool_id in calls or tool_id in deferred or not is_tool_id(tool_id):
+                            opened = False
+                            break
+                        calls[tool_id] = len(call_rows)
+                        provider_id = None
+                        if provider is not None:
+                            if tool_ids is not None:
+                                provider_id = tool_ids.provider_id(tool_id, provider)
+                            else:
+                                unmapped.append(len(call_rows))
+                        state, done = (_PENDING, None) if complete else (_CANCELLED, created)
+                        call_rows.append(
+                            [
+                                tool_id,
+                                session,
+                                mid,
+                                None,
+                                block["name"],
+                                state,
+                                provider_id,
+                                provider,
+                                created,
+                                done,
+                            ]
+                        )
+                    elif kind not in _ASSISTANT_PLAIN:
+                        opened = False
+                        break
+                if not opened:
+                    continue
+            else:  # user or system: no generator expressions here, each costs a block's screening
+                kinds = _USER_KINDS if role == "user" else _SYSTEM_KINDS
+                if not blocks and status == "complete" and role == "user":
+                    continue
+                for block in blocks:
+                    if block["type"] not in kinds:
+                        break
+                else:
+                    clear = True
+                continue
+            clear = True
+    batch.walk = screen if clear else None
     return batch
+
+
+def _provider_of(model: str | None) -> str | None:
+    """The provider prefix of a `<provider>:<model>` id (§6.3), remembered: a session
+    names a handful of models, each checked on every assistant message appended."""
+    if model is None:
+        return None
+    provider = _PROVIDERS.get(model)
+    if provider is None:
+        if len(_PROVIDERS) >= 256:
+            _PROVIDERS.clear()
+        provider = _PROVIDERS[model] = model.split(":", 1)[0]
+    return provider
+
+
+_PROVIDERS: dict[str, str] = {}
 
 
 def cleared(batch: object) -> bool:
@@ -171,91 +285,6 @@ class _Screen:
         """Tool id -> session, for each answer to a call the batch did not open."""
         self.unmapped: list[int] = []
         """Indexes of call rows whose provider id is to be read from the stored map."""
-
-    def take(self, message: Message, row: Row, values: Values) -> bool:
-        """Screen one message and add its rows; False at the first doubt.
-
-        `values` are the message's JSON values (module doc): a block's `type` is its
-        class's tag, a present metadata field has its exact type, an absent one is None;
-        a tool_result's parts are text and image blocks (the encoder writes no other).
-        One method, the roles inline, on purpose: it runs once per appended message,
-        and a call per role was a tenth of its cost.
-        """
-        when = message.__dict__["created_at"]
-        blocks, meta = values
-        mid, session, role, created = row[0], row[1], row[2], row[5]
-        status = meta["status"]
-        if (when.tzinfo is not UTC and when.utcoffset() != _ZERO) or status == "partial":
-            return False
-        if type(mid) is not str or type(session) is not str:
-            return False
-        complete = status == "complete"
-        if role == "tool":  # one tool_result, answering an open call of its session, once
-            if len(blocks) != 1:
-                return False
-            block = blocks[0]
-            if block["type"] != "tool_result":
-                return False
-            tool_id = block["tool_use_id"]
-            if meta.get("parent_tool_use_id") != tool_id:
-                return False
-            if not is_tool_id(tool_id) or tool_id in self.answered:
-                return False
-            self.answered.add(tool_id)
-            state = _FAILED if block["is_error"] else _SUCCEEDED
-            index = self.calls.get(tool_id)
-            if index is None:  # a call stored before: its UPDATE must find it, open
-                self.deferred[tool_id] = session
-                self.updates.append((state, mid, created, tool_id, session))
-            else:
-                call = self.call_rows[index]
-                if call[1] != session:
-                    return False
-                call[3], call[5], call[9] = mid, state, created
-        elif role == "assistant":  # §5.3 metadata when complete; a new row per tool_use
-            provider = meta.get("provider")
-            if complete:
-                model = meta.get("model")
-                if not blocks or model is None or provider is None or model.partition(":")[0] != provider:
-                    return False
-                if "routing" not in meta or "usage" not in meta:
-                    return False
-            for block in blocks:
-                kind = block["type"]
-                if kind == "tool_use":
-                    if not self._open(block, row, provider, complete):
-                        return False
-                elif kind not in _ASSISTANT_PLAIN:
-                    return False
-        elif role == "user":
-            if complete and not blocks:
-                return False
-            for block in blocks:
-                if block["type"] not in _USER_KINDS:
-                    return False
-        else:  # system
-            for block in blocks:
-                if block["type"] != "text":
-                    return False
-        return True
-
-    def _open(self, block: dict[str, Any], row: Row, provider: str | None, complete: bool) -> bool:
-        """Add the `tool_calls` row of a tool_use whose id is canonical and new."""
-        tool_id, calls, call_rows = block["id"], self.calls, self.call_rows
-        if not is_tool_id(tool_id) or tool_id in calls or tool_id in self.deferred:
-            return False
-        calls[tool_id] = len(call_rows)
-        provider_id = None
-        if provider is not None:
-            if self.tool_ids is not None:
-                provider_id = self.tool_ids.provider_id(tool_id, provider)
-            else:
-                self.unmapped.append(len(call_rows))
-        state, done = (_PENDING, None) if complete else (_CANCELLED, row[5])
-        call_rows.append(
-            [tool_id, row[1], row[0], None, block["name"], state, provider_id, provider, row[5], done]
-        )
-        return True
 
 
 def _fill_provider_ids(conn: sqlite3.Connection, screen: _Screen) -> None:

@@ -109,6 +109,8 @@ def stored_provider_ids(
     for the canonical ids `wanted` names per session (one query per session)."""
     found: dict[tuple[str, str, str], str] = {}
     for session_id, canonical in wanted.items():
+        if conn.execute(_HAS_MAP, (session_id,)).fetchone() is None:
+            continue  # no stored map (the common case when none is given): nothing to look up
         rows = by_ids(
             conn,
             "SELECT m.canonical, m.provider, m.provider_id FROM json_each(?) AS j "
@@ -119,6 +121,9 @@ def stored_provider_ids(
         for canon, provider, provider_id in rows:
             found.setdefault((session_id, canon, provider), str(provider_id))
     return found
+
+
+_HAS_MAP = "SELECT 1 FROM tool_id_map WHERE session_id = ? LIMIT 1"
 
 
 class BatchChecks:

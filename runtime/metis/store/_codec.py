@@ -55,6 +55,7 @@ from ._trusted import TRUSTED_VERSION, build_message
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
+_ZERO = timedelta(0)
 
 Row = tuple[str, str, str, str, str, int, int]
 """(id, session_id, role, content_json, metadata_json, created_at_us, schema_version)."""
@@ -260,7 +261,7 @@ def _routing(record: Any) -> dict[str, Any]:
             "mode": _VALUE[mode],
             "chosen_model": chosen,
             "reason": reason,
-            "alternatives_considered": alternatives.copy(),
+            "alternatives_considered": alternatives,
         }
     out: dict[str, Any] = {"mode": _VALUE[mode], "chosen_model": chosen, "reason": reason}
     if rule is not None:
@@ -271,7 +272,7 @@ def _routing(record: Any) -> dict[str, Any]:
         if type(confidence) is not float:
             raise _Unusual
         out["confidence"] = confidence
-    out["alternatives_considered"] = alternatives.copy()
+    out["alternatives_considered"] = alternatives
     return out
 
 
@@ -299,7 +300,8 @@ def _usage(usage: Any) -> dict[str, Any]:
     # The fields in declaration order (a model's __dict__ always holds them so), the
     # decimal written fixed-point as SchemaModel writes it.
     out: dict[str, Any] = d.copy()
-    out["cost_usd"] = _fixed(cost)
+    text = str(cost)  # `_fixed(cost)`, inline
+    out["cost_usd"] = format(cost, "f") if "E" in text else text
     return out
 
 
@@ -346,7 +348,7 @@ def _metadata(metadata: Any) -> dict[str, Any]:
         for index in critical:
             if type(index) is not int:
                 raise _Unusual
-        out["critical_blocks"] = critical.copy()
+        out["critical_blocks"] = critical
     raw = d["provider_raw"]
     if raw is not None:
         if type(raw) is not dict:
@@ -390,7 +392,8 @@ Values = tuple[list[dict[str, Any]], dict[str, Any]]
 
 def encode_fast(message: Any) -> tuple[Row, Values] | None:
     """`encode(message)`, with the values its JSON columns were written from, when the fast
-    writer takes the whole message (an exact Message whose every part is usual); else None.
+    writer takes the whole message (an exact Message whose every part is usual, created at a
+    UTC time); else None.
 
     Those values mirror the message exactly: each block is the dict of a block of that
     very class with its own tag, every field of its exact type. So a caller may check
@@ -405,6 +408,9 @@ def encode_fast(message: Any) -> tuple[Row, Values] | None:
         content, role = d["content"], d["role"]
         if type(content) is not list or type(role) is not Role:
             return None
+        when = d["created_at"]
+        if when.tzinfo is not UTC and when.utcoffset() != _ZERO:
+            return None  # `encode_slow` writes it; an append refuses it (§4.1)
         blocks, meta = _content(content), _metadata(d["metadata"])
         row = (
             d["id"],
@@ -412,7 +418,7 @@ def encode_fast(message: Any) -> tuple[Row, Values] | None:
             _ROLE_VALUE[role],
             _dumps(blocks, option=_ORJSON_OPTIONS).decode(),
             _dumps(meta, option=_ORJSON_OPTIONS).decode(),
-            (d["created_at"] - EPOCH) // _MICROSECOND,  # `to_micros`, inline
+            (when - EPOCH) // _MICROSECOND,  # `to_micros`, inline
             d["schema_version"],
         )
     except (_Unusual, KeyError, AttributeError, TypeError, ValueError, OverflowError):
