@@ -101,6 +101,19 @@ def test_is_tool_id_remembers_only_matches_and_only_so_many(monkeypatch: pytest.
         assert all(ids._TOOL_ID.fullmatch(t) for t in ids._SEEN_TOOL_IDS)
 
 
+def test_minted_tool_ids_are_known_without_the_regex(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from metis import ids
+
+    monkeypatch.setattr(ids, "_SEEN_TOOL_IDS", set())
+    minted = new_tool_id()
+    unminted = "tu_" + new_message_id()
+    monkeypatch.setattr(ids, "_TOOL_ID", re.compile(r"(?!)"))  # the regex now matches nothing
+    assert is_tool_id(minted)
+    assert not is_tool_id(unminted)
+
+
 # --- provider rules ------------------------------------------------------------------------------
 
 

@@ -356,6 +356,32 @@ def test_provider_ids_come_from_the_given_or_the_stored_map(
     assert [row[6] for row in state["tool_calls"]] == ["toolu_first", None, None]
 
 
+def test_a_retried_transaction_reads_provider_ids_from_the_map_as_it_is_then(tmp_path: Path) -> None:
+    """`confirmed` runs again when a busy transaction is retried: rows filled from a map
+    that is gone by then are reset, and a map that appeared is read."""
+    from metis.store import _batch
+
+    call = tool_call(SID)
+    stored = ToolIdMap(SID)
+    stored.bind(tool_ids_of(call)[0], "anthropic", "toolu_then")
+    store = Store.open(tmp_path / "s.sqlite3")
+    store.create_session("/w", session_id=SID)
+    batch = prepare([user(SID), call], None)
+    conn = store._conn
+
+    def provider_ids() -> list[Any]:
+        plan = _batch.confirmed(conn, batch)
+        assert plan is not None
+        return [row[6] for row in plan.call_rows]
+
+    assert provider_ids() == [None]
+    store.save_tool_ids(SID, stored)
+    assert provider_ids() == ["toolu_then"]
+    conn.execute("DELETE FROM tool_id_map")
+    assert provider_ids() == [None]
+    store.close()
+
+
 def broken_batches() -> list[list[Any]]:
     """Batches that fail, each in its own way, some only because of what came before."""
     call = tool_call(SID)

@@ -122,8 +122,10 @@ def new_message_id() -> str:
 
 
 def new_tool_id() -> str:
-    """A new canonical tool call id, `tu_<ulid>`."""
-    return TOOL_ID_PREFIX + _ULIDS.next()
+    """A new canonical tool call id, `tu_<ulid>` (remembered as one: see `is_tool_id`)."""
+    tool_id = TOOL_ID_PREFIX + _ULIDS.next()
+    _remember(tool_id)
+    return tool_id
 
 
 def new_session_id() -> str:
@@ -140,14 +142,21 @@ def is_tool_id(value: str) -> bool:
     # Each id is checked several times (its tool_use, its result, the result's
     # parent_tool_use_id, on every append): a set lookup answers the repeats, which
     # costs a sixth of the regex. Only matches are remembered, a bounded number.
+    # Ids minted by `new_tool_id` are remembered when minted: the store checks each
+    # tool_use id of an appended batch, and the first check was the regex.
     if value in _SEEN_TOOL_IDS:
         return True
     if _TOOL_ID.fullmatch(value) is None:
         return False
+    _remember(value)
+    return True
+
+
+def _remember(tool_id: str) -> None:
+    """Add a canonical tool id to the bounded set `is_tool_id` answers repeats from."""
     if len(_SEEN_TOOL_IDS) >= _SEEN_MAX:
         _SEEN_TOOL_IDS.clear()
-    _SEEN_TOOL_IDS.add(value)
-    return True
+    _SEEN_TOOL_IDS.add(tool_id)
 
 
 # --- provider id rules --------------------------------------------------------------------

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 from metis_schema.v1 import Message
 
 from ..ids import ToolIdMap, is_tool_id
-from ._checks import stored_provider_ids
+from ._checks import has_stored_map, stored_provider_ids
 from ._codec import GcPaused, Row, encode_fast, encode_slow
 from ._types import ToolCallStatus
 
@@ -269,7 +269,7 @@ def forget(batch: Sequence[tuple[Message, Row]]) -> None:
 class _Screen:
     """What the screen has built and learned so far, over the messages of one batch."""
 
-    __slots__ = ("answered", "call_rows", "calls", "deferred", "tool_ids", "unmapped", "updates")
+    __slots__ = ("answered", "call_rows", "calls", "deferred", "filled", "tool_ids", "unmapped", "updates")
 
     def __init__(self, tool_ids: ToolIdMap | None) -> None:
         self.tool_ids = tool_ids
@@ -285,21 +285,29 @@ class _Screen:
         """Tool id -> session, for each answer to a call the batch did not open."""
         self.unmapped: list[int] = []
         """Indexes of call rows whose provider id is to be read from the stored map."""
+        self.filled = False
+        """Some of those rows hold a provider id read from the map (a retry must reset them)."""
 
 
 def _fill_provider_ids(conn: sqlite3.Connection, screen: _Screen) -> None:
     """Provider ids of the batch's calls from the stored tool id map (no map was given), as
     the careful path reads them (`stored_provider_ids`). Every such row is (re)set: a
-    retried transaction may find another map."""
-    call_rows = screen.call_rows
+    retried transaction may find another map. Sessions without a stored map (the usual
+    case when none is given) are passed over without walking their rows."""
+    call_rows, unmapped = screen.call_rows, screen.unmapped
+    mapped = {session for session in {call_rows[i][1] for i in unmapped} if has_stored_map(conn, session)}
+    if not mapped and not screen.filled:
+        return  # every provider id stays None, as `prepare` left it
     wanted: dict[str, list[str]] = {}
-    for index in screen.unmapped:
+    for index in unmapped:
         call = call_rows[index]
-        wanted.setdefault(call[1], []).append(call[0])
+        if call[1] in mapped:
+            wanted.setdefault(call[1], []).append(call[0])
     found = stored_provider_ids(conn, wanted)
-    for index in screen.unmapped:
+    for index in unmapped:
         call = call_rows[index]
         call[6] = found.get((call[1], call[0], call[7]))
+    screen.filled = bool(found)
 
 
 __all__ = ["Plan", "Prepared", "Unconfirmed", "cleared", "confirmed", "forget", "prepare"]

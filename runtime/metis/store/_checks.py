@@ -109,8 +109,8 @@ def stored_provider_ids(
     for the canonical ids `wanted` names per session (one query per session)."""
     found: dict[tuple[str, str, str], str] = {}
     for session_id, canonical in wanted.items():
-        if conn.execute(_HAS_MAP, (session_id,)).fetchone() is None:
-            continue  # no stored map (the common case when none is given): nothing to look up
+        if not has_stored_map(conn, session_id):
+            continue  # the common case when no map is given: nothing to look up
         rows = by_ids(
             conn,
             "SELECT m.canonical, m.provider, m.provider_id FROM json_each(?) AS j "
@@ -123,7 +123,10 @@ def stored_provider_ids(
     return found
 
 
-_HAS_MAP = "SELECT 1 FROM tool_id_map WHERE session_id = ? LIMIT 1"
+def has_stored_map(conn: sqlite3.Connection, session_id: str) -> bool:
+    """True when the session has a stored tool id map (one index probe)."""
+    row = conn.execute("SELECT 1 FROM tool_id_map WHERE session_id = ? LIMIT 1", (session_id,))
+    return row.fetchone() is not None
 
 
 class BatchChecks:
@@ -181,6 +184,7 @@ __all__ = [
     "BatchChecks",
     "KnownCall",
     "by_ids",
+    "has_stored_map",
     "known_calls",
     "referenced_ids",
     "stored_messages",
