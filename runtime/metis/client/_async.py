@@ -19,11 +19,11 @@ import orjson
 from metis_schema.v1 import Message, ToolDefinition
 
 from ..events import EventSink
-from ._http import json_body, provider_error, read_failure, retry_delay, send_failure, stream_failure
+from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
 from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
-from ._stream import CheckpointPolicy, EventCallback, StreamRun
+from ._stream import CheckpointPolicy, EventCallback
 from ._sync import DEFAULT_TIMEOUT
 
 
@@ -126,18 +126,8 @@ class AsyncClient(ClientBase):
                 raise read_failure(exc, name=name) from exc
             finally:
                 await response.aclose()
-            prepared.context.latency_ms = int((self.settings.clock() - started) * 1000)
-            message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
-            return core.save_reply(message)
-        run = StreamRun(
-            prepared.adapter,
-            prepared.context,
-            core.store,
-            on_event=on_event,
-            checkpoints=self.settings.checkpoints,
-            started=started,
-            clock=self.settings.clock,
-        )
+            return core.reply(prepared, raw, started)
+        run = core.stream(prepared, on_event, started)
         try:
             async for chunk in response.aiter_bytes():
                 run.feed(chunk)

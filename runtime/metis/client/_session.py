@@ -41,9 +41,10 @@ from ..ids import ToolIdMap, new_message_id
 from ..routing import ChainPolicy, check_swap, decision_record
 from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
+from ._http import json_body
 from ._protocols import SessionRecord, SessionStore
 from ._retry import RetryPolicy
-from ._stream import CheckpointPolicy
+from ._stream import CheckpointPolicy, EventCallback, StreamRun
 
 Content = str | Sequence[ContentBlock | Mapping[str, Any]]
 """What `send` accepts: plain text, or content blocks (models or their JSON form)."""
@@ -318,12 +319,26 @@ class SessionCore:
 
     # --- storing ----------------------------------------------------------------------------
 
-    def save_reply(self, message: Message) -> Message:
-        """Store a whole (non-streamed) reply and, in the same transaction, new tool ids.
-
-        (A streamed reply's `finalize` does the same, whether it completed or was cut.)"""
+    def reply(self, prepared: Prepared, raw: bytes, started: float) -> Message:
+        """The Message of a whole (non-streamed) reply body, stored with its new tool ids in
+        one transaction. (A streamed reply's `finalize` does the same, whether it completed
+        or was cut: see `stream`.)"""
+        prepared.context.latency_ms = int((self.settings.clock() - started) * 1000)
+        message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
         self.store.append(message, tool_ids=self.tool_ids)
         return message
+
+    def stream(self, prepared: Prepared, on_event: EventCallback | None, started: float) -> StreamRun:
+        """The run that assembles, checkpoints and finally stores a streamed reply."""
+        return StreamRun(
+            prepared.adapter,
+            prepared.context,
+            self.store,
+            on_event=on_event,
+            checkpoints=self.settings.checkpoints,
+            started=started,
+            clock=self.settings.clock,
+        )
 
     def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
         """Store a TOOL message answering `tool_use_id` (the store checks it exists and is unanswered)."""
