@@ -10,7 +10,11 @@
   where the batch answers them), inserted by the floor in the same transaction with the
   store's own statement. Target: >= 50% of the floor's throughput (<= 2x its time per
   message). The one-transaction-per-message row is also shown against `executemany`:
-  that gap is the price of a durable commit per message, not of the store.
+  that gap is the price of a durable commit per message, not of the store. Beside it, a
+  reference (no target): the same batches written by `_unchecked_batch`, the least a
+  store must do (each row built from the models with no exact-type test and no §5
+  screen, the tool_calls rows opened and answered in place) with the store's statements
+  and transaction. What append_many costs above it is what its checks cost.
 - load of a 10,000-message session into canonical models, beside sqlite3 fetching the same
   columns plus `orjson.loads` of the two JSON columns (target <= 3x); and the same load
   with the trusted read path off (every row fully validated), for comparison. CPU time,
@@ -175,6 +179,93 @@ def _written_tool_calls(tmp: Path, name: str, messages: list[Any]) -> list[list[
     return batches
 
 
+def _unchecked_batch(messages: list[Any]) -> tuple[list[tuple[Any, ...]], list[list[Any]]]:
+    """The `messages` and `tool_calls` rows of a batch of the bench conversation, built with
+    nothing but what writing them needs: no exact-type test, no §5 screen, no careful path.
+
+    Not a store (it knows the bench conversation's shapes, and every answer is to a call
+    of the same batch): the least work the append_many row can be read against.
+    """
+    from metis.store._codec import EPOCH
+    from metis_schema.v1 import TextBlock, ToolUseBlock
+
+    dumps, micro, value = orjson.dumps, timedelta(microseconds=1), _ENUM_VALUES
+    rows: list[tuple[Any, ...]] = []
+    calls: list[list[Any]] = []
+    opened: dict[str, list[Any]] = {}
+    for message in messages:
+        d = message.__dict__
+        mid, session, created = d["id"], d["session_id"], (d["created_at"] - EPOCH) // micro
+        blocks: list[dict[str, Any]] = []
+        for block in d["content"]:
+            b = block.__dict__
+            if type(block) is TextBlock:
+                blocks.append({"type": "text", "text": b["text"]})
+            elif type(block) is ToolUseBlock:
+                blocks.append({"type": "tool_use", "id": b["id"], "name": b["name"], "input": b["input"]})
+            else:
+                parts = [{"type": "text", "text": part.__dict__["text"]} for part in b["content"]]
+                tool_id = b["tool_use_id"]
+                error = b["is_error"]
+                blocks.append(
+                    {"type": "tool_result", "tool_use_id": tool_id, "content": parts, "is_error": error}
+                )
+                call = opened[tool_id]
+                call[3], call[5], call[9] = mid, "failed" if error else "succeeded", created
+        m = d["metadata"].__dict__
+        meta: dict[str, Any] = {}
+        if m["model"] is not None:
+            r, u = m["routing"].__dict__, m["usage"].__dict__.copy()
+            u["cost_usd"] = str(u["cost_usd"])
+            meta["model"], meta["provider"] = m["model"], m["provider"]
+            meta["routing"] = {
+                "mode": value[r["mode"]],
+                "chosen_model": r["chosen_model"],
+                "reason": r["reason"],
+                "alternatives_considered": r["alternatives_considered"],
+            }
+            meta["usage"] = u
+        if m["parent_tool_use_id"] is not None:
+            meta["parent_tool_use_id"] = m["parent_tool_use_id"]
+        meta["status"] = value[m["status"]]
+        if m["stop_reason"] is not None:
+            meta["stop_reason"] = value[m["stop_reason"]]
+        if m["provider_raw"] is not None:
+            meta["provider_raw"] = m["provider_raw"]
+        role = value[d["role"]]
+        rows.append(
+            (mid, session, role, dumps(blocks).decode(), dumps(meta).decode(), created, d["schema_version"])
+        )
+        for block in blocks:
+            if block["type"] == "tool_use":
+                tool_id = block["id"]
+                call = [
+                    tool_id,
+                    session,
+                    mid,
+                    None,
+                    block["name"],
+                    "pending",
+                    None,
+                    m["provider"],
+                    created,
+                    None,
+                ]
+                opened[tool_id] = call
+                calls.append(call)
+    return rows, calls
+
+
+def _enum_values() -> dict[Any, str]:
+    from metis_schema.v1 import MessageStatus, Role, RoutingMode, StopReason
+
+    enums = (MessageStatus, Role, RoutingMode, StopReason)
+    return {member: member.value for enum in enums for member in enum}
+
+
+_ENUM_VALUES = _enum_values()
+
+
 def _interleaved(fns: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
     """Best of `repeat` runs of each, taken in turns so a busy spell hits all of them."""
     seen: dict[str, list[float]] = {name: [] for name in fns}
@@ -237,8 +328,36 @@ def _append_rows(tmp: Path) -> list[Row]:
         conn.close()
         return elapsed / len(encoded)
 
+    def unchecked_many() -> float:
+        messages = _conversation(BATCH * BATCHES)
+        store, path = _fresh(tmp, f"unchecked{next(counter)}")
+        store.close()
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        start = time.perf_counter()
+        for i in range(0, len(messages), BATCH):
+            paused = gc.isenabled()
+            gc.disable()  # as `_batch.prepare` does
+            message_rows, call_rows = _unchecked_batch(messages[i : i + BATCH])
+            if paused:
+                gc.enable()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time_ns() // 1000, SID))
+            conn.executemany(_INSERT, message_rows)
+            conn.executemany(_INSERT_TOOL_CALLS, call_rows)
+            conn.execute("COMMIT")
+        elapsed = time.perf_counter() - start
+        conn.close()
+        return elapsed / len(messages)
+
+    sample = _conversation(BATCH)
+    assert _unchecked_batch(sample)[0] == [encode(m) for m in sample], "the reference writes the store's rows"
     best = _interleaved({"one": store_one, "raw_one": raw_one}, 3)
     best |= _interleaved({"many": store_many, "raw_many": raw_many}, 5)
+    # The reference in rounds of its own, with its own floor: it leaves the target row's
+    # conditions as they were (its writes, taken in the same turns, changed them).
+    reference = _interleaved({"unchecked": unchecked_many, "raw_many": raw_many}, 5)
     one, one_floor, many, many_floor = best["one"], best["raw_one"], best["many"], best["raw_many"]
     rows.append(
         Row(
@@ -274,6 +393,18 @@ def _append_rows(tmp: Path) -> list[Row]:
             "raw executemany, messages + tool_calls rows",
             "<= 2x floor (>= 50% msgs/s)",
             many <= 2 * many_floor,
+        )
+    )
+    rows.append(
+        Row(
+            AREA,
+            f"append_many reference: no checks, {BATCH}/tx",
+            reference["unchecked"] * 1e6,
+            "µs/msg",
+            reference["raw_many"] * 1e6,
+            "raw executemany, messages + tool_calls rows",
+            None,
+            None,
         )
     )
     return rows
