@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from metis.store import _sql
 
 from bench._common import Row, peak_memory
 
@@ -145,18 +146,6 @@ def _raw(path: Path) -> sqlite3.Connection:
     return conn
 
 
-_INSERT = (
-    "INSERT INTO messages (id, session_id, role, content_json, metadata_json, created_at, schema_version) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-_TOOL_CALL_COLUMNS = (
-    "id, session_id, message_id, result_message_id, name, status, provider_id, provider, "
-    "created_at, completed_at"
-)
-_INSERT_TOOL_CALLS = f"INSERT INTO tool_calls ({_TOOL_CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-"""The store's own statement for the `tool_calls` rows of a batch (`sqlite._insert_tool_calls`)."""
-
-
 def _written_tool_calls(tmp: Path, name: str, messages: list[Any]) -> list[list[tuple[Any, ...]]]:
     """The `tool_calls` rows the store writes for each batch of `messages`, as it leaves them.
 
@@ -171,7 +160,7 @@ def _written_tool_calls(tmp: Path, name: str, messages: list[Any]) -> list[list[
         batch_of.update({m.id: i // BATCH for m in messages[i : i + BATCH]})
     store.close()
     conn = sqlite3.connect(path)
-    rows = conn.execute(f"SELECT {_TOOL_CALL_COLUMNS} FROM tool_calls ORDER BY rowid").fetchall()
+    rows = conn.execute(f"SELECT {_sql.TOOL_CALL_COLUMNS} FROM tool_calls ORDER BY rowid").fetchall()
     conn.close()
     batches: list[list[tuple[Any, ...]]] = [[] for _ in range(0, len(messages), BATCH)]
     for row in rows:
@@ -297,7 +286,7 @@ def _append_rows(tmp: Path) -> list[Row]:
         start = time.perf_counter()
         for row in encoded:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute(_INSERT, row)
+            conn.execute(_sql.INSERT_MESSAGE, row)
             conn.execute("COMMIT")
         elapsed = time.perf_counter() - start
         conn.close()
@@ -321,8 +310,8 @@ def _append_rows(tmp: Path) -> list[Row]:
         start = time.perf_counter()
         for i in range(0, len(encoded), BATCH):
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany(_INSERT, encoded[i : i + BATCH])
-            conn.executemany(_INSERT_TOOL_CALLS, calls[i // BATCH])
+            conn.executemany(_sql.INSERT_MESSAGE, encoded[i : i + BATCH])
+            conn.executemany(_sql.INSERT_TOOL_CALL, calls[i // BATCH])
             conn.execute("COMMIT")
         elapsed = time.perf_counter() - start
         conn.close()
@@ -344,8 +333,8 @@ def _append_rows(tmp: Path) -> list[Row]:
                 gc.enable()
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time_ns() // 1000, SID))
-            conn.executemany(_INSERT, message_rows)
-            conn.executemany(_INSERT_TOOL_CALLS, call_rows)
+            conn.executemany(_sql.INSERT_MESSAGE, message_rows)
+            conn.executemany(_sql.INSERT_TOOL_CALL, call_rows)
             conn.execute("COMMIT")
         elapsed = time.perf_counter() - start
         conn.close()

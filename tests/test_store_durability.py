@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from metis.errors import StoreError
 from metis.ids import ToolIdMap
-from metis.store import RetryPolicy, Store
+from metis.store import RetryPolicy, Store, _sql
 from metis.store import sqlite as store_sqlite
 from test_store_support import tool_call, tool_ids_of, tool_result, user
 
@@ -54,7 +54,7 @@ def test_a_failure_inside_append_rolls_back_the_message_and_its_tool_calls(
         raise RuntimeError("disk on fire")
 
     before = store.get_session(SID)
-    monkeypatch.setattr(store_sqlite, "_insert_tool_calls", explode)
+    monkeypatch.setattr(_sql, "insert_tool_calls", explode)
     with pytest.raises(RuntimeError, match="disk on fire"):
         store.append(call)
     assert counts(store.path) == (0, 0, 0)

@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 from metis_schema.v1 import Message
 
 from ..ids import ToolIdMap, is_tool_id
+from . import _sql
 from ._checks import has_stored_map, stored_provider_ids
 from ._codec import GcPaused, Row, encode_fast, encode_slow
 from ._types import ToolCallStatus
@@ -50,7 +51,7 @@ _ASSISTANT_PLAIN = frozenset({"text", "thinking", "redacted_thinking"})
 
 class Plan(NamedTuple):
     """The rows a batch writes: `messages` rows, `tool_calls` rows (answers to calls of the
-    same batch folded in), and answers to calls stored before (`_ANSWER_TOOL_CALL`)."""
+    same batch folded in), and answers to calls stored before (`_sql.ANSWER_OPEN_CALL`)."""
 
     message_rows: Sequence[Row]
     call_rows: Sequence[Sequence[Any]]
@@ -219,9 +220,7 @@ def confirmed(conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]]) ->
     return Plan([row for _, row in batch], screen.call_rows, screen.updates)
 
 
-def write_confirmed(
-    conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]], plan: Plan, insert_calls: Any
-) -> None:
+def write_confirmed(conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]], plan: Plan) -> None:
     """Write a cleared batch's rows, the database confirming what the screen assumed.
 
     The primary keys refuse a message id or a tool id already stored (or twice in the
@@ -231,27 +230,17 @@ def write_confirmed(
     problem and words it. No lookup is made first: the writes are the lookups.
     """
     try:
-        conn.executemany(_INSERT_MESSAGE, plan.message_rows)
+        conn.executemany(_sql.INSERT_MESSAGE, plan.message_rows)
         if plan.call_rows:
-            insert_calls(conn, plan.call_rows)
+            _sql.insert_tool_calls(conn, plan.call_rows)
     except sqlite3.IntegrityError:
         forget(batch)
         raise Unconfirmed from None
     if plan.updates:
-        answered = conn.executemany(_ANSWER_OPEN_CALL, plan.updates).rowcount
+        answered = conn.executemany(_sql.ANSWER_OPEN_CALL, plan.updates).rowcount
         if answered != len(plan.updates):
             forget(batch)
             raise Unconfirmed
-
-
-_INSERT_MESSAGE = (
-    "INSERT INTO messages (id, session_id, role, content_json, metadata_json, created_at, schema_version) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-_ANSWER_OPEN_CALL = (
-    "UPDATE tool_calls SET status = ?, result_message_id = ?, completed_at = ? "
-    "WHERE id = ? AND session_id = ? AND result_message_id IS NULL"
-)
 
 
 class Unconfirmed(Exception):
@@ -276,7 +265,7 @@ class _Screen:
         self.call_rows: list[list[Any]] = []
         """The batch's `tool_calls` rows, answers to calls of the batch folded in."""
         self.updates: list[tuple[Any, ...]] = []
-        """Answers to calls stored before (`_ANSWER_TOOL_CALL` parameters)."""
+        """Answers to calls stored before (`_sql.ANSWER_OPEN_CALL` parameters)."""
         self.calls: dict[str, int] = {}
         """Tool id -> index in `call_rows`, for each tool_use of the batch."""
         self.answered: set[str] = set()

@@ -33,7 +33,7 @@ from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolU
 
 from ..errors import InvariantError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
-from . import _batch, _conn, _layout
+from . import _batch, _conn, _layout, _sql
 from ._checks import BatchChecks, stored_provider_ids, violations
 from ._codec import Reader, Row, decode, decode_all, encode, from_micros
 from ._paths import default_path
@@ -43,15 +43,9 @@ from ._types import DuplicateMessageError, SessionInfo, ToolCallRecord, ToolCall
 T = TypeVar("T")
 Mode = Literal["append", "finalize", "partial"]
 
-_MESSAGE_COLUMNS = "id, session_id, role, content_json, metadata_json, created_at, schema_version"
 _SESSION_COLUMNS = (
     "id, workspace_path, active_model, routing_policy_json, schema_version, created_at, updated_at"
 )
-_TOOL_CALL_COLUMNS = (
-    "id, session_id, message_id, result_message_id, name, status, provider_id, provider, "
-    "created_at, completed_at"
-)
-_INSERT_MESSAGE = f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _REPLACE_PARTIAL = (
     "UPDATE messages SET role = ?, content_json = ?, metadata_json = ?, created_at = ?, schema_version = ? "
     "WHERE id = ?"
@@ -69,13 +63,6 @@ def _append_mode(message: Message) -> Mode:
 
 def _now_us() -> int:
     return time.time_ns() // 1_000
-
-
-def _insert_tool_calls(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
-    """Open one `tool_calls` row per tool_use (a module function so tests can break it)."""
-    conn.executemany(
-        f"INSERT INTO tool_calls ({_TOOL_CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-    )
 
 
 class Store:
@@ -347,7 +334,7 @@ class Store:
             _require_session(conn, session_id)
             if after is None:
                 return conn.execute(
-                    f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY rowid",
+                    f"SELECT {_sql.MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY rowid",
                     (session_id,),
                 ).fetchall()
             mark = conn.execute(
@@ -358,7 +345,8 @@ class Store:
                     f"session {session_id!r} has no message {after!r} to read after", message_id=after
                 )
             return conn.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND rowid > ? ORDER BY rowid",
+                f"SELECT {_sql.MESSAGE_COLUMNS} FROM messages "
+                "WHERE session_id = ? AND rowid > ? ORDER BY rowid",
                 (session_id, mark[0]),
             ).fetchall()
 
@@ -371,7 +359,7 @@ class Store:
         """One message by id; StoreError if it is not stored."""
         row = self._read(
             lambda c: c.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)
+                f"SELECT {_sql.MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)
             ).fetchone()
         )
         if row is None:
@@ -419,7 +407,7 @@ class Store:
         def fetch(conn: sqlite3.Connection) -> list[Any]:
             _require_session(conn, session_id)
             return conn.execute(
-                f"SELECT {_TOOL_CALL_COLUMNS} FROM tool_calls "
+                f"SELECT {_sql.TOOL_CALL_COLUMNS} FROM tool_calls "
                 f"WHERE session_id = ?{where} ORDER BY created_at, id",
                 (session_id,),
             ).fetchall()
@@ -502,14 +490,14 @@ def _append_all(
     """
     plan = _batch.confirmed(conn, batch)
     if plan is not None:
-        _batch.write_confirmed(conn, batch, plan, _insert_tool_calls)
+        _batch.write_confirmed(conn, batch, plan)
         return
     plan = _checked_plan(conn, batch, tool_ids)
-    conn.executemany(_INSERT_MESSAGE, plan.message_rows)
+    conn.executemany(_sql.INSERT_MESSAGE, plan.message_rows)
     if plan.call_rows:
-        _insert_tool_calls(conn, plan.call_rows)
+        _sql.insert_tool_calls(conn, plan.call_rows)
     if plan.updates:
-        conn.executemany(_ANSWER_TOOL_CALL, plan.updates)
+        conn.executemany(_sql.ANSWER_OPEN_CALL, plan.updates)
 
 
 def _checked_plan(
@@ -592,7 +580,7 @@ def _put_one(
     if mode == "append":  # the common case: no lookup first, the primary key tells
         _check(conn, message, new=True)
         try:
-            conn.execute(_INSERT_MESSAGE, row)
+            conn.execute(_sql.INSERT_MESSAGE, row)
         except sqlite3.IntegrityError:
             existing = _existing(conn, message.id)
             if existing is None:
@@ -608,7 +596,7 @@ def _put_one(
     if existing is not None:
         conn.execute(_REPLACE_PARTIAL, (*row[2:], message.id))
     else:
-        conn.execute(_INSERT_MESSAGE, row)
+        conn.execute(_sql.INSERT_MESSAGE, row)
     if mode == "finalize":
         _record_tool_calls(conn, message, row[5], tool_ids)
 
@@ -624,15 +612,11 @@ def _record_tool_calls(
     stored = ({} if tool_ids is not None else _stored_provider_ids(conn, [message])).get
     _tool_call_rows(message, created, tool_ids, stored, call_rows, result_rows)
     if call_rows:
-        _insert_tool_calls(conn, call_rows)
+        _sql.insert_tool_calls(conn, call_rows)
     if result_rows:
-        conn.executemany(_ANSWER_TOOL_CALL, result_rows)
+        conn.executemany(_sql.ANSWER_OPEN_CALL, result_rows)
 
 
-_ANSWER_TOOL_CALL = (
-    "UPDATE tool_calls SET status = ?, result_message_id = ?, completed_at = ? "
-    "WHERE id = ? AND session_id = ?"
-)
 _PENDING, _CANCELLED = ToolCallStatus.pending.value, ToolCallStatus.cancelled.value
 _FAILED, _SUCCEEDED = ToolCallStatus.failed.value, ToolCallStatus.succeeded.value
 
@@ -646,7 +630,7 @@ def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on pur
     result_rows: list[tuple[Any, ...]],
 ) -> None:
     """The `tool_calls` rows `message` opens (`call_rows`) and the answers it gives
-    (`result_rows`, parameters of `_ANSWER_TOOL_CALL`). A tool call's provider id comes
+    (`result_rows`, parameters of `_sql.ANSWER_OPEN_CALL`). A tool call's provider id comes
     from `tool_ids` when given, else from `stored((session, canonical, provider))`."""
     role = message.role
     if role == _ASSISTANT:
