@@ -197,9 +197,8 @@ def _image(block: Any) -> dict[str, Any]:
 
 
 def _block(block: Any) -> dict[str, Any]:
+    """A block other than text (`_content` writes those itself)."""
     kind = type(block)
-    if kind is TextBlock:
-        return _text(block)
     d = block.__dict__
     if kind is ToolUseBlock:
         tool_id, name, tool_input = d["id"], d["name"], d["input"]
@@ -300,8 +299,7 @@ def _usage(usage: Any) -> dict[str, Any]:
     # The fields in declaration order (a model's __dict__ always holds them so), the
     # decimal written fixed-point as SchemaModel writes it.
     out: dict[str, Any] = d.copy()
-    text = str(cost)  # `_fixed(cost)`, inline
-    out["cost_usd"] = format(cost, "f") if "E" in text else text
+    out["cost_usd"] = _fixed(cost)
     return out
 
 
