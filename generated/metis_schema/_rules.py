@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -95,33 +95,6 @@ def _check_subset(schema: Any, where: str) -> None:
         _check_subset(schema["items"], f"{where}/items")
 
 
-def _is_model(value: Any) -> bool:
-    # `isinstance(x, BaseModel)` walks ABCMeta machinery; the class attribute is O(1).
-    return hasattr(type(value), "__pydantic_fields__")
-
-
-def _get(obj: Any, key: str) -> Any:
-    kind = type(obj)
-    if kind is dict:
-        return obj.get(key, _ABSENT)
-    fields = getattr(kind, "__pydantic_fields__", None)
-    if fields is not None:
-        return getattr(obj, key) if key in fields else _ABSENT
-    if isinstance(obj, dict):
-        return obj.get(key, _ABSENT)
-    return _ABSENT
-
-
-_TYPES: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "object": lambda v: type(v) is dict or _is_model(v) or isinstance(v, dict),
-    "array": lambda v: type(v) is list or isinstance(v, list | tuple),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float | Decimal) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-}
-
 Found = list[tuple[str, str]]
 """(path, problem) pairs; empty when the value passes."""
 Check = Callable[[Any], Found | None]
@@ -129,7 +102,7 @@ Check = Callable[[Any], Found | None]
 
 _TYPE_EXPR = {
     "string": "isinstance({v}, str)",
-    # `hasattr(type(v), ...)` is `_is_model` written inline: one call fewer per test.
+    # A model: its class has `__pydantic_fields__` (an O(1) test; isinstance(BaseModel) walks ABCMeta).
     "object": "(type({v}) is dict or hasattr(type({v}), '__pydantic_fields__') or isinstance({v}, dict))",
     "array": "isinstance({v}, (list, tuple))",
     "integer": "(isinstance({v}, int) and not isinstance({v}, bool))",
@@ -320,7 +293,7 @@ def _compile_clause(if_: dict[str, Any], then: dict[str, Any], name: str) -> Che
     emitter.check(then, "v0", "", 1)
     emitter.emit(1, "return out")
     namespace: dict[str, Any] = {
-        "_get": _get, "_ABSENT": _ABSENT, "_is_model": _is_model, "Decimal": Decimal, **emitter.consts
+        "_ABSENT": _ABSENT, "Decimal": Decimal, **emitter.consts
     }
     exec(compile("\n".join(emitter.lines), f"<schema rule {name}>", "exec"), namespace)  # noqa: S102
     clause: Check = namespace["clause"]
@@ -383,23 +356,27 @@ def _compile_rules(clauses: list[tuple[str, dict[str, Any], dict[str, Any]]], na
         emitter.emit(3, f"problems.append(_describe({emitter.const(rule)}, out))")
     emitter.emit(1, "return problems")
     namespace: dict[str, Any] = {
-        "_ABSENT": _ABSENT, "_is_model": _is_model, "_describe": _describe, "Decimal": Decimal, **emitter.consts
+        "_ABSENT": _ABSENT, "_describe": _describe, "Decimal": Decimal, **emitter.consts
     }
     exec(compile("\n".join(emitter.lines), f"<schema rules {name}>", "exec"), namespace)  # noqa: S102
     rules: Rules = namespace["rules"]
     return rules
 
 
-def _violations(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
-    """Readable violations of `schema` by `value` (compiles on each call; for tools and tests)."""
-    found = _compile_clause({}, schema, "adhoc")(value) or []
-    return [f"{_join(path, p) if path else (p or '(root)')} {m}" for p, m in found]
-
-
 @dataclass(frozen=True)
 class _Conditional:
+    """One if/then clause of a class, on its own: for tests that check clause by clause.
+    Validation runs the class's clauses compiled together (`__schema_rules__`); this one
+    is compiled only when a test first asks for it."""
+
     rule: str
-    clause: Check
+    if_: dict[str, Any]
+    then: dict[str, Any]
+    name: str
+
+    @cached_property
+    def clause(self) -> Check:
+        return _compile_clause(self.if_, self.then, self.name)
 
 
 _FIXED_POINT = r"^[0-9]+(\.[0-9]+)?$"
@@ -453,10 +430,11 @@ def _clauses(definition: dict[str, Any], where: str) -> list[tuple[str, dict[str
     return found
 
 
-def _conditionals(definition: dict[str, Any], where: str) -> tuple[_Conditional, ...]:
+def _conditionals(
+    clauses: list[tuple[str, dict[str, Any], dict[str, Any]]], where: str
+) -> tuple[_Conditional, ...]:
     return tuple(
-        _Conditional(rule, _compile_clause(if_, then, f"{where}/allOf/{i}"))
-        for i, (rule, if_, then) in enumerate(_clauses(definition, where))
+        _Conditional(rule, if_, then, f"{where}/allOf/{i}") for i, (rule, if_, then) in enumerate(clauses)
     )
 
 
@@ -541,8 +519,8 @@ class SchemaModel(BaseModel):
         if definition is None:
             raise SchemaRuleError(f"{cls.__module__}.{cls.__name__}: no $defs/{cls.__name__} in {BUNDLE}")
         where = f"#/$defs/{cls.__name__}"
-        cls.__schema_conditionals__ = _conditionals(definition, where)
         clauses = _clauses(definition, where)
+        cls.__schema_conditionals__ = _conditionals(clauses, where)
         cls.__schema_rules__ = _compile_rules(clauses, where) if clauses else None
         cls.__schema_formatted__ = _formatted_fields(definition, defs)
         cls.__schema_decimals__ = tuple(s.field for s in cls.__schema_formatted__ if s.fmt == "decimal")
