@@ -19,7 +19,6 @@ from typing import Annotated, Any
 
 import orjson
 from metis_schema.v1 import (
-    CatalogEntry,
     ContentBlock,
     ErrorEvent,
     Message,
@@ -47,7 +46,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._build import construct, verify
 from .canonical import CONTENT_LIST
-from .catalog import Catalog, load_catalog
+from .catalog import load_catalog
 from .errors import WireFormatError
 from .events import EventSink, emit
 from .ids import ToolIdMap, new_message_id
@@ -148,32 +147,6 @@ def parse_tool_arguments(
     return {}, raw
 
 
-@dataclass(frozen=True, slots=True)
-class _Resolved:
-    """The catalog entry of a model name, worked out once per name."""
-
-    catalog: Catalog
-    entry: CatalogEntry
-
-
-_RESOLVED: dict[str, _Resolved] = {}
-_RESOLVED_MAX = 1024  # model names come from callers: bound what is remembered
-
-
-def _resolve(model: str) -> CatalogEntry:
-    """The catalog entry of `model`, cached per name (every response resolves its model).
-
-    The entry is keyed to the catalog it came from, so a reloaded catalog is never bypassed.
-    """
-    catalog = load_catalog()
-    hit = _RESOLVED.get(model)
-    if hit is None or hit.catalog is not catalog:
-        hit = _Resolved(catalog, catalog.resolve(model))
-        if len(_RESOLVED) < _RESOLVED_MAX:
-            _RESOLVED[model] = hit
-    return hit.entry
-
-
 _RULES = Message.__schema_rules__
 """The schema's compiled §5.1 rules for a Message (role vs blocks, a complete reply is not empty)."""
 _DEFAULT_REASON = "default model"
@@ -272,7 +245,7 @@ def finish_assistant(
     id, normalized counts, minted ids, the context's checked fields — so the records are
     built directly (`metis._build`), and the schema's §5.1 rules run on the Message.
     """
-    entry = _resolve(context.model)
+    entry = load_catalog().resolve(context.model)
     usage = None
     if counts is not None:
         usage = make_usage(
@@ -347,7 +320,9 @@ def import_context(
         session_id=session_id,
         model=model,
         tool_ids=tool_ids,
-        routing=default_routing(_resolve(model).id, f"imported from a recorded {provider} request"),
+        routing=default_routing(
+            load_catalog().resolve(model).id, f"imported from a recorded {provider} request"
+        ),
         created_at=created_at,
     )
 

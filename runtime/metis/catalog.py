@@ -30,6 +30,8 @@ class Catalog:
         self.catalog = catalog
         self._by_id: dict[str, CatalogEntry] = {}
         self._by_alias: dict[str, CatalogEntry] = {}
+        self._by_wire: dict[tuple[str, str], CatalogEntry] = {}
+        """(provider, wire name) -> the first entry listing it."""
         self._unlisted: dict[str, CatalogEntry] = {}
         """`<provider>:<wire name>` -> the entry `unlisted` made for it (see `resolve`)."""
         for entry in catalog.models:
@@ -38,6 +40,7 @@ class Catalog:
             if entry.id.split(":", 1)[0] != entry.provider:
                 raise UnknownModelError(f"catalog entry {entry.id} names provider {entry.provider}")
             self._by_id[entry.id] = entry
+            self._by_wire.setdefault((entry.provider, entry.wire_model), entry)
             for alias in entry.aliases:
                 if alias in self._by_alias:
                     raise UnknownModelError(
@@ -53,15 +56,18 @@ class Catalog:
         return self._by_id.get(model_id)
 
     def resolve(self, name: str, *, allow_unlisted: bool = True) -> CatalogEntry:
-        """Canonical id, alias, or `<provider>:<wire name>` -> catalog entry."""
+        """Canonical id, alias, or `<provider>:<wire name>` -> catalog entry.
+
+        Every response resolves its model, so each kind of name is one dict lookup.
+        """
         entry = self._by_id.get(name) or self._by_alias.get(name)
         if entry is not None:
             return entry
         provider, sep, wire = name.partition(":")
         if sep and wire and provider in PROVIDERS:
-            for candidate in self.catalog.models:
-                if candidate.provider == provider and candidate.wire_model == wire:
-                    return candidate
+            entry = self._by_wire.get((provider, wire))
+            if entry is not None:
+                return entry
             if allow_unlisted:
                 # Made once per name, like the listed entries (building and validating
                 # one costs more than the request it serves, and local models are
