@@ -16,6 +16,7 @@ from metis_schema.v1 import AdapterCapabilities, CatalogEntry, ModelCatalog
 from pydantic import ValidationError
 
 from .errors import UnknownModelError
+from .ids import provider_of
 from .pricing import UNPRICED
 from .validation import explain
 
@@ -37,7 +38,7 @@ class Catalog:
         for entry in catalog.models:
             if entry.id in self._by_id:
                 raise UnknownModelError(f"catalog lists {entry.id} twice")
-            if entry.id.split(":", 1)[0] != entry.provider:
+            if provider_of(entry.id) != entry.provider:
                 raise UnknownModelError(f"catalog entry {entry.id} names provider {entry.provider}")
             self._by_id[entry.id] = entry
             self._by_wire.setdefault((entry.provider, entry.wire_model), entry)

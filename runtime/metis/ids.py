@@ -133,6 +133,12 @@ def new_session_id() -> str:
     return "sess_" + _ULIDS.next()
 
 
+def provider_of(model_id: str) -> str:
+    """The provider part of a canonical model id `<provider>:<model>` (§6.3); the whole id
+    when it has no colon (then it names no provider, and a check against one fails)."""
+    return model_id.split(":", 1)[0]
+
+
 _SEEN_TOOL_IDS: set[str] = set()
 _SEEN_MAX = 4096
 

@@ -42,7 +42,7 @@ from metis_schema.v1 import (
 from pydantic import BaseModel
 
 from .errors import InvariantError
-from .ids import is_tool_id
+from .ids import is_tool_id, provider_of
 
 if TYPE_CHECKING:
     from .tools import ToolRegistry
@@ -171,7 +171,7 @@ def _clean_parts(role: Any, content: Any, metadata: Any) -> bool:
         model, provider = metadata.model, metadata.provider
         if not (isinstance(model, str) and isinstance(provider, str)):
             return False
-        if model.split(":", 1)[0] != provider or metadata.routing is None or metadata.usage is None:
+        if provider_of(model) != provider or metadata.routing is None or metadata.usage is None:
             return False
     return True
 
@@ -299,7 +299,7 @@ def _check_assistant_metadata(metadata: Any, bad: Any) -> None:
         bad("metadata.model", "§5.3.1", "an ASSISTANT message at status complete records its model")
     if provider is None:
         bad("metadata.provider", "§5.3.1", "an ASSISTANT message at status complete records its provider")
-    if isinstance(model, str) and isinstance(provider, str) and model.split(":", 1)[0] != provider:
+    if isinstance(model, str) and isinstance(provider, str) and provider_of(model) != provider:
         bad("metadata.model", "§6.3", f"model {model} is not a {provider} model id (<provider>:<model>)")
     if _get(metadata, "routing") is None:
         bad(

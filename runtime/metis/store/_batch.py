@@ -32,9 +32,10 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from metis_schema.v1 import Message
+from metis_schema.v1 import Message, Role
 
-from ..ids import ToolIdMap, is_tool_id
+from ..ids import ToolIdMap, is_tool_id, provider_of
+from ..invariants import ALLOWED_BLOCKS
 from . import _sql
 from ._checks import has_stored_map, stored_provider_ids
 from ._codec import GcPaused, Row, encode_fast, encode_slow
@@ -42,11 +43,10 @@ from ._types import ToolCallStatus
 
 _PENDING, _CANCELLED = ToolCallStatus.pending.value, ToolCallStatus.cancelled.value
 _FAILED, _SUCCEEDED = ToolCallStatus.failed.value, ToolCallStatus.succeeded.value
-_USER_KINDS = frozenset({"text", "image"})
-"""§5.1.3: the blocks of a USER message (ASSISTANT's are checked one by one)."""
-_SYSTEM_KINDS = frozenset({"text"})
-_ASSISTANT_PLAIN = frozenset({"text", "thinking", "redacted_thinking"})
-"""§5.1.3: the blocks of an ASSISTANT message besides tool_use."""
+_USER_KINDS = ALLOWED_BLOCKS[Role.user]
+_SYSTEM_KINDS = ALLOWED_BLOCKS[Role.system]
+_ASSISTANT_PLAIN = ALLOWED_BLOCKS[Role.assistant] - {"tool_use"}
+"""§5.1.3's table, as the screen reads it (an ASSISTANT's tool_use blocks are screened one by one)."""
 
 
 class Plan(NamedTuple):
@@ -130,10 +130,12 @@ def prepare(messages: Iterable[Message], tool_ids: ToolIdMap | None) -> Prepared
             elif role == "assistant":  # §5.3 metadata when complete; a new row per tool_use
                 complete = status == "complete"
                 provider = meta.get("provider")
+                model = meta.get("model")
                 if complete and not (
                     blocks
                     and provider is not None
-                    and _provider_of(meta.get("model")) == provider
+                    and model is not None
+                    and provider_of(model) == provider
                     and "routing" in meta
                     and "usage" in meta
                 ):
@@ -186,22 +188,6 @@ def prepare(messages: Iterable[Message], tool_ids: ToolIdMap | None) -> Prepared
             clear = True
     batch.walk = screen if clear else None
     return batch
-
-
-def _provider_of(model: str | None) -> str | None:
-    """The provider prefix of a `<provider>:<model>` id (§6.3), remembered: a session
-    names a handful of models, each checked on every assistant message appended."""
-    if model is None:
-        return None
-    provider = _PROVIDERS.get(model)
-    if provider is None:
-        if len(_PROVIDERS) >= 256:
-            _PROVIDERS.clear()
-        provider = _PROVIDERS[model] = model.split(":", 1)[0]
-    return provider
-
-
-_PROVIDERS: dict[str, str] = {}
 
 
 def cleared(batch: object) -> bool:
