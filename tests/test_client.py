@@ -556,6 +556,37 @@ def test_a_tool_outside_the_schema_subset_is_refused_before_any_request(
     assert store.load_session(session.id) == []  # nothing stored either
 
 
+@pytest.mark.parametrize("case", PROVIDERS, ids=lambda c: c.provider)
+def test_reply_tool_inputs_are_checked_against_the_offered_tools(
+    case: ProviderCase, store: Store, fake: FakeTime, tmp_path: Path
+) -> None:
+    """§5.2.4 at ingress: an input outside its tool's input_schema (or a call to a tool not
+    offered) emits tool_input_invalid; the reply is stored as the model gave it."""
+    from metis_schema.v1 import ToolDefinition
+
+    def weather(city_type: str) -> ToolDefinition:
+        return ToolDefinition(
+            name="get_weather",
+            description="d",
+            side_effects="read",
+            input_schema={"type": "object", "properties": {"city": {"type": city_type}}},
+        )
+
+    other = ToolDefinition(
+        name="lookup", description="d", side_effects="read", input_schema={"type": "object", "properties": {}}
+    )
+    for tools, expected in (([weather("string")], 0), ([weather("integer")], 2), ([other], 2)):
+        events = RecordingSink()
+        provider = ScriptedProvider().add(json_reply(ok_body(case)))
+        with make_client(store, provider, fake, events=events) as client:
+            session = client.session(case.model, workspace=tmp_path, tools=tools)
+            reply = session.send("Weather in Paris and Rome?")
+        invalid = events.of_type("tool_input_invalid")
+        assert len(invalid) == expected, (tools[0].name, [e.payload for e in invalid])
+        assert [e.payload["tool_use_id"] for e in invalid] == [c.id for c in tool_uses(reply)][:expected]
+        assert store.load_session(session.id)[-1] == reply
+
+
 # --- incremental history ---------------------------------------------------------------------------
 
 

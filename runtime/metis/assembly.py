@@ -35,7 +35,6 @@ from metis_schema.v1 import (
     TextDeltaEvent,
     ThinkingBlock,
     ThinkingDeltaEvent,
-    ToolDefinition,
     ToolUseBlock,
     ToolUseEndEvent,
     ToolUseInputDeltaEvent,
@@ -52,6 +51,7 @@ from .events import EventSink, emit
 from .ids import ToolIdMap, new_message_id
 from .invariants import BLOCK_CLASSES, is_clean
 from .pricing import make_usage
+from .tools import ToolRegistry
 from .usage import TokenCounts
 from .validation import pydantic_problems
 
@@ -74,7 +74,10 @@ class RequestContext:
     message_id: str | None = None
     created_at: datetime | None = None
     pricing_version: str | None = None
-    tools: Sequence[ToolDefinition] = ()
+    tools: ToolRegistry | None = None
+    """The tools the request offered. A complete reply's tool_use inputs are checked
+    against their input_schema at ingress (§5.2.4): each failure emits
+    `tool_input_invalid` (the message is kept, for the agent loop to answer)."""
     events: EventSink | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -304,7 +307,35 @@ def finish_assistant(
             message_id=message.id,
         )
     verify(message)
+    if context.tools is not None and metadata.status == MessageStatus.complete:
+        _check_tool_inputs(message.content, context.tools, context.events)
     return message
+
+
+def _check_tool_inputs(
+    content: Sequence[ContentBlock], tools: ToolRegistry, events: EventSink | None
+) -> None:
+    """§5.2.4 at ingress: each tool_use input against the offered tool's input_schema.
+
+    `ToolRegistry.validate_input` emits `tool_input_invalid` for an input that fails; a
+    call to a tool the request did not offer is reported the same way. Nothing is
+    raised: the reply is what the model said, and the agent loop answers it.
+    """
+    for block in content:
+        if type(block) is not ToolUseBlock:
+            continue
+        if block.name in tools:
+            tools.validate_input(block.name, block.input, tool_use_id=block.id, events=events)
+        else:
+            reason = f"no tool named {block.name!r} was offered"
+            emit(
+                events,
+                "tool_input_invalid",
+                tool_name=block.name,
+                tool_use_id=block.id,
+                problems=[reason],
+                reason=reason,
+            )
 
 
 def import_context(

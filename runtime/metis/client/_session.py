@@ -89,12 +89,6 @@ class Prepared:
     stream: bool
 
 
-def _registered(tools: Sequence[ToolDefinition]) -> tuple[ToolDefinition, ...]:
-    """The tools, after the registry's checks (§5.4 schema subset, side effects, unique
-    names): a tool the spec refuses fails here, before anything is stored or sent."""
-    return tuple(ToolRegistry(tools))
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -131,7 +125,11 @@ class SessionCore:
         self.default_model = catalog.resolve(str(policy.get("default_model") or settings.default_model)).id
         self.default_level = str(policy.get("default_level", "global"))
         self.active_model = catalog.resolve(record.active_model or self.default_model).id
-        self.tools: tuple[ToolDefinition, ...] = _registered(tools)
+        # The registry checks each tool (§5.4 schema subset, side effects, unique names): a
+        # tool the spec refuses fails here, before anything is stored or sent. Replies are
+        # checked against it too (§5.2.4, `RequestContext.tools`).
+        self.registry = ToolRegistry(tools)
+        self.tools: tuple[ToolDefinition, ...] = tuple(self.registry)
         self.tool_ids: ToolIdMap = self.store.load_tool_ids(self.id)
         # The history read so far; its first `_settled` messages are final (not PARTIAL),
         # and the store never changes a final row, so later reads fetch only what follows.
@@ -260,7 +258,8 @@ class SessionCore:
             raise ClientError(
                 f"unknown request option(s): {', '.join(unknown)}", hint=f"known: {sorted(_OPTION_NAMES)}"
             )
-        tools = self.tools if tools is None else _registered(tools)
+        registry = self.registry if tools is None else ToolRegistry(tools)
+        tools = tuple(registry)
         wire_history = self.replayable(self.history())
         _refuse_unanswered(wire_history, self.id)
         user = self.user_message(content) if content is not None else None
@@ -271,7 +270,7 @@ class SessionCore:
         if entry.id != self.active_model:
             self.check_capable(pending, entry.id, tools)
         prepared = self._build(
-            entry, pending, tools, stream=stream, override=model is not None, options=options
+            entry, pending, registry, stream=stream, override=model is not None, options=options
         )
         if user is not None:
             self.store.append(user)
@@ -281,7 +280,7 @@ class SessionCore:
         self,
         entry: CatalogEntry,
         pending: Sequence[Message],
-        tools: Sequence[ToolDefinition],
+        registry: ToolRegistry,
         *,
         stream: bool,
         override: bool,
@@ -300,13 +299,13 @@ class SessionCore:
         )
         if endpoint.custom_base_url and adapter.custom_server_extra:
             adapter_options.extra = _merged(adapter.custom_server_extra, adapter_options.extra)
-        body = adapter.to_wire(pending, tools, adapter_options)
+        body = adapter.to_wire(pending, tuple(registry), adapter_options)
         context = RequestContext(
             session_id=self.id,
             model=entry.id,
             tool_ids=self.tool_ids,
             routing=self.routing(entry.id, override=override),
-            tools=tools,
+            tools=registry,
             events=self.settings.events,
         )
         headers = {
