@@ -287,6 +287,20 @@ def test_unpriced_models_cost_zero_under_the_unpriced_version(caplog: pytest.Log
     assert len(caplog.records) == 1
 
 
+def test_an_unpriced_model_is_named_and_warned_about_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metis import pricing
+
+    monkeypatch.setattr(pricing, "_UNPRICED_WARNED", set())
+    with caplog.at_level(logging.WARNING, logger="metis.pricing"):
+        for _ in range(3):  # e.g. three streamed snapshots of one reply
+            make_usage(TokenCounts(1, 2), pricing_key=UNPRICED, latency_ms=0, model="ollama:my-local")
+    assert [r.getMessage() for r in caplog.records] == [
+        "no price for ollama:my-local; cost recorded as 0 under pricing_version 'unpriced'"
+    ]
+
+
 # --- values metis builds itself are what validation would build ----------------------------------------
 
 

@@ -256,6 +256,7 @@ def finish_assistant(
             pricing_key=entry.pricing_key,
             latency_ms=context.latency_ms,
             version=context.pricing_version,
+            model=entry.id,
         )
     if context.routing is not None:
         routing = _routing_copy(context.routing)

@@ -119,6 +119,10 @@ def _bad_counts(counts: TokenCounts) -> None:
             raise UsageCountError(f"TokenCounts.{name} must be a non-negative int, got {value!r}", path=name)
 
 
+_UNPRICED_WARNED: set[str] = set()
+_WARNED_MAX = 1024  # model names come from callers: bound what is remembered
+
+
 def make_usage(
     counts: TokenCounts,
     *,
@@ -126,8 +130,13 @@ def make_usage(
     latency_ms: int,
     version: str | None = None,
     table: PriceTable | None = None,
+    model: str | None = None,
 ) -> Usage:
-    """A canonical Usage: counts, locally computed cost, and the pricing version used."""
+    """A canonical Usage: counts, locally computed cost, and the pricing version used.
+
+    Usage of an unpriced model is logged at WARN, naming `model` when given, and then
+    once per model: every streamed snapshot of a reply is priced, not only the last.
+    """
     n_in, n_out, cached, written = counts
     if not (
         type(n_in) is int
@@ -142,10 +151,14 @@ def make_usage(
         _bad_counts(counts)
     if pricing_key == UNPRICED:
         # A model no table prices (an unlisted local model): cost 0, and the version says so.
-        _log.warning(
-            "no price for this model; cost recorded as 0 under pricing_version 'unpriced'",
-            extra={"pricing_key": pricing_key},
-        )
+        if model is None or model not in _UNPRICED_WARNED:
+            if model is not None and len(_UNPRICED_WARNED) < _WARNED_MAX:
+                _UNPRICED_WARNED.add(model)
+            _log.warning(
+                "no price for %s; cost recorded as 0 under pricing_version 'unpriced'",
+                model or "this model",
+                extra={"model": model, "pricing_key": pricing_key},
+            )
         cost, pricing_version = Decimal(0), UNPRICED
     else:
         table = table or load_price_table(version)
