@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -248,6 +248,34 @@ def finish_assistant(
     id, normalized counts, minted ids, the context's checked fields — so the records are
     built directly (`metis._build`), and the schema's §5.1 rules run on the Message.
     """
+    return _assistant_message(
+        context,
+        context.message_id or new_message_id(),
+        context.created_at or datetime.now(UTC),
+        provider=provider,
+        content=content,
+        counts=counts,
+        stop_reason=stop_reason,
+        provider_raw=provider_raw,
+        status=status,
+    )
+
+
+def _assistant_message(
+    context: RequestContext,
+    message_id: str,
+    created_at: datetime,
+    *,
+    provider: str,
+    content: list[ContentBlock],
+    counts: TokenCounts | None,
+    stop_reason: StopReason | None,
+    provider_raw: dict[str, Any] | None,
+    status: MessageStatus,
+) -> Message:
+    """`finish_assistant` with the message's id and time given: valid values (the context's,
+    checked when set, or minted), which a StreamAssembler fixes once for all its snapshots
+    instead of copying and re-checking the context for each."""
     entry = load_catalog().resolve(context.model)
     usage = None
     if counts is not None:
@@ -287,12 +315,12 @@ def finish_assistant(
     message: Message = construct(
         Message,
         {
-            "id": context.message_id or new_message_id(),
+            "id": message_id,
             "session_id": context.session_id,
             "role": Role.assistant,
             "content": list(content),
             "metadata": metadata,
-            "created_at": context.created_at or datetime.now(UTC),
+            "created_at": created_at,
             "schema_version": 1,
         },
         deferred=True,
@@ -512,8 +540,10 @@ class StreamAssembler:
         counts = self._counts
         if counts is None and status == MessageStatus.complete:
             counts = TokenCounts()  # the provider reported no usage: zero, priced as such
-        return finish_assistant(
-            replace(self.context, message_id=self.message_id, created_at=self.created_at),
+        return _assistant_message(
+            self.context,
+            self.message_id,
+            self.created_at,
             provider=self.provider,
             content=content,
             counts=counts,
