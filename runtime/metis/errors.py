@@ -61,14 +61,18 @@ class FieldProblem:
         return f"{self.path or '(root)'}: {self.problem}{rule}"
 
 
+def _listing(items: Sequence[object], most: int = 20) -> str:
+    """The first `most` items, `; `-joined, and how many more there are."""
+    more = f" (+{len(items) - most} more)" if len(items) > most else ""
+    return "; ".join(str(item) for item in items[:most]) + more
+
+
 class DocumentError(MetisError):
     """A document failed schema validation; `problems` lists every failure with its path."""
 
     def __init__(self, what: str, problems: Sequence[FieldProblem], **kw: str | None) -> None:
         self.problems = list(problems)
-        listing = "; ".join(str(p) for p in self.problems[:20])
-        more = f" (+{len(self.problems) - 20} more)" if len(self.problems) > 20 else ""
-        super().__init__(f"{what} is invalid: {listing}{more}", **kw)
+        super().__init__(f"{what} is invalid: {_listing(self.problems)}", **kw)
 
 
 class InvariantError(MetisError):
@@ -76,9 +80,7 @@ class InvariantError(MetisError):
 
     def __init__(self, violations: Sequence[object], **kw: str | None) -> None:
         self.violations = list(violations)
-        listing = "; ".join(str(v) for v in self.violations[:20])
-        more = f" (+{len(self.violations) - 20} more)" if len(self.violations) > 20 else ""
-        super().__init__(f"{len(self.violations)} invariant violation(s): {listing}{more}", **kw)
+        super().__init__(f"{len(self.violations)} invariant violation(s): {_listing(self.violations)}", **kw)
 
 
 class MigrationError(MetisError):

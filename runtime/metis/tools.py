@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from .errors import FieldProblem, ToolInputError, ToolSchemaError, UnknownToolError
 from .events import EventSink, emit
-from .validation import field_path
+from .validation import field_path, pydantic_problems
 
 ALLOWED_TYPES = frozenset({"string", "number", "integer", "boolean", "null", "object", "array"})
 ALLOWED_FORMATS = frozenset(
@@ -284,8 +284,8 @@ def _definition(tool: ToolDefinition | Mapping[str, Any]) -> ToolDefinition:
     try:
         return ToolDefinition.model_validate(dict(tool))
     except ValidationError as exc:
-        listing = "; ".join(f"{field_path(e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors())
-        first = "/" + "/".join(str(p) for p in exc.errors()[0]["loc"])
+        listing = "; ".join(map(str, pydantic_problems(exc)))
+        first = _pointer(tuple(str(part) for part in exc.errors()[0]["loc"]))
         raise ToolSchemaError(f"tool {name!r} is not a valid ToolDefinition: {listing}", path=first) from None
 
 

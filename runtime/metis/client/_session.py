@@ -35,11 +35,12 @@ from .. import adapters
 from ..adapters import Adapter, AdapterOptions, WireBody
 from ..assembly import RequestContext
 from ..catalog import load_catalog
-from ..errors import ClientError, DocumentError, FieldProblem, SessionNotFoundError, StoreError
+from ..errors import ClientError, DocumentError, SessionNotFoundError, StoreError
 from ..events import EventSink
 from ..ids import ToolIdMap, new_message_id
 from ..routing import ChainPolicy, check_swap, decision_record
 from ..tools import ToolRegistry
+from ..validation import pydantic_problems
 from ._config import Endpoint, resolve_endpoint
 from ._http import json_body
 from ._protocols import SessionRecord, SessionStore
@@ -103,11 +104,7 @@ def _validated(data: dict[str, Any], what: str) -> Message:
     try:
         return Message.model_validate(data)
     except ValidationError as exc:
-        problems = [
-            FieldProblem(path="/" + "/".join(str(p) for p in err["loc"]), problem=err["msg"])
-            for err in exc.errors()
-        ]
-        raise DocumentError(what, problems) from None
+        raise DocumentError(what, pydantic_problems(exc)) from None
 
 
 class SessionCore:
