@@ -29,7 +29,7 @@ from .. import adapters
 from ..catalog import load_catalog
 from ..client import Client, ReplayTransport, RequestCancelledError, Session
 from ..errors import CapabilityError, MetisError
-from ._common import State, money, tokens_of
+from ._common import State, money, resolve_session_id, tokens_of
 
 REPLAY_ENV = "METIS_REPLAY_FILE"
 HELP = "commands: /model [MODEL] (show or swap the model), /quit"
@@ -135,8 +135,6 @@ def chat(  # noqa: PLR0917 (click passes every option positionally)
     max_tokens: int | None,
 ) -> None:
     """Chat with MODEL (id or alias); with PROMPT and no terminal, one exchange."""
-    from ._common import resolve_session_id
-
     entry = load_catalog().resolve(model)
     client = _client(state, entry.provider, base_url)
     try:

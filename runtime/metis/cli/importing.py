@@ -18,6 +18,7 @@ from rich.progress import Progress
 from .. import adapters
 from ..adapters import WireImport
 from ..catalog import load_catalog
+from ..client._session import routing_policy
 from ..errors import MetisError
 from ..ids import ToolIdMap, new_session_id
 from ._common import State, console, read_json_documents
@@ -55,11 +56,7 @@ def store_parsed(store: Any, parsed: _Parsed, *, provider: str, workspace: str) 
     store.create_session(
         workspace,
         active_model=parsed.model,
-        routing_policy={
-            "default_model": parsed.model,
-            "default_level": "workspace",
-            "imported_from": provider,
-        },
+        routing_policy=routing_policy(parsed.model, "workspace", imported_from=provider),
         session_id=parsed.session_id,
     )
     try:
@@ -94,15 +91,13 @@ def import_(state: State, source: str, workspace: Path, files: tuple[str, ...]) 
         for i, doc in enumerate(docs):
             parsed.append(parse_body(source, doc, where=file if len(docs) == 1 else f"{file}:{i + 1}"))
     root = str(workspace.resolve())
-    if len(parsed) > PROGRESS_THRESHOLD:
-        with Progress(console=console(stderr=True), transient=True) as progress:
-            task = progress.add_task("importing", total=len(parsed))
-            for item in parsed:
-                click.echo(store_parsed(state.store, item, provider=source, workspace=root))
-                progress.advance(task)
-    else:
+    with Progress(
+        console=console(stderr=True), transient=True, disable=len(parsed) <= PROGRESS_THRESHOLD
+    ) as progress:
+        task = progress.add_task("importing", total=len(parsed))
         for item in parsed:
             click.echo(store_parsed(state.store, item, provider=source, workspace=root))
+            progress.advance(task)
 
 
 COMMANDS = [import_]

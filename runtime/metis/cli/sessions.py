@@ -18,7 +18,7 @@ from .. import adapters
 from ..adapters import AdapterOptions
 from ..catalog import load_catalog
 from ..errors import CapabilityError, PricingError
-from ..pricing import current_version, reprice
+from ..pricing import current_version, load_price_table, reprice
 from ._common import (
     DropCapture,
     State,
@@ -79,6 +79,7 @@ def price(state: State, session: str, version: str | None) -> None:
     """Costs of SESSION as stored, and recomputed under a pricing version."""
     session_id = resolve_session_id(state.store, session)
     version = version or current_version()
+    prices = load_price_table(version)  # an unknown version fails here, before any row
     catalog = load_catalog()
     table = Table(title=f"session {session_id}: stored cost vs pricing {version}")
     for name in ("#", "model", "tokens in/out/cached", "stored cost", "stored version", f"cost @ {version}"):
@@ -90,13 +91,11 @@ def price(state: State, session: str, version: str | None) -> None:
             continue
         try:
             again = reprice(
-                usage, pricing_key=catalog.resolve(message.metadata.model).pricing_key, version=version
+                usage, pricing_key=catalog.resolve(message.metadata.model).pricing_key, table=prices
             )
             new_cost = money(again.cost_usd)
             repriced_total += again.cost_usd
-        except PricingError as exc:
-            if "unknown pricing version" in exc.message:
-                raise
+        except PricingError:  # the table has no price for this model
             new_cost = "unpriced"
         stored_total += usage.cost_usd
         table.add_row(

@@ -50,8 +50,9 @@ def convert(source: str, target: str, model: str | None, report_path: Path | Non
     body = read_json(file)
     if not isinstance(body, Mapping):
         raise click.ClickException(f"{file}: a request body must be a JSON object")
-    target_model = load_catalog().resolve(model).id if model else default_model(target)
-    if load_catalog().resolve(target_model).provider != target:
+    entry = load_catalog().resolve(model or default_model(target))
+    target_model = entry.id
+    if entry.provider != target:
         raise click.UsageError(f"model {target_model} is not a {target} model")
     tool_ids = ToolIdMap("convert")
     with DropCapture() as capture:

@@ -45,7 +45,7 @@ from ._config import Endpoint, resolve_endpoint
 from ._http import json_body
 from ._protocols import SessionRecord, SessionStore
 from ._retry import RetryPolicy
-from ._stream import CheckpointPolicy, EventCallback, StreamRun
+from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms
 
 Content = str | Sequence[ContentBlock | Mapping[str, Any]]
 """What `send` accepts: plain text, or content blocks (models or their JSON form)."""
@@ -319,7 +319,7 @@ class SessionCore:
         """The Message of a whole (non-streamed) reply body, stored with its new tool ids in
         one transaction. (A streamed reply's `finalize` does the same, whether it completed
         or was cut: see `stream`.)"""
-        prepared.context.latency_ms = int((self.settings.clock() - started) * 1000)
+        prepared.context.latency_ms = elapsed_ms(self.settings.clock, started)
         message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
         self.store.append(message, tool_ids=self.tool_ids)
         return message
@@ -383,8 +383,14 @@ def create_record(
     return store.create_session(
         str(Path(workspace or Path.cwd()).resolve()),
         active_model=entry.id,
-        routing_policy={"default_model": entry.id, "default_level": level},
+        routing_policy=routing_policy(entry.id, level),
     )
+
+
+def routing_policy(default_model: str, level: str, **extra: str) -> dict[str, str]:
+    """The routing policy a new session stores: its default model and the level it was set
+    at ("workspace" or "global"), which `SessionCore` reads back, plus any `extra` notes."""
+    return {"default_model": default_model, "default_level": level, **extra}
 
 
 __all__ = [
@@ -396,6 +402,7 @@ __all__ = [
     "SessionBase",
     "SessionCore",
     "create_record",
+    "routing_policy",
 ]
 
 

@@ -108,7 +108,12 @@ class StreamRun:
         self._last_checkpoint = now
 
     def _elapsed_ms(self) -> int:
-        return max(int((self.clock() - self.started) * 1000), 0)
+        return elapsed_ms(self.clock, self.started)
+
+
+def elapsed_ms(clock: Callable[[], float], started: float) -> int:
+    """Milliseconds since `started` on `clock` (never negative: a clock may step back)."""
+    return max(int((clock() - started) * 1000), 0)
 
 
 def _stream_error(error: ErrorEvent, provider: str, final: Message) -> ProviderError:
