@@ -15,26 +15,20 @@ busy spell of the machine hits both (`per_call_interleaved`).
 from __future__ import annotations
 
 import importlib
-import sys
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from bench._common import Row, peak_memory, per_call_interleaved
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from bench._common import T0, Row, Turn, conversation, peak_memory, per_call_interleaved
 
 PROVIDERS = ["anthropic", "openai", "gemini", "ollama", "openrouter"]
-T0 = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 SMALL, LARGE = 500, 32_000
 """Conversation lengths of the linearity row (see `_provider_rows`)."""
 
 
 def _conversation(n: int, provider: str, model: str) -> tuple[list[Any], list[Any]]:
-    from metis.ids import new_message_id, new_tool_id
-    from metis_schema.v1 import Message, ToolDefinition
+    """`n` messages of rounds of user, assistant + tool_use, tool result (all at T0), and the tool."""
+    from metis_schema.v1 import ToolDefinition
 
     tools = [
         ToolDefinition(
@@ -52,38 +46,27 @@ def _conversation(n: int, provider: str, model: str) -> tuple[list[Any], list[An
         "latency_ms": 800,
     }
     routing = {"mode": "default", "chosen_model": model, "reason": "bench"}
-    out: list[Any] = []
 
-    def add(role: str, content: list[dict[str, Any]], metadata: dict[str, Any]) -> None:
-        document = {
-            "id": new_message_id(),
-            "session_id": "sess_bench",
-            "role": role,
-            "content": content,
-            "metadata": metadata,
-            "created_at": T0,
-            "schema_version": 1,
-        }
-        out.append(Message.model_validate(document))
-
-    while len(out) < n:
-        call = new_tool_id()
-        add("user", [{"type": "text", "text": "Summarize README.md please"}], {})
-        add(
-            "assistant",
-            [
-                {"type": "text", "text": "I'll read the file."},
-                {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": "README.md"}},
-            ],
-            {"model": model, "provider": provider, "routing": routing, "usage": usage},
-        )
+    def turn(call: str) -> Turn:
         result = [{"type": "text", "text": "# Project Foo\n\nA tool for things." * 3}]
-        add(
-            "tool",
-            [{"type": "tool_result", "tool_use_id": call, "content": result}],
-            {"parent_tool_use_id": call},
-        )
-    return out[:n], tools
+        return [
+            ("user", [{"type": "text", "text": "Summarize README.md please"}], {}),
+            (
+                "assistant",
+                [
+                    {"type": "text", "text": "I'll read the file."},
+                    {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": "README.md"}},
+                ],
+                {"model": model, "provider": provider, "routing": routing, "usage": usage},
+            ),
+            (
+                "tool",
+                [{"type": "tool_result", "tool_use_id": call, "content": result}],
+                {"parent_tool_use_id": call},
+            ),
+        ]
+
+    return conversation(n, turn), tools
 
 
 def _provider_rows(provider: str) -> list[Row]:
@@ -97,10 +80,13 @@ def _provider_rows(provider: str) -> list[Row]:
     model = load_catalog().for_provider(provider)[0].id
     rows: list[Row] = []
 
-    def wire_times(n: int) -> tuple[float, float, dict[str, Any]]:
-        """(to_wire seconds, orjson loads+dumps seconds of its body, the body), in turns."""
-        messages, tools = _conversation(n, provider, model)
-        options = AdapterOptions(model=model, session_id="sess_bench", tool_ids=ToolIdMap("sess_bench"))
+    def fresh_options() -> AdapterOptions:
+        """Options with a new, empty ToolIdMap (no tool id's wire id minted yet)."""
+        return AdapterOptions(model=model, session_id="sess_bench", tool_ids=ToolIdMap("sess_bench"))
+
+    def wire_times(messages: list[Any], tools: list[Any]) -> tuple[float, float]:
+        """(to_wire seconds, orjson loads+dumps seconds of its body), in turns."""
+        options = fresh_options()
         body = adapter.to_wire(messages, tools, options)
         best = per_call_interleaved(
             {
@@ -108,9 +94,10 @@ def _provider_rows(provider: str) -> list[Row]:
                 "floor": lambda: orjson.loads(orjson.dumps(body)),
             }
         )
-        return best["to_wire"], best["floor"], body
+        return best["to_wire"], best["floor"]
 
-    seconds, floor, _ = wire_times(1000)
+    messages, tools = _conversation(1000, provider, model)
+    seconds, floor = wire_times(messages, tools)
     rows.append(
         Row(
             provider,
@@ -123,8 +110,9 @@ def _provider_rows(provider: str) -> list[Row]:
             seconds <= 1.5 * floor,
         )
     )
-    messages, tools = _conversation(1000, provider, model)
-    options = AdapterOptions(model=model, session_id="sess_bench", tool_ids=ToolIdMap("sess_bench"))
+    # The same conversation, with fresh options: the timing left its map holding every
+    # tool id's minted wire id, and the peak measured is a first request's, minting included.
+    options = fresh_options()
     rows.append(
         Row(
             provider,
@@ -139,8 +127,8 @@ def _provider_rows(provider: str) -> list[Row]:
     # canonical models take several times the memory of the wire body): the two lengths
     # are far enough apart that both have taken their step, so what remains is growth of
     # the code's own. Quadratic work would show as a 64-fold growth.
-    small, small_floor, _ = wire_times(SMALL)
-    large, large_floor, _ = wire_times(LARGE)
+    small, small_floor = wire_times(*_conversation(SMALL, provider, model))
+    large, large_floor = wire_times(*_conversation(LARGE, provider, model))
     growth = (large / LARGE) / (small / SMALL)
     floor_growth = (large_floor / LARGE) / (small_floor / SMALL)
     rows.append(

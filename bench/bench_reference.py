@@ -43,7 +43,7 @@ from metis_schema.v1 import (
     Usage,
 )
 
-from bench._common import Row, per_call_interleaved
+from bench._common import T0, Row, per_call_interleaved
 
 
 def _minimal_openai(
@@ -185,8 +185,6 @@ def _reply_row() -> Row:
     import importlib
 
     from metis.ids import ToolIdMap
-
-    from bench.bench_adapters import T0
 
     raw = orjson.dumps(importlib.import_module("contracts.anthropic").response_fixture())
     ids = ToolIdMap("sess_bench")
