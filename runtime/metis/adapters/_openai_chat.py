@@ -151,7 +151,6 @@ _RETRYABLE_CODES = frozenset(
 )
 _DIRECTIVES = "metis"
 _DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
-_EMPTY: dict[str, Any] = {}  # compared against, never changed
 _DETAIL_TEXT_KEYS = {"reasoning.text": "text", "reasoning.summary": "summary"}
 """reasoning_details item type -> the key holding its text."""
 _TEXT_JOIN = "\n\n"
@@ -339,16 +338,10 @@ class _Writer:
         return self._outgoing(canonical, self.name)
 
     def system_message(self, message: Message) -> dict[str, Any] | None:
-        out = self.system(message)
-        if out is not None:
-            out["role"] = self.system_role
-        return out
-
-    def system(self, message: Message) -> dict[str, Any] | None:
         texts = [b.text for b in message.content if isinstance(b, TextBlock)]
         if not texts:
             return None  # an empty SYSTEM message is a composition placeholder (§5.1.2)
-        return {"role": "system", "content": _text_content(texts)}
+        return {"role": self.system_role, "content": _text_content(texts)}
 
     def user(self, message: Message) -> dict[str, Any] | None:
         content = message.content
@@ -518,24 +511,13 @@ class _AssistantRead:
     unsupported: list[Any] = field(default_factory=list)
 
     def raw(self) -> dict[str, Any]:
+        """What provider_raw must keep (None: nothing), for `_response_raw`."""
         return {
             "arguments": self.arguments or None,
             "unparsed_arguments": self.unparsed or None,
             "reasoning_details": self.details,
             "unsupported_tool_calls": self.unsupported or None,
         }
-
-    def put_raw(self, raw: dict[str, Any]) -> None:
-        """Add the non-empty entries of `raw()` to `raw`, in that order (`details` is
-        never empty when set)."""
-        if self.arguments:
-            raw["arguments"] = self.arguments
-        if self.unparsed:
-            raw["unparsed_arguments"] = self.unparsed
-        if self.details is not None:
-            raw["reasoning_details"] = self.details
-        if self.unsupported:
-            raw["unsupported_tool_calls"] = self.unsupported
 
 
 class ChatCompletionsAdapter(Adapter):
@@ -708,20 +690,19 @@ class ChatCompletionsAdapter(Adapter):
         finish = finish if isinstance(finish, str) else None
         usage = body.get("usage")
         usage = usage if isinstance(usage, dict) else None
-        # provider_raw in one pass: what replay or audit needs, None and {} values left out.
-        raw: dict[str, Any] = {"adapter": name}
-        for key, value in (
-            ("id", body.get("id")),
-            ("model", body.get("model")),
-            ("finish_reason", finish),
-            ("native_finish_reason", choice.get("native_finish_reason")),
-            ("system_fingerprint", body.get("system_fingerprint")),
-            ("provider", body.get("provider")),
-            ("reported_cost", usage.get("cost") if usage else None),
-        ):
-            if value is not None and (type(value) is str or value != _EMPTY):  # str: the usual value
-                raw[key] = value
-        read.put_raw(raw)
+        raw = _response_raw(
+            name,
+            {
+                "id": body.get("id"),
+                "model": body.get("model"),
+                "finish_reason": finish,
+                "native_finish_reason": choice.get("native_finish_reason"),
+                "system_fingerprint": body.get("system_fingerprint"),
+                "provider": body.get("provider"),
+                "reported_cost": usage.get("cost") if usage else None,
+                **read.raw(),
+            },
+        )
         return finish_assistant(
             context,
             provider=name,

@@ -524,6 +524,11 @@ class _Out:
 
     options: AdapterOptions
     caps: AdapterCapabilities
+    accepted: frozenset[str] = field(init=False)
+    """The image media types both Anthropic and the model accept (set once per request)."""
+
+    def __post_init__(self) -> None:
+        self.accepted = IMAGE_MEDIA_TYPES.intersection(self.caps.accepted_image_media_types)
 
     def wire_id(self, canonical: str) -> str:
         """The id `canonical` goes out as (see `ToolIdMap.outgoing`)."""
@@ -624,7 +629,7 @@ class _Out:
                 return {"type": "text", "text": block.text}
             reason = "Anthropic rejects empty text blocks"
         elif isinstance(block, ImageBlock):
-            accepted = IMAGE_MEDIA_TYPES.intersection(self.caps.accepted_image_media_types)
+            accepted = self.accepted
             if not self.caps.supports_images:
                 reason = f"model {self.options.model} does not accept images"
             elif block.source.kind == ImageSourceKind.url:

@@ -304,10 +304,6 @@ class _PartFolder:
         # ["tool_use", canonical id, name, args as sent]
         self.blocks: list[list[Any]] = []
 
-    @property
-    def has_calls(self) -> bool:
-        return bool(self.calls)
-
     def replay_raw(self) -> dict[str, Any]:
         """The provider_raw entries that put signatures and extra parts back on replay."""
         raw: dict[str, Any] = {}
@@ -628,7 +624,7 @@ class _Response:
 
     def stop_reason(self) -> StopReason:
         """Derived from content first: any call is `tool_use`, whatever finishReason says."""
-        if self.folder.has_calls:
+        if self.folder.calls:
             return StopReason.tool_use
         if self.finish_reason is not None:
             return _STOP.get(self.finish_reason, StopReason.other)
@@ -1165,7 +1161,7 @@ class _Writer:
                     reason="a tool message carries only tool_result blocks",
                 )
                 continue
-            call = self.calls.get(block.tool_use_id) or self._call(block.tool_use_id)
+            call = self._call(block.tool_use_id)
             if call is None:
                 raise InvariantError(
                     [f"tool_result {block.tool_use_id} answers no tool_use in the history (spec §5.2.2)"],
@@ -1358,6 +1354,8 @@ class _Reader:
         self.session_id = session_id
         self.tool_ids = tool_ids
         self.model = model
+        # Replaced by `read` (which needs the body's model) before any use; built here all the
+        # same because it checks session_id first, before the body's own checks.
         self.context = RequestContext(
             session_id=session_id, model=model or DEFAULT_IMPORT_MODEL, tool_ids=tool_ids
         )

@@ -38,8 +38,9 @@ import json
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any, ClassVar, NamedTuple
 
 import orjson
@@ -428,7 +429,6 @@ class _Writer:
         out: list[dict[str, Any]] = []
         append = out.append
         names = self.tool_names
-        own_ids = self.own_ids
         tool = Role.tool
         for message in self.messages:
             content = message.content
@@ -448,24 +448,6 @@ class _Writer:
             elif len(content) == 1 and type(content[0]) is TextBlock:
                 # the most common message: one text block, nothing to drop or join
                 append({"role": _ROLE_TO_WIRE[role], "content": content[0].text})
-            elif (
-                len(content) == 2
-                and type(text := content[0]) is TextBlock
-                and type(use := content[1]) is ToolUseBlock
-                and not own_ids
-                and message.metadata.provider_raw is None
-            ):
-                # the usual agent turn, a text then one call, nothing to replay: `_message` inline
-                name = names[use.id] = use.name
-                self.calls_seen += 1
-                function = {"name": name, "arguments": use.input}
-                append(
-                    {
-                        "role": _ROLE_TO_WIRE[role],
-                        "content": text.text,
-                        "tool_calls": [{"function": function}],
-                    }
-                )
             elif (wire := self._message(message, content, role)) is not None:
                 append(wire)
         if self.calls_seen != len(names):
@@ -536,6 +518,7 @@ class _Writer:
         thinking: list[str] = []
         images: list[str] = []
         calls: list[dict[str, Any]] = []
+        indexes = own_raw(message, NAME).get("tool_call_index", _NO_INDEXES)  # for `_tool_call`
         for index, block in enumerate(message.content):
             match block:
                 case TextBlock():
@@ -549,7 +532,6 @@ class _Writer:
                 case ToolUseBlock():
                     self.tool_names[block.id] = block.name
                     self.calls_seen += 1
-                    indexes = own_raw(message, NAME).get("tool_call_index", _NO_INDEXES)
                     calls.append(self._tool_call(block, indexes))
                 case RedactedThinkingBlock():
                     self._drop(
@@ -811,27 +793,19 @@ class _Importer:
             content = content or [TextBlock(type="text", text="")]
         return self._new(role, content)
 
+    @cached_property
+    def _context(self) -> RequestContext:
+        """The import's assistant-turn context, built at the first assistant turn."""
+        return import_context(
+            provider=NAME, session_id=self.session_id, model=self.model, tool_ids=self.tool_ids
+        )
+
     def _assistant(self, wire: Mapping[str, Any], path: str) -> Message:
         chunk = _read_chunk(wire, path)
-        context = import_context(
-            provider=NAME,
-            session_id=self.session_id,
-            model=self.model,
-            tool_ids=self.tool_ids,
-            created_at=_now(),
-        )
+        context = replace(self._context, created_at=_now())  # each imported message its own time
         raw = _Raw()
-        content: list[ContentBlock] = []
-        if chunk.thinking:
-            content.append(ThinkingBlock(type="thinking", text=chunk.thinking))
-        if chunk.content:
-            content.append(TextBlock(type="text", text=chunk.content))
-        self.pending = []
-        for call in chunk.tool_calls:
-            block = _tool_use_block(call, context, raw)
-            content.append(block)
-            self.pending.append((block.id, block.name))
-        content = content or [TextBlock(type="text", text="")]
+        content = _reply_content(chunk, context, raw)
+        self.pending = [(block.id, block.name) for block in content if type(block) is ToolUseBlock]
         raw_dict = raw.as_dict()
         return imported_assistant(
             context, provider=NAME, content=content, provider_raw=raw_dict if len(raw_dict) > 1 else None
@@ -926,6 +900,19 @@ def _sampling_value(key: str, value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _fail(f"{key} must be a number", path, value)
     return value
+
+
+def _reply_content(chunk: _Chunk, context: RequestContext, raw: _Raw) -> list[ContentBlock]:
+    """An assistant `message` (an imported turn or a response's) as blocks: thinking, text,
+    then the tool calls; one empty text block when it holds none of them."""
+    content: list[ContentBlock] = []
+    if chunk.thinking:
+        content.append(validate_thinking({"type": "thinking", "text": chunk.thinking}))
+    if chunk.content:
+        content.append(validate_text({"type": "text", "text": chunk.content}))
+    for call in chunk.tool_calls:
+        content.append(_tool_use_block(call, context, raw))
+    return content or [TextBlock(type="text", text="")]
 
 
 def _tool_use_block(call: _Call, context: RequestContext, raw: _Raw) -> ToolUseBlock:
@@ -1223,20 +1210,14 @@ class OllamaAdapter(Adapter):
             raise _fail("the response is not finished (done is not true): a stream line?", "done", done)
         chunk = _read_chunk(response.get("message"), "message")
         raw = _Raw()
-        content: list[ContentBlock] = []
-        if chunk.thinking:
-            content.append(validate_thinking({"type": "thinking", "text": chunk.thinking}))
-        if chunk.content:
-            content.append(validate_text({"type": "text", "text": chunk.content}))
-        for call in chunk.tool_calls:
-            content.append(_tool_use_block(call, context, raw))
+        content = _reply_content(chunk, context, raw)
         raw.record_final(response, "")
         if chunk.images:
             log.warning("ignored %d image(s) in an assistant response", len(chunk.images))
         return finish_assistant(
             context,
             provider=NAME,
-            content=content or [TextBlock(type="text", text="")],
+            content=content,
             counts=normalize_usage(NAME, response),
             stop_reason=_stop_reason(raw.done_reason, bool(chunk.tool_calls)),
             provider_raw=raw.as_dict(),
