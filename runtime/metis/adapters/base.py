@@ -90,6 +90,11 @@ class Adapter(ABC):
     name: ClassVar[str]
     default_base_url: ClassVar[str]
     api_key_env: ClassVar[str | None]
+    """The variable the provider's own SDK reads the key from (None: no key needed)."""
+    fallback_api_key_envs: ClassVar[tuple[str, ...]] = ()
+    """Further variables some SDKs read, in the order they read them."""
+    optional_api_key_env: ClassVar[str | None] = None
+    """A key used when set but never required (a hosted variant of a keyless server)."""
     custom_server_extra: ClassVar[dict[str, Any]] = {}
     """`AdapterOptions.extra` defaults for a server at a base URL other than the provider's
     own (an OpenAI-compatible llama.cpp server, say); the caller's own `extra` wins."""

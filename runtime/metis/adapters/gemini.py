@@ -757,6 +757,7 @@ class GeminiAdapter(Adapter):
     name: ClassVar[str] = NAME
     default_base_url: ClassVar[str] = "https://generativelanguage.googleapis.com/v1beta"
     api_key_env: ClassVar[str | None] = "GEMINI_API_KEY"
+    fallback_api_key_envs: ClassVar[tuple[str, ...]] = ("GOOGLE_API_KEY",)
     """Google's SDK also reads GOOGLE_API_KEY; either holds an AI Studio key."""
 
     # --- transport ------------------------------------------------------------------------

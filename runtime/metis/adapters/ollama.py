@@ -1107,7 +1107,7 @@ class OllamaAdapter(Adapter):
     name: ClassVar[str] = NAME
     default_base_url: ClassVar[str] = "http://localhost:11434"
     api_key_env: ClassVar[str | None] = None
-    optional_api_key_env: ClassVar[str] = "OLLAMA_API_KEY"
+    optional_api_key_env: ClassVar[str | None] = "OLLAMA_API_KEY"
     """A local server needs no key; ollama.com takes this one as a Bearer token when it is set."""
 
     def to_wire(

@@ -17,9 +17,6 @@ from dataclasses import dataclass
 from ..adapters import Adapter
 from ..errors import ClientError
 
-FALLBACK_KEY_ENVS: dict[str, tuple[str, ...]] = {"gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
-"""Extra variables some SDKs read, in the order they read them."""
-
 
 def base_url_env(provider: str) -> str:
     """`METIS_<PROVIDER>_BASE_URL`."""
@@ -36,11 +33,10 @@ class Endpoint:
 
 
 def key_envs(adapter: Adapter) -> tuple[str, ...]:
-    """Environment variables that may hold `adapter`'s key, first match wins."""
-    names = FALLBACK_KEY_ENVS.get(adapter.name, ())
-    if adapter.api_key_env and adapter.api_key_env not in names:
-        names = (adapter.api_key_env, *names)
-    return names
+    """Environment variables that hold `adapter`'s required key, first match wins."""
+    if adapter.api_key_env is None:
+        return ()
+    return (adapter.api_key_env, *adapter.fallback_api_key_envs)
 
 
 def resolve_endpoint(
@@ -54,13 +50,13 @@ def resolve_endpoint(
     env = os.environ if environ is None else environ
     base = base_urls.get(adapter.name) or env.get(base_url_env(adapter.name))
     custom = bool(base) and base != adapter.default_base_url
-    optional = getattr(adapter, "optional_api_key_env", None)  # e.g. OLLAMA_API_KEY for ollama.com
+    names = key_envs(adapter)
     if adapter.name in api_keys:
         key = api_keys[adapter.name]
     else:
-        candidates = (*key_envs(adapter), *([optional] if isinstance(optional, str) else []))
+        optional = adapter.optional_api_key_env  # e.g. OLLAMA_API_KEY for ollama.com
+        candidates = (*names, optional) if optional else names
         key = next((env[name] for name in candidates if env.get(name)), None)
-    names = key_envs(adapter)
     if key is None and names and not custom:
         raise ClientError(
             f"no API key for {adapter.name}",
@@ -72,4 +68,4 @@ def resolve_endpoint(
     )
 
 
-__all__ = ["FALLBACK_KEY_ENVS", "Endpoint", "base_url_env", "key_envs", "resolve_endpoint"]
+__all__ = ["Endpoint", "base_url_env", "key_envs", "resolve_endpoint"]
