@@ -502,9 +502,10 @@ class StreamAssembler:
                     )
                     if raw is not None:
                         self.unparsed_arguments[block.tool_id] = raw
-                else:
+                else:  # best effort: arguments still arriving are usually cut short, and
+                    # their text is kept whole anyway; one parser (no stdlib retry) is enough
                     try:
-                        parsed = _loads(text) if text.strip() else {}
+                        parsed = orjson.loads(text) if text.strip() else {}
                     except ValueError:
                         parsed = {}
                     value = parsed if isinstance(parsed, dict) else {}
