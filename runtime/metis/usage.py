@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from metis_schema.v1 import UsageUpdateEvent
+
 from .errors import MetisError, WireFormatError
 
 
@@ -88,6 +90,17 @@ def _first(usage: Mapping[str, Any], provider: str, *names: str) -> int:
     return 0
 
 
+def usage_event(counts: TokenCounts) -> UsageUpdateEvent:
+    """The stream event carrying all four normalized counts (each replaces what came before)."""
+    return UsageUpdateEvent(
+        type="usage_update",
+        input_tokens=counts.input_tokens,
+        output_tokens=counts.output_tokens,
+        cached_input_tokens=counts.cached_input_tokens,
+        cache_creation_input_tokens=counts.cache_creation_input_tokens,
+    )
+
+
 def normalize_usage(provider: str, usage: Mapping[str, Any] | None) -> TokenCounts:
     """Provider usage object -> canonical TokenCounts, per the rules above."""
     if not usage:
@@ -127,4 +140,4 @@ def normalize_usage(provider: str, usage: Mapping[str, Any] | None) -> TokenCoun
     raise WireFormatError(f"no usage normalization rule for provider {provider!r}", provider=provider)
 
 
-__all__ = ["TokenCounts", "UsageCountError", "normalize_usage"]
+__all__ = ["TokenCounts", "UsageCountError", "normalize_usage", "usage_event"]

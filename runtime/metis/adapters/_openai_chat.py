@@ -71,7 +71,6 @@ from metis_schema.v1 import (
     ToolUseEndEvent,
     ToolUseInputDeltaEvent,
     ToolUseStartEvent,
-    UsageUpdateEvent,
 )
 from pydantic import ValidationError
 
@@ -85,7 +84,7 @@ from ..assembly import (
 from ..catalog import load_catalog
 from ..errors import ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
-from ..usage import normalize_usage
+from ..usage import normalize_usage, usage_event
 from ..validation import pydantic_problems
 from ._framing import SSEEvent, SSEFramer
 from ._lossy import drop_block, import_drop
@@ -1085,15 +1084,7 @@ class ChatStreamDecoder(StreamDecoder):
             counts = normalize_usage(self.name, usage)
             if usage.get("cost") is not None:
                 self._meta["reported_cost"] = usage["cost"]
-            events.append(
-                UsageUpdateEvent(
-                    type="usage_update",
-                    input_tokens=counts.input_tokens,
-                    output_tokens=counts.output_tokens,
-                    cached_input_tokens=counts.cached_input_tokens,
-                    cache_creation_input_tokens=counts.cache_creation_input_tokens,
-                )
-            )
+            events.append(usage_event(counts))
         return events
 
     def _choice(self, choice: dict[str, Any]) -> list[StreamEvent]:

@@ -67,7 +67,6 @@ from metis_schema.v1 import (
     ToolUseEndEvent,
     ToolUseInputDeltaEvent,
     ToolUseStartEvent,
-    UsageUpdateEvent,
 )
 from pydantic import ValidationError
 
@@ -80,7 +79,7 @@ from ..assembly import (
 )
 from ..errors import InvariantError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap, new_message_id
-from ..usage import TokenCounts, normalize_usage
+from ..usage import TokenCounts, normalize_usage, usage_event
 from ._framing import JSONArrayFramer, SSEFramer
 from ._lossy import drop_block, import_drop
 from ._shared import (
@@ -241,16 +240,6 @@ def _args_text(args: Any) -> str:
     if isinstance(args, str):
         return args
     return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
-
-
-def _counts_event(counts: TokenCounts) -> UsageUpdateEvent:
-    return UsageUpdateEvent(
-        type="usage_update",
-        input_tokens=counts.input_tokens,
-        output_tokens=counts.output_tokens,
-        cached_input_tokens=counts.cached_input_tokens,
-        cache_creation_input_tokens=counts.cache_creation_input_tokens,
-    )
 
 
 def _error_fields(body: Any, status_code: int | None) -> tuple[str, str, int | None]:
@@ -539,7 +528,7 @@ class _Response:
         events = self.read(body, path)
         if self.counts is not counts:
             assert self.counts is not None
-            events.append(_counts_event(self.counts))
+            events.append(usage_event(self.counts))
         if (self.finish_reason or self.block_reason) and not self.completed:
             events.extend(self.complete())
         return events
