@@ -92,6 +92,7 @@ from ._shared import (
     data_url,
     function_tool,
     image_base64,
+    import_model,
     imported_tool,
     own_raw,
     parse_data_url,
@@ -1310,10 +1311,7 @@ class _RequestReader:
 
     def read(self, body: WireBody) -> WireImport:
         _want(body, dict, provider=self.name, path="", what="request body must be a JSON object")
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise WireFormatError("request has no model", provider=self.name, path="model")
-        self.model_id = load_catalog().resolve(f"{self.name}:{model}").id
+        self.model_id = import_model(body, self.name)
         self.context = import_context(
             provider=self.name, session_id=self.session_id, model=self.model_id, tool_ids=self.tool_ids
         )

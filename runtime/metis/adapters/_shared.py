@@ -15,6 +15,7 @@ import base64
 import binascii
 import mimetypes
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 from urllib.parse import urlparse
@@ -31,7 +32,8 @@ from metis_schema.v1 import (
     ToolUseBlock,
 )
 
-from ..errors import WireFormatError, WorkspaceError
+from ..catalog import load_catalog
+from ..errors import MetisError, WireFormatError, WorkspaceError
 from ..invariants import BLOCK_CLASSES
 from .base import AdapterOptions
 
@@ -111,6 +113,23 @@ def imported_tool(name: Any, description: Any, schema: Any, *, provider: str, pa
     except ValueError as exc:
         raise WireFormatError(
             f"tool {name!r} cannot be imported: {exc}", provider=provider, path=path
+        ) from exc
+
+
+def import_model(body: Mapping[str, Any], provider: str) -> str:
+    """The canonical model id a recorded request names: its `model`, at `provider`.
+
+    Every importer needs one (each imported assistant turn records it); a request without
+    a model, or with one the catalog cannot resolve, is a WireFormatError at `model`.
+    """
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise WireFormatError("request has no model", provider=provider, path="model")
+    try:
+        return load_catalog().resolve(f"{provider}:{model}").id
+    except MetisError as exc:
+        raise WireFormatError(
+            f"model {model!r} cannot be resolved: {exc}", provider=provider, path="model", raw=model[:200]
         ) from exc
 
 

@@ -72,6 +72,7 @@ from ._framing import SSEFramer
 from ._lossy import drop_block, log, warn_loss
 from ._shared import (
     image_base64,
+    import_model,
     imported_tool,
     own_raw,
     url_image_media_type,
@@ -305,11 +306,8 @@ class AnthropicAdapter(Adapter):
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         if not isinstance(body, Mapping):
             raise WireFormatError("request body must be a JSON object", provider=PROVIDER)
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise WireFormatError("request has no model", provider=PROVIDER, path="model")
-        entry = load_catalog().resolve(f"{PROVIDER}:{model}")
-        reader = _RequestReader(session_id, tool_ids, entry.id)
+        model = import_model(body, PROVIDER)
+        reader = _RequestReader(session_id, tool_ids, model)
         out: list[Message] = []
         system = body.get("system")
         if system is not None:
@@ -355,7 +353,7 @@ class AnthropicAdapter(Adapter):
         elif thinking is not None:
             unmapped["thinking"] = thinking  # adaptive/disabled/display: no canonical option
         options = AdapterOptions(
-            model=entry.id,
+            model=model,
             session_id=session_id,
             tool_ids=tool_ids,
             max_tokens=_opt_int(body, "max_tokens"),

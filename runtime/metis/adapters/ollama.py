@@ -88,6 +88,7 @@ from ._lossy import drop_block, import_drop, warn_loss
 from ._shared import (
     function_tool,
     image_base64,
+    import_model,
     imported_tool,
     is_tool_use,
     own_raw,
@@ -723,13 +724,7 @@ class _Importer:
         self.body = body
         self.session_id = session_id
         self.tool_ids = tool_ids
-        wire_model = _opt_str(body, "model", "")
-        if not wire_model:
-            raise _fail("request has no model", "model")
-        try:
-            self.model = load_catalog().resolve(f"{NAME}:{wire_model}").id
-        except MetisError as exc:
-            raise _fail(f"model {wire_model!r} cannot be resolved: {exc}", "model", wire_model) from exc
+        self.model = import_model(body, NAME)
         self.pending: list[tuple[str, str]] = []  # unanswered (canonical id, name) of the last assistant turn
         # What the import cannot carry, kept for the caller in `WireImport.dropped` (the
         # shape the Chat Completions importer uses): nothing is dropped without a trace.
