@@ -130,8 +130,9 @@ def fixed_import(monkeypatch: pytest.MonkeyPatch, fixed_ids: FixedToolIds) -> Fi
     """Pin the ids and times imported messages get, for golden files."""
     counter = itertools.count(1)
     fixed = lambda: f"01JTW{next(counter):021d}"  # noqa: E731
-    monkeypatch.setattr(ollama_module, "new_message_id", fixed)
-    monkeypatch.setattr(metis.assembly, "new_message_id", fixed)  # assistant turns: finish_assistant
+    monkeypatch.setattr(
+        metis.assembly, "new_message_id", fixed
+    )  # every turn: imported_message, finish_assistant
     monkeypatch.setattr(ollama_module, "_now", lambda: T0)
     return fixed_ids
 

@@ -405,6 +405,39 @@ def imported_assistant(
     )
 
 
+def imported_message(
+    session_id: str,
+    role: Role,
+    content: list[ContentBlock],
+    *,
+    provider: str,
+    path: str,
+    created_at: datetime,
+    metadata: Mapping[str, Any] | None = None,
+) -> Message:
+    """A USER, SYSTEM or TOOL turn of a recorded request (ASSISTANT turns: `imported_assistant`).
+
+    Validated as any Message is; what cannot be one is a WireFormatError at `path` of the
+    request, naming the first problem.
+    """
+    try:
+        return Message(
+            id=new_message_id(),
+            session_id=session_id,
+            role=role,
+            content=content,
+            metadata=MessageMetadata(**(metadata or {})),
+            created_at=created_at,
+            schema_version=1,
+        )
+    except ValidationError as exc:
+        raise WireFormatError(
+            f"cannot import as a {role.value} message: {pydantic_problems(exc)[0]}",
+            provider=provider,
+            path=path,
+        ) from None
+
+
 @dataclass
 class _Block:
     kind: str
@@ -560,5 +593,6 @@ __all__ = [
     "finish_assistant",
     "import_context",
     "imported_assistant",
+    "imported_message",
     "parse_tool_arguments",
 ]

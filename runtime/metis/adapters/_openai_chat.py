@@ -56,7 +56,6 @@ from metis_schema.v1 import (
     ImageSourceKind,
     Message,
     MessageCompleteEvent,
-    MessageMetadata,
     RedactedThinkingBlock,
     Role,
     StopReason,
@@ -79,11 +78,12 @@ from ..assembly import (
     finish_assistant,
     import_context,
     imported_assistant,
+    imported_message,
     parse_tool_arguments,
 )
 from ..catalog import load_catalog
 from ..errors import ProviderError, WireFormatError, retryable_status
-from ..ids import ToolIdMap, new_message_id
+from ..ids import ToolIdMap
 from ..usage import normalize_usage, usage_event
 from ..validation import pydantic_problems
 from ._framing import SSEEvent, SSEFramer
@@ -1448,17 +1448,14 @@ class _RequestReader:
         return reader(wire, path)
 
     def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
-        return _checked(
-            lambda: Message(
-                id=new_message_id(),
-                session_id=self.session_id,
-                role=role,
-                content=content,
-                metadata=MessageMetadata(**metadata),
-                created_at=datetime.now(UTC),
-            ),
+        return imported_message(
+            self.session_id,
+            role,
+            content,
             provider=self.name,
             path=path,
+            created_at=datetime.now(UTC),
+            metadata=metadata,
         )
 
     def system(self, wire: dict[str, Any], path: str) -> Message:

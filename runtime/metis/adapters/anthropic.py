@@ -45,7 +45,6 @@ from metis_schema.v1 import (
     ImageSourceKind,
     Message,
     MessageCompleteEvent,
-    MessageMetadata,
     RedactedThinkingBlock,
     Role,
     StopReason,
@@ -63,10 +62,10 @@ from metis_schema.v1 import (
     UsageUpdateEvent,
 )
 
-from ..assembly import RequestContext, finish_assistant, import_context, imported_assistant
+from ..assembly import RequestContext, finish_assistant, import_context, imported_assistant, imported_message
 from ..catalog import load_catalog
 from ..errors import AdapterError, ProviderError, WireFormatError, retryable_status
-from ..ids import ToolIdMap, new_message_id
+from ..ids import ToolIdMap
 from ..usage import normalize_usage
 from ._framing import SSEFramer
 from ._lossy import drop_block, log, warn_loss
@@ -917,18 +916,15 @@ class _RequestReader:
             )
         if provider_raw is not None:
             metadata.update(provider=PROVIDER, provider_raw=provider_raw)
-        try:
-            return Message(
-                id=new_message_id(),
-                session_id=self.session_id,
-                role=role,
-                content=content,
-                metadata=MessageMetadata(**metadata),
-                created_at=self.created_at,
-                schema_version=1,
-            )
-        except ValueError as exc:
-            raise WireFormatError(f"turn cannot be imported: {exc}", provider=PROVIDER, path=path) from exc
+        return imported_message(
+            self.session_id,
+            role,
+            content,
+            provider=PROVIDER,
+            path=path,
+            created_at=self.created_at,
+            metadata=metadata,
+        )
 
     def system(self, value: Any, path: str) -> Message:
         replay = _Replay()

@@ -75,10 +75,11 @@ from ..assembly import (
     finish_assistant,
     import_context,
     imported_assistant,
+    imported_message,
     parse_tool_arguments,
 )
 from ..errors import InvariantError, ProviderError, WireFormatError, retryable_status
-from ..ids import ToolIdMap, new_message_id
+from ..ids import ToolIdMap
 from ..usage import TokenCounts, normalize_usage, usage_event
 from ._framing import JSONArrayFramer, SSEFramer
 from ._lossy import drop_block, import_drop
@@ -1393,23 +1394,17 @@ class _Reader:
     # messages
 
     def _add(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> None:
-        try:
-            message = Message.model_validate(
-                {
-                    "id": new_message_id(),
-                    "session_id": self.session_id,
-                    "role": role,
-                    "content": content,
-                    "metadata": metadata,
-                    "created_at": datetime.now(UTC),
-                    "schema_version": 1,
-                }
+        self.messages.append(
+            imported_message(
+                self.session_id,
+                role,
+                content,
+                provider=NAME,
+                path=path,
+                created_at=datetime.now(UTC),
+                metadata=metadata,
             )
-        except ValidationError as exc:
-            raise WireFormatError(
-                f"cannot import as a {role.value} message: {exc.errors()[0]['msg']}", provider=NAME, path=path
-            ) from exc
-        self.messages.append(message)
+        )
 
     def _system(self, system: Any) -> None:
         if isinstance(system, str):

@@ -53,7 +53,6 @@ from metis_schema.v1 import (
     ImageSourceKind,
     Message,
     MessageCompleteEvent,
-    MessageMetadata,
     RedactedThinkingBlock,
     Role,
     StopReason,
@@ -77,11 +76,12 @@ from ..assembly import (
     finish_assistant,
     import_context,
     imported_assistant,
+    imported_message,
     parse_tool_arguments,
 )
 from ..catalog import load_catalog
 from ..errors import AdapterError, MetisError, ProviderError, WireFormatError, retryable_status
-from ..ids import ToolIdMap, new_message_id
+from ..ids import ToolIdMap
 from ..usage import normalize_usage
 from ._framing import NDJSONFramer
 from ._lossy import drop_block, import_drop, warn_loss
@@ -763,17 +763,9 @@ class _Importer:
         except ValidationError as exc:
             raise _fail(f"not a valid canonical message: {exc.errors()[0]['msg']}", path, dict(wire)) from exc
 
-    def _new(
-        self, role: Role, content: list[ContentBlock], metadata: MessageMetadata | None = None
-    ) -> Message:
-        return Message(
-            id=new_message_id(),
-            session_id=self.session_id,
-            role=role,
-            content=content,
-            metadata=metadata or MessageMetadata(),
-            created_at=_now(),
-            schema_version=1,
+    def _new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
+        return imported_message(
+            self.session_id, role, content, provider=NAME, path=path, created_at=_now(), metadata=metadata
         )
 
     def _images(self, wire: Mapping[str, Any], path: str) -> list[ContentBlock]:
@@ -786,7 +778,7 @@ class _Importer:
         if role == Role.user:
             content.extend(self._images(wire, path))
             content = content or [TextBlock(type="text", text="")]
-        return self._new(role, content)
+        return self._new(role, content, path)
 
     @cached_property
     def _context(self) -> RequestContext:
@@ -814,7 +806,7 @@ class _Importer:
         inner: list[ContentBlock] = [TextBlock(type="text", text=text)] if text or not images else []
         inner.extend(images)
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=inner, is_error=False)
-        return self._new(Role.tool, [result], MessageMetadata(parent_tool_use_id=canonical))
+        return self._new(Role.tool, [result], path, parent_tool_use_id=canonical)
 
     def _pair(self, name: str | None, path: str) -> str:
         """The earliest unanswered call of the preceding assistant turn (with that name, if named)."""
