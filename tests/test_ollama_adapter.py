@@ -130,9 +130,8 @@ def fixed_import(monkeypatch: pytest.MonkeyPatch, fixed_ids: FixedToolIds) -> Fi
     """Pin the ids and times imported messages get, for golden files."""
     counter = itertools.count(1)
     fixed = lambda: f"01JTW{next(counter):021d}"  # noqa: E731
-    monkeypatch.setattr(
-        metis.assembly, "new_message_id", fixed
-    )  # every turn: imported_message, finish_assistant
+    # every imported turn's id comes from assembly (imported_message, finish_assistant)
+    monkeypatch.setattr(metis.assembly, "new_message_id", fixed)
     monkeypatch.setattr(ollama_module, "_now", lambda: T0)
     return fixed_ids
 
