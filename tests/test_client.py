@@ -709,3 +709,24 @@ def test_a_store_without_incremental_reads_still_works(store: Store, fake: FakeT
         answered_turn(session, "Weather?")
         session.send()
         assert [m.id for m in session.messages()] == [m.id for m in store.load_session(session.id)]
+
+
+class BrokenReadStore(SpyStore):
+    """A caller's SessionStore whose incremental read fails from inside with a TypeError."""
+
+    def load_session(self, session_id: str, *, after: str | None = None, **kw: Any) -> list[Any]:
+        if after is not None:
+            raise TypeError("a bug inside the store")
+        return self._store.load_session(session_id, **kw)
+
+
+def test_a_type_error_inside_a_stores_read_is_not_taken_for_a_missing_after(
+    store: Store, fake: FakeTime, tmp_path: Path
+) -> None:
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
+    with make_client(BrokenReadStore(store), provider, fake) as client:
+        session = client.session("sonnet", workspace=tmp_path)
+        answered_turn(session, "Weather?")
+        session.messages()  # the first read is whole; later ones read what follows
+        with pytest.raises(TypeError, match="a bug inside the store"):
+            session.messages()

@@ -10,6 +10,7 @@ The sync and async clients add only the HTTP part.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -132,7 +133,9 @@ class SessionCore:
         # and the store never changes a final row, so later reads fetch only what follows.
         self._history: list[Message] = []
         self._settled = 0
-        self._incremental = True  # False once the store turned `after=` down
+        # A SessionStore of the caller's may read whole sessions only (no `after=`): asked
+        # once, here, so that a TypeError raised inside a store's read is never taken for it.
+        self._incremental = "after" in inspect.signature(self.store.load_session).parameters
 
     # --- reading --------------------------------------------------------------------------
 
@@ -160,8 +163,6 @@ class SessionCore:
                 raise
             except StoreError:  # the message read last is gone (the session was recreated)
                 pass
-            except TypeError:  # a SessionStore of the caller's that reads whole sessions only
-                self._incremental = False
             else:
                 history, settled = self._history[: self._settled] + fresh, self._settled
         if history is None:
