@@ -400,6 +400,10 @@ class _Formatted:
     """Exact types whose values this check always passes (a datetime for `date-time`: only
     strings are held to a syntax), so `_schema_rules` can skip them."""
 
+    def plain(self, value: Any) -> bool:
+        """`value` is a Decimal this fixed-point field takes as it is (see `_FIXED_POINT`)."""
+        return self.fixed_point and type(value) is Decimal and value.is_finite() and not value.is_signed()
+
 
 def _formatted_fields(definition: dict[str, Any], defs: dict[str, Any]) -> tuple[_Formatted, ...]:
     found = []
@@ -450,7 +454,7 @@ def _input_problems(cls: type[SchemaModel], data: dict[str, Any]) -> list[str]:
         if value is _ABSENT or value is None:
             continue
         if isinstance(value, spec.kinds):
-            if spec.fixed_point and type(value) is Decimal and value.is_finite() and not value.is_signed():
+            if spec.plain(value):
                 continue  # matches the fixed-point pattern (see _FIXED_POINT); not a string
             text = format(value, "f") if isinstance(value, Decimal) else None
         elif isinstance(value, str):
@@ -546,7 +550,7 @@ class SchemaModel(BaseModel):
             value = data.get(spec.field)
             if value is None or type(value) in spec.settled:
                 continue
-            if spec.fixed_point and type(value) is Decimal and value.is_finite() and not value.is_signed():
+            if spec.plain(value):
                 continue
             break
         else:
