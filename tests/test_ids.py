@@ -83,6 +83,18 @@ def test_is_tool_id_rejects_non_canonical(bad: str) -> None:
     assert not is_tool_id(bad)
 
 
+def test_the_tool_id_rule_is_the_schemas() -> None:
+    """ids checks canonical tool ids with a regex of its own (fast, no validator call): it
+    must be the schema's ToolUseId pattern, the source of truth."""
+    import json
+
+    import metis_schema
+    from metis import ids
+
+    bundle = json.loads(metis_schema.bundle_path(1).read_text(encoding="utf-8"))
+    assert ids._TOOL_ID.pattern == bundle["$defs"]["ToolUseId"]["pattern"]
+
+
 def test_is_tool_id_rejects_a_trailing_newline() -> None:
     assert not is_tool_id(new_tool_id() + "\n")
 
