@@ -297,7 +297,7 @@ def _append_rows(tmp: Path) -> list[Row]:
         conn.execute("PRAGMA foreign_keys = ON")
         start = time.perf_counter()
         for i in range(0, len(messages), BATCH):
-            with GcPaused(True):  # as `_batch.prepare` does
+            with GcPaused(True):  # as `_batch.write` does
                 message_rows, call_rows = _unchecked_batch(messages[i : i + BATCH])
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time_ns() // 1000, SID))

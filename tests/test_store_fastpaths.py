@@ -3,8 +3,8 @@
 - `_codec.encode_fast` writes the bytes pydantic's serializer writes, and hands anything
   unusual back to it;
 - `invariants.is_clean` never clears a message the full check would fault;
-- a batch of appends (`sqlite._append_all`) leaves the database, and raises the error,
-  that appending its messages one by one (`sqlite._put_one`) would;
+- a batch of appends (`_batch.write`, else `sqlite._append_all`) leaves the database,
+  and raises the error, that appending its messages one by one (`sqlite._put_one`) would;
 - `_codec.encode_fast` writes the row `encode` wrote before it, and the values it hands
   the batch screen (`_batch`) are what its JSON columns say; a clean batch is written
   without the careful path, and a batch the screen cleared wrongly never is.
@@ -31,9 +31,8 @@ from metis.canonical import CONTENT_LIST
 from metis.errors import MetisError
 from metis.ids import ToolIdMap, new_message_id, new_tool_id
 from metis.invariants import _check_message, check_message, is_clean
-from metis.store import DuplicateMessageError, Store
+from metis.store import DuplicateMessageError, Store, _batch
 from metis.store import sqlite as store_sqlite
-from metis.store._batch import prepare
 from metis.store._codec import _fixed, encode, encode_fast, to_micros
 from metis_schema.v1 import Message, MessageStatus, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from strategies import conversations
@@ -263,9 +262,13 @@ def test_is_clean_agrees_on_any_conversation(drawn: tuple[list[Any], list[Any]])
 
 def one_by_one(
     conn: sqlite3.Connection, batch: Any, tool_ids: ToolIdMap | None
-) -> None:  # the per-message path `_append_all` replaces
+) -> None:  # the per-message path `_batch.write` and `_append_all` replace
     for m, row in batch:
         store_sqlite._put_one(conn, m, row, "append", tool_ids)
+
+
+def unconfirmed(*_: object) -> None:  # the batch writer, vouching for nothing
+    raise _batch.Unconfirmed
 
 
 def dump(store: Store) -> dict[str, list[tuple[Any, ...]]]:
@@ -305,6 +308,7 @@ def same_outcome(
 ) -> tuple[Any, ...]:
     fast = outcome(tmp, "fast", batches, tool_ids, setup)
     with monkeypatch.context() as patched:
+        patched.setattr(_batch, "write", unconfirmed)
         patched.setattr(store_sqlite, "_append_all", one_by_one)
         slow = outcome(tmp, "slow", batches, tool_ids, setup)
     assert fast == slow
@@ -357,22 +361,22 @@ def test_provider_ids_come_from_the_given_or_the_stored_map(
 
 
 def test_a_retried_transaction_reads_provider_ids_from_the_map_as_it_is_then(tmp_path: Path) -> None:
-    """`confirmed` runs again when a busy transaction is retried: rows filled from a map
-    that is gone by then are reset, and a map that appeared is read."""
-    from metis.store import _batch
-
+    """`_batch.write` runs again when a busy transaction is retried: each run reads the
+    stored map as it is then (a map gone by then gives no ids, one that appeared is read)."""
     call = tool_call(SID)
     stored = ToolIdMap(SID)
     stored.bind(tool_ids_of(call)[0], "anthropic", "toolu_then")
     store = Store.open(tmp_path / "s.sqlite3")
     store.create_session("/w", session_id=SID)
-    batch = prepare([user(SID), call], None)
     conn = store._conn
 
     def provider_ids() -> list[Any]:
-        plan = _batch.confirmed(conn, batch)
-        assert plan is not None
-        return [row[6] for row in plan.call_rows]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _batch.write(conn, [user(SID), call], None, 0)
+            return [row[0] for row in conn.execute("SELECT provider_id FROM tool_calls")]
+        finally:
+            conn.execute("ROLLBACK")
 
     assert provider_ids() == [None]
     store.save_tool_ids(SID, stored)
@@ -496,17 +500,24 @@ def test_fixed_point_decimals_are_written_as_format_f() -> None:
         assert _fixed(value) == format(value, "f"), value
 
 
-def test_prepare_restores_the_garbage_collector() -> None:
+def test_the_batch_writer_restores_the_garbage_collector(tmp_path: Path) -> None:
     was = gc.isenabled()
+    store = Store.open(tmp_path / "gc.sqlite3")
+    store.create_session("/w", session_id=SID)
+    conn = store._conn
     try:
-        gc.enable()
-        prepare([user(SID)], None)
-        assert gc.isenabled()
-        gc.disable()
-        prepare([user(SID)], None)
-        assert not gc.isenabled()
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            conn.execute("BEGIN IMMEDIATE")
+            _batch.write(conn, [user(SID)], None, 0)
+            assert gc.isenabled() is enabled
+            with pytest.raises(_batch.Unconfirmed):  # the insert refuses it: no such session
+                _batch.write(conn, [user("sess_nowhere")], None, 0)
+            assert gc.isenabled() is enabled
+            conn.execute("ROLLBACK")
     finally:
         (gc.enable if was else gc.disable)()
+        store.close()
 
 
 def test_what_the_screen_assumes_of_the_database_is_checked(

@@ -51,6 +51,7 @@ from pydantic_core import PydanticSerializationError
 
 from ..canonical import CONTENT_LIST, read_message
 from ..errors import MetisError, StoreError
+from ..invariants import ALLOWED_BLOCKS, BLOCK_CLASSES
 from ._trusted import TRUSTED_VERSION, build_message
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -365,12 +366,17 @@ def _metadata(metadata: Any) -> dict[str, Any]:
     return out
 
 
-def _content(content: list[Any]) -> list[dict[str, Any]]:
-    """The blocks' JSON values; text blocks (most of them) written here, `_text` inline: a
-    call per block is a tenth of encoding a message, on the store's hottest path."""
+def _content(content: list[Any], allowed: frozenset[type]) -> list[dict[str, Any]]:
+    """The blocks' JSON values; each block's class must be one its role may carry (§5.1.3,
+    `allowed`): a message that breaks that rule is pydantic's to write and the append's to
+    refuse. Text blocks (most of them) are written here, `_text` inline: a call per block
+    is a tenth of encoding a message, on the store's hottest path."""
     out = []
     for block in content:
-        if type(block) is TextBlock:
+        kind = type(block)
+        if kind not in allowed:
+            raise _Unusual
+        if kind is TextBlock:
             d = block.__dict__
             text = d["text"]
             if type(d["type"]) is not str or d["type"] != "text" or type(text) is not str:
@@ -383,6 +389,11 @@ def _content(content: list[Any]) -> list[dict[str, Any]]:
 
 _dumps = orjson.dumps
 _ROLE_VALUE: dict[Any, str] = {member: member.value for member in Role}
+_ROLE_CLASSES: dict[Any, frozenset[type]] = {
+    role: frozenset(cls for cls in BLOCK_CLASSES if cls.model_fields["type"].default in kinds)
+    for role, kinds in ALLOWED_BLOCKS.items()
+}
+"""§5.1.3's table by block class: what `_content` takes for each role."""
 
 Values = tuple[list[dict[str, Any]], dict[str, Any]]
 """The JSON values of a message's content and metadata, as `encode_fast` writes them."""
@@ -390,12 +401,13 @@ Values = tuple[list[dict[str, Any]], dict[str, Any]]
 
 def encode_fast(message: Any) -> tuple[Row, Values] | None:
     """`encode(message)`, with the values its JSON columns were written from, when the fast
-    writer takes the whole message (an exact Message whose every part is usual, created at a
-    UTC time); else None.
+    writer takes the whole message (an exact Message whose every part is usual, whose blocks
+    are all of kinds its role may carry, created at a UTC time); else None.
 
     Those values mirror the message exactly: each block is the dict of a block of that
     very class with its own tag, every field of its exact type. So a caller may check
-    the message on them (`_batch`) rather than walk the models again. The fields are
+    the message on them (`_batch`) rather than walk the models again, and need not ask
+    again which blocks its role allows. The fields are
     read from `__dict__`: a pydantic model's attribute reads go through its `__getattr__`
     hook, twice the cost, and this runs once per stored message.
     """
@@ -409,7 +421,7 @@ def encode_fast(message: Any) -> tuple[Row, Values] | None:
         when = d["created_at"]
         if when.tzinfo is not UTC and when.utcoffset() != _ZERO:
             return None  # `encode_slow` writes it; an append refuses it (§4.1)
-        blocks, meta = _content(content), _metadata(d["metadata"])
+        blocks, meta = _content(content, _ROLE_CLASSES[role]), _metadata(d["metadata"])
         row = (
             d["id"],
             d["session_id"],

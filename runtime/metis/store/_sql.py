@@ -27,6 +27,10 @@ at, tool id, session id). It updates no row for a call answered before (the batc
 counts the rows it updated; the careful path has checked the call is open)."""
 
 
+TOUCH_SESSION = "UPDATE sessions SET updated_at = ? WHERE id = ?"
+"""Mark a session changed: (updated at, session id)."""
+
+
 def insert_tool_calls(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
     """Write `tool_calls` rows (a function of its own so tests can make it fail midway)."""
     conn.executemany(INSERT_TOOL_CALL, rows)
@@ -38,5 +42,6 @@ __all__ = [
     "INSERT_TOOL_CALL",
     "MESSAGE_COLUMNS",
     "TOOL_CALL_COLUMNS",
+    "TOUCH_SESSION",
     "insert_tool_calls",
 ]

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import orjson
 from metis_schema import CURRENT_VERSION
@@ -239,8 +239,26 @@ class Store:
         self.append_many([message], tool_ids=tool_ids)
 
     def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
-        """`append` for several messages in order, in one transaction: all stored, or none."""
-        self._put(_batch.prepare(messages, tool_ids), tool_ids, None)
+        """`append` for several messages in order, in one transaction: all stored, or none.
+
+        The common case is written in one pass (`_batch`); any batch it cannot vouch for
+        is rolled back and written, or refused, message by message (`_put`).
+        """
+        batch = messages if isinstance(messages, list) else list(messages)
+        if not batch:
+            return
+
+        def fast(conn: sqlite3.Connection) -> None:
+            _batch.write(conn, batch, tool_ids, _now_us())
+            if tool_ids is not None:
+                _sync_tool_ids(conn, tool_ids)
+
+        try:
+            self._write(fast)
+            return
+        except _batch.Unconfirmed:  # rolled back: the careful path decides, and words it
+            pass
+        self._put([(message, encode(message)) for message in batch], tool_ids, None)
 
     def upsert_partial(self, message: Message) -> None:
         """Store or refresh the PARTIAL checkpoint of a message that is still streaming."""
@@ -285,11 +303,7 @@ class Store:
                     f"{sorted(foreign)!r}"
                 )
         modes: list[Mode] | None = None  # None: every message is appended
-        if (
-            mode_of is None
-            and not _batch.cleared(batch)
-            and any(m.metadata.status == _PARTIAL for m, _ in batch)
-        ):
+        if mode_of is None and any(m.metadata.status == _PARTIAL for m, _ in batch):
             mode_of = _append_mode
         if mode_of is not None:
             modes = [mode_of(m) for m, _ in batch]
@@ -308,10 +322,7 @@ class Store:
             if tool_ids is not None:
                 _sync_tool_ids(conn, tool_ids)
 
-        try:
-            self._write(run)
-        except _batch.Unconfirmed:  # rolled back: once more, the careful way
-            self._write(run)
+        self._write(run)
 
     def load_session(
         self, session_id: str, *, include_partial: bool = True, after: str | None = None
@@ -443,7 +454,7 @@ def _require_session(conn: sqlite3.Connection, session_id: str) -> None:
 
 def _touch(conn: sqlite3.Connection, session_id: str, now: int) -> None:
     """Mark the session changed; SessionNotFoundError if it does not exist."""
-    cur = conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+    cur = conn.execute(_sql.TOUCH_SESSION, (now, session_id))
     if cur.rowcount == 0:
         raise SessionNotFoundError(f"no session {session_id!r}", hint="create it with Store.create_session()")
 
@@ -474,24 +485,27 @@ def _check(conn: sqlite3.Connection, message: Message, *, new: bool) -> None:
         raise InvariantError(found, message_id=message.id)
 
 
+class _Plan(NamedTuple):
+    """The rows a batch writes: `messages` rows, `tool_calls` rows (answers to calls of the
+    same batch folded in), and answers to calls stored before (`_sql.ANSWER_OPEN_CALL`)."""
+
+    message_rows: Sequence[Row]
+    call_rows: Sequence[Sequence[Any]]
+    updates: Sequence[tuple[Any, ...]]
+
+
 def _append_all(
     conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None
 ) -> None:
-    """`_put_one(..., "append", ...)` for every message of the batch, as a few statements.
+    """`_put_one(..., "append", ...)` for every message of the batch, as a few statements:
+    the careful path of a batch `_batch` could not vouch for.
 
     Per message, the old way ran a lookup of its tool ids, an INSERT, a lookup per tool
-    call of its provider id and an INSERT or UPDATE per tool call: most of the cost of a
-    batch. Here a batch `_batch.prepare` cleared, once the database agrees, is written as
-    it was screened; any other (or one whose INSERT finds a message id taken: then the
-    whole transaction runs again, see `_batch`) goes down the careful path
-    (`_checked_plan`), which raises the error `_put_one` would raise for the first
-    message that fails. Either way all rows are written with one `executemany` per
+    call of its provider id and an INSERT or UPDATE per tool call. Here the lookups are
+    made once (`_checked_plan`), which raises the error `_put_one` would raise for the
+    first message that fails, and all rows are written with one `executemany` per
     statement, in the order `_put_one` would have written them.
     """
-    plan = _batch.confirmed(conn, batch)
-    if plan is not None:
-        _batch.write_confirmed(conn, batch, plan)
-        return
     plan = _checked_plan(conn, batch, tool_ids)
     conn.executemany(_sql.INSERT_MESSAGE, plan.message_rows)
     if plan.call_rows:
@@ -502,7 +516,7 @@ def _append_all(
 
 def _checked_plan(
     conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None
-) -> _batch.Plan:
+) -> _Plan:
     """The rows of the batch, each message checked in order (raises for the first failing one).
 
     The lookups are made once for the whole batch (`BatchChecks`, and the stored provider
@@ -535,7 +549,7 @@ def _checked_plan(
             for result in result_rows[results:]:
                 checks.answered(result[3], result[4])
     updates = _close_new_calls(call_rows, result_rows)
-    return _batch.Plan(message_rows, call_rows, updates)
+    return _Plan(message_rows, call_rows, updates)
 
 
 def _close_new_calls(
