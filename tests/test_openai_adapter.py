@@ -631,8 +631,7 @@ def test_contract_rejects_broken_bodies(broken: dict[str, Any]) -> None:
         '{"b":1,"a":2}',  # canonical, keys not sorted
         '{"city":"Par\\u00eds"}',  # an escape orjson writes differently
         '{"n":1.0}',
-        '{"n":18446744073709551616}',  # beyond 64 bits: orjson refuses, json reads it
-        '{"n":NaN}',  # json reads it, orjson does not
+        '{"n":18446744073709551616}',  # beyond 64 bits: read exactly, written back the same
         "",
         "  ",
         "{}",
@@ -647,6 +646,22 @@ def test_kept_arguments_shortcut_agrees_with_the_full_check(raw: str) -> None:
     value, unparsed = parse_tool_arguments(raw, context=context(MODEL), tool_id=tid(1), name="f")
     assert unparsed is None
     assert _arguments_to_keep(raw, value) == raw_arguments_to_keep(raw)
+
+
+def test_arguments_keep_wide_integers_exactly_and_refuse_nan() -> None:
+    """JSON integers have no size limit (a tool input may hold a 128-bit id): they are read
+    and written back digit for digit. NaN is not JSON: the text is kept raw, not read as a
+    float the store would write as null."""
+    from metis.adapters._openai_chat import _arguments_to_keep
+    from metis.assembly import parse_tool_arguments
+
+    raw = '{"id":340282366920938463463374607431768211457,"low":-9223372036854775809}'
+    value, unparsed = parse_tool_arguments(raw, context=context(MODEL), tool_id=tid(1), name="f")
+    assert unparsed is None
+    assert value == {"id": 2**128 + 1, "low": -(2**63) - 1}
+    assert _arguments_to_keep(raw, value) is None  # written back exactly: nothing to keep
+    value, unparsed = parse_tool_arguments('{"n":NaN}', context=context(MODEL), tool_id=tid(1), name="f")
+    assert (value, unparsed) == ({}, '{"n":NaN}')
 
 
 def test_block_helpers_build_what_the_model_constructors_build() -> None:

@@ -10,14 +10,12 @@ never losing what arrived.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-import orjson
 from metis_schema.v1 import (
     ContentBlock,
     ErrorEvent,
@@ -43,6 +41,7 @@ from metis_schema.v1 import (
 )
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from . import _json
 from ._build import construct, verify
 from .canonical import CONTENT_LIST
 from .catalog import load_catalog
@@ -111,15 +110,6 @@ _check_provider = _field_check("provider", MessageMetadata)
 _PROVIDERS_SEEN: set[str] = set()  # provider keys already checked (adapter names, a handful)
 
 
-def _loads(text: str) -> Any:
-    """orjson, falling back to the stdlib for what orjson refuses but JSON allows
-    (integers beyond 64 bits), so streamed and whole responses parse alike."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
 def parse_tool_arguments(
     raw: str, *, context: RequestContext, tool_id: str, name: str
 ) -> tuple[dict[str, Any], str | None]:
@@ -132,7 +122,7 @@ def parse_tool_arguments(
     if raw.strip() == "":
         return {}, None
     try:
-        value = _loads(raw)
+        value = _json.loads(raw)
     except ValueError as exc:
         problem = f"arguments are not valid JSON: {exc}"
     else:
@@ -536,9 +526,9 @@ class StreamAssembler:
                     if raw is not None:
                         self.unparsed_arguments[block.tool_id] = raw
                 else:  # best effort: arguments still arriving are usually cut short, and
-                    # their text is kept whole anyway; one parser (no stdlib retry) is enough
+                    # their text is kept whole anyway
                     try:
-                        parsed = orjson.loads(text) if text.strip() else {}
+                        parsed = _json.loads(text) if text.strip() else {}
                     except ValueError:
                         parsed = {}
                     value = parsed if isinstance(parsed, dict) else {}

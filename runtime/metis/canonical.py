@@ -34,6 +34,7 @@ from metis_schema.v1 import (
 )
 from pydantic import TypeAdapter, ValidationError
 
+from . import _json
 from .errors import DocumentError, FieldProblem
 from .invariants import BLOCK_CLASSES
 from .validation import explain
@@ -67,13 +68,13 @@ def dump_message(message: Message) -> dict[str, Any]:
 
 def message_to_json(message: Message) -> bytes:
     """`dump_message` as compact UTF-8 JSON with sorted keys (deterministic bytes)."""
-    return orjson.dumps(dump_message(message), default=_default, option=orjson.OPT_SORT_KEYS)
+    return _json.dumps(dump_message(message), default=_default, option=orjson.OPT_SORT_KEYS)
 
 
 def canonical_json(message: Message) -> bytes:
     """The bytes that are hashed: canonical JSON without provider_raw (see module doc)."""
     data = message.model_dump(mode="json", exclude_none=True, exclude=_EXCLUDE_RAW)
-    return orjson.dumps(data, default=_default, option=orjson.OPT_SORT_KEYS)
+    return _json.dumps(data, default=_default, option=orjson.OPT_SORT_KEYS)
 
 
 def message_hash(message: Message) -> str:
@@ -137,7 +138,7 @@ def read_message(doc: Mapping[str, Any] | str | bytes) -> Message:
 def _parse(doc: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
     if isinstance(doc, str | bytes):
         try:
-            doc = orjson.loads(doc)
+            doc = _json.loads(doc)
         except orjson.JSONDecodeError as exc:
             raise DocumentError("message", [FieldProblem("", f"not JSON: {exc}")]) from None
     if not isinstance(doc, Mapping):

@@ -73,6 +73,7 @@ from metis_schema.v1 import (
 )
 from pydantic import ValidationError
 
+from .. import _json
 from ..assembly import (
     RequestContext,
     finish_assistant,
@@ -160,7 +161,7 @@ _TOKENS_PER_MESSAGE = 4
 _PRIMING_TOKENS = 3
 
 
-_dumps = orjson.dumps
+_dumps = _json.dumps
 
 
 def canonical_arguments(value: dict[str, Any]) -> str:
@@ -177,7 +178,7 @@ def raw_arguments_to_keep(raw: str) -> str | None:
     if raw.strip() == "":
         return raw
     try:
-        value = orjson.loads(raw)
+        value = _json.loads(raw)
     except orjson.JSONDecodeError:
         return None
     if not isinstance(value, dict):
@@ -231,7 +232,7 @@ def error_fields(body: Any, status_code: int | None) -> tuple[str, str, bool, st
     if isinstance(body, bytes | str):
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         try:
-            body = orjson.loads(text)
+            body = _json.loads(text)
         except orjson.JSONDecodeError:
             return "http_error", text[:500], _is_retryable(status_code, None), None
     error = body.get("error") if isinstance(body, dict) else None
@@ -243,12 +244,12 @@ def error_fields(body: Any, status_code: int | None) -> tuple[str, str, bool, st
     kind = error.get("type")
     error_type = kind if isinstance(kind, str) and kind else (str(code) if code is not None else "error")
     message = error.get("message")
-    message = message if isinstance(message, str) else orjson.dumps(message).decode()
+    message = message if isinstance(message, str) else _json.dumps(message).decode()
     metadata = error.get("metadata")
     if isinstance(metadata, dict) and metadata.get("raw") is not None:
         raw = metadata["raw"]
         upstream = metadata.get("provider_name") or "upstream"
-        message = f"{message} [{upstream}: {raw if isinstance(raw, str) else orjson.dumps(raw).decode()}]"
+        message = f"{message} [{upstream}: {raw if isinstance(raw, str) else _json.dumps(raw).decode()}]"
     retryable = _is_retryable(status_code, code) or _is_retryable(None, kind)
     param = error.get("param")
     return error_type, message, retryable, param if isinstance(param, str) else None
@@ -478,7 +479,7 @@ def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:
 
 def _means(text: str, value: dict[str, Any]) -> bool:
     try:
-        parsed = orjson.loads(text) if text.strip() else {}
+        parsed = _json.loads(text) if text.strip() else {}
     except orjson.JSONDecodeError:
         return value == {}  # kept unparseable text stands for an empty input
     return bool(parsed == value) if isinstance(parsed, dict) else value == {}
@@ -934,7 +935,7 @@ class ChatCompletionsAdapter(Adapter):
         guess, since sizes are unknown here). The measured error against the usage of the
         recorded-shape fixtures is asserted in tests/test_openai_adapter.py.
         """
-        chars = sum(len(orjson.dumps(function_tool(t))) for t in tools)
+        chars = sum(len(_json.dumps(function_tool(t))) for t in tools)
         images = 0
         for message in messages:
             for block in message.content:
@@ -1043,7 +1044,7 @@ class ChatStreamDecoder(StreamDecoder):
         if not data:
             return []
         try:
-            chunk = orjson.loads(data)
+            chunk = _json.loads(data)
         except orjson.JSONDecodeError as exc:
             raise WireFormatError(
                 f"stream chunk is not JSON: {exc}", provider=self.name, path="stream", raw=data[:500]

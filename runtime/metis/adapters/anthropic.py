@@ -62,6 +62,7 @@ from metis_schema.v1 import (
     UsageUpdateEvent,
 )
 
+from .. import _json
 from ..assembly import RequestContext, finish_assistant, import_context, imported_assistant, imported_message
 from ..catalog import load_catalog
 from ..errors import AdapterError, ProviderError, WireFormatError, retryable_status
@@ -417,7 +418,7 @@ class AnthropicAdapter(Adapter):
         parsed = body
         if isinstance(body, bytes | str):
             try:
-                parsed = orjson.loads(body)
+                parsed = _json.loads(body)
             except orjson.JSONDecodeError:
                 parsed = None
         error_type, message = _error_fields(parsed)
@@ -453,7 +454,7 @@ class AnthropicAdapter(Adapter):
                 if isinstance(block, TextBlock | ThinkingBlock):
                     chars += len(block.text)
                 elif isinstance(block, ToolUseBlock):
-                    chars += len(block.name) + len(orjson.dumps(block.input))
+                    chars += len(block.name) + len(_json.dumps(block.input))
                     fixed += 10
                 elif isinstance(block, ToolResultBlock):
                     fixed += 10
@@ -465,7 +466,7 @@ class AnthropicAdapter(Adapter):
             fixed += 300
             for tool in tools:
                 fixed += 40
-                chars += len(tool.name) + len(tool.description) + len(orjson.dumps(tool.input_schema))
+                chars += len(tool.name) + len(tool.description) + len(_json.dumps(tool.input_schema))
         return fixed + round(chars / 3.5)
 
 
@@ -1107,7 +1108,7 @@ class _StreamDecoder(StreamDecoder):
         if self._ended:
             return []
         try:
-            payload = orjson.loads(data)
+            payload = _json.loads(data)
         except orjson.JSONDecodeError as exc:
             raise WireFormatError(
                 f"stream event {name!r} is not JSON: {exc}", provider=PROVIDER, raw=data[:300]
@@ -1148,7 +1149,7 @@ class _StreamDecoder(StreamDecoder):
             ]
             if block.get("input"):
                 events.append(
-                    ToolUseInputDeltaEvent(index=index, partial_json=orjson.dumps(block["input"]).decode())
+                    ToolUseInputDeltaEvent(index=index, partial_json=_json.dumps(block["input"]).decode())
                 )
             return events
         canonical_block = _assistant_block(
@@ -1231,7 +1232,7 @@ class _StreamDecoder(StreamDecoder):
             block = self._replay.foreign.get(str(index))
             if text.strip() and block is not None:
                 try:
-                    block["input"] = orjson.loads(text)
+                    block["input"] = _json.loads(text)
                 except orjson.JSONDecodeError:
                     log.warning("streamed %s input at %d is not JSON; kept as sent", block.get("type"), index)
         self._foreign_json.clear()

@@ -70,6 +70,7 @@ from metis_schema.v1 import (
 )
 from pydantic import ValidationError
 
+from .. import _json
 from ..assembly import (
     RequestContext,
     finish_assistant,
@@ -228,7 +229,7 @@ def _enum_name(value: Any, table: dict[int, str], prefix: str, path: str) -> str
 def _json_object(text: str) -> dict[str, Any] | None:
     """`text` parsed, when it is a JSON object; None otherwise."""
     try:
-        value = json.loads(text)
+        value = _json.loads(text)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -249,7 +250,7 @@ def _error_fields(body: Any, status_code: int | None) -> tuple[str, str, int | N
         body = bytes(body).decode("utf-8", errors="replace")
     if isinstance(body, str):
         try:
-            body = json.loads(body)
+            body = _json.loads(body)
         except ValueError:
             return (f"HTTP_{status_code}" if status_code else "UNKNOWN"), body.strip()[:2000], status_code
     if isinstance(body, list) and body:  # the JSON-array stream endpoint wraps errors in an array
@@ -718,7 +719,7 @@ class GeminiStreamDecoder(StreamDecoder):
                 continue
             path = f"stream[{self._chunks}]"
             try:
-                chunk = orjson.loads(text)
+                chunk = _json.loads(text)
             except orjson.JSONDecodeError as exc:
                 raise WireFormatError(
                     f"stream chunk is not JSON: {exc}", provider=NAME, path=path, raw=text[:500]
@@ -1308,7 +1309,7 @@ def _replay_args(raw: Any, value: dict[str, Any], *, as_text: bool) -> Any:
     if as_text:
         return raw
     try:
-        return json.loads(raw)
+        return _json.loads(raw)
     except ValueError:
         return raw
 

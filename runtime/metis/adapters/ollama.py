@@ -71,6 +71,7 @@ from metis_schema.v1 import (
 )
 from pydantic import ValidationError
 
+from .. import _json
 from ..assembly import (
     RequestContext,
     finish_assistant,
@@ -929,7 +930,7 @@ def _error_text(body: Any) -> str:
         body = bytes(body).decode("utf-8", errors="replace")
     if isinstance(body, str):
         try:
-            parsed = orjson.loads(body)
+            parsed = _json.loads(body)
         except orjson.JSONDecodeError:
             return body.strip() or "unknown error"
         return _error_text(parsed) if isinstance(parsed, dict) else body.strip()
@@ -1009,7 +1010,7 @@ class _Decoder(StreamDecoder):
         self._lines += 1
         path = f"stream line {self._lines}"
         try:
-            obj = orjson.loads(line)
+            obj = _json.loads(line)
         except orjson.JSONDecodeError as exc:
             raise _fail(f"stream line is not JSON: {exc}", path, line) from exc
         chunk = _mapping(obj, path)

@@ -30,6 +30,7 @@ from metis_schema.v1 import (
 )
 from rich.console import Console
 
+from .. import _json
 from ..errors import MetisError, SessionNotFoundError
 from ..store import Store
 
@@ -70,7 +71,7 @@ def read_json(source: str) -> Any:
     """A JSON document from a file or stdin (`-`); a clear error when it is not JSON."""
     text = read_text(source)
     try:
-        return json.loads(text)
+        return _json.loads(text)
     except json.JSONDecodeError as exc:
         name = "stdin" if source == "-" else source
         raise click.ClickException(
@@ -83,14 +84,14 @@ def read_json_documents(source: str) -> list[Any]:
     text = read_text(source)
     name = "stdin" if source == "-" else source
     try:
-        return [json.loads(text)]
+        return [_json.loads(text)]
     except json.JSONDecodeError as whole:
         docs: list[Any] = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                docs.append(json.loads(line))
+                docs.append(_json.loads(line))
             except json.JSONDecodeError:
                 raise click.ClickException(
                     f"{name} is neither JSON nor JSON lines: {whole.msg} (line {whole.lineno});"

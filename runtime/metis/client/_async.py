@@ -15,9 +15,9 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-import orjson
 from metis_schema.v1 import Message, ToolDefinition
 
+from .. import _json
 from ..events import EventSink
 from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
@@ -88,7 +88,7 @@ class AsyncClient(ClientBase):
     # --- HTTP ---------------------------------------------------------------------------------
 
     async def _send_with_retries(self, prepared: Prepared) -> tuple[httpx.Response, float]:
-        content = orjson.dumps(prepared.body)
+        content = _json.dumps(prepared.body)
         policy = self.settings.retry
         name = prepared.adapter.name
         attempt = 0

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import orjson
 
+from .. import _json
 from ..adapters import Adapter
 from ..errors import MetisError, ProviderError, WireFormatError
 from ._errors import RequestCancelledError, RequestTimeoutError, TransportError
@@ -21,7 +22,7 @@ from ._stream import StreamRun
 def error_body(raw: bytes) -> Any:
     """An error body as JSON when it is JSON, else its text (an HTML 502 page, say)."""
     try:
-        return orjson.loads(raw)
+        return _json.loads(raw)
     except orjson.JSONDecodeError:
         return raw.decode("utf-8", errors="replace")
 
@@ -43,7 +44,7 @@ def retry_delay(
 def json_body(adapter: Adapter, raw: bytes) -> dict[str, Any]:
     """A successful response body as a JSON object."""
     try:
-        value = orjson.loads(raw)
+        value = _json.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise WireFormatError(
             f"response is not JSON: {exc}", provider=adapter.name, raw=raw[:500].decode(errors="replace")

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 
+from .. import _json
 from ._errors import ReplayError
 
 
@@ -59,7 +59,7 @@ class Exchange:
         request = data.get("request") or {}
         response = data["response"]
         if "json" in response:
-            chunks = [orjson.dumps(response["json"])]
+            chunks = [_json.dumps(response["json"])]
             headers = {"content-type": "application/json"}
         elif "chunks" in response:
             chunks = [str(c).encode() for c in response["chunks"]]

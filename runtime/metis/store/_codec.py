@@ -49,6 +49,7 @@ from metis_schema.v1 import (
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
+from .. import _json
 from ..canonical import CONTENT_LIST, read_message
 from ..errors import MetisError, StoreError
 from ..invariants import ALLOWED_BLOCKS, BLOCK_CLASSES
@@ -471,8 +472,8 @@ def document(row: Row) -> dict[str, Any]:
         "id": mid,
         "session_id": session_id,
         "role": role,
-        "content": orjson.loads(content_json),
-        "metadata": orjson.loads(metadata_json),
+        "content": _json.loads(content_json),
+        "metadata": _json.loads(metadata_json),
         "created_at": iso(created_us),
         "schema_version": version,
     }

@@ -31,6 +31,7 @@ import orjson
 from metis_schema import CURRENT_VERSION
 from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
 
+from .. import _json
 from ..errors import InvariantError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _batch, _conn, _layout, _sql
@@ -724,13 +725,13 @@ def _policy_json(policy: Mapping[str, Any] | None) -> str | None:
     if policy is None:
         return None
     try:
-        return orjson.dumps(dict(policy), option=orjson.OPT_SORT_KEYS).decode()
+        return _json.dumps(dict(policy), option=orjson.OPT_SORT_KEYS).decode()
     except TypeError as exc:
         raise StoreError(f"routing_policy is not JSON-serializable: {exc}") from exc
 
 
 def _session(row: Sequence[Any]) -> SessionInfo:
-    policy = None if row[3] is None else orjson.loads(row[3])
+    policy = None if row[3] is None else _json.loads(row[3])
     return SessionInfo(
         id=row[0],
         workspace_path=row[1],
