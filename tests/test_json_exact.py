@@ -28,7 +28,7 @@ from metis.adapters import AdapterOptions
 from metis.assembly import RequestContext
 from metis.canonical import message_hash, read_message
 from metis.client._http import json_body
-from metis.ids import ToolIdMap, new_message_id
+from metis.ids import ToolIdMap, new_message_id, new_tool_id
 from metis.store import Store
 from metis_schema.v1 import Message, ToolUseBlock
 
@@ -190,3 +190,34 @@ def test_floats_and_long_digit_strings_are_untouched() -> None:
     value = _json.loads(text)
     assert value == {"s": "12345678901234567890123", "f": 1.8446744073709552e19, "n": 2**63 - 1}
     assert type(value["f"]) is float and not math.isnan(value["f"])
+
+
+def _cancelled_call(tool_input: dict[str, Any]) -> Message:
+    call = {"type": "tool_use", "id": new_tool_id(), "name": "f", "input": tool_input}
+    return _message("assistant", [call], {"status": "cancelled"})
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_nan_and_infinity_are_refused_where_they_would_be_written_as_null(bad: float, tmp_path: Path) -> None:
+    """pydantic lets a NaN into a tool input built in code; orjson and pydantic would both
+    write it as `null`. The store refuses the message (naming the place, writing nothing),
+    as do hashing and `dumps`; JSON's own nulls pass."""
+    from metis.errors import StoreError
+
+    nan_input = {"a": [1, {"b": bad}]}
+    with Store.open(tmp_path / "nan.sqlite3") as store:
+        store.create_session("/w", session_id=SESSION)
+        fine = _cancelled_call({"a": None})
+        for batch in ([_cancelled_call(nan_input)], [fine, _cancelled_call(nan_input)]):
+            with pytest.raises(
+                StoreError, match=r"content\[0\]\.input\.a\[1\]\.b: NaN and Infinity are not JSON"
+            ):
+                store.append_many(batch)
+        assert store.load_session(SESSION) == []  # nothing written, not even the fine one
+        store.append(fine)
+        assert store.load_session(SESSION) == [fine]
+    with pytest.raises(ValueError, match=r"content\[0\]\.input\.a\[1\]\.b"):
+        message_hash(_cancelled_call(nan_input))
+    with pytest.raises(ValueError, match=r"x\[0\]: NaN"):
+        _json.dumps({"x": [bad], "y": None})
+    assert _json.dumps({"x": [1.5], "y": None}) == b'{"x":[1.5],"y":null}'

@@ -13,17 +13,22 @@ input may hold one (an id, a hash, an amount in the smallest unit). So:
 - `dumps` writes with orjson, and when orjson refuses an integer out of its range writes
   the same values with pydantic-core's serializer, which writes every integer as it is.
 
-Everything else is orjson's, unchanged. The stdlib `json` is not a fallback: it reads
-NaN and Infinity, which would reach the store as `null`.
+NaN and Infinity are not JSON either way: `loads` refuses them (orjson does; the stdlib
+`json` is not a fallback, since it reads them), and `dumps` refuses a float that is
+either, where orjson would write `null` without a word (`non_finite` says where it is).
+Everything else is orjson's, unchanged.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pydantic_core
+
+from .validation import field_path
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN = b"0" * 19
@@ -51,13 +56,54 @@ def dumps(value: Any, *, default: Callable[[Any], Any] | None = None, option: in
 
     Only the options metis uses are honoured on the exact path: OPT_SORT_KEYS, and the
     passthrough options (whose values reach `default`).
+
+    Raises ValueError, naming the place, for a NaN or infinite float: orjson writes
+    `null` for one, and JSON has no way to write it.
     """
     try:
-        return orjson.dumps(value, default=default, option=option)
+        text = orjson.dumps(value, default=default, option=option)
     except TypeError:
         if not _has_wide_int(value):
             raise
-    return pydantic_core.to_json(_plain(value, default, bool(option & orjson.OPT_SORT_KEYS)))
+        text = pydantic_core.to_json(_plain(value, default, bool(option & orjson.OPT_SORT_KEYS)))
+    if b"null" in text:  # maybe written for a NaN: look (JSON's own nulls are the usual reason)
+        refuse_non_finite(value)
+    return text
+
+
+def refuse_non_finite(value: Any) -> None:
+    """Raise ValueError, naming the place, when `value` holds a NaN or an infinite float.
+
+    For writers that turn one into `null` on their own (orjson; pydantic's JSON mode):
+    call it when their output holds a `null`, on the values they were given.
+    """
+    where = non_finite(value)
+    if where is not None:
+        raise ValueError(f"{field_path(where) or '(the value)'}: NaN and Infinity are not JSON")
+
+
+def non_finite(value: Any) -> tuple[str | int, ...] | None:
+    """Where the first NaN or infinite float inside `value` is (dict keys and list indexes
+    from the top), or None when it holds none."""
+    if type(value) is float:
+        return None if math.isfinite(value) else ()
+    items: Any
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        if type(item) in _SCALARS:
+            continue
+        inner = non_finite(item)
+        if inner is not None:
+            return (key, *inner)
+    return None
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def _has_wide_int(value: Any) -> bool:
@@ -91,4 +137,4 @@ def _plain(value: Any, default: Callable[[Any], Any] | None, sort: bool) -> Any:
     return _plain(default(value), default, sort)
 
 
-__all__ = ["JSONDecodeError", "dumps", "loads"]
+__all__ = ["JSONDecodeError", "dumps", "loads", "non_finite", "refuse_non_finite"]

@@ -68,13 +68,22 @@ def dump_message(message: Message) -> dict[str, Any]:
 
 def message_to_json(message: Message) -> bytes:
     """`dump_message` as compact UTF-8 JSON with sorted keys (deterministic bytes)."""
-    return _json.dumps(dump_message(message), default=_default, option=orjson.OPT_SORT_KEYS)
+    return _sorted_json(message, dump_message(message), None)
 
 
 def canonical_json(message: Message) -> bytes:
     """The bytes that are hashed: canonical JSON without provider_raw (see module doc)."""
     data = message.model_dump(mode="json", exclude_none=True, exclude=_EXCLUDE_RAW)
-    return _json.dumps(data, default=_default, option=orjson.OPT_SORT_KEYS)
+    return _sorted_json(message, data, _EXCLUDE_RAW)
+
+
+def _sorted_json(message: Message, data: dict[str, Any], exclude: Any) -> bytes:
+    """`data`, the JSON-mode dump of `message`, as sorted-key JSON. A NaN or infinity is
+    refused (ValueError, naming the place): JSON mode has already made it None."""
+    text = _json.dumps(data, default=_default, option=orjson.OPT_SORT_KEYS)
+    if b"null" in text:
+        _json.refuse_non_finite(message.model_dump(exclude=exclude))
+    return text
 
 
 def message_hash(message: Message) -> str:

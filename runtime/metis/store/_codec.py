@@ -50,6 +50,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
 from .. import _json
+from .._json import non_finite, refuse_non_finite
 from ..canonical import CONTENT_LIST, read_message
 from ..errors import MetisError, StoreError
 from ..invariants import ALLOWED_BLOCKS, BLOCK_CLASSES
@@ -423,12 +424,20 @@ def encode_fast(message: Any) -> tuple[Row, Values] | None:
         if when.tzinfo is not UTC and when.utcoffset() != _ZERO:
             return None  # `encode_slow` writes it; an append refuses it (§4.1)
         blocks, meta = _content(content, _ROLE_CLASSES[role]), _metadata(d["metadata"])
+        content_json, metadata_json = (
+            _dumps(blocks, option=_ORJSON_OPTIONS),
+            _dumps(meta, option=_ORJSON_OPTIONS),
+        )
+        if (b"null" in content_json and non_finite(blocks) is not None) or (
+            b"null" in metadata_json and non_finite(meta) is not None
+        ):
+            return None  # a NaN or an infinity, which orjson writes as null: `encode_slow` refuses it
         row = (
             d["id"],
             d["session_id"],
             _ROLE_VALUE[role],
-            _dumps(blocks, option=_ORJSON_OPTIONS).decode(),
-            _dumps(meta, option=_ORJSON_OPTIONS).decode(),
+            content_json.decode(),
+            metadata_json.decode(),
             (when - EPOCH) // _MICROSECOND,  # `to_micros`, inline
             d["schema_version"],
         )
@@ -448,6 +457,8 @@ def encode_slow(message: Message) -> Row:
     try:
         content = CONTENT_LIST.dump_json(message.content, exclude_none=True, warnings="error").decode()
         metadata = message.metadata.model_dump_json(exclude_none=True, warnings="error")
+        if "null" in content or "null" in metadata:  # pydantic too writes NaN as null
+            refuse_non_finite(message.model_dump(include={"content", "metadata"}))
         return (
             message.id,
             message.session_id,
