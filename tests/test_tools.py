@@ -164,6 +164,11 @@ def test_disallowed_set_covers_the_spec() -> None:
             {"type": "object", "properties": {"p": {"type": "string", "minLength": "one"}}},
             "/properties/p/minLength",
         ),
+        (  # no JSON can carry it: sent, it would have become null
+            {"type": "object", "properties": {"p": {"type": "number", "maximum": float("nan")}}},
+            "/properties/p/maximum",
+        ),
+        ({"type": "object", "examples": [{"p": float("inf")}]}, "/examples/0/p"),
     ],
 )
 def test_outside_the_subset_or_malformed(schema: dict[str, Any], pointer: str) -> None:

@@ -33,6 +33,7 @@ from jsonschema.exceptions import SchemaError
 from metis_schema.v1 import ToolDefinition
 from pydantic import ValidationError
 
+from ._json import non_finite
 from .errors import FieldProblem, ToolInputError, ToolSchemaError, UnknownToolError
 from .events import EventSink, emit
 from .validation import field_path, pydantic_problems
@@ -92,6 +93,9 @@ def schema_problems(schema: Any) -> list[tuple[str, str]]:
     if not isinstance(schema, Mapping):
         return [("", f"input_schema must be a JSON object, got {type(schema).__name__}")]
     problems: list[tuple[str, str]] = []
+    where = non_finite(dict(schema))
+    if where is not None:  # no JSON can carry it: orjson would send null in its place
+        problems.append((_pointer(tuple(map(str, where))), "NaN and Infinity are not JSON"))
     if schema.get("type") != "object":
         problems.append(("/type", f'the root must be "type": "object", got {schema.get("type")!r}'))
     _walk(schema, (), problems, root=True)
