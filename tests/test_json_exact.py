@@ -176,6 +176,12 @@ def test_sorted_keys_and_default_hold_on_the_exact_path() -> None:
     with pytest.raises(TypeError):
         _json.dumps({1: 2**70})
 
+    class Text(str):
+        pass
+
+    with pytest.raises(TypeError):  # an option the exact path does not honour: orjson's refusal stands
+        _json.dumps({"s": Text("x"), "a": 2**70}, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+
 
 @pytest.mark.parametrize("item", ["NaN", "Infinity", "-Infinity", "1e400", '"\\ud800"'])
 def test_what_is_not_json_is_refused(item: str) -> None:
@@ -220,4 +226,6 @@ def test_nan_and_infinity_are_refused_where_they_would_be_written_as_null(bad: f
         message_hash(_cancelled_call(nan_input))
     with pytest.raises(ValueError, match=r"x\[0\]: NaN"):
         _json.dumps({"x": [bad], "y": None})
+    with pytest.raises(ValueError, match=r"x\[0\]: NaN"):  # beside a wide integer, on the exact path
+        _json.dumps({"x": [bad], "wide": 2**70})
     assert _json.dumps({"x": [1.5], "y": None}) == b'{"x":[1.5],"y":null}'

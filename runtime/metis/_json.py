@@ -10,12 +10,13 @@ input may hold one (an id, a hash, an amount in the smallest unit). So:
 - `loads` parses with orjson, and when the text holds a run of 19 or more digits (the
   only way to write such an integer) parses it again with pydantic-core's parser, whose
   integers are exact (orjson has already refused what is not JSON);
-- `dumps` writes with orjson, and when orjson refuses an integer out of its range writes
+- `write` writes with orjson, and when orjson refuses an integer out of its range writes
   the same values with pydantic-core's serializer, which writes every integer as it is.
 
 NaN and Infinity are not JSON either way: `loads` refuses them (orjson does; the stdlib
-`json` is not a fallback, since it reads them), and `dumps` refuses a float that is
-either, where orjson would write `null` without a word (`non_finite` says where it is).
+`json` is not a fallback, since it reads them), and `dumps` (`write` plus a look) refuses
+a float that is either, where orjson would write `null` without a word (`non_finite`
+says where it is).
 Everything else is orjson's, unchanged.
 """
 
@@ -51,21 +52,28 @@ def loads(data: bytes | bytearray | str) -> Any:
         raise JSONDecodeError(str(exc), raw.decode(errors="replace"), 0) from None
 
 
-def dumps(value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0) -> bytes:
-    """orjson's `dumps(value, default=, option=)`, writing integers of any size exactly.
+def write(value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0) -> bytes:
+    """orjson's `dumps(value, default=, option=)`, writing integers of any size exactly, and
+    nothing more: a NaN or an infinity is written as orjson writes it (`null`).
 
-    Only the options metis uses are honoured on the exact path: OPT_SORT_KEYS, and the
-    passthrough options (whose values reach `default`).
-
-    Raises ValueError, naming the place, for a NaN or infinite float: orjson writes
-    `null` for one, and JSON has no way to write it.
+    For callers that look for those themselves, on other values than the ones written (a
+    pydantic JSON-mode dump has already turned a NaN into None); everyone else calls
+    `dumps`. The exact path takes `default` and OPT_SORT_KEYS only (what metis passes);
+    with any other option orjson's refusal stands.
     """
     try:
-        text = orjson.dumps(value, default=default, option=option)
+        return orjson.dumps(value, default=default, option=option)
     except TypeError:
-        if not _has_wide_int(value):
+        if option & ~orjson.OPT_SORT_KEYS or _find(value, _is_wide_int) is None:
             raise
-        text = pydantic_core.to_json(_plain(value, default, bool(option & orjson.OPT_SORT_KEYS)))
+    refuse_non_finite(value)  # pydantic-core would write the literals NaN and Infinity, not null
+    return pydantic_core.to_json(_plain(value, default, bool(option & orjson.OPT_SORT_KEYS)))
+
+
+def dumps(value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0) -> bytes:
+    """`write`, refusing a NaN or an infinite float (ValueError naming the place), which
+    orjson would write as `null` without a word: JSON has no way to write either."""
+    text = write(value, default=default, option=option)
     if b"null" in text:  # maybe written for a NaN: look (JSON's own nulls are the usual reason)
         refuse_non_finite(value)
     return text
@@ -85,8 +93,22 @@ def refuse_non_finite(value: Any) -> None:
 def non_finite(value: Any) -> tuple[str | int, ...] | None:
     """Where the first NaN or infinite float inside `value` is (dict keys and list indexes
     from the top), or None when it holds none."""
-    if type(value) is float:
-        return None if math.isfinite(value) else ()
+    return _find(value, _is_non_finite)
+
+
+def _is_non_finite(value: Any) -> bool:
+    return type(value) is float and not math.isfinite(value)
+
+
+def _is_wide_int(value: Any) -> bool:
+    return type(value) is int and not _INT64_MIN <= value <= _UINT64_MAX
+
+
+def _find(value: Any, hit: Callable[[Any], bool]) -> tuple[str | int, ...] | None:
+    """Where the first value `hit` picks is inside `value` (dict keys and list indexes from
+    the top; () for `value` itself), or None."""
+    if hit(value):
+        return ()
     items: Any
     if isinstance(value, dict):
         items = value.items()
@@ -95,31 +117,16 @@ def non_finite(value: Any) -> tuple[str | int, ...] | None:
     else:
         return None
     for key, item in items:
-        if type(item) in _SCALARS:
-            continue
-        inner = non_finite(item)
+        inner = _find(item, hit)
         if inner is not None:
             return (key, *inner)
     return None
 
 
-_SCALARS = frozenset({str, int, bool, type(None)})
-
-
-def _has_wide_int(value: Any) -> bool:
-    """True when `value` holds an int orjson cannot write (only asked after it refused)."""
-    if type(value) is int:
-        return not _INT64_MIN <= value <= _UINT64_MAX
-    if isinstance(value, dict):
-        return any(_has_wide_int(item) for item in value.values())
-    if isinstance(value, list | tuple):
-        return any(_has_wide_int(item) for item in value)
-    return False
-
-
 def _plain(value: Any, default: Callable[[Any], Any] | None, sort: bool) -> Any:
-    """`value` as plain JSON values, as orjson would have written them: dict keys must be
-    strings, values orjson writes natively pass as they are, others go through `default`."""
+    """`value` as plain JSON values: dict keys must be strings, str, int, float, bool and
+    None pass as they are, anything else goes through `default` (as orjson would with the
+    passthrough options; `write` takes this path only for values metis builds, which are plain)."""
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, dict):
@@ -137,4 +144,4 @@ def _plain(value: Any, default: Callable[[Any], Any] | None, sort: bool) -> Any:
     return _plain(default(value), default, sort)
 
 
-__all__ = ["JSONDecodeError", "dumps", "loads", "non_finite", "refuse_non_finite"]
+__all__ = ["JSONDecodeError", "dumps", "loads", "non_finite", "refuse_non_finite", "write"]

@@ -80,7 +80,7 @@ def canonical_json(message: Message) -> bytes:
 def _sorted_json(message: Message, data: dict[str, Any], exclude: Any) -> bytes:
     """`data`, the JSON-mode dump of `message`, as sorted-key JSON. A NaN or infinity is
     refused (ValueError, naming the place): JSON mode has already made it None."""
-    text = _json.dumps(data, default=_default, option=orjson.OPT_SORT_KEYS)
+    text = _json.write(data, default=_default, option=orjson.OPT_SORT_KEYS)
     if b"null" in text:
         _json.refuse_non_finite(message.model_dump(exclude=exclude))
     return text
@@ -148,7 +148,7 @@ def _parse(doc: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
     if isinstance(doc, str | bytes):
         try:
             doc = _json.loads(doc)
-        except orjson.JSONDecodeError as exc:
+        except _json.JSONDecodeError as exc:
             raise DocumentError("message", [FieldProblem("", f"not JSON: {exc}")]) from None
     if not isinstance(doc, Mapping):
         raise DocumentError(
