@@ -147,6 +147,13 @@ def test_finish_assistant_refuses_what_it_cannot_build(change: dict[str, object]
         _finish(**change)
 
 
+@pytest.mark.parametrize(("field", "value"), [("status", "finished"), ("stop_reason", "done")])
+def test_a_bad_status_or_stop_reason_is_located_at_its_field(field: str, value: str) -> None:
+    with pytest.raises(WireFormatError) as caught:
+        _finish(**{field: value})
+    assert caught.value.path == f"metadata.{field}"
+
+
 def test_finish_assistant_takes_mappings_and_block_dicts_as_the_validator_would() -> None:
     from collections import OrderedDict
 

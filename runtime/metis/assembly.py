@@ -202,12 +202,13 @@ def _checked_inputs(provider: str, provider_raw: Any) -> dict[str, Any] | None:
     return provider_raw or None
 
 
-def _enum(kind: Any, value: Any, provider: str) -> Any:
+def _enum(kind: Any, value: Any, provider: str, field: str) -> Any:
+    """`value` as a member of `kind`; WireFormatError at `metadata.<field>` when it is none."""
     try:
         return kind(value)
     except ValueError:
         raise WireFormatError(
-            f"{value!r} is not a {kind.__name__}", provider=provider, path=f"metadata.{kind.__name__}"
+            f"{value!r} is not a {kind.__name__}", provider=provider, path=f"metadata.{field}"
         ) from None
 
 
@@ -291,10 +292,12 @@ def _assistant_message(
             "routing": routing,
             "usage": usage,
             "parent_tool_use_id": None,
-            "status": status if type(status) is MessageStatus else _enum(MessageStatus, status, provider),
+            "status": status
+            if type(status) is MessageStatus
+            else _enum(MessageStatus, status, provider, "status"),
             "stop_reason": stop_reason
             if stop_reason is None or type(stop_reason) is StopReason
-            else _enum(StopReason, stop_reason, provider),
+            else _enum(StopReason, stop_reason, provider, "stop_reason"),
             "critical_blocks": None,
             "provider_raw": provider_raw,
             "user_id": None,
