@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
-import orjson
 from metis_schema.v1 import (
     AdapterCapabilities,
     ContentBlock,
@@ -179,7 +178,7 @@ def raw_arguments_to_keep(raw: str) -> str | None:
         return raw
     try:
         value = _json.loads(raw)
-    except orjson.JSONDecodeError:
+    except _json.JSONDecodeError:
         return None
     if not isinstance(value, dict):
         return None
@@ -192,12 +191,7 @@ def _arguments_to_keep(raw: str, value: dict[str, Any]) -> str | None:
     The usual text is exactly the canonical serialization of its value: one `dumps` says
     so, without parsing the text a second time. Anything else takes the full check.
     """
-    try:
-        if _dumps(value).decode() == raw:
-            return None
-    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits
-        pass
-    return raw_arguments_to_keep(raw)
+    return None if canonical_arguments(value) == raw else raw_arguments_to_keep(raw)
 
 
 def stop_reason(finish_reason: str | None, *, refused: bool) -> StopReason:
@@ -233,7 +227,7 @@ def error_fields(body: Any, status_code: int | None) -> tuple[str, str, bool, st
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         try:
             body = _json.loads(text)
-        except orjson.JSONDecodeError:
+        except _json.JSONDecodeError:
             return "http_error", text[:500], _is_retryable(status_code, None), None
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, str):
@@ -480,7 +474,7 @@ def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:
 def _means(text: str, value: dict[str, Any]) -> bool:
     try:
         parsed = _json.loads(text) if text.strip() else {}
-    except orjson.JSONDecodeError:
+    except _json.JSONDecodeError:
         return value == {}  # kept unparseable text stands for an empty input
     return bool(parsed == value) if isinstance(parsed, dict) else value == {}
 
@@ -1045,7 +1039,7 @@ class ChatStreamDecoder(StreamDecoder):
             return []
         try:
             chunk = _json.loads(data)
-        except orjson.JSONDecodeError as exc:
+        except _json.JSONDecodeError as exc:
             raise WireFormatError(
                 f"stream chunk is not JSON: {exc}", provider=self.name, path="stream", raw=data[:500]
             ) from None
@@ -1507,15 +1501,11 @@ class _RequestReader:
             self.drop(path, part, "no canonical form")
         read.unsupported = []
         raw = _response_raw(self.name, read.raw())
-        message = _checked(
-            lambda: imported_assistant(
-                self.context,  # type: ignore[arg-type]
-                provider=self.name,
-                content=read.blocks or [TextBlock(type="text", text="")],
-                provider_raw=raw if len(raw) > 1 else None,
-            ),
+        message = imported_assistant(
+            self.context,
             provider=self.name,
-            path=path,
+            content=read.blocks or [TextBlock(type="text", text="")],
+            provider_raw=raw if len(raw) > 1 else None,
         )
         self.note_message_cache(wire, message, path)
         return message

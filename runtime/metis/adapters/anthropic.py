@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-import orjson
 from metis_schema.v1 import (
     AdapterCapabilities,
     ContentBlock,
@@ -419,7 +418,7 @@ class AnthropicAdapter(Adapter):
         if isinstance(body, bytes | str):
             try:
                 parsed = _json.loads(body)
-            except orjson.JSONDecodeError:
+            except _json.JSONDecodeError:
                 parsed = None
         error_type, message = _error_fields(parsed)
         if error_type is None:
@@ -1109,7 +1108,7 @@ class _StreamDecoder(StreamDecoder):
             return []
         try:
             payload = _json.loads(data)
-        except orjson.JSONDecodeError as exc:
+        except _json.JSONDecodeError as exc:
             raise WireFormatError(
                 f"stream event {name!r} is not JSON: {exc}", provider=PROVIDER, raw=data[:300]
             ) from exc
@@ -1233,7 +1232,7 @@ class _StreamDecoder(StreamDecoder):
             if text.strip() and block is not None:
                 try:
                     block["input"] = _json.loads(text)
-                except orjson.JSONDecodeError:
+                except _json.JSONDecodeError:
                     log.warning("streamed %s input at %d is not JSON; kept as sent", block.get("type"), index)
         self._foreign_json.clear()
 

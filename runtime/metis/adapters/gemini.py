@@ -44,7 +44,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-import orjson
 from metis_schema.v1 import (
     ContentBlock,
     ErrorEvent,
@@ -720,7 +719,7 @@ class GeminiStreamDecoder(StreamDecoder):
             path = f"stream[{self._chunks}]"
             try:
                 chunk = _json.loads(text)
-            except orjson.JSONDecodeError as exc:
+            except _json.JSONDecodeError as exc:
                 raise WireFormatError(
                     f"stream chunk is not JSON: {exc}", provider=NAME, path=path, raw=text[:500]
                 ) from exc

@@ -43,7 +43,6 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, ClassVar, NamedTuple
 
-import orjson
 from metis_schema.v1 import (
     AdapterCapabilities,
     ContentBlock,
@@ -931,7 +930,7 @@ def _error_text(body: Any) -> str:
     if isinstance(body, str):
         try:
             parsed = _json.loads(body)
-        except orjson.JSONDecodeError:
+        except _json.JSONDecodeError:
             return body.strip() or "unknown error"
         return _error_text(parsed) if isinstance(parsed, dict) else body.strip()
     if isinstance(body, Mapping):
@@ -1011,7 +1010,7 @@ class _Decoder(StreamDecoder):
         path = f"stream line {self._lines}"
         try:
             obj = _json.loads(line)
-        except orjson.JSONDecodeError as exc:
+        except _json.JSONDecodeError as exc:
             raise _fail(f"stream line is not JSON: {exc}", path, line) from exc
         chunk = _mapping(obj, path)
         if self._finished:

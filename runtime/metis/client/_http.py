@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import orjson
 
 from .. import _json
 from ..adapters import Adapter
@@ -23,7 +22,7 @@ def error_body(raw: bytes) -> Any:
     """An error body as JSON when it is JSON, else its text (an HTML 502 page, say)."""
     try:
         return _json.loads(raw)
-    except orjson.JSONDecodeError:
+    except _json.JSONDecodeError:
         return raw.decode("utf-8", errors="replace")
 
 
@@ -45,7 +44,7 @@ def json_body(adapter: Adapter, raw: bytes) -> dict[str, Any]:
     """A successful response body as a JSON object."""
     try:
         value = _json.loads(raw)
-    except orjson.JSONDecodeError as exc:
+    except _json.JSONDecodeError as exc:
         raise WireFormatError(
             f"response is not JSON: {exc}", provider=adapter.name, raw=raw[:500].decode(errors="replace")
         ) from None
