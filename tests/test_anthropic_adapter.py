@@ -713,6 +713,7 @@ def test_recorded_request_imports_to_golden(caplog: pytest.LogCaptureFixture) ->
             )
         },
         "unmapped": imported.unmapped,
+        "dropped": imported.dropped,
     }
     golden("request_recorded.import.golden.json", normalized(view))
     assert [m.role for m in imported.messages] == [
@@ -741,7 +742,8 @@ def test_recorded_request_round_trips() -> None:
     ids = ToolIdMap(SESSION)
     imported = ADAPTER.from_wire_request(original, session_id=SESSION, tool_ids=ids)
     imported.options.extra = dict(imported.unmapped)
-    server_tools = imported.options.extra.pop("tools")
+    server_tools = [d["value"] for d in imported.dropped if d["path"].startswith("tools[")]
+    assert server_tools and "tools" not in imported.unmapped  # listed where drops are, not as a field
     body = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
     body["tools"] = [*body["tools"], *server_tools]
     check_request(body)

@@ -68,7 +68,7 @@ def import_drop(
     """What a request import cannot carry: kept in `dropped` (the importer's
     `WireImport.dropped`, entries `{path, value, reason}`) and said in one WARN."""
     log.warning(
-        "%s import: dropped %s: %s; kept in unmapped",
+        "%s import: dropped %s: %s; listed in WireImport.dropped",
         adapter,
         path,
         reason,

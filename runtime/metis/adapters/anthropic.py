@@ -68,7 +68,7 @@ from ..errors import AdapterError, ProviderError, WireFormatError, retryable_sta
 from ..ids import ToolIdMap
 from ..usage import normalize_usage
 from ._framing import SSEFramer
-from ._lossy import drop_block, log, warn_loss
+from ._lossy import drop_block, import_drop, log, warn_loss
 from ._shared import (
     image_base64,
     import_model,
@@ -318,12 +318,19 @@ class AnthropicAdapter(Adapter):
             out.extend(reader.turn(turn, f"messages[{i}]"))
         tools: list[ToolDefinition] = []
         unmapped = {k: v for k, v in body.items() if k not in _REQUEST_FIELDS}
-        server_tools = []
+        dropped: list[dict[str, Any]] = []
         for i, tool in enumerate(_list(body.get("tools"), "tools")):
             if not isinstance(tool, Mapping):
                 raise WireFormatError("tool must be an object", provider=PROVIDER, path=f"tools[{i}]")
-            if tool.get("type") not in (None, "custom"):
-                server_tools.append(tool)  # a server tool (web_search_..., bash_...): no canonical form
+            if tool.get("type") not in (None, "custom"):  # a server tool (web_search_..., bash_...)
+                import_drop(
+                    dropped,
+                    adapter=PROVIDER,
+                    session_id=session_id,
+                    path=f"tools[{i}]",
+                    value=tool,
+                    reason=f"server tool {tool.get('type')!r} has no canonical form",
+                )
                 continue
             tools.append(
                 imported_tool(
@@ -334,9 +341,6 @@ class AnthropicAdapter(Adapter):
                     path=f"tools[{i}]",
                 )
             )
-        if server_tools:
-            log.warning("kept %d server tool(s) in WireImport.unmapped['tools']", len(server_tools))
-            unmapped["tools"] = server_tools
         stop = body.get("stop_sequences")
         if stop is not None and (not isinstance(stop, list) or not all(isinstance(s, str) for s in stop)):
             raise WireFormatError(
@@ -363,7 +367,7 @@ class AnthropicAdapter(Adapter):
             tool_choice=_import_tool_choice(body.get("tool_choice"), unmapped),
             thinking_budget=budget,
         )
-        return WireImport(messages=out, tools=tools, options=options, unmapped=unmapped)
+        return WireImport(messages=out, tools=tools, options=options, unmapped=unmapped, dropped=dropped)
 
     # --- wire -> canonical: responses ----------------------------------------------------
 
