@@ -39,7 +39,7 @@ from gemini_support import (
 )
 from google.genai import types
 from metis.adapters.gemini import DEFAULT_IMPORT_MODEL, SKIP_SIGNATURE
-from metis.errors import CriticalBlockError, InvariantError, ProviderError, WorkspaceError
+from metis.errors import CriticalBlockError, InvariantError, ProviderError, WireFormatError, WorkspaceError
 from metis.ids import ToolIdMap
 from metis_schema.v1 import Message, MessageStatus, Role, StopReason
 
@@ -475,6 +475,17 @@ def test_import_response_shapes_round_trip() -> None:
     assert [p["functionResponse"]["response"] for p in out["contents"][1]["parts"]] == shapes
 
 
+def test_declaration_fields_with_no_canonical_place_are_listed_as_dropped() -> None:
+    declaration = {"name": "f", "parameters": {"type": "object"}, "behavior": "NON_BLOCKING"}
+    body = {"contents": [{"parts": [{"text": "hi"}]}], "tools": [{"functionDeclarations": [declaration]}]}
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert [t.name for t in imported.tools] == ["f"]
+    assert [(d["path"], d["value"]) for d in imported.dropped] == [
+        ("tools[0].functionDeclarations[0].behavior", "NON_BLOCKING")
+    ]
+    assert imported.unmapped == {}
+
+
 def test_import_model_name_and_unmapped_fields() -> None:
     body = {
         "model": "models/gemini-2.5-pro",
@@ -491,8 +502,8 @@ def test_import_model_name_and_unmapped_fields() -> None:
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.options.model == "gemini:gemini-2.5-pro"
     assert imported.options.tool_choice == "required" and imported.options.thinking_budget == 0
+    assert [(d["path"], d["value"]) for d in imported.dropped] == [("tools[0].googleSearch", {})]
     assert imported.unmapped == {
-        "tools": [{"googleSearch": {}}],
         "toolConfig": body["toolConfig"],
         "generationConfig": {
             "topK": 40,
@@ -511,6 +522,23 @@ def test_import_model_name_and_unmapped_fields() -> None:
         ).options.tool_choice
         == "read_file"
     )
+
+
+def test_a_model_named_by_the_caller_is_resolved_once_for_options_and_turns() -> None:
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [{"text": "yo"}]},
+        ]
+    }
+    imported = ADAPTER.from_wire_request(
+        body, session_id=SESSION, tool_ids=ToolIdMap(SESSION), model="gemini-3"
+    )
+    assert imported.options.model == "gemini:gemini-3-pro-preview"  # the catalog id, not the alias
+    assert imported.messages[1].metadata.model == imported.options.model
+    with pytest.raises(WireFormatError) as caught:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION), model="nope:x")
+    assert caught.value.path == "model"
 
 
 def test_tool_choice_mapping() -> None:

@@ -366,16 +366,15 @@ def import_context(
     """The context every importer builds its ASSISTANT turns with (through finish_assistant).
 
     A recorded request says nothing of who wrote its history or what it cost: each turn
-    records the requested model, zero usage priced as such, no stop reason, and a routing
-    record that says where the turn came from.
+    records the requested model (`model`, a catalog id: `_shared.import_model` resolves
+    it), zero usage priced as such, no stop reason, and a routing record that says where
+    the turn came from.
     """
     return RequestContext(
         session_id=session_id,
         model=model,
         tool_ids=tool_ids,
-        routing=default_routing(
-            load_catalog().resolve(model).id, f"imported from a recorded {provider} request"
-        ),
+        routing=default_routing(model, f"imported from a recorded {provider} request"),
         created_at=created_at,
     )
 

@@ -125,8 +125,14 @@ def import_model(body: Mapping[str, Any], provider: str) -> str:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise WireFormatError("request has no model", provider=provider, path="model")
+    return resolve_import_model(f"{provider}:{model}", provider)
+
+
+def resolve_import_model(model: str, provider: str) -> str:
+    """The catalog id of the model a recorded request was sent to (`import_model`, or one
+    the caller names when the body has none); a WireFormatError at `model` when unknown."""
     try:
-        return load_catalog().resolve(f"{provider}:{model}").id
+        return load_catalog().resolve(model).id
     except MetisError as exc:
         raise WireFormatError(
             f"model {model!r} cannot be resolved: {exc}", provider=provider, path="model", raw=model[:200]
@@ -191,11 +197,13 @@ __all__ = [
     "data_url",
     "function_tool",
     "image_base64",
+    "import_model",
     "imported_tool",
     "is_tool_use",
     "own_raw",
     "parse_data_url",
     "resolve_file_ref",
+    "resolve_import_model",
     "text_block",
     "thinking_block",
     "tool_use_block",

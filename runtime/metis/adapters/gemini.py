@@ -89,6 +89,7 @@ from ._shared import (
     is_tool_use,
     own_raw,
     parse_data_url,
+    resolve_import_model,
     validate_text,
     validate_thinking,
     validate_tool_use,
@@ -1345,11 +1346,7 @@ class _Reader:
         self.session_id = session_id
         self.tool_ids = tool_ids
         self.model = model
-        # Replaced by `read` (which needs the body's model) before any use; built here all the
-        # same because it checks session_id first, before the body's own checks.
-        self.context = RequestContext(
-            session_id=session_id, model=model or DEFAULT_IMPORT_MODEL, tool_ids=tool_ids
-        )
+        self.context: RequestContext  # set by `read`, once it knows the model
         self.messages: list[Message] = []
         self.unmapped: dict[str, Any] = {}
         self.dropped: list[dict[str, Any]] = []
@@ -1357,7 +1354,8 @@ class _Reader:
         self.pending_at = -1
 
     def read(self, body: dict[str, Any]) -> WireImport:
-        model = self.model or _import_model(body.get("model")) or DEFAULT_IMPORT_MODEL
+        named = self.model or _import_model(body.get("model")) or DEFAULT_IMPORT_MODEL
+        model = resolve_import_model(named, NAME)
         self.context = import_context(
             provider=NAME, session_id=self.session_id, model=model, tool_ids=self.tool_ids
         )
@@ -1574,7 +1572,7 @@ class _Reader:
             tool = _dict(item, f"tools[{t}]")
             for key, value in tool.items():
                 if key not in ("functionDeclarations", "function_declarations"):
-                    self.unmapped.setdefault("tools", []).append({key: value})
+                    self._drop(value, f"tools[{t}].{key}", f"a {key} tool has no canonical form")
                     continue
                 for d, entry in enumerate(_list(value, f"tools[{t}].{key}")):
                     where = f"tools[{t}].{key}[{d}]"
@@ -1603,8 +1601,8 @@ class _Reader:
                             "parameters_json_schema",
                         )
                     }
-                    if rest:
-                        self.unmapped.setdefault("functionDeclarations", {})[declaration.get("name")] = rest
+                    for name, extra in rest.items():
+                        self._drop(extra, f"{where}.{name}", "no canonical place for this declaration field")
         return out
 
     def _tool_choice(self, config: Any) -> str | None:

@@ -17,7 +17,6 @@ from rich.progress import Progress
 
 from .. import adapters
 from ..adapters import WireImport
-from ..catalog import load_catalog
 from ..client._session import routing_policy
 from ..errors import MetisError
 from ..ids import ToolIdMap, new_session_id
@@ -48,7 +47,7 @@ def parse_body(provider: str, body: Any, *, where: str) -> _Parsed:
         )
     except MetisError as exc:
         raise click.ClickException(f"{where}: {exc}") from None
-    return _Parsed(session_id, tool_ids, imported, load_catalog().resolve(imported.options.model).id)
+    return _Parsed(session_id, tool_ids, imported, imported.options.model)  # a catalog id (import_model)
 
 
 def store_parsed(store: Any, parsed: _Parsed, *, provider: str, workspace: str) -> str:
