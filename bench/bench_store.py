@@ -300,7 +300,7 @@ def _append_rows(tmp: Path) -> list[Row]:
             with GcPaused(True):  # as `_batch.write` does
                 message_rows, call_rows = _unchecked_batch(messages[i : i + BATCH])
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time_ns() // 1000, SID))
+            conn.execute(_sql.TOUCH_SESSION, (time.time_ns() // 1000, SID))
             conn.executemany(_sql.INSERT_MESSAGE, message_rows)
             conn.executemany(_sql.INSERT_TOOL_CALL, call_rows)
             conn.execute("COMMIT")

@@ -42,10 +42,7 @@ from ..ids import ToolIdMap, is_tool_id, provider_of
 from . import _sql
 from ._checks import stored_provider_ids
 from ._codec import GcPaused, Row, encode_fast
-from ._types import ToolCallStatus
-
-_PENDING, _CANCELLED = ToolCallStatus.pending.value, ToolCallStatus.cancelled.value
-_FAILED, _SUCCEEDED = ToolCallStatus.failed.value, ToolCallStatus.succeeded.value
+from ._types import CANCELLED, FAILED, PENDING, SUCCEEDED
 
 
 class Unconfirmed(Exception):
@@ -64,10 +61,10 @@ def write(
     it: a batch of 1,000 messages makes some 10,000 dicts, lists and tuples, none of them
     cyclic, and the collections they trigger traverse every live object of the process.
     """
-    walk = _Walk(tool_ids)
+    walk = _Walk()
     with GcPaused(True):
         try:
-            conn.executemany(_sql.INSERT_MESSAGE, _rows(messages, walk))
+            conn.executemany(_sql.INSERT_MESSAGE, _rows(messages, tool_ids, walk))
         except sqlite3.IntegrityError:  # a message id taken, or a session that does not exist
             raise Unconfirmed from None
     for session_id in walk.sessions:
@@ -88,10 +85,9 @@ def write(
 class _Walk:
     """What `_rows` has built and learned so far, over the messages of one batch."""
 
-    __slots__ = ("call_rows", "sessions", "tool_ids", "unmapped", "updates")
+    __slots__ = ("call_rows", "sessions", "unmapped", "updates")
 
-    def __init__(self, tool_ids: ToolIdMap | None) -> None:
-        self.tool_ids = tool_ids
+    def __init__(self) -> None:
         self.sessions: dict[str, None] = {}
         """The batch's sessions, in order of appearance."""
         self.call_rows: list[list[Any]] = []
@@ -102,7 +98,7 @@ class _Walk:
         """Indexes of call rows whose provider id is to be read from the stored map."""
 
 
-def _rows(messages: Sequence[Message], walk: _Walk) -> Iterator[Row]:
+def _rows(messages: Sequence[Message], tool_ids: ToolIdMap | None, walk: _Walk) -> Iterator[Row]:
     """Each message's `messages` row, once encoded and screened (raises Unconfirmed).
 
     The screen is written into the loop, the roles inline, on purpose: it runs once per
@@ -113,7 +109,6 @@ def _rows(messages: Sequence[Message], walk: _Walk) -> Iterator[Row]:
     type, an absent one is None, a tool_result's parts are text and image blocks (the
     encoder writes no other), and `created_at` is UTC (the encoder takes no other time).
     """
-    tool_ids = walk.tool_ids
     own_session = None if tool_ids is None else tool_ids.session_id
     sessions, call_rows, updates, unmapped = walk.sessions, walk.call_rows, walk.updates, walk.unmapped
     calls: dict[str, int] = {}  # tool id -> index in call_rows, for each tool_use of the batch
@@ -144,7 +139,7 @@ def _rows(messages: Sequence[Message], walk: _Walk) -> Iterator[Row]:
             if meta.get("parent_tool_use_id") != tool_id or tool_id in answered or not is_tool_id(tool_id):
                 raise Unconfirmed
             answered.add(tool_id)
-            state = _FAILED if block["is_error"] else _SUCCEEDED
+            state = FAILED if block["is_error"] else SUCCEEDED
             index = calls.get(tool_id)
             if index is None:  # a call stored before: its UPDATE must find it, open
                 deferred.add(tool_id)
@@ -167,9 +162,9 @@ def _rows(messages: Sequence[Message], walk: _Walk) -> Iterator[Row]:
                     and "usage" in meta
                 ):
                     raise Unconfirmed
-                state, done = _PENDING, None
+                state, done = PENDING, None
             else:
-                state, done = _CANCELLED, created
+                state, done = CANCELLED, created
             for block in blocks:
                 if block["type"] != "tool_use":
                     continue

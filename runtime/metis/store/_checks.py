@@ -74,11 +74,6 @@ def known_calls(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Known
     return {row[0]: KnownCall(row[1], row[2] is not None) for row in rows}
 
 
-def violations(conn: sqlite3.Connection, message: Message) -> list[Violation]:
-    """Every reason `message` may not be appended now; empty when it may (a batch of one)."""
-    return BatchChecks(conn, [message]).violations(message)
-
-
 def _check_utc(message: Message, found: list[Violation]) -> None:
     offset = message.created_at.utcoffset()
     if offset != _ZERO:
@@ -130,12 +125,12 @@ def has_stored_map(conn: sqlite3.Connection, session_id: str) -> bool:
 
 
 class BatchChecks:
-    """`violations` and duplicate detection for a batch of appends, written in order.
+    """`violations` and duplicate detection for a batch of appends (or one message), in order.
 
     Built inside the batch's transaction: two lookups (the batch's tool ids in
     `tool_calls`, its message ids in `messages`) replace the per-message queries. Then,
-    message by message, `violations` answers as `violations(conn, m)` would after the
-    earlier messages were written, and `written` records what writing one changed: its
+    message by message, `violations` answers as if the earlier messages had been written
+    and looked up again, and `written` records what writing one changed: its
     id is taken, the tool_use rows it opened exist (open), the tool_use rows it answered
     are answered (exactly the rows the store's UPDATE matches: same id, same session).
     """
@@ -150,7 +145,8 @@ class BatchChecks:
         self._stored: dict[str, Stored] = stored_messages(conn, {m.id for m in messages})
 
     def violations(self, message: Message) -> list[Violation]:
-        """`violations(conn, message)` as of now (the batch's earlier messages written)."""
+        """Every reason `message` may not be appended now (the batch's earlier messages
+        written); empty when it may."""
         found = check_message(message)
         ids = referenced_ids(message)
         if ids:
@@ -189,5 +185,4 @@ __all__ = [
     "referenced_ids",
     "stored_messages",
     "stored_provider_ids",
-    "violations",
 ]

@@ -23,6 +23,12 @@ class ToolCallStatus(StrEnum):
     """Its assistant turn was cancelled or failed, so it will not run."""
 
 
+PENDING, SUCCEEDED = ToolCallStatus.pending.value, ToolCallStatus.succeeded.value
+FAILED, CANCELLED = ToolCallStatus.failed.value, ToolCallStatus.cancelled.value
+"""The statuses as the plain strings the `tool_calls` rows hold (read once: an enum
+member's `.value` is a property call, and the rows are built once per tool call)."""
+
+
 @dataclass(frozen=True)
 class SessionInfo:
     """One row of `sessions`."""

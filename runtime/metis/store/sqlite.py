@@ -35,11 +35,20 @@ from .. import _json
 from ..errors import InvariantError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _batch, _conn, _layout, _sql
-from ._checks import BatchChecks, stored_provider_ids, violations
+from ._checks import BatchChecks, Stored, stored_provider_ids
 from ._codec import Reader, Row, decode, decode_all, encode, from_micros
 from ._paths import default_path
 from ._trusted import TRUSTED_VERSION
-from ._types import DuplicateMessageError, SessionInfo, ToolCallRecord, ToolCallStatus
+from ._types import (
+    CANCELLED,
+    FAILED,
+    PENDING,
+    SUCCEEDED,
+    DuplicateMessageError,
+    SessionInfo,
+    ToolCallRecord,
+    ToolCallStatus,
+)
 
 T = TypeVar("T")
 Mode = Literal["append", "finalize", "partial"]
@@ -243,7 +252,9 @@ class Store:
         """`append` for several messages in order, in one transaction: all stored, or none.
 
         The common case is written in one pass (`_batch`); any batch it cannot vouch for
-        is rolled back and written, or refused, message by message (`_put`).
+        is rolled back and goes down the careful path (`_put`): checked message by message
+        against what the earlier ones will have written, and refused with the first failing
+        message's error, or written with one `executemany` per statement.
         """
         batch = messages if isinstance(messages, list) else list(messages)
         if not batch:
@@ -269,7 +280,7 @@ class Store:
                 message_id=message.id,
                 hint="store the final message with finalize()",
             )
-        self._put([(message, encode(message))], None, lambda _: "partial")
+        self._put([(message, encode(message))], None, "partial")
 
     def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
         """Replace a message's PARTIAL checkpoint by its final form (checked as by `append`).
@@ -283,18 +294,14 @@ class Store:
                 message_id=message.id,
                 hint="checkpoint it with upsert_partial()",
             )
-        self._put([(message, encode(message))], tool_ids, lambda _: "finalize")
+        self._put([(message, encode(message))], tool_ids, "finalize")
 
     def _put(
-        self,
-        batch: Sequence[tuple[Message, Row]],
-        tool_ids: ToolIdMap | None,
-        mode_of: Callable[[Message], Mode] | None,
+        self, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None, mode: Mode | None
     ) -> None:
-        """Write the batch in one transaction, each message as `mode_of` says; None: appends
-        (a PARTIAL message stored as by `upsert_partial`), as `append_many` writes them."""
-        if not batch:
-            return
+        """Write the batch in one transaction: each message as `mode` says (`upsert_partial`,
+        `finalize`: one message), or, with None, appended as `append_many` appends (a PARTIAL
+        message stored as by `upsert_partial`) down the careful path."""
         sessions = dict.fromkeys([row[1] for _, row in batch])
         if tool_ids is not None:
             foreign = set(sessions) - {tool_ids.session_id}
@@ -303,23 +310,17 @@ class Store:
                     f"tool id map of session {tool_ids.session_id!r} given for messages of "
                     f"{sorted(foreign)!r}"
                 )
-        modes: list[Mode] | None = None  # None: every message is appended
-        if mode_of is None and any(m.metadata.status == _PARTIAL for m, _ in batch):
-            mode_of = _append_mode
-        if mode_of is not None:
-            modes = [mode_of(m) for m, _ in batch]
-            if all(mode == "append" for mode in modes):
-                modes = None
+        one_by_one = mode is not None or any(m.metadata.status == _PARTIAL for m, _ in batch)
 
         def run(conn: sqlite3.Connection) -> None:
             now = _now_us()
             for session_id in sessions:
                 _touch(conn, session_id, now)
-            if modes is None:
+            if not one_by_one:
                 _append_all(conn, batch, tool_ids)
             else:
-                for (message, row), mode in zip(batch, modes, strict=True):
-                    _put_one(conn, message, row, mode, tool_ids)
+                for message, row in batch:
+                    _put_one(conn, message, row, mode or _append_mode(message), tool_ids)
             if tool_ids is not None:
                 _sync_tool_ids(conn, tool_ids)
 
@@ -477,15 +478,6 @@ def _duplicate(message: Message, existing: tuple[str, str | None]) -> DuplicateM
     )
 
 
-def _check(conn: sqlite3.Connection, message: Message, *, new: bool) -> None:
-    found = violations(conn, message)
-    if found:
-        existing = _existing(conn, message.id) if new else None
-        if existing is not None:  # a re-sent message: say so, not "already answered"
-            raise _duplicate(message, existing)
-        raise InvariantError(found, message_id=message.id)
-
-
 class _Plan(NamedTuple):
     """The rows a batch writes: `messages` rows, `tool_calls` rows (answers to calls of the
     same batch folded in), and answers to calls stored before (`_sql.ANSWER_OPEN_CALL`)."""
@@ -501,11 +493,10 @@ def _append_all(
     """`_put_one(..., "append", ...)` for every message of the batch, as a few statements:
     the careful path of a batch `_batch` could not vouch for.
 
-    Per message, the old way ran a lookup of its tool ids, an INSERT, a lookup per tool
-    call of its provider id and an INSERT or UPDATE per tool call. Here the lookups are
-    made once (`_checked_plan`), which raises the error `_put_one` would raise for the
-    first message that fails, and all rows are written with one `executemany` per
-    statement, in the order `_put_one` would have written them.
+    `_put_one` per message would make its lookups and statements per message. Here the
+    lookups are made once (`_checked_plan`), which raises the error `_put_one` would
+    raise for the first message that fails, and all rows are written with one
+    `executemany` per statement, in the order `_put_one` would have written them.
     """
     plan = _checked_plan(conn, batch, tool_ids)
     conn.executemany(_sql.INSERT_MESSAGE, plan.message_rows)
@@ -591,29 +582,33 @@ def _stored_provider_ids(
 def _put_one(
     conn: sqlite3.Connection, message: Message, row: Row, mode: Mode, tool_ids: ToolIdMap | None
 ) -> None:
-    """Write one message: insert (append), or insert/replace a partial checkpoint."""
-    if mode == "append":  # the common case: no lookup first, the primary key tells
-        _check(conn, message, new=True)
-        try:
-            conn.execute(_sql.INSERT_MESSAGE, row)
-        except sqlite3.IntegrityError:
-            existing = _existing(conn, message.id)
-            if existing is None:
-                raise
-            raise _duplicate(message, existing) from None
-        _record_tool_calls(conn, message, row[5], tool_ids)
+    """Write one message: insert it (append), or insert or replace a partial checkpoint
+    (partial: unchecked, §5.1.5; finalize: checked as an append is)."""
+    if mode == "partial":
+        existing = _existing(conn, message.id)
+        if existing is not None and (existing[1] != "partial" or existing[0] != message.session_id):
+            raise _duplicate(message, existing)
+        _insert_or_replace(conn, message, row, existing)
         return
-    existing = _existing(conn, message.id)
-    if existing is not None and (existing[1] != "partial" or existing[0] != message.session_id):
+    checks = BatchChecks(conn, [message])  # one lookup of its id and of the calls it names
+    existing = checks.existing(message.id)
+    if existing is not None and (
+        mode == "append" or existing[1] != "partial" or existing[0] != message.session_id
+    ):  # a re-sent message: said so, before anything it would break by being there twice
         raise _duplicate(message, existing)
-    if mode == "finalize":
-        _check(conn, message, new=False)
+    found = checks.violations(message)
+    if found:
+        raise InvariantError(found, message_id=message.id)
+    _insert_or_replace(conn, message, row, existing)
+    _record_tool_calls(conn, message, row[5], tool_ids)
+
+
+def _insert_or_replace(conn: sqlite3.Connection, message: Message, row: Row, existing: Stored | None) -> None:
+    """Insert the row, or replace the partial checkpoint stored under its id in place."""
     if existing is not None:
         conn.execute(_REPLACE_PARTIAL, (*row[2:], message.id))
     else:
         conn.execute(_sql.INSERT_MESSAGE, row)
-    if mode == "finalize":
-        _record_tool_calls(conn, message, row[5], tool_ids)
 
 
 def _record_tool_calls(
@@ -632,10 +627,6 @@ def _record_tool_calls(
         conn.executemany(_sql.ANSWER_OPEN_CALL, result_rows)
 
 
-_PENDING, _CANCELLED = ToolCallStatus.pending.value, ToolCallStatus.cancelled.value
-_FAILED, _SUCCEEDED = ToolCallStatus.failed.value, ToolCallStatus.succeeded.value
-
-
 def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on purpose)
     message: Message,
     created: int,
@@ -651,7 +642,7 @@ def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on pur
     if role == _ASSISTANT:
         session_id, provider = message.session_id, message.metadata.provider
         is_open = message.metadata.status == _COMPLETE
-        status = _PENDING if is_open else _CANCELLED
+        status = PENDING if is_open else CANCELLED
         for b in message.content:
             if not isinstance(b, ToolUseBlock):
                 continue
@@ -678,22 +669,12 @@ def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on pur
     elif role == _TOOL:
         for block in message.content:
             if isinstance(block, ToolResultBlock):
-                status = _FAILED if block.is_error else _SUCCEEDED
+                status = FAILED if block.is_error else SUCCEEDED
                 result_rows.append((status, message.id, created, block.tool_use_id, message.session_id))
 
 
 def _entry_row(session_id: str, seq: int, entry: ToolIdEntry) -> tuple[Any, ...]:
     return (session_id, entry.canonical, entry.provider, entry.provider_id, entry.origin, seq)
-
-
-def _replace_tool_ids(conn: sqlite3.Connection, tool_ids: ToolIdMap) -> None:
-    sid = tool_ids.session_id
-    conn.execute("DELETE FROM tool_id_map WHERE session_id = ?", (sid,))
-    conn.executemany(
-        "INSERT INTO tool_id_map (session_id, canonical, provider, provider_id, origin, seq) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        [_entry_row(sid, i, e) for i, e in enumerate(tool_ids)],
-    )
 
 
 def _sync_tool_ids(conn: sqlite3.Connection, tool_ids: ToolIdMap) -> None:
@@ -711,8 +692,8 @@ def _sync_tool_ids(conn: sqlite3.Connection, tool_ids: ToolIdMap) -> None:
     ).fetchone()
     stored = 0 if last is None else int(last[0]) + 1
     if stored > len(entries) or (last is not None and ToolIdEntry(*last[1:]) != entries[stored - 1]):
-        _replace_tool_ids(conn, tool_ids)
-        return
+        conn.execute("DELETE FROM tool_id_map WHERE session_id = ?", (sid,))  # not a prefix: rewrite
+        stored = 0
     if stored < len(entries):
         conn.executemany(
             "INSERT INTO tool_id_map (session_id, canonical, provider, provider_id, origin, seq) "
