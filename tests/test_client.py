@@ -653,7 +653,7 @@ def test_history_reads_a_partial_checkpoint_again_until_it_is_final(
             }
         )
         store.upsert_partial(partial)
-        assert session.messages()[-1].metadata.status == MessageStatus.partial
+        assert session.core.history()[-1].metadata.status == MessageStatus.partial
         final = partial.model_copy(
             update={
                 "content": [TextBlock(text="Tomorrow: rain.")],
@@ -661,7 +661,7 @@ def test_history_reads_a_partial_checkpoint_again_until_it_is_final(
             }
         )
         store.finalize(final)
-        history = session.messages()
+        history = session.core.history()
     assert history[-1].metadata.status == MessageStatus.complete
     assert history[-1].content == [TextBlock(text="Tomorrow: rain.")]
     assert [m.id for m in history] == [m.id for m in store.load_session(session.id)]
@@ -672,15 +672,15 @@ def test_history_reads_a_recreated_session_whole(store: Store, fake: FakeTime, t
     with make_client(store, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         answered_turn(session, "Weather?")
-        assert len(session.messages()) == 4
+        assert len(session.core.history()) == 4
         store.delete_session(session.id)
         store.create_session(str(tmp_path), session_id=session.id)
         fresh = session.core.user_message("a new start")
         store.append(fresh)
-        assert [m.id for m in session.messages()] == [fresh.id]
+        assert [m.id for m in session.core.history()] == [fresh.id]
         again = session.core.user_message("and again")
         store.append(again)
-        assert [m.id for m in session.messages()] == [fresh.id, again.id]
+        assert [m.id for m in session.core.history()] == [fresh.id, again.id]
 
 
 def test_messages_are_copies_that_change_nothing_sent(store: Store, fake: FakeTime, tmp_path: Path) -> None:
@@ -727,6 +727,6 @@ def test_a_type_error_inside_a_stores_read_is_not_taken_for_a_missing_after(
     with make_client(BrokenReadStore(store), provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         answered_turn(session, "Weather?")
-        session.messages()  # the first read is whole; later ones read what follows
+        session.core.history()  # the first read is whole; later ones read what follows
         with pytest.raises(TypeError, match="a bug inside the store"):
-            session.messages()
+            session.core.history()
