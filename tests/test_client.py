@@ -26,7 +26,7 @@ from metis.client import (
     TransportError,
     parse_retry_after,
 )
-from metis.errors import CapabilityError, ClientError, ProviderError
+from metis.errors import CapabilityError, ClientError, ProviderError, StoreError
 from metis.events import RecordingSink
 from metis.store import Store
 from metis_schema.v1 import (
@@ -718,6 +718,28 @@ class BrokenReadStore(SpyStore):
         if after is not None:
             raise TypeError("a bug inside the store")
         return self._store.load_session(session_id, **kw)
+
+
+class LockedReadStore(SpyStore):
+    """A caller's SessionStore whose incremental read fails with a StoreError that is not
+    'no such message' (the database stayed locked, say)."""
+
+    def load_session(self, session_id: str, *, after: str | None = None, **kw: Any) -> list[Any]:
+        if after is not None:
+            raise StoreError("sqlite: database is locked")
+        return self._store.load_session(session_id, **kw)
+
+
+def test_a_store_error_on_an_incremental_read_is_not_taken_for_a_recreated_session(
+    store: Store, fake: FakeTime, tmp_path: Path
+) -> None:
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
+    with make_client(LockedReadStore(store), provider, fake) as client:
+        session = client.session("sonnet", workspace=tmp_path)
+        answered_turn(session, "Weather?")
+        session.core.history()
+        with pytest.raises(StoreError, match="database is locked"):
+            session.core.history()
 
 
 def test_a_type_error_inside_a_stores_read_is_not_taken_for_a_missing_after(

@@ -191,6 +191,10 @@ class SessionNotFoundError(StoreError):
     """No session with that id."""
 
 
+class MessageNotFoundError(StoreError):
+    """No stored message with that id (in that session, where one is named)."""
+
+
 class ClientError(MetisError):
     """The HTTP client could not complete a request (transport, timeout, retries exhausted)."""
 
@@ -204,6 +208,7 @@ __all__ = [
     "DocumentError",
     "FieldProblem",
     "InvariantError",
+    "MessageNotFoundError",
     "MetisError",
     "MigrationError",
     "PricingError",

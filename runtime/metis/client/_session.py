@@ -36,7 +36,7 @@ from .. import adapters
 from ..adapters import Adapter, AdapterOptions, WireBody
 from ..assembly import RequestContext
 from ..catalog import load_catalog
-from ..errors import ClientError, DocumentError, SessionNotFoundError, StoreError
+from ..errors import ClientError, DocumentError, MessageNotFoundError
 from ..events import EventSink
 from ..ids import ToolIdMap, new_message_id
 from ..routing import ChainPolicy, check_swap, decision_record
@@ -159,9 +159,7 @@ class SessionCore:
             after = self._history[self._settled - 1].id
             try:
                 fresh = list(self.store.load_session(self.id, after=after))
-            except SessionNotFoundError:
-                raise
-            except StoreError:  # the message read last is gone (the session was recreated)
+            except MessageNotFoundError:  # the message read last is gone (the session was recreated)
                 pass
             else:
                 history, settled = self._history[: self._settled] + fresh, self._settled

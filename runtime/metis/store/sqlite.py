@@ -32,7 +32,7 @@ from metis_schema import CURRENT_VERSION
 from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
 
 from .. import _json
-from ..errors import InvariantError, SessionNotFoundError, StoreError
+from ..errors import InvariantError, MessageNotFoundError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _batch, _conn, _layout, _sql
 from ._checks import BatchChecks, Stored, stored_provider_ids
@@ -354,7 +354,7 @@ class Store:
                 "SELECT rowid FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
             ).fetchone()
             if mark is None:
-                raise StoreError(
+                raise MessageNotFoundError(
                     f"session {session_id!r} has no message {after!r} to read after", message_id=after
                 )
             return conn.execute(
@@ -369,14 +369,14 @@ class Store:
         return [m for m in messages if m.metadata.status != MessageStatus.partial]
 
     def get_message(self, message_id: str) -> Message:
-        """One message by id; StoreError if it is not stored."""
+        """One message by id; MessageNotFoundError if it is not stored."""
         row = self._read(
             lambda c: c.execute(
                 f"SELECT {_sql.MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)
             ).fetchone()
         )
         if row is None:
-            raise StoreError(f"no message {message_id!r}", message_id=message_id)
+            raise MessageNotFoundError(f"no message {message_id!r}", message_id=message_id)
         return decode(row, self._reader, trusted=self._trusted)
 
     # --- tool ids ------------------------------------------------------------------------------
