@@ -81,6 +81,7 @@ from ..assembly import (
 from ..errors import InvariantError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap
 from ..usage import TokenCounts, normalize_usage, usage_event
+from ..validation import pydantic_problems
 from ._framing import JSONArrayFramer, SSEFramer
 from ._lossy import drop_block, import_drop
 from ._shared import (
@@ -1511,8 +1512,11 @@ class _Reader:
     def _image(
         self, mime: Any, data: Any, kind: ImageSourceKind, part: dict[str, Any], where: str
     ) -> ContentBlock | None:
-        if not (isinstance(mime, str) and mime.startswith("image/") and isinstance(data, str) and data):
+        if not (isinstance(mime, str) and mime.startswith("image/")):
             self._drop(part, where, f"only images are canonical media, not {mime!r}")
+            return None
+        if not (isinstance(data, str) and data):
+            self._drop(part, where, "an image part without data")
             return None
         try:
             return ImageBlock.model_validate(
@@ -1520,7 +1524,7 @@ class _Reader:
             )
         except ValidationError as exc:
             raise WireFormatError(
-                f"invalid image: {exc.errors()[0]['msg']}", provider=NAME, path=where
+                f"invalid image: {pydantic_problems(exc)[0]}", provider=NAME, path=where
             ) from exc
 
     def _tool_messages(self, responses: list[tuple[int, dict[str, Any]]], path: str, i: int) -> None:

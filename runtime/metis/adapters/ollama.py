@@ -83,6 +83,7 @@ from ..catalog import load_catalog
 from ..errors import AdapterError, MetisError, ProviderError, WireFormatError, retryable_status
 from ..ids import ToolIdMap
 from ..usage import normalize_usage
+from ..validation import pydantic_problems
 from ._framing import NDJSONFramer
 from ._lossy import drop_block, import_drop, warn_loss
 from ._shared import (
@@ -135,10 +136,6 @@ _SAMPLING: tuple[tuple[str, str], ...] = (
 _KNOBS: frozenset[str] = frozenset({"format", "keep_alive", "think", "logprobs", "top_logprobs"})
 """Top-level request fields metis has no canonical place for but replays through `extra`."""
 
-_MESSAGE_KEYS: frozenset[str] = frozenset(
-    {"role", "content", "thinking", "images", "tool_calls", "tool_name"}
-)
-
 _ROLE_KEYS: dict[Role, frozenset[str]] = {
     Role.system: frozenset({"role", "content"}),
     Role.user: frozenset({"role", "content", "images"}),
@@ -146,6 +143,8 @@ _ROLE_KEYS: dict[Role, frozenset[str]] = {
     Role.tool: frozenset({"role", "content", "tool_name", "images"}),
 }
 """The message fields the import reads for each role; any other one is dropped and listed."""
+_MESSAGE_KEYS: frozenset[str] = frozenset().union(*_ROLE_KEYS.values())
+"""The message fields the import reads for some role."""
 _TOOL_KEYS = frozenset({"type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
 
@@ -761,7 +760,9 @@ class _Importer:
                 return self._tool(wire, path)
             return self._plain(role, wire, path)
         except ValidationError as exc:
-            raise _fail(f"not a valid canonical message: {exc.errors()[0]['msg']}", path, dict(wire)) from exc
+            raise _fail(
+                f"not a valid canonical message: {pydantic_problems(exc)[0]}", path, dict(wire)
+            ) from exc
 
     def _new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
         return imported_message(
