@@ -312,8 +312,11 @@ def test_fast_ulid_encoding_matches_python_ulid() -> None:
     """metis encodes ULIDs itself for speed; python-ulid is the reference."""
     import os
 
-    from metis.ids import _encode, ulid_datetime
+    from metis.ids import _random_text, _time_text, ulid_datetime
     from ulid import ULID
+
+    def _encode(value: int) -> str:  # as minting writes an id: time part, then random part
+        return _time_text(value >> 80) + _random_text(value & ((1 << 80) - 1))
 
     for _ in range(2000):
         raw = os.urandom(16)

@@ -35,16 +35,10 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _PAIRS = tuple(a + b for a in _CROCKFORD for b in _CROCKFORD)  # 10-bit chunk -> 2 characters
 
 
-def _encode(value: int) -> str:
-    """A 128-bit ULID value as its 26-character Crockford base32 text.
-
-    The same text `str(ulid.ULID.from_bytes(...))` gives (tests check it against
-    python-ulid), written as table lookups because id minting is on every hot path.
-    """
-    return _time_text(value >> 80) + _random_text(value & _RANDOM_MASK)
-
-
-_RANDOM_MASK = (1 << 80) - 1
+# A 128-bit ULID's 26-character Crockford base32 text is `_time_text(value >> 80) +
+# _random_text(value & (2**80 - 1))`: the text `str(ulid.ULID.from_bytes(...))` gives
+# (tests check it against python-ulid), written as table lookups because id minting is
+# on every hot path.
 
 
 def _time_text(ms: int) -> str:
