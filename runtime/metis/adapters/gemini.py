@@ -91,9 +91,9 @@ from ._shared import (
     own_raw,
     parse_data_url,
     resolve_import_model,
-    validate_text,
-    validate_thinking,
-    validate_tool_use,
+    text_block,
+    thinking_block,
+    tool_use_block,
 )
 from .base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 
@@ -321,10 +321,10 @@ class _PartFolder:
         for block in self.blocks:
             kind = block[0]
             if kind == "text":
-                out.append(validate_text({"type": "text", "text": "".join(block[1])}))
+                out.append(text_block("".join(block[1])))
             elif kind == "thinking":
                 out.append(
-                    validate_thinking({"type": "thinking", "text": "".join(block[1]), "signature": block[2]})
+                    thinking_block({"type": "thinking", "text": "".join(block[1]), "signature": block[2]})
                 )
             else:
                 _, canonical, name, args = block
@@ -336,9 +336,7 @@ class _PartFolder:
                     )
                     if bad is not None:
                         unparsed[canonical] = bad
-                out.append(
-                    validate_tool_use({"type": "tool_use", "id": canonical, "name": name, "input": value})
-                )
+                out.append(tool_use_block(canonical, name, value))
         return out, unparsed
 
     def fold(self, part: Any, path: str) -> list[StreamEvent]:

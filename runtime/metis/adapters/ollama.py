@@ -94,9 +94,9 @@ from ._shared import (
     is_tool_use,
     own_raw,
     parse_data_url,
-    validate_text,
-    validate_thinking,
-    validate_tool_use,
+    text_block,
+    thinking_block,
+    tool_use_block,
 )
 from .base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 
@@ -895,15 +895,15 @@ def _reply_content(chunk: _Chunk, context: RequestContext, raw: _Raw) -> list[Co
     then the tool calls; one empty text block when it holds none of them."""
     content: list[ContentBlock] = []
     if chunk.thinking:
-        content.append(validate_thinking({"type": "thinking", "text": chunk.thinking}))
+        content.append(thinking_block({"type": "thinking", "text": chunk.thinking}))
     if chunk.content:
-        content.append(validate_text({"type": "text", "text": chunk.content}))
+        content.append(text_block(chunk.content))
     for call in chunk.tool_calls:
-        content.append(_tool_use_block(call, context, raw))
+        content.append(_call_block(call, context, raw))
     return content or [TextBlock(type="text", text="")]
 
 
-def _tool_use_block(call: _Call, context: RequestContext, raw: _Raw) -> ToolUseBlock:
+def _call_block(call: _Call, context: RequestContext, raw: _Raw) -> ToolUseBlock:
     """A ToolUseBlock with a new canonical id; string arguments parsed, bad ones kept raw."""
     canonical = context.tool_ids.register_incoming(NAME, call.provider_id)
     raw.record_call(canonical, call)
@@ -915,10 +915,7 @@ def _tool_use_block(call: _Call, context: RequestContext, raw: _Raw) -> ToolUseB
         )
         if unparsed is not None:
             raw.unparsed_arguments[canonical] = unparsed
-    block: ToolUseBlock = validate_tool_use(
-        {"type": "tool_use", "id": canonical, "name": call.name, "input": arguments}
-    )
-    return block
+    return tool_use_block(canonical, call.name, arguments)
 
 
 # --- errors ---------------------------------------------------------------------------------------
