@@ -409,9 +409,9 @@ def encode_fast(message: Any) -> tuple[Row, Values] | None:
     Those values mirror the message exactly: each block is the dict of a block of that
     very class with its own tag, every field of its exact type. So a caller may check
     the message on them (`_batch`) rather than walk the models again, and need not ask
-    again which blocks its role allows. The fields are
-    read from `__dict__`: a pydantic model's attribute reads go through its `__getattr__`
-    hook, twice the cost, and this runs once per stored message.
+    again which blocks its role allows. The fields are read from `__dict__`: a pydantic
+    model's attribute reads go through its `__getattr__` hook, twice the cost, and this
+    runs once per stored message.
     """
     if type(message) is not Message:
         return None
@@ -469,7 +469,8 @@ def encode_slow(message: Message) -> Row:
             message.schema_version,
         )
     except (AttributeError, TypeError, ValueError, PydanticSerializationError) as exc:
-        # Only a Message built without validation (model_construct, later mutation) gets here.
+        # A Message built without validation (model_construct, later mutation), or one
+        # holding a NaN or an infinity (which validation lets into `Any` values).
         mid = getattr(message, "id", None)
         raise StoreError(
             f"not a storable message: {exc}", message_id=mid if isinstance(mid, str) else None
