@@ -711,44 +711,33 @@ def test_a_store_without_incremental_reads_still_works(store: Store, fake: FakeT
         assert [m.id for m in session.messages()] == [m.id for m in store.load_session(session.id)]
 
 
-class BrokenReadStore(SpyStore):
-    """A caller's SessionStore whose incremental read fails from inside with a TypeError."""
+class FailingIncrementalStore(SpyStore):
+    """A caller's SessionStore whose incremental reads fail with `failure`."""
+
+    def __init__(self, store: Store, failure: Exception) -> None:
+        super().__init__(store)
+        self.failure = failure
 
     def load_session(self, session_id: str, *, after: str | None = None, **kw: Any) -> list[Any]:
         if after is not None:
-            raise TypeError("a bug inside the store")
+            raise self.failure
         return self._store.load_session(session_id, **kw)
 
 
-class LockedReadStore(SpyStore):
-    """A caller's SessionStore whose incremental read fails with a StoreError that is not
-    'no such message' (the database stayed locked, say)."""
-
-    def load_session(self, session_id: str, *, after: str | None = None, **kw: Any) -> list[Any]:
-        if after is not None:
-            raise StoreError("sqlite: database is locked")
-        return self._store.load_session(session_id, **kw)
-
-
-def test_a_store_error_on_an_incremental_read_is_not_taken_for_a_recreated_session(
-    store: Store, fake: FakeTime, tmp_path: Path
+@pytest.mark.parametrize(
+    "failure",
+    [
+        TypeError("a bug inside the store"),  # not taken for a store without `after=`
+        StoreError("sqlite: database is locked"),  # not taken for a recreated session
+    ],
+)
+def test_a_failing_incremental_read_is_raised_not_taken_for_something_else(
+    store: Store, fake: FakeTime, tmp_path: Path, failure: Exception
 ) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with make_client(LockedReadStore(store), provider, fake) as client:
-        session = client.session("sonnet", workspace=tmp_path)
-        answered_turn(session, "Weather?")
-        session.core.history()
-        with pytest.raises(StoreError, match="database is locked"):
-            session.core.history()
-
-
-def test_a_type_error_inside_a_stores_read_is_not_taken_for_a_missing_after(
-    store: Store, fake: FakeTime, tmp_path: Path
-) -> None:
-    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with make_client(BrokenReadStore(store), provider, fake) as client:
+    with make_client(FailingIncrementalStore(store, failure), provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         answered_turn(session, "Weather?")
         session.core.history()  # the first read is whole; later ones read what follows
-        with pytest.raises(TypeError, match="a bug inside the store"):
+        with pytest.raises(type(failure), match=str(failure)):
             session.core.history()
