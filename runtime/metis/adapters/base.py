@@ -22,6 +22,7 @@ from ..assembly import RequestContext, StreamAssembler
 from ..catalog import load_catalog
 from ..errors import ProviderError
 from ..ids import ToolIdMap
+from ._facts import ProviderFacts
 
 WireBody = dict[str, Any]
 
@@ -88,6 +89,8 @@ class Adapter(ABC):
     """One provider's wire format. Subclasses set `name` and implement the abstract methods."""
 
     name: ClassVar[str]
+    facts: ClassVar[ProviderFacts]
+    """This provider's facts row: stop reasons, error envelope, retryability, tool choice, options."""
     default_base_url: ClassVar[str]
     api_key_env: ClassVar[str | None]
     """The variable the provider's own SDK reads the key from (None: no key needed)."""
@@ -129,9 +132,9 @@ class Adapter(ABC):
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """Pre-flight input token estimate (each adapter documents its method and error)."""
 
-    @abstractmethod
     def parse_error(self, body: Any, status_code: int | None = None) -> ProviderError:
         """A provider error body -> a typed error carrying the provider's type and message."""
+        return self.facts.parse_error(body, status_code)
 
     @abstractmethod
     def endpoint(self, base_url: str, wire_model: str, *, stream: bool) -> str:

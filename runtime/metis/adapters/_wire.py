@@ -1,0 +1,100 @@
+"""Reading provider JSON through declared wire shapes: one helper for every adapter.
+
+Each adapter declares its provider's wire objects once (TypedDicts or pydantic models in
+its `wire.py`, as loose as the provider itself: unknown keys allowed, optional fields
+optional) and reads every body, stream event and error envelope through `read`. pydantic-core
+does the type checks; this module only turns its error location into metis's field path
+(`choices[0].message.tool_calls[1].function.name`) and a `WireFormatError` naming the
+provider, so no adapter writes an isinstance ladder of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from .. import _json
+from ..errors import WireFormatError
+from ..validation import field_path
+
+_T = TypeVar("_T")
+
+_MOST_PROBLEMS = 5
+
+
+@cache
+def shape(kind: Any) -> TypeAdapter[Any]:
+    """The TypeAdapter of a declared wire type, built once per type."""
+    return TypeAdapter(kind)
+
+
+def _where(base: str, loc: tuple[str | int, ...], value: Any) -> str:
+    # pydantic adds union branches (a tag, a class name) to the location; they are not keys
+    # of the body. Following the input itself keeps only the parts a reader finds in the JSON.
+    parts: list[str | int] = []
+    for part in loc:
+        if isinstance(value, Mapping):
+            if part not in value:
+                continue  # a union branch, or a required key that is missing: kept below
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int):
+            value = value[part] if 0 <= part < len(value) else None
+        elif isinstance(value, list):
+            continue
+        else:
+            value = None
+        parts.append(part)
+    missing = loc[-1] if loc and isinstance(value, Mapping) and loc[-1] not in value else None
+    if isinstance(missing, str) and (not parts or parts[-1] != missing):
+        parts.append(missing)
+    inner = field_path(parts)
+    if not base:
+        return inner
+    if not inner:
+        return base
+    return f"{base}{inner}" if inner.startswith("[") else f"{base}.{inner}"
+
+
+def wire_error(
+    exc: ValidationError, value: Any, *, provider: str, path: str = "", what: str = "body"
+) -> WireFormatError:
+    """pydantic's errors on the wire object `value` as one WireFormatError at the first failing path."""
+    errors = exc.errors(include_url=False, include_input=False)
+    first = _where(path, tuple(errors[0]["loc"]), value) if errors else path
+    listing = "; ".join(
+        f"{_where(path, tuple(e['loc']), value) or '(root)'}: {e['msg']}" for e in errors[:_MOST_PROBLEMS]
+    )
+    more = f" (+{len(errors) - _MOST_PROBLEMS} more)" if len(errors) > _MOST_PROBLEMS else ""
+    return WireFormatError(f"malformed {provider} {what}: {listing}{more}", provider=provider, path=first)
+
+
+def read(kind: type[_T], value: Any, *, provider: str, path: str = "", what: str = "body") -> _T:
+    """`value` checked against the declared wire type `kind`, or a WireFormatError at its path."""
+    try:
+        checked: _T = shape(kind).validate_python(value)
+        return checked
+    except ValidationError as exc:
+        raise wire_error(exc, value, provider=provider, path=path, what=what) from None
+    except RecursionError:
+        raise WireFormatError(
+            f"{provider} {what} is nested too deeply to read", provider=provider, path=path
+        ) from None
+
+
+def read_json(kind: Any, text: bytes | str, *, provider: str, path: str = "", what: str = "body") -> _T:
+    """JSON text parsed (exactly: `metis._json`) and checked against `kind`."""
+    try:
+        value = _json.loads(text)
+    except _json.JSONDecodeError as exc:
+        raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        raise WireFormatError(
+            f"{provider} {what} is not JSON: {exc}", provider=provider, path=path, raw=raw[:2000]
+        ) from None
+    checked: _T = read(kind, value, provider=provider, path=path, what=what)
+    return checked
+
+
+__all__ = ["read", "read_json", "shape", "wire_error"]
