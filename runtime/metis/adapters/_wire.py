@@ -10,9 +10,9 @@ provider, so no adapter writes an isinstance ladder of its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -74,7 +74,7 @@ def wire_error(
 def read(kind: type[_T], value: Any, *, provider: str, path: str = "", what: str = "body") -> _T:
     """`value` checked against the declared wire type `kind`, or a WireFormatError at its path."""
     try:
-        checked: _T = shape(kind).validate_python(value)
+        checked: _T = shape(cast(Hashable, kind)).validate_python(value)
         return checked
     except ValidationError as exc:
         raise wire_error(exc, value, provider=provider, path=path, what=what) from None
@@ -84,7 +84,7 @@ def read(kind: type[_T], value: Any, *, provider: str, path: str = "", what: str
         ) from None
 
 
-def read_json(kind: Any, text: bytes | str, *, provider: str, path: str = "", what: str = "body") -> _T:
+def read_json(kind: type[_T], text: bytes | str, *, provider: str, path: str = "", what: str = "body") -> _T:
     """JSON text parsed (exactly: `metis._json`) and checked against `kind`."""
     try:
         value = _json.loads(text)
