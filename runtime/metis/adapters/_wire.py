@@ -45,7 +45,7 @@ def _where(base: str, loc: tuple[str | int, ...], value: Any) -> str:
         elif isinstance(value, list):
             continue
         else:
-            value = None
+            break  # a scalar has no keys: what pydantic adds after it names union branches
         parts.append(part)
     missing = loc[-1] if loc and isinstance(value, Mapping) and loc[-1] not in value else None
     if isinstance(missing, str) and (not parts or parts[-1] != missing):
