@@ -198,7 +198,7 @@ class _Writer:
         thinking: list[str] = []
         images: list[str] = []
         calls: list[dict[str, Any]] = []
-        indexes: Mapping[str, Any] = own_raw(message, NAME).get("tool_call_index") or {}
+        indexes: Mapping[str, Any] | None = None  # read once, at the first call: most messages have none
         for index, block in enumerate(message.content):
             match block:
                 case TextBlock():
@@ -210,6 +210,8 @@ class _Writer:
                     if (b64 := self._image(message, index, block)) is not None:
                         images.append(b64)
                 case ToolUseBlock():
+                    if indexes is None:
+                        indexes = own_raw(message, NAME).get("tool_call_index") or {}
                     calls.append(self._tool_call(block, indexes))
                 case RedactedThinkingBlock():
                     self._drop(
