@@ -73,20 +73,16 @@ class Raw:
                 self.durations_ns[key] = value
 
     def as_dict(self) -> dict[str, Any]:
-        raw: dict[str, Any] = {"adapter": NAME}
-        if self.model:
-            raw["model"] = self.model
-        if self.done_reason:
-            raw["done_reason"] = self.done_reason
-        if self.durations_ns:
-            raw["durations_ns"] = self.durations_ns
-        if self.tool_call_index:
-            raw["tool_call_index"] = self.tool_call_index
-        if self.string_arguments:
-            raw["string_arguments"] = self.string_arguments
-        if self.unparsed_arguments:
-            raw["unparsed_arguments"] = self.unparsed_arguments
-        return raw
+        """`{"adapter": "ollama", ...}` with the fields that hold something."""
+        fields = {
+            "model": self.model,
+            "done_reason": self.done_reason,
+            "durations_ns": self.durations_ns,
+            "tool_call_index": self.tool_call_index,
+            "string_arguments": self.string_arguments,
+            "unparsed_arguments": self.unparsed_arguments,
+        }
+        return {"adapter": NAME, **{key: value for key, value in fields.items() if value}}
 
 
 def call_block(call: ToolCall, context: RequestContext, raw: Raw) -> ToolUseBlock:
