@@ -491,12 +491,20 @@ def test_to_wire_text_only_model_without_thinking(caplog: pytest.LogCaptureFixtu
 
 
 @pytest.mark.parametrize(
-    ("choice", "sent"), [(None, True), ("auto", True), ("none", False), ("required", True)]
+    ("choice", "sent"),
+    [(None, True), ("auto", True), ("none", False), ("required", True), ("get_weather", True)],
 )
-def test_tool_choice(choice: str | None, sent: bool) -> None:
-    body = wire(
-        [user(1, TextBlock(text="go"))], [WEATHER], options("qwen3", ToolIdMap(SESSION), tool_choice=choice)
-    )
+def test_tool_choice(choice: str | None, sent: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """Ollama has no tool-choice field: "none" leaves the tools out; any choice but "auto"
+    is logged as not sent and left to the model."""
+    with caplog.at_level(logging.WARNING):
+        body = wire(
+            [user(1, TextBlock(text="go"))],
+            [WEATHER],
+            options("qwen3", ToolIdMap(SESSION), tool_choice=choice),
+        )
+    unsaid = [r for r in caplog.records if "has no tool_choice" in r.getMessage()]
+    assert len(unsaid) == (choice in ("required", "get_weather"))
     assert ("tools" in body) is sent
     if sent:
         assert body["tools"] == [

@@ -117,7 +117,8 @@ def _tools(
     tools: Sequence[ToolDefinition], options: AdapterOptions, caps: AdapterCapabilities, model: str
 ) -> list[dict[str, Any]]:
     """Function tools; none for tool choice "none" or a model the catalog says has no tools
-    (the server would answer 400 "does not support tools")."""
+    (the server would answer 400 "does not support tools"). Any other choice than "auto"
+    cannot be said to Ollama: the tools go, the choice is logged and left to the model."""
     meaning = tool_choice_meaning(options.tool_choice)
     if not tools or (meaning is not None and meaning[0] == ToolChoice.none):
         return []
@@ -129,11 +130,7 @@ def _tools(
             extra={"session_id": options.session_id, "adapter": NAME, "model": model},
         )
         return []
-    if (
-        meaning is not None
-        and meaning[0] != ToolChoice.auto
-        and FACTS.tool_choice_to_wire(options.tool_choice) is None
-    ):
+    if meaning is not None and meaning[0] != ToolChoice.auto:  # FACTS.tool_choice is empty: no wire field
         log.warning(
             "Ollama has no tool_choice; %r not sent (the model chooses)",
             options.tool_choice,
