@@ -386,3 +386,13 @@ def test_a_request_field_named_dropped_is_kept_apart_from_the_drops() -> None:
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert {(d["path"], str(d["value"])) for d in imported.dropped} == {("messages[0].name", "bob")}
     assert imported.unmapped == {"dropped": "the caller's own field"}
+
+
+def test_a_dropped_field_is_listed_as_it_was_sent() -> None:
+    """An image is read into raw base64; a dropped one is listed as the string the client sent."""
+    url = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
+    body = {"model": "qwen3:8b", "messages": [{"role": "system", "content": "be brief", "images": [url]}]}
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.dropped == [
+        {"path": "messages[0].images", "value": [url], "reason": "SYSTEM messages do not carry images"}
+    ]

@@ -86,7 +86,7 @@ def _fail(message: str, path: str) -> WireFormatError:
 def import_request(body: Any, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
     """A recorded /api/chat body -> canonical messages, tools and options."""
     request = read(ChatRequest, body, provider=NAME, what="request")
-    importer = _Importer(request, session_id, tool_ids)
+    importer = _Importer(request, body["messages"] if request.get("messages") else [], session_id, tool_ids)
     messages = importer.messages()
     tools = importer.tools()
     options, unmapped = importer.options()
@@ -108,8 +108,11 @@ def _image_block(image: Image, path: str) -> ImageBlock:
 class _Importer:
     """Reads one checked request body; pairs tool results with tool calls by name and order."""
 
-    def __init__(self, request: ChatRequest, session_id: str, tool_ids: ToolIdMap) -> None:
+    def __init__(
+        self, request: ChatRequest, sent: list[dict[str, Any]], session_id: str, tool_ids: ToolIdMap
+    ) -> None:
         self.request = request
+        self.sent = sent  # the messages as recorded: what a drop lists (an image as its string)
         self.session_id = session_id
         self.tool_ids = tool_ids
         self.model = import_model(request, NAME)
@@ -124,15 +127,16 @@ class _Importer:
         )
 
     def messages(self) -> list[Message]:
-        return [self._message(m, f"messages[{i}]") for i, m in enumerate(self.request.get("messages") or ())]
+        return [
+            self._message(m, self.sent[i], f"messages[{i}]")
+            for i, m in enumerate(self.request.get("messages") or ())
+        ]
 
-    def _message(self, wire: RequestMessage, path: str) -> Message:
+    def _message(self, wire: RequestMessage, sent: dict[str, Any], path: str) -> Message:
         role = _WIRE_TO_ROLE[wire["role"]]
         carried = _ROLE_KEYS[role]
-        for key in sorted(set(wire) - carried):
-            value: Any = wire[key]  # type: ignore[literal-required]
-            if key == "images" and value:
-                value = [image.data for image in value]  # listed as sent, not as read
+        for key in sorted(set(sent) - carried):
+            value = sent[key]
             if key not in _MESSAGE_KEYS:
                 self._drop(f"{path}.{key}", value, "not an Ollama message field metis knows")
             elif value not in (None, "", [], {}):  # an empty field loses nothing
