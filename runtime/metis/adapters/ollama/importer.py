@@ -12,6 +12,7 @@ carry in `dropped`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -213,10 +214,12 @@ class _Importer:
 
     def _tool_definition(self, tool: RequestTool, path: str) -> ToolDefinition:
         function = tool["function"]
-        for key in sorted(set(tool) - _TOOL_KEYS):
-            self._drop(f"{path}.{key}", tool[key], "not part of a canonical tool definition")  # type: ignore[literal-required]
-        for key in sorted(set(function) - _FUNCTION_KEYS):
-            self._drop(f"{path}.function.{key}", function[key], "not part of a canonical tool definition")  # type: ignore[literal-required]
+        fields: Mapping[str, Any] = tool
+        for key in sorted(set(fields) - _TOOL_KEYS):
+            self._drop(f"{path}.{key}", fields[key], "not part of a canonical tool definition")
+        fields = function
+        for key in sorted(set(fields) - _FUNCTION_KEYS):
+            self._drop(f"{path}.function.{key}", fields[key], "not part of a canonical tool definition")
         return imported_tool(
             function["name"],
             function.get("description"),
