@@ -217,9 +217,11 @@ class _Importer:
         fields: Mapping[str, Any] = tool
         for key in sorted(set(fields) - _TOOL_KEYS):
             self._drop(f"{path}.{key}", fields[key], "not part of a canonical tool definition")
-        fields = function
-        for key in sorted(set(fields) - _FUNCTION_KEYS):
-            self._drop(f"{path}.function.{key}", fields[key], "not part of a canonical tool definition")
+        function_fields: Mapping[str, Any] = function
+        for key in sorted(set(function_fields) - _FUNCTION_KEYS):
+            self._drop(
+                f"{path}.function.{key}", function_fields[key], "not part of a canonical tool definition"
+            )
         return imported_tool(
             function["name"],
             function.get("description"),
