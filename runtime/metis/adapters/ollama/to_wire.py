@@ -37,7 +37,6 @@ from metis_schema.v1 import (
     ImageBlock,
     ImageSourceKind,
     Message,
-    RedactedThinkingBlock,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -159,10 +158,7 @@ def _think(options: AdapterOptions, caps: AdapterCapabilities, model: str) -> bo
 def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
     """Canonical tool id -> tool name over the whole history (the last call with an id wins)."""
     return {
-        block.id: block.name
-        for message in messages
-        for block in message.content
-        if isinstance(block, ToolUseBlock)
+        block.id: block.name for message in messages for block in message.content if block.type == "tool_use"
     }
 
 
@@ -196,31 +192,32 @@ class _Writer:
         images: list[str] = []
         calls: list[dict[str, Any]] = []
         indexes: Mapping[str, Any] | None = None  # read once, at the first call: most messages have none
+        # Blocks are told apart by their `type` tag: a string compare, where an isinstance
+        # check against a pydantic model class goes through ABCMeta on every block.
         for index, block in enumerate(message.content):
-            match block:
-                case TextBlock():
-                    text.append(block.text)
-                case ThinkingBlock():
-                    if (kept := self._thinking(message, index, block)) is not None:
-                        thinking.append(kept)
-                case ImageBlock():
-                    if (b64 := self._image(message, index, block)) is not None:
-                        images.append(b64)
-                case ToolUseBlock():
-                    if indexes is None:
-                        indexes = own_raw(message, NAME).get("tool_call_index") or {}
-                    calls.append(self._tool_call(block, indexes))
-                case RedactedThinkingBlock():
-                    self._drop(
-                        message, index, block.type, "Ollama cannot carry another provider's redacted thinking"
-                    )
-                case _:
-                    self._drop(
-                        message,
-                        index,
-                        block.type,
-                        f"a {block.type} block cannot appear in a {message.role} message",
-                    )
+            if block.type == "text":
+                text.append(block.text)
+            elif block.type == "tool_use":
+                if indexes is None:
+                    indexes = own_raw(message, NAME).get("tool_call_index") or {}
+                calls.append(self._tool_call(block, indexes))
+            elif block.type == "thinking":
+                if (kept := self._thinking(message, index, block)) is not None:
+                    thinking.append(kept)
+            elif block.type == "image":
+                if (b64 := self._image(message, index, block)) is not None:
+                    images.append(b64)
+            elif block.type == "redacted_thinking":
+                self._drop(
+                    message, index, block.type, "Ollama cannot carry another provider's redacted thinking"
+                )
+            else:
+                self._drop(
+                    message,
+                    index,
+                    block.type,
+                    f"a {block.type} block cannot appear in a {message.role} message",
+                )
         wire: dict[str, Any] = {"role": ROLE_TO_WIRE[message.role], "content": TEXT_JOIN.join(text)}
         if thinking:
             wire["thinking"] = TEXT_JOIN.join(thinking)
