@@ -69,6 +69,11 @@ BAD_RESPONSES = [
         ["Paris"],
         "message.tool_calls[0].function.arguments",
     ),
+    (  # a scalar failing a union: the path names no union branch
+        ("message", "tool_calls", 0, "function", "arguments"),
+        5,
+        "message.tool_calls[0].function.arguments",
+    ),
     (("message", "tool_calls", 0, "function", "index"), "0", "message.tool_calls[0].function.index"),
     (("message", "tool_calls", 0, "id"), 12, "message.tool_calls[0].id"),
     (("done",), False, "done"),
