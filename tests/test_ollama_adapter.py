@@ -1,9 +1,9 @@
 """Ollama adapter: golden wire bodies and canonical messages, round trips, import, swap, estimate.
 
-Inputs in tests/golden/ollama/wire/ have the shapes Ollama really sends (spec §4 of
+Inputs in tests/golden/ollama/ have the shapes Ollama really sends (spec §4 of
 provider-wire-formats.md, Ollama's API documentation); outputs are golden files beside
-them, rewritten only with METIS_UPDATE_GOLDEN=1. The helpers here are shared by the other
-tests/test_ollama_*.py files.
+them, named and checked by the one harness, tests/golden.py. The helpers here (message
+builders, contexts, fixed ids) are shared by the other tests/test_ollama_*.py files.
 """
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ import base64
 import itertools
 import json
 import logging
-import os
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import golden
 import metis.adapters.ollama as ollama_module
+import metis.adapters.ollama.importer
 import metis.assembly
 import metis.ids
 import pytest
@@ -45,13 +46,11 @@ from metis import (
     Usage,
     WorkspaceError,
 )
-from metis.adapters import AdapterOptions, get
+from metis.adapters import AdapterOptions, WireImport, get
 from metis.assembly import RequestContext
 
-ADAPTER = get("ollama")
-HERE = Path(__file__).resolve().parent
-GOLDEN = HERE / "golden" / "ollama"
-WIRE = GOLDEN / "wire"
+PROVIDER = "ollama"
+ADAPTER = get(PROVIDER)
 SESSION = "sess_ollama_tests"
 T0 = datetime(2026, 5, 8, 12, 0, 0, 123456, tzinfo=UTC)
 RESPONSE_ID = "01JTX0000000000000000RESP0"
@@ -68,22 +67,34 @@ ANTHROPIC_SIGNATURE = (
 
 
 def load_wire(name: str) -> Any:
-    return json.loads((WIRE / name).read_text(encoding="utf-8"))
+    """A JSON wire input of tests/golden/ollama/, parsed."""
+    return json.loads(golden.read_input(PROVIDER, name))
 
 
 def load_stream(name: str) -> bytes:
-    return (WIRE / name).read_bytes()
+    """A stream wire input of tests/golden/ollama/, as bytes."""
+    return golden.read_input(PROVIDER, name)
 
 
-def assert_golden(name: str, data: Any) -> None:
-    """Compare `data` with tests/golden/ollama/<name>.json (rewrite it with METIS_UPDATE_GOLDEN=1)."""
-    path = GOLDEN / f"{name}.json"
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if os.environ.get("METIS_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-        return
-    assert path.exists(), f"missing golden file {path}: run with METIS_UPDATE_GOLDEN=1 and review it"
-    assert json.loads(path.read_text(encoding="utf-8")) == data, f"{path.name} differs from the golden file"
+def import_document(imported: WireImport) -> dict[str, Any]:
+    """A WireImport as JSON, for its golden file."""
+    opts = imported.options
+    return {
+        "messages": [canonical(m) for m in imported.messages],
+        "tools": [t.model_dump(mode="json") for t in imported.tools],
+        "options": {
+            "model": opts.model,
+            "stream": opts.stream,
+            **{
+                key: getattr(opts, key)
+                for key in ("max_tokens", "temperature", "top_p", "stop", "tool_choice", "thinking_budget")
+                if getattr(opts, key) is not None
+            },
+            "extra": opts.extra,
+        },
+        "unmapped": imported.unmapped,
+        "dropped": imported.dropped,
+    }
 
 
 def canonical(message: Message) -> dict[str, Any]:
@@ -132,7 +143,7 @@ def fixed_import(monkeypatch: pytest.MonkeyPatch, fixed_ids: FixedToolIds) -> Fi
     fixed = lambda: f"01JTW{next(counter):021d}"  # noqa: E731
     # every imported turn's id comes from assembly (imported_message, finish_assistant)
     monkeypatch.setattr(metis.assembly, "new_message_id", fixed)
-    monkeypatch.setattr(ollama_module, "_now", lambda: T0)
+    monkeypatch.setattr(metis.adapters.ollama.importer, "_now", lambda: T0)
     return fixed_ids
 
 
@@ -345,7 +356,7 @@ def test_to_wire_qwen3_every_block_type(caplog: pytest.LogCaptureFixture) -> Non
     )
     with caplog.at_level(logging.WARNING):
         body = wire(qwen3_conversation(tool_ids), [WEATHER, READ_FILE], opts)
-    assert_golden("to_wire_qwen3", body)
+    golden.check(PROVIDER, "conversation_qwen3.request.golden.json", body)
     messages = body["messages"]
     assert [m["role"] for m in messages] == [
         "system",
@@ -414,7 +425,7 @@ def test_to_wire_gemma3_images(workspace: Path, caplog: pytest.LogCaptureFixture
     opts = options("gemma3", tool_ids, workspace=workspace, stream=True)
     with caplog.at_level(logging.WARNING):
         body = wire(gemma3_conversation(), [WEATHER], opts)
-    assert_golden("to_wire_gemma3_images", body)
+    golden.check(PROVIDER, "conversation_gemma3_images.request.golden.json", body)
     first = body["messages"][0]
     assert first["images"] == [PNG, base64.b64encode(JPEG_BYTES).decode(), PNG]
     assert body["messages"][2] == {
@@ -449,7 +460,7 @@ def test_url_image_fetched_only_when_allowed(workspace: Path) -> None:
     ]
     tool_ids = ToolIdMap(SESSION)
     body = wire(messages, [], options("gemma3", tool_ids, allow_url_fetch=True, url_fetcher=fetcher))
-    assert_golden("to_wire_gemma3_url_fetched", body)
+    golden.check(PROVIDER, "conversation_gemma3_url_fetched.request.golden.json", body)
     assert fetched == ["https://example.com/cat.jpg"]
     assert body["messages"][0]["images"] == [base64.b64encode(JPEG_BYTES).decode()]
     body = wire(messages, [], options("gemma3", tool_ids, allow_url_fetch=False, url_fetcher=fetcher))
@@ -473,19 +484,27 @@ def test_to_wire_text_only_model_without_thinking(caplog: pytest.LogCaptureFixtu
     ]
     with caplog.at_level(logging.WARNING):
         body = wire(messages, [WEATHER], options("llama3.3", ToolIdMap(SESSION), thinking_budget=1024))
-    assert_golden("to_wire_llama_text_only", body)
+    golden.check(PROVIDER, "conversation_llama_text_only.request.golden.json", body)
     assert body["messages"][1] == {"role": "assistant", "content": "Hello!"}
     assert "think" not in body and "images" not in body["messages"][0]
     assert [r.block_type for r in lossy_records(caplog)] == ["image", "thinking"]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
-    ("choice", "sent"), [(None, True), ("auto", True), ("none", False), ("required", True)]
+    ("choice", "sent"),
+    [(None, True), ("auto", True), ("none", False), ("required", True), ("get_weather", True)],
 )
-def test_tool_choice(choice: str | None, sent: bool) -> None:
-    body = wire(
-        [user(1, TextBlock(text="go"))], [WEATHER], options("qwen3", ToolIdMap(SESSION), tool_choice=choice)
-    )
+def test_tool_choice(choice: str | None, sent: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """Ollama has no tool-choice field: "none" leaves the tools out; any choice but "auto"
+    is logged as not sent and left to the model."""
+    with caplog.at_level(logging.WARNING):
+        body = wire(
+            [user(1, TextBlock(text="go"))],
+            [WEATHER],
+            options("qwen3", ToolIdMap(SESSION), tool_choice=choice),
+        )
+    unsaid = [r for r in caplog.records if "has no tool_choice" in r.getMessage()]
+    assert len(unsaid) == (choice in ("required", "get_weather"))
     assert ("tools" in body) is sent
     if sent:
         assert body["tools"] == [
@@ -514,6 +533,87 @@ def test_to_wire_refuses_a_model_of_another_provider() -> None:
         ADAPTER.to_wire([user(1, TextBlock(text="a"))], [], options("sonnet", ToolIdMap(SESSION)))
 
 
+# --- tool names and assistant turns --------------------------------------------------------
+
+
+def weather_call(n: int, name: str = "get_weather") -> ToolUseBlock:
+    return ToolUseBlock(id=tid(n), name=name, input={"city": "Paris"})
+
+
+def test_a_reused_tool_id_names_its_result_after_the_last_call() -> None:
+    history = [
+        user(1, TextBlock(text="hi")),
+        assistant(2, weather_call(1, "read_file")),
+        tool_result(3, tid(1), TextBlock(text="first")),
+        assistant(4, TextBlock(text="again"), weather_call(1, "get_weather")),  # the same id, another tool
+        tool_result(5, tid(1), TextBlock(text="second")),
+    ]
+    messages = wire(history, [], options("ollama:qwen3-8b", ToolIdMap("s")))["messages"]
+    assert [m.get("tool_name") for m in messages if m["role"] == "tool"] == ["get_weather", "get_weather"]
+
+
+def test_a_result_before_its_call_gets_its_name_without_a_warn(caplog: pytest.LogCaptureFixture) -> None:
+    history = [
+        user(1, TextBlock(text="hi")),
+        tool_result(2, tid(2), TextBlock(text="early")),
+        assistant(3, TextBlock(text="calling"), weather_call(2, "read_file")),
+        tool_result(4, tid(9), TextBlock(text="orphan")),
+    ]
+    with caplog.at_level(logging.WARNING):
+        messages = ADAPTER.to_wire(history, [], options("ollama:qwen3-8b", ToolIdMap("s")))["messages"]
+    assert messages[1] == {"role": "tool", "content": "early", "tool_name": "read_file"}
+    assert messages[3] == {"role": "tool", "content": "orphan"}
+    assert [r.block_type for r in lossy_records(caplog)] == ["tool_result.tool_name"]  # type: ignore[attr-defined]
+
+
+def test_assistant_turn_shapes() -> None:
+    ids = ToolIdMap("s")
+    ids.bind(tid(2), "ollama", "call_b")
+    own = {"adapter": "ollama", "tool_call_index": {tid(2): 1, tid(3): True}}
+    history = [
+        user(1, TextBlock(text="hi")),
+        assistant(2, TextBlock(text="a"), weather_call(1), weather_call(2), provider_raw=own),
+        assistant(3, weather_call(3)),
+        assistant(4, weather_call(4), TextBlock(text="after")),  # text after a call
+        assistant(5, TextBlock(text="x"), TextBlock(text="y"), weather_call(5)),  # two texts join
+        assistant(6, ThinkingBlock(text="hmm"), TextBlock(text="z")),
+        assistant(7, weather_call(6), provider_raw={"adapter": "other", "tool_call_index": {tid(6): 4}}),
+    ]
+    messages = wire(history, [], options("ollama:qwen3-8b", ids))["messages"]
+    function = {"name": "get_weather", "arguments": {"city": "Paris"}}
+    assert messages[1:] == [
+        {
+            "role": "assistant",
+            "content": "a",
+            "tool_calls": [{"function": function}, {"id": "call_b", "function": {**function, "index": 1}}],
+        },
+        {"role": "assistant", "content": "", "tool_calls": [{"function": function}]},
+        {"role": "assistant", "content": "after", "tool_calls": [{"function": function}]},
+        {"role": "assistant", "content": "x\n\ny", "tool_calls": [{"function": function}]},
+        {"role": "assistant", "content": "z", "thinking": "hmm"},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": function}]},
+    ]
+
+
+def test_text_then_one_call_without_replay_data() -> None:
+    history = [
+        user(1, TextBlock(text="hi")),
+        assistant(2, TextBlock(text="a"), weather_call(1)),
+        assistant(
+            3,
+            TextBlock(text="b"),
+            weather_call(2),
+            provider_raw={"adapter": "ollama", "tool_call_index": {tid(2): 0}},
+        ),
+    ]
+    messages = wire(history, [], options("ollama:qwen3-8b", ToolIdMap("s")))["messages"]
+    function = {"name": "get_weather", "arguments": {"city": "Paris"}}
+    assert messages[1:] == [
+        {"role": "assistant", "content": "a", "tool_calls": [{"function": function}]},
+        {"role": "assistant", "content": "b", "tool_calls": [{"function": {**function, "index": 0}}]},
+    ]
+
+
 # --- 1. golden: wire response -> canonical ----------------------------------------------------------
 
 RESPONSES = {
@@ -528,12 +628,16 @@ RESPONSES = {
 }
 
 
+def test_every_response_input_has_its_expectations() -> None:
+    assert golden.inputs(PROVIDER, "response") == [f"{name}.json" for name in sorted(RESPONSES)]
+
+
 @pytest.mark.parametrize("name", sorted(RESPONSES))
 def test_from_wire_response_golden(name: str, fixed_ids: FixedToolIds) -> None:
     model, stop, input_tokens, output_tokens = RESPONSES[name]
     body = load_wire(f"{name}.json")
     message = ADAPTER.from_wire_response(body, context(model, ToolIdMap(SESSION)))
-    assert_golden(f"from_wire_{name.removeprefix('response_')}", canonical(message))
+    golden.check(PROVIDER, golden.expected_name(f"{name}.json"), canonical(message))
     meta = message.metadata
     assert meta.stop_reason == stop and meta.provider == "ollama" and meta.model == model
     assert meta.usage is not None
@@ -584,19 +688,17 @@ def test_round_trip_reproduces_assistant_content(name: str, model: str) -> None:
 # --- 3. import round trip -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["request_qwen3", "request_gemma3_images"])
+@pytest.mark.parametrize("name", golden.inputs(PROVIDER, "request"))
+def test_import_golden(name: str, fixed_import: FixedToolIds) -> None:
+    imported = ADAPTER.from_wire_request(load_wire(name), session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    golden.check(PROVIDER, golden.expected_name(name), import_document(imported))
+
+
+@pytest.mark.parametrize("name", ["request_qwen3.json", "request_gemma3_images.json"])
 def test_import_round_trip_is_exact(name: str, fixed_import: FixedToolIds) -> None:
-    body = load_wire(f"{name}.json")
+    body = load_wire(name)
     tool_ids = ToolIdMap(SESSION)
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=tool_ids)
-    assert_golden(
-        f"import_{name.removeprefix('request_')}",
-        {
-            "messages": [canonical(m) for m in imported.messages],
-            "tools": [t.model_dump(mode="json") for t in imported.tools],
-            "unmapped": imported.unmapped,
-        },
-    )
     again = wire(imported.messages, imported.tools, imported.options)
     assert again == body
 
@@ -618,7 +720,7 @@ def test_import_quirks(fixed_import: FixedToolIds, caplog: pytest.LogCaptureFixt
     assert messages[4].content == [TextBlock(text="")]
     assert imported.options.stream is True and imported.unmapped == {"temperature": 0.7}
     again = wire(imported.messages, imported.tools, imported.options)
-    assert_golden("to_wire_import_quirks", again)
+    golden.check(PROVIDER, "conversation_import_quirks.request.golden.json", again)
     assert again["messages"][1]["tool_calls"][0]["function"]["arguments"] == {"city": "Oslo"}  # an object now
     assert [m.get("tool_name") for m in again["messages"][2:4]] == ["get_weather", "get_weather"]
     assert again["stream"] is True
@@ -743,27 +845,80 @@ def test_auth_headers_and_defaults() -> None:
     assert ollama_module.OllamaAdapter.optional_api_key_env == "OLLAMA_API_KEY"
 
 
-ERRORS: list[tuple[int | None, Any, str, bool]] = [
+# Ollama's errors carry text, no type: the facts row's kinds name the ones that decide
+# retrying whatever the status; any other is `http_<status>` (`unknown_error` without one).
+ERRORS: list[tuple[int | None, Any, str, bool, str]] = [
     (
         400,
         {"error": "registry.ollama.ai/library/gemma3:1b does not support tools"},
         "tools_not_supported",
         False,
+        "registry.ollama.ai/library/gemma3:1b does not support tools",
     ),
-    (400, {"error": '"qwen2.5:7b" does not support thinking'}, "thinking_not_supported", False),
-    (404, {"error": 'model "llama9" not found, try pulling it first'}, "model_not_found", False),
-    (503, {"error": "server busy, please try again.  maximum pending requests exceeded"}, "overloaded", True),
-    (429, {"error": "you have reached your hourly usage limit"}, "rate_limited", True),
-    (500, '{"error":"llama runner process has terminated: exit status 2"}', "server_error", True),
-    (502, b"<html>bad gateway</html>", "bad_gateway", True),
-    (401, {"error": {"message": "unauthorized", "type": "auth"}}, "unauthorized", False),
-    (418, {"error": "teapot"}, "http_418", False),
-    (None, {"error": "an error was encountered while running the model: unexpected EOF"}, "error", False),
+    (
+        400,
+        {"error": '"qwen2.5:7b" does not support thinking'},
+        "thinking_not_supported",
+        False,
+        '"qwen2.5:7b" does not support thinking',
+    ),
+    (
+        404,
+        {"error": 'model "llama9" not found, try pulling it first'},
+        "model_not_found",
+        False,
+        'model "llama9" not found, try pulling it first',
+    ),
+    (
+        503,
+        {"error": "server busy, please try again.  maximum pending requests exceeded"},
+        "overloaded",
+        True,
+        "server busy, please try again.  maximum pending requests exceeded",
+    ),
+    (
+        None,
+        {"error": "server busy, please try again."},
+        "overloaded",
+        True,
+        "server busy, please try again.",
+    ),
+    (
+        500,
+        {"error": "model requires more system memory, but it does not support tools"},
+        "tools_not_supported",
+        False,
+        "model requires more system memory, but it does not support tools",
+    ),
+    (
+        429,
+        {"error": "you have reached your hourly usage limit"},
+        "http_429",
+        True,
+        "you have reached your hourly usage limit",
+    ),
+    (
+        500,
+        '{"error":"llama runner process has terminated: exit status 2"}',
+        "http_500",
+        True,
+        "llama runner process has terminated: exit status 2",
+    ),
+    (502, b"<html>bad gateway</html>", "http_502", True, "<html>bad gateway</html>"),
+    (401, {"error": {"message": "unauthorized", "type": "auth"}}, "http_401", False, "unauthorized"),
+    (418, {"error": "teapot"}, "http_418", False, "teapot"),
+    (
+        None,
+        {"error": "an error was encountered while running the model: unexpected EOF"},
+        "unknown_error",
+        False,
+        "an error was encountered while running the model: unexpected EOF",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("status", "body", "error_type", "retryable"), ERRORS)
-def test_parse_error(status: int | None, body: Any, error_type: str, retryable: bool) -> None:
+@pytest.mark.parametrize(("status", "body", "error_type", "retryable", "text"), ERRORS)
+def test_parse_error(status: int | None, body: Any, error_type: str, retryable: bool, text: str) -> None:
     error = ADAPTER.parse_error(body, status)
     assert (error.error_type, error.retryable, error.status_code, error.provider) == (
         error_type,
@@ -771,7 +926,8 @@ def test_parse_error(status: int | None, body: Any, error_type: str, retryable: 
         status,
         "ollama",
     )
-    assert error.body is body
+    assert error.message.endswith(f"{error_type}: {text}")
+    assert error.body == (json.loads(body) if isinstance(body, str) else body)
 
 
 def test_error_body_as_response_raises_provider_error() -> None:

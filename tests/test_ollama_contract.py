@@ -6,6 +6,7 @@ import copy
 import json
 from typing import Any
 
+import golden
 import pytest
 from contracts.ollama import (
     ContractError,
@@ -19,7 +20,7 @@ from contracts.ollama import (
 from metis import StopReason, TextBlock, ToolIdMap, ToolUseBlock
 from ollama._types import ChatRequest
 from pydantic import ValidationError
-from test_ollama_adapter import ADAPTER, GOLDEN, SESSION, WIRE, context, load_wire
+from test_ollama_adapter import ADAPTER, PROVIDER, SESSION, context, load_stream, load_wire
 
 GOOD: dict[str, Any] = {
     "model": "qwen3:8b",
@@ -44,16 +45,13 @@ GOOD: dict[str, Any] = {
 
 
 def test_every_golden_body_passes_the_contract() -> None:
-    bodies = sorted(GOLDEN.glob("to_wire_*.json"))
+    bodies = sorted(golden.folder(PROVIDER).glob("*.request.golden.json"))
     assert len(bodies) >= 5
     for path in bodies:
         check_request(json.loads(path.read_text(encoding="utf-8")))
-    for path in sorted(
-        WIRE.glob("request_*.json")
-    ):  # recorded bodies, which the import round trip reproduces
-        body = json.loads(path.read_text(encoding="utf-8"))
-        if path.name != "request_quirks.json":
-            check_request(body)
+    for name in golden.inputs(PROVIDER, "request"):  # recorded bodies, which the import round trip reproduces
+        if name != "request_quirks.json":  # what lax clients send: string arguments, a data URL
+            check_request(load_wire(name))
 
 
 def test_a_good_body_passes() -> None:
@@ -137,10 +135,10 @@ def test_sdk_built_response_parses() -> None:
 
 
 def test_recorded_shapes_are_sdk_responses() -> None:
-    for path in sorted(WIRE.glob("response_*.json")):
-        check_response(load_wire(path.name))
-    for path in sorted(WIRE.glob("stream_*.ndjson")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+    for name in golden.inputs(PROVIDER, "response"):
+        check_response(load_wire(name))
+    for name in golden.inputs(PROVIDER, "stream"):
+        for line in load_stream(name).decode().splitlines():
             chunk = json.loads(line)
             if "error" not in chunk:
                 check_response(chunk)

@@ -69,12 +69,17 @@ BAD_RESPONSES = [
         ["Paris"],
         "message.tool_calls[0].function.arguments",
     ),
+    (  # a scalar failing a union: the path names no union branch
+        ("message", "tool_calls", 0, "function", "arguments"),
+        5,
+        "message.tool_calls[0].function.arguments",
+    ),
     (("message", "tool_calls", 0, "function", "index"), "0", "message.tool_calls[0].function.index"),
     (("message", "tool_calls", 0, "id"), 12, "message.tool_calls[0].id"),
     (("done",), False, "done"),
     (("done_reason",), 1, "done_reason"),
-    (("prompt_eval_count",), "many", "usage.prompt_eval_count"),
-    (("eval_count",), -3, "usage.eval_count"),
+    (("prompt_eval_count",), "many", "prompt_eval_count"),
+    (("eval_count",), -3, "eval_count"),
     (("total_duration",), 1.5, "total_duration"),
 ]
 
@@ -90,7 +95,9 @@ def test_malformed_response_is_a_wire_format_error_with_a_path(
 
 @pytest.mark.parametrize("body", [None, [], "text", 3])
 def test_response_that_is_not_an_object(body: Any) -> None:
-    with pytest.raises(WireFormatError, match="JSON object"):
+    with pytest.raises(
+        WireFormatError, match=r"malformed ollama response: \(root\): Input should be a valid dictionary"
+    ):
         ADAPTER.from_wire_response(body, context("qwen3", ToolIdMap(SESSION)))
 
 
@@ -137,7 +144,7 @@ def test_unknown_done_reason_and_unknown_fields_are_tolerated() -> None:
             b'{"message":{"content":"","tool_calls":[{"function":{"arguments":{}}}]},"done":false}\n',
             "stream line 1.message.tool_calls[0].function.name",
         ),
-        (b'{"message":{"content":""},"done":true,"eval_count":"x"}\n', "usage.eval_count"),
+        (b'{"message":{"content":""},"done":true,"eval_count":"x"}\n', "stream line 1.eval_count"),
     ],
 )
 def test_malformed_stream_lines(data: bytes, where: str) -> None:
@@ -182,8 +189,8 @@ BAD_REQUESTS = [
     (("messages", 4, "tool_name"), 9, "messages[4].tool_name"),
     (("tools",), {"type": "function"}, "tools"),
     (("tools", 0, "type"), "retrieval", "tools[0].type"),
-    (("tools", 0, "function", "name"), _REMOVE, "tools[0].function"),
-    (("tools", 1, "function", "parameters"), "object", "tools[1].function"),
+    (("tools", 0, "function", "name"), _REMOVE, "tools[0].function.name"),
+    (("tools", 1, "function", "parameters"), "object", "tools[1].function.parameters"),
     (("stream",), "yes", "stream"),
     (("options",), ["temperature"], "options"),
     (("options", "stop"), "<|im_end|>", "options.stop"),
@@ -290,8 +297,14 @@ def test_error_bodies_raise_provider_errors() -> None:
             {"error": "model 'qwen9' not found, try pulling it first"}, context("qwen3", ToolIdMap(SESSION))
         )
     assert info.value.error_type == "model_not_found" and not info.value.retryable
-    assert ADAPTER.parse_error("", 500).message.endswith("unknown error")
-    assert ADAPTER.parse_error(b"404 page not found", 404).error_type == "not_found"
+    empty = ADAPTER.parse_error("", 500)
+    assert (empty.error_type, empty.retryable, empty.message) == ("http_500", True, "HTTP 500 http_500: ")
+    text = ADAPTER.parse_error(b"404 page not found", 404)
+    assert (text.error_type, text.retryable, text.message) == (
+        "http_404",
+        False,
+        "HTTP 404 http_404: 404 page not found",
+    )
 
 
 # --- lossy projection ---------------------------------------------------------------------------------
@@ -378,3 +391,13 @@ def test_a_request_field_named_dropped_is_kept_apart_from_the_drops() -> None:
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert {(d["path"], str(d["value"])) for d in imported.dropped} == {("messages[0].name", "bob")}
     assert imported.unmapped == {"dropped": "the caller's own field"}
+
+
+def test_a_dropped_field_is_listed_as_it_was_sent() -> None:
+    """An image is read into raw base64; a dropped one is listed as the string the client sent."""
+    url = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
+    body = {"model": "qwen3:8b", "messages": [{"role": "system", "content": "be brief", "images": [url]}]}
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.dropped == [
+        {"path": "messages[0].images", "value": [url], "reason": "SYSTEM messages do not carry images"}
+    ]

@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 
+import golden
 import pytest
 from contracts.ollama import response_fixture, stream_fixture
 from metis import (
@@ -24,9 +25,9 @@ from metis import (
 )
 from test_ollama_adapter import (
     ADAPTER,
+    PROVIDER,
     SESSION,
     FixedToolIds,
-    assert_golden,
     canonical,
     chunkings,
     context,
@@ -53,13 +54,24 @@ def events_json(data: list[bytes], model: str, tool_ids: ToolIdMap | None = None
     return [e.model_dump(mode="json", exclude_none=True) for e in stream]
 
 
-@pytest.mark.parametrize(("stream", "response", "model"), PAIRS)
-def test_events_are_the_same_in_every_chunking(
-    stream: str, response: str, model: str, fixed_ids: FixedToolIds
-) -> None:
+STREAM_MODELS = {
+    # stream fixture -> canonical model
+    "stream_error.ndjson": "ollama:qwen3-8b",
+    "stream_text.ndjson": "ollama:llama-3.3-70b",
+    "stream_thinking_tools.ndjson": "ollama:qwen3-8b",
+}
+
+
+def test_every_stream_input_has_a_model() -> None:
+    assert golden.inputs(PROVIDER, "stream") == sorted(STREAM_MODELS)
+
+
+@pytest.mark.parametrize("stream", sorted(STREAM_MODELS))
+def test_events_are_the_same_in_every_chunking(stream: str, fixed_ids: FixedToolIds) -> None:
+    model = STREAM_MODELS[stream]
     data = load_stream(stream)
     expected = events_json([data], model)
-    assert_golden(f"stream_events_{stream.removesuffix('.ndjson')}", expected)
+    golden.check(PROVIDER, golden.expected_name(stream), expected)
     for label, pieces in chunkings(data):
         fixed_ids.reset()
         assert events_json(pieces, model) == expected, label
@@ -167,14 +179,16 @@ def test_error_line_gives_error_status_and_keeps_partial_text() -> None:
     events = list(ADAPTER.stream_response([data], context("qwen3", ToolIdMap(SESSION))))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
-    assert (error.code, error.retryable, error.provider) == ("error", False, "ollama")
+    assert (error.code, error.retryable, error.provider) == ("unknown_error", False, "ollama")
     assert error.message == "an error was encountered while running the model: unexpected EOF"
     message = ADAPTER.assemble_stream([data], context("qwen3", ToolIdMap(SESSION)))
     assert message.metadata.status == MessageStatus.error
     assert message.metadata.stop_reason == StopReason.error
     assert message.content == [TextBlock(text="The three largest moons of Jupiter are")]
-    assert (message.metadata.provider_raw or {})["error"] == {"code": "error", "message": error.message}
-    assert_golden("stream_error_message", canonical(message))
+    assert message.metadata.usage is None
+    raw = message.metadata.provider_raw or {}
+    assert raw["error"] == {"code": "unknown_error", "message": error.message}
+    assert (raw["adapter"], raw["model"]) == ("ollama", "qwen3:8b")
 
 
 def test_busy_error_mid_stream_is_retryable() -> None:

@@ -1,0 +1,251 @@
+"""A recorded `/api/chat` request body -> canonical messages, tools and options (`WireImport`).
+
+The body is checked once against `wire.ChatRequest`; what follows only maps. Tool results
+name no call: each pairs with the earliest unanswered call of the preceding assistant turn
+that has its `tool_name` (or simply the earliest, when the client sent no name, as many
+do). Known Ollama knobs (`format`, `keep_alive`, `think`, `logprobs`, `top_logprobs`, and
+model options other than the sampling ones) go to `options.extra`, so `to_wire` replays
+them; any other top-level field is kept in `unmapped`, and a message field a role cannot
+carry in `dropped`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from functools import cached_property
+from typing import Any
+
+from metis_schema.v1 import (
+    ContentBlock,
+    ImageBlock,
+    ImageSource,
+    ImageSourceKind,
+    Message,
+    Role,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from pydantic import ValidationError
+
+from ...assembly import RequestContext, import_context, imported_assistant, imported_message
+from ...errors import WireFormatError
+from ...ids import ToolIdMap
+from ...validation import pydantic_problems
+from .._lossy import import_drop
+from .._shared import import_model, imported_tool
+from .._wire import read
+from ..base import AdapterOptions, WireImport
+from .facts import FACTS, NAME
+from .from_wire import Raw, reply_content
+from .wire import ChatRequest, Image, RequestMessage, RequestTool
+
+log = logging.getLogger("metis.adapters.ollama")
+
+_WIRE_TO_ROLE: dict[str, Role] = {
+    "system": Role.system,
+    "user": Role.user,
+    "assistant": Role.assistant,
+    "tool": Role.tool,
+}
+
+_KNOBS: frozenset[str] = frozenset({"format", "keep_alive", "think", "logprobs", "top_logprobs"})
+"""Top-level request fields metis has no canonical place for but replays through `extra`."""
+_READ: frozenset[str] = frozenset({"model", "messages", "tools", "stream", "options"})
+"""Top-level request fields the import maps itself."""
+_SAMPLING: frozenset[str] = frozenset(
+    path.removeprefix("options.") for path in FACTS.options.values() if path.startswith("options.")
+)
+"""The keys under `options` that are canonical options (the rest is replayed through `extra`)."""
+
+_ROLE_KEYS: dict[Role, frozenset[str]] = {
+    Role.system: frozenset({"role", "content"}),
+    Role.user: frozenset({"role", "content", "images"}),
+    Role.assistant: frozenset({"role", "content", "thinking", "tool_calls"}),
+    Role.tool: frozenset({"role", "content", "tool_name", "images"}),
+}
+"""The message fields the import reads for each role; any other one is dropped and listed."""
+_MESSAGE_KEYS: frozenset[str] = frozenset().union(*_ROLE_KEYS.values())
+"""The message fields the import reads for some role."""
+_TOOL_KEYS = frozenset({"type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+
+
+def _now() -> datetime:
+    """Creation time of imported messages (a function, so tests can pin it)."""
+    return datetime.now(UTC)
+
+
+def _fail(message: str, path: str) -> WireFormatError:
+    return WireFormatError(message, provider=NAME, path=path)
+
+
+def import_request(body: Any, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+    """A recorded /api/chat body -> canonical messages, tools and options."""
+    request = read(ChatRequest, body, provider=NAME, what="request")
+    importer = _Importer(request, body["messages"] if request.get("messages") else [], session_id, tool_ids)
+    messages = importer.messages()
+    tools = importer.tools()
+    options, unmapped = importer.options()
+    return WireImport(
+        messages=messages, tools=tools, options=options, unmapped=unmapped, dropped=importer.dropped
+    )
+
+
+def _image_block(image: Image, path: str) -> ImageBlock:
+    media_type = image.media_type
+    if media_type is None:
+        log.warning("image at %s has an unknown format; recorded as image/png", path, extra={"path": path})
+        media_type = "image/png"
+    return ImageBlock(
+        type="image", source=ImageSource(kind=ImageSourceKind.base64, data=image.data), media_type=media_type
+    )
+
+
+class _Importer:
+    """Reads one checked request body; pairs tool results with tool calls by name and order."""
+
+    def __init__(
+        self, request: ChatRequest, sent: list[dict[str, Any]], session_id: str, tool_ids: ToolIdMap
+    ) -> None:
+        self.request = request
+        self.sent = sent  # the messages as recorded: what a drop lists (an image as its string)
+        self.session_id = session_id
+        self.tool_ids = tool_ids
+        self.model = import_model(request, NAME)
+        self.pending: list[tuple[str, str]] = []  # unanswered (canonical id, name) of the last assistant turn
+        # What the import cannot carry, kept for the caller in `WireImport.dropped`:
+        # nothing is dropped without a trace.
+        self.dropped: list[dict[str, Any]] = []
+
+    def _drop(self, path: str, value: Any, reason: str) -> None:
+        import_drop(
+            self.dropped, adapter=NAME, session_id=self.session_id, path=path, value=value, reason=reason
+        )
+
+    def messages(self) -> list[Message]:
+        return [
+            self._message(m, self.sent[i], f"messages[{i}]")
+            for i, m in enumerate(self.request.get("messages") or ())
+        ]
+
+    def _message(self, wire: RequestMessage, sent: dict[str, Any], path: str) -> Message:
+        role = _WIRE_TO_ROLE[wire["role"]]
+        carried = _ROLE_KEYS[role]
+        for key in sorted(set(sent) - carried):
+            value = sent[key]
+            if key not in _MESSAGE_KEYS:
+                self._drop(f"{path}.{key}", value, "not an Ollama message field metis knows")
+            elif value not in (None, "", [], {}):  # an empty field loses nothing
+                self._drop(f"{path}.{key}", value, f"{role.value.upper()} messages do not carry {key}")
+        try:
+            if role == Role.assistant:
+                return self._assistant(wire)
+            if role == Role.tool:
+                return self._tool(wire, path)
+            return self._plain(role, wire, path)
+        except ValidationError as exc:
+            raise _fail(f"not a valid canonical message: {pydantic_problems(exc)[0]}", path) from exc
+
+    def _new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
+        return imported_message(
+            self.session_id, role, content, provider=NAME, path=path, created_at=_now(), metadata=metadata
+        )
+
+    def _images(self, wire: RequestMessage, path: str) -> list[ContentBlock]:
+        return [
+            _image_block(image, f"{path}.images[{i}]") for i, image in enumerate(wire.get("images") or ())
+        ]
+
+    def _plain(self, role: Role, wire: RequestMessage, path: str) -> Message:
+        text = wire.get("content") or ""
+        content: list[ContentBlock] = [TextBlock(type="text", text=text)] if text else []
+        if role == Role.user:
+            content.extend(self._images(wire, path))
+            content = content or [TextBlock(type="text", text="")]
+        return self._new(role, content, path)
+
+    @cached_property
+    def _context(self) -> RequestContext:
+        """The import's assistant-turn context, built at the first assistant turn."""
+        return import_context(
+            provider=NAME, session_id=self.session_id, model=self.model, tool_ids=self.tool_ids
+        )
+
+    def _assistant(self, wire: RequestMessage) -> Message:
+        context = replace(self._context, created_at=_now())  # each imported message its own time
+        raw = Raw()
+        content = reply_content(wire, context, raw)
+        self.pending = [(block.id, block.name) for block in content if type(block) is ToolUseBlock]
+        raw_dict = raw.as_dict()
+        return imported_assistant(
+            context, provider=NAME, content=content, provider_raw=raw_dict if len(raw_dict) > 1 else None
+        )
+
+    def _tool(self, wire: RequestMessage, path: str) -> Message:
+        canonical = self._pair(wire.get("tool_name") or None, path)
+        text = wire.get("content") or ""
+        images = self._images(wire, path)
+        inner: list[ContentBlock] = [TextBlock(type="text", text=text)] if text or not images else []
+        inner.extend(images)
+        result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=inner, is_error=False)
+        return self._new(Role.tool, [result], path, parent_tool_use_id=canonical)
+
+    def _pair(self, name: str | None, path: str) -> str:
+        """The earliest unanswered call of the preceding assistant turn (with that name, if named)."""
+        for position, (canonical, call_name) in enumerate(self.pending):
+            if name is None or call_name == name:
+                del self.pending[position]
+                return canonical
+        wanted = f"named {name!r} " if name else ""
+        raise _fail(
+            f"tool result answers no unanswered tool call {wanted}of the preceding assistant turn", path
+        )
+
+    def tools(self) -> list[ToolDefinition]:
+        return [
+            self._tool_definition(tool, f"tools[{i}]")
+            for i, tool in enumerate(self.request.get("tools") or ())
+        ]
+
+    def _tool_definition(self, tool: RequestTool, path: str) -> ToolDefinition:
+        function = tool["function"]
+        fields: Mapping[str, Any] = tool
+        for key in sorted(set(fields) - _TOOL_KEYS):
+            self._drop(f"{path}.{key}", fields[key], "not part of a canonical tool definition")
+        function_fields: Mapping[str, Any] = function
+        for key in sorted(set(function_fields) - _FUNCTION_KEYS):
+            self._drop(
+                f"{path}.function.{key}", function_fields[key], "not part of a canonical tool definition"
+            )
+        return imported_tool(
+            function["name"],
+            function.get("description"),
+            function.get("parameters"),
+            provider=NAME,
+            path=f"{path}.function",
+        )
+
+    def options(self) -> tuple[AdapterOptions, dict[str, Any]]:
+        request = self.request
+        extra: dict[str, Any] = {key: value for key, value in request.items() if key in _KNOBS}
+        others = {key: value for key, value in (request.get("options") or {}).items() if key not in _SAMPLING}
+        if others:
+            extra["options"] = others
+        unmapped = {key: value for key, value in request.items() if key not in _KNOBS | _READ}
+        options = AdapterOptions(
+            model=self.model,
+            session_id=self.session_id,
+            tool_ids=self.tool_ids,
+            stream=request.get("stream", True),  # the REST API streams unless told otherwise
+            extra=extra,
+            **FACTS.options_from_wire(request),
+        )
+        return options, unmapped
+
+
+__all__ = ["import_request"]

@@ -1,0 +1,382 @@
+"""Canonical messages -> an Ollama `/api/chat` request body, and the pre-flight token estimate.
+
+What the writer must know (spec/provider-wire-formats.md §4, checked against ollama 0.6.3):
+
+- `content` is always a **string**: several text blocks of one message are joined with a
+  blank line (`TEXT_JOIN`) so paragraphs stay apart; an imported message is one text
+  block, so Ollama -> canonical -> Ollama is exact.
+- Images travel per message as `images: [raw base64]`: no media type, no URLs, no data:
+  prefix. URL images are fetched only when `allow_url_fetch` and a `url_fetcher` are set,
+  else dropped. Images in a tool result go to the tool message's own `images`.
+- Tool calls carry `arguments` as a JSON **object**. Tool results carry the tool's *name*
+  (`tool_name`), never an id: the name comes from the ToolUseBlock with that id anywhere in
+  the history (the last one wins). A call's `id` and `function.index` are replayed only
+  for calls Ollama itself made. `is_error` has no wire field (a lossy-projection WARN).
+- Unsigned thinking is replayed; thinking signed by another provider (written for that
+  model's verifier) and redacted thinking are dropped.
+- The target model's catalog capabilities decide the rest: thinking to a model without
+  thinking and images to a text-only model (or of a media type it lacks) are dropped;
+  tools are not sent to a model without tool support (the server answers 400), nor for
+  tool choice "none" (Ollama has no tool-choice field).
+- Sampling options nest under `options` (`FACTS.options`); `stream` is always sent
+  because the REST API defaults it to true.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from metis_schema.v1 import (
+    AdapterCapabilities,
+    ContentBlock,
+    ImageBlock,
+    ImageSourceKind,
+    Message,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+from ...catalog import load_catalog
+from ...errors import AdapterError, MetisError
+from .._facts import ToolChoice, tool_choice_meaning
+from .._lossy import drop_block, warn_loss
+from .._shared import function_tool, image_base64, own_raw, parse_data_url
+from ..base import AdapterOptions, WireBody
+from .facts import FACTS, NAME
+
+log = logging.getLogger("metis.adapters.ollama")
+
+TEXT_JOIN = "\n\n"
+"""Separator between the text blocks of one message (Ollama `content` is one string)."""
+
+ROLE_TO_WIRE: dict[Role, str] = {
+    Role.system: "system",
+    Role.user: "user",
+    Role.assistant: "assistant",
+    Role.tool: "tool",
+}
+
+# estimate_input_tokens constants (see its docstring for the method and measured error)
+_CHARS_PER_TOKEN = 4
+_TOKENS_PER_MESSAGE = 4
+_TOKENS_PER_REQUEST = 12
+_TOKENS_PER_TOOL = 2
+_TOKENS_PER_IMAGE = 256
+
+
+def write_request(
+    messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
+) -> WireBody:
+    """`{model, messages, tools?, stream, options?, think?}`, then `options.extra` on top
+    (its `options` merged into the sampling ones), so any Ollama knob can be passed."""
+    entry = load_catalog().resolve(options.model)
+    if entry.provider != NAME:
+        raise AdapterError(
+            f"model {options.model!r} is a {entry.provider} model, not an Ollama one", provider=NAME
+        )
+    caps = entry.capabilities
+    body: dict[str, Any] = {
+        "model": entry.wire_model,
+        "messages": _Writer(messages, options, caps, entry.id).wire_messages(),
+    }
+    wire_tools = _tools(tools, options, caps, entry.id)
+    if wire_tools:
+        body["tools"] = wire_tools
+    body["stream"] = options.stream
+    FACTS.options_to_wire(
+        {
+            "max_tokens": options.max_tokens,
+            "temperature": options.temperature,
+            "top_p": options.top_p,
+            "stop": options.stop,
+        },
+        body,
+    )
+    think = _think(options, caps, entry.id)
+    if think is not None:
+        body["think"] = think
+    for key, value in options.extra.items():
+        if key == "options" and isinstance(value, Mapping):
+            body["options"] = {**body.get("options", {}), **value}
+        else:
+            body[key] = value
+    return body
+
+
+def _tools(
+    tools: Sequence[ToolDefinition], options: AdapterOptions, caps: AdapterCapabilities, model: str
+) -> list[dict[str, Any]]:
+    """Function tools; none for tool choice "none" or a model the catalog says has no tools
+    (the server would answer 400 "does not support tools"). Any other choice than "auto"
+    cannot be said to Ollama: the tools go, the choice is logged and left to the model."""
+    meaning = tool_choice_meaning(options.tool_choice)
+    if not tools or (meaning is not None and meaning[0] == ToolChoice.none):
+        return []
+    if not caps.supports_tools:
+        log.warning(
+            "model %s does not support tools; %d tool(s) not sent",
+            model,
+            len(tools),
+            extra={"session_id": options.session_id, "adapter": NAME, "model": model},
+        )
+        return []
+    if meaning is not None and meaning[0] != ToolChoice.auto:  # FACTS.tool_choice is empty: no wire field
+        log.warning(
+            "Ollama has no tool_choice; %r not sent (the model chooses)",
+            options.tool_choice,
+            extra={"session_id": options.session_id, "adapter": NAME},
+        )
+    return [function_tool(tool) for tool in tools]
+
+
+def _think(options: AdapterOptions, caps: AdapterCapabilities, model: str) -> bool | None:
+    """`think` from thinking_budget: Ollama takes on/off (a level goes through `extra`), not a
+    budget. Not sent to a model without thinking: `think: true` there is a 400."""
+    if options.thinking_budget is None:
+        return None
+    wanted = options.thinking_budget > 0
+    if not caps.supports_thinking:
+        if wanted:
+            log.warning(
+                "model %s does not support thinking; think not sent",
+                model,
+                extra={"session_id": options.session_id, "adapter": NAME, "model": model},
+            )
+        return None
+    return wanted
+
+
+def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
+    """Canonical tool id -> tool name over the whole history (the last call with an id wins)."""
+    return {
+        block.id: block.name for message in messages for block in message.content if block.type == "tool_use"
+    }
+
+
+class _Writer:
+    """Serializes one request's messages; knows the history (tool names) and the target model."""
+
+    def __init__(
+        self, messages: Sequence[Message], options: AdapterOptions, caps: AdapterCapabilities, model: str
+    ):
+        self.messages = messages
+        self.options = options
+        self.caps = caps
+        self.model = model
+        self.tool_names = _tool_names(messages)
+        self.own_ids = options.tool_ids.issued_by(NAME)
+
+    def wire_messages(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for message in self.messages:
+            if message.role == Role.tool:
+                out.append(self._tool_message(message))
+            elif message.content or message.role != Role.system:
+                out.append(self._message(message))
+            # else: an empty system message is a composition placeholder (spec §5.1.2)
+        return out
+
+    def _message(self, message: Message) -> dict[str, Any]:
+        """A system, user or assistant message."""
+        text: list[str] = []
+        thinking: list[str] = []
+        images: list[str] = []
+        calls: list[dict[str, Any]] = []
+        indexes: Mapping[str, Any] | None = None  # read once, at the first call: most messages have none
+        # Blocks are told apart by their `type` tag: a string compare, where an isinstance
+        # check against a pydantic model class goes through ABCMeta on every block.
+        for index, block in enumerate(message.content):
+            if block.type == "text":
+                text.append(block.text)
+            elif block.type == "tool_use":
+                if indexes is None:
+                    indexes = own_raw(message, NAME).get("tool_call_index") or {}
+                calls.append(self._tool_call(block, indexes))
+            elif block.type == "thinking":
+                if (kept := self._thinking(message, index, block)) is not None:
+                    thinking.append(kept)
+            elif block.type == "image":
+                if (b64 := self._image(message, index, block)) is not None:
+                    images.append(b64)
+            elif block.type == "redacted_thinking":
+                self._drop(
+                    message, index, block.type, "Ollama cannot carry another provider's redacted thinking"
+                )
+            else:
+                self._drop(
+                    message,
+                    index,
+                    block.type,
+                    f"a {block.type} block cannot appear in a {message.role} message",
+                )
+        wire: dict[str, Any] = {"role": ROLE_TO_WIRE[message.role], "content": TEXT_JOIN.join(text)}
+        if thinking:
+            wire["thinking"] = TEXT_JOIN.join(thinking)
+        if images:
+            wire["images"] = images
+        if calls:
+            wire["tool_calls"] = calls
+        return wire
+
+    def _drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
+        drop_block(adapter=NAME, message=message, index=index, block_type=block_type, reason=reason)
+
+    def _thinking(self, message: Message, index: int, block: ThinkingBlock) -> str | None:
+        """Unsigned thinking replays as text; a signature means another provider's reasoning."""
+        if block.signature is not None:
+            self._drop(
+                message, index, block.type, "thinking signed by another provider is not replayable to Ollama"
+            )
+            return None
+        if not self.caps.supports_thinking:
+            self._drop(message, index, block.type, f"model {self.model} does not support thinking")
+            return None
+        return block.text or None
+
+    def _image(self, message: Message, index: int, block: ImageBlock, where: str = "") -> str | None:
+        """Raw base64 for `images`, or None when the block was dropped."""
+        block_type = f"{block.type}{where}"
+        accepted = self.caps.accepted_image_media_types
+        if not self.caps.supports_images:
+            self._drop(message, index, block_type, f"model {self.model} does not accept images")
+            return None
+        if accepted and block.media_type not in accepted:
+            self._drop(message, index, block_type, f"model {self.model} does not accept {block.media_type}")
+            return None
+        if block.source.kind != ImageSourceKind.url:
+            return image_base64(block, self.options)
+        parsed = parse_data_url(block.source.data)
+        if parsed is not None:
+            return parsed[1]
+        fetcher = self.options.url_fetcher
+        if not (self.options.allow_url_fetch and fetcher is not None):
+            self._drop(message, index, block_type, "Ollama takes no image URLs and URL fetching is disabled")
+            return None
+        return _fetch(fetcher, block.source.data, message, index)
+
+    def _tool_call(self, block: ToolUseBlock, indexes: Mapping[str, Any]) -> dict[str, Any]:
+        """`indexes`: the message's own provider_raw `tool_call_index` (Ollama's own calls only)."""
+        function: dict[str, Any] = {"name": block.name, "arguments": block.input}
+        index = indexes.get(block.id)
+        if isinstance(index, int) and not isinstance(index, bool):
+            function["index"] = index
+        provider_id = self.own_ids.get(block.id)
+        return {"id": provider_id, "function": function} if provider_id else {"function": function}
+
+    def _tool_message(self, message: Message) -> dict[str, Any]:
+        block = message.content[0]
+        if not isinstance(block, ToolResultBlock):  # the schema makes this unreachable
+            raise AdapterError(
+                "a TOOL message must hold one tool_result block", provider=NAME, message_id=message.id
+            )
+        texts: list[str] = []
+        images: list[str] = []
+        for part in block.content:
+            if isinstance(part, TextBlock):
+                texts.append(part.text)
+            elif isinstance(part, ImageBlock):
+                if (b64 := self._image(message, 0, part, " in tool_result")) is not None:
+                    images.append(b64)
+            else:
+                self._drop(
+                    message,
+                    0,
+                    f"{part.type} in tool_result",
+                    "an Ollama tool message carries text and images only",
+                )
+        if block.is_error:
+            _warn_lossy(
+                message,
+                "tool_result.is_error",
+                "Ollama tool messages have no error flag; the text is sent as is",
+            )
+        wire: dict[str, Any] = {"role": "tool", "content": TEXT_JOIN.join(texts)}
+        if images:
+            wire["images"] = images
+        name = self.tool_names.get(block.tool_use_id)
+        if name is None:
+            _warn_lossy(
+                message,
+                "tool_result.tool_name",
+                f"no tool_use {block.tool_use_id} in the history; sent without tool_name",
+            )
+        else:
+            wire["tool_name"] = name
+        return wire
+
+
+def _fetch(fetcher: Callable[[str], bytes], url: str, message: Message, index: int) -> str:
+    try:
+        data = fetcher(url)
+    except MetisError:
+        raise
+    except Exception as exc:
+        raise AdapterError(
+            f"could not fetch image {url!r}: {exc}",
+            provider=NAME,
+            message_id=message.id,
+            path=f"content[{index}]",
+        ) from exc
+    return base64.b64encode(data).decode("ascii")
+
+
+def _warn_lossy(message: Message, what: str, reason: str) -> None:
+    """A WARN in the lossy-projection format for a loss that drops no whole block."""
+    warn_loss(
+        adapter=NAME,
+        session_id=message.session_id,
+        message_id=message.id,
+        block_type=what,
+        reason=reason,
+        text=f"{what} of message {message.id} lost for {NAME}: {reason}",
+    )
+
+
+# --- the pre-flight estimate ------------------------------------------------------------------
+
+
+def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+    """Pre-flight estimate without a tokenizer (the method and its measured error are in
+    `OllamaAdapter.estimate_input_tokens`)."""
+    total = _TOKENS_PER_REQUEST
+    for message in messages:
+        chars, images = _prompt_size(message.role, message.content)
+        total += _TOKENS_PER_MESSAGE + math.ceil(chars / _CHARS_PER_TOKEN) + images * _TOKENS_PER_IMAGE
+    for tool in tools:
+        text = json.dumps(function_tool(tool), separators=(",", ":"), ensure_ascii=False)
+        total += _TOKENS_PER_TOOL + math.ceil(len(text) / _CHARS_PER_TOKEN)
+    return total
+
+
+def _prompt_size(role: Role, content: Iterable[ContentBlock]) -> tuple[int, int]:
+    """(characters, images) a message contributes to the rendered prompt."""
+    chars, images = len(ROLE_TO_WIRE[role]), 0
+    for block in content:
+        match block:
+            case TextBlock() | ThinkingBlock():
+                chars += len(block.text)
+            case ToolUseBlock():
+                chars += len(block.name) + len(
+                    json.dumps(block.input, separators=(",", ":"), ensure_ascii=False)
+                )
+            case ToolResultBlock():
+                inner_chars, inner_images = _prompt_size(role, block.content)
+                chars += inner_chars - len(ROLE_TO_WIRE[role])
+                images += inner_images
+            case ImageBlock():
+                images += 1
+            case _:
+                pass
+    return chars, images
+
+
+__all__ = ["ROLE_TO_WIRE", "TEXT_JOIN", "estimate_input_tokens", "write_request"]
