@@ -501,7 +501,7 @@ def test_import_model_name_and_unmapped_fields() -> None:
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.options.model == "gemini:gemini-2.5-pro"
-    assert imported.options.tool_choice == "required" and imported.options.thinking_budget == 0
+    assert imported.options.tool_choice == "any" and imported.options.thinking_budget == 0
     assert [(d["path"], d["value"]) for d in imported.dropped] == [("tools[0].googleSearch", {})]
     assert imported.unmapped == {
         "toolConfig": body["toolConfig"],
@@ -780,7 +780,7 @@ def test_history_starting_with_a_model_turn_is_sent_as_is(caplog: pytest.LogCapt
             "NOT_FOUND",
             False,
         ),
-        (502, b"<html><body>Bad Gateway</body></html>", "HTTP_502", True),
+        (502, b"<html><body>Bad Gateway</body></html>", "http_502", True),
     ],
 )
 def test_parse_error(status: int, body: Any, kind: str, retryable: bool) -> None:
