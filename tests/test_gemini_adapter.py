@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import golden
 import metis.assembly
 import metis.events
 import orjson
@@ -22,12 +23,12 @@ from gemini_support import (
     MODEL,
     PNG_1PX,
     PNG_BYTES,
+    PROVIDER,
     SESSION,
     TOOLS,
     assistant,
     context,
     dump,
-    golden,
     image,
     normalized,
     options,
@@ -43,18 +44,7 @@ from metis.errors import CriticalBlockError, InvariantError, ProviderError, Wire
 from metis.ids import ToolIdMap
 from metis_schema.v1 import Message, MessageStatus, Role, StopReason
 
-RESPONSES = [
-    "response_thinking_tools.json",
-    "response_text_signature.json",
-    "response_call_ids.json",
-    "response_max_tokens_int_enum.json",
-    "response_safety_empty.json",
-    "response_blocked_prompt.json",
-    "response_malformed_call.json",
-    "response_recitation_text.json",
-    "response_snake_case.json",
-    "response_code_execution.json",
-]
+RESPONSES = golden.inputs(PROVIDER, "response")
 _CAMEL = {
     "function_call": "functionCall",
     "function_response": "functionResponse",
@@ -133,7 +123,7 @@ def test_to_wire_golden_full_conversation(tmp_path: Path) -> None:
         tool_choice="auto",
     )
     body = to_wire(conversation(tmp_path, ids), TOOLS, opts)
-    golden("conversation.request.golden.json", body)
+    golden.check(PROVIDER, "conversation.request.golden.json", body)
     # the facts the golden file encodes, spelled out
     assert body["systemInstruction"] == {
         "parts": [{"text": "You are a terse weather assistant."}, {"text": "Use metric units."}]
@@ -187,7 +177,7 @@ def test_to_wire_golden_tool_results_with_gemini_ids() -> None:
         tool_result(c, "", extra=[image("base64", PNG_1PX)]),
     ]
     body = to_wire(messages, [], options(ids, model="gemini-3"))
-    golden("tool_results.request.golden.json", body)
+    golden.check(PROVIDER, "tool_results.request.golden.json", body)
     calls = [p["functionCall"] for p in body["contents"][1]["parts"]]
     responses = [p["functionResponse"] for p in body["contents"][2]["parts"]]
     assert [c["id"] for c in calls] == [r["id"] for r in responses] == ["fc_7ux2k1", "fc_9qm4z0", "fc_3hd8w5"]
@@ -234,7 +224,7 @@ def test_response_golden(name: str) -> None:
     if name != "response_max_tokens_int_enum.json":  # the SDK reads enum names only
         check_response(body)
     message = ADAPTER.from_wire_response(body, context())
-    golden(name.replace(".json", ".canonical.golden.json"), normalized(message))
+    golden.check(PROVIDER, golden.expected_name(name), normalized(message))
     Message.model_validate_json(message.model_dump_json())
 
 
@@ -364,7 +354,7 @@ def test_import_round_trip_reproduces_the_recorded_request() -> None:
     canonical = normalized([*imported.messages])
     for i, item in enumerate(canonical):  # imported messages get fresh ids and times
         item["id"], item["created_at"] = f"<message {i}>", "<now>"
-    golden("request_recorded.import.golden.json", canonical)
+    golden.check(PROVIDER, golden.expected_name("request_recorded.json"), canonical)
     assert [t.name for t in imported.tools] == ["list_dir", "read_file", "run_tests"]
     assert imported.unmapped == {"safetySettings": recorded["safetySettings"]}
     opts = imported.options
@@ -679,7 +669,7 @@ def test_mid_session_swap_continues_on_gemini(caplog: pytest.LogCaptureFixture) 
     ids = ToolIdMap(SESSION)
     with caplog.at_level(logging.WARNING, logger="metis"):
         body = to_wire(swap_history(ids), TOOLS, options(ids, model="gemini-3"))
-    golden("swap.request.golden.json", body)
+    golden.check(PROVIDER, "swap.request.golden.json", body)
     text = json.dumps(body)
     assert "toolu_" not in text and "call_" not in text and "tu_" not in text, "no foreign or canonical ids"
     contents = body["contents"]
