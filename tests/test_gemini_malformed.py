@@ -109,6 +109,14 @@ def test_malformed_responses_are_typed_errors_with_a_path(body: Any, path: str) 
     assert info.value.path == path and info.value.provider == "gemini"
 
 
+def test_call_arguments_json_cannot_carry_are_a_typed_error() -> None:
+    """Only a Python caller can hand over an infinity; it is refused where it sits."""
+    body = response({"text": "a"}, {"functionCall": {"name": "f", "args": {"x": float("inf")}}})
+    with pytest.raises(WireFormatError) as info:
+        ADAPTER.from_wire_response(body, context())
+    assert info.value.path == "candidates[0].content.parts[1].functionCall.args"
+
+
 def test_a_response_without_finish_reason_still_completes() -> None:
     message = ADAPTER.from_wire_response(
         {"candidates": [{"content": {"parts": [{"text": "hi"}]}}]}, context()

@@ -21,7 +21,6 @@ block `position` on replay (to_wire).
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -38,7 +37,9 @@ from metis_schema.v1 import (
     ToolUseStartEvent,
 )
 
+from ... import _json
 from ...assembly import RequestContext, StreamAssembler
+from ...errors import WireFormatError
 from ...usage import TokenCounts, normalize_usage, usage_event
 from .._wire import read
 from .facts import ENDPOINT_KIND, FACTS, NAME
@@ -47,13 +48,16 @@ from .wire import FunctionCall, GenerateContentResponse, Part, ResponseBody
 log = logging.getLogger("metis.adapters.gemini")
 
 
-def args_text(args: Any) -> str:
+def _args_text(args: Any, path: str) -> str:
     """A call's args as the JSON text a ToolUseInputDeltaEvent carries (a string passes as is)."""
     if args is None:
         return ""
     if isinstance(args, str):
         return args
-    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return _json.dumps(args).decode()
+    except ValueError as exc:  # a NaN or an infinity: only a Python caller can hand one over
+        raise WireFormatError(f"functionCall args are not JSON: {exc}", provider=NAME, path=path) from None
 
 
 class PartFolder:
@@ -92,7 +96,7 @@ class PartFolder:
         signature = part.get("thoughtSignature")
         call = part.get("functionCall")
         if call is not None:
-            return self._call(call, signature)
+            return self._call(call, signature, path + ".functionCall.args")
         text = part.get("text")
         if part.get("thought"):
             return self._thought(text or "", signature)
@@ -148,7 +152,7 @@ class PartFolder:
             ThinkingDeltaEvent(type="thinking_delta", index=index, text=text or None, signature=signature)
         ]
 
-    def _call(self, call: FunctionCall, signature: str | None) -> list[StreamEvent]:
+    def _call(self, call: FunctionCall, signature: str | None, args_path: str) -> list[StreamEvent]:
         name = call["name"]
         provider_id = call.get("id") or None
         canonical = self.context.tool_ids.register_incoming(NAME, provider_id)
@@ -163,7 +167,9 @@ class PartFolder:
             ToolUseStartEvent(
                 type="tool_use_start", index=index, id=canonical, name=name, provider_id=provider_id
             ),
-            ToolUseInputDeltaEvent(type="tool_use_input_delta", index=index, partial_json=args_text(args)),
+            ToolUseInputDeltaEvent(
+                type="tool_use_input_delta", index=index, partial_json=_args_text(args, args_path)
+            ),
             ToolUseEndEvent(type="tool_use_end", index=index),
         ]
 
@@ -198,8 +204,8 @@ class ResponseState:
         self.completed = False
         self.failed = False
 
-    def consume(self, chunk: GenerateContentResponse) -> list[StreamEvent]:
-        """One validated GenerateContentResponse (a whole body or a stream chunk) -> events."""
+    def consume(self, chunk: GenerateContentResponse, path: str = "") -> list[StreamEvent]:
+        """One validated GenerateContentResponse (a whole body, or a stream chunk at `path`) -> events."""
         if self.failed:
             return []
         error = chunk.get("error")
@@ -224,7 +230,7 @@ class ResponseState:
             candidate = candidates[0]
             content = candidate.get("content")
             if content is not None:
-                events = self.folder.fold_all(content.get("parts") or [], "candidates[0].content")
+                events = self.folder.fold_all(content.get("parts") or [], f"{path}candidates[0].content")
             self.finish_reason = FACTS.finish_reason(candidate.get("finishReason")) or self.finish_reason
             self.finish_message = candidate.get("finishMessage") or self.finish_message
         feedback = chunk.get("promptFeedback")
@@ -310,4 +316,4 @@ def from_wire_response(body: Any, context: RequestContext) -> Message:
     return assembler.finish(response.provider_raw())
 
 
-__all__ = ["PartFolder", "ResponseState", "args_text", "from_wire_response"]
+__all__ = ["PartFolder", "ResponseState", "from_wire_response"]

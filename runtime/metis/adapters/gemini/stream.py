@@ -68,15 +68,10 @@ class GeminiStreamDecoder(StreamDecoder):
             text = piece.strip()
             if not text or text == "[DONE]":
                 continue
-            chunk = read_json(
-                GenerateContentResponse,
-                text,
-                provider=NAME,
-                path=f"stream[{self._chunks}]",
-                what="stream chunk",
-            )
+            path = f"stream[{self._chunks}]"
+            chunk = read_json(GenerateContentResponse, text, provider=NAME, path=path, what="stream chunk")
             self._chunks += 1
-            events.extend(self._response.consume(chunk))
+            events.extend(self._response.consume(chunk, path + "."))
         return events
 
 
