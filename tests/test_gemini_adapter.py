@@ -794,6 +794,21 @@ def test_error_body_as_response_raises_provider_error() -> None:
         )
 
 
+def test_a_one_element_array_body_is_its_response() -> None:
+    """The JSON-array endpoint answers a one-chunk reply as a one-element array."""
+    body = wire("response_text_signature.json")
+    assert dump(ADAPTER.from_wire_response([body], context())) == dump(  # type: ignore[arg-type]
+        ADAPTER.from_wire_response(body, context())
+    )
+
+
+def test_camel_case_wins_when_both_spellings_are_sent() -> None:
+    part = {"text": "a", "thoughtSignature": "camel", "thought_signature": "snake"}
+    body = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}]}
+    message = ADAPTER.from_wire_response(body, context())
+    assert (message.metadata.provider_raw or {})["part_signatures"] == [[0, "camel"]]
+
+
 def test_endpoint_and_auth() -> None:
     base = ADAPTER.default_base_url
     assert ADAPTER.endpoint(base, "gemini-2.5-flash", stream=False) == (
