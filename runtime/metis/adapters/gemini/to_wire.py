@@ -252,26 +252,14 @@ class _Writer:
                 if part is not None:
                     parts.append(part)
             else:
-                drop_block(
-                    adapter=NAME,
-                    message=message,
-                    index=index,
-                    block_type=block.type,
-                    reason="not allowed in a user message",
-                )
+                _drop(message, index, block.type, "not allowed in a user message")
         return parts
 
     def _image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
         """inlineData for base64 / file_ref / data: URLs, fileData for other URLs."""
         accepted = self.caps.accepted_image_media_types
         if not self.caps.supports_images or (accepted and block.media_type not in accepted):
-            drop_block(
-                adapter=NAME,
-                message=message,
-                index=index,
-                block_type="image",
-                reason=f"{self.options.model} does not accept {block.media_type} images",
-            )
+            _drop(message, index, "image", f"{self.options.model} does not accept {block.media_type} images")
             return None
         if block.source.kind == ImageSourceKind.url:
             parsed = parse_data_url(block.source.data)
@@ -284,13 +272,7 @@ class _Writer:
         """Adds the message's functionResponse parts to `batch`, keyed by their call's order."""
         for index, block in enumerate(message.content):
             if not isinstance(block, ToolResultBlock):
-                drop_block(
-                    adapter=NAME,
-                    message=message,
-                    index=index,
-                    block_type=block.type,
-                    reason="a tool message carries only tool_result blocks",
-                )
+                _drop(message, index, block.type, "a tool message carries only tool_result blocks")
                 continue
             call = self.calls.get(block.tool_use_id)
             if call is None:
@@ -373,7 +355,7 @@ class _Writer:
             if isinstance(block, RedactedThinkingBlock)
             else "not allowed in an assistant message"
         )
-        drop_block(adapter=NAME, message=message, index=index, block_type=block.type, reason=reason)
+        _drop(message, index, block.type, reason)
         return None
 
     def _thinking(
@@ -386,21 +368,20 @@ class _Writer:
                 if producer != NAME
                 else "gemini thinking without replay data for this endpoint"
             )
-            drop_block(adapter=NAME, message=message, index=index, block_type="thinking", reason=reason)
+            _drop(message, index, "thinking", reason)
             return None
         if not self.caps.supports_thinking:
-            drop_block(
-                adapter=NAME,
-                message=message,
-                index=index,
-                block_type="thinking",
-                reason=f"{self.options.model} does not support thinking",
-            )
+            _drop(message, index, "thinking", f"{self.options.model} does not support thinking")
             return None
         part: dict[str, Any] = {"text": block.text, "thought": True}
         if block.signature is not None:
             part["thoughtSignature"] = block.signature
         return part
+
+
+def _drop(message: Message, index: int, block_type: str, reason: str) -> None:
+    """A block Gemini cannot carry: left out, with the one lossy-projection WARN (spec §7.3)."""
+    drop_block(adapter=NAME, message=message, index=index, block_type=block_type, reason=reason)
 
 
 def _order(item: tuple[int, dict[str, Any]]) -> int:
