@@ -5,9 +5,9 @@ Split by direction (provider-wire-formats.md §3, google-genai 3.4 `types.py`):
 - `wire`: Gemini's wire objects, declared once (camelCase or snake_case keys);
 - `facts`: the facts row (stop reasons by name and proto number, error envelope, retryable
   statuses, tool choice, option fields);
-- `to_wire`: canonical messages -> request body, and the token estimate;
-- `from_wire`: response body -> canonical message (and the part folding streams share);
-- `importer`: recorded request body -> `WireImport`;
+- `to_wire`: canonical messages -> request body (`write_request`), and the token estimate;
+- `from_wire`: response body -> canonical message (`read_response`; the part folding streams share);
+- `importer`: recorded request body -> `WireImport` (`import_request`);
 - `stream`: `GeminiStreamDecoder`, SSE or JSON-array streams -> canonical events.
 """
 
@@ -21,9 +21,11 @@ from metis_schema.v1 import Message, ToolDefinition
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
-from . import from_wire, importer, to_wire
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, GeminiFacts
+from .from_wire import read_response
+from .importer import import_request
 from .stream import GeminiStreamDecoder
+from .to_wire import estimate_input_tokens, write_request
 
 
 class GeminiAdapter(Adapter):
@@ -49,10 +51,10 @@ class GeminiAdapter(Adapter):
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
-        return to_wire.to_wire(messages, tools, options, self.capabilities(options.model))
+        return write_request(messages, tools, options, self.capabilities(options.model))
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
-        return from_wire.from_wire_response(body, context)
+        return read_response(body, context)
 
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         return GeminiStreamDecoder(context)
@@ -62,11 +64,11 @@ class GeminiAdapter(Adapter):
     ) -> WireImport:
         """A recorded request body -> canonical messages, tools and options (`importer`); the
         model is in Gemini's URL, not its body: pass `model` (else DEFAULT_IMPORT_MODEL)."""
-        return importer.from_wire_request(body, session_id=session_id, tool_ids=tool_ids, model=model)
+        return import_request(body, session_id=session_id, tool_ids=tool_ids, model=model)
 
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """ceil(chars / 4) + 258 per image + 3 per message (see `to_wire.estimate_input_tokens`)."""
-        return to_wire.estimate_input_tokens(messages, tools)
+        return estimate_input_tokens(messages, tools)
 
 
 ADAPTER = GeminiAdapter()

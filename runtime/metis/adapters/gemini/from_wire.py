@@ -302,7 +302,7 @@ class ResponseState:
         return raw
 
 
-def from_wire_response(body: Any, context: RequestContext) -> Message:
+def read_response(body: Any, context: RequestContext) -> Message:
     """A whole response -> one canonical message: read as a stream of one chunk (a missing
     finishReason still completes it), so it equals the assembled stream field for field."""
     reply = read(ResponseBody, body, provider=NAME)
@@ -316,4 +316,4 @@ def from_wire_response(body: Any, context: RequestContext) -> Message:
     return assembler.finish(response.provider_raw())
 
 
-__all__ = ["PartFolder", "ResponseState", "from_wire_response"]
+__all__ = ["PartFolder", "ResponseState", "read_response"]

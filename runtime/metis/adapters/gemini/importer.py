@@ -58,7 +58,7 @@ _Call = tuple[str, str, str | None]
 """(canonical id, name, Gemini id) of a call in the previous model turn."""
 
 
-def from_wire_request(
+def import_request(
     body: Any, *, session_id: str, tool_ids: ToolIdMap, model: str | None = None
 ) -> WireImport:
     """A recorded request body -> canonical messages, tools and options.
@@ -361,4 +361,4 @@ def _result_content(response: dict[str, Any]) -> tuple[str, bool]:
     return json.dumps(response, ensure_ascii=False), is_error
 
 
-__all__ = ["from_wire_request"]
+__all__ = ["import_request"]

@@ -68,7 +68,7 @@ class Replay(TypedDict, total=False):
     string_args: list[str]
 
 
-def to_wire(
+def write_request(
     messages: Sequence[Message],
     tools: Sequence[ToolDefinition],
     options: AdapterOptions,
@@ -429,4 +429,4 @@ def _result_object(text: str, is_error: bool) -> dict[str, Any]:
     return {"error": text} if is_error else {"output": text}
 
 
-__all__ = ["declaration", "estimate_input_tokens", "to_wire"]
+__all__ = ["declaration", "estimate_input_tokens", "write_request"]
