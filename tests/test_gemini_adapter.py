@@ -716,54 +716,27 @@ def test_history_starting_with_a_model_turn_is_sent_as_is(caplog: pytest.LogCapt
 # --- errors, transport, options ---------------------------------------------------------------
 
 
+ERRORS = golden.inputs(PROVIDER, "error")
+"""Error bodies named `error_<HTTP status>[_<case>].json` (`_array`: the JSON-array endpoint wraps it)."""
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_error_golden(name: str) -> None:
+    status = int(name.removeprefix("error_").split("_")[0].split(".")[0])
+    error = ADAPTER.parse_error(golden.read_input(PROVIDER, name), status)
+    document = {
+        "error_type": error.error_type,
+        "message": error.message,
+        "retryable": error.retryable,
+        "status_code": error.status_code,
+    }
+    golden.check(PROVIDER, golden.expected_name(name), document)
+    assert error.provider == "gemini"
+
+
 @pytest.mark.parametrize(
     ("status", "body", "kind", "retryable"),
     [
-        (
-            429,
-            {
-                "error": {
-                    "code": 429,
-                    "message": "Resource has been exhausted (e.g. check quota).",
-                    "status": "RESOURCE_EXHAUSTED",
-                }
-            },
-            "RESOURCE_EXHAUSTED",
-            True,
-        ),
-        (
-            400,
-            {
-                "error": {
-                    "code": 400,
-                    "message": "API key not valid. Please pass a valid API key.",
-                    "status": "INVALID_ARGUMENT",
-                    "details": [
-                        {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
-                    ],
-                }
-            },
-            "INVALID_ARGUMENT",
-            False,
-        ),
-        (
-            503,
-            {
-                "error": {
-                    "code": 503,
-                    "message": "The model is overloaded. Please try again later.",
-                    "status": "UNAVAILABLE",
-                }
-            },
-            "UNAVAILABLE",
-            True,
-        ),
-        (
-            500,
-            [{"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}}],
-            "INTERNAL",
-            True,
-        ),
         (
             404,
             '{"error": {"code": 404, "message": "models/gemini-9 is not found", "status": "NOT_FOUND"}}',
@@ -774,6 +747,7 @@ def test_history_starting_with_a_model_turn_is_sent_as_is(caplog: pytest.LogCapt
     ],
 )
 def test_parse_error(status: int, body: Any, kind: str, retryable: bool) -> None:
+    """Bodies that are no error_*.json file: JSON as text, and a proxy's HTML page."""
     error = ADAPTER.parse_error(body, status)
     assert isinstance(error, ProviderError)
     assert (error.error_type, error.retryable, error.status_code, error.provider) == (
