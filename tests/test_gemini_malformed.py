@@ -98,6 +98,10 @@ def test_unknown_part_kinds_are_kept_for_replay_with_a_warn(caplog: pytest.LogCa
         ({"candidates": [{"finishReason": True}]}, "candidates[0].finishReason"),
         ({"candidates": [], "usageMetadata": {"promptTokenCount": -1}}, "usageMetadata.promptTokenCount"),
         ({"candidates": [], "usageMetadata": {"promptTokenCount": "many"}}, "usageMetadata.promptTokenCount"),
+        (
+            {"candidates": [], "usageMetadata": {"candidatesTokenCount": True}},
+            "usageMetadata.candidatesTokenCount",
+        ),
         ({"candidates": [], "usageMetadata": []}, "usageMetadata"),
         ({"promptFeedback": {"blockReason": []}}, "promptFeedback.blockReason"),
         ({"responseId": 7}, "responseId"),

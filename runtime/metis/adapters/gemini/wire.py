@@ -27,7 +27,6 @@ from pydantic import (
     ConfigDict,
     Field,
     GetPydanticSchema,
-    NonNegativeInt,
     StrictBool,
     StrictInt,
 )
@@ -59,6 +58,9 @@ Enum = Annotated[
 ]
 """A proto enum as its name or (with `enum-encoding=int`) its number; numbers are named in facts.
 One error for both branches, so the error path is the field's, not a union branch's."""
+
+Count = Annotated[int, Field(strict=True, ge=0)]
+"""A token count: a JSON integer, not negative (not a boolean, not a numeric string)."""
 
 Number = Annotated[float, Field(strict=True)]
 """A JSON number (an integer is taken as a float; a boolean is not a number)."""
@@ -138,18 +140,16 @@ class PromptFeedback(TypedDict, total=False):
 
 @_with_config(_LOOSE)
 class UsageMetadata(TypedDict, total=False):
-    promptTokenCount: Annotated[NonNegativeInt | None, _both("promptTokenCount", "prompt_token_count")]
-    candidatesTokenCount: Annotated[
-        NonNegativeInt | None, _both("candidatesTokenCount", "candidates_token_count")
-    ]
+    promptTokenCount: Annotated[Count | None, _both("promptTokenCount", "prompt_token_count")]
+    candidatesTokenCount: Annotated[Count | None, _both("candidatesTokenCount", "candidates_token_count")]
     cachedContentTokenCount: Annotated[
-        NonNegativeInt | None, _both("cachedContentTokenCount", "cached_content_token_count")
+        Count | None, _both("cachedContentTokenCount", "cached_content_token_count")
     ]
-    thoughtsTokenCount: Annotated[NonNegativeInt | None, _both("thoughtsTokenCount", "thoughts_token_count")]
+    thoughtsTokenCount: Annotated[Count | None, _both("thoughtsTokenCount", "thoughts_token_count")]
     toolUsePromptTokenCount: Annotated[
-        NonNegativeInt | None, _both("toolUsePromptTokenCount", "tool_use_prompt_token_count")
+        Count | None, _both("toolUsePromptTokenCount", "tool_use_prompt_token_count")
     ]
-    totalTokenCount: Annotated[NonNegativeInt | None, _both("totalTokenCount", "total_token_count")]
+    totalTokenCount: Annotated[Count | None, _both("totalTokenCount", "total_token_count")]
 
 
 @_with_config(_LOOSE)
