@@ -67,11 +67,11 @@ def test_sql_text_is_never_built_from_values() -> None:
     # Every f-string SQL in the store interpolates module constants or a table name from a
     # fixed tuple; values always travel as parameters. Lists of ids are one bound
     # parameter (a JSON array read with json_each): no SQL text grows with them.
-    from metis.store import _batch, _checks, _sql
+    from metis.store import _checks, _sql
 
     source = inspect.getsource(_checks.by_ids)
     assert "conn.execute(sql, (orjson.dumps(list(ids)).decode(), *params))" in source
-    for module in (store_sqlite, _checks, _batch, _sql):
+    for module in (store_sqlite, _checks, _sql):
         module_source = inspect.getsource(module)
         for forbidden in (".format(", "% (", "%s", '"?" *', "IN ({"):
             assert forbidden not in module_source, (module.__name__, forbidden)

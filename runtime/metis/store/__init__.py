@@ -5,9 +5,8 @@ same API for asyncio code. Messages are checked against spec §5 on the way in, 
 canonical JSON, and read back as canonical models, older schema versions migrated.
 
 Modules: `sqlite` (the Store), `_schema`/`_layout` (tables and their in-place upgrade),
-`_conn` (transactions and retry under concurrent writers), `_codec`/`_trusted` (rows <->
-models), `_checks` (what an append must satisfy), `_batch` (a clean batch of appends,
-screened and written without the per-message checks), `_paths` (where the file lives).
+`_conn` (transactions and retry under concurrent writers), `_codec` (rows <-> models),
+`_checks` (what an append must satisfy), `_paths` (where the file lives).
 """
 
 from __future__ import annotations

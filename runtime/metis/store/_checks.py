@@ -11,9 +11,7 @@ microseconds, so another offset could not be read back as written).
 
 A batch of appends (`BatchChecks`) asks the same questions with one query for the whole
 batch instead of one per message, and answers later messages from what the earlier ones
-of the batch will have written: the same verdicts, in the same order. (A batch with
-nothing wrong is written faster by `_batch`'s single pass; whatever that cannot vouch
-for comes here, which decides, and words, every refusal.)
+of the batch will have written: the same verdicts, in the same order.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The statements that write `messages` and `tool_calls` rows, written once.
 
-The careful path (`sqlite`), the batch fast path (`_batch`) and the benchmark floors
-(`bench/bench_store.py`) all write with these very statements, so "the same rows with
+The store (`sqlite`) and the benchmark floors (`bench/bench_store.py`) write with these
+very statements, so "the same rows with
 the same SQL" holds by construction. Every value is a bound parameter.
 """
 
@@ -23,8 +23,8 @@ ANSWER_OPEN_CALL = (
     "WHERE id = ? AND session_id = ? AND result_message_id IS NULL"
 )
 """Answer a call of the session that is still open: (status, result message id, completed
-at, tool id, session id). It updates no row for a call answered before (the batch path
-counts the rows it updated; the careful path has checked the call is open)."""
+at, tool id, session id). It updates no row for a call answered before (the store has
+checked, before writing, that the call is open)."""
 
 
 TOUCH_SESSION = "UPDATE sessions SET updated_at = ? WHERE id = ?"

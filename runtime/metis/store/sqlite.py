@@ -34,11 +34,10 @@ from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolU
 from .. import _json
 from ..errors import InvariantError, MessageNotFoundError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
-from . import _batch, _conn, _layout, _sql
+from . import _conn, _layout, _sql
 from ._checks import BatchChecks, Stored, stored_provider_ids
 from ._codec import Reader, Row, decode, decode_all, encode, from_micros
 from ._paths import default_path
-from ._trusted import TRUSTED_VERSION
 from ._types import (
     CANCELLED,
     FAILED,
@@ -89,14 +88,11 @@ class Store:
         path: Path | None,
         policy: _conn.RetryPolicy,
         reader: Reader | None = None,
-        *,
-        trusted_reads: bool = True,
     ) -> None:
         self._conn = conn
         self.path = path
         self._policy = policy
         self._reader = reader
-        self._trusted = trusted_reads and reader is None and CURRENT_VERSION == TRUSTED_VERSION
         self._lock = threading.RLock()
 
     @classmethod
@@ -107,17 +103,13 @@ class Store:
         retry: _conn.RetryPolicy | None = None,
         synchronous: str = "FULL",
         reader: Reader | None = None,
-        trusted_reads: bool = True,
     ) -> Store:
         """Open (creating or upgrading in place) the store at `path`.
 
         `path` defaults to `$METIS_HOME/metis.sqlite3`, else the per-user data directory.
         `synchronous="FULL"` makes every commit durable across power loss; "NORMAL" keeps
         it across process crashes only, and is faster. `reader` replaces the full
-        document reader (default `metis.canonical.read_message`); with a reader of one's
-        own, every row goes through it (the trusted fast path is for the default only).
-        `trusted_reads=False` sends every row through full validation, for a file other
-        tools may have written to.
+        document reader (default `metis.canonical.read_message`).
         """
         policy = retry or _conn.RetryPolicy()
         target: Path | None = None
@@ -131,7 +123,7 @@ class Store:
         except BaseException:
             conn.close()
             raise
-        return cls(conn, target, policy, reader, trusted_reads=trusted_reads)
+        return cls(conn, target, policy, reader)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -251,25 +243,14 @@ class Store:
     def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
         """`append` for several messages in order, in one transaction: all stored, or none.
 
-        The common case is written in one pass (`_batch`); any batch it cannot vouch for
-        is rolled back and goes down the careful path (`_put`): checked message by message
-        against what the earlier ones will have written, and refused with the first failing
-        message's error, or written with one `executemany` per statement.
+        Each message is encoded once, then checked against what the earlier ones of the
+        batch will have written (one lookup for the whole batch) and refused with the
+        first failing message's error, or all are written with one `executemany` per
+        statement.
         """
         batch = messages if isinstance(messages, list) else list(messages)
         if not batch:
             return
-
-        def fast(conn: sqlite3.Connection) -> None:
-            _batch.write(conn, batch, tool_ids, _now_us())
-            if tool_ids is not None:
-                _sync_tool_ids(conn, tool_ids)
-
-        try:
-            self._write(fast)
-            return
-        except _batch.Unconfirmed:  # rolled back: the careful path decides, and words it
-            pass
         self._put([(message, encode(message)) for message in batch], tool_ids, None)
 
     def upsert_partial(self, message: Message) -> None:
@@ -301,7 +282,7 @@ class Store:
     ) -> None:
         """Write the batch in one transaction: each message as `mode` says (`upsert_partial`,
         `finalize`: one message), or, with None, appended as `append_many` appends (a PARTIAL
-        message stored as by `upsert_partial`) down the careful path."""
+        message stored as by `upsert_partial`)."""
         sessions = dict.fromkeys([row[1] for _, row in batch])
         if tool_ids is not None:
             foreign = set(sessions) - {tool_ids.session_id}
@@ -363,7 +344,7 @@ class Store:
                 (session_id, mark[0]),
             ).fetchall()
 
-        messages = decode_all(self._read(fetch), self._reader, trusted=self._trusted)
+        messages = decode_all(self._read(fetch), self._reader)
         if include_partial:
             return messages
         return [m for m in messages if m.metadata.status != MessageStatus.partial]
@@ -377,7 +358,7 @@ class Store:
         )
         if row is None:
             raise MessageNotFoundError(f"no message {message_id!r}", message_id=message_id)
-        return decode(row, self._reader, trusted=self._trusted)
+        return decode(row, self._reader)
 
     # --- tool ids ------------------------------------------------------------------------------
 
@@ -490,8 +471,7 @@ class _Plan(NamedTuple):
 def _append_all(
     conn: sqlite3.Connection, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None
 ) -> None:
-    """`_put_one(..., "append", ...)` for every message of the batch, as a few statements:
-    the careful path of a batch `_batch` could not vouch for.
+    """`_put_one(..., "append", ...)` for every message of the batch, as a few statements.
 
     `_put_one` per message would make its lookups and statements per message. Here the
     lookups are made once (`_checked_plan`), which raises the error `_put_one` would
