@@ -16,7 +16,7 @@ import pytest
 from metis.errors import StoreError
 from metis.ids import ToolIdMap
 from metis.store import RetryPolicy, Store, _sql
-from metis.store import sqlite as store_sqlite
+from metis.store import _store as store_core
 from test_store_support import tool_call, tool_ids_of, tool_result, user
 
 TESTS = Path(__file__).resolve().parent
@@ -78,7 +78,7 @@ def test_a_failure_answering_a_call_rolls_back_the_result(
     def explode(conn: sqlite3.Connection, tool_ids: ToolIdMap) -> None:
         raise OSError("no space left")
 
-    monkeypatch.setattr(store_sqlite, "_sync_tool_ids", explode)
+    monkeypatch.setattr(store_core, "_sync_tool_ids", explode)
     with pytest.raises(OSError, match="no space"):
         store.append(answer, tool_ids=ids)
     assert counts(store.path) == (1, 1, 0)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from ._aio import AsyncStore
 from ._conn import RetryPolicy
+from ._open import open_store
 from ._paths import default_path, metis_home
 from ._schema import DB_SCHEMA_VERSION
+from ._store import Store
 from ._types import DuplicateMessageError, SessionInfo, ToolCallRecord, ToolCallStatus
-from .sqlite import Store
 
 __all__ = [
     "DB_SCHEMA_VERSION",
@@ -29,4 +30,5 @@ __all__ = [
     "ToolCallStatus",
     "default_path",
     "metis_home",
+    "open_store",
 ]
