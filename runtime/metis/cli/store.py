@@ -12,6 +12,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..store import SessionInfo, copy_store, open_store
+from ..store._open import redacted
 from ._common import console
 
 
@@ -50,17 +51,8 @@ def copy(src: str, dst: str) -> None:
     click.echo(
         f"copied {report.messages_copied} of {report.messages} messages "
         f"({report.sessions_created} of {report.sessions} sessions new); "
-        f"all {report.messages} verified by hash in {dst_label(dst)}"
+        f"all {report.messages} verified by hash in {redacted(dst)}"
     )
-
-
-def dst_label(target: str) -> str:
-    """The destination as shown: a URL without its password."""
-    if "://" in target and "@" in target:
-        scheme, rest = target.split("://", 1)
-        credentials, host = rest.split("@", 1)
-        return f"{scheme}://{credentials.split(':', 1)[0]}@{host}"
-    return target
 
 
 COMMANDS = [store_group]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import StoreError
 from ._codec import Reader
@@ -22,6 +23,18 @@ _SQLITE_SCHEME = "sqlite://"
 def is_postgres_url(target: object) -> bool:
     """True when `target` names a PostgreSQL database rather than a SQLite file."""
     return isinstance(target, str) and target.startswith(_POSTGRES_SCHEMES)
+
+
+def redacted(target: str | os.PathLike[str]) -> str:
+    """The target as it may be shown or logged: a URL without its password."""
+    text = os.fspath(target)
+    if "://" not in text or "@" not in text:
+        return text
+    parts = urlsplit(text)
+    if parts.password is None:
+        return text
+    host = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=f"{parts.username}@{host}").geturl()
 
 
 def open_store(
@@ -53,4 +66,4 @@ def open_store(
     return Store(SqliteBackend.open(path, **options), reader)
 
 
-__all__ = ["is_postgres_url", "open_store"]
+__all__ = ["is_postgres_url", "open_store", "redacted"]

@@ -35,6 +35,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError
 from . import _pg_schema
 from ._conn import RetryPolicy
+from ._open import redacted
 from ._sql import POSTGRESQL, Db, Dialect
 
 T = TypeVar("T")
@@ -88,7 +89,7 @@ class PostgresBackend:
         except PoolTimeout as exc:
             pool.close()
             raise StoreError(
-                f"cannot connect to PostgreSQL at {_redacted(url)} within {timeout:g}s",
+                f"cannot connect to PostgreSQL at {redacted(url)} within {timeout:g}s",
                 hint="is the server running, and the URL's host, port, user and database right?",
             ) from exc
         backend = cls(pool, retry or RetryPolicy(), timeout)
@@ -172,16 +173,6 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
     ):
         with suppress(psycopg.Error):  # the connection broke meanwhile: the server rolls back
             conn.execute("ROLLBACK")
-
-
-def _redacted(url: str) -> str:
-    """The URL without its password (error messages may be logged)."""
-    try:
-        info = psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "(an unparsable URL)"
-    info.pop("password", None)
-    return psycopg.conninfo.make_conninfo("", **info)
 
 
 __all__ = ["PostgresBackend"]
