@@ -134,9 +134,9 @@ def _sqlite_backend(tmp: Path) -> Backend:
 
 @contextmanager
 def _postgres_backend() -> Iterator[Backend | None]:
-    from test_store_support import PgServer, _pg_bindir
+    from test_store_support import PgServer, pg_bindir
 
-    bindir = _pg_bindir()
+    bindir = pg_bindir()
     if bindir is None:
         print("bench store: no PostgreSQL server binaries; PostgreSQL rows skipped")
         yield None

