@@ -141,6 +141,8 @@ class PostgresBackend:
                     raise StoreError(f"postgresql: {exc}") from exc
                 reason = exc
             except psycopg.OperationalError as exc:
+                if not _connection_lost(exc):
+                    raise StoreError(f"postgresql: {exc}") from exc
                 if committing:
                     raise StoreError(
                         f"postgresql: the connection was lost while committing; the write may or may "
@@ -163,6 +165,13 @@ class PostgresBackend:
                 ) from reason
             time.sleep(min(backoff * (0.5 + random.random()), remaining))
             backoff = min(backoff * 2, policy.max_backoff_s)
+
+
+def _connection_lost(exc: psycopg.OperationalError) -> bool:
+    """The connection broke (no SQLSTATE: the client saw it go), or the server is shutting
+    down or starting (class 57P) or refused the connection (class 08): worth a new one."""
+    state = exc.sqlstate
+    return state is None or state.startswith(("57P", "08"))
 
 
 def _rollback(conn: psycopg.Connection[Any]) -> None:
