@@ -7,7 +7,6 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -72,12 +71,11 @@ def _describe(exc: BaseException) -> str:
 @click.group(cls=MetisGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
     envvar="METIS_DB",
-    help="SQLite file of the store (default: under METIS_HOME or the user data directory).",
+    help="The store: a SQLite file or a postgresql:// URL (default: a file under METIS_HOME).",
 )
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None) -> None:
+def cli(ctx: click.Context, db: str | None) -> None:
     """metis: canonical LLM conversations across Anthropic, OpenAI, Gemini, Ollama and OpenRouter."""
     state = State(db=db)
     ctx.obj = state

@@ -32,20 +32,20 @@ from rich.console import Console
 
 from .. import _json
 from ..errors import MetisError, SessionNotFoundError
-from ..store import Store
+from ..store import Store, open_store
 
 
 @dataclass
 class State:
     """Global options, and the store opened on first use."""
 
-    db: Path | None = None
+    db: str | Path | None = None
     _store: Store | None = None
 
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.db)
+            self._store = open_store(self.db)
         return self._store
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..store import Store, metis_home
+from ..store import metis_home, open_store
 from ._common import State, console
 from ._tables import show_session
 
@@ -29,10 +29,9 @@ def demo(state: State, db: Path | None) -> None:
     """Build a session across Anthropic and OpenAI from recorded exchanges; no key, no network."""
     from ..demo import run_demo
 
-    path = db or state.db or _fresh_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = db or state.db or _fresh_path()  # a SQLite file (made with its directory) or a URL
     click.echo(f"database: {path}")
-    with Store.open(path) as store:
+    with open_store(path) as store:
         result = run_demo(store, say=click.echo)
         click.echo()
         show_session(console(), store, result.session_id)

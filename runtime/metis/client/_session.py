@@ -11,6 +11,7 @@ The sync and async clients add only the HTTP part.
 from __future__ import annotations
 
 import inspect
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -426,7 +427,7 @@ class ClientBase:
 
     def _setup(
         self,
-        store: SessionStore | None,
+        store: SessionStore | str | os.PathLike[str] | None,
         *,
         api_keys: Mapping[str, str | None] | None,
         base_urls: Mapping[str, str] | None,
@@ -436,10 +437,10 @@ class ClientBase:
         clock: Callable[[], float],
         default_model: str,
     ) -> None:
-        if store is None:
-            from ..store import Store
+        if store is None or isinstance(store, str | os.PathLike):  # a path or URL: open_store's to open
+            from ..store import open_store
 
-            opened = Store.open()
+            opened = open_store(store)
             store, self._close_store = opened, opened.close
         else:
             self._close_store = None
