@@ -624,42 +624,45 @@ def test_contract_rejects_broken_bodies(broken: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw",
+    ("raw", "kept"),
     [
-        '{"city":"Paris"}',  # canonical: nothing kept
-        '{"city": "Paris"}',  # whitespace
-        '{"b":1,"a":2}',  # canonical, keys not sorted
-        '{"city":"Par\\u00eds"}',  # an escape orjson writes differently
-        '{"n":1.0}',
-        '{"n":18446744073709551616}',  # beyond 64 bits: read exactly, written back the same
-        "",
-        "  ",
-        "{}",
+        ('{"city":"Paris"}', None),  # canonical: nothing kept
+        ('{"city": "Paris"}', '{"city": "Paris"}'),  # whitespace
+        ('{"b":1,"a":2}', None),  # canonical, keys not sorted
+        ('{"city":"Par\\u00eds"}', '{"city":"Par\\u00eds"}'),  # an escape orjson writes differently
+        ('{"n":1.0}', None),
+        ('{"n":18446744073709551616}', None),  # beyond 64 bits: read exactly, written back the same
+        ("", ""),
+        ("  ", "  "),
+        ("{}", None),
     ],
 )
-def test_kept_arguments_shortcut_agrees_with_the_full_check(raw: str) -> None:
-    """`_arguments_to_keep` skips re-parsing the canonical text; it must answer as
-    `raw_arguments_to_keep` does for every text `parse_tool_arguments` reads as an object."""
-    from metis.adapters._openai_chat import _arguments_to_keep, raw_arguments_to_keep
+def test_arguments_text_is_kept_only_when_it_differs_from_the_canonical_text(
+    raw: str, kept: str | None
+) -> None:
+    """What a reply's arguments keep for replay, and the same answer for a streamed call's
+    joined text (read there without a value in hand)."""
+    from metis.adapters.chat import kept_arguments, raw_arguments_to_keep
     from metis.assembly import parse_tool_arguments
 
     value, unparsed = parse_tool_arguments(raw, context=context(MODEL), tool_id=tid(1), name="f")
     assert unparsed is None
-    assert _arguments_to_keep(raw, value) == raw_arguments_to_keep(raw)
+    assert kept_arguments(raw, value) == kept
+    assert raw_arguments_to_keep(raw) == kept
 
 
 def test_arguments_keep_wide_integers_exactly_and_refuse_nan() -> None:
     """JSON integers have no size limit (a tool input may hold a 128-bit id): they are read
     and written back digit for digit. NaN is not JSON: the text is kept raw, not read as a
     float the store would write as null."""
-    from metis.adapters._openai_chat import _arguments_to_keep
+    from metis.adapters.chat import kept_arguments
     from metis.assembly import parse_tool_arguments
 
     raw = '{"id":340282366920938463463374607431768211457,"low":-9223372036854775809}'
     value, unparsed = parse_tool_arguments(raw, context=context(MODEL), tool_id=tid(1), name="f")
     assert unparsed is None
     assert value == {"id": 2**128 + 1, "low": -(2**63) - 1}
-    assert _arguments_to_keep(raw, value) is None  # written back exactly: nothing to keep
+    assert kept_arguments(raw, value) is None  # written back exactly: nothing to keep
     value, unparsed = parse_tool_arguments('{"n":NaN}', context=context(MODEL), tool_id=tid(1), name="f")
     assert (value, unparsed) == ({}, '{"n":NaN}')
 
@@ -667,7 +670,9 @@ def test_arguments_keep_wide_integers_exactly_and_refuse_nan() -> None:
 def test_block_helpers_build_what_the_model_constructors_build() -> None:
     """Response blocks are validated by calling the models' validators on a dict: the same
     values, the same fields set, the same refusals as the constructors."""
-    from metis.adapters._openai_chat import _text_block, _thinking_block, _tool_use_block
+    from metis.adapters._shared import text_block as _text_block
+    from metis.adapters._shared import thinking_block as _thinking_block
+    from metis.adapters._shared import tool_use_block as _tool_use_block
     from pydantic import ValidationError
 
     pairs = [
@@ -805,7 +810,7 @@ def test_error_body_under_200_raises_provider_error() -> None:
 @pytest.mark.parametrize(
     ("body", "path"),
     [
-        ({"model": "gpt-4.1", "messages": [{"role": "narrator", "content": "x"}]}, "messages[0].role"),
+        ({"model": "gpt-4.1", "messages": [{"role": "narrator", "content": "x"}]}, "messages[0]"),
         (
             {"model": "gpt-4.1", "messages": [{"role": "function", "name": "f", "content": "x"}]},
             "messages[0].role",
@@ -841,7 +846,7 @@ def test_error_body_under_200_raises_provider_error() -> None:
                 "messages": [],
                 "tools": [{"type": "function", "function": {"description": "x"}}],
             },
-            "tools[0].function",
+            "tools[0].function.name",
         ),
     ],
 )
@@ -915,8 +920,8 @@ def test_malformed_stream_chunk_is_a_wire_format_error() -> None:
             "invalid_request_error",
             False,
         ),
-        (502, b"<html>Bad gateway</html>", "http_error", True),
-        (404, '{"error": "model not found"}', "error", False),
+        (502, b"<html>Bad gateway</html>", "http_502", True),
+        (404, '{"error": "model not found"}', "http_404", False),
     ],
 )
 def test_parse_error(status: int, body: Any, error_type: str, retryable: bool) -> None:
@@ -928,7 +933,7 @@ def test_parse_error(status: int, body: Any, error_type: str, retryable: bool) -
         "openai",
     )
     if status == 400:
-        assert error.path == "messages.[2].role" and "bad role" in str(error)
+        assert "bad role (param messages.[2].role)" in str(error)
 
 
 # --- mid-session swap ------------------------------------------------------------------------

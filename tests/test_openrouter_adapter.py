@@ -456,8 +456,9 @@ def test_upstream_429_is_retryable_and_keeps_metadata_raw() -> None:
     error = ADAPTER.parse_error(recorded("openrouter", "error_429.json"), 429)
     assert isinstance(error, ProviderError)
     assert (error.error_type, error.retryable, error.status_code) == ("429", True, 429)
-    assert "Provider returned error [Google: google/gemini-2.5-flash is temporarily rate-limited" in str(
-        error
+    assert (
+        "Provider returned error (upstream Google) (raw google/gemini-2.5-flash is temporarily rate-limited"
+        in (error.message)
     )
 
 
