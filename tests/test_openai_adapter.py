@@ -1,8 +1,9 @@
 """The OpenAI Chat Completions adapter: goldens, round trips, streams, contract, malformed input, swaps.
 
-Wire inputs are recorded-shape fixtures in tests/golden/openai/recorded/ (their usage counts
-were computed offline with the o200k_base tokenizer and the OpenAI cookbook's per-message and
-per-tool overheads); outputs are goldens in tests/golden/openai/ (METIS_UPDATE_GOLDEN=1).
+Wire inputs are recorded-shape fixtures in tests/golden/openai/ (their usage counts were
+computed offline with the o200k_base tokenizer and the OpenAI cookbook's per-message and
+per-tool overheads); expected outputs sit beside them, named by tests/golden.py's scheme
+(METIS_UPDATE_GOLDEN=1 rewrites them).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import golden
 import orjson
 import pytest
 from contracts import openai as contract
@@ -49,8 +51,11 @@ from openai_chat_support import (
     canonical,
     chunkings,
     context,
+    error_document,
+    error_status,
+    events_document,
     fixed_tool_ids,
-    golden,
+    import_document,
     msg,
     normalize_tool_ids,
     options,
@@ -141,7 +146,7 @@ def test_to_wire_golden_every_block_type(tmp_path: Path, caplog: pytest.LogCaptu
     )
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         body = ADAPTER.to_wire(messages, [WEATHER_TOOL, READ_TOOL], opts)
-    golden("openai", "request_every_block_type", body)
+    golden.check("openai", "every_block_type.request.golden.json", body)
     contract.check_request(body)
     dropped = [(r.block_type, r.message_id) for r in warnings(caplog)]  # type: ignore[attr-defined]
     assert dropped == [("thinking", messages[3].id), ("image", messages[4].id)]
@@ -167,7 +172,7 @@ def test_to_wire_developer_role_and_extra_merged_last() -> None:
         temperature=0.5,
     )
     body = ADAPTER.to_wire(messages, [READ_TOOL], opts)
-    golden("openai", "request_developer_extra", body)
+    golden.check("openai", "developer_extra.request.golden.json", body)
     contract.check_request(body)
     assert body["messages"][0]["role"] == "developer"
     assert body["temperature"] == 1  # extra wins
@@ -247,16 +252,34 @@ def test_critical_thinking_block_fails_instead_of_dropping() -> None:
 
 # --- responses -> canonical ------------------------------------------------------------------
 
-RESPONSES = ["tools", "text", "refusal", "content_filter", "length_rawargs", "llamacpp"]
 
-
-@pytest.mark.parametrize("name", RESPONSES)
+@pytest.mark.parametrize("name", golden.inputs("openai", "response"))
 def test_from_wire_response_golden(name: str, fixed_tool_ids: None) -> None:
-    body = recorded("openai", f"response_{name}.json")
+    body = recorded("openai", name)
     contract.check_response(body)
     message = ADAPTER.from_wire_response(body, context(MODEL))
-    golden("openai", f"response_{name}.canonical", canonical(message))
+    golden.check("openai", golden.expected_name(name), canonical(message))
     assert message.metadata.status == MessageStatus.complete
+
+
+@pytest.mark.parametrize("name", golden.inputs("openai", "stream"))
+def test_stream_events_golden(name: str, fixed_tool_ids: None) -> None:
+    events = list(ADAPTER.stream_response([recorded("openai", name)], context(MODEL)))
+    golden.check("openai", golden.expected_name(name), events_document(events))
+
+
+@pytest.mark.parametrize("name", golden.inputs("openai", "request"))
+def test_request_import_golden(name: str, fixed_tool_ids: None) -> None:
+    imported = ADAPTER.from_wire_request(
+        recorded("openai", name), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
+    )
+    golden.check("openai", golden.expected_name(name), import_document(imported))
+
+
+@pytest.mark.parametrize("name", golden.inputs("openai", "error"))
+def test_error_golden(name: str) -> None:
+    error = ADAPTER.parse_error(golden.read_input("openai", name), error_status(name))
+    golden.check("openai", golden.expected_name(name), error_document(error))
 
 
 @pytest.mark.parametrize(
@@ -346,15 +369,10 @@ def test_request_import_round_trip(name: str) -> None:
     contract.check_request(again)
 
 
-def test_request_import_canonical_golden(fixed_tool_ids: None) -> None:
+def test_request_import_links_every_result_to_its_call() -> None:
     imported = ADAPTER.from_wire_request(
         recorded("openai", "request_every_shape.json"), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
     )
-    shape = [
-        {"role": m.role.value, "content": [b.model_dump(mode="json", exclude_none=True) for b in m.content]}
-        for m in imported.messages
-    ]
-    golden("openai", "request_every_shape.canonical", {"messages": shape, "extra": imported.options.extra})
     roles = [m.role for m in imported.messages]
     assert roles.count(Role.user) == 4 and roles.count(Role.tool) == 3
     tool_msgs = [m for m in imported.messages if m.role == Role.tool]

@@ -1,6 +1,6 @@
 """The OpenRouter adapter: the shared Chat Completions mapping plus OpenRouter's extensions.
 
-Recorded-shape inputs in tests/golden/openrouter/recorded/ follow provider-wire-formats.md §5:
+Recorded-shape inputs in tests/golden/openrouter/ follow provider-wire-formats.md §5:
 Anthropic (Bedrock), Gemini and OpenAI upstreams, `: OPENROUTER PROCESSING` comments,
 `finish_reason` on two chunks, an `error` chunk after `finish_reason`, a `choices: []` usage chunk.
 """
@@ -12,6 +12,7 @@ import json
 import logging
 from typing import Any
 
+import golden
 import pytest
 from contracts import openrouter as contract
 from metis import adapters
@@ -37,8 +38,11 @@ from openai_chat_support import (
     canonical,
     chunkings,
     context,
+    error_document,
+    error_status,
+    events_document,
     fixed_tool_ids,
-    golden,
+    import_document,
     msg,
     normalize_tool_ids,
     options,
@@ -55,7 +59,13 @@ ADAPTER = adapters.get("openrouter")
 SONNET = "openrouter:anthropic/claude-sonnet-4.6"
 FLASH = "openrouter:google/gemini-2.5-flash"
 GPT = "openrouter:openai/gpt-5-mini"
-MODEL_OF = {"anthropic": SONNET, "gemini": FLASH, "openai": GPT}
+MODEL_OF = {"anthropic": SONNET, "gemini": FLASH, "openai": GPT, "length_error": SONNET}
+"""The model each recorded case (`response_<case>`, `stream_<case>`) was asked."""
+
+
+def case(name: str) -> str:
+    """`response_anthropic.json` -> `anthropic`."""
+    return name.split(".", 1)[0].split("_", 1)[1]
 
 
 def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -71,12 +81,12 @@ def parse(name: str, ids: ToolIdMap | None = None) -> Message:
 # --- responses -> canonical ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["anthropic", "gemini", "openai"])
+@pytest.mark.parametrize("name", golden.inputs("openrouter", "response"))
 def test_from_wire_response_golden(name: str, fixed_tool_ids: None) -> None:
-    body = recorded("openrouter", f"response_{name}.json")
+    body = recorded("openrouter", name)
     contract.check_response(body)
-    message = parse(name)
-    golden("openrouter", f"response_{name}.canonical", canonical(message))
+    message = parse(case(name))
+    golden.check("openrouter", golden.expected_name(name), canonical(message))
     raw = message.metadata.provider_raw or {}
     choice = body["choices"][0]
     assert raw["reasoning_details"] == choice["message"]["reasoning_details"]  # kept exactly
@@ -222,7 +232,7 @@ def test_to_wire_golden_with_reasoning_cache_and_routing(
         },
     )
     body = ADAPTER.to_wire(history, [WEATHER_TOOL, READ_TOOL], opts)
-    golden("openrouter", "request_reasoning_cache_routing", body)
+    golden.check("openrouter", "reasoning_cache_routing.request.golden.json", body)
     contract.check_request(body)
     assert body["reasoning"] == {"max_tokens": 2000} and body["max_tokens"] == 8000
     assert body["messages"][0]["content"] == [
@@ -295,17 +305,26 @@ def test_request_import_maps_extensions(fixed_tool_ids: None) -> None:
     reply = imported.messages[2]
     assert [b.type for b in reply.content] == ["thinking", "text", "tool_use", "tool_use"]
     assert reply.content[0].signature.startswith("EqoE")
-    golden(
-        "openrouter",
-        "request_followup.canonical",
-        [
-            {
-                "role": m.role.value,
-                "content": [b.model_dump(mode="json", exclude_none=True) for b in m.content],
-            }
-            for m in imported.messages
-        ],
+
+
+@pytest.mark.parametrize("name", golden.inputs("openrouter", "stream"))
+def test_stream_events_golden(name: str, fixed_tool_ids: None) -> None:
+    events = list(ADAPTER.stream_response([recorded("openrouter", name)], context(MODEL_OF[case(name)])))
+    golden.check("openrouter", golden.expected_name(name), events_document(events))
+
+
+@pytest.mark.parametrize("name", golden.inputs("openrouter", "request"))
+def test_request_import_golden(name: str, fixed_tool_ids: None) -> None:
+    imported = ADAPTER.from_wire_request(
+        recorded("openrouter", name), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
     )
+    golden.check("openrouter", golden.expected_name(name), import_document(imported))
+
+
+@pytest.mark.parametrize("name", golden.inputs("openrouter", "error"))
+def test_error_golden(name: str) -> None:
+    error = ADAPTER.parse_error(golden.read_input("openrouter", name), error_status(name))
+    golden.check("openrouter", golden.expected_name(name), error_document(error))
 
 
 def test_effort_reasoning_goes_through_extra() -> None:
