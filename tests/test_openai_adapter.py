@@ -51,11 +51,7 @@ from openai_chat_support import (
     canonical,
     chunkings,
     context,
-    error_document,
-    error_status,
-    events_document,
     fixed_tool_ids,
-    import_document,
     msg,
     normalize_tool_ids,
     options,
@@ -251,35 +247,6 @@ def test_critical_thinking_block_fails_instead_of_dropping() -> None:
 
 
 # --- responses -> canonical ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", golden.inputs("openai", "response"))
-def test_from_wire_response_golden(name: str, fixed_tool_ids: None) -> None:
-    body = recorded("openai", name)
-    contract.check_response(body)
-    message = ADAPTER.from_wire_response(body, context(MODEL))
-    golden.check("openai", golden.expected_name(name), canonical(message))
-    assert message.metadata.status == MessageStatus.complete
-
-
-@pytest.mark.parametrize("name", golden.inputs("openai", "stream"))
-def test_stream_events_golden(name: str, fixed_tool_ids: None) -> None:
-    events = list(ADAPTER.stream_response([recorded("openai", name)], context(MODEL)))
-    golden.check("openai", golden.expected_name(name), events_document(events))
-
-
-@pytest.mark.parametrize("name", golden.inputs("openai", "request"))
-def test_request_import_golden(name: str, fixed_tool_ids: None) -> None:
-    imported = ADAPTER.from_wire_request(
-        recorded("openai", name), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
-    )
-    golden.check("openai", golden.expected_name(name), import_document(imported))
-
-
-@pytest.mark.parametrize("name", golden.inputs("openai", "error"))
-def test_error_golden(name: str) -> None:
-    error = ADAPTER.parse_error(golden.read_input("openai", name), error_status(name))
-    golden.check("openai", golden.expected_name(name), error_document(error))
 
 
 @pytest.mark.parametrize(

@@ -38,11 +38,7 @@ from openai_chat_support import (
     canonical,
     chunkings,
     context,
-    error_document,
-    error_status,
-    events_document,
     fixed_tool_ids,
-    import_document,
     msg,
     normalize_tool_ids,
     options,
@@ -59,13 +55,7 @@ ADAPTER = adapters.get("openrouter")
 SONNET = "openrouter:anthropic/claude-sonnet-4.6"
 FLASH = "openrouter:google/gemini-2.5-flash"
 GPT = "openrouter:openai/gpt-5-mini"
-MODEL_OF = {"anthropic": SONNET, "gemini": FLASH, "openai": GPT, "length_error": SONNET}
-"""The model each recorded case (`response_<case>`, `stream_<case>`) was asked."""
-
-
-def case(name: str) -> str:
-    """`response_anthropic.json` -> `anthropic`."""
-    return name.split(".", 1)[0].split("_", 1)[1]
+MODEL_OF = {"anthropic": SONNET, "gemini": FLASH, "openai": GPT}
 
 
 def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -81,12 +71,10 @@ def parse(name: str, ids: ToolIdMap | None = None) -> Message:
 # --- responses -> canonical ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", golden.inputs("openrouter", "response"))
-def test_from_wire_response_golden(name: str, fixed_tool_ids: None) -> None:
-    body = recorded("openrouter", name)
-    contract.check_response(body)
-    message = parse(case(name))
-    golden.check("openrouter", golden.expected_name(name), canonical(message))
+@pytest.mark.parametrize("name", ["anthropic", "gemini", "openai"])
+def test_reply_keeps_openrouter_extensions_in_provider_raw(name: str) -> None:
+    body = recorded("openrouter", f"response_{name}.json")
+    message = parse(name)
     raw = message.metadata.provider_raw or {}
     choice = body["choices"][0]
     assert raw["reasoning_details"] == choice["message"]["reasoning_details"]  # kept exactly
@@ -305,26 +293,6 @@ def test_request_import_maps_extensions(fixed_tool_ids: None) -> None:
     reply = imported.messages[2]
     assert [b.type for b in reply.content] == ["thinking", "text", "tool_use", "tool_use"]
     assert reply.content[0].signature.startswith("EqoE")
-
-
-@pytest.mark.parametrize("name", golden.inputs("openrouter", "stream"))
-def test_stream_events_golden(name: str, fixed_tool_ids: None) -> None:
-    events = list(ADAPTER.stream_response([recorded("openrouter", name)], context(MODEL_OF[case(name)])))
-    golden.check("openrouter", golden.expected_name(name), events_document(events))
-
-
-@pytest.mark.parametrize("name", golden.inputs("openrouter", "request"))
-def test_request_import_golden(name: str, fixed_tool_ids: None) -> None:
-    imported = ADAPTER.from_wire_request(
-        recorded("openrouter", name), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
-    )
-    golden.check("openrouter", golden.expected_name(name), import_document(imported))
-
-
-@pytest.mark.parametrize("name", golden.inputs("openrouter", "error"))
-def test_error_golden(name: str) -> None:
-    error = ADAPTER.parse_error(golden.read_input("openrouter", name), error_status(name))
-    golden.check("openrouter", golden.expected_name(name), error_document(error))
 
 
 def test_effort_reasoning_goes_through_extra() -> None:
