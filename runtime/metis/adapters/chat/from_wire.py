@@ -31,7 +31,7 @@ from ...validation import pydantic_problems
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from .facts import ChatDialect, stop_reason
-from .wire import AssistantFields, AssistantPart, ReasoningDetail, Response, ToolCall, kept_arguments
+from .wire import AssistantFields, AssistantPart, Fields, ReasoningDetail, Response, ToolCall, kept_arguments
 
 log = logging.getLogger("metis.adapters")
 
@@ -162,7 +162,7 @@ def _reasoning(
                 out.blocks.append(block)
         out.details = details
         return
-    fields = cast(Mapping[str, Any], message)
+    fields = cast(Fields, message)
     for key in dialect.plain_reasoning_keys:
         text = fields.get(key)
         if text:
@@ -185,7 +185,7 @@ def detail_block(name: str, item: ReasoningDetail, path: str) -> ContentBlock | 
             extra={"adapter": name, "path": path},
         )
         return None
-    fields = cast(Mapping[str, Any], item)
+    fields = cast(Fields, item)
     return thinking_block(
         {"type": "thinking", "text": fields.get(key) or "", "signature": item.get("signature") or None}
     )

@@ -42,6 +42,7 @@ from .from_wire import not_canonical, read_assistant, response_raw
 from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
 from .wire import (
     Content,
+    Fields,
     HistoryAssistantMessage,
     Part,
     Request,
@@ -100,7 +101,7 @@ class _Importer:
     def options(self, request: Request) -> AdapterOptions:
         facts = self.dialect.facts
         options = AdapterOptions(model=self.model_id, session_id=self.session_id, tool_ids=self.tool_ids)
-        body = cast(dict[str, Any], request)
+        body = cast(Fields, request)
         lifted: set[str] = set()
         for option, path in facts.options.items():
             top, *inner = path.split(".")
@@ -182,7 +183,7 @@ class _Importer:
             for key in function.keys() - _FUNCTION_KEYS:
                 self.drop(
                     f"{path}.function.{key}",
-                    cast(dict[str, Any], function)[key],
+                    cast(Fields, function)[key],
                     "no canonical place for this tool field",
                 )
         return out
@@ -197,7 +198,7 @@ class _Importer:
                 path=f"{path}.role",
                 hint="use tool_calls and role tool",
             )
-        name = cast(dict[str, Any], wire).get("name")
+        name = cast(Fields, wire).get("name")
         if isinstance(name, str):
             self.drop(f"{path}.name", name, "participant names have no canonical place")
         if wire["role"] == "assistant":
@@ -252,7 +253,7 @@ class _Importer:
         return message
 
     def assistant(self, wire: HistoryAssistantMessage, path: str) -> Message:
-        fields = cast(dict[str, Any], wire)
+        fields = cast(Fields, wire)
         for key in sorted(fields.keys() - self.assistant_keys):
             if fields[key] is not None:
                 self.drop(f"{path}.{key}", fields[key], "no canonical place for this assistant field")
@@ -296,7 +297,7 @@ class _Importer:
         else:
             url = image_url["url"]
             for key in image_url.keys() - {"url"}:
-                value = cast(dict[str, Any], image_url)[key]
+                value = cast(Fields, image_url)[key]
                 self.drop(f"{path}.image_url.{key}", value, "no canonical place for this image field")
         try:
             parsed = parse_data_url(url)

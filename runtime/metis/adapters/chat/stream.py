@@ -40,6 +40,7 @@ from .wire import (
     Chunk,
     ChunkChoice,
     Delta,
+    Fields,
     ReasoningDetail,
     ToolCallDelta,
     canonical_arguments,
@@ -150,7 +151,7 @@ class ChatStreamDecoder(StreamDecoder):
 
     def _chunk(self, chunk: Chunk) -> list[StreamEvent]:
         for key in ("id", "model", "system_fingerprint", "provider"):
-            value = cast(Mapping[str, Any], chunk).get(key)
+            value = cast(Fields, chunk).get(key)
             if value is not None:
                 self._meta.setdefault(key, value)
         events: list[StreamEvent] = []
@@ -199,7 +200,7 @@ class ChatStreamDecoder(StreamDecoder):
         details = delta.get("reasoning_details") if self.dialect.reasoning_details else None
         if details:
             return [e for item in details for e in self._detail_fragment(item)]
-        fields = cast(Mapping[str, Any], delta)
+        fields = cast(Fields, delta)
         for key in self.dialect.plain_reasoning_keys:
             text = fields.get(key)
             if text:
@@ -232,7 +233,7 @@ class ChatStreamDecoder(StreamDecoder):
         text_key = DETAIL_TEXT_KEYS.get(kind) if isinstance(kind, str) else None
         if text_key is None:
             return []
-        text = cast(Mapping[str, Any], item).get(text_key) or None
+        text = cast(Fields, item).get(text_key) or None
         signature = item.get("signature") or None
         if text is None and signature is None and not first:
             return []

@@ -2,9 +2,11 @@
 
 Every body, stream chunk and recorded request is read through `_wire.read` with these
 shapes: pydantic-core checks the types, and a failure is one WireFormatError at the JSON
-path. The shapes are as loose as the servers are: unknown keys are kept (`extra="allow"`),
-and every field a server may leave out is `NotRequired`. They are `strict` because the
-input is parsed JSON: a number is never read as a string, a `true` never as a count.
+path. The shapes are as loose as the servers are: unknown keys are accepted everywhere (kept
+where metis keeps or lists the object whole, `_LOOSE`; not copied where it only reads
+fields, `_READ`), and every field a server may leave out is `NotRequired`. They are
+`strict` because the input is parsed JSON: a number is never read as a string, a `true`
+never as a count.
 
 Values that may be one of several JSON types (`content`: a string, a list of parts or
 null) are told apart by their JSON type (`_by_json_type`), so an error names the field
@@ -16,6 +18,7 @@ Also here: the tool-call `arguments` string convention (`canonical_arguments`,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
@@ -24,6 +27,14 @@ from typing_extensions import TypedDict
 from ... import _json
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
+"""For objects metis keeps or lists whole (replayed reasoning details, dropped parts, extra
+request fields): unknown keys stay."""
+_READ = ConfigDict(extra="ignore", strict=True)
+"""For objects metis only reads fields of (a reply's envelope, stream deltas): unknown keys
+are accepted and not copied."""
+
+Fields = Mapping[str, Any]
+"""A checked wire object read by a key chosen at run time (a dialect's reasoning key)."""
 
 
 def _json_type(value: Any) -> str | None:
@@ -93,7 +104,7 @@ AssistantContent = Annotated[
 ]
 
 
-@with_config(_LOOSE)
+@with_config(_READ)
 class FunctionCall(TypedDict):
     """`tool_calls[].function` of a complete tool call."""
 
@@ -126,6 +137,7 @@ class AssistantFields(TypedDict):
     """Plain reasoning text (llama.cpp, vLLM)."""
 
 
+@with_config(_READ)
 class AssistantMessage(AssistantFields):
     """`choices[].message` of a reply."""
 
@@ -135,7 +147,7 @@ class AssistantMessage(AssistantFields):
 # --- the reply --------------------------------------------------------------------------------
 
 
-@with_config(_LOOSE)
+@with_config(_READ)
 class Choice(TypedDict):
     index: NotRequired[int]
     message: AssistantMessage
@@ -144,7 +156,7 @@ class Choice(TypedDict):
     """OpenRouter: the upstream's own stop value."""
 
 
-@with_config(_LOOSE)
+@with_config(_READ)
 class Response(TypedDict):
     """A non-streamed reply (`chat.completion`)."""
 
@@ -185,13 +197,13 @@ Error = Annotated[
 # --- the stream -------------------------------------------------------------------------------
 
 
-@with_config(_LOOSE)
+@with_config(_READ)
 class FunctionDelta(TypedDict):
     name: NotRequired[str | None]
     arguments: NotRequired[Arguments | None]
 
 
-@with_config(_LOOSE)
+@with_config(_READ)
 class ToolCallDelta(TypedDict):
     """A fragment of a streamed tool call, keyed by `index` (some servers reuse 0 with new ids)."""
 
@@ -201,7 +213,7 @@ class ToolCallDelta(TypedDict):
     function: NotRequired[FunctionDelta | None]
 
 
-@with_config(_LOOSE)
+@with_config(_READ)
 class Delta(TypedDict):
     role: NotRequired[Any]
     content: NotRequired[str | None]
@@ -212,7 +224,7 @@ class Delta(TypedDict):
     reasoning_content: NotRequired[str | None]
 
 
-@with_config(_LOOSE)
+@with_config(_READ)
 class ChunkChoice(TypedDict):
     index: NotRequired[int]
     delta: NotRequired[Delta | None]
@@ -292,6 +304,7 @@ class FunctionMessage(TypedDict):
     role: Literal["function"]
 
 
+@with_config(_LOOSE)
 class HistoryAssistantMessage(AssistantFields):
     """An assistant turn in a request's history."""
 
@@ -383,6 +396,7 @@ __all__ = [
     "AssistantMessage",
     "Chunk",
     "ErrorDetail",
+    "Fields",
     "HistoryAssistantMessage",
     "Request",
     "Response",
