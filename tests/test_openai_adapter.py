@@ -445,6 +445,18 @@ def test_stream_cut_early_is_cancelled_with_what_arrived() -> None:
     assert partial.content[0].text.startswith("Right now Paris")
 
 
+def test_sse_error_event_carries_the_error_object_itself() -> None:
+    """A server may send `event: error` whose data is the error object, not an envelope."""
+    data = recorded("openai", "stream_text.sse")
+    head = data[: data.index(b"\n\n") + 2]
+    error = b'event: error\ndata: {"message":"upstream overloaded","type":"overloaded_error","code":null}\n\n'
+    events = list(ADAPTER.stream_response([head, error, b"data: [DONE]\n\n"], context(MODEL)))
+    last = events[-1]
+    assert isinstance(last, ErrorEvent)
+    assert (last.code, last.message, last.retryable) == ("overloaded_error", "upstream overloaded", True)
+    assert not any(isinstance(e, MessageCompleteEvent) for e in events)
+
+
 def test_stream_error_chunk_ends_as_error_keeping_partial_text() -> None:
     data = recorded("openai", "stream_text.sse")
     head = data[: data.index(b"\n\n", 1500) + 2]

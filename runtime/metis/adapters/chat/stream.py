@@ -14,7 +14,6 @@ PROCESSING`) never reach here.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -40,6 +39,7 @@ from .wire import (
     Chunk,
     ChunkChoice,
     Delta,
+    ErrorDetail,
     Fields,
     ReasoningDetail,
     ToolCallDelta,
@@ -127,16 +127,19 @@ class ChatStreamDecoder(StreamDecoder):
             return self._complete()
         if not data:
             return []
+        if sse.event == "error":  # the data is the error object itself
+            return self._error(
+                read_json(ErrorDetail, data, provider=self.name, path="stream", what="stream error")
+            )
         chunk = read_json(Chunk, data, provider=self.name, path="stream", what="stream chunk")
-        if chunk.get("error"):
-            return self._error(chunk)
-        if sse.event == "error":
-            return self._error({"error": chunk})
+        error = chunk.get("error")
+        if error:
+            return self._error(error)
         return self._chunk(chunk)
 
-    def _error(self, envelope: Mapping[str, Any]) -> list[StreamEvent]:
+    def _error(self, detail: ErrorDetail | str) -> list[StreamEvent]:
         self._stopped = True
-        error = self.dialect.facts.parse_error(envelope)
+        error = self.dialect.facts.parse_error({"error": detail})
         # ProviderError's message leads with its type; the event carries the two apart.
         message = error.message.removeprefix(f"{error.error_type}: ")
         return [

@@ -178,7 +178,7 @@ class ErrorDetail(TypedDict):
 
     OpenAI: `{message, type, param, code: str}`; OpenRouter: `{code: int, message,
     metadata: {provider_name, raw}}`. Read by the facts rows' `ErrorEnvelope` (paths into
-    this shape); declared here so a chunk's `error` is known to be one of these.
+    `{"error": <this>}`); kept whole, as the error's body.
     """
 
     message: NotRequired[Any]
@@ -232,7 +232,7 @@ class ChunkChoice(TypedDict):
     native_finish_reason: NotRequired[Any]
 
 
-@with_config(_LOOSE)
+@with_config(_READ)
 class Chunk(TypedDict):
     """One `data:` object of a stream (`chat.completion.chunk`), or an error in its place."""
 
