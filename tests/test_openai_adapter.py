@@ -917,11 +917,30 @@ def test_malformed_stream_chunk_is_a_wire_format_error() -> None:
             "invalid_request_error",
             False,
         ),
+        (
+            429,
+            {
+                "error": {
+                    "message": "You exceeded your current quota, please check your plan and billing details.",
+                    "type": "insufficient_quota",
+                    "param": None,
+                    "code": "insufficient_quota",
+                }
+            },
+            "insufficient_quota",
+            False,
+        ),
+        (
+            None,
+            {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}},
+            "requests",
+            True,
+        ),
         (502, b"<html>Bad gateway</html>", "http_502", True),
         (404, '{"error": "model not found"}', "http_404", False),
     ],
 )
-def test_parse_error(status: int, body: Any, error_type: str, retryable: bool) -> None:
+def test_parse_error(status: int | None, body: Any, error_type: str, retryable: bool) -> None:
     error = ADAPTER.parse_error(body, status)
     assert (error.error_type, error.retryable, error.status_code, error.provider) == (
         error_type,

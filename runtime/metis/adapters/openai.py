@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from ._facts import ErrorEnvelope, ProviderFacts
 from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .chat.facts import RETRYABLE_TYPES
 
 DIALECT = ChatDialect(
     facts=chat_facts(
@@ -23,6 +24,11 @@ DIALECT = ChatDialect(
         # `max_tokens` is deprecated and rejected by reasoning models; Chat Completions has
         # no reasoning budget (reasoning_effort goes through options.extra).
         options={"max_tokens": "max_completion_tokens"},
+        # A rate limit's type names the limit hit (tokens or requests per minute): worth a
+        # retry even inside a stream, where there is no 429 to say so. An exhausted quota
+        # also comes as a 429 and is not.
+        retryable_types=RETRYABLE_TYPES | {"tokens", "requests"},
+        never_retry_types=frozenset({"insufficient_quota"}),
     ),
     # Chat Completions returns no reasoning; compatible servers may (llama.cpp and vLLM
     # `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking, never replayed.

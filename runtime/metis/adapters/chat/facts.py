@@ -61,6 +61,7 @@ def chat_facts(
     error: ErrorEnvelope,
     options: Mapping[str, str],
     retryable_types: frozenset[str] = RETRYABLE_TYPES,
+    never_retry_types: frozenset[str] = frozenset(),
 ) -> ProviderFacts:
     """A dialect's ProviderFacts: the shared stop reasons and tool choice, its own envelope and options."""
     return ProviderFacts(
@@ -68,6 +69,7 @@ def chat_facts(
         stop_reasons=FINISH_REASONS,
         error=error,
         retryable_types=retryable_types,
+        never_retry_types=never_retry_types,
         tool_choice=TOOL_CHOICE,
         options={**SAMPLING_OPTIONS, **options},
     )
