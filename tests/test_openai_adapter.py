@@ -865,8 +865,42 @@ def test_malformed_stream_chunk_is_a_wire_format_error() -> None:
     with pytest.raises(WireFormatError) as info:
         list(ADAPTER.stream_response([b"data: {not json\n\n"], context(MODEL)))
     assert info.value.path == "stream" and info.value.raw == "{not json"
-    with pytest.raises(WireFormatError):
-        list(ADAPTER.stream_response([b'data: {"choices": {"index": 0}}\n\n'], context(MODEL)))
+
+
+@pytest.mark.parametrize(
+    ("chunk", "path"),
+    [
+        ({"choices": {"index": 0}}, "stream.choices"),
+        ({"choices": [{"delta": {"content": 5}}]}, "stream.choices[0].delta.content"),
+        (
+            {"choices": [{"delta": {"tool_calls": [{"index": "0"}]}}]},
+            "stream.choices[0].delta.tool_calls[0].index",
+        ),
+        (
+            {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": 7}}]}}]},
+            "stream.choices[0].delta.tool_calls[0].function.arguments",
+        ),
+        ({"choices": [{"finish_reason": True}]}, "stream.choices[0].finish_reason"),
+        ({"choices": [], "usage": [1]}, "stream.usage"),
+    ],
+)
+def test_malformed_stream_chunks_name_their_path(chunk: dict[str, Any], path: str) -> None:
+    data = b"data: " + orjson.dumps(chunk) + b"\n\n"
+    with pytest.raises(WireFormatError) as info:
+        list(ADAPTER.stream_response([data], context(MODEL)))
+    assert info.value.path == path and info.value.provider == "openai"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("temperature", "0.2"), ("top_p", True), ("max_completion_tokens", 5.5), ("stop", 3), ("tools", {})],
+)
+def test_mistyped_request_options_are_wire_format_errors_at_their_field(field: str, value: Any) -> None:
+    """What the provider itself would refuse is refused on import, at the field, not replayed."""
+    body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}], field: value}
+    with pytest.raises(WireFormatError) as info:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert info.value.path == field
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import golden
 import pytest
 from contracts import openrouter as contract
 from metis import adapters
-from metis.errors import ProviderError
+from metis.errors import ProviderError, WireFormatError
 from metis.ids import ToolIdMap
 from metis_schema.v1 import (
     ErrorEvent,
@@ -301,6 +301,25 @@ def test_effort_reasoning_goes_through_extra() -> None:
     )
     assert imported.options.thinking_budget is None
     assert imported.options.extra["reasoning"] == {"effort": "low"}
+
+
+def test_budget_beside_other_reasoning_fields_stays_whole_in_extra() -> None:
+    """thinking_budget is lifted only from `{"max_tokens": N}` alone: beside `exclude` it
+    stays in the `reasoning` object, which replays as it was."""
+    body = {**BASE, "reasoning": {"max_tokens": 1000, "exclude": True}}
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.options.thinking_budget is None
+    assert imported.options.extra["reasoning"] == {"max_tokens": 1000, "exclude": True}
+    assert (
+        ADAPTER.to_wire(imported.messages, imported.tools, imported.options)["reasoning"] == body["reasoning"]
+    )
+
+
+def test_mistyped_reasoning_budget_is_a_wire_format_error_at_its_path() -> None:
+    body = {**BASE, "reasoning": {"max_tokens": "2000"}}
+    with pytest.raises(WireFormatError) as info:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert info.value.path == "reasoning.max_tokens"
 
 
 # --- streaming -------------------------------------------------------------------------------
