@@ -59,7 +59,7 @@ Mode = Literal["append", "finalize", "partial"]
 _MAX_SESSION_ID = 128
 # Enum members read once: `Role.assistant` is a descriptor call each time, on every message.
 _ASSISTANT, _TOOL = Role.assistant, Role.tool
-_COMPLETE, _PARTIAL = MessageStatus.complete, MessageStatus.partial
+_COMPLETE, _PARTIAL, _CANCELLED = MessageStatus.complete, MessageStatus.partial, MessageStatus.cancelled
 
 
 def _append_mode(message: Message) -> Mode:
@@ -624,6 +624,8 @@ def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on pur
         for block in message.content:
             if isinstance(block, ToolResultBlock):
                 status = FAILED if block.is_error else SUCCEEDED
+                if message.metadata.status == _CANCELLED:  # a stand-in for a call that never ran
+                    status = CANCELLED
                 result_rows.append((status, message.id, created, block.tool_use_id, message.session_id))
 
 

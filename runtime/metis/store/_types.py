@@ -20,7 +20,8 @@ class ToolCallStatus(StrEnum):
     failed = "failed"
     """Answered by a tool_result with is_error true."""
     cancelled = "cancelled"
-    """Its assistant turn was cancelled or failed, so it will not run."""
+    """Its assistant turn was cancelled or failed, or a CANCELLED TOOL message stands in for
+    its result (`metis.ops.repair`): it did not run to completion."""
 
 
 PENDING, SUCCEEDED = ToolCallStatus.pending.value, ToolCallStatus.succeeded.value
