@@ -161,7 +161,10 @@ class AsyncSession(SessionBase):
     ) -> Message:
         """As `Session.send`, awaited."""
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
-        return await self.client._exchange(self.core, prepared, on_event)
+        with self.core.traced(prepared) as done:
+            reply = await self.client._exchange(self.core, prepared, on_event)
+            done(reply)
+        return reply
 
 
 __all__ = ["AsyncClient", "AsyncSession"]

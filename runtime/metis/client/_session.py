@@ -10,14 +10,16 @@ The sync and async clients add only the HTTP part.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from metis_schema.v1 import (
     CatalogEntry,
@@ -45,7 +47,7 @@ from ..tools import ToolRegistry
 from ..validation import pydantic_problems
 from ._config import Endpoint, resolve_endpoint
 from ._http import json_body
-from ._protocols import SessionRecord, SessionStore
+from ._protocols import ExchangeTracer, SessionRecord, SessionStore
 from ._retry import RetryPolicy
 from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms
 
@@ -75,6 +77,10 @@ class ClientSettings:
     clock: Callable[[], float] = time.monotonic
     default_model: str = DEFAULT_MODEL
     user_agent: str = "metis/0.1.0"
+    auto_repair: bool = False
+    """Repair a session's open tool calls before each send (`SessionCore.repair`)."""
+    tracer: ExchangeTracer | None = None
+    """Wraps each exchange (`metis.ops.otel.instrument` sets an OpenTelemetry one)."""
 
     def endpoint(self, adapter: Adapter) -> Endpoint:
         return resolve_endpoint(adapter, api_keys=self.api_keys, base_urls=self.base_urls)
@@ -137,6 +143,7 @@ class SessionCore:
         # A SessionStore of the caller's may read whole sessions only (no `after=`): asked
         # once, here, so that a TypeError raised inside a store's read is never taken for it.
         self._incremental = "after" in inspect.signature(self.store.load_session).parameters
+        self.auto_repair = settings.auto_repair
 
     # --- reading --------------------------------------------------------------------------
 
@@ -257,6 +264,8 @@ class SessionCore:
             )
         registry = self.registry if tools is None else ToolRegistry(tools)
         tools = tuple(registry)
+        if self.auto_repair:
+            self.repair()
         wire_history = self.replayable(self.history())
         _refuse_unanswered(wire_history, self.id)
         user = self.user_message(content) if content is not None else None
@@ -342,6 +351,19 @@ class SessionCore:
         self.store.append(message, tool_ids=self.tool_ids)
         return message
 
+    def repair(self, reason: str | None = None) -> list[Message]:
+        """Answer every open tool call with an interruption error (`metis.ops.repair`)."""
+        from ..ops.repair import DEFAULT_REASON, repair_session
+
+        return repair_session(self.store, self.id, reason=reason or DEFAULT_REASON, history=self.history())
+
+    def traced(self, prepared: Prepared) -> AbstractContextManager[Callable[[Message], None]]:
+        """The settings' tracer around one exchange (a no-op without one)."""
+        tracer = self.settings.tracer
+        if tracer is None:
+            return nullcontext(_ignore)
+        return tracer.exchange(self.id, prepared.context.model, self.replayable(self.history()))
+
     def swap(self, model: str) -> str:
         """Make `model` the sticky model if the history allows it (spec §8.4); returns its id."""
         target = load_catalog().resolve(model).id
@@ -349,6 +371,10 @@ class SessionCore:
         self.store.set_active_model(self.id, target)
         self.active_model = target
         return target
+
+
+def _ignore(reply: Message) -> None:
+    """What an exchange without a tracer does with its reply."""
 
 
 def _refuse_unanswered(history: Sequence[Message], session_id: str) -> None:
@@ -514,3 +540,27 @@ class SessionBase:
     def swap(self, model: str) -> str:
         """Switch the session's model (sticky); CapabilityError, and no change, if it can't carry history."""
         return self.core.swap(model)
+
+    @property
+    def auto_repair(self) -> bool:
+        """When true, each send first repairs open tool calls (off unless asked for)."""
+        return self.core.auto_repair
+
+    @auto_repair.setter
+    def auto_repair(self, value: bool) -> None:
+        self.core.auto_repair = value
+
+    def repair(self, reason: str | None = None) -> list[Message]:
+        """Answer every tool call a crash left open with an interruption error, stored;
+        the messages added (none when there was nothing to repair)."""
+        return self.core.repair(reason)
+
+    def fork(self, at: str) -> Self:
+        """A new session of the same client and tools whose history is this one's up to and
+        including message `at` (`metis.ops.fork`); this session is unchanged."""
+        from ..ops.fork import fork_session
+
+        record = fork_session(self.core.store, self.id, at=at)
+        forked = copy.copy(self)
+        forked.core = SessionCore(self.core.settings, record, tools=self.core.tools)
+        return forked

@@ -162,7 +162,10 @@ class Session(SessionBase):
         `options` are AdapterOptions fields (max_tokens, temperature, tool_choice, ...).
         """
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
-        return self.client._exchange(self.core, prepared, on_event)
+        with self.core.traced(prepared) as done:
+            reply = self.client._exchange(self.core, prepared, on_event)
+            done(reply)
+        return reply
 
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Session"]

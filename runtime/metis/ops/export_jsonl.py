@@ -1,0 +1,109 @@
+"""`metis export --format jsonl-messages`: conversations as chat-message datasets.
+
+One line per conversation, `{"messages": [...]}`, in the conversational layout Hugging
+Face TRL trainers read (and chat templates render): OpenAI-style `system` / `user` /
+`assistant` / `tool` messages, an assistant's calls under `tool_calls` as
+`{"id", "type": "function", "function": {"name", "arguments"}}` with `arguments` the
+input as a JSON string, as OpenAI sends it (which also keeps a dataset column one type
+whatever each tool's inputs are), and a tool's answer as
+`{"role": "tool", "tool_call_id", "content"}` — every key one the OpenAI SDK declares.
+
+What goes in is what a provider would be sent (`export_otel.replayable`): a cancelled or
+failed assistant turn is left out. Thinking blocks are left out too (training data for
+visible turns; their signatures mean nothing to another model); images become
+`image_url` content parts, so a message with one has a list as its content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from metis_schema.v1 import (
+    ImageBlock,
+    ImageSourceKind,
+    Message,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolResultContent,
+    ToolUseBlock,
+)
+
+from .. import _json
+from ..errors import MetisError
+from .export_otel import replayable
+
+ChatMessage = dict[str, Any]
+
+
+class ExportError(MetisError):
+    """A message cannot be written in the export format asked for."""
+
+
+def _image_url(block: ImageBlock, message: Message) -> dict[str, Any]:
+    source = block.source
+    if source.kind == ImageSourceKind.base64:
+        url = f"data:{block.media_type};base64,{source.data}"
+    elif source.kind == ImageSourceKind.url:
+        url = source.data
+    else:
+        raise ExportError(
+            f"image {source.data!r} is a workspace file reference; a dataset line cannot carry it",
+            message_id=message.id,
+            path="content",
+        )
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _content(blocks: Sequence[ToolResultContent], message: Message) -> str | list[dict[str, Any]]:
+    """Text as one string; text with images as OpenAI content parts."""
+    if all(isinstance(b, TextBlock) for b in blocks):
+        return "".join(b.text for b in blocks if isinstance(b, TextBlock))
+    return [
+        {"type": "text", "text": b.text} if isinstance(b, TextBlock) else _image_url(b, message)
+        for b in blocks
+    ]
+
+
+def _arguments(block: ToolUseBlock) -> str:
+    return _json.dumps(block.input).decode()
+
+
+def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
+    """The conversation as OpenAI-style chat messages (see module doc)."""
+    out: list[ChatMessage] = []
+    for message in replayable(history):
+        if message.role == Role.assistant:
+            text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+            entry: ChatMessage = {"role": "assistant", "content": text}
+            calls = [
+                {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": _arguments(b)}}
+                for b in message.content
+                if isinstance(b, ToolUseBlock)
+            ]
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+        elif message.role == Role.tool:
+            for b in message.content:
+                if isinstance(b, ToolResultBlock):
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": b.tool_use_id,
+                            "content": _content(b.content, message),
+                        }
+                    )
+        else:
+            blocks = [b for b in message.content if isinstance(b, TextBlock | ImageBlock)]
+            out.append({"role": message.role.value, "content": _content(blocks, message)})
+    return out
+
+
+def dataset_line(history: Sequence[Message]) -> dict[str, Any]:
+    """One dataset row: `{"messages": [...]}`."""
+    return {"messages": chat_messages(history)}
+
+
+__all__ = ["ChatMessage", "ExportError", "chat_messages", "dataset_line"]
