@@ -2,8 +2,9 @@
 
 Golden files live in tests/golden/anthropic/. Wire inputs there (`response_*.json`,
 `stream_*.sse`, `request_recorded.json`) are hand-written in the shapes recorded traffic
-has (sources: spec/provider-wire-formats.md §1 and the anthropic 2.12 SDK types); the
-`*.golden.json` outputs are regenerated with METIS_UPDATE_GOLDEN=1 and reviewed.
+has (sources: spec/provider-wire-formats.md §1 and the anthropic 2.12 SDK types), named
+and compared by the one harness, tests/golden.py; the `*.golden.json` outputs are
+regenerated with METIS_UPDATE_GOLDEN=1 and reviewed.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import base64
 import copy
 import logging
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import golden
 import metis.adapters
 import orjson
 import pytest
@@ -30,8 +31,7 @@ from metis.ids import ToolIdMap
 from metis_schema.v1 import Message, MessageStatus, Role, StopReason, ToolDefinition
 from strategies import PNG_1PX
 
-GOLDEN = Path(__file__).parent / "golden" / "anthropic"
-UPDATE = os.environ.get("METIS_UPDATE_GOLDEN") == "1"
+PROVIDER = "anthropic"
 FIXED_TIME = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 MODEL = "anthropic:claude-sonnet-4-6"
 SESSION = "sess_anthropic"
@@ -44,18 +44,11 @@ PNG_BYTES = base64.b64decode(PNG_1PX)
 
 
 def wire(name: str) -> Any:
-    return orjson.loads((GOLDEN / name).read_bytes())
+    return orjson.loads(golden.read_input(PROVIDER, name))
 
 
-def golden(name: str, actual: Any) -> None:
-    """Compare `actual` (JSON-compatible) with tests/golden/anthropic/<name>, or rewrite it."""
-    path = GOLDEN / name
-    text = orjson.dumps(actual, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
-    if UPDATE or not path.exists():
-        if not UPDATE:
-            pytest.fail(f"golden file {name} is missing; run with METIS_UPDATE_GOLDEN=1 and review it")
-        path.write_text(text, encoding="utf-8")
-    assert orjson.loads(text) == orjson.loads(path.read_bytes()), f"{name} differs from the golden file"
+def sse(name: str) -> bytes:
+    return golden.read_input(PROVIDER, name)
 
 
 def normalized(value: Any) -> Any:
@@ -261,7 +254,7 @@ def test_conversation_to_wire_matches_golden(workspace: Path, caplog: pytest.Log
     )
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         body = ADAPTER.to_wire(messages, [WEATHER, LOOKUP], opts)
-    golden("conversation.request.golden.json", body)
+    golden.check(PROVIDER, "conversation.request.golden.json", body)
     check_request(body)
     assert link_problems(body) == []
     drops = sorted((r.message_id, r.block_type) for r in caplog.records)  # type: ignore[attr-defined]
@@ -285,24 +278,6 @@ def test_conversation_to_wire_matches_golden(workspace: Path, caplog: pytest.Log
     assert (
         body["messages"][3]["content"][1]["id"] == TU[2]
     )  # an OpenAI-only id: the canonical id fits the rule
-
-
-def test_inline_block_conversion_equals_the_general_path(workspace: Path) -> None:
-    """`_Out.blocks` writes text, tool_use and tool_result blocks inline when a message kept
-    nothing for replay; that must equal converting each block and splicing, drops included."""
-    from metis.adapters.anthropic import _Out, _Replay
-    from metis.catalog import load_catalog
-
-    messages, ids = conversation()
-    opts = options(ids, workspace=workspace, thinking_budget=2048)
-    caps = load_catalog().resolve(MODEL).capabilities
-    # An extra under a key no block position has: splice changes nothing, but every
-    # conversion takes the general path (block by block, then splice).
-    general = _Replay(extras={"unused": {"never": "applied"}})
-    for message in messages:
-        if message.role != Role.system:
-            inline = _Out(opts, caps).blocks(message, _Replay())
-            assert inline == _Out(opts, caps).blocks(message, general), message.id
 
 
 def test_system_is_a_string_when_one_plain_text() -> None:
@@ -462,21 +437,25 @@ def test_mid_session_swap_from_openai_resolves_every_tool_id() -> None:
 # --- responses -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["response_thinking", "response_citations"])
+RESPONSES = golden.inputs(PROVIDER, "response")
+STREAMS = golden.inputs(PROVIDER, "stream")
+
+
+@pytest.mark.parametrize("name", RESPONSES)
 def test_response_matches_golden(name: str, caplog: pytest.LogCaptureFixture) -> None:
-    body = wire(f"{name}.json")
+    body = wire(name)
     check_response(body)
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         message = ADAPTER.from_wire_response(body, context())
-    golden(f"{name}.golden.json", normalized(message))
-    if name == "response_citations":  # server tool blocks: one WARN naming them, kept in provider_raw
+    golden.check(PROVIDER, golden.expected_name(name), normalized(message))
+    if name == "response_citations.json":  # server tool blocks: one WARN naming them, kept in provider_raw
         assert [r.block_type for r in caplog.records] == ["server_tool_use, web_search_tool_result"]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("name", ["response_thinking", "response_citations"])
+@pytest.mark.parametrize("name", RESPONSES)
 def test_response_replays_to_anthropic_exactly(name: str) -> None:
     """§2.1.1: response -> canonical -> stored JSON -> back to Anthropic gives the same content."""
-    body = wire(f"{name}.json")
+    body = wire(name)
     ids = ToolIdMap(SESSION)
     message = ADAPTER.from_wire_response(body, context(ids))
     stored = Message.model_validate_json(message.model_dump_json(exclude_none=True))
@@ -715,7 +694,7 @@ def test_recorded_request_imports_to_golden(caplog: pytest.LogCaptureFixture) ->
         "unmapped": imported.unmapped,
         "dropped": imported.dropped,
     }
-    golden("request_recorded.import.golden.json", normalized(view))
+    golden.check(PROVIDER, golden.expected_name("request_recorded.json"), normalized(view))
     assert [m.role for m in imported.messages] == [
         Role.system,
         Role.user,
@@ -780,7 +759,7 @@ def test_import_then_export_with_other_tool_ids_reuses_provider_ids() -> None:
             lambda b: b["messages"][1]["content"][0]["source"].update(data="not base64!"),
             "messages[1].content[0].source.data",
         ),
-        (lambda b: b.update(system=[{"type": "image"}]), "system[0]"),
+        (lambda b: b.update(system=[{"type": "image"}]), "system[0].type"),
         (lambda b: b.update(system=7), "system"),
         (lambda b: b.update(messages={}), "messages"),
         (lambda b: b.pop("model"), "model"),
@@ -794,7 +773,7 @@ def test_import_then_export_with_other_tool_ids_reuses_provider_ids() -> None:
             ),
             "messages[0].content",
         ),
-        (lambda b: b["tools"][0].update(name=""), "tools[0]"),
+        (lambda b: b["tools"][0].update(name=""), "tools[0].name"),
     ],
 )
 def test_malformed_request_is_a_typed_error(mutate: Any, path: str) -> None:
@@ -817,32 +796,36 @@ def _chunkings(data: bytes) -> dict[str, list[bytes]]:
     }
 
 
-@pytest.mark.parametrize("name", ["thinking", "citations"])
+@pytest.mark.parametrize("name", STREAMS)
 @pytest.mark.parametrize("chunking", ["one-piece", "one-byte", "seven-bytes", "per-line"])
 def test_stream_assembles_to_the_non_streamed_message(name: str, chunking: str) -> None:
-    data = (GOLDEN / f"stream_{name}.sse").read_bytes()
+    """Each stream_<case>.sse carries the same reply as response_<case>.json."""
+    data = sse(name)
     streamed = ADAPTER.assemble_stream(_chunkings(data)[chunking], context())
-    direct = ADAPTER.from_wire_response(wire(f"response_{name}.json"), context())
+    direct = ADAPTER.from_wire_response(
+        wire(name.replace("stream_", "response_").replace(".sse", ".json")), context()
+    )
     assert normalized(streamed) == normalized(direct)
     assert streamed.metadata.status == MessageStatus.complete
 
 
-@pytest.mark.parametrize("name", ["thinking", "citations"])
+@pytest.mark.parametrize("name", STREAMS)
 def test_stream_events_match_golden(name: str) -> None:
-    data = (GOLDEN / f"stream_{name}.sse").read_bytes()
+    data = sse(name)
     for block in data.decode().split("\n\n"):
         if block.strip():
             check_stream_event(orjson.loads(block.split("data: ", 1)[1]))
     events = list(ADAPTER.stream_response(_chunkings(data)["seven-bytes"], context()))
-    golden(
-        f"stream_{name}.events.golden.json",
+    golden.check(
+        PROVIDER,
+        golden.expected_name(name),
         [normalized(e.model_dump(mode="json", exclude_none=True)) for e in events],
     )
     assert events[-1].type == "message_complete"
 
 
 async def test_async_stream_gives_the_same_events() -> None:
-    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    data = sse("stream_thinking.sse")
 
     async def chunks() -> Any:
         for piece in _chunkings(data)["seven-bytes"]:
@@ -856,7 +839,7 @@ async def test_async_stream_gives_the_same_events() -> None:
 
 
 def test_stream_cut_early_is_cancelled_and_keeps_what_arrived() -> None:
-    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    data = sse("stream_thinking.sse")
     cut = data[: data.index(b'"partial_json":"\\"Paris')]
     message = ADAPTER.assemble_stream([cut], context())
     assert message.metadata.status == MessageStatus.cancelled
@@ -866,7 +849,7 @@ def test_stream_cut_early_is_cancelled_and_keeps_what_arrived() -> None:
 
 
 def test_stream_error_event_ends_in_error_and_keeps_partial_content() -> None:
-    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    data = sse("stream_thinking.sse")
     head = data[: data.index(b'event: content_block_stop\ndata: {"type":"content_block_stop","index":2')]
     error = b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
     tail = b'event: content_block_stop\ndata: {"type":"content_block_stop","index":2}\n\n'
@@ -887,7 +870,7 @@ def test_stream_error_event_ends_in_error_and_keeps_partial_content() -> None:
 
 def test_streamed_tool_arguments_that_are_not_json_are_kept() -> None:
     sink = RecordingSink()
-    data = (GOLDEN / "stream_thinking.sse").read_bytes().replace(b'"\\"Paris\\"}"', b'"\\"Par"')
+    data = sse("stream_thinking.sse").replace(b'"\\"Paris\\"}"', b'"\\"Par"')
     message = ADAPTER.assemble_stream([data], context(events=sink))
     tool_use = message.content[3]
     assert tool_use.type == "tool_use" and tool_use.input == {}
@@ -930,7 +913,7 @@ def test_malformed_stream_is_a_typed_error(bad: bytes) -> None:
 
 
 def test_unknown_stream_events_and_deltas_are_ignored() -> None:
-    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    data = sse("stream_thinking.sse")
     extra = (
         b'event: future_event\ndata: {"type":"future_event","x":1}\n\n'
         b'event: content_block_delta\ndata: {"type":"content_block_delta","index":2,"delta":{"type":"future_delta"}}\n\n'
