@@ -34,9 +34,13 @@ class Replay:
 
     @classmethod
     def of(cls, message: Message) -> Replay:
-        """What `message` kept for replay (empty unless this adapter wrote its provider_raw)."""
+        """What `message` kept for replay; only read (a message that kept nothing shares one)."""
+        if message.metadata.provider_raw is None:
+            return NOTHING_KEPT
         raw = own_raw(message, PROVIDER)
         foreign, extras = raw.get("foreign"), raw.get("extras")
+        if not foreign and not extras:
+            return NOTHING_KEPT
         return cls(
             foreign=dict(foreign) if isinstance(foreign, dict) else {},
             extras=dict(extras) if isinstance(extras, dict) else {},
@@ -61,9 +65,15 @@ class Replay:
         if extra:
             self.extras[key] = extra
 
-    def splice(self, prefix: str, converted: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
-        """Wire blocks at `prefix` ("" or "0/"): the converted canonical blocks (None = dropped)
-        with the foreign blocks put back at their recorded positions and extras re-applied."""
+    def splice(
+        self, converted: Sequence[dict[str, Any] | None], inside: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Wire blocks of the message (or of the content of its block `inside`): the converted
+        canonical blocks (None = dropped) with the foreign blocks put back at their recorded
+        positions and extras re-applied."""
+        if not self.foreign and not self.extras:
+            return [block for block in converted if block is not None]  # nothing to put back
+        prefix = "" if inside is None else f"{inside}/"
         foreign = {
             int(key[len(prefix) :]): block
             for key, block in self.foreign.items()
@@ -81,6 +91,10 @@ class Replay:
             position += 1
         out.extend(foreign[k] for k in sorted(foreign))
         return out
+
+
+NOTHING_KEPT = Replay()
+"""The replay of every message that kept nothing (`Replay.of`); never written to."""
 
 
 def response_raw(rid: Any, model: Any, stop: Any, stop_sequence: Any, replay: Replay) -> dict[str, Any]:
@@ -109,4 +123,4 @@ def warn_foreign(session_id: str, message_id: str | None, types: Sequence[str], 
     )
 
 
-__all__ = ["Replay", "response_raw", "warn_foreign"]
+__all__ = ["NOTHING_KEPT", "Replay", "response_raw", "warn_foreign"]

@@ -50,6 +50,9 @@ DEFAULT_MAX_TOKENS = 8192
 MIN_THINKING_BUDGET = 1024
 IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
+_SYSTEM, _USER, _TOOL = Role.system, Role.user, Role.tool
+_WIRE_ROLE = {role: role.value for role in Role}
+
 
 def request_body(
     messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
@@ -57,30 +60,30 @@ def request_body(
     """The `POST /v1/messages` body for a conversation (see the module docstring)."""
     entry = load_catalog().resolve(options.model)
     caps = entry.capabilities
-    writer = _Blocks(options, caps)
+    convert = _Blocks(options, caps).block
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
     for message in messages:
         replay = Replay.of(message)
         role = message.role
-        if role == Role.system:
+        if role is _SYSTEM:
             system.extend(_system_blocks(message, replay))
             continue
-        blocks = writer.message(message, replay)
-        if role == Role.tool:
+        blocks = replay.splice([convert(message, i, b, replay) for i, b in enumerate(message.content)])
+        if role is _TOOL:
             if tool_turn is None:
                 tool_turn = {"role": "user", "content": []}
                 turns.append(tool_turn)
             tool_turn["content"].extend(blocks)
             continue
-        if role == Role.user and tool_turn is not None:
+        if role is _USER and tool_turn is not None:
             tool_turn["content"].extend(blocks)  # user text after parallel results: same turn
             tool_turn = None
             continue
         tool_turn = None
         if blocks:
-            turns.append({"role": role.value, "content": blocks})
+            turns.append({"role": _WIRE_ROLE[role], "content": blocks})
         else:
             log.info("message %s has nothing Anthropic can carry; omitted", message.id)
     body: WireBody = {"model": entry.wire_model}
@@ -144,7 +147,7 @@ def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
         {"type": "text", "text": b.text} if isinstance(b, TextBlock) and b.text else None
         for b in message.content
     ]
-    return replay.splice("", converted)
+    return replay.splice(converted)
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -165,45 +168,56 @@ class _Blocks:
         self.accepted = IMAGE_MEDIA_TYPES.intersection(caps.accepted_image_media_types)
         """The image media types both Anthropic and the model accept."""
 
-    def message(self, message: Message, replay: Replay) -> list[dict[str, Any]]:
-        """The wire blocks of a USER, ASSISTANT or TOOL message (dropped ones logged)."""
-        return replay.splice("", [self.block(message, i, b, replay) for i, b in enumerate(message.content)])
-
     def block(
-        self, message: Message, index: int, block: ContentBlock, replay: Replay
+        self, message: Message, index: int, block: ContentBlock, replay: Replay, inside: bool = False
     ) -> dict[str, Any] | None:
-        """One canonical block of `message` -> one wire block, or None when dropped (logged)."""
-        if isinstance(block, TextBlock | ImageBlock):
-            return self.leaf(message, index, block, block.type)
-        if isinstance(block, ToolUseBlock):
+        """One canonical block of `message` -> one wire block, or None when dropped (logged).
+
+        `inside`: the block is an item of tool_result `index`, where only text and images go.
+        """
+        if block.type == "text":
+            if block.text:
+                return {"type": "text", "text": block.text}
+            self.drop(message, index, block, inside, "Anthropic rejects empty text blocks")
+            return None
+        if block.type == "image":
+            return self.image(message, index, block, inside)
+        if inside:
+            self.drop(message, index, block, inside, "not allowed inside tool_result")
+            return None
+        if block.type == "tool_use":
             return {
                 "type": "tool_use",
                 "id": self.wire_id(block.id),
                 "name": block.name,
                 "input": block.input,
             }
-        if isinstance(block, ToolResultBlock):
+        if block.type == "tool_result":
             return self.tool_result(message, index, block, replay)
-        reason = self.thinking_refusal(message, block)
-        if reason is not None:
-            drop_block(adapter=PROVIDER, message=message, index=index, block_type=block.type, reason=reason)
-            return None
-        if isinstance(block, RedactedThinkingBlock):
-            return {"type": "redacted_thinking", "data": block.data}
-        return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+        return self.thinking(message, index, block)
 
     def wire_id(self, canonical: str) -> str:
         """The id `canonical` goes out as (see `ToolIdMap.outgoing`)."""
         return self.options.tool_ids.outgoing(canonical, PROVIDER)
 
-    def thinking_refusal(self, message: Message, block: ThinkingBlock | RedactedThinkingBlock) -> str | None:
-        """Why this thinking block cannot be replayed here, or None when it can (byte-exact)."""
+    def thinking(
+        self, message: Message, index: int, block: ThinkingBlock | RedactedThinkingBlock
+    ) -> dict[str, Any] | None:
+        """Thinking replayed byte-exact, or None when Anthropic would reject it (dropped, logged)."""
+        reason: str | None = None
         if message.metadata.provider != PROVIDER:
-            return f"{block.type} from provider {message.metadata.provider!r} cannot be verified by Anthropic"
-        if not self.caps.supports_thinking:
-            return f"model {self.options.model} does not support thinking"
-        if isinstance(block, ThinkingBlock) and not block.signature:
-            return "Anthropic rejects thinking without its signature"
+            reason = (
+                f"{block.type} from provider {message.metadata.provider!r} cannot be verified by Anthropic"
+            )
+        elif not self.caps.supports_thinking:
+            reason = f"model {self.options.model} does not support thinking"
+        elif block.type == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": block.data}
+        elif block.signature:
+            return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+        else:
+            reason = "Anthropic rejects thinking without its signature"
+        self.drop(message, index, block, False, reason)
         return None
 
     def tool_result(
@@ -211,8 +225,7 @@ class _Blocks:
     ) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(block.tool_use_id)}
         inner = replay.splice(
-            f"{index}/",
-            [self.leaf(message, index, item, f"tool_result/{item.type}") for item in block.content],
+            [self.block(message, index, item, replay, True) for item in block.content], index
         )
         if inner:
             out["content"] = inner
@@ -220,28 +233,28 @@ class _Blocks:
             out["is_error"] = True
         return out
 
-    def leaf(self, message: Message, index: int, block: ContentBlock, kind: str) -> dict[str, Any] | None:
-        """Text or image (in a turn or inside a tool_result); anything else is dropped."""
-        reason = "not allowed inside tool_result"
-        if isinstance(block, TextBlock):
-            if block.text:
-                return {"type": "text", "text": block.text}
-            reason = "Anthropic rejects empty text blocks"
-        elif isinstance(block, ImageBlock):
-            if not self.caps.supports_images:
-                reason = f"model {self.options.model} does not accept images"
-            elif block.source.kind == ImageSourceKind.url:
-                return {"type": "image", "source": {"type": "url", "url": block.source.data}}
-            elif block.media_type not in self.accepted:
-                reason = f"media type {block.media_type} is not one of {', '.join(sorted(self.accepted))}"
-            else:
-                data = image_base64(block, self.options)
-                return {
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": block.media_type, "data": data},
-                }
-        drop_block(adapter=PROVIDER, message=message, index=index, block_type=kind, reason=reason)
+    def image(self, message: Message, index: int, block: ImageBlock, inside: bool) -> dict[str, Any] | None:
+        reason: str
+        if not self.caps.supports_images:
+            reason = f"model {self.options.model} does not accept images"
+        elif block.source.kind == ImageSourceKind.url:
+            return {"type": "image", "source": {"type": "url", "url": block.source.data}}
+        elif block.media_type not in self.accepted:
+            reason = f"media type {block.media_type} is not one of {', '.join(sorted(self.accepted))}"
+        else:
+            data = image_base64(block, self.options)
+            return {
+                "type": "image",
+                "source": {"type": "base64", "media_type": block.media_type, "data": data},
+            }
+        self.drop(message, index, block, inside, reason)
         return None
+
+    def drop(self, message: Message, index: int, block: ContentBlock, inside: bool, reason: str) -> None:
+        """Drop `block` (block `index` of `message`, or an item inside it) with one WARN, or fail
+        if it is critical; the WARN names an item as `tool_result/<type>`."""
+        label = f"tool_result/{block.type}" if inside else block.type
+        drop_block(adapter=PROVIDER, message=message, index=index, block_type=label, reason=reason)
 
 
 def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:

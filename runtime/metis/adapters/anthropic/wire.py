@@ -3,11 +3,13 @@
 
 Every read of Anthropic JSON goes through these shapes (`_wire.read`), so pydantic-core
 does the type checks and a failure is one WireFormatError at its JSON path. The shapes are
-as loose as the API itself: unknown keys are kept (`extra="allow"` on every shape: `cache_control`,
-`citations`, fields added later), optional fields are optional, and a block, source,
-tool, delta or event of a type metis has no reader for validates as a plain object
-(`Foreign`) so the caller can keep it verbatim or ignore it. Values are strict: `"4096"`
-is not an integer, `"yes"` not a boolean. Checked against the anthropic 2.12 SDK types.
+as loose as the API itself: optional fields are optional; an object replayed as sent (a
+content block, the tool choice) keeps its undeclared keys (`cache_control`, `citations`,
+fields added later), while one metis only reads (the reply envelope, usage, stream events)
+drops them; and a block, source, tool, delta or event of a type metis has no reader for
+validates as a plain object (`Foreign`) so the caller can keep it verbatim or ignore it.
+Values are strict: `"4096"` is not an integer, `"yes"` not a boolean. Checked against the
+anthropic 2.12 SDK types.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
+_DECLARED = ConfigDict(strict=True)
+"""An object metis reads only the declared keys of: the others are not copied."""
 _LOOSE = ConfigDict(extra="allow", strict=True)
+"""An object replayed as sent (blocks, tool choice, thinking config): undeclared keys are kept."""
 
 Foreign = dict[str, Any]
 """A wire object of a type metis has no reader for: kept as sent."""
@@ -70,7 +75,7 @@ def _result_blocks(value: Any) -> Any:
 # --- usage and errors ---------------------------------------------------------------------
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class Usage(TypedDict):
     """Token counts of a reply (`usage`), or the counts so far in a stream."""
 
@@ -80,7 +85,7 @@ class Usage(TypedDict):
     cache_creation_input_tokens: NotRequired[int | None]
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class ErrorDetail(TypedDict):
     """The `error` of an error envelope: the provider's type (`overloaded_error`) and text."""
 
@@ -88,7 +93,7 @@ class ErrorDetail(TypedDict):
     message: str
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class ErrorBody(TypedDict):
     """`{"type": "error", "error": {type, message}, "request_id"}`: an HTTP error body, or a
     stream's `error` event. Where its fields live is also a facts row (`facts.FACTS.error`)."""
@@ -231,7 +236,7 @@ RequestBlock = Annotated[
 # --- the response ----------------------------------------------------------------------------
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class Response(TypedDict):
     """A non-streamed reply (`type: "message"`)."""
 
@@ -246,7 +251,7 @@ class Response(TypedDict):
 # --- stream events ---------------------------------------------------------------------------
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class StreamMessage(TypedDict):
     """The message of `message_start`: its content is empty, the blocks follow as events."""
 
@@ -255,44 +260,44 @@ class StreamMessage(TypedDict):
     usage: NotRequired[Usage | None]
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class MessageStart(TypedDict):
     type: Literal["message_start"]
     message: StreamMessage
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class ContentBlockStart(TypedDict):
     type: Literal["content_block_start"]
     index: int
     content_block: ResponseBlock
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class TextDelta(TypedDict):
     type: Literal["text_delta"]
     text: str
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class InputJsonDelta(TypedDict):
     type: Literal["input_json_delta"]
     partial_json: str
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class ThinkingDelta(TypedDict):
     type: Literal["thinking_delta"]
     thinking: str
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class SignatureDelta(TypedDict):
     type: Literal["signature_delta"]
     signature: str
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class CitationsDelta(TypedDict):
     type: Literal["citations_delta"]
     citation: dict[str, Any]
@@ -318,20 +323,20 @@ Delta = Annotated[
 """A `content_block_delta`'s delta; a delta type added later is foreign (ignored)."""
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class ContentBlockDelta(TypedDict):
     type: Literal["content_block_delta"]
     index: int
     delta: Delta
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class ContentBlockStop(TypedDict):
     type: Literal["content_block_stop"]
     index: int
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class StopDelta(TypedDict):
     """The delta of `message_delta`: how the message ended."""
 
@@ -339,14 +344,14 @@ class StopDelta(TypedDict):
     stop_sequence: NotRequired[str | None]
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class MessageDelta(TypedDict):
     type: Literal["message_delta"]
     delta: NotRequired[StopDelta | None]
     usage: NotRequired[Usage | None]
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class MessageStop(TypedDict):
     type: Literal["message_stop"]
 
@@ -378,7 +383,7 @@ StreamEvent = Annotated[
 # --- the request (for import) ------------------------------------------------------------------
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class Turn(TypedDict):
     """One entry of `messages`; a `system` role is accepted as some recorders write it."""
 
@@ -386,7 +391,7 @@ class Turn(TypedDict):
     content: Annotated[list[RequestBlock], BeforeValidator(_text_blocks)]
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class CustomTool(TypedDict):
     """A client tool: `{name, description?, input_schema}`."""
 
@@ -420,7 +425,7 @@ class ThinkingConfig(TypedDict):
     budget_tokens: NotRequired[int]
 
 
-@with_config(_LOOSE)
+@with_config(_DECLARED)
 class Request(TypedDict):
     """A recorded `POST /v1/messages` body."""
 
