@@ -541,6 +541,11 @@ def test_usage_is_normalized_and_priced_locally() -> None:
         ),
         ({"content": [{"type": "text", "text": "x"}], "usage": [1]}, "usage"),
         (
+            {"content": [{"type": "text", "text": "x"}], "usage": {"output_tokens": True}},
+            "usage.output_tokens",
+        ),
+        ({"content": [{"type": "text", "text": "x"}], "stop_reason": 3}, "stop_reason"),
+        (
             {"content": [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}]},
             "content",
         ),
@@ -746,6 +751,41 @@ def test_import_then_export_with_other_tool_ids_reuses_provider_ids() -> None:
 
 
 @pytest.mark.parametrize(
+    ("wire_choice", "canonical"),
+    [
+        ({"type": "auto"}, "auto"),
+        ({"type": "any"}, "any"),
+        ({"type": "none"}, "none"),
+        ({"type": "tool", "name": "get_weather"}, "get_weather"),
+    ],
+)
+def test_tool_choice_imports_by_meaning_and_round_trips(wire_choice: dict[str, Any], canonical: str) -> None:
+    """{"type": "any"} means "call some tool" (OpenAI's "required"), never a tool named "any"."""
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+        "tool_choice": wire_choice,
+    }
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.options.tool_choice == canonical
+    assert "tool_choice" not in imported.unmapped
+    assert ADAPTER.to_wire(imported.messages, imported.tools, imported.options)["tool_choice"] == wire_choice
+
+
+def test_tool_choice_keys_without_a_canonical_option_stay_unmapped() -> None:
+    choice = {"type": "auto", "disable_parallel_tool_use": True}
+    body = {
+        "model": "claude-sonnet-4-6",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tool_choice": choice,
+    }
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.options.tool_choice == "auto" and imported.unmapped["tool_choice"] == choice
+
+
+@pytest.mark.parametrize(
     ("mutate", "path"),
     [
         (
@@ -766,6 +806,8 @@ def test_import_then_export_with_other_tool_ids_reuses_provider_ids() -> None:
         (lambda b: b.update(max_tokens="4096"), "max_tokens"),
         (lambda b: b.update(stop_sequences="END"), "stop_sequences"),
         (lambda b: b.update(tool_choice={"type": "sometimes"}), "tool_choice.type"),
+        (lambda b: b.update(tool_choice={"type": "tool"}), "tool_choice"),
+        (lambda b: b.update(temperature=True), "temperature"),
         (lambda b: b["messages"][3]["content"][1].update(is_error="yes"), "messages[3].content[1].is_error"),
         (
             lambda b: b["messages"].insert(
@@ -910,6 +952,28 @@ def test_malformed_stream_is_a_typed_error(bad: bytes) -> None:
     with pytest.raises(WireFormatError) as err:
         list(ADAPTER.stream_response([bad], context()))
     assert err.value.provider == "anthropic" and err.value.raw
+
+
+@pytest.mark.parametrize(
+    ("bad", "path"),
+    [
+        (b'data: {"type":"content_block_delta","index":0}\n\n', "delta"),
+        (
+            b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}\n\n',
+            "delta.text",
+        ),
+        (
+            b'data: {"type":"content_block_start","index":0,'
+            b'"content_block":{"type":"tool_use","id":"toolu_1","name":"","input":{}}}\n\n',
+            "content_block.name",
+        ),
+        (b'data: {"type":"message_delta","delta":{"stop_reason":7}}\n\n', "delta.stop_reason"),
+    ],
+)
+def test_malformed_stream_event_names_the_field(bad: bytes, path: str) -> None:
+    with pytest.raises(WireFormatError) as err:
+        list(ADAPTER.stream_response([bad], context()))
+    assert err.value.path == path
 
 
 def test_unknown_stream_events_and_deltas_are_ignored() -> None:

@@ -89,7 +89,9 @@ class AnthropicStreamDecoder(StreamDecoder):
         if self._ended:
             return []
         try:
-            event = read_json(_EVENT, data, provider=PROVIDER, what=f"stream event {name!r}")
+            event = read_json(
+                _EVENT, data, provider=PROVIDER, what=f"stream event {name!r}" if name else "stream event"
+            )
         except WireFormatError as exc:
             raise WireFormatError(exc.message, provider=PROVIDER, path=exc.path, raw=data[:300]) from None
         handler = _HANDLERS.get(event.get("type"))

@@ -49,7 +49,9 @@ def _by_type(tags: Mapping[str, str], *, untyped: str = "Foreign") -> Discrimina
             return untyped
         return tags.get(kind, "Foreign") if isinstance(kind, str) else "Foreign"
 
-    return Discriminator(tag)
+    return Discriminator(
+        tag, custom_error_type="object_type", custom_error_message="Input should be a JSON object"
+    )
 
 
 def _base64(data: str) -> str:
