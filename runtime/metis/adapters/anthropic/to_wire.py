@@ -60,7 +60,7 @@ def request_body(
     """The `POST /v1/messages` body for a conversation (see the module docstring)."""
     entry = load_catalog().resolve(options.model)
     caps = entry.capabilities
-    convert = _Blocks(options, caps).block
+    convert = _Blocks(options, caps).blocks
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
@@ -70,7 +70,7 @@ def request_body(
         if role is _SYSTEM:
             system.extend(_system_blocks(message, replay))
             continue
-        blocks = replay.splice([convert(message, i, b, replay) for i, b in enumerate(message.content)])
+        blocks = convert(message, message.content, replay)
         if role is _TOOL:
             if tool_turn is None:
                 tool_turn = {"role": "user", "content": []}
@@ -168,33 +168,40 @@ class _Blocks:
         self.accepted = IMAGE_MEDIA_TYPES.intersection(caps.accepted_image_media_types)
         """The image media types both Anthropic and the model accept."""
 
-    def block(
-        self, message: Message, index: int, block: ContentBlock, replay: Replay, inside: bool = False
-    ) -> dict[str, Any] | None:
-        """One canonical block of `message` -> one wire block, or None when dropped (logged).
-
-        `inside`: the block is an item of tool_result `index`, where only text and images go.
-        """
-        if block.type == "text":
-            if block.text:
-                return {"type": "text", "text": block.text}
-            self.drop(message, index, block, inside, "Anthropic rejects empty text blocks")
-            return None
-        if block.type == "image":
-            return self.image(message, index, block, inside)
-        if inside:
-            self.drop(message, index, block, inside, "not allowed inside tool_result")
-            return None
-        if block.type == "tool_use":
-            return {
-                "type": "tool_use",
-                "id": self.wire_id(block.id),
-                "name": block.name,
-                "input": block.input,
-            }
-        if block.type == "tool_result":
-            return self.tool_result(message, index, block, replay)
-        return self.thinking(message, index, block)
+    def blocks(
+        self, message: Message, items: Sequence[ContentBlock], replay: Replay, inside: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The wire blocks of `message`'s content, or of the content of its tool_result block
+        `inside` (where only text and images go): each block converted once, dropped ones
+        logged, then what the message kept for replay spliced back in."""
+        converted: list[dict[str, Any] | None] = []
+        for position, block in enumerate(items):
+            index = position if inside is None else inside  # the message's block, for the drop log
+            wire: dict[str, Any] | None
+            if block.type == "text":
+                if block.text:
+                    wire = {"type": "text", "text": block.text}
+                else:
+                    self.drop(message, index, block, inside, "Anthropic rejects empty text blocks")
+                    wire = None
+            elif block.type == "image":
+                wire = self.image(message, index, block, inside)
+            elif inside is not None:
+                self.drop(message, index, block, inside, "not allowed inside tool_result")
+                wire = None
+            elif block.type == "tool_use":
+                wire = {
+                    "type": "tool_use",
+                    "id": self.wire_id(block.id),
+                    "name": block.name,
+                    "input": block.input,
+                }
+            elif block.type == "tool_result":
+                wire = self.tool_result(message, index, block, replay)
+            else:
+                wire = self.thinking(message, index, block)
+            converted.append(wire)
+        return replay.splice(converted, inside)
 
     def wire_id(self, canonical: str) -> str:
         """The id `canonical` goes out as (see `ToolIdMap.outgoing`)."""
@@ -217,23 +224,23 @@ class _Blocks:
             return {"type": "thinking", "thinking": block.text, "signature": block.signature}
         else:
             reason = "Anthropic rejects thinking without its signature"
-        self.drop(message, index, block, False, reason)
+        self.drop(message, index, block, None, reason)
         return None
 
     def tool_result(
         self, message: Message, index: int, block: ToolResultBlock, replay: Replay
     ) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(block.tool_use_id)}
-        inner = replay.splice(
-            [self.block(message, index, item, replay, True) for item in block.content], index
-        )
+        inner = self.blocks(message, block.content, replay, inside=index)
         if inner:
             out["content"] = inner
         if block.is_error:
             out["is_error"] = True
         return out
 
-    def image(self, message: Message, index: int, block: ImageBlock, inside: bool) -> dict[str, Any] | None:
+    def image(
+        self, message: Message, index: int, block: ImageBlock, inside: int | None
+    ) -> dict[str, Any] | None:
         reason: str
         if not self.caps.supports_images:
             reason = f"model {self.options.model} does not accept images"
@@ -250,10 +257,12 @@ class _Blocks:
         self.drop(message, index, block, inside, reason)
         return None
 
-    def drop(self, message: Message, index: int, block: ContentBlock, inside: bool, reason: str) -> None:
+    def drop(
+        self, message: Message, index: int, block: ContentBlock, inside: int | None, reason: str
+    ) -> None:
         """Drop `block` (block `index` of `message`, or an item inside it) with one WARN, or fail
         if it is critical; the WARN names an item as `tool_result/<type>`."""
-        label = f"tool_result/{block.type}" if inside else block.type
+        label = block.type if inside is None else f"tool_result/{block.type}"
         drop_block(adapter=PROVIDER, message=message, index=index, block_type=label, reason=reason)
 
 
