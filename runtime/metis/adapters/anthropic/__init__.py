@@ -19,10 +19,10 @@ from ...ids import ToolIdMap
 from .._facts import ProviderFacts
 from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 from .facts import FACTS, PROVIDER
-from .from_wire import message_from_response
+from .from_wire import read_response
 from .importer import import_request
 from .stream import AnthropicStreamDecoder
-from .to_wire import estimate_input_tokens, request_body
+from .to_wire import estimate_input_tokens, write_request
 
 API_VERSION = "2023-06-01"
 """The `anthropic-version` header every request carries."""
@@ -52,13 +52,13 @@ class AnthropicAdapter(Adapter):
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
-        return request_body(messages, tools, options)
+        return write_request(messages, tools, options)
 
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         return import_request(body, session_id=session_id, tool_ids=tool_ids)
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
-        return message_from_response(body, context)
+        return read_response(body, context)
 
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         return AnthropicStreamDecoder(context)
@@ -70,4 +70,4 @@ class AnthropicAdapter(Adapter):
 
 ADAPTER = AnthropicAdapter()
 
-__all__ = ["ADAPTER", "API_VERSION", "STOP_REASONS", "AnthropicAdapter", "AnthropicStreamDecoder"]
+__all__ = ["ADAPTER", "API_VERSION", "FACTS", "STOP_REASONS", "AnthropicAdapter", "AnthropicStreamDecoder"]

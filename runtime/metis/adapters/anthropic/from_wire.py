@@ -69,7 +69,7 @@ def assistant_block(
     return reader(block, tool_ids)
 
 
-def message_from_response(body: Any, context: RequestContext) -> Message:
+def read_response(body: Any, context: RequestContext) -> Message:
     """A non-streamed reply body -> one complete canonical ASSISTANT message."""
     if isinstance(body, Mapping) and body.get("type") == "error":
         raise FACTS.parse_error(body)
@@ -105,4 +105,4 @@ def message_from_response(body: Any, context: RequestContext) -> Message:
     )
 
 
-__all__ = ["assistant_block", "message_from_response"]
+__all__ = ["assistant_block", "read_response"]

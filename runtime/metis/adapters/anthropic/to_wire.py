@@ -54,13 +54,13 @@ _SYSTEM, _USER, _TOOL = Role.system, Role.user, Role.tool
 _WIRE_ROLE = {role: role.value for role in Role}
 
 
-def request_body(
+def write_request(
     messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
 ) -> WireBody:
     """The `POST /v1/messages` body for a conversation (see the module docstring)."""
     entry = load_catalog().resolve(options.model)
     caps = entry.capabilities
-    convert = _Blocks(options, caps).blocks
+    convert = _Writer(options, caps).blocks
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
@@ -158,7 +158,7 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
     return out
 
 
-class _Blocks:
+class _Writer:
     """Canonical blocks -> wire blocks for one request: what the target model can carry
     (catalog capabilities of options.model) travels, the rest is dropped with a WARN."""
 
@@ -311,5 +311,5 @@ __all__ = [
     "IMAGE_MEDIA_TYPES",
     "MIN_THINKING_BUDGET",
     "estimate_input_tokens",
-    "request_body",
+    "write_request",
 ]
