@@ -57,6 +57,8 @@ class Replay:
 
     def keep_extras(self, key: str, block: Mapping[str, Any], known: frozenset[str]) -> None:
         """Record the keys of wire block `block` (at `key`) that have no canonical field."""
+        if known.issuperset(block):
+            return  # the usual block: only keys with a canonical field
         extra = {
             k: v
             for k, v in block.items()

@@ -167,6 +167,8 @@ class _Writer:
         self.caps = caps
         self.accepted = IMAGE_MEDIA_TYPES.intersection(caps.accepted_image_media_types)
         """The image media types both Anthropic and the model accept."""
+        self.outgoing = options.tool_ids.outgoing
+        """The id a canonical tool id goes out as (`ToolIdMap.outgoing`: kept, or made compliant)."""
 
     def blocks(
         self, message: Message, items: Sequence[ContentBlock], replay: Replay, inside: int | None = None
@@ -192,7 +194,7 @@ class _Writer:
             elif block.type == "tool_use":
                 wire = {
                     "type": "tool_use",
-                    "id": self.wire_id(block.id),
+                    "id": self.outgoing(block.id, PROVIDER),
                     "name": block.name,
                     "input": block.input,
                 }
@@ -202,10 +204,6 @@ class _Writer:
                 wire = self.thinking(message, index, block)
             converted.append(wire)
         return replay.splice(converted, inside)
-
-    def wire_id(self, canonical: str) -> str:
-        """The id `canonical` goes out as (see `ToolIdMap.outgoing`)."""
-        return self.options.tool_ids.outgoing(canonical, PROVIDER)
 
     def thinking(
         self, message: Message, index: int, block: ThinkingBlock | RedactedThinkingBlock
@@ -230,7 +228,10 @@ class _Writer:
     def tool_result(
         self, message: Message, index: int, block: ToolResultBlock, replay: Replay
     ) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(block.tool_use_id)}
+        out: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": self.outgoing(block.tool_use_id, PROVIDER),
+        }
         inner = self.blocks(message, block.content, replay, inside=index)
         if inner:
             out["content"] = inner
