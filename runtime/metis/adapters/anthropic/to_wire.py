@@ -242,6 +242,8 @@ class _Writer:
     def image(
         self, message: Message, index: int, block: ImageBlock, inside: int | None
     ) -> dict[str, Any] | None:
+        """An image by URL or inline (a file_ref read from the workspace), or None when the
+        model or Anthropic cannot take it (dropped, logged)."""
         reason: str
         if not self.caps.supports_images:
             reason = f"model {self.options.model} does not accept images"
