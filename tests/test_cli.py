@@ -712,3 +712,98 @@ def test_debug_mode_shows_tracebacks(runner: CliRunner, files: dict[str, Path]) 
         and result.exception is not None
         and not isinstance(result.exception, SystemExit)
     )
+
+
+# --- habits: version, --db anywhere, bare metis, start-up imports ----------------------------------------
+
+
+def test_version_and_bare_metis_prints_help(runner: CliRunner) -> None:
+    import metis
+
+    result = run(runner, "--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"metis {metis.__version__}"
+    result = run(runner)
+    assert result.exit_code == 0 and "Usage: metis" in result.stdout and "Commands:" in result.stdout
+    assert result.stderr == ""
+
+
+def test_db_is_accepted_after_the_subcommand_too(runner: CliRunner, db: Path, files: dict[str, Path]) -> None:
+    result = run(runner, "import", "--from", "openai", files["openai"], "--db", db)
+    assert result.exit_code == 0, result.output
+    (session,) = result.stdout.split()
+    assert session[:12] in run(runner, "sessions", "--db", db).stdout
+    assert session[:12] in run(runner, "--db", db, "sessions").stdout
+    assert run(runner, "show", session[:12], "--db", db).exit_code == 0
+
+
+def test_a_db_in_a_missing_directory_is_refused_not_created(runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "nowhere" / "x.sqlite3"
+    for args in (["--db", target, "sessions"], ["sessions", "--db", target]):
+        assert_clean_failure(run(runner, *args), 2, "does not exist")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_help_loads_neither_models_nor_adapters_nor_http() -> None:
+    code = (
+        "import sys; sys.argv = ['metis', '--help']\n"
+        "from metis.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('metis_schema.v1', 'metis.adapters', 'metis.store', 'httpx', 'rich', 'pydantic')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert "HEAVY []" in done.stderr, done.stderr
+
+
+# --- show: 80 columns, --last, --json ----------------------------------------------------------------------
+
+
+def test_show_fits_80_columns_and_takes_last_and_json(runner: CliRunner, db: Path) -> None:
+    assert run(runner, "demo", "--db", db).exit_code == 0
+    env = {"COLUMNS": "80"}
+    listing = run(runner, "--db", db, "sessions", env=env)
+    assert all(len(line) <= 80 for line in listing.stdout.splitlines())
+    header = listing.stdout.splitlines()[0].split()
+    assert header == ["id", "updated", "title", "msgs", "tokens", "cost"]
+    session = listing.stdout.splitlines()[2].split()[0]
+
+    full = run(runner, "--db", db, "show", session, env=env)
+    assert full.exit_code == 0 and all(len(line) <= 80 for line in full.stdout.splitlines())
+    assert "#0 user" in full.stdout and "#9 assistant" in full.stdout
+
+    last = run(runner, "--db", db, "show", session, "--last", "2", env=env).stdout
+    assert "[… 8 earlier messages" in last and "#0 user" not in last and "#8 tool" in last
+
+    data = json.loads(run(runner, "--db", db, "show", session, "--json", "--last", "3").stdout)
+    assert data["message_count"] == 10 and len(data["messages"]) == 3
+    assert data["title"].startswith("Summarize README.md") and data["id"].startswith(session)
+    assert [m["role"] for m in data["messages"]] == ["assistant", "tool", "assistant"]
+    assert {c["status"] for c in data["tool_calls"]} == {"succeeded"}
+
+
+def test_price_as_of_a_date(runner: CliRunner, db: Path) -> None:
+    assert run(runner, "demo", "--db", db).exit_code == 0
+    with Store.open(db) as store:
+        (info,) = store.list_sessions()
+    result = run(runner, "--db", db, "price", info.id, "--as-of", "2026-06-01", env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    assert "vs prices of 2026-06-01" in result.stdout and "(2026-05-08)" in result.stdout
+    assert_clean_failure(run(runner, "--db", db, "price", info.id, "--as-of", "June"), 2, "June")
+
+
+def test_unpriced_usage_is_shown_as_unpriced_and_warned_about_where_it_is_stored(
+    runner: CliRunner, db: Path, tmp_path: Path
+) -> None:
+    exchange = tmp_path / "ollama.json"
+    reply = {"model": "my-local", "message": {"role": "assistant", "content": "hello"}, "done": True}
+    reply |= {"done_reason": "stop", "prompt_eval_count": 5, "eval_count": 7}
+    request = {"model": "my-local", "messages": [{"role": "user", "content": "hi"}], "stream": False}
+    exchange.write_text(json.dumps({"request": request, "response": reply}))
+    result = run(runner, "--db", db, "import", "--from", "ollama", exchange)
+    assert result.exit_code == 0, result.output
+    assert "no price for ollama:my-local; its usage is stored unpriced" in result.stderr
+    listing = run(runner, "--db", db, "sessions").stdout
+    assert "unpriced" in listing and "$0.0000" not in listing
+    shown = run(runner, "--db", db, "show", result.stdout.strip()).stdout
+    assert "5 in / 7 out · unpriced" in shown

@@ -26,7 +26,6 @@ _FROM: dict[str, str] = {
     # builders
     "user": ".builders",
     "system": ".builders",
-    "assistant": ".builders",
     "tool_result": ".builders",
     # the client and the store
     "Client": ".client",
@@ -84,7 +83,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
 
     from . import adapters, builders, catalog, client, pricing, store, tools  # noqa: F401
     from .assembly import RequestContext, StreamAssembler  # noqa: F401
-    from .builders import assistant, system, tool_result, user  # noqa: F401
+    from .builders import system, tool_result, user  # noqa: F401
     from .canonical import conversation_hash, message_hash, messages_equal, read_message  # noqa: F401
     from .catalog import resolve_model  # noqa: F401
     from .client import AsyncClient, AsyncSession, Client, ReplayTransport, Session  # noqa: F401

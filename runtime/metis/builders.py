@@ -5,6 +5,8 @@ writing those by hand for every turn buries what the turn says. These builders f
 in (a fresh monotonic ULID, UTC now, empty metadata) and validate the result, so a bad
 argument fails here with a `DocumentError` naming the field, not later in an adapter.
 The client's sessions build their user and tool messages through the same functions.
+There is no assistant builder: a complete reply carries its model, provider, routing and
+usage (spec §5.3), which an adapter reading the provider's response fills in.
 
 `session_id` defaults to `LOCAL_SESSION`: enough for messages that are only translated
 (`adapter.to_wire`) or hashed. Messages you store belong to a real session: pass its id.
@@ -72,14 +74,6 @@ def system(content: Content, *, session_id: str = LOCAL_SESSION) -> Message:
     return message(Role.system, content, session_id=session_id, what="system message")
 
 
-def assistant(content: Content, *, session_id: str = LOCAL_SESSION, model: str | None = None) -> Message:
-    """An ASSISTANT message, e.g. a recorded reply; `model` is a catalog id when known."""
-    metadata = {"model": model} if model is not None else None
-    return message(
-        Role.assistant, content, session_id=session_id, metadata=metadata, what="assistant message"
-    )
-
-
 def tool_result(
     call_id: str, content: Content, *, is_error: bool = False, session_id: str = LOCAL_SESSION
 ) -> Message:
@@ -94,4 +88,4 @@ def tool_result(
     )
 
 
-__all__ = ["LOCAL_SESSION", "Content", "assistant", "blocks", "message", "system", "tool_result", "user"]
+__all__ = ["LOCAL_SESSION", "Content", "blocks", "message", "system", "tool_result", "user"]

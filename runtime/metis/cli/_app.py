@@ -99,6 +99,7 @@ def db_option(command: click.Command) -> click.Command:
 
 
 @click.group(
+    "metis",
     cls=MetisGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
     invoke_without_command=True,
