@@ -111,8 +111,11 @@ def dump_json(value: Any) -> str:
 
 
 def resolve_session_id(store: Store, ref: str) -> str:
-    """A session id from an id or a unique prefix of one."""
-    ids = [info.id for info in store.list_sessions()]
+    """A session id from an id, a unique prefix of one, or `last` (the latest updated)."""
+    infos = store.list_sessions()
+    if ref == "last" and infos:
+        return max(infos, key=lambda info: (info.updated_at, info.id)).id
+    ids = [info.id for info in infos]
     if ref in ids:
         return ref
     matches = [i for i in ids if i.startswith(ref)]

@@ -33,6 +33,28 @@ def width() -> int:
     return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
+def grid(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, flex: int, right: Iterable[int] = ()
+) -> list[str]:
+    """A plain table that fits the terminal: every column as wide as its widest cell, but
+    column `flex` (a title, a model name) cut with `…` to what is left of the width."""
+    right = set(right)
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    fixed = sum(w for i, w in enumerate(widths) if i != flex) + 2 * (len(widths) - 1)
+    widths[flex] = max(min(widths[flex], width() - fixed), len(headers[flex]), 5)
+
+    def line(cells: Sequence[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            text = str(cell)
+            if len(text) > widths[i]:
+                text = text[: widths[i] - 1] + "…"
+            out.append(text.rjust(widths[i]) if i in right else text.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    return [line(headers), "─" * len(line(["─" * w for w in widths])), *(line(r) for r in rows)]
+
+
 def short_ids(ids: Sequence[str]) -> dict[str, str]:
     """Each id cut to the shortest prefix (at least `_MIN_ID`) unique among `ids`."""
     for length in range(_MIN_ID, max((len(i) for i in ids), default=0) + 1):
@@ -76,22 +98,12 @@ def cost_text(messages: Sequence[Message], *, places: int | None = None) -> str:
     return text + ("+" if unpriced else "")
 
 
-def sessions_table(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> Any:
-    """The `metis sessions` table: id prefix, last change, title, messages, tokens, cost."""
-    from rich import box
-    from rich.table import Table
-
+def sessions_lines(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> list[str]:
+    """The `metis sessions` table: id prefix, last change (UTC), title, messages, tokens, cost."""
     rows = list(rows)
     short = short_ids([info.id for info, _ in rows])
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, width=min(width(), 120))
-    table.add_column("id", no_wrap=True)
-    table.add_column("updated", no_wrap=True)  # month-day hour:minute, UTC
-    table.add_column("title", overflow="ellipsis", no_wrap=True, ratio=1, min_width=10)
-    table.add_column("msgs", justify="right", no_wrap=True)
-    table.add_column("tokens", justify="right", no_wrap=True)
-    table.add_column("cost", justify="right", no_wrap=True)
-    for info, messages in rows:
-        table.add_row(
+    cells = [
+        (
             short[info.id],
             info.updated_at.strftime("%m-%d %H:%M"),
             session_title(info, messages),
@@ -99,7 +111,10 @@ def sessions_table(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> Any
             f"{total_tokens(messages):,}",
             cost_text(messages, places=4),  # `show` has the exact figure
         )
-    return table
+        for info, messages in rows
+    ]
+    headers = ("id", "updated", "title", "msgs", "tokens", "cost")
+    return grid(headers, cells, flex=2, right=(3, 4, 5))
 
 
 def _block_lines(message: Message, *, full: bool) -> list[str]:
@@ -220,11 +235,12 @@ def session_lines(store: Any, session_id: str, *, last: int | None = None, full:
 __all__ = [
     "UNPRICED",
     "cost_text",
+    "grid",
     "message_header",
     "session_lines",
     "session_source",
     "session_title",
-    "sessions_table",
+    "sessions_lines",
     "short_ids",
     "tool_call_lines",
     "transcript",

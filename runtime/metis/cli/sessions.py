@@ -34,15 +34,14 @@ from ._common import (
 @click.pass_obj
 def sessions(state: State) -> None:
     """List stored sessions: id (a unique prefix), last change, title, messages, tokens, cost."""
-    from ._common import console
-    from ._tables import sessions_table
+    from ._tables import sessions_lines
 
     infos = list(state.store.list_sessions())
     if not infos:
         echo_err("no sessions yet (`metis demo` makes one, `metis import` reads recorded traffic)")
         return
     rows = [(info, list(state.store.load_session(info.id))) for info in infos]
-    console().print(sessions_table(rows))
+    click.echo("\n".join(sessions_lines(rows)))
 
 
 @db_option
@@ -55,7 +54,7 @@ def sessions(state: State) -> None:
 )
 @click.pass_obj
 def show(state: State, session: str, last: int | None, full: bool, as_json: bool) -> None:
-    """Show SESSION (an id or a unique prefix): its messages, tokens, costs and tool calls."""
+    """Show SESSION (an id, a unique prefix, or `last`): its messages, tokens, costs and tool calls."""
     session_id = resolve_session_id(state.store, session)
     if as_json:
         click.echo(dump_json(_session_json(state.store, session_id, last)))
@@ -123,12 +122,9 @@ def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, An
 @click.pass_obj
 def price(state: State, session: str, version: str | None, as_of: Any) -> None:
     """Costs of SESSION as stored, and recomputed under a pricing version or at a date."""
-    from rich.table import Table
-
     from ..catalog import load_catalog
     from ..errors import PricingError
     from ..pricing import current_version, load_price_table, price_as_of, reprice
-    from ._common import console
 
     if version is not None and as_of is not None:
         raise click.UsageError("give --pricing-version or --as-of, not both")
@@ -138,11 +134,11 @@ def price(state: State, session: str, version: str | None, as_of: Any) -> None:
         version = version or current_version()
         if not version.startswith("genai-prices@"):
             load_price_table(version)  # an unknown version fails here, before any row
+    from ._tables import grid
+
     against = f"prices of {day}" if day else f"pricing {version}"
     catalog = load_catalog()
-    table = Table(title=f"{session_id}: stored cost vs {against}", title_justify="left")
-    for name in ("#", "model", "in/out/cached", "stored", "stored under", "now"):
-        table.add_column(name, justify="right" if name in ("#", "stored", "now") else "left")
+    rows: list[tuple[str, ...]] = []
     stored_total, repriced_total = Decimal(0), Decimal(0)
     for i, message in enumerate(state.store.load_session(session_id)):
         usage, model = message.metadata.usage, message.metadata.model
@@ -157,26 +153,19 @@ def price(state: State, session: str, version: str | None, as_of: Any) -> None:
             )
         except PricingError:  # that table has no price for this model
             again = None
-        new_cost = (
-            "unpriced" if again is None or again.pricing_version == "unpriced" else money(again.cost_usd)
-        )
-        if again is not None:
+        if again is None or again.pricing_version == "unpriced":
+            new_cost, by = "unpriced", ""
+        else:
+            new_cost, by = money(again.cost_usd), again.pricing_version
             repriced_total += again.cost_usd
-            if day:
-                new_cost += f" ({again.pricing_version})"
         stored_total += usage.cost_usd
         stored = "unpriced" if usage.pricing_version == "unpriced" else money(usage.cost_usd)
-        table.add_row(
-            str(i),
-            model,
-            "/".join(str(n) for n in tokens_of(message)),
-            stored,
-            usage.pricing_version,
-            new_cost,
-        )
-    table.add_section()
-    table.add_row("", "total", "", money(stored_total), "", money(repriced_total))
-    console().print(table)
+        counts = "/".join(map(str, tokens_of(message)))
+        rows.append((str(i), model, counts, stored, usage.pricing_version, new_cost, by))
+    rows.append(("", "total", "", money(stored_total), "", money(repriced_total), ""))
+    headers = ("#", "model", "in/out/cached", "stored", "under", "now", "by")
+    click.echo(f"{session_id}: stored cost vs {against}")
+    click.echo("\n".join(grid(headers, rows, flex=1, right=(0, 3, 5))))
 
 
 @db_option
