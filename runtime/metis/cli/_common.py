@@ -14,7 +14,6 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,8 @@ import click
 from ..errors import MetisError, SessionNotFoundError
 
 if TYPE_CHECKING:  # imported where used: `metis --help` must not pay for them
+    from decimal import Decimal
+
     from metis_schema.v1 import Message
     from rich.console import Console
 
@@ -269,6 +270,8 @@ def cost_of(message: Message) -> Decimal | None:
 
 
 def total_cost(messages: Sequence[Message]) -> Decimal:
+    from decimal import Decimal
+
     return sum((c for m in messages if (c := cost_of(m)) is not None), Decimal(0))
 
 

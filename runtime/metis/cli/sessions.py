@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from datetime import date
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +121,8 @@ def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, An
 @click.pass_obj
 def price(state: State, session: str, version: str | None, as_of: Any) -> None:
     """Costs of SESSION as stored, and recomputed under a pricing version or at a date."""
+    from decimal import Decimal
+
     from ..catalog import load_catalog
     from ..errors import PricingError
     from ..pricing import current_version, load_price_table, price_as_of, reprice
