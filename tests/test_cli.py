@@ -266,6 +266,7 @@ def test_import_stores_sessions_and_lists_them(runner: CliRunner, db: Path, file
         "succeeded",
         "toolu_01A09q90qw90lq917835lq9",
         f"source     {files['anthropic']}",
+        "#2 assistant · anthropic:claude-sonnet-4-6 (default) · no usage recorded",
         "totals     6 messages",
     ):
         assert needle in result.stdout

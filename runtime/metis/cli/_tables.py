@@ -161,8 +161,10 @@ def message_header(index: int, message: Message) -> str:
         routed = f" ({meta.routing.mode.value})" if meta.routing is not None else ""
         parts.append(meta.model + routed)
     usage = meta.usage
-    if usage is not None:
-        inp, out, cached = tokens_of(message)
+    inp, out, cached = tokens_of(message)
+    if usage is not None and not (inp or out or cached):  # e.g. a reply imported from a request body
+        parts.append("no usage recorded")
+    elif usage is not None:
         parts.append(f"{inp + cached:,} in / {out:,} out" + (f" ({cached:,} cached)" if cached else ""))
         parts.append(UNPRICED if usage.pricing_version == UNPRICED else money(cost_of(message)))
     if meta.status.value != "complete":
