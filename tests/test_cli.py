@@ -810,3 +810,13 @@ def test_unpriced_usage_is_shown_as_unpriced_and_warned_about_where_it_is_stored
     assert "unpriced" in listing and "$0.0000" not in listing
     shown = run(runner, "--db", db, "show", result.stdout.strip()).stdout
     assert "5 in / 7 out · unpriced" in shown
+
+
+def test_commands_that_record_nothing_print_no_pricing_warning(runner: CliRunner, tmp_path: Path) -> None:
+    body = dict(OPENAI_BODY, model="my-local-model")  # a model no price source knows
+    path = tmp_path / "local.json"
+    path.write_text(json.dumps(body))
+    for args in (["convert", "--from", "openai", "--to", "anthropic", path], ["validate", path]):
+        result = run(runner, *args)
+        assert result.exit_code == 0, result.output
+        assert "price" not in result.stderr, result.stderr

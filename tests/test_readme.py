@@ -103,3 +103,24 @@ def test_builders_fill_in_what_a_message_needs() -> None:
     with pytest.raises(metis.DocumentError) as caught:
         metis.user([{"type": "text"}])  # a text block without text
     assert "content[0]" in str(caught.value)
+
+
+def test_every_public_name_of_the_package_resolves() -> None:
+    import metis
+
+    names = metis.__all__
+    for name in (
+        "Client",
+        "Store",
+        "ToolRegistry",
+        "message_hash",
+        "user",
+        "system",
+        "tool_result",
+        "Message",
+    ):
+        assert name in names
+    for name in names:
+        assert getattr(metis, name) is not None, name
+    with pytest.raises(AttributeError):
+        _ = metis.no_such_name
