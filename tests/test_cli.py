@@ -820,3 +820,21 @@ def test_commands_that_record_nothing_print_no_pricing_warning(runner: CliRunner
         result = run(runner, *args)
         assert result.exit_code == 0, result.output
         assert "price" not in result.stderr, result.stderr
+
+
+def test_price_under_the_genai_prices_data_and_an_unknown_version(runner: CliRunner, db: Path) -> None:
+    from importlib.metadata import version
+
+    assert run(runner, "demo", "--db", db).exit_code == 0
+    genai = f"genai-prices@{version('genai-prices')}"
+    result = run(runner, "--db", db, "price", "last", "--pricing-version", genai, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert all(len(line) <= 80 for line in result.stdout.splitlines())
+    rows = [line.split() for line in result.stdout.splitlines()[3:] if line.split()[0].isdigit()]
+    assert len(rows) == 5 and all(row[-1] == genai for row in rows)
+    assert_clean_failure(
+        run(runner, "--db", db, "price", "last", "--pricing-version", "genai-prices@0.0.0"),
+        1,
+        "unknown pricing version",
+        genai,  # the hint names what is installed
+    )

@@ -73,13 +73,19 @@ def load_price_table(version: str | None = None) -> PriceTable:
     version = version or current_version()
     path = _data_dir() / f"pricing-{version}.json"
     if not path.exists():
-        raise PricingError(
-            f"unknown pricing version {version!r}", hint=f"known versions: {', '.join(available_versions())}"
-        )
+        known = [*available_versions(), *filter(None, [_genai.data_version()])]
+        raise PricingError(f"unknown pricing version {version!r}", hint=f"known versions: {', '.join(known)}")
     table = parse_price_table(path.read_text(encoding="utf-8"), source=path.name)
     if table.pricing_version != version:
         raise PricingError(f"{path.name} declares pricing_version {table.pricing_version!r}")
     return table
+
+
+def check_version(version: str) -> str:
+    """`version` when it names a shipped table or the installed genai-prices data; else PricingError."""
+    if version != _genai.data_version():
+        load_price_table(version)
+    return version
 
 
 def price_for(pricing_key: str, table: PriceTable) -> ModelPrice:
@@ -279,6 +285,7 @@ def load_price_table_file(path: Path) -> PriceTable:
 __all__ = [
     "UNPRICED",
     "available_versions",
+    "check_version",
     "compute_cost",
     "current_version",
     "load_price_table",

@@ -41,7 +41,7 @@ def grid(
     right = set(right)
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     fixed = sum(w for i, w in enumerate(widths) if i != flex) + 2 * (len(widths) - 1)
-    widths[flex] = max(min(widths[flex], width() - fixed), len(headers[flex]), 5)
+    widths[flex] = max(min(widths[flex], width() - fixed), 4)
 
     def line(cells: Sequence[str]) -> str:
         out = []

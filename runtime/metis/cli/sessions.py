@@ -125,16 +125,14 @@ def price(state: State, session: str, version: str | None, as_of: Any) -> None:
 
     from ..catalog import load_catalog
     from ..errors import PricingError
-    from ..pricing import current_version, load_price_table, price_as_of, reprice
+    from ..pricing import check_version, current_version, price_as_of, reprice
 
     if version is not None and as_of is not None:
         raise click.UsageError("give --pricing-version or --as-of, not both")
     session_id = resolve_session_id(state.store, session)
     day: date | None = as_of.date() if as_of is not None else None
     if day is None:
-        version = version or current_version()
-        if not version.startswith("genai-prices@"):
-            load_price_table(version)  # an unknown version fails here, before any row
+        version = check_version(version or current_version())  # unknown: fails before any row
     from ._tables import grid
 
     against = f"prices of {day}" if day else f"pricing {version}"
