@@ -151,10 +151,12 @@ def _read_file(source: str, file: str) -> list[_Parsed]:
 @click.argument("files", nargs=-1, required=True)
 @click.pass_obj
 def import_(state: State, source: str, workspace: Path, fail_fast: bool, files: tuple[str, ...]) -> None:
-    """Import recorded request bodies (JSON, JSON lines, or {"request", "response"} exchanges) from FILES.
+    """Import recorded request bodies (and their replies) from FILES as sessions.
 
-    Prints one new session id per imported body. A file that fails is reported and
-    skipped; the exit status is 1 when any did.
+    A file holds one JSON body, JSON lines of bodies, or a recorded exchange
+    {"request": BODY, "response": REPLY}. Prints one new session id per imported
+    body. A file that fails is reported and skipped; the exit status is 1 when
+    any did.
     """
     from rich.progress import Progress
 
