@@ -1,4 +1,4 @@
-"""Developer and CI tasks: `nox -s tests lint typecheck codegen bench demo`.
+"""Developer and CI tasks: `nox -s tests lint typecheck codegen docs bench demo`.
 
 Each session installs the project with its dev extras into its own virtualenv. CI (and
 anyone who already has an environment) sets METIS_NOX_BACKEND=none to run the same
@@ -49,6 +49,14 @@ def codegen(session: nox.Session) -> None:
     """Fail when generated/ is stale or hand-edited (python -m codegen --check)."""
     _install(session)
     session.run("python", "-m", "codegen", "--check")
+
+
+@nox.session(venv_backend=BACKEND)
+def docs(session: nox.Session) -> None:
+    """The documentation site, built with --strict (any warning, broken link or bad docstring fails)."""
+    if not IN_PLACE:
+        session.install("-e", ".[dev,docs]")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
 
 
 @nox.session(venv_backend=BACKEND)
