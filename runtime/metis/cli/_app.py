@@ -87,7 +87,10 @@ def _db(ctx: click.Context, param: click.Parameter, value: str | None) -> str | 
     return value
 
 
-DB_HELP = "Store to use: a SQLite file or a postgresql:// URL (default: a file under METIS_HOME or the user data directory)."
+DB_HELP = (
+    "Store to use: a SQLite file or a postgresql:// URL "
+    "(default: a file under METIS_HOME or the user data directory)."
+)
 
 
 def db_option(command: click.Command) -> click.Command:
