@@ -136,9 +136,6 @@ def render(paths: Paths) -> dict[Path, str]:
         bundle_name=bundler.BUNDLE_NAME,
     )
     files[Path(PACKAGE) / "py.typed"] = ""
-    files[Path(PACKAGE) / "_rules.py"] = env.get_template("rules.py.j2").render(
-        header=_header("codegen/templates/rules.py.j2", _digest_of({})), bundle_name=bundler.BUNDLE_NAME
-    )
     return files
 
 

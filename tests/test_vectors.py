@@ -1,7 +1,9 @@
-"""Contract test: the language-neutral vectors of schema/v1/vectors/ against both validators.
+"""Contract test: the language-neutral vectors of schema/v1/vectors/ against both contracts.
 
-The JSON Schema is the source of truth and the generated pydantic models are what Python
-code uses; this test holds them to the same verdict on every vector. A vector is a
+The JSON Schema is the source of truth for other languages; Python runs the generated
+pydantic models (types, patterns, discriminators) and `metis.invariants` (spec §5, the
+one executable copy of the rules the schema states as `allOf` if/then clauses). This
+test holds the two to the same verdict on every vector, so they cannot drift. A vector is a
 JSON-Schema-Test-Suite test (`{description, comment, data, valid}`) under a group whose
 `schema` is `{"$ref": "metis.bundle.json#/$defs/<Def>"}`. Valid vectors are written in
 canonical form (`model_dump(mode="json", exclude_none=True)`), so they must also
@@ -23,6 +25,7 @@ import metis_schema.v1 as models
 import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaValidationError
+from metis.invariants import check_message
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as ModelValidationError
 from referencing import Registry, Resource
@@ -88,7 +91,7 @@ VECTOR_LIST = load_vectors()
 KNOWN_DISAGREEMENTS: dict[str, str] = {
     # A vector on which jsonschema and the models disagree goes here with the reason, as a
     # strict xfail (it fails loudly the day they agree). None today: `schema_version`, once
-    # defaulted by the models, is enforced as required by generated/metis_schema/_rules.py.
+    # defaulted by the models, is enforced as required by metis_base.SchemaModel.
 }
 
 
@@ -156,6 +159,12 @@ def model_verdict(definition: str, data: Any) -> tuple[bool, Any, str]:
             results.append((False, None, str(exc)))
     (py_ok, py_dump, py_err), (js_ok, _, js_err) = results
     assert py_ok == js_ok, f"pydantic python mode says {py_ok} ({py_err}), JSON mode says {js_ok} ({js_err})"
+    if py_ok and definition == "Message":
+        # The §5 rules: on the validated model, and on the document as it is (they agree).
+        violations = check_message(models.Message.model_validate(data))
+        assert [str(v) for v in check_message(data)] == [str(v) for v in violations]
+        if violations:
+            return False, None, "; ".join(str(v) for v in violations)
     return py_ok, py_dump, py_err
 
 
@@ -170,7 +179,7 @@ def test_vector(vector: Vector) -> None:
     model_ok, dumped, model_error = model_verdict(vector.definition, vector.data)
     verdicts = (
         f"jsonschema: {schema_errors or 'valid'}; "
-        f"pydantic: {'valid' if model_ok else model_error}; vector says valid={vector.valid}"
+        f"pydantic + invariants: {'valid' if model_ok else model_error}; vector says valid={vector.valid}"
     )
     assert (not schema_errors) == vector.valid, verdicts
     assert model_ok == vector.valid, verdicts
@@ -273,14 +282,12 @@ def _assistant_with_image() -> dict[str, Any]:
     return message
 
 
-def test_role_rule_error_names_path_and_rule_in_pydantic() -> None:
-    with pytest.raises(ModelValidationError) as caught:
-        models.Message.model_validate(_assistant_with_image())
-    errors = caught.value.errors()
-    assert len(errors) == 1
-    assert errors[0]["type"] == "schema_rule"
-    assert "content[0].type" in errors[0]["msg"]
-    assert "§5.1.3" in errors[0]["msg"]
+def test_role_rule_error_names_path_and_rule_in_invariants() -> None:
+    document = _assistant_with_image()
+    models.Message.model_validate(document)  # the fields are fine: the rule is §5's
+    (violation,) = check_message(models.Message.model_validate(document))
+    assert violation.path == "content[0].type"
+    assert violation.rule == "§5.1.3"
 
 
 def test_role_rule_error_names_path_and_rule_in_jsonschema() -> None:
@@ -328,66 +335,54 @@ def test_vectors_live_outside_the_bundled_schema_files() -> None:
     assert len(list(VECTORS.glob("*.json"))) >= 8
 
 
-# --- the compiled rule checks agree with the clauses they are compiled from -----------------------
+# --- the two statements of §5 agree beyond the vectors ----------------------------------------
 
 
-def _each_clause(message: Any) -> list[str]:
-    """The rule listing built clause by clause, as SchemaModel did before compiling them."""
-    problems = []
-    for rule in models.Message.__schema_conditionals__:
-        found = rule.clause(message)
-        if found:
-            listing = "; ".join(f"{path or '(root)'} {problem}" for path, problem in found)
-            problems.append(f"{rule.rule} [{listing}]")
-    return problems
-
-
-def _rule_variants(message: models.Message) -> list[models.Message]:
-    """`message` with role, status, content and metadata swapped about, unvalidated."""
+def _variants(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """`document` with role, status, content and metadata swapped about (as documents)."""
     tool_id = "tu_01HZ0000000000000000000001"
+    text = {"type": "text", "text": "t"}
     contents: list[list[Any]] = [
         [],
-        list(message.content),
-        [models.TextBlock(text="t"), models.TextBlock(text="u")],
-        [models.ToolResultBlock(tool_use_id=tool_id, content=[models.TextBlock(text="r")])],
-        [models.ToolUseBlock(id=tool_id, name="x", input={}), {"type": "image"}, {"no": "type"}],
-        [models.ThinkingBlock(text="hm")],
+        document["content"],
+        [text, {"type": "text", "text": "u"}],
+        [{"type": "tool_result", "tool_use_id": tool_id, "content": [text]}],
+        [{"type": "tool_use", "id": tool_id, "name": "x", "input": {}}, text],
+        [{"type": "thinking", "text": "hm"}],
+        [
+            {
+                "type": "image",
+                "source": {"kind": "url", "data": "https://example.com/a.png"},
+                "media_type": "image/png",
+            }
+        ],
     ]
-    metadata = message.metadata
-    metas = [
-        metadata,
-        models.MessageMetadata(),
-        metadata.model_copy(update={"parent_tool_use_id": tool_id}),
-        metadata.model_copy(update={"parent_tool_use_id": 5, "model": 5, "routing": "r", "usage": []}),
-        {"status": "complete"},
-        {"status": "partial", "parent_tool_use_id": tool_id},
+    full = _vector("§8.1 simple exchange: assistant answer with model, provider, routing and usage")[
+        "metadata"
     ]
+    metas = [{}, {"parent_tool_use_id": tool_id}, dict(full), {**full, "parent_tool_use_id": tool_id}]
     out = []
-    for role in [*models.Role, "other"]:
-        for status in models.MessageStatus:
+    for role in bundle()["$defs"]["Role"]["enum"]:
+        for status in bundle()["$defs"]["MessageStatus"]["enum"]:
             for content in contents:
                 for meta in metas:
-                    placed = (
-                        meta.model_copy(update={"status": status})
-                        if isinstance(meta, models.MessageMetadata)
-                        else meta
-                    )
                     out.append(
-                        message.model_copy(update={"role": role, "content": content, "metadata": placed})
+                        {**document, "role": role, "content": content, "metadata": {**meta, "status": status}}
                     )
     return out
 
 
-def test_compiled_rules_say_what_each_clause_says() -> None:
-    rules = models.Message.__schema_rules__
-    assert rules is not None
-    seen_failures = 0
-    for document in _valid_messages()[:6]:
-        for variant in _rule_variants(models.Message.model_validate(document)):
-            expected = _each_clause(variant)
-            assert rules(variant) == expected
-            seen_failures += bool(expected)
-    assert seen_failures > 100
+def test_schema_rules_and_invariants_agree_on_every_variant() -> None:
+    disagreements, invalid = [], 0
+    for document in _valid_messages()[:4]:
+        for variant in _variants(document):
+            schema_ok = not list(schema_validator("Message").iter_errors(variant))
+            runtime_ok, _, why = model_verdict("Message", variant)
+            invalid += not schema_ok
+            if schema_ok != runtime_ok:
+                disagreements.append((variant["role"], variant["metadata"], variant["content"], why))
+    assert disagreements == []
+    assert invalid > 300
 
 
 @pytest.mark.parametrize(
@@ -397,7 +392,7 @@ def test_compiled_rules_say_what_each_clause_says() -> None:
 def test_fixed_point_screen_is_the_decimal_pattern(text: str) -> None:
     from decimal import Decimal
 
-    from metis_schema import _rules
+    from metis_base import input_problems
 
     (spec,) = [s for s in models.Usage.__schema_formatted__ if s.field == "cost_usd"]
     assert spec.fixed_point and spec.pattern is not None
@@ -411,7 +406,7 @@ def test_fixed_point_screen_is_the_decimal_pattern(text: str) -> None:
         "pricing_version": "v",
         "latency_ms": 0,
     }
-    assert (_rules._input_problems(models.Usage, data) == []) == screened
+    assert (input_problems(models.Usage, data) == []) == screened
     if screened:
         assert models.Usage(**data).cost_usd == value
     else:

@@ -36,7 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from . import _json
 from .errors import DocumentError, FieldProblem
-from .invariants import BLOCK_CLASSES
+from .invariants import BLOCK_CLASSES, check_message
 from .validation import explain
 
 log = logging.getLogger("metis.compat")
@@ -119,8 +119,9 @@ def read_message(doc: Mapping[str, Any] | str | bytes) -> Message:
     drop unknown block types (also inside tool_result content) and unknown metadata
     fields, remapping `metadata.critical_blocks` to the surviving indices; log one WARN
     on logger `metis.compat` with `extra={"message_id", "skipped"}` when anything was
-    dropped; validate. A message left with no content after the drop is invalid like any
-    other empty message, and is reported as such.
+    dropped; validate the fields, then the §5 rules (`metis.invariants`, the one
+    executable copy of them). A message left with no content after the drop is invalid
+    like any other empty message, and is reported as such.
     """
     data = _parse(doc)
     version = data.get("schema_version")
@@ -138,10 +139,15 @@ def read_message(doc: Mapping[str, Any] | str | bytes) -> Message:
             extra={"message_id": message_id, "skipped": skipped},
         )
     try:
-        return Message.model_validate(data)
+        message = Message.model_validate(data)
     except ValidationError as exc:
         problems = explain(data, "Message", exc)
         raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id) from None
+    violations = check_message(message)
+    if violations:
+        problems = [FieldProblem(v.path, v.problem, v.rule) for v in violations]
+        raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id)
+    return message
 
 
 def _parse(doc: Mapping[str, Any] | str | bytes) -> dict[str, Any]:

@@ -1,10 +1,12 @@
-"""The invariants of spec §5, checked on messages and conversations.
+"""The invariants of spec §5, checked on messages and conversations: their one executable copy.
 
-The generated models already refuse much of §5 at construction, but not everything:
-a message built with `model_construct`, mutated after validation, or read by code that
-skipped validation can break any rule, and the conversation rules (§5.2.2, §5.2.3: a
-tool_result answers exactly one earlier tool_use of the same session) are invisible to a
-single model. Every check here reports *all* violations at once, each with the message
+The JSON Schema states the per-message rules too (the `allOf` if/then clauses of
+Message), for validators in other languages; the generated models check types, patterns
+and discriminators only, and these functions are what Python runs for the rest.
+tests/test_vectors.py runs every schema vector through both and asserts they agree, so
+the two statements cannot drift. The conversation rules (§5.2.2, §5.2.3: a tool_result
+answers exactly one earlier tool_use of the same session) are beyond any single document
+and live only here. Every check reports *all* violations at once, each with the message
 id, the field path and the spec section, so one run tells the whole story.
 
 Status (§5.1.5): a message that is not `complete` (PARTIAL while streaming, or stopped
@@ -30,15 +32,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
-from metis_schema.v1 import (
-    ContentBlock,
-    ImageBlock,
-    Message,
-    MessageMetadata,
-    MessageStatus,
-    Role,
-    TextBlock,
-)
+from metis_schema.v1 import ContentBlock, Message, MessageStatus, Role
 from pydantic import BaseModel
 
 from .errors import InvariantError
@@ -76,17 +70,11 @@ class Violation:
 BLOCK_CLASSES: frozenset[type[BaseModel]] = frozenset(get_args(get_args(ContentBlock.__value__)[0]))
 """The classes of the ContentBlock union, read from the generated alias (a new block type
 joins by itself): what `type(block) in BLOCK_CLASSES` recognizes as a block model."""
-_MODELS = BLOCK_CLASSES | {Message, MessageMetadata}
-"""Generated classes that are not Mappings: `_get` reads their attributes without asking
-`isinstance(obj, Mapping)`, an ABC check that dominated the cost of checking a message."""
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     """Field access that survives model_construct'ed and hand-built (dict) parts."""
-    kind = type(obj)
-    if kind is dict:
-        return obj.get(name, default)
-    if kind not in _MODELS and isinstance(obj, Mapping):
+    if isinstance(obj, Mapping):
         return obj.get(name, default)
     return getattr(obj, name, default)
 
@@ -106,85 +94,14 @@ def _blocks(message: Any) -> list[Any]:
     return list(content) if isinstance(content, list | tuple) else []
 
 
-# Enum members read once: `Role.tool` is a descriptor call each time, on every message.
-_COMPLETE = MessageStatus.complete
-_NEED_CONTENT = (Role.user, Role.assistant)
-_ASSISTANT, _TOOL = Role.assistant, Role.tool
-_RESULT_PARTS = frozenset({TextBlock, ImageBlock})
+def check_message(
+    message: Message | Mapping[str, Any], *, tools: ToolRegistry | None = None
+) -> list[Violation]:
+    """Every §5.1 / §5.2.1 / §5.3 violation of one message (and §5.2.4 when `tools` is given).
 
-
-def is_clean(message: Any) -> bool:
-    """True only when `check_message(message)` (without tools) would report nothing.
-
-    The screen every stored message goes through first: the same rules as
-    `check_message`, written for the exact generated classes, whose fields are plain
-    attribute reads. Anything else (another type, a dict part, a value out of place, a
-    field missing from a `model_construct`ed part) answers False, and the full check runs
-    and words the violations; this is never consulted to find them.
+    `message` may also be a document (the JSON-compatible dict of a message): the parity
+    test runs the schema's vectors through here as they are.
     """
-    if type(message) is not Message:
-        return False
-    try:
-        return _clean_parts(message.role, message.content, message.metadata)
-    except AttributeError:  # a part built without one of its fields
-        return False
-
-
-def _clean_parts(role: Any, content: Any, metadata: Any) -> bool:
-    if type(content) is not list or type(metadata) is not MessageMetadata:
-        return False
-    allowed = ALLOWED_BLOCKS.get(role) if isinstance(role, str) else None
-    if not allowed:
-        return False
-    complete = metadata.status == _COMPLETE
-    if not content and complete and role in _NEED_CONTENT:
-        return False
-    for block in content:
-        if type(block) not in _MODELS:
-            return False
-        kind = block.type
-        if not isinstance(kind, str) or kind not in allowed:
-            return False
-        if kind == "tool_use":
-            tool_id = block.id
-            if not (isinstance(tool_id, str) and is_tool_id(tool_id)):
-                return False
-            if complete and type(block.input) is not dict:
-                return False
-        elif kind == "tool_result":
-            tool_id = block.tool_use_id
-            if not (isinstance(tool_id, str) and is_tool_id(tool_id)) or type(block.content) is not list:
-                return False
-            for sub in block.content:
-                if type(sub) not in _RESULT_PARTS:
-                    return False
-                sub_kind = sub.type
-                if not isinstance(sub_kind, str) or sub_kind not in TOOL_RESULT_BLOCKS:
-                    return False
-    if role == _TOOL:
-        parent = metadata.parent_tool_use_id
-        if len(content) != 1 or not (isinstance(parent, str) and is_tool_id(parent)):
-            return False
-        if content[0].tool_use_id != parent:
-            return False
-    elif role == _ASSISTANT and complete:
-        model, provider = metadata.model, metadata.provider
-        if not (isinstance(model, str) and isinstance(provider, str)):
-            return False
-        if provider_of(model) != provider or metadata.routing is None or metadata.usage is None:
-            return False
-    return True
-
-
-def check_message(message: Message, *, tools: ToolRegistry | None = None) -> list[Violation]:
-    """Every §5.1 / §5.2.1 / §5.3 violation of one message (and §5.2.4 when `tools` is given)."""
-    if tools is None and is_clean(message):
-        return []
-    return _check_message(message, tools)
-
-
-def _check_message(message: Message, tools: ToolRegistry | None) -> list[Violation]:
-    """`check_message` without the `is_clean` screen: works out every violation."""
     mid = _id(message)
     out: list[Violation] = []
 
@@ -425,7 +342,6 @@ __all__ = [
     "check_conversation",
     "check_links",
     "check_message",
-    "is_clean",
     "validate_conversation",
     "validate_message",
 ]

@@ -1,14 +1,13 @@
 """Read rows the store itself wrote without repeating the checks made when they were written.
 
 Why: a stored message passed `Message` validation and the §5 invariants on its way in.
-Reading it back through `Message.model_validate` runs, per message, the schema's Python
-rule hooks again (`metis_schema._rules.SchemaModel`: the role/content `allOf` clauses,
-RFC 3339 and decimal syntax checks), which make up most of the cost of loading a long
-session. So for rows at the current schema version, content and metadata are validated
-by pydantic-core validators compiled from the models' own core schemas with exactly those
-hooks removed: every type, pattern, discriminator and `extra="forbid"` check still runs
-(in Rust), and the instances are the real generated classes. The Message itself is then
-assembled directly (its fields are the row's columns, each already typed).
+Reading it back through `Message.model_validate` runs, per message, the models' Python
+hooks again (`metis_base.SchemaModel`: RFC 3339 and decimal syntax checks), which make up
+much of the cost of loading a long session. So for rows at the current schema version,
+content and metadata are validated by pydantic-core validators compiled from the models'
+own core schemas with exactly those hooks removed: every type, pattern, discriminator and
+`extra="forbid"` check still runs (in Rust), and the instances are the real generated
+classes. The Message itself is then built from the row's columns, each already typed.
 
 What a row must not get past is still refused: an unknown block type or metadata field,
 a wrong type, a missing field raise pydantic's ValidationError, and the caller falls back
@@ -24,20 +23,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from metis_schema._rules import SchemaModel
+from metis_base import SchemaModel
 from metis_schema.v1 import Message, MessageMetadata, Role
 from pydantic_core import SchemaValidator
 
-from .._build import construct
 from ..canonical import CONTENT_LIST
 
 TRUSTED_VERSION = 1
 """The schema version of the models built here (metis_schema.v1)."""
 
 _HOOKS = frozenset({"function-before", "function-after"})
-_HOOK_NAMES = frozenset(
-    f"{SchemaModel.__name__}.{name}" for name in ("_schema_rules", "_schema_conditionals")
-)
+_HOOK_NAMES = frozenset(f"{SchemaModel.__name__}.{name}" for name in ("_schema_formats",))
 _MESSAGE_FIELDS = frozenset(Message.model_fields)
 
 
@@ -88,8 +84,7 @@ def build_message(  # noqa: PLR0917  (one positional per column: it runs once pe
         "created_at": created_at,
         "schema_version": TRUSTED_VERSION,
     }
-    message: Message = construct(Message, values)
-    return message
+    return Message(**values)
 
 
 __all__ = ["TRUSTED_VERSION", "build_message", "content_from_json", "metadata_from_json"]
