@@ -61,6 +61,25 @@ def versions(schema_root: Path) -> list[int]:
     return found
 
 
+CURRENT_FILE = "CURRENT"
+"""schema/CURRENT: the version the runtime writes, when it is not the newest one present.
+
+A new version's schema and models land before the runtime switches to them (the runtime
+imports one version's models by name); until then this file names the version new
+documents are written in. Without it, the newest version is current."""
+
+
+def current_version(schema_root: Path, found: list[int]) -> int:
+    """The version new documents are written in (see CURRENT_FILE)."""
+    marker = schema_root / CURRENT_FILE
+    if not marker.exists():
+        return found[-1]
+    text = marker.read_text(encoding="utf-8").strip()
+    if not text.isdigit() or int(text) not in found:
+        raise CodegenError(f"{marker}: {text!r} is not one of the schema versions {found}")
+    return int(text)
+
+
 def _header(source: str, digest: str) -> str:
     return (
         _env()
@@ -132,6 +151,7 @@ def render(paths: Paths) -> dict[Path, str]:
     files[Path(PACKAGE) / "__init__.py"] = env.get_template("package_init.py.j2").render(
         header=index_header,
         versions=found,
+        current=current_version(paths.schema, found),
         migrations=migrations,
         bundle_name=bundler.BUNDLE_NAME,
     )
