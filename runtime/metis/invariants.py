@@ -32,6 +32,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
+from metis_schema import CURRENT_VERSION
 from metis_schema.v1 import ContentBlock, Message, MessageStatus, Role
 from pydantic import BaseModel
 
@@ -41,16 +42,35 @@ from .ids import is_tool_id, provider_of
 if TYPE_CHECKING:
     from .tools import ToolRegistry
 
-ALLOWED_BLOCKS: Mapping[str, frozenset[str]] = {
+_V1_BLOCKS: Mapping[str, frozenset[str]] = {
     Role.user: frozenset({"text", "image"}),
     Role.assistant: frozenset({"text", "tool_use", "thinking", "redacted_thinking"}),
     Role.system: frozenset({"text"}),
     Role.tool: frozenset({"tool_result"}),
 }
-"""§5.1.3: the block types each role may carry."""
+ALLOWED_BLOCKS_BY_VERSION: Mapping[int, Mapping[str, frozenset[str]]] = {
+    1: _V1_BLOCKS,
+    2: {
+        **_V1_BLOCKS,
+        Role.user: _V1_BLOCKS[Role.user] | {"document", "audio", "video", "search_result"},
+        Role.assistant: _V1_BLOCKS[Role.assistant] | {"server_tool_use", "server_tool_result", "compaction"},
+    },
+}
+"""§5.1.3: the block types each role may carry, per schema version (a message is held to
+the rules of the version it declares)."""
+ALLOWED_BLOCKS: Mapping[str, frozenset[str]] = ALLOWED_BLOCKS_BY_VERSION[CURRENT_VERSION]
+"""§5.1.3 at the version metis writes."""
 
-TOOL_RESULT_BLOCKS = frozenset({"text", "image"})
-"""§4.2: what a tool_result's own content may hold."""
+TOOL_RESULT_BLOCKS_BY_VERSION: Mapping[int, frozenset[str]] = {
+    1: frozenset({"text", "image"}),
+    2: frozenset({"text", "image", "document", "search_result"}),
+}
+"""§4.2: what a tool_result's own content may hold, per schema version."""
+TOOL_RESULT_BLOCKS = TOOL_RESULT_BLOCKS_BY_VERSION[CURRENT_VERSION]
+"""§4.2 at the version metis writes."""
+
+MEDIA_BLOCKS = frozenset({"image", "document", "audio", "video"})
+"""Blocks whose bytes are found through a source (a MediaSource in v2)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +138,8 @@ def check_message(
     if not isinstance(content, list | tuple):
         bad("content", "§4.1", f"content must be a list of blocks, got {type(content).__name__}")
     blocks = _blocks(message)
-    allowed = ALLOWED_BLOCKS.get(role) if isinstance(role, str) else None
+    version = _version(message)
+    allowed = ALLOWED_BLOCKS_BY_VERSION[version].get(role) if isinstance(role, str) else None
     if allowed is None:
         bad("role", "§4.1", f"unknown role {role!r}")
         allowed = frozenset()
@@ -142,7 +163,7 @@ def check_message(
                 "§5.1.3",
                 f"{kind} block not allowed in {role} messages ({_names(allowed)})",
             )
-        _check_block(block, f"content[{i}]", complete, tools, bad)
+        _check_block(block, f"content[{i}]", complete, tools, bad, version=version)
 
     if role == Role.tool:
         _check_tool_link(metadata, blocks, bad)
@@ -155,8 +176,25 @@ def _names(kinds: frozenset[str]) -> str:
     return "allowed: " + ", ".join(sorted(kinds)) if kinds else "no blocks allowed"
 
 
-def _check_block(block: Any, path: str, complete: bool, tools: ToolRegistry | None, bad: Any) -> None:
+def _version(message: Any) -> int:
+    """The schema version whose rules `message` is held to: the one it declares, if known."""
+    version = _get(message, "schema_version")
+    return version if type(version) is int and version in ALLOWED_BLOCKS_BY_VERSION else CURRENT_VERSION
+
+
+def _check_block(
+    block: Any, path: str, complete: bool, tools: ToolRegistry | None, bad: Any, *, version: int
+) -> None:
     kind = _kind(block)
+    if kind in MEDIA_BLOCKS:
+        _check_source(block, path, bad)
+    elif kind == "compaction" and _get(block, "summary") is None and _get(block, "data") is None:
+        bad(path, "§4.2", "a compaction block holds a readable summary, opaque data, or both")
+    elif kind == "server_tool_result":
+        inner = _get(block, "content")
+        for j, sub in enumerate(inner if isinstance(inner, list | tuple) else []):
+            if _kind(sub) in MEDIA_BLOCKS:
+                _check_source(sub, f"{path}.content[{j}]", bad)
     if kind == "tool_use":
         tool_id = _get(block, "id")
         if not (isinstance(tool_id, str) and is_tool_id(tool_id)):
@@ -172,14 +210,40 @@ def _check_block(block: Any, path: str, complete: bool, tools: ToolRegistry | No
         if not (isinstance(answered, str) and is_tool_id(answered)):
             bad(f"{path}.tool_use_id", "§5.2.1", f"tool id {answered!r} is not canonical (tu_<ulid>)")
         inner = _get(block, "content")
+        kinds = TOOL_RESULT_BLOCKS_BY_VERSION[version]
         for j, sub in enumerate(inner if isinstance(inner, list | tuple) else []):
             sub_kind = _kind(sub)
-            if sub_kind not in TOOL_RESULT_BLOCKS:
+            if sub_kind not in kinds:
                 bad(
                     f"{path}.content[{j}].type",
                     "§4.2",
-                    f"a tool_result holds text and image blocks only, not {sub_kind}",
+                    f"a tool_result holds {', '.join(sorted(kinds))} blocks only, not {sub_kind}",
                 )
+            elif sub_kind in MEDIA_BLOCKS:
+                _check_source(sub, f"{path}.content[{j}]", bad)
+
+
+def _check_source(block: Any, path: str, bad: Any) -> None:
+    """v2 MediaSource: a provider-hosted `file_id` names its provider; no other kind does."""
+    source = _get(block, "source")
+    kind, provider = _get(source, "kind"), _get(source, "provider")
+    if kind == "file_id" and provider is None:
+        bad(f"{path}.source.provider", "§4.2", "a file_id source names the provider that hosts the file")
+    elif kind != "file_id" and provider is not None:
+        bad(f"{path}.source.provider", "§4.2", f"only a file_id source names a provider, not a {kind} one")
+
+
+def check_content_block(block: Any, *, version: int = CURRENT_VERSION) -> list[Violation]:
+    """The §4.2 rules of one content block on its own, at schema `version`: its media source,
+    a compaction's payload, a tool_result's content (what the schema's block definitions
+    say beyond their fields). `block` may be a model or a document."""
+    out: list[Violation] = []
+
+    def bad(path: str, rule: str, problem: str) -> None:
+        out.append(Violation(None, path.lstrip("."), rule, problem))
+
+    _check_block(block, "", True, None, bad, version=version)
+    return out
 
 
 def _check_tool_input(block: Any, path: str, tools: ToolRegistry | None, bad: Any) -> None:
@@ -336,9 +400,13 @@ def validate_conversation(messages: Sequence[Message], *, tools: ToolRegistry | 
 
 __all__ = [
     "ALLOWED_BLOCKS",
+    "ALLOWED_BLOCKS_BY_VERSION",
     "BLOCK_CLASSES",
+    "MEDIA_BLOCKS",
     "TOOL_RESULT_BLOCKS",
+    "TOOL_RESULT_BLOCKS_BY_VERSION",
     "Violation",
+    "check_content_block",
     "check_conversation",
     "check_links",
     "check_message",
