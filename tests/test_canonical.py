@@ -471,3 +471,42 @@ def test_any_definition_can_be_validated() -> None:
         "output_tokens",
         "pricing_version",
     ]
+
+
+# --- documents written by a newer metis -----------------------------------------------------
+
+
+def test_a_document_from_a_newer_schema_names_its_row_and_version() -> None:
+    from metis.errors import MigrationError, NewerSchemaError
+    from metis_schema import CURRENT_VERSION
+
+    newer = {**deepcopy(USER_DOC), "schema_version": CURRENT_VERSION + 1}
+    with pytest.raises(NewerSchemaError) as caught:
+        read_message(newer, row="42")
+    error = caught.value
+    assert isinstance(error, MigrationError)
+    assert (error.row, error.version, error.supported) == ("42", CURRENT_VERSION + 1, CURRENT_VERSION)
+    assert f"row 42 was written in schema v{CURRENT_VERSION + 1}" in str(error)
+    assert error.message_id == USER_DOC["id"]
+
+
+def test_read_each_sets_aside_only_the_newer_documents() -> None:
+    from metis.canonical import read_each
+    from metis_schema import CURRENT_VERSION
+
+    newer = {**deepcopy(USER_DOC), "schema_version": CURRENT_VERSION + 1}
+    decoded = read_each([("1", USER_DOC), ("2", newer), ("3", json.dumps(ASSISTANT_DOC))])
+    assert [m.id for m in decoded.messages] == [USER_DOC["id"], ASSISTANT_DOC["id"]]
+    assert [(e.row, e.version) for e in decoded.newer] == [("2", CURRENT_VERSION + 1)]
+    broken = {**deepcopy(USER_DOC), "content": []}
+    with pytest.raises(DocumentError):  # damage is not set aside: it would be hidden
+        read_each([("1", broken)])
+
+
+def test_the_hash_does_not_depend_on_the_schema_version() -> None:
+    from metis.canonical import HASHED_SCHEMA_VERSION
+
+    assert HASHED_SCHEMA_VERSION == 1
+    message = load(USER_DOC)
+    assert b'"schema_version":1' in canonical_json(message)
+    assert message_hash(message) == USER_HASH  # pinned before v2 existed

@@ -455,3 +455,44 @@ def test_map_blocks_rejects_a_malformed_content_list() -> None:
     with pytest.raises(MigrationError) as caught:
         map_blocks({"content": [{"type": "tool_result", "content": ["oops"]}]}, lambda b: b)
     assert caught.value.path == "content[0].content[0]"
+
+
+# --- the real v1 -> v2 step -------------------------------------------------------------
+
+
+def _v1_message_vectors() -> list[dict[str, Any]]:
+    found = []
+    for group in json.loads(
+        (REPO / "schema" / "v1" / "vectors" / "message.json").read_text(encoding="utf-8")
+    ):
+        found.extend(t["data"] for t in group["tests"] if t["valid"])
+    return found
+
+
+def test_every_valid_v1_message_reads_back_as_v2_with_the_same_hash() -> None:
+    import metis_schema.v1 as v1
+    import metis_schema.v2 as v2
+    from metis.canonical import message_hash
+    from metis.invariants import check_message
+
+    documents = _v1_message_vectors()
+    assert len(documents) >= 20
+    for document in documents:
+        migrated = migrate_document(document, to_version=2)
+        assert migrated["schema_version"] == 2
+        assert {k: v for k, v in migrated.items() if k != "schema_version"} == {
+            k: v for k, v in document.items() if k != "schema_version"
+        }
+        as_v2 = v2.Message.model_validate(migrated)
+        assert check_message(as_v2) == []
+        assert message_hash(as_v2) == message_hash(v1.Message.model_validate(document))  # type: ignore[arg-type]
+    assert document["schema_version"] == 1  # the input is never modified
+
+
+def test_a_v1_document_validates_against_the_schema_it_declares() -> None:
+    from metis.validation import validate_document
+
+    document = _v1_message_vectors()[0]
+    assert validate_document(document) == []
+    assert validate_document(migrate_document(document, to_version=2)) == []
+    assert validate_document(document, version=2) != []  # v2 wants schema_version 2
