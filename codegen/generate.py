@@ -17,6 +17,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import bundle as bundler
+from . import typescript as ts
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -134,6 +135,7 @@ def render(paths: Paths) -> dict[Path, str]:
     env = _env()
     found = versions(paths.schema)
     files: dict[Path, str] = {}
+    current = current_version(paths.schema, found)
     for v in found:
         document = bundler.bundle(paths.schema / f"v{v}")
         text = bundler.dumps(document)
@@ -146,16 +148,20 @@ def render(paths: Paths) -> dict[Path, str]:
         files[base / "__init__.py"] = env.get_template("version_init.py.j2").render(
             header=header, version=v, names=_public_names(models)
         )
+        files[ts.OUT / f"v{v}.d.ts"] = ts.declarations(text, ts.banner(f"schema/v{v}/*.json", digest))
     migrations = [(a, a + 1, f"v{a}_to_v{a + 1}") for a in found[:-1]]
     index_header = _header(", ".join(f"schema/v{v}" for v in found), _digest_of(files))
     files[Path(PACKAGE) / "__init__.py"] = env.get_template("package_init.py.j2").render(
         header=index_header,
         versions=found,
-        current=current_version(paths.schema, found),
+        current=current,
         migrations=migrations,
         bundle_name=bundler.BUNDLE_NAME,
     )
     files[Path(PACKAGE) / "py.typed"] = ""
+    ts_digest = _digest_of({p: t for p, t in files.items() if p.parts[0] == ts.OUT.name})
+    files[ts.OUT / "index.d.ts"] = ts.index(found, current, ts.banner("schema/v*", ts_digest))
+    files[ts.OUT / "package.json"] = ts.package_json(found, current)
     return files
 
 
@@ -168,15 +174,16 @@ def _digest_of(files: dict[Path, str]) -> str:
 
 
 def owned(out: Path) -> set[Path]:
-    """Files currently under out/metis_schema (what codegen owns), relative to out."""
-    root = out / PACKAGE
-    if not root.exists():
-        return set()
-    return {
-        p.relative_to(out)
-        for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-    }
+    """Files currently under out/metis_schema and out/typescript (what codegen owns), relative to out."""
+    found: set[Path] = set()
+    for root in (out / PACKAGE, out / ts.OUT):
+        if root.exists():
+            found |= {
+                p.relative_to(out)
+                for p in root.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            }
+    return found
 
 
 def write(paths: Paths) -> list[str]:
