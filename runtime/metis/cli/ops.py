@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from metis_schema.v1 import Message
 
-from .. import _json
-from ..errors import MessageNotFoundError
-from ..ops import chat_records, dataset_line, fork_origin, fork_session, repair_session
-from ..ops.repair import DEFAULT_REASON
-from ..store import SessionInfo, Store
+from ._app import db_option
 from ._common import State, echo_err, resolve_session_id
+
+if TYPE_CHECKING:  # `metis --help` loads neither the models nor the store
+    from metis_schema.v1 import Message
+
+    from ..store import SessionInfo, Store
 
 FORMATS = ("otel", "jsonl-messages")
 
@@ -28,6 +28,8 @@ FORMATS = ("otel", "jsonl-messages")
 def find_message(messages: list[Message], ref: str, session_id: str) -> int:
     """The index of a message named by its `#` in `metis show` (negative: from the end), its
     id, or a unique prefix of its id."""
+    from ..errors import MessageNotFoundError
+
     if ref.lstrip("-").isdigit():
         i = int(ref)
         if -len(messages) <= i < len(messages):
@@ -46,23 +48,28 @@ def find_message(messages: list[Message], ref: str, session_id: str) -> int:
 
 
 def fork_note(info: SessionInfo) -> str | None:
-    """ "forked from SESSION at MESSAGE" for a forked session (for `sessions` and `show`)."""
+    """The line `sessions` and `show` can print for a forked session: its parent and fork point."""
+    from ..ops import fork_origin
+
     origin = fork_origin(info)
     return None if origin is None else f"forked from {origin.session_id} at {origin.message_id}"
 
 
+@db_option
 @click.command()
 @click.argument("session")
-@click.option("--reason", default=DEFAULT_REASON, show_default=True, help="Why the calls were interrupted.")
+@click.option("--reason", help="Why the calls were interrupted (default: the tool loop stopped early).")
 @click.pass_obj
-def repair(state: State, session: str, reason: str) -> None:
+def repair(state: State, session: str, reason: str | None) -> None:
     """Answer every unanswered tool call of SESSION with an "interrupted" error result.
 
     Each result is stored as a CANCELLED TOOL message and its tool call becomes
     `cancelled`; run it again and it adds nothing.
     """
+    from ..ops import DEFAULT_REASON, repair_session
+
     session_id = resolve_session_id(state.store, session)
-    added = repair_session(state.store, session_id, reason=reason)
+    added = repair_session(state.store, session_id, reason=reason or DEFAULT_REASON)
     if not added:
         click.echo(f"nothing to repair: {session_id} has no unanswered tool calls")
         return
@@ -71,12 +78,15 @@ def repair(state: State, session: str, reason: str) -> None:
         click.echo(f"  {message.metadata.parent_tool_use_id} -> cancelled, answered by {message.id}")
 
 
+@db_option
 @click.command()
 @click.argument("session")
 @click.option("--at", "at", required=True, help="Last message kept: its # in `metis show`, id, or id prefix.")
 @click.pass_obj
 def fork(state: State, session: str, at: str) -> None:
     """Branch SESSION: a new session with its history up to and including message AT."""
+    from ..ops import fork_session
+
     session_id = resolve_session_id(state.store, session)
     messages = list(state.store.load_session(session_id))
     i = find_message(messages, at, session_id)
@@ -90,6 +100,8 @@ def fork(state: State, session: str, at: str) -> None:
 
 
 def _documents(store: Store, session_ids: list[str], fmt: str) -> Iterator[Any]:
+    from ..ops import chat_records, dataset_line
+
     for session_id in session_ids:
         history = list(store.load_session(session_id))
         if fmt == "otel":
@@ -98,6 +110,7 @@ def _documents(store: Store, session_ids: list[str], fmt: str) -> Iterator[Any]:
             yield dataset_line(history)
 
 
+@db_option
 @click.command()
 @click.argument("sessions", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), required=True, help="What to write.")
@@ -108,6 +121,8 @@ def _documents(store: Store, session_ids: list[str], fmt: str) -> Iterator[Any]:
 def export(state: State, sessions: tuple[str, ...], fmt: str, output: Path | None) -> None:
     """Write SESSIONS as JSON lines: `otel`, one OpenTelemetry GenAI chat record per model
     call; `jsonl-messages`, one `{"messages": [...]}` conversation per session."""
+    from .. import _json
+
     session_ids = [resolve_session_id(state.store, ref) for ref in sessions]
     lines = [_json.dumps(doc).decode() for doc in _documents(state.store, session_ids, fmt)]
     text = "".join(line + "\n" for line in lines)
