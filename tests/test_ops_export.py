@@ -284,3 +284,25 @@ def test_metis_export_jsonl_messages_one_line_per_session(tmp_path: Path) -> Non
         "tool_call_id": messages[2]["tool_calls"][0]["id"],
         "content": "sunny, 21C",
     }
+
+
+async def test_async_client_exchanges_are_traced_too(
+    store: Store, tmp_path: Path, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    from metis.client import AsyncClient
+    from metis.ops.otel import instrument
+
+    tracer_provider, exporter = spans
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
+    fake = FakeTime()
+    async with AsyncClient(
+        store, transport=provider.transport(), api_keys=KEYS, sleep=fake.asleep, clock=fake.clock
+    ) as client:
+        instrument(client, tracer_provider=tracer_provider)
+        session = client.session(ANTHROPIC.model, workspace=tmp_path)
+        reply = await session.send("Weather in two cities?")
+    (span,) = exporter.get_finished_spans()
+    usage = reply.metadata.usage
+    assert usage is not None and span.name == "chat claude-sonnet-4-6"
+    assert dict(span.attributes or {})["gen_ai.usage.output_tokens"] == usage.output_tokens
+    assert dict(span.attributes or {})["metis.message.id"] == reply.id
