@@ -306,3 +306,21 @@ async def test_async_client_exchanges_are_traced_too(
     assert usage is not None and span.name == "chat claude-sonnet-4-6"
     assert dict(span.attributes or {})["gen_ai.usage.output_tokens"] == usage.output_tokens
     assert dict(span.attributes or {})["metis.message.id"] == reply.id
+
+
+def test_a_workspace_image_cannot_go_into_a_dataset_line(tmp_path: Path) -> None:
+    from metis.ops import ExportError
+    from test_store_support import message
+
+    sid = "sess_x"
+    picture = message(
+        sid,
+        "user",
+        [
+            {"type": "text", "text": "What is this?"},
+            {"type": "image", "source": {"kind": "file_ref", "data": "img.png"}, "media_type": "image/png"},
+        ],
+    )
+    with pytest.raises(ExportError, match="workspace file reference") as caught:
+        dataset_line([picture])
+    assert caught.value.message_id == picture.id and caught.value.path == "content"

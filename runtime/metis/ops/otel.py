@@ -40,7 +40,9 @@ def _json_text(value: Any) -> str:
 class ExchangeTracer:
     """Wraps one exchange in a GenAI span (see module doc); `ClientSettings.tracer`."""
 
-    def __init__(self, tracer_provider: trace.TracerProvider | None = None, *, capture_content: bool = False):
+    def __init__(
+        self, tracer_provider: trace.TracerProvider | None = None, *, capture_content: bool = False
+    ) -> None:
         self._tracer = trace.get_tracer("metis", schema_url=genai.SCHEMA_URL, tracer_provider=tracer_provider)
         self.capture_content = capture_content
 
