@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._common import cost_of, money, tokens_of, total_cost, total_tokens
 
 if TYPE_CHECKING:
-    from metis_schema.v1 import Message
+    from metis_schema.v2 import Message
 
     from ..store import SessionInfo
 

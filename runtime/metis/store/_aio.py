@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from metis_schema.v1 import Message
+from metis_schema.v2 import Message
 
 from ..ids import ToolIdMap
 from ._open import open_store

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from metis_schema.v1 import Message
+from metis_schema.v2 import Message
 from pydantic_core import PydanticSerializationError
 
 from .. import _json
