@@ -26,7 +26,7 @@ from metis.client import Client
 from metis.errors import ProviderError
 from metis.ops import chat_records, dataset_line
 from metis.store import Store
-from metis_schema.v1 import Message, Role, ToolUseBlock
+from metis_schema.v2 import Message, Role, ToolUseBlock
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -321,6 +321,6 @@ def test_a_workspace_image_cannot_go_into_a_dataset_line(tmp_path: Path) -> None
             {"type": "image", "source": {"kind": "file_ref", "data": "img.png"}, "media_type": "image/png"},
         ],
     )
-    with pytest.raises(ExportError, match="workspace file reference") as caught:
+    with pytest.raises(ExportError, match="file_ref, which a dataset line cannot carry") as caught:
         dataset_line([picture])
     assert caught.value.message_id == picture.id and caught.value.path == "content"

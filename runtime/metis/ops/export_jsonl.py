@@ -11,7 +11,9 @@ whatever each tool's inputs are), and a tool's answer as
 What goes in is what a provider would be sent (`export_otel.replayable`): a cancelled or
 failed assistant turn is left out. Thinking blocks are left out too (training data for
 visible turns; their signatures mean nothing to another model); images become
-`image_url` content parts, so a message with one has a list as its content.
+`image_url` content parts, so a message with one has a list as its content. A block
+with no chat-message form (audio, video, a document, a workspace or provider-hosted
+file) is an ExportError naming the message, never silently left out.
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
+    ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     Role,
+    SearchResultBlock,
     TextBlock,
     ToolResultBlock,
-    ToolResultContent,
     ToolUseBlock,
 )
 
@@ -43,27 +46,38 @@ class ExportError(MetisError):
 
 def _image_url(block: ImageBlock, message: Message) -> dict[str, Any]:
     source = block.source
-    if source.kind == ImageSourceKind.base64:
+    if source.kind == MediaSourceKind.base64:
         url = f"data:{block.media_type};base64,{source.data}"
-    elif source.kind == ImageSourceKind.url:
+    elif source.kind == MediaSourceKind.url:
         url = source.data
     else:
         raise ExportError(
-            f"image {source.data!r} is a workspace file reference; a dataset line cannot carry it",
+            f"image {source.data!r} is a {source.kind.value}, which a dataset line cannot carry",
             message_id=message.id,
             path="content",
         )
     return {"type": "image_url", "image_url": {"url": url}}
 
 
-def _content(blocks: Sequence[ToolResultContent], message: Message) -> str | list[dict[str, Any]]:
-    """Text as one string; text with images as OpenAI content parts."""
+def _part(block: ContentBlock, message: Message) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ImageBlock):
+        return _image_url(block, message)
+    if isinstance(block, SearchResultBlock):
+        return {"type": "text", "text": "\n".join(b.text for b in block.content)}
+    raise ExportError(
+        f"a {block.type} block has no chat-message form; export the session as otel instead",
+        message_id=message.id,
+        path="content",
+    )
+
+
+def _content(blocks: Sequence[ContentBlock], message: Message) -> str | list[dict[str, Any]]:
+    """Text as one string; anything else as OpenAI content parts."""
     if all(isinstance(b, TextBlock) for b in blocks):
         return "".join(b.text for b in blocks if isinstance(b, TextBlock))
-    return [
-        {"type": "text", "text": b.text} if isinstance(b, TextBlock) else _image_url(b, message)
-        for b in blocks
-    ]
+    return [_part(b, message) for b in blocks]
 
 
 def _arguments(block: ToolUseBlock) -> str:
@@ -96,8 +110,7 @@ def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
                         }
                     )
         else:
-            blocks = [b for b in message.content if isinstance(b, TextBlock | ImageBlock)]
-            out.append({"role": message.role.value, "content": _content(blocks, message)})
+            out.append({"role": message.role.value, "content": _content(message.content, message)})
     return out
 
 

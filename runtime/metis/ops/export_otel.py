@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Any
 
-from metis_schema.v1 import Message, MessageStatus, Role
+from metis_schema.v2 import Message, MessageStatus, Role
 
 from . import genai
 

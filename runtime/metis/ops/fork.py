@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from metis_schema.v1 import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from metis_schema.v2 import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
 from ..errors import MessageNotFoundError
 from ..ids import ToolIdEntry, ToolIdMap, new_message_id, new_tool_id

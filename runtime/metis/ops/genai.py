@@ -9,11 +9,12 @@ GenAI pages in that repository). This module is the one mapping from canonical b
 those parts, used by the file export (`export_otel`) and the live spans (`otel`) alike.
 
 Parts: text -> `text`, tool_use -> `tool_call` (canonical id, name, arguments),
-tool_result -> `tool_call_response` (its text, or its parts when it holds images),
-thinking -> `reasoning`, a base64 image -> `blob`, a URL image -> `uri`; blocks the
-conventions have no part for (redacted thinking, workspace file references, block types
-of a newer schema) become a generic part that names their type and carries no payload
-that could not be read back.
+tool_result -> `tool_call_response` (its text, or its parts when it holds media),
+thinking -> `reasoning`, media (image, audio, video, document) -> `blob` / `uri` /
+`file` by where the bytes are, a provider-run tool -> `server_tool_call` /
+`server_tool_call_response`; blocks the conventions have no part for (search results,
+compaction summaries, workspace file references) become generic parts named by their
+type, and opaque payloads (redacted thinking, encrypted compaction data) are left out.
 """
 
 from __future__ import annotations
@@ -21,18 +22,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
+    AudioBlock,
+    CompactionBlock,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     MessageStatus,
     Role,
+    SearchResultBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    VideoBlock,
 )
 
 SEMCONV_VERSION = "1.41.0"
@@ -59,20 +67,29 @@ FINISH_REASONS = {
 are passed as their own names, which the conventions allow."""
 
 
-def image_part(block: ImageBlock) -> Part:
-    source = block.source
-    if source.kind == ImageSourceKind.base64:
-        return {"type": "blob", "modality": "image", "mime_type": block.media_type, "content": source.data}
-    if source.kind == ImageSourceKind.url:
-        return {"type": "uri", "modality": "image", "mime_type": block.media_type, "uri": source.data}
-    return {"type": "file_ref", "modality": "image", "mime_type": block.media_type, "path": source.data}
+MediaBlock = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
+_MODALITY = {"image": "image", "audio": "audio", "video": "video", "document": "document"}
+"""Block type -> part modality: the conventions name image, video and audio and allow others."""
 
 
-def tool_response(block: ToolResultBlock) -> Any:
+def media_part(block: MediaBlock) -> Part:
+    """A medium by where its bytes are: inline -> `blob`, a URL -> `uri`, a provider's file
+    id -> `file`; a workspace path has no part of its own (a generic `file_ref`)."""
+    source, head = block.source, {"modality": _MODALITY[block.type], "mime_type": block.media_type}
+    if source.kind == MediaSourceKind.base64:
+        return {"type": "blob", **head, "content": source.data}
+    if source.kind == MediaSourceKind.url:
+        return {"type": "uri", **head, "uri": source.data}
+    if source.kind == MediaSourceKind.file_id:
+        return {"type": "file", **head, "file_id": source.data}
+    return {"type": "file_ref", **head, "path": source.data}
+
+
+def response(content: Sequence[ContentBlock]) -> Any:
     """A tool result's response: its text when it is all text, else its parts."""
-    if all(isinstance(item, TextBlock) for item in block.content):
-        return "".join(item.text for item in block.content if isinstance(item, TextBlock))
-    return [part(item) for item in block.content]
+    if all(isinstance(item, TextBlock) for item in content):
+        return "".join(item.text for item in content if isinstance(item, TextBlock))
+    return [part(item) for item in content]
 
 
 def part(block: ContentBlock) -> Part:
@@ -82,12 +99,31 @@ def part(block: ContentBlock) -> Part:
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_call", "id": block.id, "name": block.name, "arguments": block.input}
     if isinstance(block, ToolResultBlock):
-        return {"type": "tool_call_response", "id": block.tool_use_id, "response": tool_response(block)}
+        return {"type": "tool_call_response", "id": block.tool_use_id, "response": response(block.content)}
     if isinstance(block, ThinkingBlock):
         return {"type": "reasoning", "content": block.text}
-    if isinstance(block, ImageBlock):
-        return image_part(block)
-    return {"type": str(getattr(block, "type", "unknown"))}
+    if isinstance(block, ImageBlock | AudioBlock | VideoBlock | DocumentBlock):
+        return media_part(block)
+    if isinstance(block, ServerToolUseBlock):
+        call = {"type": block.name, **block.input}
+        return {"type": "server_tool_call", "id": block.id, "name": block.name, "server_tool_call": call}
+    if isinstance(block, ServerToolResultBlock):
+        answer = {"type": block.name, "content": response(block.content)}
+        return {
+            "type": "server_tool_call_response",
+            "id": block.tool_use_id,
+            "server_tool_call_response": answer,
+        }
+    if isinstance(block, SearchResultBlock):
+        return {
+            "type": "search_result",
+            "source": block.source,
+            "title": block.title,
+            "content": response(block.content),
+        }
+    if isinstance(block, CompactionBlock) and block.summary is not None:
+        return {"type": "compaction", "content": block.summary}
+    return {"type": block.type}
 
 
 def finish_reason(message: Message) -> str:
@@ -168,10 +204,12 @@ __all__ = [
     "PROVIDER_NAMES",
     "SCHEMA_URL",
     "SEMCONV_VERSION",
+    "MediaBlock",
     "Part",
     "chat_message",
     "finish_reason",
     "input_messages",
+    "media_part",
     "output_messages",
     "part",
     "provider_name",

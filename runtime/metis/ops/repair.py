@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     Message,
     MessageMetadata,
     MessageStatus,
@@ -89,7 +89,6 @@ def stand_in(session_id: str, call: ToolUseBlock, reason: str) -> Message:
         content=[result],
         metadata=MessageMetadata(parent_tool_use_id=call.id, status=MessageStatus.cancelled),
         created_at=datetime.now(UTC),
-        schema_version=1,
     )
 
 
