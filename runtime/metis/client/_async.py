@@ -166,5 +166,13 @@ class AsyncSession(SessionBase):
             done(reply)
         return reply
 
+    async def compact(self, keep_last: int, *, summarizer: str | None = None) -> Message:
+        """Have `summarizer` (default: the session's model) summarize all but the last
+        `keep_last` messages; the summary is stored as a compaction block that later
+        requests send instead of the turns it covers (`metis.ops.compact`). The stored
+        turns stay. Returns the compaction message."""
+        prepared = self.core.prepare_compaction(keep_last, summarizer)
+        return await self.client._exchange(self.core, prepared, None)
+
 
 __all__ = ["AsyncClient", "AsyncSession"]

@@ -39,6 +39,7 @@ from ..catalog import load_catalog
 from ..errors import ClientError, MessageNotFoundError
 from ..events import EventSink
 from ..ids import ToolIdMap
+from ..ops import compact
 from ..routing import ChainPolicy, check_swap, decision_record
 from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
@@ -89,6 +90,9 @@ class Prepared:
     body: WireBody
     context: RequestContext
     stream: bool
+    compacts_through: str | None = None
+    """Set for a compaction's summary request: the reply is stored as a compaction block
+    covering the session up to this message (`metis.ops.compact`)."""
 
 
 class SessionCore:
@@ -160,9 +164,12 @@ class SessionCore:
 
         A CANCELLED or ERROR reply stays in the store for the record, but replaying it
         could hand the provider a tool call that was never answered or a half sentence
-        it would treat as its own prefill.
+        it would treat as its own prefill. A compaction's summary stands in for the turns
+        it covers (`metis.ops.compact.project`).
         """
-        return [m for m in history if m.role != Role.assistant or m.metadata.status == MessageStatus.complete]
+        return compact.project(
+            [m for m in history if m.role != Role.assistant or m.metadata.status == MessageStatus.complete]
+        )
 
     # --- building -------------------------------------------------------------------------
 
@@ -278,6 +285,8 @@ class SessionCore:
         or was cut: see `stream`.)"""
         prepared.context.latency_ms = elapsed_ms(self.settings.clock, started)
         message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
+        if prepared.compacts_through is not None:
+            message = compact.compaction_message(message, prepared.compacts_through)
         self.store.append(message, tool_ids=self.tool_ids)
         return message
 
@@ -304,6 +313,19 @@ class SessionCore:
         from ..ops.repair import DEFAULT_REASON, repair_session
 
         return repair_session(self.store, self.id, reason=reason or DEFAULT_REASON, history=self.history())
+
+    def prepare_compaction(self, keep_last: int, summarizer: str | None) -> Prepared:
+        """The summarizer's request for a compaction that keeps the last `keep_last` messages
+        (`metis.ops.compact`); its reply is stored by `reply` as the compaction."""
+        plan = compact.plan(self.replayable(self.history()), keep_last, self.id)
+        entry = load_catalog().resolve(summarizer or self.active_model)
+        request = compact.summary_request(self.id, plan.covered)
+        no_tools = ToolRegistry(())
+        prepared = self._build(
+            entry, request, no_tools, stream=False, override=summarizer is not None, options={}
+        )
+        prepared.compacts_through = plan.through
+        return prepared
 
     def traced(self, prepared: Prepared) -> AbstractContextManager[Callable[[Message], None]]:
         """The settings' tracer around one exchange (a no-op without one)."""

@@ -167,5 +167,13 @@ class Session(SessionBase):
             done(reply)
         return reply
 
+    def compact(self, keep_last: int, *, summarizer: str | None = None) -> Message:
+        """Have `summarizer` (default: the session's model) summarize all but the last
+        `keep_last` messages; the summary is stored as a compaction block that later
+        requests send instead of the turns it covers (`metis.ops.compact`). The stored
+        turns stay. Returns the compaction message."""
+        prepared = self.core.prepare_compaction(keep_last, summarizer)
+        return self.client._exchange(self.core, prepared, None)
+
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Session"]
