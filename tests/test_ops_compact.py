@@ -187,3 +187,25 @@ async def test_async_sessions_compact_too(store: Store) -> None:
         Role.assistant,
     ]
     assert isinstance(compact.project(store.load_session(session.id))[0].content[0], TextBlock)
+
+
+def test_a_fork_after_a_compaction_sends_what_its_parent_sends(store: Store) -> None:
+    provider = ScriptedProvider().add(
+        json_reply(text_body("answer 1")),
+        json_reply(text_body("answer 2")),
+        json_reply(text_body("THE SUMMARY")),
+        json_reply(text_body("answer 3")),
+    )
+    with client_for(store, provider) as client:
+        session = client.session("sonnet")
+        session.send("question 1")
+        session.send("question 2")
+        compaction = session.compact(keep_last=2)
+        forked = session.fork(at=compaction.id)
+        forked.send("question 3")
+    assert texts(provider.body(3)) == [
+        f"{compact.SUMMARY_HEADING}\n\nTHE SUMMARY",
+        "question 2",
+        "answer 2",
+        "question 3",
+    ]

@@ -21,7 +21,7 @@ every adapter drops the block, and text is what every provider reads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -61,17 +61,33 @@ class Plan:
     through: str
 
 
+def through_of(block: ContentBlock) -> str | None:
+    """The id a metis compaction block covers through; None for any other block."""
+    if not isinstance(block, CompactionBlock) or block.provider != COMPACTOR or not block.data:
+        return None
+    try:
+        through = _json.loads(block.data).get("through")
+    except (ValueError, AttributeError):
+        return None
+    return through if isinstance(through, str) else None
+
+
 def covered_through(message: Message) -> tuple[CompactionBlock, str] | None:
     """The metis compaction block of `message` and the id it covers through, if it has one."""
     for block in message.content:
-        if isinstance(block, CompactionBlock) and block.provider == COMPACTOR and block.data:
-            try:
-                through = _json.loads(block.data).get("through")
-            except (ValueError, AttributeError):
-                through = None
-            if isinstance(through, str):
-                return block, through
+        through = through_of(block)
+        if through is not None and isinstance(block, CompactionBlock):
+            return block, through
     return None
+
+
+def renamed(block: CompactionBlock, message_ids: Mapping[str, str]) -> CompactionBlock:
+    """`block` with its `through` renamed as `message_ids` says (a fork copies messages
+    under new ids); a block that is not a metis compaction is returned as it is."""
+    through = through_of(block)
+    if through is None or through not in message_ids:
+        return block
+    return block.model_copy(update={"data": _json.dumps({"through": message_ids[through]}).decode()})
 
 
 def summary_turn(message: Message, block: CompactionBlock) -> Message:
@@ -197,7 +213,9 @@ __all__ = [
     "covered_through",
     "plan",
     "project",
+    "renamed",
     "summary_request",
     "summary_turn",
+    "through_of",
     "transcript",
 ]

@@ -3,7 +3,8 @@
 The fork holds copies of the parent's messages up to and including the fork point, under
 new ids: message ids and canonical tool ids are keys of the whole store (spec §5.2.2:
 tool ids never cross sessions), so each copy gets a fresh message id and each tool call a
-fresh `tu_` id, its result and `parent_tool_use_id` renamed with it. The parent's tool id
+fresh `tu_` id, its result and `parent_tool_use_id` renamed with it (and a compaction's
+`through` follows the message it names). The parent's tool id
 map entries for those calls come along, bound to the new ids, so a provider is sent the
 same provider ids it issued and replay stays byte-for-byte what the parent would send.
 
@@ -19,10 +20,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from metis_schema.v2 import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from metis_schema.v2 import CompactionBlock, ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
 from ..errors import MessageNotFoundError
 from ..ids import ToolIdEntry, ToolIdMap, new_message_id, new_tool_id
+from . import compact
 
 FORKED_FROM = "forked_from"
 """The routing_policy key that records a fork's origin (interim, see module doc)."""
@@ -84,11 +86,15 @@ def fork_origin(session: SessionRow) -> ForkOrigin | None:
     return ForkOrigin(parent, message)
 
 
-def _renamed(block: ContentBlock, tool_ids: Mapping[str, str]) -> ContentBlock:
+def _renamed(
+    block: ContentBlock, tool_ids: Mapping[str, str], message_ids: Mapping[str, str]
+) -> ContentBlock:
     if isinstance(block, ToolUseBlock):
         return block.model_copy(update={"id": tool_ids[block.id]})
     if isinstance(block, ToolResultBlock):
         return block.model_copy(update={"tool_use_id": tool_ids[block.tool_use_id]})
+    if isinstance(block, CompactionBlock):  # a compaction names the last message it covers
+        return compact.renamed(block, message_ids)
     return block
 
 
@@ -101,6 +107,7 @@ def copy_messages(messages: Sequence[Message], session_id: str) -> tuple[list[Me
         for block in message.content
         if isinstance(block, ToolUseBlock)
     }
+    message_ids = {message.id: new_message_id() for message in messages}
     copies = []
     for message in messages:
         metadata = message.metadata
@@ -110,9 +117,9 @@ def copy_messages(messages: Sequence[Message], session_id: str) -> tuple[list[Me
         copies.append(
             message.model_copy(
                 update={
-                    "id": new_message_id(),
+                    "id": message_ids[message.id],
                     "session_id": session_id,
-                    "content": [_renamed(block, tool_ids) for block in message.content],
+                    "content": [_renamed(block, tool_ids, message_ids) for block in message.content],
                     "metadata": metadata,
                 }
             )
