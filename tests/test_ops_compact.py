@@ -209,3 +209,34 @@ def test_a_fork_after_a_compaction_sends_what_its_parent_sends(store: Store) -> 
         "answer 2",
         "question 3",
     ]
+
+
+def test_metis_compact_on_imported_traffic(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from test_cli import ANTHROPIC_BODY, imported, run
+
+    runner, db = CliRunner(), tmp_path / "cli.sqlite3"
+    path = tmp_path / "recorded.json"
+    path.write_text(json.dumps(ANTHROPIC_BODY))
+    (session,) = imported(runner, db, "anthropic", path)
+    replay = tmp_path / "summary.json"
+    exchange = {
+        "request": {"path": "/v1/messages", "body_contains": ["Summarize the conversation", "sunny, 21C"]},
+        "response": {
+            "json": text_body("The user asked for the weather where a photo was taken: Paris, sunny.")
+        },
+    }
+    replay.write_text(json.dumps([exchange]))
+
+    result = run(
+        runner, "--db", db, "compact", session, "--keep-last", "2", env={"METIS_REPLAY_FILE": str(replay)}
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "The user asked for the weather where a photo was taken: Paris, sunny.\n"
+    assert result.stderr.startswith(f"compacted {session} with anthropic:claude-sonnet-4-6 ($")
+    with Store.open(db) as store:
+        stored = store.load_session(session)
+        assert len(stored) == 7  # the six imported messages stay, the compaction follows
+        projected = compact.project(stored)
+        assert [m.role for m in projected] == [Role.system, Role.user, Role.assistant, Role.user]
+        assert projected[1].content[0].text.startswith(compact.SUMMARY_HEADING)  # type: ignore[union-attr]

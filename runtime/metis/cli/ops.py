@@ -1,7 +1,9 @@
-"""`metis repair`, `fork`, `export`: operations on stored sessions (`metis.ops`).
+"""`metis repair`, `fork`, `compact`, `export`: operations on stored sessions (`metis.ops`).
 
 `repair` answers the tool calls a crash left open so the session can be sent again;
-`fork` branches a session at one of its messages; `export` writes sessions as
+`fork` branches a session at one of its messages; `compact` has a model summarize the
+earlier turns (a request to that model: its API key, or `METIS_REPLAY_FILE` as for
+`metis chat`); `export` writes sessions as
 OpenTelemetry GenAI chat records (`--format otel`) or as a chat-message dataset
 (`--format jsonl-messages`), one JSON document per line, to stdout or `--output`.
 """
@@ -99,6 +101,38 @@ def fork(state: State, session: str, at: str) -> None:
     )
 
 
+@db_option
+@click.command()
+@click.argument("session")
+@click.option("--keep-last", type=click.IntRange(min=0), required=True, help="Messages kept as they are.")
+@click.option("--summarizer", help="Model (id or alias) that writes the summary (default: the session's).")
+@click.pass_obj
+def compact(state: State, session: str, keep_last: int, summarizer: str | None) -> None:
+    """Summarize all but the last KEEP_LAST messages of SESSION; later requests send the
+    summary instead of those turns. Nothing stored is removed."""
+    from .. import adapters
+    from ..catalog import load_catalog
+    from ..client import DEFAULT_MODEL
+    from .chat import _client
+
+    session_id = resolve_session_id(state.store, session)
+    entry = load_catalog().resolve(
+        summarizer or state.store.get_session(session_id).active_model or DEFAULT_MODEL
+    )
+    client = _client(state, entry.provider, None)
+    try:
+        client.settings.endpoint(adapters.get(entry.provider))  # a missing key fails before any request
+        message = client.resume(session_id).compact(keep_last, summarizer=entry.id)
+    finally:
+        client.close()
+    block = message.content[0]
+    usage = message.metadata.usage
+    cost = f"${usage.cost_usd}" if usage is not None else "unpriced"
+    summary = getattr(block, "summary", None) or ""
+    echo_err(f"compacted {session_id} with {entry.id} ({cost}); stored as {message.id}")
+    click.echo(summary)
+
+
 def _documents(store: Store, session_ids: list[str], fmt: str) -> Iterator[Any]:
     from ..ops import chat_records, dataset_line
 
@@ -133,4 +167,4 @@ def export(state: State, sessions: tuple[str, ...], fmt: str, output: Path | Non
     echo_err(f"exported {len(lines)} {fmt} line(s) from {len(session_ids)} session(s)")
 
 
-COMMANDS = [repair, fork, export]
+COMMANDS = [repair, fork, compact, export]
