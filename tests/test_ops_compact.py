@@ -240,3 +240,39 @@ def test_metis_compact_on_imported_traffic(tmp_path: Path) -> None:
         projected = compact.project(stored)
         assert [m.role for m in projected] == [Role.system, Role.user, Role.assistant, Role.user]
         assert projected[1].content[0].text.startswith(compact.SUMMARY_HEADING)  # type: ignore[union-attr]
+
+
+def test_exports_after_a_compaction(store: Store) -> None:
+    from metis.ops import chat_records, dataset_line
+
+    provider = ScriptedProvider().add(
+        json_reply(text_body("answer 1")),
+        json_reply(text_body("answer 2")),
+        json_reply(text_body("THE SUMMARY")),
+        json_reply(text_body("answer 3")),
+    )
+    with client_for(store, provider) as client:
+        session = client.session("sonnet")
+        session.send("question 1")
+        session.send("question 2")
+        session.compact(keep_last=2)
+        session.send("question 3")
+    history = store.load_session(session.id)
+
+    # A dataset learns from the conversation as it happened: every turn, no compaction.
+    assert [m["content"] for m in dataset_line(history)["messages"]] == [
+        "question 1",
+        "answer 1",
+        "question 2",
+        "answer 2",
+        "question 3",
+        "answer 3",
+    ]
+    # Telemetry shows what each call was sent: the summarizer its transcript, the next
+    # call the summary and the kept turns.
+    records = [r["attributes"] for r in chat_records(session.id, history)]
+    assert len(records) == 4
+    (request,) = records[2]["gen_ai.input.messages"]
+    assert request["parts"][0]["content"] == texts(provider.body(2))[0]
+    sent = [p["content"] for m in records[3]["gen_ai.input.messages"] for p in m["parts"]]
+    assert sent == texts(provider.body(3))

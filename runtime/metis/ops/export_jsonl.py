@@ -8,9 +8,11 @@ input as a JSON string, as OpenAI sends it (which also keeps a dataset column on
 whatever each tool's inputs are), and a tool's answer as
 `{"role": "tool", "tool_call_id", "content"}` — every key one the OpenAI SDK declares.
 
-What goes in is what a provider would be sent (`export_otel.replayable`): a cancelled or
-failed assistant turn is left out. Thinking blocks are left out too (training data for
-visible turns; their signatures mean nothing to another model); images become
+What goes in is the conversation as it happened: a cancelled or failed assistant turn is
+left out (as from every request), and so is a compaction, whose covered turns stay in —
+compaction shrinks what a model is sent, not the record a dataset learns from. Thinking
+blocks are left out too (training data for visible turns; their signatures mean nothing
+to another model); images become
 `image_url` content parts, so a message with one has a list as its content. A block
 with no chat-message form (audio, video, a document, a workspace or provider-hosted
 file) is an ExportError naming the message, never silently left out.
@@ -26,6 +28,7 @@ from metis_schema.v2 import (
     ImageBlock,
     MediaSourceKind,
     Message,
+    MessageStatus,
     Role,
     SearchResultBlock,
     TextBlock,
@@ -35,7 +38,7 @@ from metis_schema.v2 import (
 
 from .. import _json
 from ..errors import MetisError
-from .export_otel import replayable
+from .compact import covered_through
 
 ChatMessage = dict[str, Any]
 
@@ -84,10 +87,20 @@ def _arguments(block: ToolUseBlock) -> str:
     return _json.dumps(block.input).decode()
 
 
+def conversation(history: Sequence[Message]) -> list[Message]:
+    """The finished turns of `history`, compactions left out (see module doc)."""
+    return [
+        m
+        for m in history
+        if m.role != Role.assistant
+        or (m.metadata.status == MessageStatus.complete and covered_through(m) is None)
+    ]
+
+
 def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
     """The conversation as OpenAI-style chat messages (see module doc)."""
     out: list[ChatMessage] = []
-    for message in replayable(history):
+    for message in conversation(history):
         if message.role == Role.assistant:
             text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
             entry: ChatMessage = {"role": "assistant", "content": text}
@@ -119,4 +132,4 @@ def dataset_line(history: Sequence[Message]) -> dict[str, Any]:
     return {"messages": chat_messages(history)}
 
 
-__all__ = ["ChatMessage", "ExportError", "chat_messages", "dataset_line"]
+__all__ = ["ChatMessage", "ExportError", "chat_messages", "conversation", "dataset_line"]

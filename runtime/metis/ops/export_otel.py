@@ -5,7 +5,8 @@ attributes a GenAI instrumentation would have recorded for that call (semantic
 conventions `genai.SEMCONV_VERSION`), with the content attributes filled in —
 `gen_ai.system_instructions`, `gen_ai.input.messages` (the history that call was sent:
 what the client replays, so cancelled turns before it are left out) and
-`gen_ai.output.messages` (the turn) — plus usage, cost and model. The structured
+`gen_ai.output.messages` (the turn) — plus usage, cost and model. A compaction's record
+shows the summarizer's request: the transcript of the turns it covers. The structured
 attributes are JSON values here; a live span carries them as JSON strings (`otel`),
 since span attributes cannot nest.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 from metis_schema.v2 import Message, MessageStatus, Role
 
-from . import genai
+from . import compact, genai
 
 
 def replayable(history: Sequence[Message]) -> list[Message]:
@@ -49,11 +50,22 @@ def chat_record(session_id: str, sent: Sequence[Message], reply: Message) -> dic
     }
 
 
+def sent_before(session_id: str, history: Sequence[Message], i: int) -> list[Message]:
+    """What the call that produced `history[i]` was sent: the projection of what precedes
+    it, or, for a compaction, the summarizer's request over the turns it covers."""
+    sent = replayable(history[:i])
+    found = compact.covered_through(history[i])
+    if found is None:
+        return sent
+    through = next((n for n, m in enumerate(sent) if m.id == found[1]), len(sent) - 1)
+    return compact.summary_request(session_id, [m for m in sent[: through + 1] if m.role != Role.system])
+
+
 def chat_records(session_id: str, history: Sequence[Message]) -> Iterator[dict[str, Any]]:
     """One record per assistant turn of the session, in order (see module doc)."""
     for i, message in enumerate(history):
         if message.role == Role.assistant:
-            yield chat_record(session_id, replayable(history[:i]), message)
+            yield chat_record(session_id, sent_before(session_id, history, i), message)
 
 
-__all__ = ["chat_record", "chat_records", "replayable"]
+__all__ = ["chat_record", "chat_records", "replayable", "sent_before"]
