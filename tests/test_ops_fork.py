@@ -150,5 +150,12 @@ def test_metis_fork_on_imported_traffic(tmp_path: Path) -> None:
         ambiguous = run(runner, "--db", db, "fork", session, "--at", parent[0].id[:6])
         assert ambiguous.exit_code == 1 and "give more of the id" in ambiguous.stderr
 
+    shown = run(runner, "--db", db, "show", fork)
+    assert f"fork of    {session} at {parent[3].id}" in shown.stdout
+    as_json = json.loads(run(runner, "--db", db, "show", fork, "--json").stdout)
+    assert as_json["forked_from"] == {"session_id": session, "message_id": parent[3].id}
+    listed = run(runner, "--db", db, "sessions").stdout
+    assert listed.count("⑂ ") == 2  # both forks, each under its parent's short id
+
     missing = run(runner, "--db", db, "fork", session, "--at", "99")
     assert missing.exit_code == 1 and "no #99" in missing.stderr

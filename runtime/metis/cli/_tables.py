@@ -106,7 +106,7 @@ def sessions_lines(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> lis
         (
             short[info.id],
             info.updated_at.strftime("%m-%d %H:%M"),
-            session_title(info, messages),
+            _forked(info, short) + session_title(info, messages),
             str(len(messages)),
             f"{total_tokens(messages):,}",
             cost_text(messages, places=4),  # `show` has the exact figure
@@ -115,6 +115,14 @@ def sessions_lines(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> lis
     ]
     headers = ("id", "updated", "title", "msgs", "tokens", "cost")
     return grid(headers, cells, flex=2, right=(3, 4, 5))
+
+
+def _forked(info: SessionInfo, short: dict[str, str]) -> str:
+    """ "⑂ PARENT " before a fork's title: the session tree, one level at a time."""
+    from ..ops import fork_origin
+
+    origin = fork_origin(info)
+    return "" if origin is None else f"⑂ {short.get(origin.session_id, origin.session_id[:12])} "
 
 
 def _block_lines(message: Message, *, full: bool) -> list[str]:
@@ -218,6 +226,11 @@ def session_lines(store: Any, session_id: str, *, last: int | None = None, full:
     source = session_source(info)
     if source:
         head.append(f"  source     {source}")
+    from ..ops import fork_origin
+
+    origin = fork_origin(info)
+    if origin is not None:
+        head.append(f"  fork of    {origin.session_id} at {origin.message_id}")
     head += [
         f"  workspace  {info.workspace_path}",
         f"  model      {info.active_model or '-'}",

@@ -80,6 +80,13 @@ def _screen_lines() -> int:
     return shutil.get_terminal_size((80, 24)).lines
 
 
+def _origin(info: Any) -> dict[str, str] | None:
+    from ..ops import fork_origin
+
+    origin = fork_origin(info)
+    return None if origin is None else {"session_id": origin.session_id, "message_id": origin.message_id}
+
+
 def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, Any]:
     from ..canonical import dump_message
     from ._tables import session_source, session_title
@@ -91,6 +98,7 @@ def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, An
         "id": info.id,
         "title": session_title(info, messages),
         "source": session_source(info),
+        "forked_from": _origin(info),
         "workspace": info.workspace_path,
         "active_model": info.active_model,
         "created_at": info.created_at.isoformat(),
