@@ -1,0 +1,181 @@
+"""metis side by side with the libraries a user would otherwise pick: LiteLLM, Pydantic AI and
+LangChain (pinned in bench/peers.txt), each doing the same job on the same data
+(`bench._chat`), its output checked (turns and blocks) before anything is timed, the systems
+timed in turns round by round (`per_call`). Every ratio is metis's time over the peer's:
+below 1, metis is faster.
+
+- canonical conversation -> Anthropic request body, N = 100 and 1,000 messages: metis
+  `to_wire` against Pydantic AI `AnthropicModel._map_message` and LiteLLM
+  `anthropic_messages_pt`; target: metis at least 2x faster than the fastest (<= 0.50);
+- OpenAI request body -> Anthropic request body (what `metis convert` does) against LiteLLM
+  `AnthropicConfig` (`map_openai_params` + `transform_request`); target: at least as fast;
+- Anthropic reply bytes -> one message with its usage (metis's also priced) against
+  LangChain, Pydantic AI and LiteLLM (see `bench._peers`); target: 4x faster than the
+  fastest (<= 0.25);
+- a stored 10,000-message session -> canonical models (`Store.load_session`) against
+  Pydantic AI `ModelMessagesTypeAdapter.validate_json` of the same conversation; target:
+  no slower;
+- linearity: the three rows that grow with the conversation, for every system, in µs per
+  message at N = 500, 2,000, 8,000 and 32,000. A row is flagged when its per-message time
+  at 32,000 is over twice that at 500: per-message cost steps up once the data outgrows the
+  CPU caches, but quadratic work would show as 64 times.
+
+METIS_BENCH_ROUNDS sets the rounds of each comparison (default 7; the linearity rows take
+at most 3).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from bench._chat import (
+    REPLY,
+    REPLY_BLOCKS,
+    REPLY_TOOL_CALLS,
+    anthropic_shape,
+    openai_messages,
+    openai_request,
+)
+from bench._common import Row, per_call
+from bench._contender import Contender, ReplyShape
+
+AREA = "vs peers"
+SIZES = (100, 1_000)
+LOAD_N = 10_000
+GROWTH = (500, 2_000, 8_000, 32_000)
+LINEAR = 2.0
+"""Per-message time at the largest N over the smallest above which a row is not linear."""
+
+
+def _rounds() -> tuple[int, int]:
+    rounds = int(os.environ.get("METIS_BENCH_ROUNDS") or 7)
+    return rounds, min(rounds, 3)
+
+
+def _to_anthropic(n: int) -> list[Contender]:
+    from bench import _metis, _peers
+
+    expected = anthropic_shape(openai_messages(n))
+    contenders = [_metis.to_anthropic(n), _peers.pydantic_ai_to_anthropic(n), _peers.litellm_to_anthropic(n)]
+    return [c.checked(expected) for c in contenders]
+
+
+def _convert(n: int) -> list[Contender]:
+    from bench import _metis, _peers
+
+    body = openai_request(n)
+    expected = anthropic_shape(body["messages"])
+    return [c.checked(expected) for c in (_metis.convert(body), _peers.litellm_convert(body))]
+
+
+def _timed_load(n: int, rounds: int) -> dict[str, float]:
+    """Seconds per load of the `n`-message session by metis's store and by Pydantic AI."""
+    from bench import _metis, _peers
+
+    session = _metis.StoredSession(n)
+    try:
+        history = _peers.pydantic_ai_messages(openai_messages(n))
+        peer, _ = _peers.pydantic_ai_load(history)
+        return _timed([session.load().checked(n), peer.checked(len(history))], rounds)
+    finally:
+        session.close()
+
+
+def _timed(contenders: list[Contender], rounds: int) -> dict[str, float]:
+    print(f"  timing {' | '.join(c.system for c in contenders)}", file=sys.stderr, flush=True)
+    return per_call({c.system: c.run for c in contenders}, rounds)
+
+
+def _against(name: str, seconds: dict[str, float], *, scale: float, unit: str, target: float) -> list[Row]:
+    """One row per peer: metis's time (the first entry) beside the peer's, `scale` turning
+    seconds into `unit`; the target (metis over peer at most `target`) is judged against
+    the fastest peer only, on its row."""
+    (_, mine), *peers = seconds.items()
+    fastest = min(time for _, time in peers)
+    rows = []
+    for peer, time in peers:
+        judged = time == fastest
+        rows.append(
+            Row(
+                AREA,
+                name,
+                mine * scale,
+                unit,
+                time * scale,
+                peer,
+                f"<= {target:.2f}x the fastest peer" if judged else None,
+                mine <= target * time if judged else None,
+            )
+        )
+    return rows
+
+
+def _comparison_rows(rounds: int) -> list[Row]:
+    from bench import _metis, _peers
+
+    rows: list[Row] = []
+    for n in SIZES:
+        seconds = _timed(_to_anthropic(n), rounds)
+        rows += _against(
+            f"canonical -> Anthropic body, N={n:,}", seconds, scale=1e6 / n, unit="µs/msg", target=0.5
+        )
+    for n in SIZES:
+        seconds = _timed(_convert(n), rounds)
+        rows += _against(
+            f"OpenAI body -> Anthropic body, N={n:,}", seconds, scale=1e6 / n, unit="µs/msg", target=1.0
+        )
+    expected = ReplyShape(REPLY_BLOCKS, REPLY_TOOL_CALLS, REPLY["usage"]["output_tokens"])
+    replies = [_metis.reply()] + [peer() for peer in _peers.REPLY_PEERS]
+    seconds = _timed([c.checked(expected) for c in replies], rounds)
+    rows += _against("Anthropic reply bytes -> message + usage", seconds, scale=1e6, unit="µs", target=0.25)
+    seconds = _timed_load(LOAD_N, rounds)
+    rows += _against(f"stored session -> models, N={LOAD_N:,}", seconds, scale=1e3, unit="ms", target=1.0)
+    return rows
+
+
+def _growth_rows(rounds: int) -> list[Row]:
+    jobs: dict[str, Callable[[int], dict[str, float]]] = {
+        "canonical -> Anthropic body": lambda n: _timed(_to_anthropic(n), rounds),
+        "OpenAI body -> Anthropic body": lambda n: _timed(_convert(n), rounds),
+        "stored session -> models": lambda n: _timed_load(n, rounds),
+    }
+    rows: list[Row] = []
+    for job, timed in jobs.items():
+        per_message: dict[str, list[float]] = {}
+        for n in GROWTH:
+            print(f"{job}, N={n:,}", file=sys.stderr, flush=True)
+            for system, seconds in timed(n).items():
+                per_message.setdefault(system, []).append(seconds / n * 1e6)
+        for system, times in per_message.items():
+            growth = times[-1] / times[0]
+            sizes = " / ".join(f"{n:,}" for n in GROWTH)
+            detail = f"µs/msg at {sizes}: " + " / ".join(f"{t:.3g}" for t in times)
+            ok = growth <= LINEAR
+            rows.append(
+                Row(
+                    "linearity",
+                    f"{job}: {system}" + ("" if ok else " NOT LINEAR"),
+                    growth,
+                    f"x ({GROWTH[-1]:,} vs {GROWTH[0]:,})",
+                    target=f"<= {LINEAR:.0f}x",
+                    ok=ok,
+                    detail=detail,
+                )
+            )
+    return rows
+
+
+def run() -> list[Row]:
+    """Every comparison (see module doc); one row saying why when the peers are missing."""
+    try:
+        from bench import _peers
+    except ImportError as exc:
+        return [Row(AREA, f"peers not installed ({exc.name}): run `nox -s bench`", 0.0, "")]
+    import logging
+
+    logging.getLogger("metis").setLevel(logging.ERROR)  # lossy-projection WARNs are not measured here
+    print("peers:", ", ".join(f"{name} {version}" for name, version in _peers.versions().items()))
+    rounds, growth_rounds = _rounds()
+    return _comparison_rows(rounds) + _growth_rows(growth_rounds)
