@@ -73,16 +73,20 @@ def interleaved(fns: Mapping[str, Callable[[], float]], repeat: int) -> dict[str
     return best
 
 
-def per_call(fns: Mapping[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+def per_call(
+    fns: Mapping[str, Callable[[], object]], repeat: int, first: Mapping[str, float | None] | None = None
+) -> dict[str, float]:
     """Seconds per call of each function, least of `repeat` rounds taken in turns (`interleaved`).
 
     A round calls a function as many times as take at least 50 ms (counted once, before the
-    rounds, which also warms every function up). Objects alive before the rounds are frozen
-    out of the cyclic collector (`gc.freeze`): a collection then costs what the code timed
-    allocates, not what the benchmark process happens to hold, and that is the same for
-    every system. The collector itself stays on, as it is in a user's process.
+    rounds, which also warms every function up; `first` may give the seconds a call already
+    made took: one that took 50 ms or more is not called again to count). Objects alive
+    before the rounds are frozen out of the cyclic collector (`gc.freeze`): a collection
+    then costs what the code timed allocates, not what the benchmark process happens to
+    hold, and that is the same for every system. The collector itself stays on, as it is in a user's process.
     """
-    timers = {name: _timer(fn, _calls_for(fn)) for name, fn in fns.items()}
+    known = first or {}
+    timers = {name: _timer(fn, _calls_for(fn, known.get(name))) for name, fn in fns.items()}
     gc.collect()
     gc.freeze()
     try:
@@ -103,8 +107,10 @@ def _timer(fn: Callable[[], object], number: int) -> Callable[[], float]:
     return timed
 
 
-def _calls_for(fn: Callable[[], object]) -> int:
+def _calls_for(fn: Callable[[], object], first: float | None = None) -> int:
     """How many calls of `fn` take at least 50 ms (at most a million)."""
+    if first is not None and first > 0.05:
+        return 1
     number = 1
     while True:
         start = time.perf_counter()

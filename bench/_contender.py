@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -15,14 +17,19 @@ class Contender:
     system: str
     run: Callable[[], Any]
     shape: Callable[[Any], Any]
+    first: float | None = None
+    """Seconds the checking run took (None: not checked yet)."""
 
     def checked(self, expected: Any) -> Contender:
         """This contender, after one run whose output has the `expected` shape (else an
         AssertionError naming the system: a system doing less than the job is not timed)."""
-        got = self.shape(self.run())
+        start = time.perf_counter()
+        out = self.run()
+        first = time.perf_counter() - start
+        got = self.shape(out)
         if got != expected:
             raise AssertionError(f"{self.system}: output has {got}, a correct one has {expected}")
-        return self
+        return dataclasses.replace(self, first=first)
 
 
 class ReplyShape(NamedTuple):

@@ -148,7 +148,7 @@ def pydantic_ai_reply() -> Contender:
     return Contender("Pydantic AI AnthropicModel._process_response", run, shape)
 
 
-def pydantic_ai_load(history: list[ModelMessage]) -> tuple[Contender, bytes]:
+def pydantic_ai_load(history: list[ModelMessage]) -> Contender:
     """Pydantic AI `ModelMessagesTypeAdapter.validate_json` of its history's JSON (which it
     wrote with `dump_json`): its way of reading a stored conversation back."""
     data = ModelMessagesTypeAdapter.dump_json(history)
@@ -161,7 +161,7 @@ def pydantic_ai_load(history: list[ModelMessage]) -> tuple[Contender, bytes]:
             raise AssertionError("Pydantic AI read back another conversation than it wrote")
         return len(out)
 
-    return Contender("Pydantic AI ModelMessagesTypeAdapter.validate_json", run, check), data
+    return Contender("Pydantic AI ModelMessagesTypeAdapter.validate_json", run, check)
 
 
 # --- LiteLLM ----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack
 
 from bench._chat import (
     REPLY,
@@ -54,7 +55,7 @@ def _rounds() -> tuple[int, int]:
     return rounds, min(rounds, 3)
 
 
-def _to_anthropic(n: int) -> list[Contender]:
+def _to_anthropic(n: int, _: ExitStack) -> list[Contender]:
     from bench import _metis, _peers
 
     expected = anthropic_shape(openai_messages(n))
@@ -62,7 +63,7 @@ def _to_anthropic(n: int) -> list[Contender]:
     return [c.checked(expected) for c in contenders]
 
 
-def _convert(n: int) -> list[Contender]:
+def _convert(n: int, _: ExitStack) -> list[Contender]:
     from bench import _metis, _peers
 
     body = openai_request(n)
@@ -70,22 +71,31 @@ def _convert(n: int) -> list[Contender]:
     return [c.checked(expected) for c in (_metis.convert(body), _peers.litellm_convert(body))]
 
 
-def _timed_load(n: int, rounds: int) -> dict[str, float]:
-    """Seconds per load of the `n`-message session by metis's store and by Pydantic AI."""
+def _load(n: int, stack: ExitStack) -> list[Contender]:
+    """metis's store and Pydantic AI reading back the `n`-message session (the store's
+    file lives until `stack` closes)."""
     from bench import _metis, _peers
 
     session = _metis.StoredSession(n)
-    try:
-        history = _peers.pydantic_ai_messages(openai_messages(n))
-        peer, _ = _peers.pydantic_ai_load(history)
-        return _timed([session.load().checked(n), peer.checked(len(history))], rounds)
-    finally:
-        session.close()
+    stack.callback(session.close)
+    history = _peers.pydantic_ai_messages(openai_messages(n))
+    return [session.load().checked(n), _peers.pydantic_ai_load(history).checked(len(history))]
 
 
-def _timed(contenders: list[Contender], rounds: int) -> dict[str, float]:
-    print(f"  timing {' | '.join(c.system for c in contenders)}", file=sys.stderr, flush=True)
-    return per_call({c.system: c.run for c in contenders}, rounds)
+Job = Callable[[int, ExitStack], list[Contender]]
+
+
+def _timed(contenders: dict[str, Contender], rounds: int) -> dict[str, float]:
+    print(f"  timing {' | '.join(contenders)}", file=sys.stderr, flush=True)
+    return per_call(
+        {key: c.run for key, c in contenders.items()}, rounds, {k: c.first for k, c in contenders.items()}
+    )
+
+
+def _compared(job: Job, n: int, rounds: int) -> dict[str, float]:
+    """Seconds per call of each system doing `job` at size `n`, metis first."""
+    with ExitStack() as stack:
+        return _timed({c.system: c for c in job(n, stack)}, rounds)
 
 
 def _against(name: str, seconds: dict[str, float], *, scale: float, unit: str, target: float) -> list[Row]:
@@ -117,51 +127,55 @@ def _comparison_rows(rounds: int) -> list[Row]:
 
     rows: list[Row] = []
     for n in SIZES:
-        seconds = _timed(_to_anthropic(n), rounds)
+        seconds = _compared(_to_anthropic, n, rounds)
         rows += _against(
             f"canonical -> Anthropic body, N={n:,}", seconds, scale=1e6 / n, unit="µs/msg", target=0.5
         )
     for n in SIZES:
-        seconds = _timed(_convert(n), rounds)
+        seconds = _compared(_convert, n, rounds)
         rows += _against(
             f"OpenAI body -> Anthropic body, N={n:,}", seconds, scale=1e6 / n, unit="µs/msg", target=1.0
         )
     expected = ReplyShape(REPLY_BLOCKS, REPLY_TOOL_CALLS, REPLY["usage"]["output_tokens"])
     replies = [_metis.reply()] + [peer() for peer in _peers.REPLY_PEERS]
-    seconds = _timed([c.checked(expected) for c in replies], rounds)
+    seconds = _timed({c.system: c.checked(expected) for c in replies}, rounds)
     rows += _against("Anthropic reply bytes -> message + usage", seconds, scale=1e6, unit="µs", target=0.25)
-    seconds = _timed_load(LOAD_N, rounds)
+    seconds = _compared(_load, LOAD_N, rounds)
     rows += _against(f"stored session -> models, N={LOAD_N:,}", seconds, scale=1e3, unit="ms", target=1.0)
     return rows
 
 
 def _growth_rows(rounds: int) -> list[Row]:
-    jobs: dict[str, Callable[[int], dict[str, float]]] = {
-        "canonical -> Anthropic body": lambda n: _timed(_to_anthropic(n), rounds),
-        "OpenAI body -> Anthropic body": lambda n: _timed(_convert(n), rounds),
-        "stored session -> models": lambda n: _timed_load(n, rounds),
+    """Each growing job at every size of GROWTH, every (system, size) timed in the same
+    interleaved rounds: a busy spell of the machine hits every size alike, so the
+    per-message times compare across sizes as well as across systems."""
+    jobs: dict[str, Job] = {
+        "canonical -> Anthropic body": _to_anthropic,
+        "OpenAI body -> Anthropic body": _convert,
+        "stored session -> models": _load,
     }
+    sizes = " / ".join(f"{n:,}" for n in GROWTH)
     rows: list[Row] = []
-    for job, timed in jobs.items():
-        per_message: dict[str, list[float]] = {}
-        for n in GROWTH:
-            print(f"{job}, N={n:,}", file=sys.stderr, flush=True)
-            for system, seconds in timed(n).items():
-                per_message.setdefault(system, []).append(seconds / n * 1e6)
-        for system, times in per_message.items():
+    for job_name, job in jobs.items():
+        print(f"{job_name}, N = {sizes}", file=sys.stderr, flush=True)
+        with ExitStack() as stack:
+            contenders = {(c.system, n): c for n in GROWTH for c in job(n, stack)}
+            keyed = {f"{system} @ {n}": c for (system, n), c in contenders.items()}
+            seconds = _timed(keyed, rounds)
+        systems = dict.fromkeys(system for system, _ in contenders)
+        for system in systems:
+            times = [seconds[f"{system} @ {n}"] / n * 1e6 for n in GROWTH]
             growth = times[-1] / times[0]
-            sizes = " / ".join(f"{n:,}" for n in GROWTH)
-            detail = f"µs/msg at {sizes}: " + " / ".join(f"{t:.3g}" for t in times)
             ok = growth <= LINEAR
             rows.append(
                 Row(
                     "linearity",
-                    f"{job}: {system}" + ("" if ok else " NOT LINEAR"),
+                    f"{job_name}: {system}" + ("" if ok else " NOT LINEAR"),
                     growth,
                     f"x ({GROWTH[-1]:,} vs {GROWTH[0]:,})",
                     target=f"<= {LINEAR:.0f}x",
                     ok=ok,
-                    detail=detail,
+                    detail=f"µs/msg at {sizes}: " + " / ".join(f"{t:.3g}" for t in times),
                 )
             )
     return rows
