@@ -118,7 +118,7 @@ def sessions_lines(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> lis
 
 
 def _forked(info: SessionInfo, short: dict[str, str]) -> str:
-    """ "⑂ PARENT " before a fork's title: the session tree, one level at a time."""
+    """The `⑂ PARENT` prefix of a fork's title: the session tree, one level at a time."""
     from ..ops import fork_origin
 
     origin = fork_origin(info)
