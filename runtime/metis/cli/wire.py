@@ -124,12 +124,11 @@ def _canonical_problems(doc: Any, kind: str | None) -> tuple[str, list[FieldProb
     return kind, validate_document(doc, kind)
 
 
-def _wire_problems(doc: Any, provider: str) -> list[FieldProblem]:
+def _import_problems(doc: Mapping[str, Any], provider: str) -> list[FieldProblem]:
+    """What stops metis importing `doc` as a `provider` request (the adapter's own reader)."""
     from .. import adapters
     from ..ids import ToolIdMap
 
-    if not isinstance(doc, Mapping):
-        return [FieldProblem("", f"a {provider} request body must be a JSON object")]
     try:
         adapters.get(provider).from_wire_request(
             dict(doc), session_id="validate", tool_ids=ToolIdMap("validate")
@@ -139,12 +138,39 @@ def _wire_problems(doc: Any, provider: str) -> list[FieldProblem]:
     return []
 
 
+def _wire_checks(doc: Any, provider: str) -> list[tuple[str, list[FieldProblem]]]:
+    """The two named checks of a request body: the provider's own contract (would the
+    provider accept it?) and metis's import (can metis read it?). Either can fail alone:
+    an Anthropic body without max_tokens imports but is refused by Anthropic."""
+    from ..adapters._contract import check_request
+
+    if not isinstance(doc, Mapping):
+        return [("request contract", [FieldProblem("", f"a {provider} request body must be a JSON object")])]
+    return [
+        (f"{provider} request contract", check_request(provider, doc)),
+        ("metis import", _import_problems(doc, provider)),
+    ]
+
+
+def _print_problems(what: str, problems: list[FieldProblem]) -> None:
+    if not problems:
+        click.echo(click.style(f"{what}: ok", fg="green"))
+        return
+    click.echo(click.style(f"{what}: {len(problems)} problem(s)", fg="red"))
+    for problem in problems:
+        click.echo(f"  {problem}")
+
+
 @click.command()
 @click.option("--provider", type=PROVIDER, help="Check FILE as this provider's request body.")
 @click.option("--kind", help="Canonical document kind (Message, MessageList, PriceTable, ModelCatalog, ...).")
 @click.argument("file", type=str)
 def validate(provider: str | None, kind: str | None, file: str) -> None:
-    """Check FILE (or -): a canonical document against the schema, or a provider request body."""
+    """Check FILE (or -): a canonical document against the schema, or a provider request body.
+
+    A request body gets two named checks: the provider's request contract (required
+    fields, known top-level fields, value types) and whether metis can import it.
+    """
     doc = read_json(file)
     problems = None
     if provider is None and kind is None:
@@ -158,7 +184,10 @@ def validate(provider: str | None, kind: str | None, file: str) -> None:
                 ) from None
     if provider is not None:
         what = f"{provider} request body"
-        problems = _wire_problems(doc, provider)
+        checks = _wire_checks(doc, provider)
+        for name, found in checks:
+            _print_problems(name, found)
+        problems = [p for _, found in checks for p in found]
     else:
         what = str(kind)
         if problems is None:  # not yet validated (--kind given)
@@ -167,8 +196,9 @@ def validate(provider: str | None, kind: str | None, file: str) -> None:
         click.echo(click.style(f"valid {what}", fg="green"))
         return
     click.echo(click.style(f"invalid {what}: {len(problems)} problem(s)", fg="red"))
-    for problem in problems:
-        click.echo(f"  {problem}")
+    if provider is None:
+        for problem in problems:
+            click.echo(f"  {problem}")
     click.get_current_context().exit(1)
 
 
