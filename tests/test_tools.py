@@ -62,12 +62,18 @@ def test_side_effects_is_required() -> None:
 
 def test_invalid_definition_fields_are_tool_schema_errors() -> None:
     with pytest.raises(ToolSchemaError) as caught:
-        ToolRegistry().register(tool(name="Read-File"))
+        ToolRegistry().register(tool(name="read file"))  # v2 names: letters, digits, _ and -
     assert caught.value.path == "/name"
     with pytest.raises(ToolSchemaError):
         ToolRegistry().register(tool(side_effects="sometimes"))
     with pytest.raises(ToolSchemaError):
         ToolRegistry().register("read_file")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["getWeather", "Read-File", "x", "a" * 64])
+def test_v2_tool_names_are_what_providers_accept_in_common(name: str) -> None:
+    # Real Ollama and Gemini traffic names tools in camelCase; v1's snake_case rule refused them.
+    assert ToolRegistry([tool(name=name)]).get(name).name == name
 
 
 def test_duplicate_names_are_rejected() -> None:

@@ -23,11 +23,10 @@ from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
-from metis_schema.v1 import ModelPrice, PriceTable, Usage
+from metis_schema.v2 import ModelPrice, PriceTable, Usage
 from pydantic import ValidationError
 
 from . import _genai_prices as _genai
-from ._build import construct
 from .errors import PricingError
 from .usage import TokenCounts, UsageCountError
 from .validation import explain
@@ -168,19 +167,14 @@ def make_usage(
     if type(latency_ms) is not int:
         raise UsageCountError(f"latency_ms must be an int, got {latency_ms!r}", path="latency_ms")
     cost, pricing_version = _priced(counts, pricing_key, model=model, version=version, table=table, at=at)
-    # Every value is established: the counts were checked above, the cost is computed from
-    # a validated table, so the Usage is built without validating it again (metis._build).
-    return construct(
-        Usage,
-        {
-            "input_tokens": n_in,
-            "output_tokens": n_out,
-            "cached_input_tokens": cached,
-            "cache_creation_input_tokens": written,
-            "cost_usd": cost,
-            "pricing_version": pricing_version,
-            "latency_ms": latency_ms if latency_ms > 0 else 0,
-        },
+    return Usage(
+        input_tokens=n_in,
+        output_tokens=n_out,
+        cached_input_tokens=cached,
+        cache_creation_input_tokens=written,
+        cost_usd=cost,
+        pricing_version=pricing_version,
+        latency_ms=latency_ms if latency_ms > 0 else 0,
     )
 
 

@@ -26,11 +26,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     AdapterCapabilities,
     ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     RedactedThinkingBlock,
     Role,
@@ -261,7 +261,7 @@ class _Writer:
         if not self.caps.supports_images or (accepted and block.media_type not in accepted):
             _drop(message, index, "image", f"{self.options.model} does not accept {block.media_type} images")
             return None
-        if block.source.kind == ImageSourceKind.url:
+        if block.source.kind == MediaSourceKind.url:
             parsed = parse_data_url(block.source.data)
             if parsed is None:
                 return {"fileData": {"mimeType": block.media_type, "fileUri": block.source.data}}

@@ -31,11 +31,11 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     AdapterCapabilities,
     ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     Role,
     TextBlock,
@@ -252,7 +252,7 @@ class _Writer:
         if accepted and block.media_type not in accepted:
             self._drop(message, index, block_type, f"model {self.model} does not accept {block.media_type}")
             return None
-        if block.source.kind != ImageSourceKind.url:
+        if block.source.kind != MediaSourceKind.url:
             return image_base64(block, self.options)
         parsed = parse_data_url(block.source.data)
         if parsed is not None:
