@@ -211,3 +211,22 @@ def test_a_layout1_postgresql_database_is_migrated(tmp_path: Path) -> None:
         r[0] for r in raw_rows(url, "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
     }
     assert "idx_sessions_parent" in indexes
+
+
+def test_the_previous_release_fixture_opens_upgraded_and_takes_titles(tmp_path: Path) -> None:
+    """tests/fixtures/store_v1/store.sqlite3 was written by metis 0.1.0 (layout 1)."""
+    import shutil
+
+    path = tmp_path / "store.sqlite3"  # opening upgrades in place: never the committed file
+    shutil.copyfile(Path(__file__).parent / "fixtures" / "store_v1" / "store.sqlite3", path)
+    with Store.open(path) as s:
+        infos = {i.id: i for i in s.list_sessions()}
+        assert set(infos) == {"sess_v1_text", "sess_v1_tools", "sess_v1_thinking", "sess_v1_image"}
+        assert all((i.title, i.source, i.parent_session_id) == (None, None, None) for i in infos.values())
+        before = {sid: s.load_session(sid) for sid in infos}
+        assert s.set_title("sess_v1_tools", "tool loop").title == "tool loop"
+        assert {sid: s.load_session(sid) for sid in infos} == before, "the messages read back unchanged"
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM metis_meta").fetchone() == (str(DB_SCHEMA_VERSION),)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
