@@ -52,6 +52,24 @@ def test_sessions_and_show_read_the_title_and_source_columns(runner: CliRunner, 
     assert "title      Quarterly report" in shown and "source     a.json" in shown
     data = json.loads(run(runner, "--db", db, "show", "sess_01LABEL", "--json").stdout)
     assert (data["title"], data["source"]) == ("Quarterly report", "a.json")
+    assert (data["parent_session_id"], data["fork_message_id"]) == (None, None)
+    assert "forked" not in shown
+
+
+def test_show_names_the_session_a_fork_came_from(runner: CliRunner, db: Path) -> None:
+    with Store.open(db) as store:
+        store.create_session("/w", session_id="sess_01PARENT000000000000000000")
+        store.create_session(
+            "/w",
+            session_id="sess_01CHILD0000000000000000000",
+            parent_session_id="sess_01PARENT000000000000000000",
+            fork_message_id="01HZ0000000000000000000007",
+        )
+    shown = run(runner, "--db", db, "show", "sess_01CHILD").stdout
+    assert "forked     from sess_01PARENT000000000000000000 at message 01HZ0000000000000000000007" in shown
+    data = json.loads(run(runner, "--db", db, "show", "sess_01CHILD", "--json").stdout)
+    assert data["parent_session_id"] == "sess_01PARENT000000000000000000"
+    assert data["fork_message_id"] == "01HZ0000000000000000000007"
 
 
 def test_chat_records_source_and_titles_the_session_after_the_first_prompt(

@@ -230,6 +230,9 @@ def session_lines(store: Any, session_id: str, *, last: int | None = None, full:
     source = session_source(info)
     if source:
         head.append(f"  source     {source}")
+    if info.parent_session_id:
+        at = f" at message {info.fork_message_id}" if info.fork_message_id else ""
+        head.append(f"  forked     from {info.parent_session_id}{at}")
     head += [
         f"  workspace  {info.workspace_path}",
         f"  model      {info.active_model or '-'}",
