@@ -124,7 +124,6 @@ CONTRACTS: Mapping[str, RequestContract] = {
             "usage": Json,
             "debug": Json,
             "verbosity": str,
-            "user": str,
         },
     ),
     "gemini": RequestContract(
