@@ -123,3 +123,40 @@ def test_problems_carry_their_path_and_rule() -> None:
     gemini = drop(body("gemini"), "safetySettings")
     assert check_request("gemini", {**gemini, "safety_settings": []}) == [], "either spelling"
     assert check_request("gemini", {**gemini, "safetySettings": []}) == []
+
+
+CONVERT_FROM = {
+    "anthropic": "conversation.request.golden.json",
+    "openai": "request_every_shape.json",
+    "openrouter": "request_anthropic.json",
+    "gemini": "request_recorded.json",
+    "ollama": "request_qwen3.json",
+}
+
+
+@pytest.mark.parametrize(("source", "target"), [(s, t) for s in CONVERT_FROM for t in CONTRACTS if s != t])
+def test_a_converted_body_keeps_to_the_target_contract(tmp_path: Path, source: str, target: str) -> None:
+    runner = CliRunner()
+    src = GOLDEN / source / CONVERT_FROM[source]
+    report = tmp_path / "report.json"
+    converted = runner.invoke(
+        cli,
+        ["convert", "--from", source, "--to", target, "--report", str(report), str(src)],
+        catch_exceptions=False,
+    )
+    assert converted.exit_code == 0, converted.output
+    out = json.loads(converted.stdout)
+    assert check_request(target, out) == [], "no other provider's fields in the body"
+    left = json.loads(report.read_text())["options_not_carried"]
+    assert not set(left) & set(out), "what the report says was not carried is not in the body"
+
+
+def test_convert_names_the_options_it_does_not_carry(tmp_path: Path) -> None:
+    src = GOLDEN / "openai" / "request_every_shape.json"
+    result = CliRunner().invoke(cli, ["convert", "--from", "openai", "--to", "anthropic", str(src)])
+    assert result.exit_code == 0, result.output
+    assert "openai-only options anthropic does not take (not carried): " in result.stderr
+    for name in ("seed", "reasoning_effort", "response_format"):
+        assert name in result.stderr and name not in json.loads(result.stdout)
+    same = CliRunner().invoke(cli, ["convert", "--from", "openai", "--to", "openai", str(src)])
+    assert json.loads(same.stdout)["seed"] == body("openai")["seed"], "to the same provider: replayed as sent"

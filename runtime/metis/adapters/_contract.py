@@ -215,11 +215,12 @@ def strict_shape(provider: str) -> type:
 
 def _others(name: str, provider: str) -> list[str]:
     """The other providers whose request has a top-level field `name`."""
-    return [p for p in CONTRACTS if p != provider and name in _top_level(p)]
+    return [p for p in CONTRACTS if p != provider and name in known_fields(p)]
 
 
 @cache
-def _top_level(provider: str) -> frozenset[str]:
+def known_fields(provider: str) -> frozenset[str]:
+    """The top-level request fields `provider` takes."""
     return frozenset(get_type_hints(strict_shape(provider)))
 
 
@@ -258,4 +259,4 @@ def _problem(provider: str, path: str, error: Mapping[str, Any]) -> FieldProblem
     return FieldProblem(path, str(error["msg"]), rule="type")
 
 
-__all__ = ["CONTRACTS", "RequestContract", "check_request", "contract", "strict_shape"]
+__all__ = ["CONTRACTS", "RequestContract", "check_request", "contract", "known_fields", "strict_shape"]
