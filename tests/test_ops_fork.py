@@ -151,9 +151,9 @@ def test_metis_fork_on_imported_traffic(tmp_path: Path) -> None:
         assert ambiguous.exit_code == 1 and "give more of the id" in ambiguous.stderr
 
     shown = run(runner, "--db", db, "show", fork)
-    assert f"fork of    {session} at {parent[3].id}" in shown.stdout
+    assert f"forked     from {session} at message {parent[3].id}" in shown.stdout
     as_json = json.loads(run(runner, "--db", db, "show", fork, "--json").stdout)
-    assert as_json["forked_from"] == {"session_id": session, "message_id": parent[3].id}
+    assert (as_json["parent_session_id"], as_json["fork_message_id"]) == (session, parent[3].id)
     listed = run(runner, "--db", db, "sessions").stdout
     assert listed.count("⑂ ") == 2  # both forks, each under its parent's short id
 

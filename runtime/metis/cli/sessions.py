@@ -80,13 +80,6 @@ def _screen_lines() -> int:
     return shutil.get_terminal_size((80, 24)).lines
 
 
-def _origin(info: Any) -> dict[str, str] | None:
-    from ..ops import fork_origin
-
-    origin = fork_origin(info)
-    return None if origin is None else {"session_id": origin.session_id, "message_id": origin.message_id}
-
-
 def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, Any]:
     from ..canonical import dump_message
     from ._tables import session_source, session_title
@@ -98,7 +91,8 @@ def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, An
         "id": info.id,
         "title": session_title(info, messages),
         "source": session_source(info),
-        "forked_from": _origin(info),
+        "parent_session_id": info.parent_session_id,
+        "fork_message_id": info.fork_message_id,
         "workspace": info.workspace_path,
         "active_model": info.active_model,
         "created_at": info.created_at.isoformat(),

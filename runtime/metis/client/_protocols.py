@@ -42,6 +42,10 @@ class SessionStore(Protocol):
         active_model: str | None = None,
         routing_policy: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        title: str | None = None,
+        source: str | None = None,
+        parent_session_id: str | None = None,
+        fork_message_id: str | None = None,
     ) -> SessionRecord: ...
 
     def get_session(self, session_id: str) -> SessionRecord: ...

@@ -8,10 +8,8 @@ fresh `tu_` id, its result and `parent_tool_use_id` renamed with it (and a compa
 map entries for those calls come along, bound to the new ids, so a provider is sent the
 same provider ids it issued and replay stays byte-for-byte what the parent would send.
 
-Where the fork came from (parent session, fork point) is kept, for now, under
-`routing_policy["forked_from"]`: the only per-session data the store holds besides its
-model. INTERIM until the sessions table has `parent_session_id` and `fork_message_id`
-columns; `fork_origin` is the one reader, so moving it changes one function.
+Where the fork came from is stored with it: the sessions table's `parent_session_id`
+and `fork_message_id` (`fork_origin` reads them).
 """
 
 from __future__ import annotations
@@ -25,9 +23,6 @@ from metis_schema.v2 import CompactionBlock, ContentBlock, Message, ToolResultBl
 from ..errors import MessageNotFoundError
 from ..ids import ToolIdEntry, ToolIdMap, new_message_id, new_tool_id
 from . import compact
-
-FORKED_FROM = "forked_from"
-"""The routing_policy key that records a fork's origin (interim, see module doc)."""
 
 
 class SessionRow(Protocol):
@@ -46,6 +41,16 @@ class SessionRow(Protocol):
     def routing_policy(self) -> Mapping[str, Any] | None: ...
 
 
+class ForkedRow(Protocol):
+    """Where a stored session was forked from (`metis.store.SessionInfo` has it)."""
+
+    @property
+    def parent_session_id(self) -> str | None: ...
+
+    @property
+    def fork_message_id(self) -> str | None: ...
+
+
 class ForkStore(Protocol):
     """The store operations fork uses (`metis.store.Store` has them)."""
 
@@ -58,6 +63,8 @@ class ForkStore(Protocol):
         active_model: str | None = None,
         routing_policy: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        parent_session_id: str | None = None,
+        fork_message_id: str | None = None,
     ) -> SessionRow: ...
 
     def load_session(self, session_id: str) -> Sequence[Message]: ...
@@ -75,15 +82,10 @@ class ForkOrigin:
     message_id: str
 
 
-def fork_origin(session: SessionRow) -> ForkOrigin | None:
+def fork_origin(session: ForkedRow) -> ForkOrigin | None:
     """The origin of a forked session; None for a session that was not forked."""
-    recorded = (session.routing_policy or {}).get(FORKED_FROM)
-    if not isinstance(recorded, Mapping):
-        return None
-    parent, message = recorded.get("session_id"), recorded.get("message_id")
-    if not isinstance(parent, str) or not isinstance(message, str):
-        return None
-    return ForkOrigin(parent, message)
+    parent, message = session.parent_session_id, session.fork_message_id
+    return None if parent is None or message is None else ForkOrigin(parent, message)
 
 
 def _renamed(
@@ -155,12 +157,13 @@ def fork_session(
             message_id=at,
             hint="`metis show SESSION` lists its messages",
         )
-    policy = {**(parent.routing_policy or {}), FORKED_FROM: {"session_id": session_id, "message_id": at}}
     fork = store.create_session(
         parent.workspace_path,
         active_model=parent.active_model,
-        routing_policy=policy,
+        routing_policy=parent.routing_policy,
         session_id=new_session_id,
+        parent_session_id=session_id,
+        fork_message_id=at,
     )
     copies, renamed = copy_messages(history[: cut + 1], fork.id)
     store.append_many(copies, tool_ids=carried_tool_ids(store.load_tool_ids(session_id), renamed, fork.id))
@@ -168,9 +171,9 @@ def fork_session(
 
 
 __all__ = [
-    "FORKED_FROM",
     "ForkOrigin",
     "ForkStore",
+    "ForkedRow",
     "SessionRow",
     "carried_tool_ids",
     "copy_messages",
