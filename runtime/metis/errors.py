@@ -138,6 +138,15 @@ class WireFormatError(AdapterError):
         super().__init__(message, **kw)
 
 
+class StreamLimitError(WireFormatError):
+    """One stream event grew past the framer's bound (`limit`, in characters): a server that
+    never ends a line must not make the client buffer without end."""
+
+    def __init__(self, message: str, *, limit: int, **kw: str | None) -> None:
+        self.limit = limit
+        super().__init__(message, **kw)
+
+
 class CriticalBlockError(AdapterError):
     """A block marked critical (metadata.critical_blocks) cannot be carried by the target."""
 
@@ -215,6 +224,7 @@ __all__ = [
     "ProviderError",
     "SessionNotFoundError",
     "StoreError",
+    "StreamLimitError",
     "ToolInputError",
     "ToolSchemaError",
     "UnknownAdapterError",
