@@ -22,6 +22,7 @@ from ..assembly import RequestContext, StreamAssembler
 from ..catalog import load_catalog
 from ..errors import ProviderError
 from ..ids import ToolIdMap
+from ..media import DEFAULT_MAX_MEDIA_BYTES
 from ._facts import ProviderFacts
 
 WireBody = dict[str, Any]
@@ -50,6 +51,8 @@ class AdapterOptions:
     extra: dict[str, Any] = field(default_factory=dict)
     allow_url_fetch: bool = False
     url_fetcher: Callable[[str], bytes] | None = None
+    max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
+    """Largest file_ref read from the workspace (`metis.media`)."""
 
 
 @dataclass
