@@ -18,6 +18,7 @@ import httpx
 from metis_schema.v1 import Message, ToolDefinition
 
 from .. import _json
+from ..errors import MetisError
 from ..events import EventSink
 from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
@@ -160,7 +161,11 @@ class AsyncSession(SessionBase):
     ) -> Message:
         """As `Session.send`, awaited."""
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
-        return await self.client._exchange(self.core, prepared, on_event)
+        try:
+            return await self.client._exchange(self.core, prepared, on_event)
+        except MetisError as exc:
+            exc.redact(prepared.secrets)  # a server may echo the key back in its error body
+            raise
 
 
 __all__ = ["AsyncClient", "AsyncSession"]

@@ -89,6 +89,8 @@ class Prepared:
     body: WireBody
     context: RequestContext
     stream: bool
+    secrets: tuple[str, ...] = ()
+    """Values redacted from any error this request raises (its API key)."""
 
 
 def _now() -> datetime:
@@ -310,7 +312,8 @@ class SessionCore:
             **adapter.auth_headers(endpoint.api_key),
         }
         url = adapter.endpoint(endpoint.base_url, entry.wire_model, stream=stream)
-        return Prepared(adapter, url, headers, body, context, stream)
+        secrets = (endpoint.api_key,) if endpoint.api_key else ()
+        return Prepared(adapter, url, headers, body, context, stream, secrets)
 
     # --- storing ----------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import httpx
 from metis_schema.v1 import Message, ToolDefinition
 
 from .. import _json
+from ..errors import MetisError
 from ..events import EventSink
 from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
@@ -161,7 +162,11 @@ class Session(SessionBase):
         `options` are AdapterOptions fields (max_tokens, temperature, tool_choice, ...).
         """
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
-        return self.client._exchange(self.core, prepared, on_event)
+        try:
+            return self.client._exchange(self.core, prepared, on_event)
+        except MetisError as exc:
+            exc.redact(prepared.secrets)  # a server may echo the key back in its error body
+            raise
 
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Session"]
