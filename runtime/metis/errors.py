@@ -186,7 +186,7 @@ class StreamLimitError(WireFormatError):
     """One stream event grew past the framer's bound (`limit`, in characters): a server that
     never ends a line must not make the client buffer without end."""
 
-    def __init__(self, message: str, *, limit: int, **kw: str | None) -> None:
+    def __init__(self, message: str, *, limit: int | None = None, **kw: str | None) -> None:
         self.limit = limit
         super().__init__(message, **kw)
 
