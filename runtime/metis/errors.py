@@ -199,6 +199,10 @@ class WorkspaceError(AdapterError):
     """A file_ref image path is missing or escapes the session workspace."""
 
 
+class UrlFetchError(AdapterError):
+    """An image URL was refused (scheme, non-public address, size) or could not be fetched."""
+
+
 RETRYABLE_HTTP_BELOW_500 = frozenset({408, 409, 429})
 """Statuses under 500 worth another attempt: request timeout, conflict, rate limit."""
 
@@ -276,6 +280,7 @@ __all__ = [
     "UnknownAdapterError",
     "UnknownModelError",
     "UnknownToolError",
+    "UrlFetchError",
     "WireFormatError",
     "WorkspaceError",
     "redact_text",
