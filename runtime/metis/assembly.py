@@ -6,6 +6,18 @@ response parsed whole and the same response streamed and assembled give equal Me
 `StreamAssembler` folds canonical StreamEvents into that Message: PARTIAL snapshots while
 running, COMPLETE at `message_complete`, ERROR or CANCELLED when the stream stops early,
 never losing what arrived.
+
+**A cut stream never looks finished and free.** A reply is COMPLETE only when the provider
+said it ended (`message_complete`); without that it is CANCELLED (or ERROR). When the end
+arrived but the usage never did (a Chat Completions stream cut between the finish_reason
+chunk and the usage chunk, or a server that ignores `stream_options.include_usage`), the
+reply stays COMPLETE, because its content is whole and replaying it is right, but its
+usage is an estimate, never zero: input tokens from the request's pre-flight estimate
+(`RequestContext.estimated_input_tokens`, which the client fills), output tokens from the
+text that arrived (CHARS_PER_TOKEN), cost priced from those, and
+`provider_raw["usage_estimated"] = true` says so. (Schema v1 has no field for it; the
+flag belongs in `Usage` in a later schema version.) CANCELLED would have hidden a whole
+answer from replay and still said nothing about its cost.
 """
 
 from __future__ import annotations
@@ -56,6 +68,10 @@ from .validation import pydantic_problems
 
 log = logging.getLogger("metis.assembly")
 
+CHARS_PER_TOKEN = 4
+"""Characters per token when usage must be estimated from text: the rule of thumb the
+adapters' own estimators use for English prose and JSON."""
+
 
 @dataclass
 class RequestContext:
@@ -78,6 +94,9 @@ class RequestContext:
     against their input_schema at ingress (§5.2.4): each failure emits
     `tool_input_invalid` (the message is kept, for the agent loop to answer)."""
     events: EventSink | None = None
+    estimated_input_tokens: int | None = None
+    """The adapter's pre-flight estimate of the request's input tokens: the input usage of
+    a streamed reply whose usage never arrived (see the module docstring)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The fields a Message takes as they are (its id, session and time) are checked
@@ -238,7 +257,10 @@ def finish_assistant(
     The parts are valid by construction — blocks the adapter validated, the catalog's model
     id, normalized counts, minted ids, the context's checked fields — so the records are
     built directly (`metis._build`), and the schema's §5.1 rules run on the Message.
+    A COMPLETE reply without usage gets an estimate (`reported_or_estimated`).
     """
+    if status == MessageStatus.complete:
+        counts, provider_raw = reported_or_estimated(counts, content, context, provider_raw)
     return _assistant_message(
         context,
         context.message_id or new_message_id(),
@@ -250,6 +272,37 @@ def finish_assistant(
         provider_raw=provider_raw,
         status=status,
     )
+
+
+def reported_or_estimated(
+    counts: TokenCounts | None,
+    content: Sequence[ContentBlock],
+    context: RequestContext,
+    provider_raw: dict[str, Any] | None,
+) -> tuple[TokenCounts, dict[str, Any] | None]:
+    """The usage of a COMPLETE reply: the provider's, or an estimate when it reported none.
+
+    No usage, or all-zero usage beside generated content (no reply that says something
+    costs nothing), means the usage never arrived: input tokens from the request's
+    pre-flight estimate, output tokens from the content at CHARS_PER_TOKEN, and
+    `provider_raw["usage_estimated"] = true` (see the module docstring)."""
+    if counts is not None and counts != _NO_COUNTS:
+        return counts, provider_raw
+    chars = 0
+    for block in content:
+        if isinstance(block, TextBlock | ThinkingBlock):
+            chars += len(block.text)
+        elif isinstance(block, ToolUseBlock):
+            chars += len(block.name) + len(_json.dumps(block.input))
+    if chars == 0:  # nothing generated: zero is the honest count
+        return counts or _NO_COUNTS, provider_raw
+    estimated = TokenCounts(
+        input_tokens=context.estimated_input_tokens or 0, output_tokens=-(-chars // CHARS_PER_TOKEN)
+    )
+    return estimated, {**(provider_raw or {}), "usage_estimated": True}
+
+
+_NO_COUNTS = TokenCounts()
 
 
 def _assistant_message(
@@ -386,14 +439,18 @@ def imported_assistant(
     content: list[ContentBlock],
     provider_raw: dict[str, Any] | None,
 ) -> Message:
-    """An ASSISTANT turn of a recorded request (see `import_context`)."""
-    return finish_assistant(
+    """An ASSISTANT turn of a recorded request (see `import_context`): zero usage, not an
+    estimate, because what it cost was paid elsewhere and is not this session's."""
+    return _assistant_message(
         context,
+        context.message_id or new_message_id(),
+        context.created_at or datetime.now(UTC),
         provider=provider,
         content=content,
         counts=TokenCounts(),
         stop_reason=None,
         provider_raw=provider_raw,
+        status=MessageStatus.complete,
     )
 
 
@@ -539,7 +596,7 @@ class StreamAssembler:
 
     def snapshot(self) -> Message:
         """A PARTIAL message of what has arrived (for checkpoints while streaming)."""
-        return self._message(MessageStatus.partial, self.content(final=False), None)
+        return self._message(MessageStatus.partial, self.content(final=False), None, self._counts)
 
     def finish(self, provider_raw: dict[str, Any] | None = None, *, cancelled: bool = False) -> Message:
         """The final message: COMPLETE, or ERROR/CANCELLED when the stream did not finish."""
@@ -557,15 +614,20 @@ class StreamAssembler:
             raw.setdefault("unparsed_arguments", {}).update(self.unparsed_arguments)
         if self._error is not None:
             raw["error"] = {"code": self._error.code, "message": self._error.message}
-        return self._message(status, content, raw or None)
+        counts: TokenCounts | None = self._counts
+        provider_raw = raw or None
+        if status == MessageStatus.complete:  # the end arrived; did the usage?
+            counts, provider_raw = reported_or_estimated(counts, content, self.context, provider_raw)
+        return self._message(status, content, provider_raw, counts)
 
     def _message(
-        self, status: MessageStatus, content: list[ContentBlock], provider_raw: dict[str, Any] | None
+        self,
+        status: MessageStatus,
+        content: list[ContentBlock],
+        provider_raw: dict[str, Any] | None,
+        counts: TokenCounts | None = None,
     ) -> Message:
         stop = self._complete.stop_reason if self._complete else (StopReason.error if self._error else None)
-        counts = self._counts
-        if counts is None and status == MessageStatus.complete:
-            counts = TokenCounts()  # the provider reported no usage: zero, priced as such
         return _assistant_message(
             self.context,
             self.message_id,
@@ -587,4 +649,5 @@ __all__ = [
     "imported_assistant",
     "imported_message",
     "parse_tool_arguments",
+    "reported_or_estimated",
 ]

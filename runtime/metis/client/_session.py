@@ -305,6 +305,10 @@ class SessionCore:
             routing=self.routing(entry.id, override=override),
             tools=registry,
             events=self.settings.events,
+            # a streamed reply whose usage never arrives is priced from this (assembly.py)
+            estimated_input_tokens=adapter.estimate_input_tokens(pending, tuple(registry))
+            if stream
+            else None,
         )
         headers = {
             "content-type": "application/json",
