@@ -2,22 +2,20 @@
 
 Wire inputs in tests/golden/gemini/ (`response_*.json`, `stream_*`, `request_recorded.json`)
 are hand-written in the shapes of recorded AI Studio traffic (provider-wire-formats.md §3 and
-google-genai 3.4's types); the `*.golden.json` outputs are regenerated with
-METIS_UPDATE_GOLDEN=1 and reviewed.
+google-genai 3.4's types); they and their `*.golden.json` outputs follow tests/golden.py's
+naming scheme and are compared by its `check` (METIS_UPDATE_GOLDEN=1 rewrites, then review).
 """
 
 from __future__ import annotations
 
 import base64
-import os
 import re
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
+import golden
 import metis.adapters
 import orjson
-import pytest
 from contracts.gemini import check_request
 from metis.adapters import AdapterOptions
 from metis.adapters.gemini import GeminiAdapter
@@ -25,8 +23,7 @@ from metis.assembly import RequestContext
 from metis.ids import ToolIdMap, new_message_id
 from metis_schema.v1 import Message, ToolDefinition
 
-GOLDEN = Path(__file__).parent / "golden" / "gemini"
-UPDATE = os.environ.get("METIS_UPDATE_GOLDEN") == "1"
+PROVIDER = "gemini"
 FIXED_TIME = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 MODEL = "gemini:gemini-2.5-flash"
 SESSION = "sess_gemini"
@@ -42,22 +39,12 @@ ADAPTER: GeminiAdapter = _adapter
 
 def wire(name: str) -> Any:
     """A wire fixture (JSON) from tests/golden/gemini."""
-    return orjson.loads((GOLDEN / name).read_bytes())
+    return orjson.loads(golden.read_input(PROVIDER, name))
 
 
 def raw_bytes(name: str) -> bytes:
-    return (GOLDEN / name).read_bytes()
-
-
-def golden(name: str, actual: Any) -> None:
-    """Compare `actual` (JSON-compatible) with tests/golden/gemini/<name>, or rewrite it."""
-    path = GOLDEN / name
-    text = orjson.dumps(actual, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
-    if UPDATE:
-        path.write_text(text, encoding="utf-8")
-    elif not path.exists():
-        pytest.fail(f"golden file {name} is missing; run with METIS_UPDATE_GOLDEN=1 and review it")
-    assert orjson.loads(text) == orjson.loads(path.read_bytes()), f"{name} differs from the golden file"
+    """The bytes of a wire fixture (a stream body) from tests/golden/gemini."""
+    return golden.read_input(PROVIDER, name)
 
 
 def normalized(value: Any) -> Any:

@@ -1,8 +1,8 @@
 """Test support shared by the OpenAI and OpenRouter adapter tests (one wire, two dialects).
 
-- golden files: `golden(provider, name, data)` compares with tests/golden/<provider>/<name>.json
-  and rewrites it only when METIS_UPDATE_GOLDEN=1;
-- recorded-shape wire fixtures under tests/golden/<provider>/recorded/ (inputs, never rewritten);
+- recorded-shape wire inputs under tests/golden/<provider>/ (`recorded`), compared with
+  their expected outputs by tests/golden.py's one harness; the documents compared
+  (`import_document`, `events_document`, `error_document`) are written here once;
 - deterministic canonical tool ids (`fixed_tool_ids` fixture) so goldens are stable;
 - `normalize_tool_ids`: canonical ids replaced by the provider id they map to, to compare two
   parses of the same wire (each parse mints its own canonical ids);
@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
+import golden
 import pytest
 from metis import ids as ids_module
-from metis.adapters import AdapterOptions
+from metis.adapters import AdapterOptions, WireImport
 from metis.assembly import RequestContext
+from metis.errors import ProviderError
 from metis.ids import ToolIdMap
 from metis_schema.v1 import (
     ContentBlock,
@@ -34,13 +34,13 @@ from metis_schema.v1 import (
     RoutingDecisionRecord,
     RoutingMode,
     SideEffects,
+    StreamEvent,
     TextBlock,
     ToolDefinition,
     ToolResultBlock,
     Usage,
 )
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
 FIXED_TIME = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=UTC)
 SESSION = "sess_openai_chat_tests"
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -70,23 +70,63 @@ def fixed_tool_ids(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def recorded(provider: str, name: str) -> Any:
-    """A recorded-shape wire fixture: parsed JSON for .json, raw bytes otherwise."""
-    path = GOLDEN / provider / "recorded" / name
-    return json.loads(path.read_text(encoding="utf-8")) if path.suffix == ".json" else path.read_bytes()
+    """A recorded-shape wire input: parsed JSON for .json, raw bytes otherwise."""
+    data = golden.read_input(provider, name)
+    return json.loads(data) if name.endswith(".json") else data
 
 
-def golden(provider: str, name: str, data: Any) -> None:
-    """Assert `data` equals the golden file (rewrite it when METIS_UPDATE_GOLDEN=1)."""
-    path = GOLDEN / provider / f"{name}.json"
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-    if os.environ.get("METIS_UPDATE_GOLDEN") == "1" or not path.exists():
-        if not path.exists() and os.environ.get("CI"):
-            pytest.fail(f"golden file {path} is missing (run with METIS_UPDATE_GOLDEN=1 and commit it)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(text), (
-        f"differs from golden {path.name}"
-    )
+def import_document(imported: WireImport) -> dict[str, Any]:
+    """A WireImport as the `.import.golden.json` document: message ids (fresh each import)
+    written as `<messages[i]>`, creation times left out, options that are set."""
+    options = imported.options
+    document = {
+        "model": options.model,
+        "messages": [
+            m.model_dump(mode="json", exclude_none=True, exclude={"created_at"}) for m in imported.messages
+        ],
+        "tools": [t.model_dump(mode="json", exclude_none=True) for t in imported.tools],
+        "options": {
+            key: value
+            for key in (
+                "max_tokens",
+                "temperature",
+                "top_p",
+                "stop",
+                "stream",
+                "tool_choice",
+                "thinking_budget",
+                "extra",
+            )
+            if (value := getattr(options, key)) not in (None, False, {})
+        },
+        "unmapped": imported.unmapped,
+        "dropped": imported.dropped,
+    }
+    text = json.dumps(document)
+    for i, message in enumerate(imported.messages):
+        text = text.replace(message.id, f"<messages[{i}]>")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def events_document(events: list[StreamEvent]) -> list[dict[str, Any]]:
+    """StreamEvents as the `.events.golden.json` document."""
+    return [event.model_dump(mode="json", exclude_none=True) for event in events]
+
+
+def error_document(error: ProviderError) -> dict[str, Any]:
+    """A ProviderError as the `.error.golden.json` document."""
+    return {
+        "error_type": error.error_type,
+        "message": error.message,
+        "retryable": error.retryable,
+        "status_code": error.status_code,
+    }
+
+
+def error_status(name: str) -> int:
+    """The HTTP status an `error_<status>.json` input was answered with."""
+    return int(name.removeprefix("error_").split(".", 1)[0].split("_", 1)[0])
 
 
 def canonical(message: Message) -> dict[str, Any]:

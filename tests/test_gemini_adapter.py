@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import golden
 import metis.assembly
 import metis.events
 import orjson
@@ -22,12 +23,12 @@ from gemini_support import (
     MODEL,
     PNG_1PX,
     PNG_BYTES,
+    PROVIDER,
     SESSION,
     TOOLS,
     assistant,
     context,
     dump,
-    golden,
     image,
     normalized,
     options,
@@ -43,18 +44,7 @@ from metis.errors import CriticalBlockError, InvariantError, ProviderError, Wire
 from metis.ids import ToolIdMap
 from metis_schema.v1 import Message, MessageStatus, Role, StopReason
 
-RESPONSES = [
-    "response_thinking_tools.json",
-    "response_text_signature.json",
-    "response_call_ids.json",
-    "response_max_tokens_int_enum.json",
-    "response_safety_empty.json",
-    "response_blocked_prompt.json",
-    "response_malformed_call.json",
-    "response_recitation_text.json",
-    "response_snake_case.json",
-    "response_code_execution.json",
-]
+RESPONSES = golden.inputs(PROVIDER, "response")
 _CAMEL = {
     "function_call": "functionCall",
     "function_response": "functionResponse",
@@ -133,7 +123,7 @@ def test_to_wire_golden_full_conversation(tmp_path: Path) -> None:
         tool_choice="auto",
     )
     body = to_wire(conversation(tmp_path, ids), TOOLS, opts)
-    golden("conversation.request.golden.json", body)
+    golden.check(PROVIDER, "conversation.request.golden.json", body)
     # the facts the golden file encodes, spelled out
     assert body["systemInstruction"] == {
         "parts": [{"text": "You are a terse weather assistant."}, {"text": "Use metric units."}]
@@ -187,7 +177,7 @@ def test_to_wire_golden_tool_results_with_gemini_ids() -> None:
         tool_result(c, "", extra=[image("base64", PNG_1PX)]),
     ]
     body = to_wire(messages, [], options(ids, model="gemini-3"))
-    golden("tool_results.request.golden.json", body)
+    golden.check(PROVIDER, "tool_results.request.golden.json", body)
     calls = [p["functionCall"] for p in body["contents"][1]["parts"]]
     responses = [p["functionResponse"] for p in body["contents"][2]["parts"]]
     assert [c["id"] for c in calls] == [r["id"] for r in responses] == ["fc_7ux2k1", "fc_9qm4z0", "fc_3hd8w5"]
@@ -234,7 +224,7 @@ def test_response_golden(name: str) -> None:
     if name != "response_max_tokens_int_enum.json":  # the SDK reads enum names only
         check_response(body)
     message = ADAPTER.from_wire_response(body, context())
-    golden(name.replace(".json", ".canonical.golden.json"), normalized(message))
+    golden.check(PROVIDER, golden.expected_name(name), normalized(message))
     Message.model_validate_json(message.model_dump_json())
 
 
@@ -364,7 +354,7 @@ def test_import_round_trip_reproduces_the_recorded_request() -> None:
     canonical = normalized([*imported.messages])
     for i, item in enumerate(canonical):  # imported messages get fresh ids and times
         item["id"], item["created_at"] = f"<message {i}>", "<now>"
-    golden("request_recorded.import.golden.json", canonical)
+    golden.check(PROVIDER, golden.expected_name("request_recorded.json"), canonical)
     assert [t.name for t in imported.tools] == ["list_dir", "read_file", "run_tests"]
     assert imported.unmapped == {"safetySettings": recorded["safetySettings"]}
     opts = imported.options
@@ -501,7 +491,7 @@ def test_import_model_name_and_unmapped_fields() -> None:
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.options.model == "gemini:gemini-2.5-pro"
-    assert imported.options.tool_choice == "required" and imported.options.thinking_budget == 0
+    assert imported.options.tool_choice == "any" and imported.options.thinking_budget == 0
     assert [(d["path"], d["value"]) for d in imported.dropped] == [("tools[0].googleSearch", {})]
     assert imported.unmapped == {
         "toolConfig": body["toolConfig"],
@@ -679,7 +669,7 @@ def test_mid_session_swap_continues_on_gemini(caplog: pytest.LogCaptureFixture) 
     ids = ToolIdMap(SESSION)
     with caplog.at_level(logging.WARNING, logger="metis"):
         body = to_wire(swap_history(ids), TOOLS, options(ids, model="gemini-3"))
-    golden("swap.request.golden.json", body)
+    golden.check(PROVIDER, "swap.request.golden.json", body)
     text = json.dumps(body)
     assert "toolu_" not in text and "call_" not in text and "tu_" not in text, "no foreign or canonical ids"
     contents = body["contents"]
@@ -726,64 +716,38 @@ def test_history_starting_with_a_model_turn_is_sent_as_is(caplog: pytest.LogCapt
 # --- errors, transport, options ---------------------------------------------------------------
 
 
+ERRORS = golden.inputs(PROVIDER, "error")
+"""Error bodies named `error_<HTTP status>[_<case>].json` (`_array`: the JSON-array endpoint wraps it)."""
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_error_golden(name: str) -> None:
+    status = int(name.removeprefix("error_").split("_")[0].split(".")[0])
+    error = ADAPTER.parse_error(golden.read_input(PROVIDER, name), status)
+    document = {
+        "error_type": error.error_type,
+        "message": error.message,
+        "retryable": error.retryable,
+        "status_code": error.status_code,
+    }
+    golden.check(PROVIDER, golden.expected_name(name), document)
+    assert error.provider == "gemini"
+
+
 @pytest.mark.parametrize(
     ("status", "body", "kind", "retryable"),
     [
-        (
-            429,
-            {
-                "error": {
-                    "code": 429,
-                    "message": "Resource has been exhausted (e.g. check quota).",
-                    "status": "RESOURCE_EXHAUSTED",
-                }
-            },
-            "RESOURCE_EXHAUSTED",
-            True,
-        ),
-        (
-            400,
-            {
-                "error": {
-                    "code": 400,
-                    "message": "API key not valid. Please pass a valid API key.",
-                    "status": "INVALID_ARGUMENT",
-                    "details": [
-                        {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
-                    ],
-                }
-            },
-            "INVALID_ARGUMENT",
-            False,
-        ),
-        (
-            503,
-            {
-                "error": {
-                    "code": 503,
-                    "message": "The model is overloaded. Please try again later.",
-                    "status": "UNAVAILABLE",
-                }
-            },
-            "UNAVAILABLE",
-            True,
-        ),
-        (
-            500,
-            [{"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}}],
-            "INTERNAL",
-            True,
-        ),
         (
             404,
             '{"error": {"code": 404, "message": "models/gemini-9 is not found", "status": "NOT_FOUND"}}',
             "NOT_FOUND",
             False,
         ),
-        (502, b"<html><body>Bad Gateway</body></html>", "HTTP_502", True),
+        (502, b"<html><body>Bad Gateway</body></html>", "http_502", True),
     ],
 )
 def test_parse_error(status: int, body: Any, kind: str, retryable: bool) -> None:
+    """Bodies that are no error_*.json file: JSON as text, and a proxy's HTML page."""
     error = ADAPTER.parse_error(body, status)
     assert isinstance(error, ProviderError)
     assert (error.error_type, error.retryable, error.status_code, error.provider) == (
@@ -802,6 +766,21 @@ def test_error_body_as_response_raises_provider_error() -> None:
         ADAPTER.from_wire_response(
             {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}, context()
         )
+
+
+def test_a_one_element_array_body_is_its_response() -> None:
+    """The JSON-array endpoint answers a one-chunk reply as a one-element array."""
+    body = wire("response_text_signature.json")
+    assert dump(ADAPTER.from_wire_response([body], context())) == dump(  # type: ignore[arg-type]
+        ADAPTER.from_wire_response(body, context())
+    )
+
+
+def test_camel_case_wins_when_both_spellings_are_sent() -> None:
+    part = {"text": "a", "thoughtSignature": "camel", "thought_signature": "snake"}
+    body = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}]}
+    message = ADAPTER.from_wire_response(body, context())
+    assert (message.metadata.provider_raw or {})["part_signatures"] == [[0, "camel"]]
 
 
 def test_endpoint_and_auth() -> None:

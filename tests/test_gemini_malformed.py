@@ -72,8 +72,8 @@ def test_unknown_part_kinds_are_kept_for_replay_with_a_warn(caplog: pytest.LogCa
 @pytest.mark.parametrize(
     ("body", "path"),
     [
-        ([], "(root)"),
-        ({"candidates": {"content": 1}}, "candidates[0].content"),
+        ([], ""),
+        ({"candidates": {"content": 1}}, "candidates.content"),
         ({"candidates": "x"}, "candidates"),
         ({"candidates": [{"content": {"parts": [5]}}]}, "candidates[0].content.parts[0]"),
         ({"candidates": [{"content": {"parts": "text"}}]}, "candidates[0].content.parts"),
@@ -96,8 +96,12 @@ def test_unknown_part_kinds_are_kept_for_replay_with_a_warn(caplog: pytest.LogCa
         ),
         ({"candidates": [{"finishReason": 1.5}]}, "candidates[0].finishReason"),
         ({"candidates": [{"finishReason": True}]}, "candidates[0].finishReason"),
-        ({"candidates": [], "usageMetadata": {"promptTokenCount": -1}}, "usage.promptTokenCount"),
-        ({"candidates": [], "usageMetadata": {"promptTokenCount": "many"}}, "usage.promptTokenCount"),
+        ({"candidates": [], "usageMetadata": {"promptTokenCount": -1}}, "usageMetadata.promptTokenCount"),
+        ({"candidates": [], "usageMetadata": {"promptTokenCount": "many"}}, "usageMetadata.promptTokenCount"),
+        (
+            {"candidates": [], "usageMetadata": {"candidatesTokenCount": True}},
+            "usageMetadata.candidatesTokenCount",
+        ),
         ({"candidates": [], "usageMetadata": []}, "usageMetadata"),
         ({"promptFeedback": {"blockReason": []}}, "promptFeedback.blockReason"),
         ({"responseId": 7}, "responseId"),
@@ -107,6 +111,14 @@ def test_malformed_responses_are_typed_errors_with_a_path(body: Any, path: str) 
     with pytest.raises(WireFormatError) as info:
         ADAPTER.from_wire_response(body, context())
     assert info.value.path == path and info.value.provider == "gemini"
+
+
+def test_call_arguments_json_cannot_carry_are_a_typed_error() -> None:
+    """Only a Python caller can hand over an infinity; it is refused where it sits."""
+    body = response({"text": "a"}, {"functionCall": {"name": "f", "args": {"x": float("inf")}}})
+    with pytest.raises(WireFormatError) as info:
+        ADAPTER.from_wire_response(body, context())
+    assert info.value.path == "candidates[0].content.parts[1].functionCall.args"
 
 
 def test_a_response_without_finish_reason_still_completes() -> None:
@@ -141,7 +153,7 @@ CALLS = {
     ("body", "path"),
     [
         ({}, "contents"),
-        ("contents", "(root)"),
+        ("contents", ""),
         (_request({"role": "assistant", "parts": [{"text": "x"}]}), "contents[0].role"),
         (
             _request({"role": "user", "parts": [{"functionCall": {"name": "a"}}]}),
@@ -193,7 +205,7 @@ CALLS = {
             _request(
                 {"parts": [{"text": "x"}]}, tools=[{"functionDeclarations": [{"description": "no name"}]}]
             ),
-            "tools[0].functionDeclarations[0]",
+            "tools[0].functionDeclarations[0].name",
         ),
         (
             _request({"parts": [{"text": "x"}]}, generationConfig={"maxOutputTokens": "lots"}),

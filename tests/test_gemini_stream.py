@@ -6,16 +6,17 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import golden
 import orjson
 import pytest
 from contracts.gemini import check_request
 from gemini_support import (
     ADAPTER,
+    PROVIDER,
     SESSION,
     chunked,
     context,
     dump,
-    golden,
     merged_body,
     normalized,
     options,
@@ -39,7 +40,11 @@ from metis_schema.v1 import (
     UsageUpdateEvent,
 )
 
-STREAMS = ["stream_thinking_tools.sse", "stream_text_signature.sse"]
+STREAMS = golden.inputs(PROVIDER, "stream")
+"""Every stream body, SSE or JSON array (the array and the SSE body of one generation share
+their expected events)."""
+WHOLE = ["stream_thinking_tools.sse", "stream_text_signature.sse"]
+"""The SSE bodies of generations that finish (their chunks merge into one whole response)."""
 
 
 def chunkings(data: bytes) -> list[list[bytes]]:
@@ -63,10 +68,10 @@ def test_every_chunking_gives_the_same_events(name: str) -> None:
     expected = events_json([data])
     for pieces in chunkings(data):
         assert events_json(pieces) == expected
-    golden(name.replace(".sse", ".events.golden.json"), expected)
+    golden.check(PROVIDER, golden.expected_name(name), expected)
 
 
-@pytest.mark.parametrize("name", STREAMS)
+@pytest.mark.parametrize("name", WHOLE)
 def test_assembled_stream_equals_the_whole_response(name: str) -> None:
     """Canonical JSON incl. provider_raw, fixed id/time, for 1-byte and random chunkings."""
     data = raw_bytes(name)

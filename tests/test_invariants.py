@@ -34,6 +34,7 @@ from metis import (
 )
 from metis.canonical import message_hash, messages_equal
 from metis.invariants import (
+    ALLOWED_BLOCKS,
     Violation,
     check_conversation,
     check_links,
@@ -233,7 +234,7 @@ def test_dict_blocks_of_a_constructed_message_are_checked() -> None:
         id=mid(1),
         session_id=SID,
         role=Role.user,
-        content=[{"type": "audio", "data": "x"}, {"type": "text", "text": "hi"}],  # type: ignore[list-item]
+        content=[{"type": "hologram", "data": "x"}, {"type": "text", "text": "hi"}],  # type: ignore[list-item]
         metadata=MessageMetadata(),
         created_at=T0,
         schema_version=1,
@@ -545,7 +546,7 @@ def test_all_violations_are_reported_at_once_with_id_path_and_rule() -> None:
     ]
     assert str(found[0]) == (
         f"message {mid(7)}: content[1].type: image block not allowed in assistant messages "
-        "(allowed: redacted_thinking, text, thinking, tool_use) [§5.1.3]"
+        f"(allowed: {', '.join(sorted(ALLOWED_BLOCKS[Role.assistant]))}) [§5.1.3]"
     )
 
 

@@ -1,8 +1,9 @@
 """The OpenAI Chat Completions adapter: goldens, round trips, streams, contract, malformed input, swaps.
 
-Wire inputs are recorded-shape fixtures in tests/golden/openai/recorded/ (their usage counts
-were computed offline with the o200k_base tokenizer and the OpenAI cookbook's per-message and
-per-tool overheads); outputs are goldens in tests/golden/openai/ (METIS_UPDATE_GOLDEN=1).
+Wire inputs are recorded-shape fixtures in tests/golden/openai/ (their usage counts were
+computed offline with the o200k_base tokenizer and the OpenAI cookbook's per-message and
+per-tool overheads); expected outputs sit beside them, named by tests/golden.py's scheme
+(METIS_UPDATE_GOLDEN=1 rewrites them).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import golden
 import orjson
 import pytest
 from contracts import openai as contract
@@ -50,7 +52,6 @@ from openai_chat_support import (
     chunkings,
     context,
     fixed_tool_ids,
-    golden,
     msg,
     normalize_tool_ids,
     options,
@@ -141,7 +142,7 @@ def test_to_wire_golden_every_block_type(tmp_path: Path, caplog: pytest.LogCaptu
     )
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         body = ADAPTER.to_wire(messages, [WEATHER_TOOL, READ_TOOL], opts)
-    golden("openai", "request_every_block_type", body)
+    golden.check("openai", "every_block_type.request.golden.json", body)
     contract.check_request(body)
     dropped = [(r.block_type, r.message_id) for r in warnings(caplog)]  # type: ignore[attr-defined]
     assert dropped == [("thinking", messages[3].id), ("image", messages[4].id)]
@@ -167,7 +168,7 @@ def test_to_wire_developer_role_and_extra_merged_last() -> None:
         temperature=0.5,
     )
     body = ADAPTER.to_wire(messages, [READ_TOOL], opts)
-    golden("openai", "request_developer_extra", body)
+    golden.check("openai", "developer_extra.request.golden.json", body)
     contract.check_request(body)
     assert body["messages"][0]["role"] == "developer"
     assert body["temperature"] == 1  # extra wins
@@ -246,17 +247,6 @@ def test_critical_thinking_block_fails_instead_of_dropping() -> None:
 
 
 # --- responses -> canonical ------------------------------------------------------------------
-
-RESPONSES = ["tools", "text", "refusal", "content_filter", "length_rawargs", "llamacpp"]
-
-
-@pytest.mark.parametrize("name", RESPONSES)
-def test_from_wire_response_golden(name: str, fixed_tool_ids: None) -> None:
-    body = recorded("openai", f"response_{name}.json")
-    contract.check_response(body)
-    message = ADAPTER.from_wire_response(body, context(MODEL))
-    golden("openai", f"response_{name}.canonical", canonical(message))
-    assert message.metadata.status == MessageStatus.complete
 
 
 @pytest.mark.parametrize(
@@ -346,15 +336,10 @@ def test_request_import_round_trip(name: str) -> None:
     contract.check_request(again)
 
 
-def test_request_import_canonical_golden(fixed_tool_ids: None) -> None:
+def test_request_import_links_every_result_to_its_call() -> None:
     imported = ADAPTER.from_wire_request(
         recorded("openai", "request_every_shape.json"), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
     )
-    shape = [
-        {"role": m.role.value, "content": [b.model_dump(mode="json", exclude_none=True) for b in m.content]}
-        for m in imported.messages
-    ]
-    golden("openai", "request_every_shape.canonical", {"messages": shape, "extra": imported.options.extra})
     roles = [m.role for m in imported.messages]
     assert roles.count(Role.user) == 4 and roles.count(Role.tool) == 3
     tool_msgs = [m for m in imported.messages if m.role == Role.tool]
@@ -458,6 +443,18 @@ def test_stream_cut_early_is_cancelled_with_what_arrived() -> None:
     partial = ADAPTER.assemble_stream([text_data[:2000]], context(MODEL))
     assert partial.metadata.status == MessageStatus.cancelled
     assert partial.content[0].text.startswith("Right now Paris")
+
+
+def test_sse_error_event_carries_the_error_object_itself() -> None:
+    """A server may send `event: error` whose data is the error object, not an envelope."""
+    data = recorded("openai", "stream_text.sse")
+    head = data[: data.index(b"\n\n") + 2]
+    error = b'event: error\ndata: {"message":"upstream overloaded","type":"overloaded_error","code":null}\n\n'
+    events = list(ADAPTER.stream_response([head, error, b"data: [DONE]\n\n"], context(MODEL)))
+    last = events[-1]
+    assert isinstance(last, ErrorEvent)
+    assert (last.code, last.message, last.retryable) == ("overloaded_error", "upstream overloaded", True)
+    assert not any(isinstance(e, MessageCompleteEvent) for e in events)
 
 
 def test_stream_error_chunk_ends_as_error_keeping_partial_text() -> None:
@@ -624,42 +621,45 @@ def test_contract_rejects_broken_bodies(broken: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw",
+    ("raw", "kept"),
     [
-        '{"city":"Paris"}',  # canonical: nothing kept
-        '{"city": "Paris"}',  # whitespace
-        '{"b":1,"a":2}',  # canonical, keys not sorted
-        '{"city":"Par\\u00eds"}',  # an escape orjson writes differently
-        '{"n":1.0}',
-        '{"n":18446744073709551616}',  # beyond 64 bits: read exactly, written back the same
-        "",
-        "  ",
-        "{}",
+        ('{"city":"Paris"}', None),  # canonical: nothing kept
+        ('{"city": "Paris"}', '{"city": "Paris"}'),  # whitespace
+        ('{"b":1,"a":2}', None),  # canonical, keys not sorted
+        ('{"city":"Par\\u00eds"}', '{"city":"Par\\u00eds"}'),  # an escape orjson writes differently
+        ('{"n":1.0}', None),
+        ('{"n":18446744073709551616}', None),  # beyond 64 bits: read exactly, written back the same
+        ("", ""),
+        ("  ", "  "),
+        ("{}", None),
     ],
 )
-def test_kept_arguments_shortcut_agrees_with_the_full_check(raw: str) -> None:
-    """`_arguments_to_keep` skips re-parsing the canonical text; it must answer as
-    `raw_arguments_to_keep` does for every text `parse_tool_arguments` reads as an object."""
-    from metis.adapters._openai_chat import _arguments_to_keep, raw_arguments_to_keep
+def test_arguments_text_is_kept_only_when_it_differs_from_the_canonical_text(
+    raw: str, kept: str | None
+) -> None:
+    """What a reply's arguments keep for replay, and the same answer for a streamed call's
+    joined text (read there without a value in hand)."""
+    from metis.adapters.chat import kept_arguments, raw_arguments_to_keep
     from metis.assembly import parse_tool_arguments
 
     value, unparsed = parse_tool_arguments(raw, context=context(MODEL), tool_id=tid(1), name="f")
     assert unparsed is None
-    assert _arguments_to_keep(raw, value) == raw_arguments_to_keep(raw)
+    assert kept_arguments(raw, value) == kept
+    assert raw_arguments_to_keep(raw) == kept
 
 
 def test_arguments_keep_wide_integers_exactly_and_refuse_nan() -> None:
     """JSON integers have no size limit (a tool input may hold a 128-bit id): they are read
     and written back digit for digit. NaN is not JSON: the text is kept raw, not read as a
     float the store would write as null."""
-    from metis.adapters._openai_chat import _arguments_to_keep
+    from metis.adapters.chat import kept_arguments
     from metis.assembly import parse_tool_arguments
 
     raw = '{"id":340282366920938463463374607431768211457,"low":-9223372036854775809}'
     value, unparsed = parse_tool_arguments(raw, context=context(MODEL), tool_id=tid(1), name="f")
     assert unparsed is None
     assert value == {"id": 2**128 + 1, "low": -(2**63) - 1}
-    assert _arguments_to_keep(raw, value) is None  # written back exactly: nothing to keep
+    assert kept_arguments(raw, value) is None  # written back exactly: nothing to keep
     value, unparsed = parse_tool_arguments('{"n":NaN}', context=context(MODEL), tool_id=tid(1), name="f")
     assert (value, unparsed) == ({}, '{"n":NaN}')
 
@@ -667,7 +667,9 @@ def test_arguments_keep_wide_integers_exactly_and_refuse_nan() -> None:
 def test_block_helpers_build_what_the_model_constructors_build() -> None:
     """Response blocks are validated by calling the models' validators on a dict: the same
     values, the same fields set, the same refusals as the constructors."""
-    from metis.adapters._openai_chat import _text_block, _thinking_block, _tool_use_block
+    from metis.adapters._shared import text_block as _text_block
+    from metis.adapters._shared import thinking_block as _thinking_block
+    from metis.adapters._shared import tool_use_block as _tool_use_block
     from pydantic import ValidationError
 
     pairs = [
@@ -805,7 +807,7 @@ def test_error_body_under_200_raises_provider_error() -> None:
 @pytest.mark.parametrize(
     ("body", "path"),
     [
-        ({"model": "gpt-4.1", "messages": [{"role": "narrator", "content": "x"}]}, "messages[0].role"),
+        ({"model": "gpt-4.1", "messages": [{"role": "narrator", "content": "x"}]}, "messages[0]"),
         (
             {"model": "gpt-4.1", "messages": [{"role": "function", "name": "f", "content": "x"}]},
             "messages[0].role",
@@ -841,7 +843,7 @@ def test_error_body_under_200_raises_provider_error() -> None:
                 "messages": [],
                 "tools": [{"type": "function", "function": {"description": "x"}}],
             },
-            "tools[0].function",
+            "tools[0].function.name",
         ),
     ],
 )
@@ -863,8 +865,42 @@ def test_malformed_stream_chunk_is_a_wire_format_error() -> None:
     with pytest.raises(WireFormatError) as info:
         list(ADAPTER.stream_response([b"data: {not json\n\n"], context(MODEL)))
     assert info.value.path == "stream" and info.value.raw == "{not json"
-    with pytest.raises(WireFormatError):
-        list(ADAPTER.stream_response([b'data: {"choices": {"index": 0}}\n\n'], context(MODEL)))
+
+
+@pytest.mark.parametrize(
+    ("chunk", "path"),
+    [
+        ({"choices": {"index": 0}}, "stream.choices"),
+        ({"choices": [{"delta": {"content": 5}}]}, "stream.choices[0].delta.content"),
+        (
+            {"choices": [{"delta": {"tool_calls": [{"index": "0"}]}}]},
+            "stream.choices[0].delta.tool_calls[0].index",
+        ),
+        (
+            {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": 7}}]}}]},
+            "stream.choices[0].delta.tool_calls[0].function.arguments",
+        ),
+        ({"choices": [{"finish_reason": True}]}, "stream.choices[0].finish_reason"),
+        ({"choices": [], "usage": [1]}, "stream.usage"),
+    ],
+)
+def test_malformed_stream_chunks_name_their_path(chunk: dict[str, Any], path: str) -> None:
+    data = b"data: " + orjson.dumps(chunk) + b"\n\n"
+    with pytest.raises(WireFormatError) as info:
+        list(ADAPTER.stream_response([data], context(MODEL)))
+    assert info.value.path == path and info.value.provider == "openai"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("temperature", "0.2"), ("top_p", True), ("max_completion_tokens", 5.5), ("stop", 3), ("tools", {})],
+)
+def test_mistyped_request_options_are_wire_format_errors_at_their_field(field: str, value: Any) -> None:
+    """What the provider itself would refuse is refused on import, at the field, not replayed."""
+    body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}], field: value}
+    with pytest.raises(WireFormatError) as info:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert info.value.path == field
 
 
 @pytest.mark.parametrize(
@@ -915,11 +951,30 @@ def test_malformed_stream_chunk_is_a_wire_format_error() -> None:
             "invalid_request_error",
             False,
         ),
-        (502, b"<html>Bad gateway</html>", "http_error", True),
-        (404, '{"error": "model not found"}', "error", False),
+        (
+            429,
+            {
+                "error": {
+                    "message": "You exceeded your current quota, please check your plan and billing details.",
+                    "type": "insufficient_quota",
+                    "param": None,
+                    "code": "insufficient_quota",
+                }
+            },
+            "insufficient_quota",
+            False,
+        ),
+        (
+            None,
+            {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}},
+            "requests",
+            True,
+        ),
+        (502, b"<html>Bad gateway</html>", "http_502", True),
+        (404, '{"error": "model not found"}', "http_404", False),
     ],
 )
-def test_parse_error(status: int, body: Any, error_type: str, retryable: bool) -> None:
+def test_parse_error(status: int | None, body: Any, error_type: str, retryable: bool) -> None:
     error = ADAPTER.parse_error(body, status)
     assert (error.error_type, error.retryable, error.status_code, error.provider) == (
         error_type,
@@ -928,7 +983,7 @@ def test_parse_error(status: int, body: Any, error_type: str, retryable: bool) -
         "openai",
     )
     if status == 400:
-        assert error.path == "messages.[2].role" and "bad role" in str(error)
+        assert "bad role (param messages.[2].role)" in str(error)
 
 
 # --- mid-session swap ------------------------------------------------------------------------

@@ -10,42 +10,50 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from metis.errors import StoreError
 from metis.ids import ToolIdMap
-from metis.store import RetryPolicy, Store, _sql
-from metis.store import sqlite as store_sqlite
-from test_store_support import tool_call, tool_ids_of, tool_result, user
+from metis.store import RetryPolicy, Store, _sql, open_store
+from metis.store import _store as store_core
+from test_store_support import BACKENDS, new_target, raw_rows, tool_call, tool_ids_of, tool_result, user
 
 TESTS = Path(__file__).resolve().parent
 SID = "sess_durable"
 
 
+@pytest.fixture(params=BACKENDS)
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return new_target(request.param, tmp_path)
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store.open(tmp_path / "m.sqlite3")
+def store(target: str) -> Iterator[Store]:
+    s = open_store(target)
     s.create_session("/w", session_id=SID)
-    return s
+    yield s
+    s.close()
 
 
-def counts(path: Path) -> tuple[int, int, int]:
-    with sqlite3.connect(path) as conn:
-        return (
-            conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
-            conn.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0],
-            conn.execute("SELECT COUNT(*) FROM tool_id_map").fetchone()[0],
-        )
+def counts(target: str | Path) -> tuple[int, int, int]:
+    """Rows in messages, tool_calls and tool_id_map, read by the database's plain driver."""
+    (row,) = raw_rows(
+        str(target),
+        "SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM tool_calls), "
+        "(SELECT COUNT(*) FROM tool_id_map)",
+    )
+    return (int(row[0]), int(row[1]), int(row[2]))
 
 
 def test_a_failure_inside_append_rolls_back_the_message_and_its_tool_calls(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store, target: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert store.path is not None
     call = tool_call(SID, calls=2)
 
-    def explode(conn: sqlite3.Connection, rows: object) -> None:
+    def explode(conn: Any, rows: object) -> None:
         conn.execute(
             "INSERT INTO tool_calls (id, session_id, message_id, name, status, created_at) "
             "VALUES ('tu_x', ?, ?, 'half', 'pending', 0)",
@@ -57,31 +65,30 @@ def test_a_failure_inside_append_rolls_back_the_message_and_its_tool_calls(
     monkeypatch.setattr(_sql, "insert_tool_calls", explode)
     with pytest.raises(RuntimeError, match="disk on fire"):
         store.append(call)
-    assert counts(store.path) == (0, 0, 0)
+    assert counts(target) == (0, 0, 0)
     assert store.get_session(SID) == before, "updated_at rolled back too"
 
     monkeypatch.undo()
     store.append(call)
-    assert counts(store.path) == (1, 2, 0)
+    assert counts(target) == (1, 2, 0)
 
 
 def test_a_failure_answering_a_call_rolls_back_the_result(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store, target: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert store.path is not None
     call = tool_call(SID)
     store.append(call)
     answer = tool_result(SID, tool_ids_of(call)[0])
     ids = ToolIdMap(SID)
     ids.register_incoming("openai", "call_1")
 
-    def explode(conn: sqlite3.Connection, tool_ids: ToolIdMap) -> None:
+    def explode(conn: Any, tool_ids: ToolIdMap) -> None:
         raise OSError("no space left")
 
-    monkeypatch.setattr(store_sqlite, "_sync_tool_ids", explode)
+    monkeypatch.setattr(store_core, "_sync_tool_ids", explode)
     with pytest.raises(OSError, match="no space"):
         store.append(answer, tool_ids=ids)
-    assert counts(store.path) == (1, 1, 0)
+    assert counts(target) == (1, 1, 0)
     assert store.tool_calls(SID)[0].result_message_id is None
     assert store.tool_calls(SID)[0].status == "pending"
 

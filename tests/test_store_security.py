@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from metis.ids import ToolIdMap
 from metis.store import Store
-from metis.store import sqlite as store_sqlite
+from metis.store import _store as store_core
 from test_store_support import assistant_meta, files_bytes, message, tool_ids_of, tool_result
 
 EVIL = "x'); DROP TABLE messages;--"
@@ -64,17 +64,23 @@ def test_sql_in_every_field_round_trips_harmlessly(tmp_path: Path) -> None:
 
 
 def test_sql_text_is_never_built_from_values() -> None:
-    # Every f-string SQL in the store interpolates module constants or a table name from a
-    # fixed tuple; values always travel as parameters. Lists of ids are one bound
-    # parameter (a JSON array read with json_each): no SQL text grows with them.
-    from metis.store import _batch, _checks, _sql
+    # Every f-string SQL in the store interpolates module constants, a dialect's fixed
+    # fragments or a table name from a fixed tuple; values always travel as parameters.
+    # Lists of ids are one bound parameter (a JSON array read as a table): no SQL text
+    # grows with them.
+    from metis.store import _checks, _sql, postgres, sqlite
 
     source = inspect.getsource(_checks.by_ids)
-    assert "conn.execute(sql, (orjson.dumps(list(ids)).decode(), *params))" in source
-    for module in (store_sqlite, _checks, _batch, _sql):
-        module_source = inspect.getsource(module)
-        for forbidden in (".format(", "% (", "%s", '"?" *', "IN ({"):
-            assert forbidden not in module_source, (module.__name__, forbidden)
+    assert (
+        "conn.execute(sql.format(ids=conn.dialect.ids), (orjson.dumps(list(ids)).decode(), *params))"
+        in source
+    )
+    for module in (store_core, _checks, _sql, sqlite, postgres):
+        for line in inspect.getsource(module).splitlines():
+            for forbidden in ("% (", '"?" *', "IN ({", "%s"):
+                assert forbidden not in line or 'placeholder="%s"' in line, (module.__name__, line)
+            if ".format(" in line:  # only a dialect's own fragments are formatted into SQL
+                assert "dialect" in line or "json_out" in line or "j.format(" in line, (module.__name__, line)
 
 
 KEY = "sk-ant-api03-NEVER-STORE-ME-0123456789abcdefghijklmnop"

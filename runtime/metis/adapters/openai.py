@@ -4,39 +4,55 @@ Also the adapter for OpenAI-compatible servers (llama.cpp, vLLM, Ollama's `/v1`)
 their base URL to the client. Their tool call ids may be longer than OpenAI's 40-character
 limit; they map to canonical ids on the way in, and the session's ToolIdMap mints
 compliant ids when the history goes back to OpenAI. The mapping itself is shared with
-OpenRouter in `_openai_chat`; this row says what is OpenAI's own.
+OpenRouter in the `chat` package; this row says what is OpenAI's own.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ._openai_chat import ChatCompletionsAdapter, ChatDialect
+from ._facts import ErrorEnvelope, ProviderFacts
+from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .chat.facts import RETRYABLE_TYPES
+
+DIALECT = ChatDialect(
+    facts=chat_facts(
+        "openai",
+        # {"error": {"message", "type", "param", "code": str}}; `param` names the request
+        # field at fault and is kept in the message.
+        error=ErrorEnvelope(type_at=("error", "type"), also_at={"param": ("error", "param")}),
+        # `max_tokens` is deprecated and rejected by reasoning models; Chat Completions has
+        # no reasoning budget (reasoning_effort goes through options.extra).
+        options={"max_tokens": "max_completion_tokens"},
+        # A rate limit's type names the limit hit (tokens or requests per minute): worth a
+        # retry even inside a stream, where there is no 429 to say so. An exhausted quota
+        # also comes as a 429 and is not.
+        retryable_types=RETRYABLE_TYPES | {"tokens", "requests"},
+        never_retry_types=frozenset({"insufficient_quota"}),
+    ),
+    # Chat Completions returns no reasoning; compatible servers may (llama.cpp and vLLM
+    # `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking, never replayed.
+    reasoning_details=False,
+    plain_reasoning_keys=("reasoning_content", "reasoning"),
+    # Caching is automatic (prompt_cache_key etc. go through options.extra).
+    cache_control=False,
+    # A stream's final usage chunk comes only with stream_options.include_usage.
+    stream_usage_option=True,
+)
 
 
 class OpenAIAdapter(ChatCompletionsAdapter):
     """OpenAI and OpenAI-compatible Chat Completions servers."""
 
     name: ClassVar[str] = "openai"
+    dialect: ClassVar[ChatDialect] = DIALECT
+    facts: ClassVar[ProviderFacts] = DIALECT.facts
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
-    dialect: ClassVar[ChatDialect] = ChatDialect(
-        # `max_tokens` is deprecated and rejected by reasoning models.
-        max_tokens_field="max_completion_tokens",
-        # Chat Completions returns no reasoning; compatible servers may (llama.cpp and vLLM
-        # `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking, never replayed.
-        reasoning_details=False,
-        reasoning_param=False,
-        plain_reasoning_keys=("reasoning_content", "reasoning"),
-        # Caching is automatic (prompt_cache_key etc. go through options.extra).
-        cache_control=False,
-        # A stream's final usage chunk comes only with stream_options.include_usage.
-        stream_usage_option=True,
-    )
     # Compatible servers (llama-cpp-python) refuse `content: null` beside tool calls.
     custom_server_extra: ClassVar[dict[str, Any]] = {"metis": {"empty_content": ""}}
 
 
 ADAPTER = OpenAIAdapter()
 
-__all__ = ["ADAPTER", "OpenAIAdapter"]
+__all__ = ["ADAPTER", "DIALECT", "OpenAIAdapter"]

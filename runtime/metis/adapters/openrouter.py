@@ -1,6 +1,6 @@
 """OpenRouter (`POST https://openrouter.ai/api/v1/chat/completions`).
 
-The OpenAI Chat Completions wire (shared mapping in `_openai_chat`) plus OpenRouter's
+The OpenAI Chat Completions wire (shared mapping in the `chat` package) plus OpenRouter's
 extensions, declared in the dialect row below:
 
 - `reasoning` request parameter: `thinking_budget` -> `{"max_tokens": N}`; other shapes
@@ -10,9 +10,9 @@ extensions, declared in the dialect row below:
   kept in provider_raw and sent back unchanged on the assistant message, to the same model
   only (other models, and other providers' thinking, are dropped with a WARN);
 - `cache_control` inside content parts and on tools, placed by the `metis` directives of
-  `options.extra` (see `_openai_chat`); a top-level `cache_control`, `provider` routing,
+  `options.extra` (see `chat.to_wire`); a top-level `cache_control`, `provider` routing,
   `plugins`, `models`, `transforms` go through `options.extra` as they are;
-- responses: `native_finish_reason` (in provider_raw and MessageCompleteEvent
+- replies: `native_finish_reason` (in provider_raw and MessageCompleteEvent
   .provider_stop_reason), top-level `provider`, and `usage.cost` as
   provider_raw["reported_cost"], for comparison only: cost is computed locally;
 - upstream tool call ids (`toolu_bdrk_…`, `chatcmpl-tool-…`, any length) pass through;
@@ -24,26 +24,40 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ._openai_chat import ChatCompletionsAdapter, ChatDialect
+from ._facts import ErrorEnvelope, ProviderFacts
+from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .chat.facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES
+
+DIALECT = ChatDialect(
+    facts=chat_facts(
+        "openrouter",
+        # The code is an HTTP status (also inside a 200 stream); metadata names the upstream
+        # and carries its own message, both kept in the message text.
+        error=ErrorEnvelope(
+            type_at=("error", "code"),
+            also_at={"upstream": ("error", "metadata", "provider_name"), "raw": ("error", "metadata", "raw")},
+        ),
+        options={"max_tokens": "max_tokens", "thinking_budget": "reasoning.max_tokens"},
+        retryable_types=RETRYABLE_TYPES | RETRYABLE_STATUS_CODES,
+    ),
+    reasoning_details=True,
+    plain_reasoning_keys=("reasoning",),
+    cache_control=True,
+    # Usage always arrives on the last finish chunk (or a `choices: []` chunk).
+    stream_usage_option=False,
+)
 
 
 class OpenRouterAdapter(ChatCompletionsAdapter):
     """OpenRouter's Chat Completions API, any upstream model."""
 
     name: ClassVar[str] = "openrouter"
+    dialect: ClassVar[ChatDialect] = DIALECT
+    facts: ClassVar[ProviderFacts] = DIALECT.facts
     default_base_url: ClassVar[str] = "https://openrouter.ai/api/v1"
     api_key_env: ClassVar[str | None] = "OPENROUTER_API_KEY"
-    dialect: ClassVar[ChatDialect] = ChatDialect(
-        max_tokens_field="max_tokens",
-        reasoning_details=True,
-        reasoning_param=True,
-        plain_reasoning_keys=("reasoning",),
-        cache_control=True,
-        # Usage always arrives on the last finish chunk (or a `choices: []` chunk).
-        stream_usage_option=False,
-    )
 
 
 ADAPTER = OpenRouterAdapter()
 
-__all__ = ["ADAPTER", "OpenRouterAdapter"]
+__all__ = ["ADAPTER", "DIALECT", "OpenRouterAdapter"]

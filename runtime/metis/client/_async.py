@@ -8,6 +8,7 @@ arrived as CANCELLED, then the cancellation propagates as asyncio expects.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -33,7 +34,7 @@ class AsyncClient(ClientBase):
 
     def __init__(
         self,
-        store: SessionStore | None = None,
+        store: SessionStore | str | os.PathLike[str] | None = None,
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         api_keys: Mapping[str, str | None] | None = None,

@@ -6,6 +6,7 @@ adapter); what surrounds it is `SessionCore`, shared with the async client.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,7 +33,7 @@ class Client(ClientBase):
 
     def __init__(
         self,
-        store: SessionStore | None = None,
+        store: SessionStore | str | os.PathLike[str] | None = None,
         *,
         transport: httpx.BaseTransport | None = None,
         api_keys: Mapping[str, str | None] | None = None,

@@ -1,33 +1,41 @@
-"""Persistence of canonical conversations in SQLite (spec §9).
+"""Persistence of canonical conversations in SQLite or PostgreSQL (spec §9).
 
-`Store.open()` opens the per-user database (or the file you name); `AsyncStore` is the
-same API for asyncio code. Messages are checked against spec §5 on the way in, kept as
-canonical JSON, and read back as canonical models, older schema versions migrated.
+`open_store(target)` opens the store a path or URL names (`Store.open()`: the per-user
+SQLite file, or the file you name); `AsyncStore` is the same API for asyncio code.
+Messages are checked against spec §5 on the way in, kept as canonical JSON, and read back
+as canonical models, older schema versions migrated.
 
-Modules: `sqlite` (the Store), `_schema`/`_layout` (tables and their in-place upgrade),
-`_conn` (transactions and retry under concurrent writers), `_codec`/`_trusted` (rows <->
-models), `_checks` (what an append must satisfy), `_batch` (a clean batch of appends,
-screened and written without the per-message checks), `_paths` (where the file lives).
+Modules: `_store` (the Store, over either backend), `sqlite` and `postgres` (the
+backends: transactions and retry under concurrent writers; `_conn` for SQLite),
+`_schema`/`_layout` and `_pg_schema` (tables and their in-place upgrade), `_sql` (the SQL,
+and what each database spells differently), `_codec` (rows <-> models), `_checks` (what
+an append must satisfy), `_open` (a path or URL -> a store), `_copy` (one store into
+another), `_paths` (where the file lives).
 """
 
 from __future__ import annotations
 
 from ._aio import AsyncStore
 from ._conn import RetryPolicy
+from ._copy import CopyReport, copy_store
+from ._open import open_store
 from ._paths import default_path, metis_home
 from ._schema import DB_SCHEMA_VERSION
+from ._store import Store
 from ._types import DuplicateMessageError, SessionInfo, ToolCallRecord, ToolCallStatus
-from .sqlite import Store
 
 __all__ = [
     "DB_SCHEMA_VERSION",
     "AsyncStore",
+    "CopyReport",
     "DuplicateMessageError",
     "RetryPolicy",
     "SessionInfo",
     "Store",
     "ToolCallRecord",
     "ToolCallStatus",
+    "copy_store",
     "default_path",
     "metis_home",
+    "open_store",
 ]

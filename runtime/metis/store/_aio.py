@@ -1,8 +1,11 @@
 """`AsyncStore`: the Store's API for asyncio code, each call run in a worker thread.
 
-SQLite calls block; an agent loop must not stall its event loop on a commit (a FULL
-fsync can take milliseconds, a locked database seconds). `asyncio.to_thread` is enough:
-the Store serializes use of its connection with a lock, so concurrent awaits are safe.
+Database calls block; an agent loop must not stall its event loop on a commit (a FULL
+fsync can take milliseconds, a locked database seconds, a PostgreSQL round trip a
+network's latency). `asyncio.to_thread` is enough, for both backends, with the one Store
+implementation: the SQLite backend serializes use of its connection with a lock, and the
+PostgreSQL backend hands each call its own pooled connection, so concurrent awaits are
+safe (and, on PostgreSQL, run in parallel).
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from typing import Any
 from metis_schema.v1 import Message
 
 from ..ids import ToolIdMap
+from ._open import open_store
+from ._store import Store
 from ._types import SessionInfo, ToolCallRecord
-from .sqlite import Store
 
 
 class AsyncStore:
@@ -26,9 +30,9 @@ class AsyncStore:
         self.store = store
 
     @classmethod
-    async def open(cls, path: str | os.PathLike[str] | None = None, **options: Any) -> AsyncStore:
-        """`Store.open` in a worker thread."""
-        return cls(await asyncio.to_thread(Store.open, path, **options))
+    async def open(cls, target: str | os.PathLike[str] | None = None, **options: Any) -> AsyncStore:
+        """`open_store(target)` (a SQLite path or a postgresql:// URL) in a worker thread."""
+        return cls(await asyncio.to_thread(open_store, target, **options))
 
     async def close(self) -> None:
         await asyncio.to_thread(self.store.close)

@@ -11,14 +11,11 @@ microseconds, so another offset could not be read back as written).
 
 A batch of appends (`BatchChecks`) asks the same questions with one query for the whole
 batch instead of one per message, and answers later messages from what the earlier ones
-of the batch will have written: the same verdicts, in the same order. (A batch with
-nothing wrong is written faster by `_batch`'s single pass; whatever that cannot vouch
-for comes here, which decides, and words, every refusal.)
+of the batch will have written: the same verdicts, in the same order.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,6 +25,7 @@ import orjson
 from metis_schema.v1 import Message, ToolResultBlock, ToolUseBlock
 
 from ..invariants import Violation, check_links, check_message
+from ._sql import Cursor, Db
 
 _ZERO = timedelta(0)
 
@@ -53,22 +51,22 @@ def referenced_ids(message: Message) -> set[str]:
     return ids
 
 
-def by_ids(conn: sqlite3.Connection, sql: str, ids: Iterable[str], *params: Any) -> sqlite3.Cursor:
-    """Run `sql`, whose first parameter is a JSON array of `ids`, read with `json_each`.
+def by_ids(conn: Db, sql: str, ids: Iterable[str], *params: Any) -> Cursor:
+    """Run `sql`, whose `{ids}` is a table of `ids` (its first parameter: a JSON array).
 
-    The one way the store looks rows up by a list of ids: `json_each(?) CROSS JOIN table
-    ON table.key = j.value` drives one index probe per id, with no bound-parameter limit
-    to chunk for and no temporary index (what `IN (...)` with hundreds of `?` builds).
+    The one way the store looks rows up by a list of ids: `{ids} table ON
+    table.key = j.value` (SQLite's `json_each`, PostgreSQL's `jsonb_array_elements_text`)
+    drives one index probe per id, with no bound-parameter limit to chunk for and no SQL
+    text that grows with the list (what `IN (...)` with hundreds of `?` would be).
     """
-    return conn.execute(sql, (orjson.dumps(list(ids)).decode(), *params))
+    return conn.execute(sql.format(ids=conn.dialect.ids), (orjson.dumps(list(ids)).decode(), *params))
 
 
-def known_calls(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, KnownCall]:
+def known_calls(conn: Db, ids: Iterable[str]) -> dict[str, KnownCall]:
     """`tool_calls` rows for `ids` (any session: a foreign id must be seen to be refused)."""
     rows = by_ids(
         conn,
-        "SELECT t.id, t.session_id, t.result_message_id "
-        "FROM json_each(?) AS j CROSS JOIN tool_calls AS t ON t.id = j.value",
+        "SELECT t.id, t.session_id, t.result_message_id FROM {ids} tool_calls AS t ON t.id = j.value",
         ids,
     )
     return {row[0]: KnownCall(row[1], row[2] is not None) for row in rows}
@@ -83,23 +81,21 @@ def _check_utc(message: Message, found: list[Violation]) -> None:
 
 
 Stored = tuple[str, str | None]
-"""(session id, status) of a stored message, as `sqlite._existing` reads it."""
+"""(session id, status) of a stored message, as `_store._existing` reads it."""
 
 
-def stored_messages(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Stored]:
+def stored_messages(conn: Db, ids: Iterable[str]) -> dict[str, Stored]:
     """(session id, status) of the stored messages among `ids`."""
+    status = conn.dialect.status_of.format("m.metadata_json")
     rows = by_ids(
         conn,
-        "SELECT m.id, m.session_id, json_extract(m.metadata_json, '$.status') "
-        "FROM json_each(?) AS j CROSS JOIN messages AS m ON m.id = j.value",
+        f"SELECT m.id, m.session_id, {status} FROM {{ids}} messages AS m ON m.id = j.value",
         ids,
     )
     return {row[0]: (row[1], row[2]) for row in rows}
 
 
-def stored_provider_ids(
-    conn: sqlite3.Connection, wanted: Mapping[str, Iterable[str]]
-) -> dict[tuple[str, str, str], str]:
+def stored_provider_ids(conn: Db, wanted: Mapping[str, Iterable[str]]) -> dict[tuple[str, str, str], str]:
     """(session, canonical, provider) -> the first provider id the stored tool id map binds,
     for the canonical ids `wanted` names per session (one query per session)."""
     found: dict[tuple[str, str, str], str] = {}
@@ -108,8 +104,8 @@ def stored_provider_ids(
             continue  # the common case when no map is given: nothing to look up
         rows = by_ids(
             conn,
-            "SELECT m.canonical, m.provider, m.provider_id FROM json_each(?) AS j "
-            "CROSS JOIN tool_id_map AS m ON m.session_id = ? AND m.canonical = j.value ORDER BY m.seq",
+            "SELECT m.canonical, m.provider, m.provider_id FROM {ids} "
+            "tool_id_map AS m ON m.session_id = ? AND m.canonical = j.value ORDER BY m.seq",
             canonical,
             session_id,
         )
@@ -118,7 +114,7 @@ def stored_provider_ids(
     return found
 
 
-def has_stored_map(conn: sqlite3.Connection, session_id: str) -> bool:
+def has_stored_map(conn: Db, session_id: str) -> bool:
     """True when the session has a stored tool id map (one index probe)."""
     row = conn.execute("SELECT 1 FROM tool_id_map WHERE session_id = ? LIMIT 1", (session_id,))
     return row.fetchone() is not None
@@ -135,7 +131,7 @@ class BatchChecks:
     are answered (exactly the rows the store's UPDATE matches: same id, same session).
     """
 
-    def __init__(self, conn: sqlite3.Connection, messages: Sequence[Message]) -> None:
+    def __init__(self, conn: Db, messages: Sequence[Message]) -> None:
         wanted: set[str] = set()
         for message in messages:
             wanted |= referenced_ids(message)
@@ -159,7 +155,7 @@ class BatchChecks:
         return found
 
     def existing(self, message_id: str) -> Stored | None:
-        """What `sqlite._existing` would find under this id now."""
+        """What `_store._existing` would find under this id now."""
         return self._stored.get(message_id)
 
     def written(self, message_id: str, session_id: str, status: str) -> None:

@@ -1,47 +1,182 @@
-"""The statements that write `messages` and `tool_calls` rows, written once.
+"""The store's SQL, written once for both databases, and the few places where they differ.
 
-The careful path (`sqlite`), the batch fast path (`_batch`) and the benchmark floors
-(`bench/bench_store.py`) all write with these very statements, so "the same rows with
-the same SQL" holds by construction. Every value is a bound parameter.
+Every statement is written here (or beside the code that runs it) in one text, with `?`
+parameters. What SQLite and PostgreSQL spell differently is a `Dialect` field: how a list
+of ids becomes a table, how a JSON column is read as text or a field out of it, which
+column keeps append order. `Db` runs that text on one connection inside one transaction,
+in the connection's own parameter style. Every value is a bound parameter; no part of a
+message ever becomes SQL text.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 MESSAGE_COLUMNS = "id, session_id, role, content_json, metadata_json, created_at, schema_version"
 TOOL_CALL_COLUMNS = (
     "id, session_id, message_id, result_message_id, name, status, provider_id, provider, "
     "created_at, completed_at"
 )
-INSERT_MESSAGE = f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+SESSION_COLUMNS = (
+    "id, workspace_path, active_model, routing_policy_json, schema_version, created_at, updated_at"
+)
 INSERT_TOOL_CALL = f"INSERT INTO tool_calls ({TOOL_CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 ANSWER_OPEN_CALL = (
     "UPDATE tool_calls SET status = ?, result_message_id = ?, completed_at = ? "
     "WHERE id = ? AND session_id = ? AND result_message_id IS NULL"
 )
 """Answer a call of the session that is still open: (status, result message id, completed
-at, tool id, session id). It updates no row for a call answered before (the batch path
-counts the rows it updated; the careful path has checked the call is open)."""
-
+at, tool id, session id). It updates no row for a call answered before (the store has
+checked, before writing, that the call is open)."""
 
 TOUCH_SESSION = "UPDATE sessions SET updated_at = ? WHERE id = ?"
-"""Mark a session changed: (updated at, session id)."""
+"""Mark a session changed: (updated at, session id). On PostgreSQL it also locks the
+session's row until the transaction ends, which is what serializes writers of a session."""
 
 
-def insert_tool_calls(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
+@dataclass(frozen=True)
+class Dialect:
+    """What one database spells differently (see module doc)."""
+
+    name: str
+    ids: str
+    """A table `j` of the ids in one parameter (a JSON array), its column named `value`,
+    joined to the table that follows it, driving one index probe per id (SQLite's CROSS
+    JOIN keeps that order; PostgreSQL's planner finds it)."""
+    status_of: str
+    """`{}`, a `metadata_json` column, -> the message's status as text."""
+    order: str
+    """The `messages` column that keeps append order."""
+    json_out: str
+    """`{}`, a JSON column, read as JSON text."""
+    json_in: str
+    """The parameter of a JSON column."""
+    placeholder: str = "?"
+    _texts: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def text(self, sql: str) -> str:
+        """`sql` (written with `?` parameters) in this database's parameter style."""
+        if self.placeholder == "?":
+            return sql
+        out = self._texts.get(sql)
+        if out is None:
+            out = self._texts[sql] = sql.replace("?", self.placeholder)
+        return out
+
+    @property
+    def insert_message(self) -> str:
+        j = self.json_in
+        return f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?, ?, ?, {j}, {j}, ?, ?)"
+
+    @property
+    def replace_partial(self) -> str:
+        j = self.json_in
+        return (
+            f"UPDATE messages SET role = ?, content_json = {j}, metadata_json = {j}, created_at = ?, "
+            "schema_version = ? WHERE id = ?"
+        )
+
+    @property
+    def insert_session(self) -> str:
+        return f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, {self.json_in}, ?, ?, ?)"
+
+    @property
+    def message_columns(self) -> str:
+        j = self.json_out
+        return (
+            f"id, session_id, role, {j.format('content_json')}, {j.format('metadata_json')}, "
+            "created_at, schema_version"
+        )
+
+    @property
+    def session_columns(self) -> str:
+        policy = self.json_out.format("routing_policy_json")
+        return f"id, workspace_path, active_model, {policy}, schema_version, created_at, updated_at"
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    ids="json_each(?) AS j CROSS JOIN",
+    status_of="json_extract({}, '$.status')",
+    order="rowid",
+    json_out="{}",
+    json_in="?",
+)
+POSTGRESQL = Dialect(
+    name="postgresql",
+    ids="jsonb_array_elements_text(?::jsonb) AS j(value) JOIN",
+    status_of="({} ->> 'status')",
+    order="seq",
+    json_out="{}::text",
+    json_in="?::jsonb",
+    placeholder="%s",  # psycopg's parameter style
+)
+
+
+class Cursor(Protocol):
+    """What the store reads from a statement's result (sqlite3's and psycopg's cursors)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Db:
+    """One connection inside one transaction, speaking the store's SQL (see module doc)."""
+
+    __slots__ = ("_execute", "_executemany", "dialect")
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        execute: Callable[[str, Sequence[Any]], Cursor],
+        executemany: Callable[[str, Sequence[Sequence[Any]]], object],
+    ) -> None:
+        self.dialect = dialect
+        self._execute = execute
+        self._executemany = executemany
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """Run one statement (written with `?` parameters)."""
+        return self._execute(self.dialect.text(sql), params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement once per row of parameters."""
+        if rows:
+            self._executemany(self.dialect.text(sql), rows)
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The first row of a query, or None."""
+        return self.execute(sql, params).fetchone()
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Every row of a query."""
+        return self.execute(sql, params).fetchall()
+
+
+def insert_tool_calls(db: Db, rows: Sequence[Sequence[Any]]) -> None:
     """Write `tool_calls` rows (a function of its own so tests can make it fail midway)."""
-    conn.executemany(INSERT_TOOL_CALL, rows)
+    db.executemany(INSERT_TOOL_CALL, rows)
 
 
 __all__ = [
     "ANSWER_OPEN_CALL",
-    "INSERT_MESSAGE",
     "INSERT_TOOL_CALL",
     "MESSAGE_COLUMNS",
+    "POSTGRESQL",
+    "SESSION_COLUMNS",
+    "SQLITE",
     "TOOL_CALL_COLUMNS",
     "TOUCH_SESSION",
+    "Cursor",
+    "Db",
+    "Dialect",
     "insert_tool_calls",
 ]

@@ -1,0 +1,129 @@
+"""The OpenAI Chat Completions wire format, written once for every server that speaks it.
+
+OpenAI, OpenRouter and the OpenAI-compatible servers (llama.cpp, vLLM, Ollama's `/v1`)
+share one request, reply and stream shape. What differs between them is data: a
+`ChatDialect` row (with its `ProviderFacts`) that each provider module declares; the
+mapping reads the row and has no per-provider branches of its own.
+
+By direction, as vercel/ai's provider packages are split:
+
+- `wire`: the declared wire objects, read through `_wire.read`;
+- `facts`: `ChatDialect`, the shared finish reasons and tool-choice table;
+- `to_wire`: canonical -> request body (`write_request`);
+- `from_wire`: reply body -> canonical message (`read_response`);
+- `importer`: recorded request -> `WireImport` (`import_request`);
+- `stream`: SSE -> StreamEvents (`ChatStreamDecoder`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from metis_schema.v1 import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+from ... import _json
+from ...assembly import RequestContext
+from ...ids import ToolIdMap
+from .._shared import function_tool
+from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .facts import FINISH_REASONS, ChatDialect, chat_facts, stop_reason
+from .from_wire import read_response
+from .importer import import_request
+from .stream import ChatStreamDecoder
+from .to_wire import write_request
+from .wire import canonical_arguments, kept_arguments, raw_arguments_to_keep
+
+_IMAGE_TOKENS = 765  # OpenAI's price of one 1024x1024 high-detail image; a deliberate upper guess
+_CHARS_PER_TOKEN = 4
+_TOKENS_PER_MESSAGE = 4
+_PRIMING_TOKENS = 3
+
+
+class ChatCompletionsAdapter(Adapter):
+    """Chat Completions (`POST {base}/chat/completions`, Bearer auth), read through `dialect`.
+
+    A provider module subclasses it with its `name`, `dialect` row and `facts` (the row's
+    own `dialect.facts`, which the base adapter reads for errors).
+    """
+
+    dialect: ClassVar[ChatDialect]
+
+    def endpoint(self, base_url: str, wire_model: str, *, stream: bool) -> str:
+        """`{base}/chat/completions`; the model travels in the body."""
+        return base_url.rstrip("/") + "/chat/completions"
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        """`Authorization: Bearer <key>`; none for keyless local servers."""
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def to_wire(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
+    ) -> WireBody:
+        """Canonical messages -> a request body (conventions: `chat.to_wire`)."""
+        return write_request(self.name, self.dialect, messages, tools, options)
+
+    def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
+        """`choices[0].message` -> one canonical ASSISTANT message (conventions: `chat.from_wire`)."""
+        return read_response(self.name, self.dialect, body, context)
+
+    def stream_decoder(self, context: RequestContext) -> StreamDecoder:
+        """SSE `data:` chunks (`[DONE]`-terminated) -> canonical events; see `ChatStreamDecoder`."""
+        return ChatStreamDecoder(self.name, self.dialect, context)
+
+    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+        """A recorded request -> canonical messages, tools and options (conventions: `chat.importer`)."""
+        return import_request(self.name, self.dialect, body, session_id=session_id, tool_ids=tool_ids)
+
+    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+        """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.
+
+        Counted: text of system, user, assistant and tool-result blocks; tool names and
+        compact JSON inputs; the JSON of the tool definitions; reasoning text only where
+        the dialect replays it. Each message adds 4 tokens (role and framing), the reply
+        primer 3, each image 765 (OpenAI's price of a 1024x1024 high-detail image: an upper
+        guess, since sizes are unknown here). The measured error against the usage of the
+        recorded-shape fixtures is asserted in tests/test_openai_adapter.py.
+        """
+        chars = sum(len(_json.dumps(function_tool(t))) for t in tools)
+        images = 0
+        for message in messages:
+            for block in message.content:
+                inner = block.content if isinstance(block, ToolResultBlock) else [block]
+                for part in inner:
+                    chars += self._estimate_chars(part)
+                    images += isinstance(part, ImageBlock)
+        text_tokens = math.ceil(chars / _CHARS_PER_TOKEN)
+        return text_tokens + images * _IMAGE_TOKENS + _TOKENS_PER_MESSAGE * len(messages) + _PRIMING_TOKENS
+
+    def _estimate_chars(self, block: ContentBlock) -> int:
+        if isinstance(block, TextBlock):
+            return len(block.text)
+        if isinstance(block, ToolUseBlock):
+            return len(block.name) + len(canonical_arguments(block.input))
+        if isinstance(block, ThinkingBlock) and self.dialect.reasoning_details:
+            return len(block.text)
+        return 0
+
+
+__all__ = [
+    "FINISH_REASONS",
+    "ChatCompletionsAdapter",
+    "ChatDialect",
+    "ChatStreamDecoder",
+    "canonical_arguments",
+    "chat_facts",
+    "kept_arguments",
+    "raw_arguments_to_keep",
+    "stop_reason",
+]

@@ -1,0 +1,110 @@
+"""What differs between Chat Completions servers, as data: the `ChatDialect` row.
+
+A dialect is one row: its `ProviderFacts` (stop reasons, error envelope, retryability,
+tool choice, option fields, read by the base adapter and by the mapping) and the few
+flags the mapping reads where servers extend the wire (reasoning details, cache markers,
+stream usage). The provider modules (`openai.py`, `openrouter.py`) declare their rows
+with `chat_facts`; nothing in this package asks which provider it is talking to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from metis_schema.v1 import StopReason
+
+from ...errors import RETRYABLE_HTTP_BELOW_500
+from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+
+FINISH_REASONS: dict[str, StopReason] = {
+    "stop": StopReason.end_turn,
+    "tool_calls": StopReason.tool_use,
+    "function_call": StopReason.tool_use,
+    "length": StopReason.max_tokens,
+    "content_filter": StopReason.content_filter,
+    "error": StopReason.error,
+}
+"""Chat Completions `finish_reason` -> canonical stop reason; anything else is `other`."""
+
+TOOL_CHOICE: dict[ToolChoice, object] = {
+    ToolChoice.auto: "auto",
+    ToolChoice.none: "none",
+    ToolChoice.any: "required",
+    ToolChoice.tool: {"type": "function", "function": {"name": TOOL_NAME}},
+}
+"""`tool_choice` by meaning: "required" is canonical `any`, a named function is `tool`."""
+
+RETRYABLE_TYPES = frozenset(
+    {
+        "rate_limit_exceeded",
+        "rate_limit_error",
+        "server_error",
+        "overloaded_error",
+        "service_unavailable",
+        "timeout",
+    }
+)
+"""Error types (OpenAI `type`, a compatible server's `code`) worth another attempt."""
+
+RETRYABLE_STATUS_CODES = frozenset(str(status) for status in (*RETRYABLE_HTTP_BELOW_500, *range(500, 600)))
+"""OpenRouter's `error.code` is an HTTP status: retryable as the status would be, even when
+the error arrives inside a 200 stream (no status of its own)."""
+
+SAMPLING_OPTIONS: dict[str, str] = {"temperature": "temperature", "top_p": "top_p", "stop": "stop"}
+"""The options every dialect spells as OpenAI does."""
+
+
+def chat_facts(
+    provider: str,
+    *,
+    error: ErrorEnvelope,
+    options: Mapping[str, str],
+    retryable_types: frozenset[str] = RETRYABLE_TYPES,
+    never_retry_types: frozenset[str] = frozenset(),
+) -> ProviderFacts:
+    """A dialect's ProviderFacts: the shared stop reasons and tool choice, its own envelope and options."""
+    return ProviderFacts(
+        provider=provider,
+        stop_reasons=FINISH_REASONS,
+        error=error,
+        retryable_types=retryable_types,
+        never_retry_types=never_retry_types,
+        tool_choice=TOOL_CHOICE,
+        options={**SAMPLING_OPTIONS, **options},
+    )
+
+
+def stop_reason(facts: ProviderFacts, finish_reason: str | None, *, refused: bool) -> StopReason:
+    """Canonical stop reason of a finish_reason (a refusal that ended normally is `refusal`)."""
+    if refused and finish_reason in (None, "stop"):
+        return StopReason.refusal
+    return facts.stop_reason(finish_reason)
+
+
+@dataclass(frozen=True)
+class ChatDialect:
+    """What one Chat Completions server does differently; one row per provider module."""
+
+    facts: ProviderFacts
+    """Stop reasons, error envelope, retryability, tool choice and option fields (the
+    `max_tokens` field; `thinking_budget` where the server has one)."""
+    reasoning_details: bool
+    """Replies carry `reasoning_details` items that must go back unchanged (OpenRouter)."""
+    plain_reasoning_keys: tuple[str, ...]
+    """Message/delta keys holding plain reasoning text, first present wins."""
+    cache_control: bool
+    """Anthropic-style `cache_control` markers inside content parts are understood."""
+    stream_usage_option: bool
+    """Streams report usage only when asked with `stream_options.include_usage` (OpenAI)."""
+
+
+__all__ = [
+    "FINISH_REASONS",
+    "RETRYABLE_STATUS_CODES",
+    "RETRYABLE_TYPES",
+    "TOOL_CHOICE",
+    "ChatDialect",
+    "chat_facts",
+    "stop_reason",
+]

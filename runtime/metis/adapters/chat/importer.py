@@ -1,0 +1,338 @@
+"""A recorded Chat Completions request -> canonical messages, tools and options (the importer).
+
+The body is read once through the declared `Request` shape. Top-level fields with no
+canonical option go to `options.extra` (so they replay); an option is lifted only when
+writing it back gives the same wire value (a tool named "auto" stays in extra), and a
+nested option only when nothing else sits beside it (`reasoning: {"max_tokens": N}`).
+Parts and fields metis cannot hold are dropped with a WARN and listed in
+`WireImport.dropped` with their path and value. The deprecated `function` role and a lone
+`function_call` have no tool call id to link a result to: WireFormatError, not a guess.
+Cache markers and a `developer` system role come back as `metis` directives (see
+`to_wire`), so the import replays as it was sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from metis_schema.v1 import (
+    ContentBlock,
+    ImageBlock,
+    ImageSource,
+    ImageSourceKind,
+    Message,
+    Role,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+)
+from pydantic import ValidationError
+
+from ...assembly import import_context, imported_assistant, imported_message
+from ...errors import WireFormatError
+from ...ids import ToolIdMap
+from .._lossy import import_drop
+from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
+from .._wire import read
+from ..base import AdapterOptions, WireImport
+from .facts import ChatDialect
+from .from_wire import not_canonical, read_assistant, response_raw
+from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
+from .wire import (
+    Content,
+    Fields,
+    HistoryAssistantMessage,
+    Part,
+    Request,
+    RequestMessage,
+    SystemMessage,
+    Tool,
+    ToolMessage,
+    UserMessage,
+)
+
+log = logging.getLogger("metis.adapters")
+
+_BODY_KEYS = frozenset({"model", "messages", "tools"})
+_ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", "name", "function_call"})
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+
+
+def import_request(
+    name: str, dialect: ChatDialect, body: Any, *, session_id: str, tool_ids: ToolIdMap
+) -> WireImport:
+    """A recorded request body -> canonical messages, tools and options (see module doc)."""
+    request = read(Request, body, provider=name, what="request")
+    return _Importer(name, dialect, session_id, tool_ids, import_model(request, name)).read(request)
+
+
+class _Importer:
+    """One import: messages in order, with what could not be kept listed."""
+
+    def __init__(
+        self, name: str, dialect: ChatDialect, session_id: str, tool_ids: ToolIdMap, model_id: str
+    ) -> None:
+        self.name = name
+        self.dialect = dialect
+        self.session_id = session_id
+        self.tool_ids = tool_ids
+        self.model_id = model_id
+        self.context = import_context(provider=name, session_id=session_id, model=model_id, tool_ids=tool_ids)
+        self.dropped: list[dict[str, Any]] = []
+        self.breakpoints: dict[str, Any] = {}
+        self.system_roles: list[str] = []
+        self.assistant_keys = _ASSISTANT_KEYS | set(dialect.plain_reasoning_keys)
+        if dialect.reasoning_details:
+            self.assistant_keys |= {"reasoning_details"}
+
+    def read(self, request: Request) -> WireImport:
+        messages = [
+            m
+            for i, w in enumerate(request["messages"])
+            if (m := self.message(w, f"messages[{i}]")) is not None
+        ]
+        tools = self.tools(request.get("tools") or [])
+        return WireImport(messages=messages, tools=tools, options=self.options(request), dropped=self.dropped)
+
+    # --- options --------------------------------------------------------------------
+
+    def options(self, request: Request) -> AdapterOptions:
+        facts = self.dialect.facts
+        options = AdapterOptions(model=self.model_id, session_id=self.session_id, tool_ids=self.tool_ids)
+        body = cast(Fields, request)
+        lifted: set[str] = set()
+        for option, path in facts.options.items():
+            top, *inner = path.split(".")
+            value = body.get(top)
+            for key in inner:  # a nested option is lifted only when it is its parent's one field
+                if not isinstance(value, dict) or set(value) != {key}:
+                    value = None
+                    break
+                value = value[key]
+            if value is None or (option == "stop" and not isinstance(value, list)):
+                continue  # a single stop string replays from extra as it was
+            setattr(options, option, value)
+            lifted.add(top)
+        extra: dict[str, Any] = {}
+        for key, value in body.items():
+            if key in _BODY_KEYS or key in lifted:
+                continue
+            if key == "stream" and value is True:
+                options.stream = True
+            elif (
+                key == "stream_options"
+                and self.dialect.stream_usage_option
+                and value == {"include_usage": True}
+                and body.get("stream") is True
+            ):
+                continue
+            elif (
+                key == "tool_choice"
+                and (choice := facts.tool_choice_from_wire(value)) is not None
+                and (facts.tool_choice_to_wire(choice) == value)
+            ):
+                options.tool_choice = choice
+            else:
+                extra[key] = value
+        directives = self.directives()
+        if directives:
+            extra[DIRECTIVES] = directives
+        options.extra = extra
+        return options
+
+    def directives(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.system_roles and self.system_roles[0] == "developer":
+            out["system_role"] = "developer"
+        if len(set(self.system_roles)) > 1:
+            log.warning(
+                "%s: request mixes system and developer roles; all replay as %s",
+                self.name,
+                self.system_roles[0],
+                extra={"adapter": self.name},
+            )
+        if self.breakpoints:
+            out["cache_breakpoints"] = [
+                point if control == DEFAULT_CACHE_CONTROL else {"at": point, "cache_control": control}
+                for point, control in self.breakpoints.items()
+            ]
+        return out
+
+    # --- tools ----------------------------------------------------------------------
+
+    def tools(self, wire: list[Tool]) -> list[ToolDefinition]:
+        out: list[ToolDefinition] = []
+        for i, tool in enumerate(wire):
+            path = f"tools[{i}]"
+            function = tool.get("function")
+            if tool.get("type") != "function" or function is None:
+                self.drop(path, tool, "only function tools have a canonical form")
+                continue
+            out.append(
+                imported_tool(
+                    function["name"],
+                    function.get("description"),
+                    function.get("parameters"),
+                    provider=self.name,
+                    path=f"{path}.function",
+                )
+            )
+            self.note_cache(tool.get("cache_control"), "tools", path)
+            for key in function.keys() - _FUNCTION_KEYS:
+                self.drop(
+                    f"{path}.function.{key}",
+                    cast(Fields, function)[key],
+                    "no canonical place for this tool field",
+                )
+        return out
+
+    # --- messages -------------------------------------------------------------------
+
+    def message(self, wire: RequestMessage, path: str) -> Message | None:
+        if wire["role"] == "function":
+            raise WireFormatError(
+                "the deprecated function role has no tool_call_id to link it to a tool call",
+                provider=self.name,
+                path=f"{path}.role",
+                hint="use tool_calls and role tool",
+            )
+        name = cast(Fields, wire).get("name")
+        if isinstance(name, str):
+            self.drop(f"{path}.name", name, "participant names have no canonical place")
+        if wire["role"] == "assistant":
+            return self.assistant(wire, path)
+        if wire["role"] == "tool":
+            return self.tool(wire, path)
+        if wire["role"] == "user":
+            return self.user(wire, path)
+        return self.system(wire, path)
+
+    def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
+        return imported_message(
+            self.session_id,
+            role,
+            content,
+            provider=self.name,
+            path=path,
+            created_at=datetime.now(UTC),
+            metadata=metadata,
+        )
+
+    def system(self, wire: SystemMessage, path: str) -> Message:
+        self.system_roles.append(wire["role"])
+        content = wire.get("content")
+        message = self.new(Role.system, self.parts(content, path, allow_images=False), path)
+        self.note_message_cache(content, message, path)
+        return message
+
+    def user(self, wire: UserMessage, path: str) -> Message | None:
+        content = wire.get("content")
+        blocks = self.parts(content, path, allow_images=True)
+        if not blocks:
+            return None  # every part was dropped (and listed)
+        message = self.new(Role.user, blocks, path)
+        self.note_message_cache(content, message, path)
+        return message
+
+    def tool(self, wire: ToolMessage, path: str) -> Message:
+        provider_id = wire["tool_call_id"]
+        canonical = self.tool_ids.resolve_incoming(self.name, provider_id)
+        if canonical is None:
+            raise WireFormatError(
+                f"tool_call_id {provider_id!r} answers no earlier tool call",
+                provider=self.name,
+                path=f"{path}.tool_call_id",
+            )
+        content = wire.get("content")
+        blocks = self.parts(content, path, allow_images=False)
+        result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
+        message = self.new(Role.tool, [result], path, parent_tool_use_id=canonical)
+        self.note_message_cache(content, message, path)
+        return message
+
+    def assistant(self, wire: HistoryAssistantMessage, path: str) -> Message:
+        fields = cast(Fields, wire)
+        for key in sorted(fields.keys() - self.assistant_keys):
+            if fields[key] is not None:
+                self.drop(f"{path}.{key}", fields[key], "no canonical place for this assistant field")
+        read = read_assistant(self.name, self.dialect, wire, path=path, context=self.context)
+        for part in read.unsupported:
+            self.drop(path, part, "no canonical form")
+        read.unsupported = []
+        raw = response_raw(self.name, read.raw())
+        message = imported_assistant(
+            self.context,
+            provider=self.name,
+            content=read.blocks or [TextBlock(type="text", text="")],
+            provider_raw=raw if len(raw) > 1 else None,
+        )
+        self.note_message_cache(wire.get("content"), message, path)
+        return message
+
+    def parts(self, content: Content | None, path: str, *, allow_images: bool) -> list[ContentBlock]:
+        """`content` as a string or parts -> text (and image) blocks; other parts dropped and listed."""
+        if isinstance(content, str):
+            return [TextBlock(type="text", text=content)]
+        blocks: list[ContentBlock] = []
+        for j, part in enumerate(content or ()):
+            part_path = f"{path}.content[{j}]"
+            kind = part.get("type")
+            text = part.get("text")
+            if kind == "text" and text is not None:
+                blocks.append(TextBlock(type="text", text=text))
+            elif kind == "image_url" and allow_images:
+                blocks.append(self.image(part, part_path))
+            else:
+                self.drop(part_path, part, f"content part of type {kind!r} has no canonical form here")
+        return blocks
+
+    def image(self, part: Part, path: str) -> ImageBlock:
+        image_url = part.get("image_url")
+        if image_url is None:
+            raise WireFormatError("image_url has no url", provider=self.name, path=f"{path}.image_url")
+        if isinstance(image_url, str):
+            url = image_url
+        else:
+            url = image_url["url"]
+            for key in image_url.keys() - {"url"}:
+                value = cast(Fields, image_url)[key]
+                self.drop(f"{path}.image_url.{key}", value, "no canonical place for this image field")
+        try:
+            parsed = parse_data_url(url)
+        except WireFormatError as exc:
+            raise WireFormatError(exc.message, provider=self.name, path=f"{path}.image_url.url") from None
+        if parsed is not None:
+            media_type, data = parsed
+            source = ImageSource(kind=ImageSourceKind.base64, data=data)
+        else:
+            media_type = url_image_media_type(url)
+            source = ImageSource(kind=ImageSourceKind.url, data=url)
+        try:
+            return ImageBlock(type="image", source=source, media_type=media_type)
+        except ValidationError as exc:
+            raise not_canonical(exc, provider=self.name, path=path) from None
+
+    # --- cache markers and drops ----------------------------------------------------
+
+    def note_message_cache(self, content: Content | list[Any] | None, message: Message, path: str) -> None:
+        if isinstance(content, list):
+            for j, part in enumerate(content):
+                self.note_cache(part.get("cache_control"), message.id, f"{path}.content[{j}]")
+
+    def note_cache(self, control: Any, point: str, path: str) -> None:
+        if control is None:
+            return
+        if not self.dialect.cache_control:
+            self.drop(f"{path}.cache_control", control, "this API has no cache_control")
+            return
+        self.breakpoints.setdefault(point, control)
+
+    def drop(self, path: str, value: Any, reason: str) -> None:
+        import_drop(
+            self.dropped, adapter=self.name, session_id=self.session_id, path=path, value=value, reason=reason
+        )
+
+
+__all__ = ["import_request"]

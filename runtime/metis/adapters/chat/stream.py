@@ -1,0 +1,336 @@
+"""Chat Completions SSE -> canonical StreamEvents (`ChatStreamDecoder`).
+
+Each `data:` object is read once through the declared `Chunk` shape. Canonical block
+indices are given in order of first appearance: plain or detailed reasoning, text (never
+for the empty `content: ""` servers repeat), refusal text, tool calls (by wire `index`; a
+new id at a used index is a new call). A tool call starts once its name is known, buffered
+argument fragments follow, and it ends at `finish_reason`. `message_complete` waits for
+`[DONE]` (or the end of the body) so the usage chunk comes first and an `error` chunk after
+`finish_reason` still ends the stream as ERROR; a second `finish_reason` is not a second
+finish. Unknown keys (e.g. `obfuscation`) are ignored; SSE comments (`: OPENROUTER
+PROCESSING`) never reach here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from metis_schema.v1 import (
+    ErrorEvent,
+    MessageCompleteEvent,
+    StreamEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolUseEndEvent,
+    ToolUseInputDeltaEvent,
+    ToolUseStartEvent,
+)
+
+from ...assembly import RequestContext
+from ...usage import normalize_usage, usage_event
+from .._framing import SSEEvent, SSEFramer
+from .._wire import read_json
+from ..base import StreamDecoder
+from .facts import ChatDialect, stop_reason
+from .from_wire import DETAIL_TEXT_KEYS, response_raw
+from .wire import (
+    Chunk,
+    ChunkChoice,
+    Delta,
+    ErrorDetail,
+    Fields,
+    ReasoningDetail,
+    ToolCallDelta,
+    canonical_arguments,
+    raw_arguments_to_keep,
+)
+
+log = logging.getLogger("metis.adapters")
+
+_CONCATENATED = ("text", "summary", "data")
+"""reasoning_details fragment fields that arrive in pieces (the rest: the latest value wins)."""
+
+
+@dataclass
+class _StreamTool:
+    """One streamed tool call, keyed by its wire `index` (and its id, for servers that reuse 0)."""
+
+    block: int
+    provider_id: str | None = None
+    name: str = ""
+    canonical: str | None = None
+    arguments: list[str] = field(default_factory=list)
+    ended: bool = False
+
+
+class ChatStreamDecoder(StreamDecoder):
+    """One streamed reply of one dialect (see the module doc)."""
+
+    def __init__(self, name: str, dialect: ChatDialect, context: RequestContext) -> None:
+        self.name = name
+        self.dialect = dialect
+        self.context = context
+        self._framer = SSEFramer()
+        self._next_block = 0
+        self._text: int | None = None
+        self._refusal: int | None = None
+        self._plain_reasoning: int | None = None
+        self._details: dict[int, dict[str, Any]] = {}
+        self._detail_blocks: dict[int, int] = {}
+        self._tools: dict[int, _StreamTool] = {}
+        self._tool_order: list[_StreamTool] = []
+        self._finish: str | None = None
+        self._refused = False
+        self._stopped = False
+        self._meta: dict[str, Any] = {}
+
+    # --- StreamDecoder --------------------------------------------------------------
+
+    def feed(self, data: bytes | str) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for sse in self._framer.feed(data):
+            events.extend(self._sse(sse))
+        return events
+
+    def close(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for sse in self._framer.close():
+            events.extend(self._sse(sse))
+        events.extend(self._complete())
+        return events
+
+    def provider_raw(self) -> dict[str, Any] | None:
+        arguments = {}
+        for tool in self._tool_order:
+            if tool.canonical is not None:
+                kept = raw_arguments_to_keep("".join(tool.arguments))
+                if kept is not None:
+                    arguments[tool.canonical] = kept
+        details = [self._details[i] for i in sorted(self._details, key=self._detail_blocks.__getitem__)]
+        meta = {
+            **self._meta,
+            "finish_reason": self._finish,
+            "arguments": arguments or None,
+            "reasoning_details": details or None,
+        }
+        return response_raw(self.name, meta)
+
+    # --- chunks ---------------------------------------------------------------------
+
+    def _sse(self, sse: SSEEvent) -> list[StreamEvent]:
+        if self._stopped:
+            return []
+        data = sse.data.strip()
+        if data == "[DONE]":
+            return self._complete()
+        if not data:
+            return []
+        if sse.event == "error":  # the data is the error object itself
+            return self._error(
+                read_json(ErrorDetail, data, provider=self.name, path="stream", what="stream error")
+            )
+        chunk = read_json(Chunk, data, provider=self.name, path="stream", what="stream chunk")
+        error = chunk.get("error")
+        if error:
+            return self._error(error)
+        return self._chunk(chunk)
+
+    def _error(self, detail: ErrorDetail | str) -> list[StreamEvent]:
+        self._stopped = True
+        error = self.dialect.facts.parse_error({"error": detail})
+        # ProviderError's message leads with its type; the event carries the two apart.
+        message = error.message.removeprefix(f"{error.error_type}: ")
+        return [
+            ErrorEvent(
+                type="error",
+                code=error.error_type,
+                message=message,
+                retryable=error.retryable,
+                provider=self.name,
+            )
+        ]
+
+    def _chunk(self, chunk: Chunk) -> list[StreamEvent]:
+        for key in ("id", "model", "system_fingerprint", "provider"):
+            value = cast(Fields, chunk).get(key)
+            if value is not None:
+                self._meta.setdefault(key, value)
+        events: list[StreamEvent] = []
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) == 0:
+                events.extend(self._choice(choice))
+        usage = chunk.get("usage")
+        if usage is not None:
+            if usage.get("cost") is not None:
+                self._meta["reported_cost"] = usage["cost"]
+            events.append(usage_event(normalize_usage(self.name, usage)))
+        return events
+
+    def _choice(self, choice: ChunkChoice) -> list[StreamEvent]:
+        delta: Delta = choice.get("delta") or {}
+        events = self._reasoning(delta)
+        content = delta.get("content")
+        if content:
+            self._text = self._new_block() if self._text is None else self._text
+            events.append(TextDeltaEvent(type="text_delta", index=self._text, text=content))
+        refusal = delta.get("refusal")
+        if refusal:
+            self._refusal = self._new_block() if self._refusal is None else self._refusal
+            self._refused = True
+            events.append(TextDeltaEvent(type="text_delta", index=self._refusal, text=refusal))
+        for position, call in enumerate(delta.get("tool_calls") or ()):
+            events.extend(self._tool_fragment(call, position))
+        finish = choice.get("finish_reason")
+        if finish:
+            if self._finish is None:
+                self._finish = finish
+            native = choice.get("native_finish_reason")
+            if native is not None:
+                self._meta.setdefault("native_finish_reason", native)
+            events.extend(self._end_tools())
+        return events
+
+    def _new_block(self) -> int:
+        index = self._next_block
+        self._next_block += 1
+        return index
+
+    # --- reasoning ------------------------------------------------------------------
+
+    def _reasoning(self, delta: Delta) -> list[StreamEvent]:
+        details = delta.get("reasoning_details") if self.dialect.reasoning_details else None
+        if details:
+            return [e for item in details for e in self._detail_fragment(item)]
+        fields = cast(Fields, delta)
+        for key in self.dialect.plain_reasoning_keys:
+            text = fields.get(key)
+            if text:
+                if self._plain_reasoning is None:
+                    self._plain_reasoning = self._new_block()
+                return [ThinkingDeltaEvent(type="thinking_delta", index=self._plain_reasoning, text=text)]
+        return []
+
+    def _detail_fragment(self, item: ReasoningDetail) -> list[StreamEvent]:
+        """Merge one reasoning_details fragment by its `index` (text concatenated, signature later)."""
+        index = item.get("index", 0)
+        merged = self._details.get(index)
+        first = merged is None
+        if merged is None:
+            merged = self._details[index] = dict(item)
+            self._detail_blocks[index] = self._new_block()
+        else:
+            for key, value in item.items():
+                if key in _CONCATENATED and isinstance(value, str):
+                    merged[key] = (merged.get(key) or "") + value
+                elif value is not None:
+                    merged[key] = value
+        block = self._detail_blocks[index]
+        kind = merged.get("type")
+        if kind == "reasoning.encrypted":
+            data = item.get("data")
+            return (
+                [ThinkingDeltaEvent(type="thinking_delta", index=block, redacted_data=data)] if data else []
+            )
+        text_key = DETAIL_TEXT_KEYS.get(kind) if isinstance(kind, str) else None
+        if text_key is None:
+            return []
+        text = cast(Fields, item).get(text_key) or None
+        signature = item.get("signature") or None
+        if text is None and signature is None and not first:
+            return []
+        return [
+            ThinkingDeltaEvent(
+                type="thinking_delta", index=block, text=text or ("" if first else None), signature=signature
+            )
+        ]
+
+    # --- tool calls -----------------------------------------------------------------
+
+    def _tool_fragment(self, call: ToolCallDelta, position: int) -> list[StreamEvent]:
+        index = call.get("index", position)
+        provider_id = call.get("id") or None
+        function = call.get("function") or {}
+        tool = self._tools.get(index)
+        if tool is None or (provider_id and tool.provider_id and provider_id != tool.provider_id):
+            tool = self._tools[index] = _StreamTool(block=self._new_block())
+            self._tool_order.append(tool)
+        events: list[StreamEvent] = []
+        if provider_id and tool.provider_id is None:
+            tool.provider_id = provider_id
+            if tool.canonical is not None:
+                self.context.tool_ids.bind(tool.canonical, self.name, provider_id)
+        name = function.get("name")
+        if name and tool.canonical is None:
+            tool.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):
+            arguments = canonical_arguments(arguments)
+        if arguments:
+            tool.arguments.append(arguments)
+            if tool.canonical is not None:
+                events.append(
+                    ToolUseInputDeltaEvent(
+                        type="tool_use_input_delta", index=tool.block, partial_json=arguments
+                    )
+                )
+        if tool.canonical is None and tool.name:
+            events.extend(self._start(tool))
+        return events
+
+    def _start(self, tool: _StreamTool) -> list[StreamEvent]:
+        tool.canonical = self.context.tool_ids.register_incoming(self.name, tool.provider_id)
+        events: list[StreamEvent] = [
+            ToolUseStartEvent(
+                type="tool_use_start",
+                index=tool.block,
+                id=tool.canonical,
+                name=tool.name,
+                provider_id=tool.provider_id,
+            )
+        ]
+        if tool.arguments:
+            events.append(
+                ToolUseInputDeltaEvent(
+                    type="tool_use_input_delta", index=tool.block, partial_json="".join(tool.arguments)
+                )
+            )
+        return events
+
+    def _end_tools(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for tool in self._tool_order:
+            if tool.ended:
+                continue
+            tool.ended = True
+            if tool.canonical is None:
+                log.warning(
+                    "%s: streamed tool call without a name dropped",
+                    self.name,
+                    extra={"adapter": self.name, "session_id": self.context.session_id},
+                )
+                continue
+            events.append(ToolUseEndEvent(type="tool_use_end", index=tool.block))
+        return events
+
+    def _complete(self) -> list[StreamEvent]:
+        if self._stopped or self._finish is None:
+            return []  # already over, or cut before finish_reason: the assembler says CANCELLED
+        self._stopped = True
+        events = self._end_tools()
+        if self._next_block == 0:
+            events.append(TextDeltaEvent(type="text_delta", index=self._new_block(), text=""))
+        events.append(
+            MessageCompleteEvent(
+                type="message_complete",
+                stop_reason=stop_reason(self.dialect.facts, self._finish, refused=self._refused),
+                provider_stop_reason=self._meta.get("native_finish_reason") or self._finish,
+                response_id=self._meta.get("id"),
+                provider_model=self._meta.get("model"),
+            )
+        )
+        return events
+
+
+__all__ = ["ChatStreamDecoder"]

@@ -1,0 +1,406 @@
+"""The Chat Completions wire objects, declared once (OpenAI's API reference and OpenRouter's).
+
+Every body, stream chunk and recorded request is read through `_wire.read` with these
+shapes: pydantic-core checks the types, and a failure is one WireFormatError at the JSON
+path. The shapes are as loose as the servers are: unknown keys are accepted everywhere (kept
+where metis keeps or lists the object whole, `_LOOSE`; not copied where it only reads
+fields, `_READ`), and every field a server may leave out is `NotRequired`. They are
+`strict` because the input is parsed JSON: a number is never read as a string, a `true`
+never as a count.
+
+Values that may be one of several JSON types (`content`: a string, a list of parts or
+null) are told apart by their JSON type (`_by_json_type`), so an error names the field
+itself (`messages[0].content`) and not a union member inside pydantic.
+
+Also here: the tool-call `arguments` string convention (`canonical_arguments`,
+`raw_arguments_to_keep`), shared by the writer, the reply reader and the stream decoder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, NotRequired
+
+from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
+from typing_extensions import TypedDict
+
+from ... import _json
+
+_LOOSE = ConfigDict(extra="allow", strict=True)
+"""For objects metis keeps or lists whole (replayed reasoning details, dropped parts, extra
+request fields): unknown keys stay."""
+_READ = ConfigDict(extra="ignore", strict=True)
+"""For objects metis only reads fields of (a reply's envelope, stream deltas): unknown keys
+are accepted and not copied."""
+
+Fields = Mapping[str, Any]
+"""A checked wire object read by a key chosen at run time (a dialect's reasoning key)."""
+
+
+def _json_type(value: Any) -> str | None:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return None
+
+
+def _by_json_type(expected: str) -> Discriminator:
+    """A union whose member is chosen by the value's JSON type; any other type is one error."""
+    return Discriminator(
+        _json_type, custom_error_type="wire_json_type", custom_error_message=f"must be {expected}"
+    )
+
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+Number = Annotated[
+    Annotated[int, Tag("integer")] | Annotated[float, Tag("number")], _by_json_type("a number")
+]
+Arguments = Annotated[
+    Annotated[str, Tag("string")] | Annotated[dict[str, Any], Tag("object")],
+    _by_json_type("a JSON string (or an object, as some compatible servers send)"),
+]
+
+
+# --- the assistant message (a reply's `choices[].message`, and history in a request) -------
+
+
+@with_config(_LOOSE)
+class ReasoningDetail(TypedDict):
+    """An OpenRouter `reasoning_details` item (`reasoning.text`, `.summary`, `.encrypted`)."""
+
+    type: NotRequired[str]
+    text: NotRequired[str | None]
+    summary: NotRequired[str | None]
+    data: NotRequired[str | None]
+    signature: NotRequired[str | None]
+    index: NotRequired[int]
+
+
+@with_config(_LOOSE)
+class AssistantPart(TypedDict):
+    """A content part of an assistant message (`text`, `refusal`; others are kept raw)."""
+
+    type: NotRequired[str]
+    text: NotRequired[str]
+    refusal: NotRequired[str]
+
+
+AssistantContent = Annotated[
+    Annotated[str, Tag("string")]
+    | Annotated[list[AssistantPart], Tag("array")]
+    | Annotated[None, Tag("null")],
+    _by_json_type("a string, a list of parts or null"),
+]
+
+
+@with_config(_READ)
+class FunctionCall(TypedDict):
+    """`tool_calls[].function` of a complete tool call."""
+
+    name: NonEmpty
+    arguments: NotRequired[Arguments]
+
+
+@with_config(_LOOSE)
+class ToolCall(TypedDict):
+    """A complete tool call; `type` other than "function" (custom tools) is kept raw."""
+
+    id: NotRequired[str | None]
+    type: NotRequired[str]
+    function: NotRequired[FunctionCall]
+
+
+@with_config(_LOOSE)
+class AssistantFields(TypedDict):
+    """What a reply's message and a request's assistant turn share (the reader reads these)."""
+
+    content: NotRequired[AssistantContent]
+    refusal: NotRequired[str | None]
+    tool_calls: NotRequired[list[ToolCall] | None]
+    function_call: NotRequired[Any]
+    """Deprecated; read only to refuse it (no tool call id to link a result to)."""
+    reasoning_details: NotRequired[list[ReasoningDetail] | None]
+    reasoning: NotRequired[str | None]
+    """Plain reasoning text (OpenRouter, Ollama `/v1`)."""
+    reasoning_content: NotRequired[str | None]
+    """Plain reasoning text (llama.cpp, vLLM)."""
+
+
+@with_config(_READ)
+class AssistantMessage(AssistantFields):
+    """`choices[].message` of a reply."""
+
+    role: NotRequired[str]
+
+
+# --- the reply --------------------------------------------------------------------------------
+
+
+@with_config(_READ)
+class Choice(TypedDict):
+    index: NotRequired[int]
+    message: AssistantMessage
+    finish_reason: NotRequired[str | None]
+    native_finish_reason: NotRequired[Any]
+    """OpenRouter: the upstream's own stop value."""
+
+
+@with_config(_READ)
+class Response(TypedDict):
+    """A non-streamed reply (`chat.completion`)."""
+
+    id: NotRequired[Any]
+    model: NotRequired[Any]
+    choices: Annotated[list[Choice], Field(min_length=1)]
+    usage: NotRequired[dict[str, Any] | None]
+    system_fingerprint: NotRequired[Any]
+    provider: NotRequired[Any]
+    """OpenRouter: the upstream that served the request."""
+
+
+# --- the error envelope -----------------------------------------------------------------------
+
+
+@with_config(_LOOSE)
+class ErrorDetail(TypedDict):
+    """`error` of an error body or stream chunk, both dialects.
+
+    OpenAI: `{message, type, param, code: str}`; OpenRouter: `{code: int, message,
+    metadata: {provider_name, raw}}`. Read by the facts rows' `ErrorEnvelope` (paths into
+    `{"error": <this>}`); kept whole, as the error's body.
+    """
+
+    message: NotRequired[Any]
+    type: NotRequired[Any]
+    param: NotRequired[Any]
+    code: NotRequired[Any]
+    metadata: NotRequired[Any]
+
+
+Error = Annotated[
+    Annotated[ErrorDetail, Tag("object")] | Annotated[str, Tag("string")] | Annotated[None, Tag("null")],
+    _by_json_type("an object, a string or null"),
+]
+
+
+# --- the stream -------------------------------------------------------------------------------
+
+
+@with_config(_READ)
+class FunctionDelta(TypedDict):
+    name: NotRequired[str | None]
+    arguments: NotRequired[Arguments | None]
+
+
+@with_config(_READ)
+class ToolCallDelta(TypedDict):
+    """A fragment of a streamed tool call, keyed by `index` (some servers reuse 0 with new ids)."""
+
+    index: NotRequired[int]
+    id: NotRequired[str | None]
+    type: NotRequired[str | None]
+    function: NotRequired[FunctionDelta | None]
+
+
+@with_config(_READ)
+class Delta(TypedDict):
+    role: NotRequired[Any]
+    content: NotRequired[str | None]
+    refusal: NotRequired[str | None]
+    tool_calls: NotRequired[list[ToolCallDelta] | None]
+    reasoning_details: NotRequired[list[ReasoningDetail] | None]
+    reasoning: NotRequired[str | None]
+    reasoning_content: NotRequired[str | None]
+
+
+@with_config(_READ)
+class ChunkChoice(TypedDict):
+    index: NotRequired[int]
+    delta: NotRequired[Delta | None]
+    finish_reason: NotRequired[str | None]
+    native_finish_reason: NotRequired[Any]
+
+
+@with_config(_READ)
+class Chunk(TypedDict):
+    """One `data:` object of a stream (`chat.completion.chunk`), or an error in its place."""
+
+    id: NotRequired[Any]
+    model: NotRequired[Any]
+    system_fingerprint: NotRequired[Any]
+    provider: NotRequired[Any]
+    choices: NotRequired[list[ChunkChoice] | None]
+    usage: NotRequired[dict[str, Any] | None]
+    error: NotRequired[Error]
+
+
+# --- the request (read back by the importer) --------------------------------------------------
+
+
+@with_config(_LOOSE)
+class ImageUrl(TypedDict):
+    url: NonEmpty
+    detail: NotRequired[Any]
+
+
+@with_config(_LOOSE)
+class Part(TypedDict):
+    """A content part of a request message (`text`, `image_url`; others are dropped and listed)."""
+
+    type: NotRequired[str]
+    text: NotRequired[str]
+    image_url: NotRequired[
+        Annotated[
+            Annotated[ImageUrl, Tag("object")] | Annotated[NonEmpty, Tag("string")],
+            _by_json_type("an object with a url"),
+        ]
+    ]
+    cache_control: NotRequired[Any]
+
+
+Content = Annotated[
+    Annotated[str, Tag("string")] | Annotated[list[Part], Tag("array")] | Annotated[None, Tag("null")],
+    _by_json_type("a string, a list of parts or null"),
+]
+
+
+@with_config(_LOOSE)
+class SystemMessage(TypedDict):
+    role: Literal["system", "developer"]
+    content: NotRequired[Content]
+    name: NotRequired[Any]
+
+
+@with_config(_LOOSE)
+class UserMessage(TypedDict):
+    role: Literal["user"]
+    content: NotRequired[Content]
+    name: NotRequired[Any]
+
+
+@with_config(_LOOSE)
+class ToolMessage(TypedDict):
+    role: Literal["tool"]
+    tool_call_id: NonEmpty
+    content: NotRequired[Content]
+    name: NotRequired[Any]
+
+
+@with_config(_LOOSE)
+class FunctionMessage(TypedDict):
+    """The deprecated `function` role: read only to refuse it (no tool call id)."""
+
+    role: Literal["function"]
+
+
+@with_config(_LOOSE)
+class HistoryAssistantMessage(AssistantFields):
+    """An assistant turn in a request's history."""
+
+    role: Literal["assistant"]
+    name: NotRequired[Any]
+
+
+RequestMessage = Annotated[
+    SystemMessage | UserMessage | HistoryAssistantMessage | ToolMessage | FunctionMessage,
+    Field(discriminator="role"),
+]
+
+
+@with_config(_LOOSE)
+class FunctionDefinition(TypedDict):
+    name: NonEmpty
+    description: NotRequired[str | None]
+    parameters: NotRequired[dict[str, Any] | None]
+
+
+@with_config(_LOOSE)
+class Tool(TypedDict):
+    """A tool definition; only `type: "function"` has a canonical form."""
+
+    type: NotRequired[str]
+    function: NotRequired[FunctionDefinition]
+    cache_control: NotRequired[Any]
+
+
+@with_config(_LOOSE)
+class Reasoning(TypedDict):
+    """OpenRouter's `reasoning` request parameter (`max_tokens`, `effort`, `exclude`, `enabled`)."""
+
+    max_tokens: NotRequired[int | None]
+
+
+@with_config(_LOOSE)
+class Request(TypedDict):
+    """A recorded request body; fields not declared here replay through `options.extra`."""
+
+    model: NonEmpty
+    messages: list[RequestMessage]
+    tools: NotRequired[list[Tool] | None]
+    tool_choice: NotRequired[Any]
+    stream: NotRequired[Any]
+    max_tokens: NotRequired[int | None]
+    max_completion_tokens: NotRequired[int | None]
+    temperature: NotRequired[Number | None]
+    top_p: NotRequired[Number | None]
+    reasoning: NotRequired[Reasoning | None]
+    stop: NotRequired[
+        Annotated[
+            Annotated[str, Tag("string")] | Annotated[list[str], Tag("array")] | Annotated[None, Tag("null")],
+            _by_json_type("a string or a list of strings"),
+        ]
+    ]
+
+
+# --- the arguments string -----------------------------------------------------------------
+
+
+def canonical_arguments(value: dict[str, Any]) -> str:
+    """The arguments string metis writes for a tool input: compact JSON."""
+    return _json.dumps(value).decode()
+
+
+def kept_arguments(raw: str, value: dict[str, Any]) -> str | None:
+    """The provider's arguments text `raw` (which reads as `value`) when replay needs it
+    verbatim: whenever it is not exactly the canonical serialization (whitespace, key
+    order, escapes, a blank string). None: the canonical text says the same."""
+    return None if canonical_arguments(value) == raw else raw
+
+
+def raw_arguments_to_keep(raw: str) -> str | None:
+    """`kept_arguments` for text not read yet (a streamed call's joined fragments).
+
+    None for text that is not a JSON object at all: that lives in `unparsed_arguments`.
+    """
+    if raw.strip() == "":
+        return raw
+    try:
+        value = _json.loads(raw)
+    except _json.JSONDecodeError:
+        return None
+    return kept_arguments(raw, value) if isinstance(value, dict) else None
+
+
+__all__ = [
+    "AssistantMessage",
+    "Chunk",
+    "ErrorDetail",
+    "Fields",
+    "HistoryAssistantMessage",
+    "Request",
+    "Response",
+    "canonical_arguments",
+    "kept_arguments",
+    "raw_arguments_to_keep",
+]

@@ -1,0 +1,164 @@
+"""Gemini's facts row: stop reasons (by name and by proto number), error envelope,
+retryable statuses, tool choice and option fields — data, read by shared code.
+
+Gemini needs two things the shared `ProviderFacts` row does not hold, added here as data too:
+its enums may arrive as proto numbers (`enum-encoding=int`), and a refused prompt ends with a
+`promptFeedback.blockReason` instead of a finish reason. Its error envelope may arrive wrapped
+in a JSON array (the array-streaming endpoint), which the envelope paths cannot say, so
+`parse_error` unwraps it before the shared reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from metis_schema.v1 import StopReason
+
+from ... import _json
+from ...errors import ProviderError
+from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+
+NAME = "gemini"
+ENDPOINT_KIND = "generativelanguage"
+"""The endpoint family this adapter speaks (AI Studio). Signatures recorded under another kind
+(a Vertex or proxy adapter) are never replayed here, and ours never go there."""
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+"""Google's documented stand-in for a missing thought signature on a replayed call."""
+DEFAULT_IMPORT_MODEL = "gemini:gemini-2.5-flash"
+"""Model assumed for an imported request body that names none (the model is in Gemini's URL)."""
+
+
+@dataclass(frozen=True)
+class GeminiFacts(ProviderFacts):
+    """`ProviderFacts` plus Gemini's enum numbers and prompt block reasons."""
+
+    finish_reason_numbers: Mapping[int, str] = field(default_factory=dict)
+    """Candidate.FinishReason proto number -> name."""
+    block_reasons: Mapping[str, StopReason] = field(default_factory=dict)
+    """promptFeedback.blockReason (the prompt was refused, no candidate) -> canonical stop reason."""
+    block_reason_numbers: Mapping[int, str] = field(default_factory=dict)
+    """PromptFeedback.BlockReason proto number -> name."""
+
+    def finish_reason(self, value: str | int | None) -> str | None:
+        """A finishReason's name (None when absent or unspecified)."""
+        return _enum_name(value, self.finish_reason_numbers, "FINISH_REASON")
+
+    def block_reason(self, value: str | int | None) -> str | None:
+        """A blockReason's name (None when absent or unspecified)."""
+        return _enum_name(value, self.block_reason_numbers, "BLOCK_REASON")
+
+    def block_stop_reason(self, name: str) -> StopReason:
+        """The canonical stop reason of a refused prompt (`other` for anything unknown)."""
+        return self.block_reasons.get(name, StopReason.other)
+
+    def parse_error(self, body: Any, status_code: int | None = None) -> ProviderError:
+        """`{"error": {code, message, status}}`, also inside a JSON array, or a plain text page."""
+        parsed = body
+        if isinstance(body, bytes | str):
+            try:
+                parsed = _json.loads(body)
+            except (_json.JSONDecodeError, RecursionError):
+                parsed = body  # a proxy's HTML page: its text is the message
+        if isinstance(parsed, list) and parsed:
+            parsed = parsed[0]
+        return super().parse_error(parsed, status_code)
+
+
+def _enum_name(value: str | int | None, numbers: Mapping[int, str], prefix: str) -> str | None:
+    if value is None:
+        return None
+    name = numbers.get(value, f"{prefix}_{value}") if isinstance(value, int) else value
+    return None if not name or name.endswith("_UNSPECIFIED") else name
+
+
+_CONTENT_FILTER = StopReason.content_filter
+
+FACTS = GeminiFacts(
+    provider=NAME,
+    stop_reasons=MappingProxyType(
+        {
+            "STOP": StopReason.end_turn,
+            "MAX_TOKENS": StopReason.max_tokens,
+            "SAFETY": _CONTENT_FILTER,
+            "RECITATION": _CONTENT_FILTER,
+            "BLOCKLIST": _CONTENT_FILTER,
+            "PROHIBITED_CONTENT": _CONTENT_FILTER,
+            "SPII": _CONTENT_FILTER,
+            "IMAGE_SAFETY": _CONTENT_FILTER,
+            "IMAGE_PROHIBITED_CONTENT": _CONTENT_FILTER,
+            "IMAGE_RECITATION": _CONTENT_FILTER,
+            "MODEL_ARMOR": _CONTENT_FILTER,
+        }
+    ),
+    # every other finishReason (MALFORMED_FUNCTION_CALL, OTHER, LANGUAGE, UNEXPECTED_TOOL_CALL,
+    # ...) is `other`; a call in the content makes it `tool_use` whatever Gemini says.
+    finish_reason_numbers=MappingProxyType(
+        {
+            0: "FINISH_REASON_UNSPECIFIED",
+            1: "STOP",
+            2: "MAX_TOKENS",
+            3: "SAFETY",
+            4: "RECITATION",
+            5: "OTHER",
+            6: "LANGUAGE",
+            7: "BLOCKLIST",
+            8: "PROHIBITED_CONTENT",
+            9: "SPII",
+            10: "MALFORMED_FUNCTION_CALL",
+            11: "IMAGE_SAFETY",
+            12: "UNEXPECTED_TOOL_CALL",
+            13: "TOO_MANY_TOOL_CALLS",
+            14: "IMAGE_PROHIBITED_CONTENT",
+            15: "IMAGE_OTHER",
+            16: "NO_IMAGE",
+            17: "IMAGE_RECITATION",
+            18: "MISSING_THOUGHT_SIGNATURE",
+            19: "MALFORMED_RESPONSE",
+        }
+    ),
+    # google.ai.generativelanguage.v1beta numbering: 0-12 checked against the generated v1beta
+    # client (LANGUAGE = 6, OTHER = 5: google-genai's enum declares them the other way round),
+    # 13-19 follow the current proto. An unknown number becomes `FINISH_REASON_<n>` (`other`).
+    block_reasons=MappingProxyType(
+        {
+            "SAFETY": _CONTENT_FILTER,
+            "BLOCKLIST": _CONTENT_FILTER,
+            "PROHIBITED_CONTENT": _CONTENT_FILTER,
+            "IMAGE_SAFETY": _CONTENT_FILTER,
+        }
+    ),
+    block_reason_numbers=MappingProxyType(
+        {
+            0: "BLOCK_REASON_UNSPECIFIED",
+            1: "SAFETY",
+            2: "OTHER",
+            3: "BLOCKLIST",
+            4: "PROHIBITED_CONTENT",
+            5: "IMAGE_SAFETY",
+        }
+    ),
+    error=ErrorEnvelope(type_at=("error", "status"), message_at=("error", "message")),
+    retryable_types=frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"}),
+    tool_choice=MappingProxyType(
+        {
+            ToolChoice.auto: {"functionCallingConfig": {"mode": "AUTO"}},
+            ToolChoice.any: {"functionCallingConfig": {"mode": "ANY"}},
+            ToolChoice.none: {"functionCallingConfig": {"mode": "NONE"}},
+            ToolChoice.tool: {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [TOOL_NAME]}},
+        }
+    ),
+    # the wire value is the whole `toolConfig` object
+    options=MappingProxyType(
+        {
+            "max_tokens": "generationConfig.maxOutputTokens",
+            "temperature": "generationConfig.temperature",
+            "top_p": "generationConfig.topP",
+            "stop": "generationConfig.stopSequences",
+        }
+    ),
+)
+
+__all__ = ["DEFAULT_IMPORT_MODEL", "ENDPOINT_KIND", "FACTS", "NAME", "SKIP_SIGNATURE", "GeminiFacts"]

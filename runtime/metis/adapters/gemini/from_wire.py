@@ -1,0 +1,319 @@
+"""Gemini responses -> canonical: the part folding and response state shared by whole
+responses, stream chunks and recorded model turns.
+
+One path: the parts of a model turn are folded into canonical StreamEvents (`PartFolder`), and
+a StreamAssembler folds the events into blocks. A stream feeds its chunks' events to the
+assembler as they arrive; a whole response is read as a stream of one chunk, so the two give
+the same message by construction; an imported model turn takes the assembler's blocks.
+
+Folding rule: parts of one kind (text, thought) extend the open block of that kind; a new block
+starts when the kind changes, at every `functionCall`, after a kept extra part, and when a
+second signature would land on an already signed block. A stream's text deltas therefore
+become one text block (replayed as one part carrying the block's signature).
+
+`thoughtSignature` sits on a part (a thought, the first `functionCall` of a step, a text part,
+or a part whose text is empty) and must come back on the same part position. A signature on a
+thought stays on its ThinkingBlock; every other is kept in provider_raw `part_signatures:
+[[block_index, signature], ...]`, and parts with no canonical block (an empty-text signature
+part, `executableCode`, ...) in `extra_parts: [[position, part], ...]`, re-inserted before
+block `position` on replay (to_wire).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from metis_schema.v1 import (
+    ErrorEvent,
+    Message,
+    MessageCompleteEvent,
+    StopReason,
+    StreamEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolUseEndEvent,
+    ToolUseInputDeltaEvent,
+    ToolUseStartEvent,
+)
+
+from ... import _json
+from ...assembly import RequestContext, StreamAssembler
+from ...errors import WireFormatError
+from ...usage import TokenCounts, normalize_usage, usage_event
+from .._wire import read
+from .facts import ENDPOINT_KIND, FACTS, NAME
+from .wire import FunctionCall, GenerateContentResponse, Part, ResponseBody
+
+log = logging.getLogger("metis.adapters.gemini")
+
+
+def _args_text(args: Any, path: str) -> str:
+    """A call's args as the JSON text a ToolUseInputDeltaEvent carries (a string passes as is)."""
+    if args is None:
+        return ""
+    if isinstance(args, str):
+        return args
+    try:
+        return _json.dumps(args).decode()
+    except ValueError as exc:  # a NaN or an infinity: only a Python caller can hand one over
+        raise WireFormatError(f"functionCall args are not JSON: {exc}", provider=NAME, path=path) from None
+
+
+class PartFolder:
+    """Folds the parts of one model turn into StreamEvents plus replay data (module docstring)."""
+
+    def __init__(self, context: RequestContext) -> None:
+        self.context = context
+        self.kinds: list[str] = []
+        self.signed: list[bool] = []
+        self.part_signatures: list[list[Any]] = []
+        self.extra_parts: list[list[Any]] = []
+        self.calls: list[tuple[str, str, str | None]] = []  # (canonical id, name, gemini id)
+        self.string_args: list[str] = []  # calls whose args came as a JSON string, not an object
+        self.barrier = False  # an extra part sits after the open block: the next part starts anew
+
+    def replay_raw(self) -> dict[str, Any]:
+        """The provider_raw entries that put signatures and extra parts back on replay."""
+        raw: dict[str, Any] = {}
+        if self.part_signatures:
+            raw["part_signatures"] = [list(item) for item in self.part_signatures]
+        if self.extra_parts:
+            raw["extra_parts"] = [list(item) for item in self.extra_parts]
+        if self.string_args:
+            raw["string_args"] = list(self.string_args)
+        return raw
+
+    def fold_all(self, parts: list[Part], where: str) -> list[StreamEvent]:
+        """The (validated) parts at `<where>.parts`, in order -> their events."""
+        events: list[StreamEvent] = []
+        for j, part in enumerate(parts):
+            events.extend(self.fold(part, f"{where}.parts[{j}]"))
+        return events
+
+    def fold(self, part: Part, path: str) -> list[StreamEvent]:
+        """One validated part -> the events it produces."""
+        signature = part.get("thoughtSignature")
+        call = part.get("functionCall")
+        if call is not None:
+            return self._call(call, signature, path + ".functionCall.args")
+        text = part.get("text")
+        if part.get("thought"):
+            return self._thought(text or "", signature)
+        if text is not None or (signature is not None and set(part) == {"thoughtSignature"}):
+            return self._text(text or "", signature)
+        if part:
+            self._extra(part, path)
+        return []
+
+    def _open(self, kind: str, signature: str | None) -> int | None:
+        """Index of the open block this part extends, or None when it starts a new one."""
+        if (
+            self.kinds
+            and not self.barrier
+            and self.kinds[-1] == kind
+            and not (self.signed[-1] and signature is not None)
+        ):
+            return len(self.kinds) - 1
+        return None
+
+    def _new(self, kind: str) -> int:
+        self.barrier = False
+        self.kinds.append(kind)
+        self.signed.append(False)
+        return len(self.kinds) - 1
+
+    def _sign(self, index: int, signature: str, *, on_block: bool) -> None:
+        self.signed[index] = True
+        if not on_block:
+            self.part_signatures.append([index, signature])
+
+    def _text(self, text: str, signature: str | None) -> list[StreamEvent]:
+        if text == "":  # a signature-only part (often the last of a stream): replayed as it came
+            if signature is not None:
+                self._keep({"text": "", "thoughtSignature": signature})
+            return []
+        index = self._open("text", signature)
+        if index is None:
+            index = self._new("text")
+        if signature is not None:
+            self._sign(index, signature, on_block=False)
+        return [TextDeltaEvent(type="text_delta", index=index, text=text)]
+
+    def _thought(self, text: str, signature: str | None) -> list[StreamEvent]:
+        index = self._open("thinking", signature)
+        if text == "" and signature is None:
+            return []
+        if index is None:
+            index = self._new("thinking")
+        if signature is not None:
+            self._sign(index, signature, on_block=True)
+        return [
+            ThinkingDeltaEvent(type="thinking_delta", index=index, text=text or None, signature=signature)
+        ]
+
+    def _call(self, call: FunctionCall, signature: str | None, args_path: str) -> list[StreamEvent]:
+        name = call["name"]
+        provider_id = call.get("id") or None
+        canonical = self.context.tool_ids.register_incoming(NAME, provider_id)
+        index = self._new("tool_use")
+        self.calls.append((canonical, name, provider_id))
+        args = call.get("args")
+        if isinstance(args, str):
+            self.string_args.append(canonical)
+        if signature is not None:
+            self._sign(index, signature, on_block=False)
+        return [
+            ToolUseStartEvent(
+                type="tool_use_start", index=index, id=canonical, name=name, provider_id=provider_id
+            ),
+            ToolUseInputDeltaEvent(
+                type="tool_use_input_delta", index=index, partial_json=_args_text(args, args_path)
+            ),
+            ToolUseEndEvent(type="tool_use_end", index=index),
+        ]
+
+    def _keep(self, part: dict[str, Any]) -> None:
+        """Keep a part for replay before the next block; it also closes the open block, so
+        text on both sides of it never merges."""
+        self.extra_parts.append([len(self.kinds), part])
+        self.barrier = True
+
+    def _extra(self, part: Part, path: str) -> None:
+        """A part with no canonical block (executableCode, generated media, ...): kept for replay."""
+        self._keep(dict(part))
+        log.warning(
+            "gemini part %s (%s) has no canonical block; kept in provider_raw for replay to gemini",
+            path,
+            ", ".join(sorted(part)),
+            extra={"session_id": self.context.session_id, "adapter": NAME, "path": path},
+        )
+
+
+class ResponseState:
+    """One response, whole or streamed: folded parts, finish, usage, ids, and the closing events."""
+
+    def __init__(self, context: RequestContext) -> None:
+        self.folder = PartFolder(context)
+        self.response_id: str | None = None
+        self.model_version: str | None = None
+        self.finish_reason: str | None = None
+        self.finish_message: str | None = None
+        self.block_reason: str | None = None
+        self.counts: TokenCounts | None = None
+        self.completed = False
+        self.failed = False
+
+    def consume(self, chunk: GenerateContentResponse, path: str = "") -> list[StreamEvent]:
+        """One validated GenerateContentResponse (a whole body, or a stream chunk at `path`) -> events."""
+        if self.failed:
+            return []
+        error = chunk.get("error")
+        if error is not None:
+            self.failed = True
+            found = FACTS.parse_error(chunk, error.get("code"))
+            message = error.get("message") or found.message
+            return [
+                ErrorEvent(
+                    type="error",
+                    code=found.error_type,
+                    message=message,
+                    retryable=found.retryable,
+                    provider=NAME,
+                )
+            ]
+        self.response_id = chunk.get("responseId") or self.response_id
+        self.model_version = chunk.get("modelVersion") or self.model_version
+        events: list[StreamEvent] = []
+        candidates = chunk.get("candidates")
+        if candidates:
+            candidate = candidates[0]
+            content = candidate.get("content")
+            if content is not None:
+                events = self.folder.fold_all(content.get("parts") or [], f"{path}candidates[0].content")
+            self.finish_reason = FACTS.finish_reason(candidate.get("finishReason")) or self.finish_reason
+            self.finish_message = candidate.get("finishMessage") or self.finish_message
+        feedback = chunk.get("promptFeedback")
+        if feedback is not None:
+            self.block_reason = FACTS.block_reason(feedback.get("blockReason")) or self.block_reason
+        usage = chunk.get("usageMetadata")
+        if usage is not None:
+            counts = normalize_usage(NAME, usage)
+            if counts != self.counts:
+                self.counts = counts
+                events.append(usage_event(counts))
+        if (self.finish_reason or self.block_reason) and not self.completed:
+            events.extend(self.complete())
+        return events
+
+    def stop_reason(self) -> StopReason:
+        """Derived from content first: any call is `tool_use`, whatever finishReason says."""
+        if self.folder.calls:
+            return StopReason.tool_use
+        if self.finish_reason is not None:
+            return FACTS.stop_reason(self.finish_reason)
+        if self.block_reason is not None:
+            return FACTS.block_stop_reason(self.block_reason)
+        return StopReason.other
+
+    def complete(self) -> list[StreamEvent]:
+        """The closing events. An empty answer cannot be a COMPLETE message (spec §5.1.1), so it
+        also gets an error event: the message ends as ERROR, carrying the provider's reason."""
+        self.completed = True
+        events: list[StreamEvent] = []
+        if not self.folder.kinds:
+            reason = self.finish_reason or self.block_reason
+            detail = (
+                f"finishReason {self.finish_reason}"
+                if self.finish_reason
+                else f"blockReason {self.block_reason}"
+            )
+            message = (
+                self.finish_message or f"Gemini returned no content ({detail if reason else 'no reason'})"
+            )
+            events.append(
+                ErrorEvent(type="error", code=reason or "EMPTY_RESPONSE", message=message, provider=NAME)
+            )
+        events.append(
+            MessageCompleteEvent(
+                type="message_complete",
+                stop_reason=self.stop_reason(),
+                provider_stop_reason=self.finish_reason or self.block_reason,
+                response_id=self.response_id,
+                provider_model=self.model_version,
+            )
+        )
+        return events
+
+    def provider_raw(self) -> dict[str, Any]:
+        """What a later replay to Gemini needs, plus the provider's own finish data."""
+        raw: dict[str, Any] = {"adapter": NAME, "endpoint": ENDPOINT_KIND}
+        if self.response_id is not None:
+            raw["responseId"] = self.response_id
+        if self.model_version is not None:
+            raw["modelVersion"] = self.model_version
+        if self.finish_reason is not None:
+            raw["finishReason"] = self.finish_reason
+        if self.finish_message is not None:
+            raw["finishMessage"] = self.finish_message
+        if self.block_reason is not None:
+            raw["blockReason"] = self.block_reason
+        raw.update(self.folder.replay_raw())
+        return raw
+
+
+def read_response(body: Any, context: RequestContext) -> Message:
+    """A whole response -> one canonical message: read as a stream of one chunk (a missing
+    finishReason still completes it), so it equals the assembled stream field for field."""
+    reply = read(ResponseBody, body, provider=NAME)
+    if reply.get("error") is not None:
+        raise FACTS.parse_error(body)
+    response = ResponseState(context)
+    assembler = StreamAssembler(context, NAME)
+    assembler.feed_all(response.consume(reply))
+    if not response.completed:
+        assembler.feed_all(response.complete())
+    return assembler.finish(response.provider_raw())
+
+
+__all__ = ["PartFolder", "ResponseState", "read_response"]

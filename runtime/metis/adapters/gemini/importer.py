@@ -1,0 +1,364 @@
+"""A recorded generateContent request body (camelCase or snake_case) -> canonical messages,
+tools and options (`WireImport`).
+
+The body is checked once against the declared `GenerateContentRequest`; what follows only maps.
+Model turns are folded by the same `PartFolder` responses use, so an imported turn replays to
+Gemini exactly. Function responses are paired with the previous model turn's calls by id when
+both carry one, else by name in order. Nothing read is lost silently: request fields with no
+canonical place are `WireImport.unmapped`, parts and tools with none are `WireImport.dropped`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from metis_schema.v1 import (
+    ContentBlock,
+    ImageBlock,
+    ImageSourceKind,
+    Message,
+    Role,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+)
+from pydantic import ValidationError
+
+from ...assembly import RequestContext, StreamAssembler, import_context, imported_assistant, imported_message
+from ...errors import WireFormatError
+from ...ids import ToolIdMap
+from ...validation import pydantic_problems
+from .._lossy import import_drop
+from .._shared import imported_tool, resolve_import_model
+from .._wire import read
+from ..base import AdapterOptions, WireImport
+from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
+from .from_wire import PartFolder
+from .wire import (
+    DECLARATION_FIELDS,
+    REQUEST_FIELDS,
+    Content,
+    FunctionResponse,
+    GenerateContentRequest,
+    GenerationConfig,
+    Part,
+    Tool,
+    ToolConfig,
+)
+
+_ROLES: dict[str, Role] = {"user": Role.user, "model": Role.assistant, "function": Role.user}
+"""Wire role -> canonical role (`function` is the pre-2024 role of function responses)."""
+
+_MODEL_NAME = re.compile(r"^(?:models/)?(?P<name>[^/:]+)$")
+
+_Call = tuple[str, str, str | None]
+"""(canonical id, name, Gemini id) of a call in the previous model turn."""
+
+
+def import_request(
+    body: Any, *, session_id: str, tool_ids: ToolIdMap, model: str | None = None
+) -> WireImport:
+    """A recorded request body -> canonical messages, tools and options.
+
+    The model is not in a Gemini body (it is in the URL): pass `model`, else a `model` key in
+    the body is used, else DEFAULT_IMPORT_MODEL.
+    """
+    request = read(GenerateContentRequest, body, provider=NAME, what="request")
+    named = model or _import_model(request.get("model")) or DEFAULT_IMPORT_MODEL
+    context = import_context(
+        provider=NAME, session_id=session_id, model=resolve_import_model(named, NAME), tool_ids=tool_ids
+    )
+    return _Importer(context).run(request)
+
+
+def _import_model(value: str | None) -> str | None:
+    """`models/gemini-2.5-flash` (or a bare name) -> `gemini:gemini-2.5-flash`."""
+    match = _MODEL_NAME.match(value) if value else None
+    return f"{NAME}:{match['name']}" if match else None
+
+
+class _Importer:
+    """Reads one validated request into canonical form (see the module docstring)."""
+
+    def __init__(self, context: RequestContext) -> None:
+        self.context = context
+        self.session_id = context.session_id
+        self.messages: list[Message] = []
+        self.unmapped: dict[str, Any] = {}
+        self.dropped: list[dict[str, Any]] = []
+        self.pending: list[_Call] = []  # calls of the last model turn
+        self.pending_at = -1
+
+    def run(self, request: GenerateContentRequest) -> WireImport:
+        system = request.get("systemInstruction")
+        if system is not None:
+            self._system(system)
+        for i, content in enumerate(request["contents"]):
+            self._content(content, i)
+        options = AdapterOptions(
+            model=self.context.model,
+            session_id=self.session_id,
+            tool_ids=self.context.tool_ids,
+            tool_choice=self._tool_choice(request.get("toolConfig")),
+        )
+        self._generation(request.get("generationConfig"), options)
+        tools = self._tools(request.get("tools") or [])
+        self.unmapped.update((key, value) for key, value in request.items() if key not in REQUEST_FIELDS)
+        return WireImport(
+            messages=self.messages, tools=tools, options=options, unmapped=self.unmapped, dropped=self.dropped
+        )
+
+    # messages
+
+    def _add(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> None:
+        self.messages.append(
+            imported_message(
+                self.session_id,
+                role,
+                content,
+                provider=NAME,
+                path=path,
+                created_at=datetime.now(UTC),
+                metadata=metadata,
+            )
+        )
+
+    def _system(self, system: str | Content) -> None:
+        texts: list[str] = []
+        if isinstance(system, str):
+            texts.append(system)
+        else:
+            for j, part in enumerate(system.get("parts") or []):
+                text = part.get("text")
+                if text is None:
+                    self._drop(
+                        part, f"systemInstruction.parts[{j}]", "a system instruction carries text only"
+                    )
+                elif text:
+                    texts.append(text)
+        self._add(Role.system, [TextBlock(type="text", text=t) for t in texts], "systemInstruction")
+
+    def _content(self, content: Content, i: int) -> None:
+        path = f"contents[{i}]"
+        role_name = content.get("role") or "user"
+        role = _ROLES.get(role_name)
+        if role is None:
+            raise WireFormatError(
+                f"unknown role {role_name!r} (expected user or model)", provider=NAME, path=path + ".role"
+            )
+        parts = content.get("parts") or []
+        if role == Role.assistant:
+            self._model(parts, path, i)
+        else:
+            self._user(parts, path, i)
+
+    def _model(self, parts: list[Part], path: str, i: int) -> None:
+        folder = PartFolder(self.context)
+        assembler = StreamAssembler(self.context, NAME)
+        assembler.feed_all(folder.fold_all(parts, path))
+        content = assembler.content(final=True)
+        self.pending, self.pending_at = list(folder.calls), i
+        if not content:
+            self._drop({"role": "model", "parts": parts}, path, "a model turn with no canonical block")
+            return
+        raw: dict[str, Any] = {"adapter": NAME, "endpoint": ENDPOINT_KIND, "imported": True}
+        raw.update(folder.replay_raw())
+        if assembler.unparsed_arguments:
+            raw["unparsed_arguments"] = dict(assembler.unparsed_arguments)
+        self.messages.append(
+            imported_assistant(self.context, provider=NAME, content=content, provider_raw=raw)
+        )
+
+    def _user(self, parts: list[Part], path: str, i: int) -> None:
+        blocks: list[ContentBlock] = []
+        responses: list[tuple[int, FunctionResponse]] = []
+        for j, part in enumerate(parts):
+            response = part.get("functionResponse")
+            if response is not None:
+                if blocks:
+                    self._add(Role.user, blocks, path)
+                    blocks = []
+                responses.append((j, response))
+                continue
+            if responses:
+                self._tool_messages(responses, path, i)
+                responses = []
+            block = self._user_block(part, f"{path}.parts[{j}]")
+            if block is not None:
+                blocks.append(block)
+        if responses:
+            self._tool_messages(responses, path, i)
+        if blocks:
+            self._add(Role.user, blocks, path)
+        self.pending = []  # calls not answered by this turn stay unanswered
+
+    def _user_block(self, part: Part, where: str) -> ContentBlock | None:
+        if part.get("functionCall") is not None:
+            raise WireFormatError("functionCall in a user turn", provider=NAME, path=where + ".functionCall")
+        text = part.get("text")
+        if text is not None and not part.get("thought"):
+            return TextBlock(type="text", text=text) if text else None
+        inline = part.get("inlineData")
+        if inline is not None:
+            return self._image(
+                inline.get("mimeType"), inline.get("data"), ImageSourceKind.base64, part, where
+            )
+        file_data = part.get("fileData")
+        if file_data is not None:
+            return self._image(
+                file_data.get("mimeType"), file_data.get("fileUri"), ImageSourceKind.url, part, where
+            )
+        if part:
+            self._drop(part, where, "no canonical block for this part")
+        return None
+
+    def _image(
+        self, mime: str | None, data: str | None, kind: ImageSourceKind, part: Part, where: str
+    ) -> ContentBlock | None:
+        if not (mime and mime.startswith("image/")):
+            self._drop(part, where, f"only images are canonical media, not {mime!r}")
+            return None
+        if not data:
+            self._drop(part, where, "an image part without data")
+            return None
+        try:
+            return ImageBlock.model_validate(
+                {"type": "image", "source": {"kind": kind, "data": data}, "media_type": mime}
+            )
+        except ValidationError as exc:
+            raise WireFormatError(
+                f"invalid image: {pydantic_problems(exc)[0]}", provider=NAME, path=where
+            ) from None
+
+    def _tool_messages(self, responses: list[tuple[int, FunctionResponse]], path: str, i: int) -> None:
+        """Pair a turn's functionResponses with the previous model turn's calls: by id when
+        both carry one, else by name in order; the counts must match."""
+        if self.pending_at != i - 1 or len(responses) != len(self.pending):
+            raise WireFormatError(
+                f"{len(responses)} function response(s) answer {len(self.pending)} function call(s) of the "
+                "previous model turn",
+                provider=NAME,
+                path=path + ".parts",
+            )
+        free = list(self.pending)
+        for j, response in responses:
+            where = f"{path}.parts[{j}].functionResponse"
+            call = _match_call(free, response, where)
+            free.remove(call)
+            self._tool_message(call[0], response, where)
+        self.pending = []
+
+    def _tool_message(self, canonical: str, response: FunctionResponse, where: str) -> None:
+        text, is_error = _result_content(response.get("response") or {})
+        content: list[ContentBlock] = [TextBlock(type="text", text=text)] if text else []
+        for k, part in enumerate(response.get("parts") or []):
+            block = self._user_block(part, f"{where}.parts[{k}]")
+            if isinstance(block, ImageBlock):
+                content.append(block)
+        result = ToolResultBlock(
+            type="tool_result", tool_use_id=canonical, content=content, is_error=is_error
+        )
+        self._add(Role.tool, [result], where, parent_tool_use_id=canonical)
+
+    def _drop(self, value: Any, path: str, reason: str) -> None:
+        """Keep what has no canonical form in `WireImport.dropped`, with a WARN."""
+        import_drop(
+            self.dropped, adapter=NAME, session_id=self.session_id, path=path, value=value, reason=reason
+        )
+
+    # tools and options
+
+    def _tools(self, tools: list[Tool]) -> list[ToolDefinition]:
+        out: list[ToolDefinition] = []
+        for t, tool in enumerate(tools):
+            for key, value in tool.items():
+                if key != "functionDeclarations":
+                    self._drop(value, f"tools[{t}].{key}", f"a {key} tool has no canonical form")
+                    continue
+                for d, declaration in enumerate(tool.get("functionDeclarations") or []):
+                    where = f"tools[{t}].functionDeclarations[{d}]"
+                    schema = declaration.get("parameters")
+                    if schema is None:
+                        schema = declaration.get("parametersJsonSchema")
+                    out.append(
+                        imported_tool(
+                            declaration["name"],
+                            declaration.get("description"),
+                            schema,
+                            provider=NAME,
+                            path=where,
+                        )
+                    )
+                    for name, extra in declaration.items():
+                        if name not in DECLARATION_FIELDS:
+                            self._drop(
+                                extra, f"{where}.{name}", "no canonical place for this declaration field"
+                            )
+        return out
+
+    def _tool_choice(self, config: ToolConfig | None) -> str | None:
+        """The canonical choice the config means (the facts' table, read backwards); a config
+        that choice does not spell exactly (more allowed names, other keys) is also kept unmapped."""
+        if config is None:
+            return None
+        choice = FACTS.tool_choice_from_wire(config)
+        if choice is None:  # the nearest meaning: its mode alone
+            calling = config.get("functionCallingConfig") or {}
+            mode = calling.get("mode")
+            choice = FACTS.tool_choice_from_wire({"functionCallingConfig": {"mode": mode}}) if mode else None
+        if FACTS.tool_choice_to_wire(choice) != config:
+            self.unmapped["toolConfig"] = config
+        return choice
+
+    def _generation(self, config: GenerationConfig | None, options: AdapterOptions) -> None:
+        if config is None:
+            return
+        rest: dict[str, Any] = dict(config)
+        for option, value in FACTS.options_from_wire({"generationConfig": config}).items():
+            setattr(options, option, value)
+            del rest[FACTS.options[option].rsplit(".", 1)[-1]]
+        thinking = rest.pop("thinkingConfig", None)
+        if thinking is not None:
+            thinking = dict(thinking)
+            budget = thinking.get("thinkingBudget")
+            if budget is not None:
+                options.thinking_budget = budget
+                del thinking["thinkingBudget"]
+                if thinking.get("includeThoughts") in (None, budget != 0):
+                    thinking.pop("includeThoughts", None)
+            if thinking:
+                rest["thinkingConfig"] = thinking
+        if rest:
+            self.unmapped["generationConfig"] = rest
+
+
+def _match_call(free: list[_Call], response: FunctionResponse, where: str) -> _Call:
+    name = response.get("name")
+    provider_id = response.get("id")
+    if provider_id:
+        for call in free:
+            if call[2] == provider_id:
+                return call
+    for call in free:
+        if call[1] == name:
+            return call
+    raise WireFormatError(
+        f"functionResponse {name!r} matches no function call of the previous model turn",
+        provider=NAME,
+        path=where + ".name",
+    )
+
+
+def _result_content(response: dict[str, Any]) -> tuple[str, bool]:
+    """functionResponse.response -> (result text, is_error): the inverse of to_wire's `_result_object`."""
+    is_error = "error" in response
+    key = "error" if is_error else "output"
+    if set(response) == {key} and isinstance(response[key], str):
+        return response[key], is_error
+    return json.dumps(response, ensure_ascii=False), is_error
+
+
+__all__ = ["import_request"]

@@ -1,0 +1,113 @@
+"""Copy every session of one store into another (SQLite into PostgreSQL, and back).
+
+Idempotent: a session already in the destination is continued, never duplicated. Its
+stored messages must be the source's first messages, the same by `message_hash` (a
+partial checkpoint the source has since finalized is finalized); only the messages
+after them are appended, through the destination's ordinary checked `append_many`, with
+the session's tool id map, so its `tool_calls` rows are built as the source's were. A
+second run finds every message in place and copies nothing. Each session is then
+verified: the destination's messages hash, one by one, to the source's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from metis_schema.v1 import Message, MessageStatus
+
+from ..canonical import message_hash
+from ..errors import SessionNotFoundError, StoreError
+from ._store import Store
+from ._types import SessionInfo
+
+CHUNK = 1_000
+"""Messages appended per transaction: a long session does not become one huge transaction."""
+
+
+@dataclass
+class CopyReport:
+    """What a copy found and did."""
+
+    sessions: int = 0
+    """Sessions in the source."""
+    sessions_created: int = 0
+    messages: int = 0
+    """Messages in the source (all verified in the destination by hash)."""
+    messages_copied: int = 0
+
+
+Progress = Callable[[SessionInfo, int, int], None]
+"""Called after each session: (the session, its messages, how many were copied now)."""
+
+
+def copy_store(src: Store, dst: Store, progress: Progress | None = None) -> CopyReport:
+    """Copy `src` into `dst` (see module doc); StoreError when they disagree."""
+    report = CopyReport()
+    for info in src.list_sessions():
+        messages = src.load_session(info.id)
+        copied, created = _copy_session(src, dst, info, messages)
+        report.sessions += 1
+        report.sessions_created += created
+        report.messages += len(messages)
+        report.messages_copied += copied
+        _verify(info.id, messages, dst.load_session(info.id))
+        if progress is not None:
+            progress(info, len(messages), copied)
+    return report
+
+
+def _copy_session(src: Store, dst: Store, info: SessionInfo, messages: list[Message]) -> tuple[int, bool]:
+    created = False
+    try:
+        dst.get_session(info.id)
+    except SessionNotFoundError:
+        dst.create_session(
+            info.workspace_path,
+            active_model=info.active_model,
+            routing_policy=info.routing_policy,
+            session_id=info.id,
+        )
+        created = True
+    have = dst.load_session(info.id)
+    if len(have) > len(messages):
+        raise StoreError(
+            f"session {info.id!r}: the destination holds {len(have)} messages, the source {len(messages)}",
+            hint="the destination was written to after an earlier copy; copy the other way",
+        )
+    tool_ids = src.load_tool_ids(info.id)
+    for ours, theirs in zip(have, messages, strict=False):
+        if ours.id == theirs.id and message_hash(ours) == message_hash(theirs):
+            continue
+        finalized = ours.metadata.status == MessageStatus.partial != theirs.metadata.status
+        if ours.id == theirs.id and finalized:
+            dst.finalize(theirs, tool_ids=tool_ids)
+            continue
+        raise StoreError(
+            f"session {info.id!r}: the destination's message {ours.id} differs from the source's {theirs.id}",
+            message_id=ours.id,
+            hint="the two stores hold different histories for this session; nothing of it was copied",
+        )
+    missing = messages[len(have) :]
+    for start in range(0, len(missing), CHUNK):
+        dst.append_many(missing[start : start + CHUNK], tool_ids=tool_ids)
+    if not missing and dst.load_tool_ids(info.id).to_dict() != tool_ids.to_dict():
+        dst.save_tool_ids(info.id, tool_ids)
+    return len(missing), created
+
+
+def _verify(session_id: str, source: list[Message], copied: list[Message]) -> None:
+    """The destination's messages are the source's, by hash, in order."""
+    want = [message_hash(m) for m in source]
+    got = [message_hash(m) for m in copied]
+    if want != got:
+        first = next(
+            (i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got))
+        )
+        raise StoreError(
+            f"session {session_id!r}: after the copy, message {first} does not hash as in the source "
+            f"({len(got)} messages in the destination, {len(source)} in the source)"
+        )
+
+
+__all__ = ["CHUNK", "CopyReport", "copy_store"]

@@ -1,0 +1,138 @@
+"""The §9.1 tables in PostgreSQL types, versioned, and their upgrade in one transaction.
+
+The same tables, columns and indexes as the SQLite file (`_schema`), in PostgreSQL's
+types: JSON columns are `jsonb`, times `bigint` microseconds since the epoch (UTC), as in
+SQLite. One column is added: `messages.seq`, an identity that keeps append order (what
+SQLite's rowid does); the store assigns it under the session's row lock, so within a
+session it is commit order, which incremental reads (`load_session(after=...)`) rely on.
+
+`MIGRATIONS` lists the DDL from each layout version to the next, as for SQLite; `upgrade`
+applies the missing steps and records the new version in one transaction (PostgreSQL DDL
+is transactional) under an advisory lock, so processes opening a fresh database at once
+create it once, and a failed upgrade leaves the database as it was. A database of a newer
+layout is refused, never rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import StoreError
+from ._schema import DB_SCHEMA_VERSION, META_VERSION_KEY, LayoutStep
+from ._sql import Db
+
+TABLES_V1 = """
+CREATE TABLE metis_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  workspace_path TEXT NOT NULL,
+  active_model TEXT,
+  routing_policy_json JSONB,
+  schema_version INTEGER NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE messages (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  role TEXT NOT NULL,
+  content_json JSONB NOT NULL,
+  metadata_json JSONB NOT NULL,
+  created_at BIGINT NOT NULL,
+  schema_version INTEGER NOT NULL,
+  seq BIGINT GENERATED ALWAYS AS IDENTITY
+);
+CREATE INDEX idx_messages_session_created ON messages(session_id, created_at);
+CREATE UNIQUE INDEX idx_messages_session_seq ON messages(session_id, seq);
+
+CREATE TABLE tool_calls (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  message_id TEXT NOT NULL REFERENCES messages(id),
+  result_message_id TEXT REFERENCES messages(id),
+  name TEXT NOT NULL,
+  status TEXT NOT NULL,
+  provider_id TEXT,
+  provider TEXT,
+  created_at BIGINT NOT NULL,
+  completed_at BIGINT
+);
+CREATE INDEX idx_tool_calls_session_status ON tool_calls(session_id, status);
+
+CREATE TABLE tool_id_map (
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  canonical TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  provider_id TEXT NOT NULL,
+  origin TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX idx_tool_id_map_canonical ON tool_id_map(session_id, canonical, provider);
+"""
+"""Layout 1: spec §9.1's tables and indexes, the store's two, and `messages.seq`."""
+
+MIGRATIONS: tuple[LayoutStep, ...] = (LayoutStep(0, TABLES_V1, "create the layout-1 tables"),)
+"""One step per layout bump, in order (version 0: an empty database). Old steps never change."""
+
+_LOCK_KEY = 0x6D65_7469_7331  # "metis1": the advisory lock every upgrading process takes
+
+
+def layout_version(db: Db) -> int | None:
+    """The database's layout version; None when it has none of the store's tables."""
+    found = {
+        row[0]
+        for row in db.all(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_name IN ('metis_meta', 'sessions', 'messages', 'tool_calls', 'tool_id_map')"
+        )
+    }
+    if "metis_meta" in found:
+        row = db.one("SELECT value FROM metis_meta WHERE key = ?", (META_VERSION_KEY,))
+        if row is None:
+            raise StoreError("metis_meta has no layout version", hint="the database was not set up by metis")
+        return int(row[0])
+    if found:
+        raise StoreError(
+            f"tables named like the store's but not made by metis: {', '.join(sorted(found))}",
+            hint="point the store at a new database (or schema) or at one metis set up",
+        )
+    return None
+
+
+def upgrade(
+    db: Db, *, steps: Sequence[LayoutStep] = MIGRATIONS, target: int = DB_SCHEMA_VERSION
+) -> tuple[int | None, int]:
+    """Create or upgrade the layout to `target` inside the caller's transaction; returns
+    (version found, version now)."""
+    db.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK_KEY,))
+    found = layout_version(db)
+    start = 0 if found is None else found
+    if start > target:
+        raise StoreError(
+            f"database layout v{start} is newer than this metis understands (v{target})",
+            hint="upgrade metis; an older metis never rewrites a newer database",
+        )
+    by_version = {step.from_version: step for step in steps}
+    for version in range(start, target):
+        step = by_version.get(version)
+        if step is None:
+            raise StoreError(f"no layout migration from v{version} to v{version + 1}")
+        for statement in (s.strip() for s in step.sql.split(";")):
+            if statement:
+                db.execute(statement)
+    if start != target:
+        db.execute(
+            "INSERT INTO metis_meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (META_VERSION_KEY, str(target)),
+        )
+    return found, target
+
+
+__all__ = ["MIGRATIONS", "TABLES_V1", "layout_version", "upgrade"]

@@ -1,0 +1,696 @@
+"""The store: sessions, their messages, and the tool calls inside them (spec §9).
+
+One `Store` class for every database: it holds a backend (`sqlite.SqliteBackend`, one
+connection to one file; `postgres.PostgresBackend`, a pool of connections to a server)
+that runs each transaction, and speaks the SQL of `_sql` in the backend's dialect. Every
+write is one transaction that either commits whole or leaves nothing behind: a message
+row, the `tool_calls` rows it opens or answers, the session's `updated_at` and its tool
+id map go in together. A write begins by touching the rows of the sessions it writes to
+(in sorted order): on PostgreSQL that locks them, so writers of one session take turns
+and append order is commit order; SQLite takes its one write lock up front anyway.
+A message is checked before it is written — its own invariants and its links to earlier
+tool calls, answered from the `tool_calls` table (`_checks`) — so the table never holds a
+conversation that breaks spec §5 at status complete.
+
+Streaming fits in with two more entry points: `upsert_partial` keeps a PARTIAL checkpoint
+of a message while it streams (unchecked, since a partial message may break invariants,
+§5.1.5), and `finalize` replaces it with the final message, checked then.
+
+The store knows nothing of providers (DESIGN "Data flow"): it records
+`metadata.provider` and the id that provider issued, and it has no place for API keys,
+request headers or anything else a client holds. Every value reaches the database as a
+bound parameter; no part of a message ever becomes SQL text.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
+
+import orjson
+from metis_schema import CURRENT_VERSION
+from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
+
+from .. import _json
+from ..errors import InvariantError, MessageNotFoundError, SessionNotFoundError, StoreError
+from ..ids import ToolIdEntry, ToolIdMap, new_session_id
+from . import _sql
+from ._checks import BatchChecks, Stored, stored_provider_ids
+from ._codec import Reader, Row, decode, decode_all, encode, from_micros
+from ._conn import RetryPolicy
+from ._types import (
+    CANCELLED,
+    FAILED,
+    PENDING,
+    SUCCEEDED,
+    DuplicateMessageError,
+    SessionInfo,
+    ToolCallRecord,
+    ToolCallStatus,
+)
+from .sqlite import SqliteBackend
+
+T = TypeVar("T")
+Mode = Literal["append", "finalize", "partial"]
+
+_MAX_SESSION_ID = 128
+# Enum members read once: `Role.assistant` is a descriptor call each time, on every message.
+_ASSISTANT, _TOOL = Role.assistant, Role.tool
+_COMPLETE, _PARTIAL = MessageStatus.complete, MessageStatus.partial
+
+
+def _append_mode(message: Message) -> Mode:
+    """How `append` stores a message: a PARTIAL one as its checkpoint."""
+    return "partial" if message.metadata.status == _PARTIAL else "append"
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1_000
+
+
+class Backend(Protocol):
+    """A database the Store can run transactions on (`sqlite.SqliteBackend`,
+    `postgres.PostgresBackend`). Each runs `fn` with a `_sql.Db` inside one transaction,
+    retrying the whole of `fn` where the database asks for it (a busy SQLite file, a
+    PostgreSQL serialization failure or deadlock, a connection lost before the commit),
+    and turns its driver's errors into StoreError."""
+
+    @property
+    def dialect(self) -> _sql.Dialect: ...
+
+    @property
+    def path(self) -> Path | None: ...
+
+    def write(self, fn: Callable[[_sql.Db], T]) -> T: ...
+
+    def read(self, fn: Callable[[_sql.Db], T]) -> T: ...
+
+    def close(self) -> None: ...
+
+
+class Store:
+    """Sessions, messages and tool calls in one database (see module doc).
+
+    Thread-safe and safe across processes (and, on PostgreSQL, machines). Open it with
+    `metis.store.open_store(target)` (a path or URL) or `Store.open(path)` (SQLite); close
+    it, or use it as a context manager.
+    """
+
+    def __init__(self, backend: Backend, reader: Reader | None = None) -> None:
+        self._backend = backend
+        self._reader = reader
+        self._write = backend.write
+        self._read = backend.read
+
+    @property
+    def path(self) -> Path | None:
+        """The SQLite file (None for an in-memory or a PostgreSQL store)."""
+        return self._backend.path
+
+    @property
+    def _conn(self) -> Any:
+        """The SQLite connection, for tests that look at the file beside the store."""
+        return getattr(self._backend, "conn", None)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        synchronous: str = "FULL",
+        reader: Reader | None = None,
+    ) -> Store:
+        """Open (creating or upgrading in place) the SQLite store at `path`.
+
+        `path` defaults to `$METIS_HOME/metis.sqlite3`, else the per-user data directory.
+        `synchronous="FULL"` makes every commit durable across power loss; "NORMAL" keeps
+        it across process crashes only, and is faster. `reader` replaces the full
+        document reader (default `metis.canonical.read_message`).
+        """
+        return cls(SqliteBackend.open(path, retry=retry, synchronous=synchronous), reader)
+
+    def close(self) -> None:
+        """Close the connection(s) (idempotent)."""
+        self._backend.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    def create_session(
+        self,
+        workspace_path: str | os.PathLike[str],
+        *,
+        active_model: str | None = None,
+        routing_policy: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> SessionInfo:
+        """A new, empty session; `session_id` defaults to a fresh `sess_<ulid>`."""
+        sid = new_session_id() if session_id is None else session_id
+        if not isinstance(sid, str) or not 0 < len(sid) <= _MAX_SESSION_ID:
+            raise StoreError(f"session id must be 1..{_MAX_SESSION_ID} characters, got {sid!r:.80}")
+        policy_json = _policy_json(routing_policy)
+        now = _now_us()
+        row = (sid, os.fspath(workspace_path), active_model, policy_json, CURRENT_VERSION, now, now)
+
+        def insert(conn: _sql.Db) -> None:
+            if conn.one("SELECT 1 FROM sessions WHERE id = ?", (sid,)):
+                raise StoreError(f"session {sid!r} already exists")
+            conn.execute(conn.dialect.insert_session, row)
+
+        self._write(insert)
+        return _session(row)
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        """The session's row; SessionNotFoundError if there is none."""
+        row = self._read(
+            lambda c: c.one(f"SELECT {c.dialect.session_columns} FROM sessions WHERE id = ?", (session_id,))
+        )
+        if row is None:
+            raise SessionNotFoundError(f"no session {session_id!r}")
+        return _session(row)
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """Every session, most recently changed first."""
+        rows = self._read(
+            lambda c: c.all(f"SELECT {c.dialect.session_columns} FROM sessions ORDER BY updated_at DESC, id")
+        )
+        return [_session(row) for row in rows]
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session with its messages, tool calls and tool id map, in one transaction."""
+
+        def delete(conn: _sql.Db) -> None:
+            _touch(conn, session_id, _now_us())  # its row locked: no append runs meanwhile
+            for table in ("tool_calls", "tool_id_map", "messages"):
+                conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+        self._write(delete)
+
+    def set_active_model(self, session_id: str, model: str | None) -> SessionInfo:
+        """Record the session's sticky model (a canonical `<provider>:<model>` id, or None)."""
+        if model is not None and (":" not in model or model.startswith(":")):
+            raise StoreError(f"not a canonical model id: {model!r}", hint="use '<provider>:<model>'")
+
+        def update(conn: _sql.Db) -> Any:
+            cur = conn.execute(
+                "UPDATE sessions SET active_model = ?, updated_at = ? WHERE id = ?",
+                (model, _now_us(), session_id),
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFoundError(f"no session {session_id!r}")
+            return conn.one(
+                f"SELECT {conn.dialect.session_columns} FROM sessions WHERE id = ?", (session_id,)
+            )
+
+        return _session(self._write(update))
+
+    # --- messages ------------------------------------------------------------------------------
+
+    def append(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
+        """Check and store one message, with its tool call bookkeeping, in one transaction.
+
+        Raises InvariantError (nothing written) when the message breaks spec §5 or its
+        links, DuplicateMessageError when its id is taken, SessionNotFoundError when its
+        session does not exist. `tool_ids`, the session's id map after the response was
+        parsed, supplies each new tool call's provider id and is saved in the same
+        transaction. A PARTIAL message is stored unchecked, as by `upsert_partial`.
+        """
+        self.append_many([message], tool_ids=tool_ids)
+
+    def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
+        """`append` for several messages in order, in one transaction: all stored, or none.
+
+        Each message is encoded once, then checked against what the earlier ones of the
+        batch will have written (one lookup for the whole batch) and refused with the
+        first failing message's error, or all are written with one `executemany` per
+        statement.
+        """
+        batch = messages if isinstance(messages, list) else list(messages)
+        if not batch:
+            return
+        self._put([(message, encode(message)) for message in batch], tool_ids, None)
+
+    def upsert_partial(self, message: Message) -> None:
+        """Store or refresh the PARTIAL checkpoint of a message that is still streaming."""
+        if message.metadata.status != MessageStatus.partial:
+            raise StoreError(
+                f"upsert_partial takes a partial message, got status {message.metadata.status.value}",
+                message_id=message.id,
+                hint="store the final message with finalize()",
+            )
+        self._put([(message, encode(message))], None, "partial")
+
+    def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
+        """Replace a message's PARTIAL checkpoint by its final form (checked as by `append`).
+
+        Without a checkpoint this is `append`. A final message already stored under the
+        id is a DuplicateMessageError.
+        """
+        if message.metadata.status == MessageStatus.partial:
+            raise StoreError(
+                "finalize takes a complete, cancelled or error message, got status partial",
+                message_id=message.id,
+                hint="checkpoint it with upsert_partial()",
+            )
+        self._put([(message, encode(message))], tool_ids, "finalize")
+
+    def _put(
+        self, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None, mode: Mode | None
+    ) -> None:
+        """Write the batch in one transaction: each message as `mode` says (`upsert_partial`,
+        `finalize`: one message), or, with None, appended as `append_many` appends (a PARTIAL
+        message stored as by `upsert_partial`)."""
+        sessions = dict.fromkeys([row[1] for _, row in batch])
+        if tool_ids is not None:
+            foreign = set(sessions) - {tool_ids.session_id}
+            if foreign:
+                raise StoreError(
+                    f"tool id map of session {tool_ids.session_id!r} given for messages of "
+                    f"{sorted(foreign)!r}"
+                )
+        one_by_one = mode is not None or any(m.metadata.status == _PARTIAL for m, _ in batch)
+
+        def run(conn: _sql.Db) -> None:
+            now = _now_us()
+            for session_id in sorted(sessions):  # one order for every writer: no deadlock
+                _touch(conn, session_id, now)
+            if not one_by_one:
+                _append_all(conn, batch, tool_ids)
+            else:
+                for message, row in batch:
+                    _put_one(conn, message, row, mode or _append_mode(message), tool_ids)
+            if tool_ids is not None:
+                _sync_tool_ids(conn, tool_ids)
+
+        self._write(run)
+
+    def load_session(
+        self, session_id: str, *, include_partial: bool = True, after: str | None = None
+    ) -> list[Message]:
+        """The session's messages in the order they were appended.
+
+        Append order is the conversation (the order of SQLite's rowids, of PostgreSQL's
+        `seq` identity, taken under the session's lock; finalize() keeps the checkpoint's
+        place). It is not re-derived from created_at, so
+        a message stamped out of order, or by another writer's clock, is never moved.
+
+        `after`: only the messages appended after that message of the session (a reader
+        that holds the ones before need not decode them again; StoreError when the session
+        has no such message).
+
+        Rows of older schema versions are migrated on read, and unknown block types or
+        metadata fields are dropped with one WARN per message (spec §10.3).
+        """
+
+        def fetch(conn: _sql.Db) -> list[Row]:
+            _require_session(conn, session_id)
+            columns, order = conn.dialect.message_columns, conn.dialect.order
+            if after is None:
+                return conn.all(
+                    f"SELECT {columns} FROM messages WHERE session_id = ? ORDER BY {order}", (session_id,)
+                )
+            mark = conn.one(
+                f"SELECT {order} FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
+            )
+            if mark is None:
+                raise MessageNotFoundError(
+                    f"session {session_id!r} has no message {after!r} to read after", message_id=after
+                )
+            return conn.all(
+                f"SELECT {columns} FROM messages WHERE session_id = ? AND {order} > ? ORDER BY {order}",
+                (session_id, mark[0]),
+            )
+
+        messages = decode_all(self._read(fetch), self._reader)
+        if include_partial:
+            return messages
+        return [m for m in messages if m.metadata.status != MessageStatus.partial]
+
+    def get_message(self, message_id: str) -> Message:
+        """One message by id; MessageNotFoundError if it is not stored."""
+        row = self._read(
+            lambda c: c.one(f"SELECT {c.dialect.message_columns} FROM messages WHERE id = ?", (message_id,))
+        )
+        if row is None:
+            raise MessageNotFoundError(f"no message {message_id!r}", message_id=message_id)
+        return decode(row, self._reader)
+
+    # --- tool ids ------------------------------------------------------------------------------
+
+    def save_tool_ids(self, session_id: str, tool_ids: ToolIdMap) -> None:
+        """Persist the session's tool id map: only new entries, unless the stored map is not
+        a prefix of this one (then it is replaced)."""
+        if tool_ids.session_id != session_id:
+            raise StoreError(f"tool id map belongs to session {tool_ids.session_id!r}, not {session_id!r}")
+
+        def save(conn: _sql.Db) -> None:
+            _touch(conn, session_id, _now_us())
+            _sync_tool_ids(conn, tool_ids)
+
+        self._write(save)
+
+    def load_tool_ids(self, session_id: str) -> ToolIdMap:
+        """The session's tool id map as last saved (empty if never saved)."""
+
+        def fetch(conn: _sql.Db) -> list[Any]:
+            _require_session(conn, session_id)
+            return conn.execute(
+                "SELECT canonical, provider, provider_id, origin FROM tool_id_map "
+                "WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+
+        return ToolIdMap(session_id, [ToolIdEntry(*row) for row in self._read(fetch)])
+
+    # --- tool calls ----------------------------------------------------------------------------
+
+    def tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+        """Every tool call of the session, oldest first."""
+        return self._tool_calls(session_id, "")
+
+    def unanswered_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+        """Tool calls still pending: issued, not cancelled, no result yet (spec §9.2)."""
+        return self._tool_calls(session_id, " AND status = 'pending'")
+
+    def _tool_calls(self, session_id: str, where: str) -> list[ToolCallRecord]:
+        def fetch(conn: _sql.Db) -> list[Any]:
+            _require_session(conn, session_id)
+            return conn.execute(
+                f"SELECT {_sql.TOOL_CALL_COLUMNS} FROM tool_calls "
+                f"WHERE session_id = ?{where} ORDER BY created_at, id",
+                (session_id,),
+            ).fetchall()
+
+        return [_tool_call(row) for row in self._read(fetch)]
+
+    def failed_tool_calls(self, session_id: str | None = None) -> dict[str, int]:
+        """Failed tool calls per session (spec §9.2); one session (even at 0) when named."""
+
+        def count(conn: _sql.Db) -> dict[str, int]:
+            if session_id is not None:
+                _require_session(conn, session_id)
+                row = conn.execute(
+                    "SELECT COUNT(*) FROM tool_calls WHERE session_id = ? AND status = 'failed'",
+                    (session_id,),
+                ).fetchone()
+                return {session_id: int(row[0])}
+            rows = conn.execute(
+                "SELECT session_id, COUNT(*) FROM tool_calls WHERE status = 'failed' GROUP BY session_id"
+            ).fetchall()
+            return {sid: int(n) for sid, n in rows}
+
+        return self._read(count)
+
+
+# --- helpers (run inside a transaction) ------------------------------------------------------------
+
+
+def _require_session(conn: _sql.Db, session_id: str) -> None:
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        raise SessionNotFoundError(f"no session {session_id!r}")
+
+
+def _touch(conn: _sql.Db, session_id: str, now: int) -> None:
+    """Mark the session changed; SessionNotFoundError if it does not exist."""
+    cur = conn.execute(_sql.TOUCH_SESSION, (now, session_id))
+    if cur.rowcount == 0:
+        raise SessionNotFoundError(f"no session {session_id!r}", hint="create it with Store.create_session()")
+
+
+def _existing(conn: _sql.Db, message_id: str) -> tuple[str, str | None] | None:
+    """(session id, status) of the stored message with this id, if any."""
+    status = conn.dialect.status_of.format("metadata_json")
+    row = conn.one(f"SELECT session_id, {status} FROM messages WHERE id = ?", (message_id,))
+    return None if row is None else (row[0], row[1])
+
+
+def _duplicate(message: Message, existing: tuple[str, str | None]) -> DuplicateMessageError:
+    what = "a partial checkpoint" if existing[1] == "partial" else "a message"
+    return DuplicateMessageError(
+        f"{what} with this id is already stored in session {existing[0]!r}",
+        message_id=message.id,
+        hint="finalize() replaces a partial checkpoint; anything else needs a new id",
+    )
+
+
+class _Plan(NamedTuple):
+    """The rows a batch writes: `messages` rows, `tool_calls` rows (answers to calls of the
+    same batch folded in), and answers to calls stored before (`_sql.ANSWER_OPEN_CALL`)."""
+
+    message_rows: Sequence[Row]
+    call_rows: Sequence[Sequence[Any]]
+    updates: Sequence[tuple[Any, ...]]
+
+
+def _append_all(conn: _sql.Db, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None) -> None:
+    """`_put_one(..., "append", ...)` for every message of the batch, as a few statements.
+
+    `_put_one` per message would make its lookups and statements per message. Here the
+    lookups are made once (`_checked_plan`), which raises the error `_put_one` would
+    raise for the first message that fails, and all rows are written with one
+    `executemany` per statement, in the order `_put_one` would have written them.
+    """
+    plan = _checked_plan(conn, batch, tool_ids)
+    conn.executemany(conn.dialect.insert_message, plan.message_rows)
+    if plan.call_rows:
+        _sql.insert_tool_calls(conn, plan.call_rows)
+    if plan.updates:
+        conn.executemany(_sql.ANSWER_OPEN_CALL, plan.updates)
+
+
+def _checked_plan(conn: _sql.Db, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None) -> _Plan:
+    """The rows of the batch, each message checked in order (raises for the first failing one).
+
+    The lookups are made once for the whole batch (`BatchChecks`, and the stored provider
+    ids), and each message is checked against what the earlier ones will have written.
+    """
+    messages = [message for message, _ in batch]
+    checks = BatchChecks(conn, messages)
+    stored: dict[tuple[str, str, str], str] = (
+        {} if tool_ids is not None else _stored_provider_ids(conn, messages)
+    )
+    lookup = stored.get
+    message_rows: list[Row] = []
+    call_rows: list[tuple[Any, ...]] = []
+    result_rows: list[tuple[Any, ...]] = []
+    for message, row in batch:
+        found = checks.violations(message)
+        existing = checks.existing(message.id)
+        if existing is not None:  # the INSERT would fail; a re-sent message is said so
+            raise _duplicate(message, existing)
+        if found:
+            raise InvariantError(found, message_id=message.id)
+        message_rows.append(row)
+        checks.written(row[0], row[1], message.metadata.status)
+        calls, results = len(call_rows), len(result_rows)
+        _tool_call_rows(message, row[5], tool_ids, lookup, call_rows, result_rows)
+        if len(call_rows) != calls:
+            for call in call_rows[calls:]:
+                checks.opened(call[0], call[1])
+        if len(result_rows) != results:
+            for result in result_rows[results:]:
+                checks.answered(result[3], result[4])
+    updates = _close_new_calls(call_rows, result_rows)
+    return _Plan(message_rows, call_rows, updates)
+
+
+def _close_new_calls(
+    call_rows: list[tuple[Any, ...]], result_rows: list[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """Fold each answer to a call opened in the same batch into that call's row.
+
+    An agent loop appends a tool call and its result together: inserting the row as the
+    UPDATE would leave it (status, result message, completion time) ends in the same
+    table, one statement instead of two. Answers to calls stored earlier (or that match
+    no row of the batch: the UPDATE's `id` and `session_id` both) stay UPDATEs, in order.
+    """
+    opened = {row[0]: i for i, row in enumerate(call_rows)}
+    updates = []
+    for status, result_id, completed, tool_id, session_id in result_rows:
+        i = opened.get(tool_id)
+        if i is None or call_rows[i][1] != session_id:
+            updates.append((status, result_id, completed, tool_id, session_id))
+            continue
+        row = call_rows[i]
+        call_rows[i] = (*row[:3], result_id, row[4], status, row[6], row[7], row[8], completed)
+    return updates
+
+
+def _stored_provider_ids(conn: _sql.Db, messages: Sequence[Message]) -> dict[tuple[str, str, str], str]:
+    """`stored_provider_ids` for every tool call the batch (or a single message) opens."""
+    wanted: dict[str, set[str]] = {}
+    for message in messages:
+        if message.role == _ASSISTANT and message.metadata.provider is not None:
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    wanted.setdefault(message.session_id, set()).add(block.id)
+    return stored_provider_ids(conn, wanted)
+
+
+def _put_one(conn: _sql.Db, message: Message, row: Row, mode: Mode, tool_ids: ToolIdMap | None) -> None:
+    """Write one message: insert it (append), or insert or replace a partial checkpoint
+    (partial: unchecked, §5.1.5; finalize: checked as an append is)."""
+    if mode == "partial":
+        existing = _existing(conn, message.id)
+        if existing is not None and (existing[1] != "partial" or existing[0] != message.session_id):
+            raise _duplicate(message, existing)
+        _insert_or_replace(conn, message, row, existing)
+        return
+    checks = BatchChecks(conn, [message])  # one lookup of its id and of the calls it names
+    existing = checks.existing(message.id)
+    if existing is not None and (
+        mode == "append" or existing[1] != "partial" or existing[0] != message.session_id
+    ):  # a re-sent message: said so, before anything it would break by being there twice
+        raise _duplicate(message, existing)
+    found = checks.violations(message)
+    if found:
+        raise InvariantError(found, message_id=message.id)
+    _insert_or_replace(conn, message, row, existing)
+    _record_tool_calls(conn, message, row[5], tool_ids)
+
+
+def _insert_or_replace(conn: _sql.Db, message: Message, row: Row, existing: Stored | None) -> None:
+    """Insert the row, or replace the partial checkpoint stored under its id in place."""
+    if existing is not None:
+        conn.execute(conn.dialect.replace_partial, (*row[2:], message.id))
+    else:
+        conn.execute(conn.dialect.insert_message, row)
+
+
+def _record_tool_calls(conn: _sql.Db, message: Message, created: int, tool_ids: ToolIdMap | None) -> None:
+    """Open a row per tool_use of an ASSISTANT message; close the row a TOOL message answers."""
+    call_rows: list[tuple[Any, ...]] = []
+    result_rows: list[tuple[Any, ...]] = []
+
+    # The stored map is read only when no map was given (one query, as for a batch).
+    stored = ({} if tool_ids is not None else _stored_provider_ids(conn, [message])).get
+    _tool_call_rows(message, created, tool_ids, stored, call_rows, result_rows)
+    if call_rows:
+        _sql.insert_tool_calls(conn, call_rows)
+    if result_rows:
+        conn.executemany(_sql.ANSWER_OPEN_CALL, result_rows)
+
+
+def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on purpose)
+    message: Message,
+    created: int,
+    tool_ids: ToolIdMap | None,
+    stored: Callable[[tuple[str, str, str]], str | None],
+    call_rows: list[tuple[Any, ...]],
+    result_rows: list[tuple[Any, ...]],
+) -> None:
+    """The `tool_calls` rows `message` opens (`call_rows`) and the answers it gives
+    (`result_rows`, parameters of `_sql.ANSWER_OPEN_CALL`). A tool call's provider id comes
+    from `tool_ids` when given, else from `stored((session, canonical, provider))`."""
+    role = message.role
+    if role == _ASSISTANT:
+        session_id, provider = message.session_id, message.metadata.provider
+        is_open = message.metadata.status == _COMPLETE
+        status = PENDING if is_open else CANCELLED
+        for b in message.content:
+            if not isinstance(b, ToolUseBlock):
+                continue
+            if provider is None:
+                provider_id = None
+            elif tool_ids is not None:
+                provider_id = tool_ids.provider_id(b.id, provider)
+            else:
+                provider_id = stored((session_id, b.id, provider))
+            call_rows.append(
+                (
+                    b.id,
+                    session_id,
+                    message.id,
+                    None,
+                    b.name,
+                    status,
+                    provider_id,
+                    provider,
+                    created,
+                    None if is_open else created,
+                )
+            )
+    elif role == _TOOL:
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                status = FAILED if block.is_error else SUCCEEDED
+                result_rows.append((status, message.id, created, block.tool_use_id, message.session_id))
+
+
+def _entry_row(session_id: str, seq: int, entry: ToolIdEntry) -> tuple[Any, ...]:
+    return (session_id, entry.canonical, entry.provider, entry.provider_id, entry.origin, seq)
+
+
+def _sync_tool_ids(conn: _sql.Db, tool_ids: ToolIdMap) -> None:
+    """Save the map, writing only its new entries when the stored ones are its prefix.
+
+    A ToolIdMap only ever grows, so after each response the stored map is a prefix of the
+    caller's; the last stored entry is compared to make sure, else the map is rewritten.
+    """
+    sid = tool_ids.session_id
+    entries = list(tool_ids)
+    last = conn.execute(
+        "SELECT seq, canonical, provider, provider_id, origin FROM tool_id_map WHERE session_id = ? "
+        "ORDER BY seq DESC LIMIT 1",
+        (sid,),
+    ).fetchone()
+    stored = 0 if last is None else int(last[0]) + 1
+    if stored > len(entries) or (last is not None and ToolIdEntry(*last[1:]) != entries[stored - 1]):
+        conn.execute("DELETE FROM tool_id_map WHERE session_id = ?", (sid,))  # not a prefix: rewrite
+        stored = 0
+    if stored < len(entries):
+        conn.executemany(
+            "INSERT INTO tool_id_map (session_id, canonical, provider, provider_id, origin, seq) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [_entry_row(sid, stored + i, e) for i, e in enumerate(entries[stored:])],
+        )
+
+
+def _policy_json(policy: Mapping[str, Any] | None) -> str | None:
+    if policy is None:
+        return None
+    try:
+        return _json.dumps(dict(policy), option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError as exc:
+        raise StoreError(f"routing_policy is not JSON-serializable: {exc}") from exc
+
+
+def _session(row: Sequence[Any]) -> SessionInfo:
+    policy = None if row[3] is None else _json.loads(row[3])
+    return SessionInfo(
+        id=row[0],
+        workspace_path=row[1],
+        active_model=row[2],
+        routing_policy=policy,
+        schema_version=int(row[4]),
+        created_at=from_micros(row[5]),
+        updated_at=from_micros(row[6]),
+    )
+
+
+def _tool_call(row: Sequence[Any]) -> ToolCallRecord:
+    return ToolCallRecord(
+        id=row[0],
+        session_id=row[1],
+        message_id=row[2],
+        result_message_id=row[3],
+        name=row[4],
+        status=ToolCallStatus(row[5]),
+        provider_id=row[6],
+        provider=row[7],
+        created_at=from_micros(row[8]),
+        completed_at=None if row[9] is None else from_micros(row[9]),
+    )
+
+
+__all__ = ["Store"]
