@@ -559,7 +559,15 @@ class StreamAssembler:
                     except ValueError:
                         parsed = {}
                     value = parsed if isinstance(parsed, dict) else {}
-                out.append(ToolUseBlock(type="tool_use", id=block.tool_id, name=block.name, input=value))
+                try:
+                    out.append(ToolUseBlock(type="tool_use", id=block.tool_id, name=block.name, input=value))
+                except ValidationError as exc:  # e.g. a name past the schema's 128 characters
+                    raise WireFormatError(
+                        f"streamed tool call {block.name[:80]!r}: {pydantic_problems(exc)[0]}",
+                        provider=self.provider,
+                        path=f"content[{index}]",
+                        message_id=self.message_id,
+                    ) from None
         return out
 
     def snapshot(self) -> Message:

@@ -60,7 +60,8 @@ def assistant_block(
 ) -> ContentBlock | None:
     """A declared assistant block (`wire.ResponseBlock`) -> canonical; None (kept in `replay`)
     when it has no canonical type."""
-    entry = _READERS.get(block.get("type"))  # type: ignore[arg-type]
+    kind = block.get("type")
+    entry = _READERS.get(kind) if isinstance(kind, str) else None  # a hostile `type` may be a list
     if entry is None:
         replay.foreign[str(position)] = dict(block)
         return None
