@@ -72,6 +72,17 @@ CHARS_PER_TOKEN = 4
 adapters' own estimators use for English prose and JSON."""
 
 
+MAX_PROVIDER_RAW_DEPTH = 100
+"""Deepest nesting kept in provider_raw by default. The message around it adds a few
+levels, and the persistence serializer refuses past its own limit (about 250) with an
+untyped error at store time; a provider's own JSON is nowhere near this deep."""
+
+MAX_PROVIDER_RAW_BYTES = 32 * 1024 * 1024
+"""Largest provider_raw (as JSON) kept by default: it is stored and loaded with every
+message, so a server that sends 100 MiB of extras must not make each load carry them.
+Generous for what providers really keep there (a generated image in a foreign part)."""
+
+
 @dataclass
 class RequestContext:
     """Per-request state an adapter needs to turn a response into a canonical Message.
@@ -93,6 +104,9 @@ class RequestContext:
     against their input_schema at ingress (§5.2.4): each failure emits
     `tool_input_invalid` (the message is kept, for the agent loop to answer)."""
     events: EventSink | None = None
+    max_provider_raw_depth: int = MAX_PROVIDER_RAW_DEPTH
+    max_provider_raw_bytes: int = MAX_PROVIDER_RAW_BYTES
+    """Bounds on the provider_raw a reply keeps (where it enters: `finish_assistant`)."""
     estimated_input_tokens: int | None = None
     """The adapter's pre-flight estimate of the request's input tokens: the input usage of
     a streamed reply whose usage never arrived (see the module docstring)."""
@@ -170,6 +184,39 @@ def default_routing(chosen_model: str, reason: str) -> RoutingDecisionRecord:
 def _routing_copy(record: RoutingDecisionRecord) -> RoutingDecisionRecord:
     """A record of its own for one message, equal to `record` (one record may serve many)."""
     return record.model_copy(update={"alternatives_considered": list(record.alternatives_considered)})
+
+
+def _depth_past(value: Any, limit: int) -> bool:
+    """Whether containers inside `value` nest deeper than `limit` (iterative: the value
+    may be nested far past Python's recursion limit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _bounded_raw(provider: str, provider_raw: dict[str, Any], context: RequestContext) -> None:
+    """provider_raw within the context's depth and size bounds, else a WireFormatError."""
+    depth = context.max_provider_raw_depth
+    if _depth_past(provider_raw, depth):
+        raise WireFormatError(
+            f"provider_raw nests deeper than {depth} levels",
+            provider=provider,
+            path="metadata.provider_raw",
+            hint="raise RequestContext.max_provider_raw_depth if this provider's replies really nest so deep",
+        )
+    size = len(_json.write(provider_raw))
+    if size > context.max_provider_raw_bytes:
+        raise WireFormatError(
+            f"provider_raw holds {size} bytes of JSON; the limit is {context.max_provider_raw_bytes}",
+            provider=provider,
+            path="metadata.provider_raw",
+            hint="raise RequestContext.max_provider_raw_bytes if this is legitimate",
+        )
 
 
 def _checked_inputs(provider: str, provider_raw: Any) -> dict[str, Any] | None:
@@ -320,6 +367,8 @@ def _assistant_message(
     else:  # a fresh record per message: no two messages share one
         routing = default_routing(entry.id, _DEFAULT_REASON)
     provider_raw = _checked_inputs(provider, provider_raw)
+    if provider_raw is not None:
+        _bounded_raw(provider, provider_raw, context)
     if any(type(block) not in BLOCK_CLASSES for block in content):
         content = _checked_content(content, provider)
     metadata = MessageMetadata(

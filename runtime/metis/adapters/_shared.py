@@ -30,13 +30,11 @@ from metis_schema.v1 import (
     ToolDefinition,
     ToolUseBlock,
 )
-from pydantic import ValidationError
 
 from ..catalog import load_catalog
 from ..errors import MetisError, WireFormatError
 from ..invariants import BLOCK_CLASSES
 from ..media import workspace_file_base64
-from ..validation import pydantic_problems
 from .base import AdapterOptions
 
 _DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)$", re.DOTALL)
@@ -147,15 +145,8 @@ def text_block(text: str) -> TextBlock:
 
 
 def tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
-    """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated; a provider
-    value the schema refuses (a name past 128 characters) is a WireFormatError."""
-    try:
-        block: ToolUseBlock = validate_tool_use(
-            {"type": "tool_use", "id": tool_id, "name": name, "input": value}
-        )
-    except ValidationError as exc:
-        problem = pydantic_problems(exc)[0]
-        raise WireFormatError(f"tool call {str(name)[:80]!r} cannot be read: {problem}") from None
+    """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated."""
+    block: ToolUseBlock = validate_tool_use({"type": "tool_use", "id": tool_id, "name": name, "input": value})
     return block
 
 
