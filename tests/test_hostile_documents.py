@@ -1,0 +1,31 @@
+"""Canonical documents with hostile values get typed errors (issue 17, item 5)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from metis.canonical import read_message
+from metis.errors import DocumentError
+
+
+def _message(block_type: Any) -> bytes:
+    return json.dumps(
+        {
+            "id": "01HZ0000000000000000000001",
+            "session_id": "s",
+            "role": "user",
+            "content": [{"type": block_type, "text": "hi"}],
+            "metadata": {},
+            "created_at": "2026-01-01T00:00:00Z",
+            "schema_version": 1,
+        }
+    ).encode()
+
+
+@pytest.mark.parametrize("block_type", [{}, {"a": 1}, [], ["text"], 5, None])
+def test_a_block_type_of_any_json_type_is_a_document_error(block_type: Any) -> None:
+    with pytest.raises(DocumentError) as caught:
+        read_message(_message(block_type))
+    assert "content[0]" in str(caught.value)
