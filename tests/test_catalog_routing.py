@@ -13,8 +13,8 @@ from metis import (
     CapabilityError,
     DocumentError,
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
+    MediaSource,
+    MediaSourceKind,
     Message,
     MessageMetadata,
     RedactedThinkingBlock,
@@ -252,7 +252,7 @@ def tid(n: int) -> str:
 
 
 def png(media_type: str = "image/png", data: str = "iVBORw0KGgo=") -> ImageBlock:
-    return ImageBlock(source=ImageSource(kind=ImageSourceKind.base64, data=data), media_type=media_type)
+    return ImageBlock(source=MediaSource(kind=MediaSourceKind.base64, data=data), media_type=media_type)
 
 
 def msg(n: int, role: Role, *blocks: Any, **meta: Any) -> Message:

@@ -16,7 +16,7 @@ from pathlib import Path
 VERSIONS: tuple[int, ...] = (1, 2, )
 """Schema versions this package holds, oldest first."""
 
-CURRENT_VERSION: int = 1
+CURRENT_VERSION: int = 2
 """The version new documents are written in (and documents are migrated to on read)."""
 
 LATEST_VERSION: int = 2

@@ -5,4 +5,4 @@
 
 export * as v1 from "./v1.js";
 export * as v2 from "./v2.js";
-export * from "./v1.js";
+export * from "./v2.js";

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ErrorEvent,
     Message,
@@ -494,7 +494,7 @@ def imported_message(
             content=content,
             metadata=MessageMetadata(**(metadata or {})),
             created_at=created_at,
-            schema_version=1,
+            schema_version=2,
         )
     except ValidationError as exc:
         raise WireFormatError(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from metis_schema.v1 import AdapterCapabilities, CatalogEntry, ModelCatalog
+from metis_schema.v2 import AdapterCapabilities, CatalogEntry, ModelCatalog
 from pydantic import ValidationError
 
 from .errors import UnknownModelError

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 from metis_schema import CURRENT_VERSION
-from metis_schema.v1 import ContentBlock, Message, MessageStatus, Role
+from metis_schema.v2 import ContentBlock, Message, MessageStatus, Role
 from pydantic import BaseModel
 
 from .errors import InvariantError

@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 from urllib.parse import urlparse
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     SideEffects,
     TextBlock,
@@ -44,9 +44,9 @@ def image_base64(block: ImageBlock, options: AdapterOptions) -> str | None:
     """Base64 bytes of an image, reading file_refs from the workspace (contained and
     size-capped by `metis.media`); None for URL images."""
     kind = block.source.kind
-    if kind == ImageSourceKind.base64:
+    if kind == MediaSourceKind.base64:
         return block.source.data
-    if kind == ImageSourceKind.file_ref:
+    if kind == MediaSourceKind.file_ref:
         return workspace_file_base64(block.source.data, options.workspace, max_bytes=options.max_media_bytes)
     return None
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._common import cost_of, money, tokens_of, total_cost, total_tokens
 
 if TYPE_CHECKING:
-    from metis_schema.v1 import Message
+    from metis_schema.v2 import Message
 
     from ..store import SessionInfo
 
@@ -211,7 +211,8 @@ def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> li
 def session_lines(store: Any, session_id: str, *, last: int | None = None, full: bool = False) -> list[str]:
     """Everything `show` prints for one session."""
     info = store.get_session(session_id)
-    messages = list(store.load_session(session_id))
+    read = store.read_session(session_id)
+    messages = read.messages
     columns = width()
     head = [f"session {info.id}", f"  title      {session_title(info, messages)}"]
     source = session_source(info)
@@ -222,8 +223,10 @@ def session_lines(store: Any, session_id: str, *, last: int | None = None, full:
         f"  model      {info.active_model or '-'}",
         f"  created    {info.created_at:%Y-%m-%d %H:%M:%S} UTC, updated {info.updated_at:%Y-%m-%d %H:%M:%S}",
         f"  totals     {len(messages)} messages · {total_tokens(messages):,} tokens · {cost_text(messages)}",
-        "",
     ]
+    # Rows a newer metis wrote are named here, and every other message is still shown.
+    head += [f"  skipped    {error}" for error in read.newer]
+    head.append("")
     start = 0
     if last is not None and last < len(messages):
         start = len(messages) - last

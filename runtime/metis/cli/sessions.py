@@ -39,7 +39,13 @@ def sessions(state: State) -> None:
     if not infos:
         echo_err("no sessions yet (`metis demo` makes one, `metis import` reads recorded traffic)")
         return
-    rows = [(info, list(state.store.load_session(info.id))) for info in infos]
+    rows = []
+    for info in infos:
+        # A row written by a newer metis is named, not fatal: the rest of the store still lists.
+        read = state.store.read_session(info.id)
+        for error in read.newer:
+            echo_err(f"skipped: {error}")
+        rows.append((info, read.messages))
     click.echo("\n".join(sessions_lines(rows)))
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     CatalogEntry,
     Message,
     MessageStatus,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from metis_schema.v1 import Message, StopReason, ToolDefinition
+from metis_schema.v2 import Message, StopReason, ToolDefinition
 
 from ...assembly import RequestContext
 from ...ids import ToolIdMap

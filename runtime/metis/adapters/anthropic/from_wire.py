@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from metis_schema.v1 import ContentBlock, Message, RedactedThinkingBlock
+from metis_schema.v2 import ContentBlock, Message, RedactedThinkingBlock
 from pydantic import ValidationError
 
 from ...assembly import RequestContext, finish_assistant

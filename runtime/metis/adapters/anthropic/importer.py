@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
+    MediaSource,
+    MediaSourceKind,
     Message,
     Role,
     TextBlock,
@@ -282,14 +282,14 @@ def _user_block(
 def _image(source: Mapping[str, Any], path: str) -> ImageBlock | None:
     """A declared image source -> canonical image, or None for a source with no canonical kind (Files API)."""
     if source.get("type") == "base64":
-        kind, data, media = ImageSourceKind.base64, source["data"], source["media_type"]
+        kind, data, media = MediaSourceKind.base64, source["data"], source["media_type"]
     elif source.get("type") == "url":
-        kind, data = ImageSourceKind.url, source["url"]
+        kind, data = MediaSourceKind.url, source["url"]
         media = url_image_media_type(data)
     else:
         return None
     try:
-        return ImageBlock(type="image", source=ImageSource(kind=kind, data=data), media_type=media)
+        return ImageBlock(type="image", source=MediaSource(kind=kind, data=data), media_type=media)
     except ValueError as exc:
         raise WireFormatError(f"image cannot be imported: {exc}", provider=PROVIDER, path=path) from exc
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ErrorEvent,
     MessageCompleteEvent,
     RedactedThinkingBlock,

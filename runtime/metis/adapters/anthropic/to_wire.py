@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     AdapterCapabilities,
     ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     RedactedThinkingBlock,
     Role,
@@ -200,8 +200,14 @@ class _Writer:
                 }
             elif block.type == "tool_result":
                 wire = self.tool_result(message, index, block, replay)
-            else:
+            elif block.type in ("thinking", "redacted_thinking"):
                 wire = self.thinking(message, index, block)
+            else:
+                # A schema v2 block this adapter does not write yet: dropped, never sent as text.
+                self.drop(
+                    message, index, block, inside, f"the Anthropic adapter does not carry {block.type} yet"
+                )
+                wire = None
             converted.append(wire)
         return replay.splice(converted, inside)
 
@@ -247,7 +253,7 @@ class _Writer:
         reason: str
         if not self.caps.supports_images:
             reason = f"model {self.options.model} does not accept images"
-        elif block.source.kind == ImageSourceKind.url:
+        elif block.source.kind == MediaSourceKind.url:
             return {"type": "image", "source": {"type": "url", "url": block.source.data}}
         elif block.media_type not in self.accepted:
             reason = f"media type {block.media_type} is not one of {', '.join(sorted(self.accepted))}"

@@ -162,7 +162,7 @@ class UrlSource(TypedDict):
     url: str
 
 
-ImageSource = Annotated[
+MediaSource = Annotated[
     Annotated[Base64Source, Tag("Base64Source")]
     | Annotated[UrlSource, Tag("UrlSource")]
     | Annotated[Foreign, Tag("Foreign")],
@@ -176,7 +176,7 @@ class ImageBlock(TypedDict):
     """`{"type": "image", "source"}`."""
 
     type: Literal["image"]
-    source: ImageSource
+    source: MediaSource
 
 
 ResultItem = Annotated[
@@ -458,8 +458,8 @@ __all__ = [
     "ErrorDetail",
     "Foreign",
     "ImageBlock",
-    "ImageSource",
     "InputJsonDelta",
+    "MediaSource",
     "MessageDelta",
     "MessageStart",
     "MessageStop",
