@@ -29,3 +29,20 @@ def test_a_block_type_of_any_json_type_is_a_document_error(block_type: Any) -> N
     with pytest.raises(DocumentError) as caught:
         read_message(_message(block_type))
     assert "content[0]" in str(caught.value)
+
+
+@pytest.mark.parametrize("digits", [309, 400, 4000])
+def test_integers_of_any_length_json_allows_are_read_exactly(digits: int) -> None:
+    from metis import _json
+
+    number = int("9" * digits)
+    assert _json.loads(f'{{"n": {number}}}'.encode()) == {"n": number}
+
+
+def test_text_that_is_not_json_is_still_refused_with_a_long_digit_run() -> None:
+    from metis import _json
+
+    with pytest.raises(_json.JSONDecodeError):
+        _json.loads(b'{"n": ' + b"9" * 400 + b", }")
+    with pytest.raises(_json.JSONDecodeError):
+        _json.loads(b'{"n": NaN, "m": ' + b"9" * 400 + b"}")
