@@ -56,7 +56,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from . import _json
 from .canonical import CONTENT_LIST
 from .catalog import load_catalog
-from .errors import WireFormatError
+from .errors import MetisError, WireFormatError
 from .events import EventSink, emit
 from .ids import ToolIdMap, new_message_id
 from .invariants import BLOCK_CLASSES, check_message
@@ -644,6 +644,23 @@ class StreamAssembler:
         if status == MessageStatus.complete:  # the end arrived; did the usage?
             counts, provider_raw = reported_or_estimated(counts, content, self.context, provider_raw)
         return self._message(status, content, provider_raw, counts)
+
+    def fail(self, failure: Exception, provider_raw: dict[str, Any] | None = None) -> Message:
+        """The final message of an exchange a failure ended (a malformed event, a reply
+        that cannot be assembled): ERROR, holding what can still be built and the failure
+        under provider_raw["error"]. When the blocks or provider_raw themselves are what
+        failed, the message keeps neither, so a failed exchange always ends in a row."""
+        error = {"code": type(failure).__name__, "message": str(failure)[:2000]}
+        try:
+            content = self.content(final=True)
+        except MetisError:
+            content = []
+        for raw in (dict(provider_raw or {}), {}):
+            try:
+                return self._message(MessageStatus.error, content, {**raw, "error": error}, self._counts)
+            except MetisError:
+                content = []
+        raise failure
 
     def _message(
         self,
