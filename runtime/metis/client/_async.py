@@ -67,9 +67,12 @@ class AsyncClient(ClientBase):
         *,
         workspace: Path | str | None = None,
         tools: Sequence[ToolDefinition] = (),
+        title: str | None = None,
+        source: str | None = None,
     ) -> AsyncSession:
-        """A new session whose default model is `model` (else the client's default)."""
-        return AsyncSession(self, self._new_core(model, workspace, tools))
+        """A new session whose default model is `model` (else the client's default);
+        `title` and `source` label it in the store (`metis sessions` lists them)."""
+        return AsyncSession(self, self._new_core(model, workspace, tools, title=title, source=source))
 
     def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> AsyncSession:
         """An existing session (SessionNotFoundError if there is none)."""

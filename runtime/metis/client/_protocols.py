@@ -41,6 +41,8 @@ class SessionStore(Protocol):
         active_model: str | None = None,
         routing_policy: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        title: str | None = None,
+        source: str | None = None,
     ) -> SessionRecord: ...
 
     def get_session(self, session_id: str) -> SessionRecord: ...

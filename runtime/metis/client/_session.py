@@ -330,15 +330,24 @@ def _refuse_unanswered(history: Sequence[Message], session_id: str) -> None:
 
 
 def create_record(
-    store: SessionStore, *, model: str | None, default_model: str, workspace: Path | str | None
+    store: SessionStore,
+    *,
+    model: str | None,
+    default_model: str,
+    workspace: Path | str | None,
+    title: str | None = None,
+    source: str | None = None,
 ) -> SessionRecord:
-    """A new stored session whose default model is `model` (workspace level) or the global default."""
+    """A new stored session whose default model is `model` (workspace level) or the global
+    default, labelled with `title` and `source` (what `metis sessions` lists it as)."""
     entry = load_catalog().resolve(model or default_model)
     level = "workspace" if model else "global"
     return store.create_session(
         str(Path(workspace or Path.cwd()).resolve()),
         active_model=entry.id,
         routing_policy=routing_policy(entry.id, level),
+        title=title,
+        source=source,
     )
 
 
@@ -416,10 +425,21 @@ class ClientBase:
         return self.settings.store
 
     def _new_core(
-        self, model: str | None, workspace: Path | str | None, tools: Sequence[ToolDefinition]
+        self,
+        model: str | None,
+        workspace: Path | str | None,
+        tools: Sequence[ToolDefinition],
+        *,
+        title: str | None = None,
+        source: str | None = None,
     ) -> SessionCore:
         record = create_record(
-            self.store, model=model, default_model=self.settings.default_model, workspace=workspace
+            self.store,
+            model=model,
+            default_model=self.settings.default_model,
+            workspace=workspace,
+            title=title,
+            source=source,
         )
         return SessionCore(self.settings, record, tools=tools)
 

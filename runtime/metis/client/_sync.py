@@ -66,9 +66,12 @@ class Client(ClientBase):
         *,
         workspace: Path | str | None = None,
         tools: Sequence[ToolDefinition] = (),
+        title: str | None = None,
+        source: str | None = None,
     ) -> Session:
-        """A new session whose default model is `model` (else the client's default)."""
-        return Session(self, self._new_core(model, workspace, tools))
+        """A new session whose default model is `model` (else the client's default);
+        `title` and `source` label it in the store (`metis sessions` lists them)."""
+        return Session(self, self._new_core(model, workspace, tools, title=title, source=source))
 
     def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> Session:
         """An existing session (SessionNotFoundError if there is none)."""
