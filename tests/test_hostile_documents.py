@@ -46,3 +46,13 @@ def test_text_that_is_not_json_is_still_refused_with_a_long_digit_run() -> None:
         _json.loads(b'{"n": ' + b"9" * 400 + b", }")
     with pytest.raises(_json.JSONDecodeError):
         _json.loads(b'{"n": NaN, "m": ' + b"9" * 400 + b"}")
+
+
+def test_a_deep_document_holding_a_long_number_is_read() -> None:
+    from metis import _json
+
+    text = b"[" * 600 + b"1234567890123456789012" + b"]" * 600
+    value = _json.loads(text)
+    for _ in range(600):
+        value = value[0]
+    assert value == 1234567890123456789012
