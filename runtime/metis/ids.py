@@ -258,6 +258,12 @@ class ToolIdMap:
     resolves to the most recent tool_use that carried it (`resolve_incoming`). Outgoing,
     `outgoing` returns the provider's own id when it was recorded and still satisfies the
     provider's rule, else a deterministic, collision-free minted id.
+
+    Sent ids are unique per provider: when a server reused one id for several calls (two
+    `call_0` in one reply, or one per turn), only the latest call that carried it (the one
+    `resolve_incoming` answers) replays it; each earlier one gets a minted id. Replayed
+    verbatim, the duplicates would make the request ambiguous or invalid (providers reject
+    repeated tool ids, and a result could not say which call it answers).
     """
 
     def __init__(self, session_id: str, entries: list[ToolIdEntry] | None = None) -> None:
@@ -276,10 +282,14 @@ class ToolIdMap:
 
     def _add(self, entry: ToolIdEntry) -> None:
         self._entries.append(entry)
-        self._incoming[(entry.provider, entry.provider_id)] = entry.canonical
+        key = (entry.provider, entry.provider_id)
+        previous = self._incoming.get(key)
+        self._incoming[key] = entry.canonical
         settled = self._settled.get(entry.provider)
         if settled is not None:
             settled.pop(entry.canonical, None)
+            if previous is not None:
+                settled.pop(previous, None)  # it no longer owns that id: `outgoing` decides again
         if entry.origin == "provider":
             issued = self._issued.get(entry.provider)
             if issued is None:
@@ -345,7 +355,7 @@ class ToolIdMap:
                 return hit
         rule = id_rule(provider)
         known = self._outgoing.get((provider, canonical))
-        if known is not None and rule.accepts(known):
+        if known is not None and rule.accepts(known) and self._incoming.get((provider, known)) == canonical:
             settled[canonical] = known
             return known
         taken = {pid for (prov, _), pid in self._outgoing.items() if prov == provider}
