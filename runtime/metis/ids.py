@@ -271,6 +271,10 @@ class ToolIdMap:
         self._entries: list[ToolIdEntry] = []
         self._incoming: dict[tuple[str, str], str] = {}
         self._outgoing: dict[tuple[str, str], str] = {}
+        # provider -> every id ever bound outgoing for it: a minted id must be none of them.
+        # Kept as entries are added, so minting for a fresh map (every `metis convert`, the
+        # first request of an imported session) is linear in its tool calls, not quadratic.
+        self._sent: dict[str, set[str]] = {}
         # provider -> canonical -> the id `outgoing` settled on (it passed the provider's
         # rule): every later request answers from here with one lookup. Reset for a
         # canonical id whenever a binding of it is added.
@@ -301,6 +305,7 @@ class ToolIdMap:
             self._outgoing[(entry.provider, entry.canonical)] = entry.provider_id
         else:
             self._outgoing.setdefault((entry.provider, entry.canonical), entry.provider_id)
+        self._sent.setdefault(entry.provider, set()).add(self._outgoing[(entry.provider, entry.canonical)])
 
     def __iter__(self) -> Iterator[ToolIdEntry]:
         return iter(list(self._entries))
@@ -358,13 +363,14 @@ class ToolIdMap:
         if known is not None and rule.accepts(known) and self._incoming.get((provider, known)) == canonical:
             settled[canonical] = known
             return known
-        taken = {pid for (prov, _), pid in self._outgoing.items() if prov == provider}
+        taken = self._sent.setdefault(provider, set())
         seed = f"{self.session_id}\x00{canonical}\x00{provider}"
         for attempt in range(1000):
             candidate = rule.mint(seed, attempt)
             owner = self._incoming.get((provider, candidate))
             if candidate not in taken and owner in (None, canonical):
                 self._outgoing[(provider, canonical)] = candidate
+                taken.add(candidate)
                 self._entries.append(ToolIdEntry(canonical, provider, candidate, "minted"))
                 self._incoming[(provider, candidate)] = canonical
                 settled[canonical] = candidate
