@@ -14,31 +14,16 @@ and `fork_message_id` (`fork_origin` reads them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from metis_schema.v2 import CompactionBlock, ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
+from ..client._protocols import SessionRecord, SessionStore
 from ..errors import MessageNotFoundError
 from ..ids import ToolIdEntry, ToolIdMap, new_message_id, new_tool_id
 from . import compact
-
-
-class SessionRow(Protocol):
-    """What fork reads from a stored session (`metis.store.SessionInfo` has it)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def workspace_path(self) -> str: ...
-
-    @property
-    def active_model(self) -> str | None: ...
-
-    @property
-    def routing_policy(self) -> Mapping[str, Any] | None: ...
 
 
 class ForkedRow(Protocol):
@@ -49,29 +34,6 @@ class ForkedRow(Protocol):
 
     @property
     def fork_message_id(self) -> str | None: ...
-
-
-class ForkStore(Protocol):
-    """The store operations fork uses (`metis.store.Store` has them)."""
-
-    def get_session(self, session_id: str) -> SessionRow: ...
-
-    def create_session(
-        self,
-        workspace_path: str,
-        *,
-        active_model: str | None = None,
-        routing_policy: Mapping[str, Any] | None = None,
-        session_id: str | None = None,
-        parent_session_id: str | None = None,
-        fork_message_id: str | None = None,
-    ) -> SessionRow: ...
-
-    def load_session(self, session_id: str) -> Sequence[Message]: ...
-
-    def load_tool_ids(self, session_id: str) -> ToolIdMap: ...
-
-    def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -140,8 +102,8 @@ def carried_tool_ids(parent: ToolIdMap, renamed: Mapping[str, str], session_id: 
 
 
 def fork_session(
-    store: ForkStore, session_id: str, *, at: str, new_session_id: str | None = None
-) -> SessionRow:
+    store: SessionStore, session_id: str, *, at: str, new_session_id: str | None = None
+) -> SessionRecord:
     """A new session holding `session_id`'s history up to and including message `at`.
 
     The fork keeps the parent's workspace, model and routing policy, plus its origin
@@ -172,9 +134,7 @@ def fork_session(
 
 __all__ = [
     "ForkOrigin",
-    "ForkStore",
     "ForkedRow",
-    "SessionRow",
     "carried_tool_ids",
     "copy_messages",
     "fork_origin",
