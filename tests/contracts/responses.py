@@ -65,14 +65,21 @@ def unknown_keys(body: dict[str, Any]) -> list[str]:
     return problems
 
 
-def check_request(body: dict[str, Any]) -> None:
-    """Raise when `body` is not a valid request for the openai SDK and for Open Responses."""
+def sdk_validate(body: dict[str, Any]) -> Any:
+    """Validate against the openai SDK's request TypedDict, iterating every Iterable."""
     adapter = _STREAMING if body.get("stream") is True else _NON_STREAMING
-    materialize(adapter.validate_python(body))
+    return materialize(adapter.validate_python(body))
+
+
+def check_request(body: dict[str, Any], *, open_responses: bool = True) -> None:
+    """Raise when `body` is not a valid request for the openai SDK and for Open Responses
+    (`open_responses=False`: OpenAI's alone, for bodies with OpenAI's built-in tools)."""
+    sdk_validate(body)
     problems = unknown_keys(body)
     if problems:
         raise ContractError(f"keys the SDK does not declare: {problems}")
-    ort.CreateResponseBody.model_validate(body)
+    if open_responses:
+        ort.CreateResponseBody.model_validate(body)
     for i, item in enumerate(body.get("input") or []):
         if len(item.get("call_id", "")) > 64:
             raise ContractError(f"input[{i}].call_id is longer than 64 characters")
@@ -93,9 +100,11 @@ def _links(body: dict[str, Any]) -> list[str]:
     return problems
 
 
-def check_response(body: dict[str, Any]) -> Response:
-    """A response body parsed by both SDKs' models."""
-    ort.ResponseResource.model_validate(body)
+def check_response(body: dict[str, Any], *, open_responses: bool = True) -> Response:
+    """A response body parsed by both SDKs' models (built-in tool calls are OpenAI's alone:
+    `open_responses=False` checks those with the openai SDK only)."""
+    if open_responses:
+        ort.ResponseResource.model_validate(body)
     return Response.model_validate(body)
 
 
@@ -150,6 +159,7 @@ def response_body(
     status: str = "completed",
     usage: dict[str, Any] | None = USAGE,
     incomplete: str | None = None,
+    open_responses: bool = True,
 ) -> dict[str, Any]:
     """A whole response object around `output`, valid for both SDKs."""
     body = {
@@ -193,7 +203,7 @@ def response_body(
         "safety_identifier": None,
         "prompt_cache_key": None,
     }
-    check_response(body)
+    check_response(body, open_responses=open_responses)
     return body
 
 
