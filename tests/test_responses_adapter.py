@@ -415,3 +415,47 @@ def test_each_provider_gets_back_exactly_its_own_reasoning() -> None:
     contract.check_request(again)
     reasoning = [i for i in again["input"] if i["type"] == "reasoning"]
     assert reasoning == [contract.REASONING_ITEM]  # exactly its own, once
+
+
+# --- the client picks the row by base URL -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("base_url", "stateless"),
+    [(None, True), ("http://127.0.0.1:8080/v1", False)],
+    ids=["openai", "open-responses"],
+)
+def test_client_sends_to_the_row_its_base_url_picks(
+    base_url: str | None, stateless: bool, tmp_path: Any
+) -> None:
+    import httpx
+    from metis.client import Client
+    from metis.store import Store
+
+    sent: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        request.read()
+        sent.append(request)
+        return httpx.Response(200, json=contract.response_fixture())
+
+    base_urls = {PROVIDER: base_url} if base_url else None
+    with (
+        Store.open(tmp_path / "metis.sqlite3") as store,
+        Client(
+            store, transport=httpx.MockTransport(handle), api_keys={PROVIDER: "sk-test"}, base_urls=base_urls
+        ) as client,
+    ):
+        session = client.session(MODEL, workspace=tmp_path)
+        reply = session.send("weather in Paris and Tokyo?")
+        body = json.loads(sent[0].content)
+        assert str(sent[0].url) == (base_url or "https://api.openai.com/v1") + "/responses"
+        assert ("store" in body) is stateless and "metis" not in body
+        contract.check_request(body)
+        assert reply.metadata.stop_reason == StopReason.tool_use
+        for block in reply.content:
+            if block.type == "tool_use":
+                session.add_tool_result(block.id, "18C")
+        session.send()  # the results go back, with the reasoning item that preceded the calls
+        again = json.loads(sent[1].content)
+        assert [i for i in again["input"] if i["type"] == "reasoning"] == [contract.REASONING_ITEM]
