@@ -25,6 +25,7 @@ from openai.types.responses import (
     Response,
     ResponseFunctionToolCallParam,
     ResponseReasoningItemParam,
+    ResponseStreamEvent,
 )
 from openai.types.responses.response_create_params import (
     ResponseCreateParamsNonStreaming,
@@ -37,6 +38,7 @@ from contracts.openai import ContractError, materialize
 
 _NON_STREAMING = TypeAdapter(ResponseCreateParamsNonStreaming)
 _STREAMING = TypeAdapter(ResponseCreateParamsStreaming)
+_STREAM_EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
 
 
 def _keys(typed_dict: Any) -> frozenset[str]:
@@ -98,6 +100,37 @@ def _links(body: dict[str, Any]) -> list[str]:
         elif item.get("type") == "function_call_output" and item["call_id"] not in calls:
             problems.append(f"input[{i}] call_id {item['call_id']} answers no function_call")
     return problems
+
+
+def _event_models() -> dict[str, type[Any]]:
+    """Open Responses' streaming event models by their `type` value."""
+    found: dict[str, type[Any]] = {}
+    for name in dir(ort):
+        model = getattr(ort, name)
+        if (
+            name.endswith("StreamingEvent")
+            and hasattr(model, "model_fields")
+            and "type" in model.model_fields
+        ):
+            annotation = model.model_fields["type"].annotation
+            for member in getattr(annotation, "__members__", {}).values():
+                found[member.value] = model
+    return found
+
+
+OPEN_RESPONSES_EVENTS = _event_models()
+
+
+def check_event(event: dict[str, Any], *, openai: bool = True, open_responses: bool = True) -> None:
+    """One stream event, checked by the openai SDK's event union and, for the event types
+    the Open Responses specification defines, by its own model. The two disagree on one
+    shape, the `error` event (OpenAI: fields at the top; Open Responses: under `error`):
+    such an event is checked by the specification it follows."""
+    if openai:
+        _STREAM_EVENT.validate_python(event)
+    model = OPEN_RESPONSES_EVENTS.get(event["type"])
+    if model is not None and open_responses:
+        model.model_validate(event)
 
 
 def check_response(body: dict[str, Any], *, open_responses: bool = True) -> Response:

@@ -222,9 +222,12 @@ def response_meta(response: Response) -> dict[str, Any]:
 
 def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext) -> Message:
     """A response object -> one COMPLETE canonical ASSISTANT message."""
-    if isinstance(body, dict) and body.get("error") and not body.get("output"):
+    if isinstance(body, dict) and body.get("error") and "output" not in body:
         raise dialect.facts.parse_error(body)
     response = read(Response, body, provider=PROVIDER, what="reply")
+    error = response.get("error")
+    if response.get("status") == "failed" and error:
+        raise dialect.facts.parse_error({"error": {**error, "type": error.get("type") or error.get("code")}})
     items = read_items(response["output"], path="output", context=context)
     return finish_assistant(
         context,

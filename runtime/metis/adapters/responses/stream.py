@@ -15,7 +15,8 @@ by output_index for reasoning and function calls:
   bound in the ToolIdMap), `response.function_call_arguments.delta` feeds it, the item's
   `done` ends it;
 - `response.completed` / `response.incomplete` carry usage and the stop reason;
-  `response.failed` and `error` end the stream as ERROR.
+  `response.failed` and `error` end the stream as ERROR (an `error` event's fields at its
+  top, as OpenAI sends them, or under `error`, as the Open Responses specification does).
 
 What the reply reader keeps in provider_raw (reasoning items, phase, annotations, items
 with no block) is gathered from the `output_item.done` items with the same helpers, so a
@@ -135,6 +136,9 @@ class ResponsesStreamDecoder(StreamDecoder):
             error = self._response(event).get("error") or {}
             return self._error(error)
         if kind == "error":
+            nested = event.get("error")
+            if nested is not None:
+                return self._error(nested)
             return self._error(
                 {"message": event.get("message"), "code": event.get("code"), "param": event.get("param")}
             )

@@ -196,6 +196,8 @@ class Event(TypedDict):
     message: NotRequired[Any]
     code: NotRequired[Any]
     param: NotRequired[Any]
+    error: NotRequired[ErrorDetail]
+    """An `error` event's payload as Open Responses nests it (OpenAI puts its fields at the top)."""
 
 
 # --- the request (read back by the importer) -----------------------------------------------
