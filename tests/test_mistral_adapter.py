@@ -120,7 +120,7 @@ def test_magistral_thinking_is_a_thinking_block_and_goes_back_to_the_same_model_
     assert [r.block_type for r in caplog.records if hasattr(r, "block_type")] == ["thinking"]  # type: ignore[attr-defined]
 
 
-def test_foreign_tool_ids_become_nine_alphanumerics_through_the_session_map() -> None:
+def test_foreign_tool_ids_become_nine_alphanumerics_through_the_session_map(fixed_tool_ids: None) -> None:
     ids = ToolIdMap(SESSION)
     openai = adapters.get("openai")
     reply = openai.from_wire_response(
@@ -138,6 +138,7 @@ def test_foreign_tool_ids_become_nine_alphanumerics_through_the_session_map() ->
     ]
     history = [_message(Role.user, [{"type": "text", "text": "hi"}]), reply, *results]
     body = ADAPTER.to_wire(history, [], AdapterOptions(model=MEDIUM, session_id=SESSION, tool_ids=ids))
+    golden.check(PROVIDER, "conversation.request.golden.json", body)
     contract.check_request(body)
     calls = [c["id"] for c in body["messages"][1]["tool_calls"]]
     assert all(_NINE.fullmatch(c) for c in calls) and len(set(calls)) == 2

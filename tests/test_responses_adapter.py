@@ -257,6 +257,7 @@ def test_stateless_request_replays_reasoning_phase_and_call_ids() -> None:
     body = ADAPTER.to_wire(
         _reply_history(ids), [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
     )
+    golden.check(PROVIDER, "conversation.request.golden.json", body)
     contract.check_request(body)
     assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
     items = body["input"]
