@@ -203,6 +203,25 @@ def test_a_failed_response_body_is_a_provider_error() -> None:
     assert caught.value.error_type == "server_error" and caught.value.retryable
 
 
+def test_input_estimate_counts_text_tools_and_images() -> None:
+    ids = ToolIdMap(SESSION)
+    history = _reply_history(ids)
+    estimate = ADAPTER.estimate_input_tokens(history, [])
+    chars = sum(len(b.text) for m in history for b in m.content if b.type in ("text", "thinking"))
+    assert estimate >= chars // 4 + 4 * len(history)
+    image = _message(
+        Role.user,
+        [
+            {
+                "type": "image",
+                "source": {"kind": "url", "data": "https://example.com/a.png"},
+                "media_type": "image/png",
+            }
+        ],
+    )
+    assert ADAPTER.estimate_input_tokens([*history, image], []) - estimate == 765 + 4
+
+
 def test_open_responses_event_models_are_found() -> None:
     assert {"response.completed", "response.output_text.delta", "response.output_item.done"} <= set(
         contract.OPEN_RESPONSES_EVENTS

@@ -99,19 +99,19 @@ def read_items(
         elif kind == "reasoning":
             _reasoning(item, out)  # type: ignore[arg-type]
         else:
-            keep_other(dict(item), where, out)
+            keep_other(dict(item), where, out, at=len(out.blocks))
     return out
 
 
-def keep_other(item: dict[str, Any], path: str, out: ItemRead) -> None:
-    """An item with no canonical block: kept whole, with the block position it stood at."""
+def keep_other(item: dict[str, Any], path: str, out: ItemRead, *, at: int) -> None:
+    """An item with no canonical block: kept whole, with the block position `at` it stood at."""
     log.warning(
         "%s: output item of type %r has no canonical block; kept in provider_raw, not carried",
         PROVIDER,
         item.get("type"),
         extra={"adapter": PROVIDER, "path": path},
     )
-    out.other_items.append({"at": len(out.blocks), "item": item})
+    out.other_items.append({"at": at, "item": item})
 
 
 def note_annotations(annotations: list[dict[str, Any]] | None, index: int, path: str, out: ItemRead) -> None:
@@ -140,7 +140,7 @@ def _message(item: MessageItem, path: str, out: ItemRead) -> None:
             text = part["refusal"]
             out.refused = True
         else:
-            keep_other(dict(part), f"{path}.content[{j}]", out)
+            keep_other(dict(part), f"{path}.content[{j}]", out, at=len(out.blocks))
             continue
         index = len(out.blocks)
         out.blocks.append(text_block(text))

@@ -241,8 +241,7 @@ class ResponsesStreamDecoder(StreamDecoder):
             return self._reasoning_done(output, item)  # type: ignore[arg-type]
         if kind == "message":
             return self._message_done(output, item)  # type: ignore[arg-type]
-        keep_other(dict(item), f"stream.output[{output}]", self._read)
-        self._read.other_items[-1]["at"] = self._next_block
+        keep_other(dict(item), f"stream.output[{output}]", self._read, at=self._next_block)
         return []
 
     def _call_done(self, output: int, item: FunctionCallItem) -> list[StreamEvent]:
@@ -290,8 +289,9 @@ class ResponsesStreamDecoder(StreamDecoder):
         for j, part in enumerate(parts):
             kind = part.get("type")
             if kind not in ("output_text", "refusal"):
-                keep_other(dict(part), f"stream.output[{output}].content[{j}]", self._read)
-                self._read.other_items[-1]["at"] = self._next_block
+                keep_other(
+                    dict(part), f"stream.output[{output}].content[{j}]", self._read, at=self._next_block
+                )
                 continue
             known = (output, j) in self._parts
             block = self._part_block(output, j)
