@@ -1,4 +1,4 @@
-"""Developer and CI tasks: `nox -s tests lint typecheck codegen bench demo`.
+"""Developer and CI tasks: `nox -s tests lint typecheck codegen docs typescript bench demo`.
 
 Each session installs the project with its dev extras into its own virtualenv. CI (and
 anyone who already has an environment) sets METIS_NOX_BACKEND=none to run the same
@@ -22,10 +22,16 @@ def _install(session: nox.Session) -> None:
         session.install("-e", ".[dev]")
 
 
+def _node_tooling(session: nox.Session) -> None:
+    """typescript/node_modules from the committed lockfile: codegen runs json-schema-to-typescript."""
+    session.run("npm", "ci", "--prefix", "typescript", "--no-audit", "--no-fund", external=True)
+
+
 @nox.session(venv_backend=BACKEND)
 def tests(session: nox.Session) -> None:
     """The test suite (no network; the live suite runs only with METIS_LIVE_OPENAI_BASE_URL)."""
     _install(session)
+    _node_tooling(session)
     session.run("python", "-m", "pytest", *session.posargs)
 
 
@@ -48,7 +54,26 @@ def typecheck(session: nox.Session) -> None:
 def codegen(session: nox.Session) -> None:
     """Fail when generated/ is stale or hand-edited (python -m codegen --check)."""
     _install(session)
+    _node_tooling(session)
     session.run("python", "-m", "codegen", "--check")
+
+
+@nox.session(venv_backend=BACKEND)
+def docs(session: nox.Session) -> None:
+    """The documentation site, built with --strict (any warning, broken link or bad docstring fails)."""
+    if not IN_PLACE:
+        session.install("-e", ".[dev,docs]")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
+
+
+@nox.session(venv_backend=BACKEND)
+def typescript(session: nox.Session) -> None:
+    """The TypeScript declarations: every schema vector under ajv, and tsc over the typed examples."""
+    _node_tooling(session)
+    session.run("node", "--test", "typescript/test/", external=True)
+    session.run(
+        "typescript/node_modules/.bin/tsc", "--noEmit", "-p", "typescript/tsconfig.json", external=True
+    )
 
 
 @nox.session(venv_backend=BACKEND)

@@ -144,7 +144,7 @@ def conversation(
     (from 1) is `T0 + k * spacing`.
     """
     from metis.ids import new_message_id, new_tool_id
-    from metis_schema.v1 import Message
+    from metis_schema.v2 import Message
 
     out: list[Any] = []
     while len(out) < n:
@@ -157,7 +157,7 @@ def conversation(
                 "content": content,
                 "metadata": metadata,
                 "created_at": created_at,
-                "schema_version": 1,
+                "schema_version": 2,
             }
             out.append(Message.model_validate(document))
     return out[:n]

@@ -28,7 +28,7 @@ SMALL, LARGE = 500, 32_000
 
 def _conversation(n: int, provider: str, model: str) -> tuple[list[Any], list[Any]]:
     """`n` messages of rounds of user, assistant + tool_use, tool result (all at T0), and the tool."""
-    from metis_schema.v1 import ToolDefinition
+    from metis_schema.v2 import ToolDefinition
 
     tools = [
         ToolDefinition(

@@ -32,7 +32,7 @@ from metis.assembly import default_routing
 from metis.invariants import is_clean
 from metis.pricing import compute_cost, load_price_table
 from metis.usage import TokenCounts
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     Message,
     MessageMetadata,
     MessageStatus,
@@ -143,7 +143,7 @@ def _minimal_anthropic_reply(raw: bytes, ids: Any, session_id: str, created_at: 
             "content": content,
             "metadata": metadata,
             "created_at": created_at,
-            "schema_version": 1,
+            "schema_version": 2,
         },
     )
     if not is_clean(message):

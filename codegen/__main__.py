@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .bundle import BundleError
 from .generate import CodegenError, Paths, check, write
+from .typescript import TypeScriptError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         print("codegen: done")
         return 0
-    except (BundleError, CodegenError, OSError) as exc:
+    except (BundleError, CodegenError, TypeScriptError, OSError) as exc:
         print(f"codegen: error: {exc}", file=sys.stderr)
         return 2
 

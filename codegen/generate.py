@@ -17,6 +17,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import bundle as bundler
+from . import typescript as ts
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -59,6 +60,25 @@ def versions(schema_root: Path) -> list[int]:
     if found != list(range(found[0], found[-1] + 1)):
         raise CodegenError(f"schema versions must be contiguous, found {found}")
     return found
+
+
+CURRENT_FILE = "CURRENT"
+"""schema/CURRENT: the version the runtime writes, when it is not the newest one present.
+
+A new version's schema and models land before the runtime switches to them (the runtime
+imports one version's models by name); until then this file names the version new
+documents are written in. Without it, the newest version is current."""
+
+
+def current_version(schema_root: Path, found: list[int]) -> int:
+    """The version new documents are written in (see CURRENT_FILE)."""
+    marker = schema_root / CURRENT_FILE
+    if not marker.exists():
+        return found[-1]
+    text = marker.read_text(encoding="utf-8").strip()
+    if not text.isdigit() or int(text) not in found:
+        raise CodegenError(f"{marker}: {text!r} is not one of the schema versions {found}")
+    return int(text)
 
 
 def _header(source: str, digest: str) -> str:
@@ -115,6 +135,7 @@ def render(paths: Paths) -> dict[Path, str]:
     env = _env()
     found = versions(paths.schema)
     files: dict[Path, str] = {}
+    current = current_version(paths.schema, found)
     for v in found:
         document = bundler.bundle(paths.schema / f"v{v}")
         text = bundler.dumps(document)
@@ -127,18 +148,20 @@ def render(paths: Paths) -> dict[Path, str]:
         files[base / "__init__.py"] = env.get_template("version_init.py.j2").render(
             header=header, version=v, names=_public_names(models)
         )
+        files[ts.OUT / f"v{v}.d.ts"] = ts.declarations(text, ts.banner(f"schema/v{v}/*.json", digest))
     migrations = [(a, a + 1, f"v{a}_to_v{a + 1}") for a in found[:-1]]
     index_header = _header(", ".join(f"schema/v{v}" for v in found), _digest_of(files))
     files[Path(PACKAGE) / "__init__.py"] = env.get_template("package_init.py.j2").render(
         header=index_header,
         versions=found,
+        current=current,
         migrations=migrations,
         bundle_name=bundler.BUNDLE_NAME,
     )
     files[Path(PACKAGE) / "py.typed"] = ""
-    files[Path(PACKAGE) / "_rules.py"] = env.get_template("rules.py.j2").render(
-        header=_header("codegen/templates/rules.py.j2", _digest_of({})), bundle_name=bundler.BUNDLE_NAME
-    )
+    ts_digest = _digest_of({p: t for p, t in files.items() if p.parts[0] == ts.OUT.name})
+    files[ts.OUT / "index.d.ts"] = ts.index(found, current, ts.banner("schema/v*", ts_digest))
+    files[ts.OUT / "package.json"] = ts.package_json(found, current)
     return files
 
 
@@ -151,15 +174,16 @@ def _digest_of(files: dict[Path, str]) -> str:
 
 
 def owned(out: Path) -> set[Path]:
-    """Files currently under out/metis_schema (what codegen owns), relative to out."""
-    root = out / PACKAGE
-    if not root.exists():
-        return set()
-    return {
-        p.relative_to(out)
-        for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-    }
+    """Files currently under out/metis_schema and out/typescript (what codegen owns), relative to out."""
+    found: set[Path] = set()
+    for root in (out / PACKAGE, out / ts.OUT):
+        if root.exists():
+            found |= {
+                p.relative_to(out)
+                for p in root.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            }
+    return found
 
 
 def write(paths: Paths) -> list[str]:

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import base64
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from strategies import PNG_1PX
-
-# Every model metis builds without validating it (metis._build) is validated as well in
-# the tests, here and in the subprocesses tests start, and any difference fails the test.
-os.environ["METIS_CHECK_BUILDS"] = "1"
-import metis._build
-
-metis._build.CHECKED = True  # metis may be imported already (strategies imports it)
 
 
 @pytest.fixture(autouse=True)

@@ -2,8 +2,9 @@
 
 Golden files live in tests/golden/anthropic/. Wire inputs there (`response_*.json`,
 `stream_*.sse`, `request_recorded.json`) are hand-written in the shapes recorded traffic
-has (sources: spec/provider-wire-formats.md §1 and the anthropic 2.12 SDK types); the
-`*.golden.json` outputs are regenerated with METIS_UPDATE_GOLDEN=1 and reviewed.
+has (sources: spec/provider-wire-formats.md §1 and the anthropic 2.12 SDK types), named
+and compared by the one harness, tests/golden.py; the `*.golden.json` outputs are
+regenerated with METIS_UPDATE_GOLDEN=1 and reviewed.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import base64
 import copy
 import logging
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import golden
 import metis.adapters
 import orjson
 import pytest
@@ -27,11 +28,10 @@ from metis.assembly import RequestContext
 from metis.errors import AdapterError, CriticalBlockError, ProviderError, WireFormatError, WorkspaceError
 from metis.events import RecordingSink
 from metis.ids import ToolIdMap
-from metis_schema.v1 import Message, MessageStatus, Role, StopReason, ToolDefinition
+from metis_schema.v2 import Message, MessageStatus, Role, StopReason, ToolDefinition
 from strategies import PNG_1PX
 
-GOLDEN = Path(__file__).parent / "golden" / "anthropic"
-UPDATE = os.environ.get("METIS_UPDATE_GOLDEN") == "1"
+PROVIDER = "anthropic"
 FIXED_TIME = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 MODEL = "anthropic:claude-sonnet-4-6"
 SESSION = "sess_anthropic"
@@ -44,18 +44,11 @@ PNG_BYTES = base64.b64decode(PNG_1PX)
 
 
 def wire(name: str) -> Any:
-    return orjson.loads((GOLDEN / name).read_bytes())
+    return orjson.loads(golden.read_input(PROVIDER, name))
 
 
-def golden(name: str, actual: Any) -> None:
-    """Compare `actual` (JSON-compatible) with tests/golden/anthropic/<name>, or rewrite it."""
-    path = GOLDEN / name
-    text = orjson.dumps(actual, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
-    if UPDATE or not path.exists():
-        if not UPDATE:
-            pytest.fail(f"golden file {name} is missing; run with METIS_UPDATE_GOLDEN=1 and review it")
-        path.write_text(text, encoding="utf-8")
-    assert orjson.loads(text) == orjson.loads(path.read_bytes()), f"{name} differs from the golden file"
+def sse(name: str) -> bytes:
+    return golden.read_input(PROVIDER, name)
 
 
 def normalized(value: Any) -> Any:
@@ -97,7 +90,7 @@ def msg(role: str, content: list[dict[str, Any]], n: int, **metadata: Any) -> Me
             "content": content,
             "metadata": metadata,
             "created_at": FIXED_TIME,
-            "schema_version": 1,
+            "schema_version": 2,
         }
     )
 
@@ -261,7 +254,7 @@ def test_conversation_to_wire_matches_golden(workspace: Path, caplog: pytest.Log
     )
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         body = ADAPTER.to_wire(messages, [WEATHER, LOOKUP], opts)
-    golden("conversation.request.golden.json", body)
+    golden.check(PROVIDER, "conversation.request.golden.json", body)
     check_request(body)
     assert link_problems(body) == []
     drops = sorted((r.message_id, r.block_type) for r in caplog.records)  # type: ignore[attr-defined]
@@ -285,24 +278,6 @@ def test_conversation_to_wire_matches_golden(workspace: Path, caplog: pytest.Log
     assert (
         body["messages"][3]["content"][1]["id"] == TU[2]
     )  # an OpenAI-only id: the canonical id fits the rule
-
-
-def test_inline_block_conversion_equals_the_general_path(workspace: Path) -> None:
-    """`_Out.blocks` writes text, tool_use and tool_result blocks inline when a message kept
-    nothing for replay; that must equal converting each block and splicing, drops included."""
-    from metis.adapters.anthropic import _Out, _Replay
-    from metis.catalog import load_catalog
-
-    messages, ids = conversation()
-    opts = options(ids, workspace=workspace, thinking_budget=2048)
-    caps = load_catalog().resolve(MODEL).capabilities
-    # An extra under a key no block position has: splice changes nothing, but every
-    # conversion takes the general path (block by block, then splice).
-    general = _Replay(extras={"unused": {"never": "applied"}})
-    for message in messages:
-        if message.role != Role.system:
-            inline = _Out(opts, caps).blocks(message, _Replay())
-            assert inline == _Out(opts, caps).blocks(message, general), message.id
 
 
 def test_system_is_a_string_when_one_plain_text() -> None:
@@ -462,21 +437,25 @@ def test_mid_session_swap_from_openai_resolves_every_tool_id() -> None:
 # --- responses -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["response_thinking", "response_citations"])
+RESPONSES = golden.inputs(PROVIDER, "response")
+STREAMS = golden.inputs(PROVIDER, "stream")
+
+
+@pytest.mark.parametrize("name", RESPONSES)
 def test_response_matches_golden(name: str, caplog: pytest.LogCaptureFixture) -> None:
-    body = wire(f"{name}.json")
+    body = wire(name)
     check_response(body)
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         message = ADAPTER.from_wire_response(body, context())
-    golden(f"{name}.golden.json", normalized(message))
-    if name == "response_citations":  # server tool blocks: one WARN naming them, kept in provider_raw
+    golden.check(PROVIDER, golden.expected_name(name), normalized(message))
+    if name == "response_citations.json":  # server tool blocks: one WARN naming them, kept in provider_raw
         assert [r.block_type for r in caplog.records] == ["server_tool_use, web_search_tool_result"]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("name", ["response_thinking", "response_citations"])
+@pytest.mark.parametrize("name", RESPONSES)
 def test_response_replays_to_anthropic_exactly(name: str) -> None:
     """§2.1.1: response -> canonical -> stored JSON -> back to Anthropic gives the same content."""
-    body = wire(f"{name}.json")
+    body = wire(name)
     ids = ToolIdMap(SESSION)
     message = ADAPTER.from_wire_response(body, context(ids))
     stored = Message.model_validate_json(message.model_dump_json(exclude_none=True))
@@ -562,6 +541,11 @@ def test_usage_is_normalized_and_priced_locally() -> None:
         ),
         ({"content": [{"type": "text", "text": "x"}], "usage": [1]}, "usage"),
         (
+            {"content": [{"type": "text", "text": "x"}], "usage": {"output_tokens": True}},
+            "usage.output_tokens",
+        ),
+        ({"content": [{"type": "text", "text": "x"}], "stop_reason": 3}, "stop_reason"),
+        (
             {"content": [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}]},
             "content",
         ),
@@ -582,55 +566,51 @@ def test_error_envelope_in_place_of_a_response_raises_provider_error() -> None:
         )
 
 
+ERRORS = golden.inputs(PROVIDER, "error")
+"""Error bodies named `error_<HTTP status>[_<case>].json`, in the API's envelope."""
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_error_golden(name: str) -> None:
+    status = int(name.removeprefix("error_").split("_")[0].split(".")[0])
+    raw = golden.read_input(PROVIDER, name)
+    error = ADAPTER.parse_error(raw, status)
+    document = {
+        "error_type": error.error_type,
+        "message": error.message,
+        "retryable": error.retryable,
+        "status_code": error.status_code,
+    }
+    golden.check(PROVIDER, golden.expected_name(name), document)
+    body = orjson.loads(raw)
+    assert error.provider == "anthropic" and error.error_type == body["error"]["type"]
+    assert body["error"]["message"] in error.message
+    assert body.get("request_id", "") in error.message
+    assert ADAPTER.parse_error(body, status).message == error.message  # parsed or bytes alike
+
+
 @pytest.mark.parametrize(
     ("body", "status", "error_type", "retryable"),
     [
         (
-            {
-                "type": "error",
-                "error": {"type": "overloaded_error", "message": "Overloaded"},
-                "request_id": "req_1",
-            },
-            529,
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            400,
             "overloaded_error",
             True,
         ),
-        ({"type": "error", "error": {"type": "api_error", "message": "Internal"}}, 500, "api_error", True),
         (
-            {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
-            429,
-            "rate_limit_error",
+            {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}},
+            503,
+            "invalid_request_error",
             True,
         ),
-        (
-            {
-                "type": "error",
-                "error": {
-                    "type": "invalid_request_error",
-                    "message": "prompt is too long: 3333404 tokens > 200000 maximum",
-                },
-            },
-            400,
-            "invalid_request_error",
-            False,
-        ),
-        (
-            {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}},
-            401,
-            "authentication_error",
-            False,
-        ),
-        (
-            b'{"type":"error","error":{"type":"not_found_error","message":"model: nope"}}',
-            404,
-            "not_found_error",
-            False,
-        ),
         ("<html>Bad gateway</html>", 502, "http_502", True),
+        (b"upstream connect error", 400, "http_400", False),
         (None, None, "unknown_error", False),
     ],
 )
 def test_parse_error(body: Any, status: int | None, error_type: str, retryable: bool) -> None:
+    """Retryable by error type whatever the status (the facts row's types), else by status."""
     error = ADAPTER.parse_error(body, status)
     assert isinstance(error, ProviderError)
     assert (error.provider, error.error_type, error.status_code, error.retryable) == (
@@ -639,10 +619,6 @@ def test_parse_error(body: Any, status: int | None, error_type: str, retryable: 
         status,
         retryable,
     )
-    if isinstance(body, dict):
-        assert body["error"]["message"] in error.message
-        if "request_id" in body:
-            assert "req_1" in error.message
 
 
 def test_endpoint_and_headers() -> None:
@@ -715,7 +691,7 @@ def test_recorded_request_imports_to_golden(caplog: pytest.LogCaptureFixture) ->
         "unmapped": imported.unmapped,
         "dropped": imported.dropped,
     }
-    golden("request_recorded.import.golden.json", normalized(view))
+    golden.check(PROVIDER, golden.expected_name("request_recorded.json"), normalized(view))
     assert [m.role for m in imported.messages] == [
         Role.system,
         Role.user,
@@ -767,6 +743,41 @@ def test_import_then_export_with_other_tool_ids_reuses_provider_ids() -> None:
 
 
 @pytest.mark.parametrize(
+    ("wire_choice", "canonical"),
+    [
+        ({"type": "auto"}, "auto"),
+        ({"type": "any"}, "any"),
+        ({"type": "none"}, "none"),
+        ({"type": "tool", "name": "get_weather"}, "get_weather"),
+    ],
+)
+def test_tool_choice_imports_by_meaning_and_round_trips(wire_choice: dict[str, Any], canonical: str) -> None:
+    """{"type": "any"} means "call some tool" (OpenAI's "required"), never a tool named "any"."""
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+        "tool_choice": wire_choice,
+    }
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.options.tool_choice == canonical
+    assert "tool_choice" not in imported.unmapped
+    assert ADAPTER.to_wire(imported.messages, imported.tools, imported.options)["tool_choice"] == wire_choice
+
+
+def test_tool_choice_keys_without_a_canonical_option_stay_unmapped() -> None:
+    choice = {"type": "auto", "disable_parallel_tool_use": True}
+    body = {
+        "model": "claude-sonnet-4-6",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tool_choice": choice,
+    }
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.options.tool_choice == "auto" and imported.unmapped["tool_choice"] == choice
+
+
+@pytest.mark.parametrize(
     ("mutate", "path"),
     [
         (
@@ -780,13 +791,15 @@ def test_import_then_export_with_other_tool_ids_reuses_provider_ids() -> None:
             lambda b: b["messages"][1]["content"][0]["source"].update(data="not base64!"),
             "messages[1].content[0].source.data",
         ),
-        (lambda b: b.update(system=[{"type": "image"}]), "system[0]"),
+        (lambda b: b.update(system=[{"type": "image"}]), "system[0].type"),
         (lambda b: b.update(system=7), "system"),
         (lambda b: b.update(messages={}), "messages"),
         (lambda b: b.pop("model"), "model"),
         (lambda b: b.update(max_tokens="4096"), "max_tokens"),
         (lambda b: b.update(stop_sequences="END"), "stop_sequences"),
         (lambda b: b.update(tool_choice={"type": "sometimes"}), "tool_choice.type"),
+        (lambda b: b.update(tool_choice={"type": "tool"}), "tool_choice"),
+        (lambda b: b.update(temperature=True), "temperature"),
         (lambda b: b["messages"][3]["content"][1].update(is_error="yes"), "messages[3].content[1].is_error"),
         (
             lambda b: b["messages"].insert(
@@ -794,7 +807,7 @@ def test_import_then_export_with_other_tool_ids_reuses_provider_ids() -> None:
             ),
             "messages[0].content",
         ),
-        (lambda b: b["tools"][0].update(name=""), "tools[0]"),
+        (lambda b: b["tools"][0].update(name=""), "tools[0].name"),
     ],
 )
 def test_malformed_request_is_a_typed_error(mutate: Any, path: str) -> None:
@@ -817,32 +830,36 @@ def _chunkings(data: bytes) -> dict[str, list[bytes]]:
     }
 
 
-@pytest.mark.parametrize("name", ["thinking", "citations"])
+@pytest.mark.parametrize("name", STREAMS)
 @pytest.mark.parametrize("chunking", ["one-piece", "one-byte", "seven-bytes", "per-line"])
 def test_stream_assembles_to_the_non_streamed_message(name: str, chunking: str) -> None:
-    data = (GOLDEN / f"stream_{name}.sse").read_bytes()
+    """Each stream_<case>.sse carries the same reply as response_<case>.json."""
+    data = sse(name)
     streamed = ADAPTER.assemble_stream(_chunkings(data)[chunking], context())
-    direct = ADAPTER.from_wire_response(wire(f"response_{name}.json"), context())
+    direct = ADAPTER.from_wire_response(
+        wire(name.replace("stream_", "response_").replace(".sse", ".json")), context()
+    )
     assert normalized(streamed) == normalized(direct)
     assert streamed.metadata.status == MessageStatus.complete
 
 
-@pytest.mark.parametrize("name", ["thinking", "citations"])
+@pytest.mark.parametrize("name", STREAMS)
 def test_stream_events_match_golden(name: str) -> None:
-    data = (GOLDEN / f"stream_{name}.sse").read_bytes()
+    data = sse(name)
     for block in data.decode().split("\n\n"):
         if block.strip():
             check_stream_event(orjson.loads(block.split("data: ", 1)[1]))
     events = list(ADAPTER.stream_response(_chunkings(data)["seven-bytes"], context()))
-    golden(
-        f"stream_{name}.events.golden.json",
+    golden.check(
+        PROVIDER,
+        golden.expected_name(name),
         [normalized(e.model_dump(mode="json", exclude_none=True)) for e in events],
     )
     assert events[-1].type == "message_complete"
 
 
 async def test_async_stream_gives_the_same_events() -> None:
-    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    data = sse("stream_thinking.sse")
 
     async def chunks() -> Any:
         for piece in _chunkings(data)["seven-bytes"]:
@@ -856,7 +873,7 @@ async def test_async_stream_gives_the_same_events() -> None:
 
 
 def test_stream_cut_early_is_cancelled_and_keeps_what_arrived() -> None:
-    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    data = sse("stream_thinking.sse")
     cut = data[: data.index(b'"partial_json":"\\"Paris')]
     message = ADAPTER.assemble_stream([cut], context())
     assert message.metadata.status == MessageStatus.cancelled
@@ -866,7 +883,7 @@ def test_stream_cut_early_is_cancelled_and_keeps_what_arrived() -> None:
 
 
 def test_stream_error_event_ends_in_error_and_keeps_partial_content() -> None:
-    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    data = sse("stream_thinking.sse")
     head = data[: data.index(b'event: content_block_stop\ndata: {"type":"content_block_stop","index":2')]
     error = b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
     tail = b'event: content_block_stop\ndata: {"type":"content_block_stop","index":2}\n\n'
@@ -887,7 +904,7 @@ def test_stream_error_event_ends_in_error_and_keeps_partial_content() -> None:
 
 def test_streamed_tool_arguments_that_are_not_json_are_kept() -> None:
     sink = RecordingSink()
-    data = (GOLDEN / "stream_thinking.sse").read_bytes().replace(b'"\\"Paris\\"}"', b'"\\"Par"')
+    data = sse("stream_thinking.sse").replace(b'"\\"Paris\\"}"', b'"\\"Par"')
     message = ADAPTER.assemble_stream([data], context(events=sink))
     tool_use = message.content[3]
     assert tool_use.type == "tool_use" and tool_use.input == {}
@@ -929,8 +946,30 @@ def test_malformed_stream_is_a_typed_error(bad: bytes) -> None:
     assert err.value.provider == "anthropic" and err.value.raw
 
 
+@pytest.mark.parametrize(
+    ("bad", "path"),
+    [
+        (b'data: {"type":"content_block_delta","index":0}\n\n', "delta"),
+        (
+            b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}\n\n',
+            "delta.text",
+        ),
+        (
+            b'data: {"type":"content_block_start","index":0,'
+            b'"content_block":{"type":"tool_use","id":"toolu_1","name":"","input":{}}}\n\n',
+            "content_block.name",
+        ),
+        (b'data: {"type":"message_delta","delta":{"stop_reason":7}}\n\n', "delta.stop_reason"),
+    ],
+)
+def test_malformed_stream_event_names_the_field(bad: bytes, path: str) -> None:
+    with pytest.raises(WireFormatError) as err:
+        list(ADAPTER.stream_response([bad], context()))
+    assert err.value.path == path
+
+
 def test_unknown_stream_events_and_deltas_are_ignored() -> None:
-    data = (GOLDEN / "stream_thinking.sse").read_bytes()
+    data = sse("stream_thinking.sse")
     extra = (
         b'event: future_event\ndata: {"type":"future_event","x":1}\n\n'
         b'event: content_block_delta\ndata: {"type":"content_block_delta","index":2,"delta":{"type":"future_delta"}}\n\n'

@@ -27,6 +27,7 @@ from metis import (
     Usage,
 )
 from metis.canonical import (
+    HASHED_SCHEMA_VERSION,
     KNOWN_BLOCK_TYPES,
     canonical_json,
     conversation_hash,
@@ -37,6 +38,7 @@ from metis.canonical import (
     read_message,
 )
 from metis.validation import MESSAGE_LIST, detect_kind, validate_document
+from metis_schema import CURRENT_VERSION, bundle_path
 
 USER_DOC: dict[str, Any] = {
     "id": "01HZ0000000000000000000001",
@@ -45,7 +47,7 @@ USER_DOC: dict[str, Any] = {
     "content": [{"type": "text", "text": "What's a ULID? — ünïcode ✓"}],
     "metadata": {},
     "created_at": "2026-05-08T12:00:00.123456Z",
-    "schema_version": 1,
+    "schema_version": 2,
 }
 
 ASSISTANT_DOC: dict[str, Any] = {
@@ -80,7 +82,7 @@ ASSISTANT_DOC: dict[str, Any] = {
         "provider_raw": {"adapter": "anthropic", "stop_reason": "tool_use"},
     },
     "created_at": "2026-05-08T12:00:01.000001Z",
-    "schema_version": 1,
+    "schema_version": 2,
 }
 
 TOOL_DOC: dict[str, Any] = {
@@ -103,7 +105,7 @@ TOOL_DOC: dict[str, Any] = {
     ],
     "metadata": {"parent_tool_use_id": "tu_01HZ0000000000000000000100"},
     "created_at": "2026-05-08T12:00:02Z",
-    "schema_version": 1,
+    "schema_version": 2,
 }
 
 USER_HASH = "2441575cb196dae492046a769c39a0f57d1e117439603dc56d3c1c099fbfbbb8"
@@ -146,6 +148,7 @@ def test_canonical_json_matches_a_stdlib_encoder() -> None:
         message = load(doc)
         data = dump_message(message)
         data["metadata"].pop("provider_raw", None)
+        data["schema_version"] = HASHED_SCHEMA_VERSION  # see metis.canonical: hashed as 1
         expected = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
         assert canonical_json(message) == expected
 
@@ -255,7 +258,9 @@ def test_clean_document_logs_nothing(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_unknown_blocks_and_metadata_are_dropped_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     doc = deepcopy(TOOL_DOC)
-    doc["content"][0]["content"].insert(0, {"type": "audio", "source": {"kind": "url", "data": "https://x"}})
+    doc["content"][0]["content"].insert(
+        0, {"type": "hologram", "source": {"kind": "url", "data": "https://x"}}
+    )
     doc["metadata"]["sentiment"] = "calm"
     doc["metadata"]["trace"] = {"span": 1}
     original = deepcopy(doc)
@@ -268,33 +273,35 @@ def test_unknown_blocks_and_metadata_are_dropped_with_one_warning(caplog: pytest
     assert record.levelno == logging.WARNING
     assert record.message_id == TOOL_DOC["id"]  # type: ignore[attr-defined]
     assert record.skipped == [  # type: ignore[attr-defined]
-        "content[0].content[0] (audio block)",
+        "content[0].content[0] (hologram block)",
         "metadata.sentiment",
         "metadata.trace",
     ]
-    assert "audio" in record.getMessage() and "metadata.sentiment" in record.getMessage()
+    assert "hologram" in record.getMessage() and "metadata.sentiment" in record.getMessage()
 
 
 def test_unknown_top_level_blocks_are_dropped_and_critical_indices_follow(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     doc = deepcopy(ASSISTANT_DOC)
-    doc["content"].insert(1, {"type": "video", "data": "..."})
-    doc["content"].insert(0, {"type": "audio", "data": "..."})
-    doc["metadata"]["critical_blocks"] = [0, 1, 4]  # audio (dropped), thinking, tool_use
+    doc["content"].insert(1, {"type": "smell", "data": "..."})
+    doc["content"].insert(0, {"type": "hologram", "data": "..."})
+    doc["metadata"]["critical_blocks"] = [0, 1, 4]  # hologram (dropped), thinking, tool_use
     with caplog.at_level(logging.WARNING, logger="metis.compat"):
         message = read_message(doc)
     assert [b.type for b in message.content] == ["thinking", "text", "tool_use"]
     assert message.metadata.critical_blocks == [0, 2]
     skipped = caplog.records[0].skipped  # type: ignore[attr-defined]
-    assert skipped == ["content[0] (audio block, marked critical)", "content[2] (video block)"]
+    assert skipped == ["content[0] (hologram block, marked critical)", "content[2] (smell block)"]
 
 
-def test_known_block_types_are_the_six_of_the_spec() -> None:
-    assert (
-        frozenset({"text", "tool_use", "tool_result", "image", "thinking", "redacted_thinking"})
-        == KNOWN_BLOCK_TYPES
-    )
+def test_known_block_types_are_those_of_the_current_schema() -> None:
+    # The spec's six, and whatever the version metis writes adds to them (additive, §4.2.2).
+    content_block = json.loads(bundle_path(CURRENT_VERSION).read_text(encoding="utf-8"))["$defs"][
+        "ContentBlock"
+    ]
+    assert frozenset(content_block["discriminator"]["mapping"]) == KNOWN_BLOCK_TYPES
+    assert {"text", "tool_use", "tool_result", "image", "thinking", "redacted_thinking"} <= KNOWN_BLOCK_TYPES
 
 
 def test_invalid_document_lists_every_problem_with_its_path() -> None:
@@ -316,7 +323,7 @@ def test_invalid_document_lists_every_problem_with_its_path() -> None:
 
 def test_message_emptied_by_skipping_is_reported_not_accepted() -> None:
     doc = deepcopy(USER_DOC)
-    doc["content"] = [{"type": "audio", "data": "..."}]
+    doc["content"] = [{"type": "hologram", "data": "..."}]
     with pytest.raises(DocumentError) as caught:
         read_message(doc)
     assert [p.path for p in caught.value.problems] == ["content"]
@@ -342,7 +349,7 @@ def test_older_versions_are_migrated(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(doc)
         out = deepcopy(doc)
         out["metadata"]["model"] = out["metadata"].pop("model_id")
-        out["schema_version"] = 1
+        out["schema_version"] = CURRENT_VERSION
         return out
 
     monkeypatch.setattr(metis.migrations, "migrate_document", migrate_document)
@@ -409,7 +416,7 @@ def test_assistant_metadata_rule_is_named() -> None:
 
 def test_structural_problems_have_no_rule_and_name_the_field() -> None:
     doc = deepcopy(USER_DOC)
-    doc["content"][0] = {"type": "audio"}
+    doc["content"][0] = {"type": "hologram"}
     doc["metadata"]["mood"] = "calm"
     doc["created_at"] = "2026-05-08 12:00"
     found = {(p.path, p.rule is None) for p in validate_document(doc)}
@@ -471,3 +478,40 @@ def test_any_definition_can_be_validated() -> None:
         "output_tokens",
         "pricing_version",
     ]
+
+
+# --- documents written by a newer metis -----------------------------------------------------
+
+
+def test_a_document_from_a_newer_schema_names_its_row_and_version() -> None:
+    from metis.errors import MigrationError, NewerSchemaError
+
+    newer = {**deepcopy(USER_DOC), "schema_version": CURRENT_VERSION + 1}
+    with pytest.raises(NewerSchemaError) as caught:
+        read_message(newer, row="42")
+    error = caught.value
+    assert isinstance(error, MigrationError)
+    assert (error.row, error.version, error.supported) == ("42", CURRENT_VERSION + 1, CURRENT_VERSION)
+    assert f"row 42 was written in schema v{CURRENT_VERSION + 1}" in str(error)
+    assert error.message_id == USER_DOC["id"]
+
+
+def test_read_each_sets_aside_only_the_newer_documents() -> None:
+    from metis.canonical import read_each
+
+    newer = {**deepcopy(USER_DOC), "schema_version": CURRENT_VERSION + 1}
+    decoded = read_each([("1", USER_DOC), ("2", newer), ("3", json.dumps(ASSISTANT_DOC))])
+    assert [m.id for m in decoded.messages] == [USER_DOC["id"], ASSISTANT_DOC["id"]]
+    assert [(e.row, e.version) for e in decoded.newer] == [("2", CURRENT_VERSION + 1)]
+    broken = {**deepcopy(USER_DOC), "content": []}
+    with pytest.raises(DocumentError):  # damage is not set aside: it would be hidden
+        read_each([("1", broken)])
+
+
+def test_the_hash_does_not_depend_on_the_schema_version() -> None:
+    from metis.canonical import HASHED_SCHEMA_VERSION
+
+    assert HASHED_SCHEMA_VERSION == 1
+    message = load(USER_DOC)
+    assert b'"schema_version":1' in canonical_json(message)
+    assert message_hash(message) == USER_HASH  # pinned before v2 existed

@@ -13,8 +13,8 @@ from metis import (
     CapabilityError,
     DocumentError,
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
+    MediaSource,
+    MediaSourceKind,
     Message,
     MessageMetadata,
     RedactedThinkingBlock,
@@ -81,11 +81,32 @@ def test_catalog_covers_every_provider_with_current_models() -> None:
     assert any(e.id.startswith("gemini:gemini-2.5") for e in catalog)
 
 
-def test_every_listed_model_is_priced_in_every_table() -> None:
-    for version in ("2026-05-08", "2026-11-01"):
-        table = load_price_table(version)
-        missing = [e.id for e in load_catalog() if e.pricing_key not in table.models]
-        assert missing == [], version
+def test_every_listed_model_is_priced_by_the_local_table_or_genai_prices() -> None:
+    from metis.pricing import make_usage
+    from metis.usage import TokenCounts
+
+    local = load_price_table()
+    for entry in load_catalog():
+        usage = make_usage(
+            TokenCounts(1000, 100), pricing_key=entry.pricing_key, latency_ms=0, model=entry.id
+        )
+        if entry.pricing_key in local.models:
+            assert usage.pricing_version == local.pricing_version, entry.id
+        else:
+            assert usage.pricing_version.startswith("genai-prices@"), entry.id
+            assert usage.cost_usd > 0, entry.id
+
+
+def test_the_models_new_users_name_first_are_known() -> None:
+    catalog = load_catalog()
+    for name in ("gpt-4o", "4o", "claude-sonnet-4-5", "sonnet-4.5", "o3", "gpt-4.1-mini", "flash-lite"):
+        entry = catalog.resolve(name) if catalog.get(name) is None else catalog.get(name)
+        assert entry is not None and entry.pricing_key != "unpriced", name
+
+
+def test_a_bare_wire_name_of_a_listed_model_resolves() -> None:
+    assert load_catalog().resolve("gpt-4o").id == "openai:gpt-4o"
+    assert load_catalog().resolve("claude-sonnet-4-5").id == "anthropic:claude-sonnet-4-5"
 
 
 def test_capability_declarations_are_consistent() -> None:
@@ -233,7 +254,7 @@ def tid(n: int) -> str:
 
 
 def png(media_type: str = "image/png", data: str = "iVBORw0KGgo=") -> ImageBlock:
-    return ImageBlock(source=ImageSource(kind=ImageSourceKind.base64, data=data), media_type=media_type)
+    return ImageBlock(source=MediaSource(kind=MediaSourceKind.base64, data=data), media_type=media_type)
 
 
 def msg(n: int, role: Role, *blocks: Any, **meta: Any) -> Message:

@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from metis.catalog import load_catalog
 from metis.cli import cli
 from metis.store import Store
-from metis_schema.v1 import MessageStatus, Role, RoutingMode
+from metis_schema.v2 import MessageStatus, Role, RoutingMode
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 SIGNATURE = "EqQBCkYIBxgCKkB" + "A" * 220
@@ -177,13 +177,20 @@ def test_convert_from_stdin_with_a_json_report(runner: CliRunner, tmp_path: Path
     assert data["to"] == "ollama" and data["model"] == "ollama:llama-3.3-70b"
 
 
-def test_convert_of_a_body_read_as_the_wrong_provider_lists_every_drop(
-    runner: CliRunner, files: dict[str, Path]
+def test_a_body_read_as_the_wrong_provider_is_refused_not_emptied(
+    runner: CliRunner, files: dict[str, Path], db: Path
 ) -> None:
+    # read as OpenAI Chat, this Anthropic body would lose every tool call without an error
     result = run(runner, "convert", "--from", "openai", "--to", "anthropic", files["anthropic"])
-    assert result.exit_code == 0, result.output
-    for part in ("'image'", "'thinking'", "'tool_use'", "'tool_result'", "tools[0]"):
-        assert part in result.stderr
+    assert_clean_failure(result, 2, "does not look like an openai request body", "anthropic")
+    result = run(runner, "convert", "--from", "anthropic", "--to", "openai", files["openai"])
+    assert_clean_failure(result, 2, "`system` role message")
+    result = run(runner, "--db", db, "import", "--from", "gemini", files["openai"])
+    assert result.exit_code == 1 and "does not look like a gemini request body" in result.stderr
+    # plain text turns fit several formats: accepted as the user says
+    plain = files["openai"].with_name("plain.json")
+    plain.write_text(json.dumps({"model": "gpt-5", "messages": [{"role": "user", "content": "Hi"}]}))
+    assert run(runner, "convert", "--from", "ollama", "--to", "openai", plain).exit_code == 0
 
 
 def test_convert_round_trip_to_the_same_provider_keeps_ids(runner: CliRunner, files: dict[str, Path]) -> None:
@@ -204,7 +211,7 @@ def test_convert_round_trip_to_the_same_provider_keeps_ids(runner: CliRunner, fi
         (["--from", "antropic", "--to", "openai", "{anthropic}"], 2, "'antropic' is not one of"),
         (["--from", "anthropic", "--to", "openai", "{missing}"], 1, "No such file"),
         (["--from", "openai", "--to", "anthropic", "{list}"], 1, "must be a JSON object"),
-        (["--from", "gemini", "--to", "anthropic", "{openai}"], 1, "gemini"),
+        (["--from", "gemini", "--to", "anthropic", "{openai}"], 2, "gemini"),
         (
             ["--from", "anthropic", "--to", "openai", "--model", "sonnet", "{anthropic}"],
             2,
@@ -245,21 +252,22 @@ def test_import_stores_sessions_and_lists_them(runner: CliRunner, db: Path, file
         assert store.load_tool_ids(ids[0]).resolve_incoming("anthropic", "toolu_01A09q90qw90lq917835lq9")
         assert store.get_session(ids[0]).active_model == "anthropic:claude-sonnet-4-6"
 
-    result = run(runner, "--db", db, "sessions")
-    assert (
-        result.exit_code == 0 and ids[0] in result.stdout and "anthropic:claude-sonnet-4-6" in result.stdout
-    )
+    result = run(runner, "--db", db, "sessions", env={"COLUMNS": "100"})
+    assert result.exit_code == 0 and ids[0][:12] in result.stdout
+    assert "Weather where this was taken?" in result.stdout  # the title: the first user text
 
     result = run(runner, "--db", db, "show", ids[0][:12])
     assert result.exit_code == 0, result.output
     for needle in (
-        "tool_use get_weather",
-        "tool_result",
+        "→ get_weather(",
+        "← tu_",
         "image image/png",
         "thinking",
         "succeeded",
         "toolu_01A09q90qw90lq917835lq9",
-        "total",
+        f"source     {files['anthropic']}",
+        "#2 assistant · anthropic:claude-sonnet-4-6 (default) · no usage recorded",
+        "totals     6 messages",
     ):
         assert needle in result.stdout
 
@@ -277,18 +285,61 @@ def test_import_json_lines_with_progress(runner: CliRunner, db: Path, files: dic
         ]
 
 
-def test_import_writes_nothing_when_any_body_is_bad(
+def test_import_keeps_going_past_a_bad_file_and_fails_at_the_end(
     runner: CliRunner, db: Path, files: dict[str, Path], tmp_path: Path
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"model": "gpt-5", "messages": [{"role": "wizard", "content": "hi"}]}))
-    result = run(runner, "--db", db, "import", "--from", "openai", files["openai"], bad)
-    assert_clean_failure(result, 1, "bad.json")
+    result = run(runner, "--db", db, "import", "--from", "openai", bad, files["broken"], files["openai"])
+    assert result.exit_code == 1
+    (imported_id,) = result.stdout.split()
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 2 and "bad.json" in errors[0] and "broken.json" in errors[1]
+    assert "2 of 3 file(s) failed" in result.stderr and "Traceback" not in result.output
+    with Store.open(db) as store:
+        assert [info.id for info in store.list_sessions()] == [imported_id]  # nothing half-written
+
+
+def test_import_fail_fast_stops_at_the_first_bad_file(
+    runner: CliRunner, db: Path, files: dict[str, Path]
+) -> None:
+    result = run(
+        runner, "--db", db, "import", "--fail-fast", "--from", "openai", files["broken"], files["openai"]
+    )
+    assert_clean_failure(result, 1, "broken.json")
     with Store.open(db) as store:
         assert store.list_sessions() == []
-    assert_clean_failure(
-        run(runner, "--db", db, "import", "--from", "openai", files["broken"]), 1, "broken.json"
+
+
+def test_import_of_a_recorded_exchange_stores_the_reply_too(
+    runner: CliRunner, db: Path, tmp_path: Path
+) -> None:
+    reply = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1760000000,
+        "model": "gpt-4o",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "Hello!"}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    }
+    exchange = tmp_path / "exchange.json"
+    exchange.write_text(
+        json.dumps(
+            {
+                "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]},
+                "response": reply,
+            }
+        )
     )
+    (session,) = imported(runner, db, "openai", exchange)
+    with Store.open(db) as store:
+        messages = store.load_session(session)
+    assert [m.role for m in messages] == [Role.user, Role.assistant]
+    usage = messages[-1].metadata.usage
+    assert usage is not None and usage.output_tokens == 3 and usage.cost_usd > 0  # gpt-4o is priced now
+    assert messages[-1].metadata.model == "openai:gpt-4o"
 
 
 def test_sessions_and_show_bad_input(runner: CliRunner, db: Path, files: dict[str, Path]) -> None:
@@ -332,9 +383,9 @@ def test_price_reprices_under_another_version(runner: CliRunner, db: Path) -> No
         (info,) = store.list_sessions()
     result = run(runner, "--db", db, "price", info.id, "--pricing-version", "2026-05-08")
     assert result.exit_code == 0, result.output
-    assert "cost @ 2026-05-08" in result.stdout and "2026-11-01" in result.stdout
+    assert "vs pricing 2026-05-08" in result.stdout and "2026-11-01" in result.stdout
     totals = next(line for line in result.stdout.splitlines() if "total" in line)
-    stored, repriced = [cell.strip() for cell in totals.split("│") if cell.strip().startswith("$")]
+    stored, repriced = [cell for cell in totals.split() if cell.startswith("$")]
     assert stored != repriced  # openai:gpt-5's rates differ between the two tables
     assert_clean_failure(
         run(runner, "--db", db, "price", info.id, "--pricing-version", "1999-01-01"),
@@ -354,7 +405,7 @@ def _message(**overrides: Any) -> dict[str, Any]:
         "content": [{"type": "text", "text": "What's a ULID?"}],
         "metadata": {},
         "created_at": "2026-05-08T12:00:00.000000Z",
-        "schema_version": 1,
+        "schema_version": 2,
     }
     doc.update(overrides)
     return doc
@@ -596,7 +647,7 @@ def test_demo_end_to_end(runner: CliRunner, db: Path) -> None:
     result = run(runner, "demo", "--db", db)
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert f"database: {db}" in out
+    assert f"store: {db}" in out
     assert "swapped to openai:gpt-5" in out
     assert (
         "refused: Cannot swap to Llama 3.3 70B: session contains images that this model can't process" in out
@@ -628,12 +679,13 @@ def test_demo_end_to_end(runner: CliRunner, db: Path) -> None:
     assert any(b.type == "image" for m in messages for b in m.content)
 
 
-def test_demo_default_path_is_under_metis_home(runner: CliRunner, tmp_path: Path) -> None:
+def test_demo_writes_into_the_default_store_that_sessions_reads(runner: CliRunner, tmp_path: Path) -> None:
     home = tmp_path / "home"
     result = run(runner, "demo", env={"METIS_HOME": str(home)})
     assert result.exit_code == 0, result.output
-    (made,) = home.glob("demo-*.sqlite3")
-    assert f"database: {made}" in result.stdout
+    assert f"store: {home / 'metis.sqlite3'}" in result.stdout
+    listed = run(runner, "sessions", env={"METIS_HOME": str(home)})
+    assert listed.exit_code == 0 and "Summarize README" in listed.stdout
 
 
 def test_console_script_runs_the_demo_without_network(tmp_path: Path) -> None:
@@ -660,4 +712,129 @@ def test_debug_mode_shows_tracebacks(runner: CliRunner, files: dict[str, Path]) 
         result.exit_code == 1
         and result.exception is not None
         and not isinstance(result.exception, SystemExit)
+    )
+
+
+# --- habits: version, --db anywhere, bare metis, start-up imports ----------------------------------------
+
+
+def test_version_and_bare_metis_prints_help(runner: CliRunner) -> None:
+    import metis
+
+    result = run(runner, "--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"metis {metis.__version__}"
+    result = run(runner)
+    assert result.exit_code == 0 and "Usage: metis" in result.stdout and "Commands:" in result.stdout
+    assert result.stderr == ""
+
+
+def test_db_is_accepted_after_the_subcommand_too(runner: CliRunner, db: Path, files: dict[str, Path]) -> None:
+    result = run(runner, "import", "--from", "openai", files["openai"], "--db", db)
+    assert result.exit_code == 0, result.output
+    (session,) = result.stdout.split()
+    assert session[:12] in run(runner, "sessions", "--db", db).stdout
+    assert session[:12] in run(runner, "--db", db, "sessions").stdout
+    assert run(runner, "show", session[:12], "--db", db).exit_code == 0
+
+
+def test_a_db_in_a_missing_directory_is_refused_not_created(runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "nowhere" / "x.sqlite3"
+    for args in (["--db", target, "sessions"], ["sessions", "--db", target]):
+        assert_clean_failure(run(runner, *args), 2, "does not exist")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_help_loads_neither_models_nor_adapters_nor_http() -> None:
+    code = (
+        "import sys; sys.argv = ['metis', '--help']\n"
+        "from metis.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('metis_schema.v2', 'metis.adapters', 'metis.store', 'httpx', 'rich', 'pydantic')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert "HEAVY []" in done.stderr, done.stderr
+
+
+# --- show: 80 columns, --last, --json ----------------------------------------------------------------------
+
+
+def test_show_fits_80_columns_and_takes_last_and_json(runner: CliRunner, db: Path) -> None:
+    assert run(runner, "demo", "--db", db).exit_code == 0
+    env = {"COLUMNS": "80"}
+    listing = run(runner, "--db", db, "sessions", env=env)
+    assert all(len(line) <= 80 for line in listing.stdout.splitlines())
+    header = listing.stdout.splitlines()[0].split()
+    assert header == ["id", "updated", "title", "msgs", "tokens", "cost"]
+    session = listing.stdout.splitlines()[2].split()[0]
+
+    full = run(runner, "--db", db, "show", session, env=env)
+    assert full.exit_code == 0 and all(len(line) <= 80 for line in full.stdout.splitlines())
+    assert "#0 user" in full.stdout and "#9 assistant" in full.stdout
+
+    last = run(runner, "--db", db, "show", session, "--last", "2", env=env).stdout
+    assert "[… 8 earlier messages" in last and "#0 user" not in last and "#8 tool" in last
+
+    data = json.loads(run(runner, "--db", db, "show", session, "--json", "--last", "3").stdout)
+    assert data["message_count"] == 10 and len(data["messages"]) == 3
+    assert data["title"].startswith("Summarize README.md") and data["id"].startswith(session)
+    assert [m["role"] for m in data["messages"]] == ["assistant", "tool", "assistant"]
+    assert {c["status"] for c in data["tool_calls"]} == {"succeeded"}
+
+
+def test_price_as_of_a_date(runner: CliRunner, db: Path) -> None:
+    assert run(runner, "demo", "--db", db).exit_code == 0
+    with Store.open(db) as store:
+        (info,) = store.list_sessions()
+    result = run(runner, "--db", db, "price", info.id, "--as-of", "2026-06-01", env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    assert "vs prices of 2026-06-01" in result.stdout
+    rows = [line.split() for line in result.stdout.splitlines()[3:] if line.split()[0].isdigit()]
+    assert len(rows) == 5 and all(row[-1] == "2026-05-08" for row in rows)  # the table in force that day
+    assert_clean_failure(run(runner, "--db", db, "price", info.id, "--as-of", "June"), 2, "June")
+
+
+def test_unpriced_usage_is_shown_as_unpriced_and_warned_about_where_it_is_stored(
+    runner: CliRunner, db: Path, tmp_path: Path
+) -> None:
+    exchange = tmp_path / "ollama.json"
+    reply = {"model": "my-local", "message": {"role": "assistant", "content": "hello"}, "done": True}
+    reply |= {"done_reason": "stop", "prompt_eval_count": 5, "eval_count": 7}
+    request = {"model": "my-local", "messages": [{"role": "user", "content": "hi"}], "stream": False}
+    exchange.write_text(json.dumps({"request": request, "response": reply}))
+    result = run(runner, "--db", db, "import", "--from", "ollama", exchange)
+    assert result.exit_code == 0, result.output
+    assert "no price for ollama:my-local; its usage is stored unpriced" in result.stderr
+    listing = run(runner, "--db", db, "sessions").stdout
+    assert "unpriced" in listing and "$0.0000" not in listing
+    shown = run(runner, "--db", db, "show", result.stdout.strip()).stdout
+    assert "5 in / 7 out · unpriced" in shown
+
+
+def test_commands_that_record_nothing_print_no_pricing_warning(runner: CliRunner, tmp_path: Path) -> None:
+    body = dict(OPENAI_BODY, model="my-local-model")  # a model no price source knows
+    path = tmp_path / "local.json"
+    path.write_text(json.dumps(body))
+    for args in (["convert", "--from", "openai", "--to", "anthropic", path], ["validate", path]):
+        result = run(runner, *args)
+        assert result.exit_code == 0, result.output
+        assert "price" not in result.stderr, result.stderr
+
+
+def test_price_under_the_genai_prices_data_and_an_unknown_version(runner: CliRunner, db: Path) -> None:
+    from importlib.metadata import version
+
+    assert run(runner, "demo", "--db", db).exit_code == 0
+    genai = f"genai-prices@{version('genai-prices')}"
+    result = run(runner, "--db", db, "price", "last", "--pricing-version", genai, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert all(len(line) <= 80 for line in result.stdout.splitlines())
+    rows = [line.split() for line in result.stdout.splitlines()[3:] if line.split()[0].isdigit()]
+    assert len(rows) == 5 and all(row[-1] == genai for row in rows)
+    assert_clean_failure(
+        run(runner, "--db", db, "price", "last", "--pricing-version", "genai-prices@0.0.0"),
+        1,
+        "unknown pricing version",
+        genai,  # the hint names what is installed
     )

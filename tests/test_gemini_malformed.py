@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from metis.errors import MetisError, WireFormatError
 from metis.events import RecordingSink
 from metis.ids import ToolIdMap
-from metis_schema.v1 import MessageStatus, StopReason
+from metis_schema.v2 import MessageStatus, StopReason
 
 
 def response(*parts: Any, finish: Any = "STOP") -> dict[str, Any]:
@@ -198,7 +198,9 @@ CALLS = {
             "contents[0].parts[0]",
         ),
         (
-            _request({"parts": [{"text": "x"}]}, tools=[{"functionDeclarations": [{"name": "getWeather"}]}]),
+            _request(
+                {"parts": [{"text": "x"}]}, tools=[{"functionDeclarations": [{"name": "get weather!"}]}]
+            ),
             "tools[0].functionDeclarations[0]",
         ),
         (

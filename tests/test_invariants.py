@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from metis import (
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
     InvariantError,
+    MediaSource,
+    MediaSourceKind,
     Message,
     MessageMetadata,
     MessageStatus,
@@ -34,6 +34,7 @@ from metis import (
 )
 from metis.canonical import message_hash, messages_equal
 from metis.invariants import (
+    ALLOWED_BLOCKS,
     Violation,
     check_conversation,
     check_links,
@@ -62,7 +63,7 @@ def text(s: str = "hi") -> TextBlock:
 
 def image() -> ImageBlock:
     return ImageBlock(
-        source=ImageSource(kind=ImageSourceKind.base64, data="iVBORw0KGgo="), media_type="image/png"
+        source=MediaSource(kind=MediaSourceKind.base64, data="iVBORw0KGgo="), media_type="image/png"
     )
 
 
@@ -233,10 +234,10 @@ def test_dict_blocks_of_a_constructed_message_are_checked() -> None:
         id=mid(1),
         session_id=SID,
         role=Role.user,
-        content=[{"type": "audio", "data": "x"}, {"type": "text", "text": "hi"}],  # type: ignore[list-item]
+        content=[{"type": "hologram", "data": "x"}, {"type": "text", "text": "hi"}],  # type: ignore[list-item]
         metadata=MessageMetadata(),
         created_at=T0,
-        schema_version=1,
+        schema_version=2,
     )
     assert rules(check_message(bad)) == [("§5.1.3", "content[0].type")]
 
@@ -277,7 +278,7 @@ def test_5_1_5_partial_assistant_is_exempt_from_content_metadata_and_input() -> 
         content=[ToolUseBlock.model_construct(type="tool_use", id=tid(1), name="read_file", input='{"pa')],  # type: ignore[arg-type]
         metadata=MessageMetadata(status=MessageStatus.partial),
         created_at=T0,
-        schema_version=1,
+        schema_version=2,
     )
     assert check_message(partial) == []
     assert check_message(with_content(partial, [])) == []
@@ -297,7 +298,7 @@ def test_5_1_5_the_same_message_at_complete_is_checked() -> None:
         content=[ToolUseBlock.model_construct(type="tool_use", id=tid(1), name="read_file", input='{"pa')],  # type: ignore[arg-type]
         metadata=MessageMetadata(),
         created_at=T0,
-        schema_version=1,
+        schema_version=2,
     )
     assert {v.rule for v in check_message(complete)} == {"§4.2", "§5.3.1", "§5.3.2", "§5.3.3"}
 
@@ -545,7 +546,7 @@ def test_all_violations_are_reported_at_once_with_id_path_and_rule() -> None:
     ]
     assert str(found[0]) == (
         f"message {mid(7)}: content[1].type: image block not allowed in assistant messages "
-        "(allowed: redacted_thinking, text, thinking, tool_use) [§5.1.3]"
+        f"(allowed: {', '.join(sorted(ALLOWED_BLOCKS[Role.assistant]))}) [§5.1.3]"
     )
 
 
@@ -613,7 +614,7 @@ def test_mapping_access_helpers_accept_dict_metadata() -> None:
         content=[{"type": "tool_result", "tool_use_id": tid(1), "content": [{"type": "text", "text": "x"}]}],  # type: ignore[list-item]
         metadata={"parent_tool_use_id": tid(2)},  # type: ignore[arg-type]
         created_at=T0,
-        schema_version=1,
+        schema_version=2,
     )
     assert rules(check_message(constructed)) == [("§5.3.4", "metadata.parent_tool_use_id")]
     assert isinstance(constructed.metadata, Mapping)

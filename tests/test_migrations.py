@@ -161,11 +161,13 @@ def test_codegen_never_overwrites_a_filled_in_stub(tree: FixtureTree) -> None:
 
 
 def test_fixture_models_read_the_bundle_beside_them(tree: FixtureTree) -> None:
-    # The v2 role rule allows audio; v1's does not. Proves _rules loaded each version's
-    # own bundle rather than the installed v1 one.
-    rules = {str(rule.rule) for rule in tree.v2.Message.__schema_conditionals__}
-    assert any("(v2) audio" in rule for rule in rules), rules
-    assert not any("audio" in str(rule.rule) for rule in tree.v1.Message.__schema_conditionals__)
+    # metis_base.SchemaModel reads each class's definition from the bundle beside its
+    # module: the v2 Message requires its own schema_version (2) in a document.
+    assert tree.v2.Message.__schema_required__ == ("schema_version",)
+    document = {**stored_v1_message(), "metadata": {"status": "complete"}, "schema_version": 2}
+    assert tree.v2.Message.model_validate(document).schema_version == 2
+    with pytest.raises(ValidationError, match="schema_version is required"):
+        tree.v2.Message.model_validate({k: v for k, v in document.items() if k != "schema_version"})
 
 
 def test_the_stub_as_created_fails_with_a_migration_error(
@@ -242,8 +244,16 @@ def test_v2_role_rules_still_keep_audio_out_of_assistant_messages(tree: FixtureT
         "metadata": {"status": "partial"},
         "schema_version": 2,
     }
-    with pytest.raises(ValidationError, match=r"§5\.1\.3.*content\[0\]\.type"):
-        tree.v2.Message.model_validate(assistant)
+    # The role rules are the schema's to state (for every language) and metis.invariants'
+    # to run; the fixture's v2 schema still keeps audio out of assistant messages.
+    tree.v2.Message.model_validate(assistant)  # the fields are fine
+    bundle = json.loads((tree.gen / "metis_schema" / "v2" / "schema" / "metis.bundle.json").read_text())
+    validator = Draft202012Validator(
+        {"$ref": "#/$defs/Message", "$defs": bundle["$defs"]},
+        format_checker=Draft202012Validator.FORMAT_CHECKER,
+    )
+    (error,) = validator.iter_errors(assistant)
+    assert error.json_path == "$.content[0].type"
 
 
 # --- the chain engine ------------------------------------------------------------------
@@ -445,3 +455,44 @@ def test_map_blocks_rejects_a_malformed_content_list() -> None:
     with pytest.raises(MigrationError) as caught:
         map_blocks({"content": [{"type": "tool_result", "content": ["oops"]}]}, lambda b: b)
     assert caught.value.path == "content[0].content[0]"
+
+
+# --- the real v1 -> v2 step -------------------------------------------------------------
+
+
+def _v1_message_vectors() -> list[dict[str, Any]]:
+    found = []
+    for group in json.loads(
+        (REPO / "schema" / "v1" / "vectors" / "message.json").read_text(encoding="utf-8")
+    ):
+        found.extend(t["data"] for t in group["tests"] if t["valid"])
+    return found
+
+
+def test_every_valid_v1_message_reads_back_as_v2_with_the_same_hash() -> None:
+    import metis_schema.v1 as v1
+    import metis_schema.v2 as v2
+    from metis.canonical import message_hash
+    from metis.invariants import check_message
+
+    documents = _v1_message_vectors()
+    assert len(documents) >= 20
+    for document in documents:
+        migrated = migrate_document(document, to_version=2)
+        assert migrated["schema_version"] == 2
+        assert {k: v for k, v in migrated.items() if k != "schema_version"} == {
+            k: v for k, v in document.items() if k != "schema_version"
+        }
+        as_v2 = v2.Message.model_validate(migrated)
+        assert check_message(as_v2) == []
+        assert message_hash(as_v2) == message_hash(v1.Message.model_validate(document))  # type: ignore[arg-type]
+    assert document["schema_version"] == 1  # the input is never modified
+
+
+def test_a_v1_document_validates_against_the_schema_it_declares() -> None:
+    from metis.validation import validate_document
+
+    document = _v1_message_vectors()[0]
+    assert validate_document(document) == []
+    assert validate_document(migrate_document(document, to_version=2)) == []
+    assert validate_document(document, version=2) != []  # v2 wants schema_version 2

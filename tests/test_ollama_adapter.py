@@ -27,8 +27,8 @@ import pytest
 from contracts.ollama import check_request
 from metis import (
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
+    MediaSource,
+    MediaSourceKind,
     Message,
     MessageMetadata,
     RedactedThinkingBlock,
@@ -259,8 +259,8 @@ def tool_result(n: int, tool_use_id: str, *blocks: Any, is_error: bool = False) 
     )
 
 
-def image(kind: ImageSourceKind, data: str, media_type: str = "image/png") -> ImageBlock:
-    return ImageBlock(source=ImageSource(kind=kind, data=data), media_type=media_type)
+def image(kind: MediaSourceKind, data: str, media_type: str = "image/png") -> ImageBlock:
+    return ImageBlock(source=MediaSource(kind=kind, data=data), media_type=media_type)
 
 
 WEATHER = ToolDefinition(
@@ -296,7 +296,7 @@ def qwen3_conversation(tool_ids: ToolIdMap) -> list[Message]:
         user(
             2,
             TextBlock(text="Weather in Paris and Rome? Photo attached."),
-            image(ImageSourceKind.base64, PNG),
+            image(MediaSourceKind.base64, PNG),
         ),
         assistant(
             3,
@@ -323,7 +323,7 @@ def qwen3_conversation(tool_ids: ToolIdMap) -> list[Message]:
             tid(3),
             TextBlock(text="# Notes"),
             TextBlock(text="- umbrella"),
-            image(ImageSourceKind.base64, PNG),
+            image(MediaSourceKind.base64, PNG),
         ),
         assistant(
             8,
@@ -408,14 +408,14 @@ def gemma3_conversation() -> list[Message]:
         user(
             1,
             TextBlock(text="Compare these."),
-            image(ImageSourceKind.base64, PNG),
-            image(ImageSourceKind.file_ref, "shots/chart.jpg", "image/jpeg"),
-            image(ImageSourceKind.url, "https://example.com/cat.png"),
-            image(ImageSourceKind.url, f"data:image/png;base64,{PNG}"),
-            image(ImageSourceKind.base64, GIF, "image/gif"),
+            image(MediaSourceKind.base64, PNG),
+            image(MediaSourceKind.file_ref, "shots/chart.jpg", "image/jpeg"),
+            image(MediaSourceKind.url, "https://example.com/cat.png"),
+            image(MediaSourceKind.url, f"data:image/png;base64,{PNG}"),
+            image(MediaSourceKind.base64, GIF, "image/gif"),
         ),
         assistant(2, ToolUseBlock(id=tid(7), name="screenshot", input={}), model="ollama:gemma3-4b"),
-        tool_result(3, tid(7), TextBlock(text="captured"), image(ImageSourceKind.base64, PNG)),
+        tool_result(3, tid(7), TextBlock(text="captured"), image(MediaSourceKind.base64, PNG)),
         assistant(4, TextBlock(text="Two charts and a screenshot."), model="ollama:gemma3-4b"),
     ]
 
@@ -455,7 +455,7 @@ def test_url_image_fetched_only_when_allowed(workspace: Path) -> None:
         user(
             1,
             TextBlock(text="this one"),
-            image(ImageSourceKind.url, "https://example.com/cat.jpg", "image/jpeg"),
+            image(MediaSourceKind.url, "https://example.com/cat.jpg", "image/jpeg"),
         )
     ]
     tool_ids = ToolIdMap(SESSION)
@@ -469,14 +469,14 @@ def test_url_image_fetched_only_when_allowed(workspace: Path) -> None:
 
 @pytest.mark.parametrize("path", ["../secret.png", "/etc/passwd", "shots/../../secret.png", "missing.png"])
 def test_file_ref_outside_workspace_refused(workspace: Path, path: str) -> None:
-    messages = [user(1, image(ImageSourceKind.file_ref, path))]
+    messages = [user(1, image(MediaSourceKind.file_ref, path))]
     with pytest.raises(WorkspaceError):
         ADAPTER.to_wire(messages, [], options("gemma3", ToolIdMap(SESSION), workspace=workspace))
 
 
 def test_to_wire_text_only_model_without_thinking(caplog: pytest.LogCaptureFixture) -> None:
     messages = [
-        user(1, TextBlock(text="hi"), image(ImageSourceKind.base64, PNG)),
+        user(1, TextBlock(text="hi"), image(MediaSourceKind.base64, PNG)),
         assistant(
             2, ThinkingBlock(text="Greet back."), TextBlock(text="Hello!"), model="ollama:llama-3.3-70b"
         ),
@@ -716,7 +716,7 @@ def test_import_quirks(fixed_import: FixedToolIds, caplog: pytest.LogCaptureFixt
     assert (messages[1].metadata.provider_raw or {})["string_arguments"] == [calls[0].id]
     results = [m.content[0] for m in messages[2:4]]
     assert [r.tool_use_id for r in results if isinstance(r, ToolResultBlock)] == [c.id for c in calls]
-    assert messages[0].content[1] == image(ImageSourceKind.base64, PNG)
+    assert messages[0].content[1] == image(MediaSourceKind.base64, PNG)
     assert messages[4].content == [TextBlock(text="")]
     assert imported.options.stream is True and imported.unmapped == {"temperature": 0.7}
     again = wire(imported.messages, imported.tools, imported.options)
@@ -814,7 +814,7 @@ def test_estimate_error_is_bounded() -> None:
 def test_estimate_counts_images_and_tool_traffic() -> None:
     base = ADAPTER.estimate_input_tokens([user(1, TextBlock(text="x" * 40))], [])
     with_image = ADAPTER.estimate_input_tokens(
-        [user(1, TextBlock(text="x" * 40), image(ImageSourceKind.base64, PNG))], []
+        [user(1, TextBlock(text="x" * 40), image(MediaSourceKind.base64, PNG))], []
     )
     assert with_image - base == 256
     conversation = qwen3_conversation(ToolIdMap(SESSION))

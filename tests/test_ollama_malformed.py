@@ -369,13 +369,13 @@ def test_orphan_tool_result_is_sent_without_a_name_and_logged(caplog: pytest.Log
 
 
 def test_failing_url_fetcher_is_a_typed_error() -> None:
-    from metis import ImageSourceKind
+    from metis import MediaSourceKind
     from test_ollama_adapter import image
 
     def fetcher(url: str) -> bytes:
         raise OSError("connection refused")
 
-    message = user(1, image(ImageSourceKind.url, "https://example.com/a.png"))
+    message = user(1, image(MediaSourceKind.url, "https://example.com/a.png"))
     with pytest.raises(MetisError, match="could not fetch image"):
         ADAPTER.to_wire(
             [message], [], options("gemma3", ToolIdMap(SESSION), allow_url_fetch=True, url_fetcher=fetcher)

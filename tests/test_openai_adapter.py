@@ -23,11 +23,11 @@ from metis.adapters import WireImport
 from metis.errors import CriticalBlockError, ProviderError, WireFormatError, WorkspaceError
 from metis.events import RecordingSink
 from metis.ids import ToolIdMap
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ErrorEvent,
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
+    MediaSource,
+    MediaSourceKind,
     Message,
     MessageCompleteEvent,
     MessageStatus,
@@ -69,8 +69,8 @@ MODEL = "openai:gpt-4.1"
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 
-def image(kind: ImageSourceKind, data: str, media_type: str = "image/png") -> ImageBlock:
-    return ImageBlock(type="image", source=ImageSource(kind=kind, data=data), media_type=media_type)
+def image(kind: MediaSourceKind, data: str, media_type: str = "image/png") -> ImageBlock:
+    return ImageBlock(type="image", source=MediaSource(kind=kind, data=data), media_type=media_type)
 
 
 def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -95,9 +95,9 @@ def swapped_session(tmp_path: Path) -> tuple[list[Message], ToolIdMap]:
             Role.user,
             [
                 text("Why does this fail? Screenshots attached."),
-                image(ImageSourceKind.base64, PNG_1PX),
-                image(ImageSourceKind.url, "https://example.com/diagram.jpg", "image/jpeg"),
-                image(ImageSourceKind.file_ref, "shots/failure.png"),
+                image(MediaSourceKind.base64, PNG_1PX),
+                image(MediaSourceKind.url, "https://example.com/diagram.jpg", "image/jpeg"),
+                image(MediaSourceKind.file_ref, "shots/failure.png"),
             ],
         ),
         assistant(
@@ -115,7 +115,7 @@ def swapped_session(tmp_path: Path) -> tuple[list[Message], ToolIdMap]:
             model="anthropic:claude-sonnet-4-6",
         ),
         tool_result(
-            5, tid(1), [text("# metis\nOne canonical format."), image(ImageSourceKind.base64, PNG_1PX)]
+            5, tid(1), [text("# metis\nOne canonical format."), image(MediaSourceKind.base64, PNG_1PX)]
         ),
         tool_result(6, tid(2), [text("error: weather service unavailable")], is_error=True),
         assistant(
@@ -184,12 +184,12 @@ def test_to_wire_thinking_budget_is_not_sent_to_openai(caplog: pytest.LogCapture
 
 
 def test_images_dropped_for_text_only_model_and_unaccepted_type(caplog: pytest.LogCaptureFixture) -> None:
-    user = msg(1, Role.user, [text("look"), image(ImageSourceKind.url, "https://example.com/a.png")])
+    user = msg(1, Role.user, [text("look"), image(MediaSourceKind.url, "https://example.com/a.png")])
     body = ADAPTER.to_wire([user], [], options("openai:my-local-llama", ToolIdMap(SESSION)))
     assert body["messages"] == [{"role": "user", "content": "look"}]
     assert [r.reason for r in warnings(caplog)] == ["openai:my-local-llama does not accept images"]  # type: ignore[attr-defined]
     caplog.clear()
-    bmp = msg(2, Role.user, [image(ImageSourceKind.url, "https://example.com/a.bmp", "image/bmp")])
+    bmp = msg(2, Role.user, [image(MediaSourceKind.url, "https://example.com/a.bmp", "image/bmp")])
     body = ADAPTER.to_wire([bmp, user], [], options(MODEL, ToolIdMap(SESSION)))
     assert len(body["messages"]) == 1  # the user message that held only the image is gone
     assert warnings(caplog)[0].reason == "openai:gpt-4.1 does not accept image/bmp"  # type: ignore[attr-defined]
@@ -199,7 +199,7 @@ def test_file_ref_escaping_the_workspace_is_refused(tmp_path: Path) -> None:
     (tmp_path / "outside.png").write_bytes(b"x")
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    user = msg(1, Role.user, [image(ImageSourceKind.file_ref, "../outside.png")])
+    user = msg(1, Role.user, [image(MediaSourceKind.file_ref, "../outside.png")])
     with pytest.raises(WorkspaceError, match="escapes the workspace"):
         ADAPTER.to_wire([user], [], options(MODEL, ToolIdMap(SESSION), workspace=workspace))
 
@@ -1059,7 +1059,7 @@ def test_estimate_input_tokens_error_is_bounded(request_name: str, response_name
 
 def test_estimate_counts_images() -> None:
     plain = [msg(1, Role.user, [text("x" * 400)])]
-    with_image = [msg(1, Role.user, [text("x" * 400), image(ImageSourceKind.url, "https://e.com/a.png")])]
+    with_image = [msg(1, Role.user, [text("x" * 400), image(MediaSourceKind.url, "https://e.com/a.png")])]
     assert ADAPTER.estimate_input_tokens(with_image, []) - ADAPTER.estimate_input_tokens(plain, []) == 765
 
 
@@ -1176,7 +1176,7 @@ def test_empty_content_directive_sends_an_empty_string_beside_tool_calls() -> No
     import metis.adapters
     from metis.adapters import AdapterOptions
     from metis.ids import ToolIdMap, new_message_id, new_tool_id
-    from metis_schema.v1 import Message
+    from metis_schema.v2 import Message
 
     call = new_tool_id()
     assistant = Message.model_validate(
@@ -1198,7 +1198,7 @@ def test_empty_content_directive_sends_an_empty_string_beside_tool_calls() -> No
                 },
             },
             "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 1,
+            "schema_version": 2,
         }
     )
     adapter = metis.adapters.get("openai")

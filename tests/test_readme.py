@@ -1,112 +1,126 @@
-"""The README's Python tour runs as written (against recorded-shape provider replies).
+"""Every README example runs offline exactly as written.
 
-Keeps the README true: the example is extracted from README.md and executed with the
-HTTP transport replaced by a mock that answers like Anthropic, then like OpenAI.
+Each ```python block is executed from the repository root (the README says to run them
+there: they read `examples/recorded/*.json`), with a fresh METIS_HOME and no API key in the
+environment. Each line of the CLI tour's ```bash block is run through the real `metis`
+command group, in order, against that same METIS_HOME. The other bash blocks install
+packages or run the project's own tooling (pip, nox, codegen): they are named below, so a
+new block cannot slip in untested.
 """
 
 from __future__ import annotations
 
-import json
 import re
+import shlex
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
+from click.testing import CliRunner
+from metis.cli import cli
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def _tour() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("### Python API") :]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match, "README has a Python tour"
-    return match.group(1)
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+TOOLING = ("pip install", "nox -s", "python -m codegen")
+"""Commands of the untested blocks: installing, and the project's own CI tooling."""
+KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY")
 
 
-def _anthropic(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
-    return {
-        "id": "msg_01",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-4-6",
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": 120,
-            "output_tokens": 30,
-            "cache_read_input_tokens": 0,
-            "cache_creation_input_tokens": 0,
-        },
-    }
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
 
 
-def test_readme_python_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "README.md").write_text("# Project Foo\n\nA tool for things.\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    seen: list[dict[str, Any]] = []
-    replies = [
-        _anthropic(
-            [
-                {"type": "text", "text": "I'll read it."},
-                {
-                    "type": "tool_use",
-                    "id": "toolu_01abc",
-                    "name": "read_file",
-                    "input": {"path": "README.md"},
-                },
-            ],
-            "tool_use",
-        ),
-        _anthropic([{"type": "text", "text": "It describes Project Foo."}], "end_turn"),
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "gpt-5",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": "The LICENSE is Apache-2.0."},
-                }
-            ],
-            "usage": {"prompt_tokens": 300, "completion_tokens": 12, "total_tokens": 312},
-        },
-    ]
+def _commands(block: str) -> list[str]:
+    lines = (line.split("  #", 1)[0].strip() for line in block.splitlines())
+    return [line for line in lines if line]
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append({"url": str(request.url), "body": json.loads(request.content)})
-        return httpx.Response(200, json=replies[len(seen) - 1])
 
-    real_client = httpx.Client
-    monkeypatch.setattr(
-        "metis.client._sync.httpx.Client",
-        lambda **kw: real_client(**{**kw, "transport": httpx.MockTransport(handler)}),
-    )
-    namespace: dict[str, Any] = {}
-    exec(compile(_tour(), "README.md", "exec"), namespace)
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("METIS_HOME", str(tmp_path / "home"))
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+    return tmp_path
 
-    assert [s["url"].split("/")[2] for s in seen] == ["api.anthropic.com"] * 2 + ["api.openai.com"]
-    # the tool result went back to Anthropic under Anthropic's own id
-    results = [
-        b
-        for m in seen[1]["body"]["messages"]
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
-    assert [r["tool_use_id"] for r in results] == ["toolu_01abc"]
-    # after the swap, OpenAI sees the same call and result, paired by one id
-    openai_messages = seen[2]["body"]["messages"]
-    call_ids = [c["id"] for m in openai_messages for c in m.get("tool_calls") or []]
-    answered = [m["tool_call_id"] for m in openai_messages if m["role"] == "tool"]
-    assert call_ids == answered and len(call_ids) == 1
-    reply = namespace["reply"]
-    assert reply.metadata.model == "openai:gpt-5"
-    assert reply.metadata.routing.mode == "manual"
-    assert reply.metadata.usage.cost_usd > 0
+
+def test_every_bash_block_is_the_cli_tour_or_tooling() -> None:
+    kinds = []
+    for block in _blocks("bash"):
+        commands = _commands(block)
+        if all(c.startswith("metis ") or re.match(r"^[A-Z_]+=\S+ metis ", c) for c in commands):
+            kinds.append("cli")
+        else:
+            assert all(c.startswith(TOOLING) for c in commands), block
+            kinds.append("tooling")
+    assert kinds.count("cli") == 1
+
+
+@pytest.mark.parametrize("index", range(len(_blocks("python"))))
+def test_python_example_runs_offline(index: int, offline: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = _blocks("python")[index]
+    exec(compile(code, f"README.md python block {index + 1}", "exec"), {"__name__": "__readme__"})
+    assert capsys.readouterr().out.strip()  # every example shows something
+
+
+def test_python_tour_swaps_provider_and_prices_the_reply(
+    offline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exec(compile(_blocks("python")[0], "README.md tour", "exec"), {"__name__": "__readme__"})
+    out = capsys.readouterr().out
+    assert "metis is licensed under Apache-2.0." in out
+    assert "openai:gpt-4o" in out and "genai-prices@" in out  # priced from the maintained source
+
+
+def test_cli_tour_runs_in_order(offline: Path) -> None:
+    (block,) = [b for b in _blocks("bash") if _commands(b)[0].startswith("metis ")]
+    runner = CliRunner()
+    outputs = []
+    for command in _commands(block):
+        words = shlex.split(command)
+        env = {}
+        while "=" in words[0]:
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
+        assert words[0] == "metis"
+        result = runner.invoke(cli, words[1:], env=env, catch_exceptions=False)
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+        assert "Traceback" not in result.output
+        outputs.append(result.output)
+    assert "Summarize README.md" in outputs[1]  # `metis sessions` right after the demo lists it
+    assert "Hello! How can I help?" in outputs[-1]
+
+
+def test_builders_fill_in_what_a_message_needs() -> None:
+    import metis
+
+    message = metis.user("hi")
+    assert message.role == metis.Role.user and message.session_id == "local"
+    assert message.content == [metis.TextBlock(type="text", text="hi")]
+    call = metis.new_tool_id()
+    answer = metis.tool_result(call, "42", is_error=True, session_id="s1")
+    assert answer.metadata.parent_tool_use_id == call
+    assert answer.content[0].is_error and answer.session_id == "s1"
+    with pytest.raises(metis.DocumentError) as caught:
+        metis.user([{"type": "text"}])  # a text block without text
+    assert "content[0]" in str(caught.value)
+
+
+def test_every_public_name_of_the_package_resolves() -> None:
+    import metis
+
+    names = metis.__all__
+    for name in (
+        "Client",
+        "Store",
+        "ToolRegistry",
+        "message_hash",
+        "user",
+        "system",
+        "tool_result",
+        "Message",
+    ):
+        assert name in names
+    for name in names:
+        assert getattr(metis, name) is not None, name
+    with pytest.raises(AttributeError):
+        _ = metis.no_such_name

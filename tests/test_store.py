@@ -18,7 +18,8 @@ from metis.errors import InvariantError, MetisError, SessionNotFoundError, Store
 from metis.ids import ToolIdMap, new_message_id, new_tool_id
 from metis.store import AsyncStore, DuplicateMessageError, Store, ToolCallStatus, default_path, open_store
 from metis.store._codec import decode, encode, from_micros, to_micros
-from metis_schema.v1 import MessageStatus
+from metis_schema import CURRENT_VERSION
+from metis_schema.v2 import MessageStatus
 from strategies import conversations
 from test_store_support import (
     BACKENDS,
@@ -189,7 +190,7 @@ def test_rows_hold_spec_columns(store: Store) -> None:
     )
     assert row[:3] == (m.id, SID, "assistant")
     micros = (m.created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
-    assert row[5] == micros and row[6] == 1
+    assert row[5] == micros and row[6] == CURRENT_VERSION
     if is_postgres(store):  # jsonb, read back by the driver as JSON values
         assert row[3][0] == {"type": "text", "text": "I'll read the file."}
         assert isinstance(row[4], dict) and row[4]["provider"] == "anthropic"

@@ -27,6 +27,7 @@ from metis.errors import MigrationError
 from metis.migrations import migrate_document
 from metis.store import Store
 from metis.store._codec import encode
+from metis_schema import CURRENT_VERSION
 from test_store_support import conversation, every_shape, message, user
 
 REPO = Path(__file__).resolve().parent.parent
@@ -117,6 +118,8 @@ def test_rows_written_as_v1_read_back_as_valid_v2_models(tmp_path: Path, v2: V2)
     with Store.open(path) as store:
         store.create_session("/w", session_id=SID)
         store.append_many(written)
+        # These messages use only what v1 has: stored as v1 rows, as the last v1 release wrote them.
+        store._conn.execute("UPDATE messages SET schema_version = 1")
 
     with Store.open(path, reader=v2_reader(v2)) as store:
         loaded = store.load_session(SID)
@@ -132,7 +135,7 @@ def test_rows_written_as_v1_read_back_as_valid_v2_models(tmp_path: Path, v2: V2)
         assert new_meta.get("org_id") == old_meta.pop("team_id", None)
         new_meta.pop("org_id", None)
         assert new_meta == old_meta
-        assert {**new_doc, "schema_version": 1} == old_doc
+        assert {**new_doc, "schema_version": 2} == old_doc
     assert {m.id: m for m in loaded}[team.id].metadata.org_id == "team_19"
 
     with sqlite3.connect(path) as conn:  # reading migrated nothing on disk
@@ -167,7 +170,7 @@ def test_v1_reader_tolerates_what_newer_writers_add(tmp_path: Path, caplog: pyte
         row = list(encode(message(SID, "user", [{"type": "text", "text": "listen"}])))
         row[3] = (
             row[3][:-1]
-            + ',{"type":"audio","source":{"kind":"base64","data":"UklG"},"media_type":"audio/wav"}]'
+            + ',{"type":"hologram","source":{"kind":"base64","data":"UklG"},"media_type":"x/holo"}]'
         )
         row[4] = row[4][:-1] + ',"org_id":"org_1"}'
         store._conn.execute("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)", row)
@@ -178,7 +181,7 @@ def test_v1_reader_tolerates_what_newer_writers_add(tmp_path: Path, caplog: pyte
     assert "org_id" not in second.metadata.model_dump()
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1, "one WARN per message, naming everything skipped"
-    assert "audio" in warnings[0].getMessage() and "org_id" in warnings[0].getMessage()
+    assert "hologram" in warnings[0].getMessage() and "org_id" in warnings[0].getMessage()
 
 
 def test_a_row_from_a_newer_schema_is_refused_with_a_typed_error(tmp_path: Path) -> None:
@@ -186,7 +189,8 @@ def test_a_row_from_a_newer_schema_is_refused_with_a_typed_error(tmp_path: Path)
     with Store.open(path) as store:
         store.create_session("/w", session_id=SID)
         row = list(encode(user(SID)))
-        row[6] = 2
+        row[6] = CURRENT_VERSION + 1
         store._conn.execute("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)", row)
-        with pytest.raises(MigrationError, match="downgrade"):
+        newer = f"written in schema v{CURRENT_VERSION + 1}; this metis reads up to v{CURRENT_VERSION}"
+        with pytest.raises(MigrationError, match=newer):
             store.load_session(SID)

@@ -62,12 +62,18 @@ def test_side_effects_is_required() -> None:
 
 def test_invalid_definition_fields_are_tool_schema_errors() -> None:
     with pytest.raises(ToolSchemaError) as caught:
-        ToolRegistry().register(tool(name="Read-File"))
+        ToolRegistry().register(tool(name="read file"))  # v2 names: letters, digits, _ and -
     assert caught.value.path == "/name"
     with pytest.raises(ToolSchemaError):
         ToolRegistry().register(tool(side_effects="sometimes"))
     with pytest.raises(ToolSchemaError):
         ToolRegistry().register("read_file")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["getWeather", "Read-File", "x", "a" * 64])
+def test_v2_tool_names_are_what_providers_accept_in_common(name: str) -> None:
+    # Real Ollama and Gemini traffic names tools in camelCase; v1's snake_case rule refused them.
+    assert ToolRegistry([tool(name=name)]).get(name).name == name
 
 
 def test_duplicate_names_are_rejected() -> None:
@@ -88,14 +94,16 @@ def test_unknown_tool() -> None:
 # --- §5.4 subset: each disallowed construct fails loudly with its pointer (§11.1.5) -------------------
 
 DISALLOWED_CASES: list[tuple[dict[str, Any], str]] = [
-    (
-        {"type": "object", "properties": {"path": {"anyOf": [{"type": "string"}, {"type": "null"}]}}},
-        "/properties/path/anyOf",
-    ),
     ({"type": "object", "properties": {"p": {"oneOf": [{"type": "string"}]}}}, "/properties/p/oneOf"),
     ({"type": "object", "allOf": [{"required": ["a"]}]}, "/allOf"),
     ({"type": "object", "properties": {"p": {"not": {"type": "null"}}}}, "/properties/p/not"),
-    ({"type": "object", "$defs": {"P": {"type": "string"}}}, "/$defs"),
+    ({"type": "object", "properties": {"p": {"$defs": {"P": {"type": "string"}}}}}, "/properties/p/$defs"),
+    ({"type": "object", "properties": {"p": {"$ref": "#/$defs/Missing"}}}, "/properties/p/$ref"),
+    ({"type": "object", "properties": {"p": {"$ref": "https://example.com/p.json"}}}, "/properties/p/$ref"),
+    (
+        {"type": "object", "properties": {"p": {"anyOf": [{"type": "string"}, {"oneOf": []}]}}},
+        "/properties/p/anyOf/1/oneOf",
+    ),
     ({"type": "object", "properties": {"p": {"$ref": "#/definitions/P"}}}, "/properties/p/$ref"),
     ({"type": "object", "definitions": {"P": {"type": "string"}}}, "/definitions"),
     ({"type": "object", "if": {"required": ["a"]}, "then": {"required": ["b"]}}, "/if"),
@@ -136,7 +144,29 @@ def test_every_problem_is_listed() -> None:
 
 
 def test_disallowed_set_covers_the_spec() -> None:
-    assert {"$ref", "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "patternProperties"} <= DISALLOWED
+    assert {"oneOf", "allOf", "not", "if", "then", "else", "patternProperties"} <= DISALLOWED
+
+
+def test_pydantic_models_register_as_they_are() -> None:
+    """v2 widens §5.4 to what pydantic writes for ordinary models: an Optional field is
+    anyOf [X, null], a nested model is a $ref into the root's $defs."""
+    from pydantic import BaseModel
+
+    class Point(BaseModel):
+        x: int
+        y: int | None = None
+
+    class Route(BaseModel):
+        name: str
+        stops: list[Point]
+        via: Point | None = None
+
+    schema = Route.model_json_schema()
+    assert "$defs" in schema and "anyOf" in str(schema)
+    registered = ToolRegistry([tool(input_schema=schema)])
+    registered.validate_input("read_file", {"name": "r", "stops": [{"x": 1, "y": None}]})
+    with pytest.raises(ToolInputError):
+        registered.require_valid_input("read_file", {"name": "r", "stops": [{"x": "one"}]})
 
 
 @pytest.mark.parametrize(

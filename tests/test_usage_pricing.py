@@ -284,21 +284,53 @@ def test_unpriced_models_cost_zero_under_the_unpriced_version(caplog: pytest.Log
     assert usage.cost_usd == Decimal(0) and usage.pricing_version == UNPRICED
     assert (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (10, 20, 5)
     assert usage.latency_ms == 0
-    assert len(caplog.records) == 1
+    assert caplog.records == []  # priced per streamed snapshot: whoever records the usage says so
 
 
-def test_an_unpriced_model_is_named_and_warned_about_once(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from metis import pricing
+def test_a_model_no_source_prices_is_unpriced_not_guessed() -> None:
+    usage = make_usage(TokenCounts(1, 2), pricing_key=UNPRICED, latency_ms=0, model="ollama:my-local")
+    assert (usage.cost_usd, usage.pricing_version) == (Decimal(0), UNPRICED)
+    usage = make_usage(TokenCounts(1, 2), pricing_key=UNPRICED, latency_ms=0, model="openai:no-such-model-x")
+    assert usage.pricing_version == UNPRICED
 
-    monkeypatch.setattr(pricing, "_UNPRICED_WARNED", set())
-    with caplog.at_level(logging.WARNING, logger="metis.pricing"):
-        for _ in range(3):  # e.g. three streamed snapshots of one reply
-            make_usage(TokenCounts(1, 2), pricing_key=UNPRICED, latency_ms=0, model="ollama:my-local")
-    assert [r.getMessage() for r in caplog.records] == [
-        "no price for ollama:my-local; cost recorded as 0 under pricing_version 'unpriced'"
-    ]
+
+# --- genai-prices: the maintained source behind the local table --------------------------------------------
+
+
+def test_the_local_table_overrides_genai_prices() -> None:
+    usage = make_usage(TokenCounts(1_000_000, 0), pricing_key="anthropic:claude-sonnet-4-6", latency_ms=0)
+    assert usage.pricing_version == current_version() and usage.cost_usd == Decimal("3")
+
+
+def test_a_model_the_local_table_lacks_is_priced_by_genai_prices_naming_its_version() -> None:
+    from importlib.metadata import version
+
+    usage = make_usage(
+        TokenCounts(1_000_000, 1_000_000), pricing_key=UNPRICED, latency_ms=0, model="openai:gpt-4o"
+    )
+    assert usage.pricing_version == f"genai-prices@{version('genai-prices')}"
+    assert usage.cost_usd == Decimal("12.5")  # $2.50 in + $10 out per MTok
+    # cached input is part of genai-prices' input_tokens: the cached share gets the cache rate
+    cached = make_usage(
+        TokenCounts(0, 0, 1_000_000), pricing_key=UNPRICED, latency_ms=0, model="openai:gpt-4o"
+    )
+    assert cached.cost_usd == Decimal("1.25")
+
+
+def test_price_as_of_uses_the_table_in_force_that_day() -> None:
+    from datetime import date
+
+    from metis.pricing import price_as_of, table_in_force
+
+    assert table_in_force(date(2020, 1, 1)) is None
+    assert table_in_force(date(2026, 6, 1)).pricing_version == "2026-05-08"
+    assert table_in_force(date(2026, 12, 1)).pricing_version == "2026-11-01"
+    usage = make_usage(TokenCounts(1_000_000, 0), pricing_key="anthropic:claude-sonnet-4-6", latency_ms=0)
+    again = price_as_of(usage, pricing_key="anthropic:claude-sonnet-4-6", day=date(2026, 6, 1))
+    assert again.pricing_version == "2026-05-08"
+    # before any local table: genai-prices' price of that date
+    early = price_as_of(usage, pricing_key="openai:gpt-4o", day=date(2024, 6, 1), model="openai:gpt-4o")
+    assert early.pricing_version.startswith("genai-prices@") and early.cost_usd > 0
 
 
 # --- values metis builds itself are what validation would build ----------------------------------------
@@ -346,7 +378,7 @@ def test_plain_costs_are_the_normalized_fixed_point_value(value: str) -> None:
 def test_assistant_messages_share_no_routing_record() -> None:
     from metis.assembly import RequestContext, finish_assistant
     from metis.ids import ToolIdMap
-    from metis_schema.v1 import Message, TextBlock
+    from metis_schema.v2 import Message, TextBlock
 
     def finished() -> Message:
         context = RequestContext(session_id="sess_x", model="sonnet", tool_ids=ToolIdMap("sess_x"))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ErrorEvent,
     Message,
@@ -42,13 +42,12 @@ from metis_schema.v1 import (
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import _json
-from ._build import construct, verify
 from .canonical import CONTENT_LIST
 from .catalog import load_catalog
 from .errors import WireFormatError
 from .events import EventSink, emit
 from .ids import ToolIdMap, new_message_id
-from .invariants import BLOCK_CLASSES, is_clean
+from .invariants import BLOCK_CLASSES, check_message
 from .pricing import make_usage
 from .tools import ToolRegistry
 from .usage import TokenCounts
@@ -140,33 +139,18 @@ def parse_tool_arguments(
     return {}, raw
 
 
-_RULES = Message.__schema_rules__
-"""The schema's compiled §5.1 rules for a Message (role vs blocks, a complete reply is not empty)."""
 _DEFAULT_REASON = "default model"
 
 
 def default_routing(chosen_model: str, reason: str) -> RoutingDecisionRecord:
     """A fresh DEFAULT-mode routing record for `chosen_model` (a catalog id) and `reason`,
     as `RoutingDecisionRecord(mode=default, chosen_model=..., reason=...)` makes it."""
-    return construct(
-        RoutingDecisionRecord,
-        {
-            "mode": RoutingMode.default,
-            "chosen_model": chosen_model,
-            "reason": reason,
-            "rule_name": None,
-            "confidence": None,
-            "alternatives_considered": [],
-        },
-        {"mode", "chosen_model", "reason"},
-    )
+    return RoutingDecisionRecord(mode=RoutingMode.default, chosen_model=chosen_model, reason=reason)
 
 
 def _routing_copy(record: RoutingDecisionRecord) -> RoutingDecisionRecord:
     """A record of its own for one message, equal to `record` (one record may serve many)."""
-    values = dict(record.__dict__)
-    values["alternatives_considered"] = list(record.alternatives_considered)
-    return construct(RoutingDecisionRecord, values, set(record.model_fields_set))
+    return record.model_copy(update={"alternatives_considered": list(record.alternatives_considered)})
 
 
 def _checked_inputs(provider: str, provider_raw: Any) -> dict[str, Any] | None:
@@ -237,7 +221,8 @@ def finish_assistant(
 
     The parts are valid by construction — blocks the adapter validated, the catalog's model
     id, normalized counts, minted ids, the context's checked fields — so the records are
-    built directly (`metis._build`), and the schema's §5.1 rules run on the Message.
+    validated as they are put together, and the §5 rules (`metis.invariants`) run on the
+    Message, so a reply that breaks them (a COMPLETE reply with no content) is a typed error.
     """
     return _assistant_message(
         context,
@@ -284,51 +269,34 @@ def _assistant_message(
     provider_raw = _checked_inputs(provider, provider_raw)
     if any(type(block) not in BLOCK_CLASSES for block in content):
         content = _checked_content(content, provider)
-    metadata = construct(
-        MessageMetadata,
-        {
-            "model": entry.id,
-            "provider": provider,
-            "routing": routing,
-            "usage": usage,
-            "parent_tool_use_id": None,
-            "status": status
-            if type(status) is MessageStatus
-            else _enum(MessageStatus, status, provider, "status"),
-            "stop_reason": stop_reason
-            if stop_reason is None or type(stop_reason) is StopReason
-            else _enum(StopReason, stop_reason, provider, "stop_reason"),
-            "critical_blocks": None,
-            "provider_raw": provider_raw,
-            "user_id": None,
-            "team_id": None,
-        },
-        {"model", "provider", "routing", "usage", "status", "stop_reason", "provider_raw"},
+    metadata = MessageMetadata(
+        model=entry.id,
+        provider=provider,
+        routing=routing,
+        usage=usage,
+        status=status if type(status) is MessageStatus else _enum(MessageStatus, status, provider, "status"),
+        stop_reason=stop_reason
+        if stop_reason is None or type(stop_reason) is StopReason
+        else _enum(StopReason, stop_reason, provider, "stop_reason"),
+        provider_raw=provider_raw,
     )
-    message: Message = construct(
-        Message,
-        {
-            "id": message_id,
-            "session_id": context.session_id,
-            "role": Role.assistant,
-            "content": list(content),
-            "metadata": metadata,
-            "created_at": created_at,
-            "schema_version": 1,
-        },
-        deferred=True,
+    message = Message(
+        id=message_id,
+        session_id=context.session_id,
+        role=Role.assistant,
+        content=list(content),
+        metadata=metadata,
+        created_at=created_at,
     )
-    # is_clean answers the usual message at half the cost of the compiled rules, and is
-    # never wrong when it says yes (it is stricter); any doubt runs the rules themselves.
-    problems = None if is_clean(message) or _RULES is None else _RULES(message)
+    problems = check_message(message)
     if problems:
         # e.g. a COMPLETE reply with no content: say so as a typed error.
         raise WireFormatError(
-            f"the {provider} response does not make a valid assistant message: {'; '.join(problems)}",
+            f"the {provider} response does not make a valid assistant message: "
+            + "; ".join(str(p) for p in problems),
             provider=provider,
             message_id=message.id,
         )
-    verify(message)
     if context.tools is not None and metadata.status == MessageStatus.complete:
         _check_tool_inputs(message.content, context.tools, context.events)
     return message
@@ -420,7 +388,7 @@ def imported_message(
             content=content,
             metadata=MessageMetadata(**(metadata or {})),
             created_at=created_at,
-            schema_version=1,
+            schema_version=2,
         )
     except ValidationError as exc:
         raise WireFormatError(

@@ -10,11 +10,21 @@ out of hashing and equality because it is opaque (spec §5.3.5, §6.5): two mess
 say the same thing are equal whichever adapter wrote them. The serializer is told to
 exclude it, so core code never reads it even to hash it.
 
+`schema_version` is hashed as 1, whatever the message's version (`HASHED_SCHEMA_VERSION`).
+Schema versions are additive (spec §4.1.3): a message migrated from v1 to v2 says exactly
+what it said, and must keep the hash it was stored, cached or deduplicated under. Content
+only a newer version can hold already hashes differently through its own fields, so the
+version number adds nothing to a hash but churn; and writing it as 1 (rather than leaving
+it out) keeps every hash computed before v2 existed valid.
+
 Reading (spec §10.3): a reader may meet documents written by newer code during a partial
 deployment. `read_message` migrates older schema versions forward, drops content block
 types and metadata fields it does not know, logs ONE warning per document naming all of
 them, and only raises (DocumentError, listing every problem with its path) when the
-document is invalid for reasons other than those additions.
+document is invalid for reasons other than those additions. A document whose
+`schema_version` is newer than this metis reads raises NewerSchemaError, for that
+document alone: `read_each` decodes many documents (a session's rows) and sets such
+documents aside, so one row from a newer metis never hides the rest.
 """
 
 from __future__ import annotations
@@ -22,12 +32,13 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 import orjson
 from metis_schema import CURRENT_VERSION
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     Message,
     MessageMetadata,
@@ -35,8 +46,8 @@ from metis_schema.v1 import (
 from pydantic import TypeAdapter, ValidationError
 
 from . import _json
-from .errors import DocumentError, FieldProblem
-from .invariants import BLOCK_CLASSES
+from .errors import DocumentError, FieldProblem, NewerSchemaError
+from .invariants import BLOCK_CLASSES, check_message
 from .validation import explain
 
 log = logging.getLogger("metis.compat")
@@ -48,6 +59,9 @@ CONTENT_LIST: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock])
 
 _METADATA_FIELDS: frozenset[str] = frozenset(MessageMetadata.model_fields)
 _EXCLUDE_RAW = {"metadata": {"provider_raw"}}
+
+HASHED_SCHEMA_VERSION = 1
+"""The `schema_version` written into the bytes that are hashed, for every message (module doc)."""
 
 
 def _default(value: Any) -> Any:
@@ -74,6 +88,7 @@ def message_to_json(message: Message) -> bytes:
 def canonical_json(message: Message) -> bytes:
     """The bytes that are hashed: canonical JSON without provider_raw (see module doc)."""
     data = message.model_dump(mode="json", exclude_none=True, exclude=_EXCLUDE_RAW)
+    data["schema_version"] = HASHED_SCHEMA_VERSION
     return _sorted_json(message, data, _EXCLUDE_RAW)
 
 
@@ -111,7 +126,7 @@ def conversation_hash(messages: Iterable[Message]) -> str:
 # --- reading stored documents ---------------------------------------------------------------
 
 
-def read_message(doc: Mapping[str, Any] | str | bytes) -> Message:
+def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None) -> Message:
     """A stored document (dict or JSON text) -> Message, tolerating newer additions (§10.3).
 
     Steps: parse JSON; migrate an older `schema_version` through
@@ -119,11 +134,18 @@ def read_message(doc: Mapping[str, Any] | str | bytes) -> Message:
     drop unknown block types (also inside tool_result content) and unknown metadata
     fields, remapping `metadata.critical_blocks` to the surviving indices; log one WARN
     on logger `metis.compat` with `extra={"message_id", "skipped"}` when anything was
-    dropped; validate. A message left with no content after the drop is invalid like any
-    other empty message, and is reported as such.
+    dropped; validate the fields, then the §5 rules (`metis.invariants`, the one
+    executable copy of them). A message left with no content after the drop is invalid
+    like any other empty message, and is reported as such.
+
+    `row` names where the document is stored (a store's row key) in the NewerSchemaError
+    raised when the document's schema_version is newer than CURRENT_VERSION.
     """
     data = _parse(doc)
     version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > CURRENT_VERSION:
+        message_id = data.get("id") if isinstance(data.get("id"), str) else None
+        raise NewerSchemaError.of(row=row, version=version, supported=CURRENT_VERSION, message_id=message_id)
     if isinstance(version, int) and not isinstance(version, bool) and version != CURRENT_VERSION:
         from .migrations import migrate_document  # lazy: migrations import the models too
 
@@ -138,10 +160,39 @@ def read_message(doc: Mapping[str, Any] | str | bytes) -> Message:
             extra={"message_id": message_id, "skipped": skipped},
         )
     try:
-        return Message.model_validate(data)
+        message = Message.model_validate(data)
     except ValidationError as exc:
         problems = explain(data, "Message", exc)
         raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id) from None
+    violations = check_message(message)
+    if violations:
+        problems = [FieldProblem(v.path, v.problem, v.rule) for v in violations]
+        raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id)
+    return message
+
+
+@dataclass
+class Decoded:
+    """What `read_each` made of many documents: the messages, and those written by newer code."""
+
+    messages: list[Message] = field(default_factory=list)
+    newer: list[NewerSchemaError] = field(default_factory=list)
+    """One error per document this metis cannot read (its row and version), in input order."""
+
+
+def read_each(docs: Iterable[tuple[str | None, Mapping[str, Any] | str | bytes]]) -> Decoded:
+    """`read_message` of each (row, document): the messages in order, newer documents set aside.
+
+    Only NewerSchemaError is set aside: any other bad document still raises, since it is
+    not a partial deployment but damage, and skipping it would hide it.
+    """
+    out = Decoded()
+    for row, doc in docs:
+        try:
+            out.messages.append(read_message(doc, row=row))
+        except NewerSchemaError as exc:
+            out.newer.append(exc)
+    return out
 
 
 def _parse(doc: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
@@ -204,12 +255,15 @@ def _drop_blocks(
 
 
 __all__ = [
+    "HASHED_SCHEMA_VERSION",
     "KNOWN_BLOCK_TYPES",
+    "Decoded",
     "canonical_json",
     "conversation_hash",
     "dump_message",
     "message_hash",
     "message_to_json",
     "messages_equal",
+    "read_each",
     "read_message",
 ]

@@ -2,8 +2,8 @@
 
 A data file (`metis/data/catalog.json`) validated against the schema's ModelCatalog, so
 "can model X carry this history?" is answered from declared data, not code. Names resolve
-as a canonical id (`anthropic:claude-sonnet-4-6`), an alias (`sonnet`), or
-`<provider>:<wire name>` for a model the catalog does not list: those get the provider's
+as a canonical id (`anthropic:claude-sonnet-4-6`), an alias (`sonnet`), a listed model's wire
+name (`gpt-4o`), or `<provider>:<wire name>` for a model the catalog does not list: those get the provider's
 conservative defaults (text and tools only) and no price (`pricing_key` "unpriced").
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from metis_schema.v1 import AdapterCapabilities, CatalogEntry, ModelCatalog
+from metis_schema.v2 import AdapterCapabilities, CatalogEntry, ModelCatalog
 from pydantic import ValidationError
 
 from .errors import UnknownModelError
@@ -33,6 +33,8 @@ class Catalog:
         self._by_alias: dict[str, CatalogEntry] = {}
         self._by_wire: dict[tuple[str, str], CatalogEntry] = {}
         """(provider, wire name) -> the first entry listing it."""
+        self._by_bare: dict[str, CatalogEntry] = {}
+        """Wire name alone (`gpt-4o`) -> the first entry listing it: what users type first."""
         self._unlisted: dict[str, CatalogEntry] = {}
         """`<provider>:<wire name>` -> the entry `unlisted` made for it (see `resolve`)."""
         for entry in catalog.models:
@@ -42,6 +44,7 @@ class Catalog:
                 raise UnknownModelError(f"catalog entry {entry.id} names provider {entry.provider}")
             self._by_id[entry.id] = entry
             self._by_wire.setdefault((entry.provider, entry.wire_model), entry)
+            self._by_bare.setdefault(entry.wire_model, entry)
             for alias in entry.aliases:
                 if alias in self._by_alias:
                     raise UnknownModelError(
@@ -57,11 +60,11 @@ class Catalog:
         return self._by_id.get(model_id)
 
     def resolve(self, name: str, *, allow_unlisted: bool = True) -> CatalogEntry:
-        """Canonical id, alias, or `<provider>:<wire name>` -> catalog entry.
+        """Canonical id, alias, a listed model's wire name, or `<provider>:<wire name>` -> entry.
 
         Every response resolves its model, so each kind of name is one dict lookup.
         """
-        entry = self._by_id.get(name) or self._by_alias.get(name)
+        entry = self._by_id.get(name) or self._by_alias.get(name) or self._by_bare.get(name)
         if entry is not None:
             return entry
         provider, sep, wire = name.partition(":")

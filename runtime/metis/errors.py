@@ -87,6 +87,42 @@ class MigrationError(MetisError):
     """A stored document cannot be migrated to the requested schema version."""
 
 
+class NewerSchemaError(MigrationError):
+    """A stored document was written by a newer metis, in a schema version this one cannot read.
+
+    Raised for that one document only: a reader of many (a session, a store) catches it,
+    keeps every other message, and reports this one by `row` and `version`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        row: str | None = None,
+        version: int | None = None,
+        supported: int | None = None,
+        **kw: str | None,
+    ) -> None:
+        self.row = row
+        self.version = version
+        self.supported = supported
+        super().__init__(message, **kw)
+
+    @classmethod
+    def of(cls, *, row: str | None, version: int, supported: int, message_id: str | None) -> NewerSchemaError:
+        """The error for one document: where it is stored, its version, and ours."""
+        where = f"row {row}" if row is not None else f"message {message_id or '(no id)'}"
+        return cls(
+            f"{where} was written in schema v{version}; this metis reads up to v{supported}",
+            row=row,
+            version=version,
+            supported=supported,
+            path="schema_version",
+            message_id=message_id,
+            hint="upgrade metis to read it; nothing else in the store is affected",
+        )
+
+
 # --- tools, pricing, catalog, routing ----------------------------------------------------
 
 
@@ -211,6 +247,7 @@ __all__ = [
     "MessageNotFoundError",
     "MetisError",
     "MigrationError",
+    "NewerSchemaError",
     "PricingError",
     "ProviderError",
     "SessionNotFoundError",

@@ -1,10 +1,12 @@
-"""The invariants of spec §5, checked on messages and conversations.
+"""The invariants of spec §5, checked on messages and conversations: their one executable copy.
 
-The generated models already refuse much of §5 at construction, but not everything:
-a message built with `model_construct`, mutated after validation, or read by code that
-skipped validation can break any rule, and the conversation rules (§5.2.2, §5.2.3: a
-tool_result answers exactly one earlier tool_use of the same session) are invisible to a
-single model. Every check here reports *all* violations at once, each with the message
+The JSON Schema states the per-message rules too (the `allOf` if/then clauses of
+Message), for validators in other languages; the generated models check types, patterns
+and discriminators only, and these functions are what Python runs for the rest.
+tests/test_vectors.py runs every schema vector through both and asserts they agree, so
+the two statements cannot drift. The conversation rules (§5.2.2, §5.2.3: a tool_result
+answers exactly one earlier tool_use of the same session) are beyond any single document
+and live only here. Every check reports *all* violations at once, each with the message
 id, the field path and the spec section, so one run tells the whole story.
 
 Status (§5.1.5): a message that is not `complete` (PARTIAL while streaming, or stopped
@@ -30,15 +32,8 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
-from metis_schema.v1 import (
-    ContentBlock,
-    ImageBlock,
-    Message,
-    MessageMetadata,
-    MessageStatus,
-    Role,
-    TextBlock,
-)
+from metis_schema import CURRENT_VERSION
+from metis_schema.v2 import ContentBlock, Message, MessageStatus, Role
 from pydantic import BaseModel
 
 from .errors import InvariantError
@@ -47,16 +42,35 @@ from .ids import is_tool_id, provider_of
 if TYPE_CHECKING:
     from .tools import ToolRegistry
 
-ALLOWED_BLOCKS: Mapping[str, frozenset[str]] = {
+_V1_BLOCKS: Mapping[str, frozenset[str]] = {
     Role.user: frozenset({"text", "image"}),
     Role.assistant: frozenset({"text", "tool_use", "thinking", "redacted_thinking"}),
     Role.system: frozenset({"text"}),
     Role.tool: frozenset({"tool_result"}),
 }
-"""§5.1.3: the block types each role may carry."""
+ALLOWED_BLOCKS_BY_VERSION: Mapping[int, Mapping[str, frozenset[str]]] = {
+    1: _V1_BLOCKS,
+    2: {
+        **_V1_BLOCKS,
+        Role.user: _V1_BLOCKS[Role.user] | {"document", "audio", "video", "search_result"},
+        Role.assistant: _V1_BLOCKS[Role.assistant] | {"server_tool_use", "server_tool_result", "compaction"},
+    },
+}
+"""§5.1.3: the block types each role may carry, per schema version (a message is held to
+the rules of the version it declares)."""
+ALLOWED_BLOCKS: Mapping[str, frozenset[str]] = ALLOWED_BLOCKS_BY_VERSION[CURRENT_VERSION]
+"""§5.1.3 at the version metis writes."""
 
-TOOL_RESULT_BLOCKS = frozenset({"text", "image"})
-"""§4.2: what a tool_result's own content may hold."""
+TOOL_RESULT_BLOCKS_BY_VERSION: Mapping[int, frozenset[str]] = {
+    1: frozenset({"text", "image"}),
+    2: frozenset({"text", "image", "document", "search_result"}),
+}
+"""§4.2: what a tool_result's own content may hold, per schema version."""
+TOOL_RESULT_BLOCKS = TOOL_RESULT_BLOCKS_BY_VERSION[CURRENT_VERSION]
+"""§4.2 at the version metis writes."""
+
+MEDIA_BLOCKS = frozenset({"image", "document", "audio", "video"})
+"""Blocks whose bytes are found through a source (a MediaSource in v2)."""
 
 
 @dataclass(frozen=True)
@@ -76,17 +90,11 @@ class Violation:
 BLOCK_CLASSES: frozenset[type[BaseModel]] = frozenset(get_args(get_args(ContentBlock.__value__)[0]))
 """The classes of the ContentBlock union, read from the generated alias (a new block type
 joins by itself): what `type(block) in BLOCK_CLASSES` recognizes as a block model."""
-_MODELS = BLOCK_CLASSES | {Message, MessageMetadata}
-"""Generated classes that are not Mappings: `_get` reads their attributes without asking
-`isinstance(obj, Mapping)`, an ABC check that dominated the cost of checking a message."""
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     """Field access that survives model_construct'ed and hand-built (dict) parts."""
-    kind = type(obj)
-    if kind is dict:
-        return obj.get(name, default)
-    if kind not in _MODELS and isinstance(obj, Mapping):
+    if isinstance(obj, Mapping):
         return obj.get(name, default)
     return getattr(obj, name, default)
 
@@ -106,85 +114,14 @@ def _blocks(message: Any) -> list[Any]:
     return list(content) if isinstance(content, list | tuple) else []
 
 
-# Enum members read once: `Role.tool` is a descriptor call each time, on every message.
-_COMPLETE = MessageStatus.complete
-_NEED_CONTENT = (Role.user, Role.assistant)
-_ASSISTANT, _TOOL = Role.assistant, Role.tool
-_RESULT_PARTS = frozenset({TextBlock, ImageBlock})
+def check_message(
+    message: Message | Mapping[str, Any], *, tools: ToolRegistry | None = None
+) -> list[Violation]:
+    """Every §5.1 / §5.2.1 / §5.3 violation of one message (and §5.2.4 when `tools` is given).
 
-
-def is_clean(message: Any) -> bool:
-    """True only when `check_message(message)` (without tools) would report nothing.
-
-    The screen every stored message goes through first: the same rules as
-    `check_message`, written for the exact generated classes, whose fields are plain
-    attribute reads. Anything else (another type, a dict part, a value out of place, a
-    field missing from a `model_construct`ed part) answers False, and the full check runs
-    and words the violations; this is never consulted to find them.
+    `message` may also be a document (the JSON-compatible dict of a message): the parity
+    test runs the schema's vectors through here as they are.
     """
-    if type(message) is not Message:
-        return False
-    try:
-        return _clean_parts(message.role, message.content, message.metadata)
-    except AttributeError:  # a part built without one of its fields
-        return False
-
-
-def _clean_parts(role: Any, content: Any, metadata: Any) -> bool:
-    if type(content) is not list or type(metadata) is not MessageMetadata:
-        return False
-    allowed = ALLOWED_BLOCKS.get(role) if isinstance(role, str) else None
-    if not allowed:
-        return False
-    complete = metadata.status == _COMPLETE
-    if not content and complete and role in _NEED_CONTENT:
-        return False
-    for block in content:
-        if type(block) not in _MODELS:
-            return False
-        kind = block.type
-        if not isinstance(kind, str) or kind not in allowed:
-            return False
-        if kind == "tool_use":
-            tool_id = block.id
-            if not (isinstance(tool_id, str) and is_tool_id(tool_id)):
-                return False
-            if complete and type(block.input) is not dict:
-                return False
-        elif kind == "tool_result":
-            tool_id = block.tool_use_id
-            if not (isinstance(tool_id, str) and is_tool_id(tool_id)) or type(block.content) is not list:
-                return False
-            for sub in block.content:
-                if type(sub) not in _RESULT_PARTS:
-                    return False
-                sub_kind = sub.type
-                if not isinstance(sub_kind, str) or sub_kind not in TOOL_RESULT_BLOCKS:
-                    return False
-    if role == _TOOL:
-        parent = metadata.parent_tool_use_id
-        if len(content) != 1 or not (isinstance(parent, str) and is_tool_id(parent)):
-            return False
-        if content[0].tool_use_id != parent:
-            return False
-    elif role == _ASSISTANT and complete:
-        model, provider = metadata.model, metadata.provider
-        if not (isinstance(model, str) and isinstance(provider, str)):
-            return False
-        if provider_of(model) != provider or metadata.routing is None or metadata.usage is None:
-            return False
-    return True
-
-
-def check_message(message: Message, *, tools: ToolRegistry | None = None) -> list[Violation]:
-    """Every §5.1 / §5.2.1 / §5.3 violation of one message (and §5.2.4 when `tools` is given)."""
-    if tools is None and is_clean(message):
-        return []
-    return _check_message(message, tools)
-
-
-def _check_message(message: Message, tools: ToolRegistry | None) -> list[Violation]:
-    """`check_message` without the `is_clean` screen: works out every violation."""
     mid = _id(message)
     out: list[Violation] = []
 
@@ -201,7 +138,8 @@ def _check_message(message: Message, tools: ToolRegistry | None) -> list[Violati
     if not isinstance(content, list | tuple):
         bad("content", "§4.1", f"content must be a list of blocks, got {type(content).__name__}")
     blocks = _blocks(message)
-    allowed = ALLOWED_BLOCKS.get(role) if isinstance(role, str) else None
+    version = _version(message)
+    allowed = ALLOWED_BLOCKS_BY_VERSION[version].get(role) if isinstance(role, str) else None
     if allowed is None:
         bad("role", "§4.1", f"unknown role {role!r}")
         allowed = frozenset()
@@ -225,7 +163,7 @@ def _check_message(message: Message, tools: ToolRegistry | None) -> list[Violati
                 "§5.1.3",
                 f"{kind} block not allowed in {role} messages ({_names(allowed)})",
             )
-        _check_block(block, f"content[{i}]", complete, tools, bad)
+        _check_block(block, f"content[{i}]", complete, tools, bad, version=version)
 
     if role == Role.tool:
         _check_tool_link(metadata, blocks, bad)
@@ -238,8 +176,25 @@ def _names(kinds: frozenset[str]) -> str:
     return "allowed: " + ", ".join(sorted(kinds)) if kinds else "no blocks allowed"
 
 
-def _check_block(block: Any, path: str, complete: bool, tools: ToolRegistry | None, bad: Any) -> None:
+def _version(message: Any) -> int:
+    """The schema version whose rules `message` is held to: the one it declares, if known."""
+    version = _get(message, "schema_version")
+    return version if type(version) is int and version in ALLOWED_BLOCKS_BY_VERSION else CURRENT_VERSION
+
+
+def _check_block(
+    block: Any, path: str, complete: bool, tools: ToolRegistry | None, bad: Any, *, version: int
+) -> None:
     kind = _kind(block)
+    if kind in MEDIA_BLOCKS:
+        _check_source(block, path, bad)
+    elif kind == "compaction" and _get(block, "summary") is None and _get(block, "data") is None:
+        bad(path, "§4.2", "a compaction block holds a readable summary, opaque data, or both")
+    elif kind == "server_tool_result":
+        inner = _get(block, "content")
+        for j, sub in enumerate(inner if isinstance(inner, list | tuple) else []):
+            if _kind(sub) in MEDIA_BLOCKS:
+                _check_source(sub, f"{path}.content[{j}]", bad)
     if kind == "tool_use":
         tool_id = _get(block, "id")
         if not (isinstance(tool_id, str) and is_tool_id(tool_id)):
@@ -255,14 +210,40 @@ def _check_block(block: Any, path: str, complete: bool, tools: ToolRegistry | No
         if not (isinstance(answered, str) and is_tool_id(answered)):
             bad(f"{path}.tool_use_id", "§5.2.1", f"tool id {answered!r} is not canonical (tu_<ulid>)")
         inner = _get(block, "content")
+        kinds = TOOL_RESULT_BLOCKS_BY_VERSION[version]
         for j, sub in enumerate(inner if isinstance(inner, list | tuple) else []):
             sub_kind = _kind(sub)
-            if sub_kind not in TOOL_RESULT_BLOCKS:
+            if sub_kind not in kinds:
                 bad(
                     f"{path}.content[{j}].type",
                     "§4.2",
-                    f"a tool_result holds text and image blocks only, not {sub_kind}",
+                    f"a tool_result holds {', '.join(sorted(kinds))} blocks only, not {sub_kind}",
                 )
+            elif sub_kind in MEDIA_BLOCKS:
+                _check_source(sub, f"{path}.content[{j}]", bad)
+
+
+def _check_source(block: Any, path: str, bad: Any) -> None:
+    """v2 MediaSource: a provider-hosted `file_id` names its provider; no other kind does."""
+    source = _get(block, "source")
+    kind, provider = _get(source, "kind"), _get(source, "provider")
+    if kind == "file_id" and provider is None:
+        bad(f"{path}.source.provider", "§4.2", "a file_id source names the provider that hosts the file")
+    elif kind != "file_id" and provider is not None:
+        bad(f"{path}.source.provider", "§4.2", f"only a file_id source names a provider, not a {kind} one")
+
+
+def check_content_block(block: Any, *, version: int = CURRENT_VERSION) -> list[Violation]:
+    """The §4.2 rules of one content block on its own, at schema `version`: its media source,
+    a compaction's payload, a tool_result's content (what the schema's block definitions
+    say beyond their fields). `block` may be a model or a document."""
+    out: list[Violation] = []
+
+    def bad(path: str, rule: str, problem: str) -> None:
+        out.append(Violation(None, path.lstrip("."), rule, problem))
+
+    _check_block(block, "", True, None, bad, version=version)
+    return out
 
 
 def _check_tool_input(block: Any, path: str, tools: ToolRegistry | None, bad: Any) -> None:
@@ -419,13 +400,16 @@ def validate_conversation(messages: Sequence[Message], *, tools: ToolRegistry | 
 
 __all__ = [
     "ALLOWED_BLOCKS",
+    "ALLOWED_BLOCKS_BY_VERSION",
     "BLOCK_CLASSES",
+    "MEDIA_BLOCKS",
     "TOOL_RESULT_BLOCKS",
+    "TOOL_RESULT_BLOCKS_BY_VERSION",
     "Violation",
+    "check_content_block",
     "check_conversation",
     "check_links",
     "check_message",
-    "is_clean",
     "validate_conversation",
     "validate_message",
 ]

@@ -5,6 +5,12 @@ and a stored cost must say which table produced it (`Usage.pricing_version`) so 
 be recomputed under another one (`reprice`). Price tables are JSON data files
 (`metis/data/pricing-<version>.json`) validated against the schema's PriceTable.
 Arithmetic is exact `Decimal`: tokens x rate / 1,000,000, with no rounding.
+
+Two sources, one order: metis's own tables (versions named by their date, e.g.
+`2026-11-01`) are the override and the offline default for the catalog's models; the
+maintained `genai-prices` data set prices everything else, its costs recorded under
+`genai-prices@<its version>` (see `metis._genai_prices`). A model neither knows is
+recorded with cost 0 and pricing_version `unpriced`, and shown as unpriced, not $0.
 """
 
 from __future__ import annotations
@@ -12,14 +18,15 @@ from __future__ import annotations
 import json
 import logging
 import re
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
-from metis_schema.v1 import ModelPrice, PriceTable, Usage
+from metis_schema.v2 import ModelPrice, PriceTable, Usage
 from pydantic import ValidationError
 
-from ._build import construct
+from . import _genai_prices as _genai
 from .errors import PricingError
 from .usage import TokenCounts, UsageCountError
 from .validation import explain
@@ -65,13 +72,19 @@ def load_price_table(version: str | None = None) -> PriceTable:
     version = version or current_version()
     path = _data_dir() / f"pricing-{version}.json"
     if not path.exists():
-        raise PricingError(
-            f"unknown pricing version {version!r}", hint=f"known versions: {', '.join(available_versions())}"
-        )
+        known = [*available_versions(), *filter(None, [_genai.data_version()])]
+        raise PricingError(f"unknown pricing version {version!r}", hint=f"known versions: {', '.join(known)}")
     table = parse_price_table(path.read_text(encoding="utf-8"), source=path.name)
     if table.pricing_version != version:
         raise PricingError(f"{path.name} declares pricing_version {table.pricing_version!r}")
     return table
+
+
+def check_version(version: str) -> str:
+    """`version` when it names a shipped table or the installed genai-prices data; else PricingError."""
+    if version != _genai.data_version():
+        load_price_table(version)
+    return version
 
 
 def price_for(pricing_key: str, table: PriceTable) -> ModelPrice:
@@ -119,10 +132,6 @@ def _bad_counts(counts: TokenCounts) -> None:
             raise UsageCountError(f"TokenCounts.{name} must be a non-negative int, got {value!r}", path=name)
 
 
-_UNPRICED_WARNED: set[str] = set()
-_WARNED_MAX = 1024  # model names come from callers: bound what is remembered
-
-
 def make_usage(
     counts: TokenCounts,
     *,
@@ -131,11 +140,17 @@ def make_usage(
     version: str | None = None,
     table: PriceTable | None = None,
     model: str | None = None,
+    at: datetime | None = None,
 ) -> Usage:
     """A canonical Usage: counts, locally computed cost, and the pricing version used.
 
-    Usage of an unpriced model is logged at WARN, naming `model` when given, and then
-    once per model: every streamed snapshot of a reply is priced, not only the last.
+    Where the price comes from (see the module docstring): an explicit `table` or local
+    `version` prices alone (PricingError when it lacks the key); `version` naming the
+    installed genai-prices data uses that alone; by default the current local table is
+    tried first and genai-prices (at time `at`, default now) second. A model neither
+    prices costs 0 under pricing_version `unpriced`, logged at DEBUG only: callers that
+    record usage say so where it is recorded (a CLI warning in the middle of a streamed
+    reply helps nobody), and the stored version says it for ever after.
     """
     n_in, n_out, cached, written = counts
     if not (
@@ -149,47 +164,100 @@ def make_usage(
         and written >= 0
     ):
         _bad_counts(counts)
-    if pricing_key == UNPRICED:
-        # A model no table prices (an unlisted local model): cost 0, and the version says so.
-        if model is None or model not in _UNPRICED_WARNED:
-            if model is not None and len(_UNPRICED_WARNED) < _WARNED_MAX:
-                _UNPRICED_WARNED.add(model)
-            _log.warning(
-                "no price for %s; cost recorded as 0 under pricing_version 'unpriced'",
-                model or "this model",
-                extra={"model": model, "pricing_key": pricing_key},
-            )
-        cost, pricing_version = Decimal(0), UNPRICED
-    else:
-        table = table or load_price_table(version)
-        cost, pricing_version = compute_cost(counts, price_for(pricing_key, table)), table.pricing_version
     if type(latency_ms) is not int:
         raise UsageCountError(f"latency_ms must be an int, got {latency_ms!r}", path="latency_ms")
-    # Every value is established: the counts were checked above, the cost is computed from
-    # a validated table, so the Usage is built without validating it again (metis._build).
-    return construct(
-        Usage,
-        {
-            "input_tokens": n_in,
-            "output_tokens": n_out,
-            "cached_input_tokens": cached,
-            "cache_creation_input_tokens": written,
-            "cost_usd": cost,
-            "pricing_version": pricing_version,
-            "latency_ms": latency_ms if latency_ms > 0 else 0,
-        },
+    cost, pricing_version = _priced(counts, pricing_key, model=model, version=version, table=table, at=at)
+    return Usage(
+        input_tokens=n_in,
+        output_tokens=n_out,
+        cached_input_tokens=cached,
+        cache_creation_input_tokens=written,
+        cost_usd=cost,
+        pricing_version=pricing_version,
+        latency_ms=latency_ms if latency_ms > 0 else 0,
     )
+
+
+def _priced(
+    counts: TokenCounts,
+    pricing_key: str,
+    *,
+    model: str | None,
+    version: str | None,
+    table: PriceTable | None,
+    at: datetime | None,
+) -> tuple[Decimal, str]:
+    """(cost, pricing_version) of `counts` under the rules of `make_usage`."""
+    lookup = model if pricing_key == UNPRICED and model else pricing_key
+    genai = _genai.data_version()
+    if table is not None or (version is not None and version != genai):
+        table = table or load_price_table(version)
+        return compute_cost(counts, price_for(pricing_key, table)), table.pricing_version
+    if version is None and pricing_key != UNPRICED:
+        table = load_price_table()
+        price = table.models.get(pricing_key)
+        if price is not None:
+            return compute_cost(counts, price), table.pricing_version
+    found = _genai.cost(counts, lookup, at=at) if lookup != UNPRICED else None
+    if found is not None and genai is not None:
+        return _plain(found), genai
+    _log.debug("no price for %s; cost recorded as 0 under pricing_version 'unpriced'", lookup)
+    return Decimal(0), UNPRICED
 
 
 def reprice(
-    usage: Usage, *, pricing_key: str, version: str | None = None, table: PriceTable | None = None
+    usage: Usage,
+    *,
+    pricing_key: str,
+    version: str | None = None,
+    table: PriceTable | None = None,
+    model: str | None = None,
 ) -> Usage:
     """The same usage priced under another table; counts and latency unchanged."""
-    counts = TokenCounts(
+    return make_usage(
+        _counts(usage),
+        pricing_key=pricing_key,
+        latency_ms=usage.latency_ms,
+        version=version,
+        table=table,
+        model=model,
+    )
+
+
+def _counts(usage: Usage) -> TokenCounts:
+    return TokenCounts(
         usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.cache_creation_input_tokens
     )
+
+
+def table_in_force(day: date) -> PriceTable | None:
+    """The newest local table whose `effective_from` is on or before `day` (None: none yet)."""
+    chosen = None
+    for version in available_versions():
+        table = load_price_table(version)
+        start = table.effective_from
+        if start is None or start <= day:
+            chosen = table
+    return chosen
+
+
+def price_as_of(usage: Usage, *, pricing_key: str, day: date, model: str | None = None) -> Usage:
+    """The same usage at the prices in force on `day` (`metis price --as-of`).
+
+    The local table in force that day prices it when it lists the model; otherwise
+    genai-prices at that date; otherwise it is unpriced.
+    """
+    table = table_in_force(day)
+    if table is not None and pricing_key in table.models:
+        return reprice(usage, pricing_key=pricing_key, table=table)
+    at = datetime.combine(day, time(12), tzinfo=UTC)
     return make_usage(
-        counts, pricing_key=pricing_key, latency_ms=usage.latency_ms, version=version, table=table
+        _counts(usage),
+        pricing_key=pricing_key,
+        latency_ms=usage.latency_ms,
+        version=_genai.data_version() or UNPRICED,
+        model=model,
+        at=at,
     )
 
 
@@ -211,12 +279,15 @@ def load_price_table_file(path: Path) -> PriceTable:
 __all__ = [
     "UNPRICED",
     "available_versions",
+    "check_version",
     "compute_cost",
     "current_version",
     "load_price_table",
     "load_price_table_file",
     "make_usage",
     "parse_price_table",
+    "price_as_of",
     "price_for",
     "reprice",
+    "table_in_force",
 ]

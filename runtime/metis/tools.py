@@ -12,8 +12,14 @@ first request a provider rejects. The subset enforced here:
   `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`,
   `minLength`, `maxLength`, `pattern`, `minItems`, `maxItems`, `uniqueItems`,
   `$comment`, and `$schema` at the root only.
-- Disallowed (named in the error with its JSON pointer): `$ref`, `$defs`, `definitions`,
-  `oneOf`, `anyOf`, `allOf`, `not`, `if`/`then`/`else`, `patternProperties`,
+- Since schema v2, what Anthropic, OpenAI and Gemini all take today and pydantic writes
+  for every ordinary model: `anyOf` (each branch a schema of this subset; an `Optional`
+  field is `anyOf: [X, {"type": "null"}]`), `$defs` at the root, and `$ref` to one of them
+  (`#/$defs/Name`, the form nested pydantic models use). An adapter whose provider cannot
+  take references lowers them (`adapters._schema.inline_refs`; Gemini's
+  `parametersJsonSchema`).
+- Disallowed (named in the error with its JSON pointer): any other `$ref`, `definitions`,
+  `oneOf`, `allOf`, `not`, `if`/`then`/`else`, `patternProperties`,
   `additionalProperties` as a schema. Any other keyword is refused too: it is outside the
   subset, and a keyword one provider ignores and another rejects is the failure the
   subset exists to prevent.
@@ -30,7 +36,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from metis_schema.v1 import ToolDefinition
+from metis_schema.v2 import ToolDefinition
 from pydantic import ValidationError
 
 from ._json import non_finite
@@ -44,11 +50,8 @@ ALLOWED_FORMATS = frozenset(
 )
 DISALLOWED = frozenset(
     {
-        "$ref",
-        "$defs",
         "definitions",
         "oneOf",
-        "anyOf",
         "allOf",
         "not",
         "if",
@@ -80,7 +83,10 @@ _ANNOTATIONS = frozenset(
         "$comment",
     }
 )
-_STRUCTURE = frozenset({"type", "properties", "required", "items", "enum", "format", "additionalProperties"})
+_STRUCTURE = frozenset(
+    {"type", "properties", "required", "items", "enum", "format", "additionalProperties", "anyOf", "$ref"}
+)
+_LOCAL_REF = "#/$defs/"
 
 
 def _pointer(parts: tuple[str, ...]) -> str:
@@ -98,7 +104,8 @@ def schema_problems(schema: Any) -> list[tuple[str, str]]:
         problems.append((_pointer(tuple(map(str, where))), "NaN and Infinity are not JSON"))
     if schema.get("type") != "object":
         problems.append(("/type", f'the root must be "type": "object", got {schema.get("type")!r}'))
-    _walk(schema, (), problems, root=True)
+    defs = schema.get("$defs", {})
+    _walk(schema, (), problems, root=True, defs=defs if isinstance(defs, Mapping) else {})
     if not problems:
         try:
             Draft202012Validator.check_schema(dict(schema))
@@ -110,7 +117,12 @@ def schema_problems(schema: Any) -> list[tuple[str, str]]:
 
 
 def _walk(
-    schema: Mapping[str, Any], where: tuple[str, ...], problems: list[tuple[str, str]], *, root: bool
+    schema: Mapping[str, Any],
+    where: tuple[str, ...],
+    problems: list[tuple[str, str]],
+    *,
+    root: bool,
+    defs: Mapping[str, Any],
 ) -> None:
     for key, value in schema.items():
         at = (*where, key)
@@ -118,15 +130,52 @@ def _walk(
             problems.append((_pointer(at), f"{key} is not allowed in a tool input_schema (spec §5.4)"))
         elif key == "$schema" and root:
             continue
+        elif key == "$defs":
+            if not root:
+                problems.append((_pointer(at), "$defs belongs at the root of the input_schema"))
+            elif not isinstance(value, Mapping):
+                problems.append((_pointer(at), "$defs must be an object of schemas"))
+            else:
+                _each_schema(value.items(), at, problems, defs)
         elif key not in _STRUCTURE and key not in _ANNOTATIONS:
             problems.append((_pointer(at), f"{key} is outside the JSON Schema subset of spec §5.4"))
         else:
-            _check_keyword(key, value, at, problems)
+            _check_keyword(key, value, at, problems, defs)
 
 
-def _check_keyword(key: str, value: Any, at: tuple[str, ...], problems: list[tuple[str, str]]) -> None:
+def _each_schema(
+    named: Iterable[tuple[str, Any]],
+    at: tuple[str, ...],
+    problems: list[tuple[str, str]],
+    defs: Mapping[str, Any],
+) -> None:
+    for name, sub in named:
+        if isinstance(sub, Mapping):
+            _walk(sub, (*at, name), problems, root=False, defs=defs)
+        else:
+            problems.append((_pointer((*at, name)), "a schema must be an object"))
+
+
+def _check_keyword(
+    key: str, value: Any, at: tuple[str, ...], problems: list[tuple[str, str]], defs: Mapping[str, Any]
+) -> None:
     here = _pointer(at)
     match key:
+        case "$ref":
+            name = (
+                value[len(_LOCAL_REF) :] if isinstance(value, str) and value.startswith(_LOCAL_REF) else None
+            )
+            if name is None or "/" in name:
+                problems.append(
+                    (here, f"$ref must name one of the root's $defs (#/$defs/Name), got {value!r}")
+                )
+            elif name not in defs:
+                problems.append((here, f"$ref {value!r} names no entry of $defs"))
+        case "anyOf":
+            if not isinstance(value, list) or not value:
+                problems.append((here, "anyOf must be a non-empty list of schemas"))
+                return
+            _each_schema(((str(i), sub) for i, sub in enumerate(value)), at, problems, defs)
         case "type":
             names = value if isinstance(value, list) else [value]
             bad = [n for n in names if n not in ALLOWED_TYPES]
@@ -138,14 +187,10 @@ def _check_keyword(key: str, value: Any, at: tuple[str, ...], problems: list[tup
             if not isinstance(value, Mapping):
                 problems.append((here, "properties must be an object of schemas"))
                 return
-            for name, sub in value.items():
-                if isinstance(sub, Mapping):
-                    _walk(sub, (*at, name), problems, root=False)
-                else:
-                    problems.append((_pointer((*at, name)), "a property's schema must be an object"))
+            _each_schema(value.items(), at, problems, defs)
         case "items":
             if isinstance(value, Mapping):
-                _walk(value, at, problems, root=False)
+                _walk(value, at, problems, root=False, defs=defs)
             else:
                 problems.append((here, "items must be one schema object (tuple forms are not allowed)"))
         case "additionalProperties":

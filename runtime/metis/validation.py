@@ -85,8 +85,16 @@ def detect_kind(doc: Any) -> str:
     )
 
 
-def validate_document(doc: Any, kind: str = "Message", *, version: int = 1) -> list[FieldProblem]:
-    """Every way `doc` fails the schema of `kind`, sorted by path; empty when it is valid."""
+def validate_document(doc: Any, kind: str = "Message", *, version: int | None = None) -> list[FieldProblem]:
+    """Every way `doc` fails the schema of `kind`, sorted by path; empty when it is valid.
+
+    `version` defaults to the version a message document declares (a stored v1 message is
+    checked against v1, the schema it was written in; reading migrates it from there), and
+    otherwise to CURRENT_VERSION.
+    """
+    if version is None:
+        in_messages = kind in ("Message", MESSAGE_LIST)
+        version = _declared_version(doc) if in_messages else metis_schema.CURRENT_VERSION
     if kind == MESSAGE_LIST:
         if not isinstance(doc, list):
             return [FieldProblem("", f"expected a JSON array of messages, got {type(doc).__name__}")]
@@ -95,6 +103,15 @@ def validate_document(doc: Any, kind: str = "Message", *, version: int = 1) -> l
             found.extend(_problems("Message", item, version, prefix=(i,)))
         return _sorted(found)
     return _sorted(_problems(kind, doc, version, prefix=()))
+
+
+def _declared_version(doc: Any) -> int:
+    """The schema version a message (or the first of a list) declares, when this metis knows it."""
+    first = doc[0] if isinstance(doc, list) and doc else doc
+    declared = first.get("schema_version") if isinstance(first, Mapping) else None
+    if isinstance(declared, int) and not isinstance(declared, bool) and declared in metis_schema.VERSIONS:
+        return declared
+    return metis_schema.CURRENT_VERSION
 
 
 def _sorted(found: Iterable[tuple[tuple[Any, ...], FieldProblem]]) -> list[FieldProblem]:

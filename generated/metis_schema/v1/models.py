@@ -10,7 +10,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from metis_schema._rules import SchemaModel
+from metis_base import SchemaModel
 from pydantic import (
     AwareDatetime,
     BaseModel,

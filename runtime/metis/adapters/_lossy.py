@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from metis_schema.v1 import Message
+from metis_schema.v2 import Message
 
 from ..errors import CriticalBlockError
 

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, TypeGuard
 from urllib.parse import urlparse
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     SideEffects,
     TextBlock,
@@ -61,9 +61,9 @@ def resolve_file_ref(path: str, workspace: Path | None) -> Path:
 def image_base64(block: ImageBlock, options: AdapterOptions) -> str | None:
     """Base64 bytes of an image, reading file_refs from the workspace; None for URL images."""
     kind = block.source.kind
-    if kind == ImageSourceKind.base64:
+    if kind == MediaSourceKind.base64:
         return block.source.data
-    if kind == ImageSourceKind.file_ref:
+    if kind == MediaSourceKind.file_ref:
         data = resolve_file_ref(block.source.data, options.workspace).read_bytes()
         return base64.b64encode(data).decode("ascii")
     return None

@@ -7,10 +7,12 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
+from .. import __version__
 from ..errors import MetisError
 from ._common import State
 
@@ -68,18 +70,52 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-@click.group(cls=MetisGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--db",
-    envvar="METIS_DB",
-    help="The store: a SQLite file or a postgresql:// URL (default: a file under METIS_HOME).",
+def _db(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Check a `--db` value and record it on the shared State (before or after the subcommand).
+
+    A path whose directory does not exist is refused: silently creating directories
+    for a mistyped path hides the mistake until the sessions seem to have vanished.
+    URLs (`sqlite:///…`, `postgresql://…`) are the store's to check.
+    """
+    if value is None:
+        return None
+    if "://" not in value and value != ":memory:":
+        parent = Path(value).expanduser().parent
+        if not parent.is_dir():
+            raise click.BadParameter(f"directory {parent} does not exist", ctx=ctx, param=param)
+    ctx.ensure_object(State).db = value
+    return value
+
+
+DB_HELP = (
+    "Store to use: a SQLite file or a postgresql:// URL "
+    "(default: a file under METIS_HOME or the user data directory)."
 )
+
+
+def db_option(command: click.Command) -> click.Command:
+    """`--db` on a subcommand too, so `metis show X --db f` works like `metis --db f show X`."""
+    command.params.append(
+        click.Option(["--db"], metavar="PATH", expose_value=False, callback=_db, help=DB_HELP)
+    )
+    return command
+
+
+@click.group(
+    "metis",
+    cls=MetisGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+@click.version_option(__version__, "-V", "--version", prog_name="metis", message="%(prog)s %(version)s")
+@click.option("--db", metavar="PATH", envvar="METIS_DB", callback=_db, expose_value=False, help=DB_HELP)
 @click.pass_context
-def cli(ctx: click.Context, db: str | None) -> None:
+def cli(ctx: click.Context) -> None:
     """metis: canonical LLM conversations across Anthropic, OpenAI, Gemini, Ollama and OpenRouter."""
-    state = State(db=db)
-    ctx.obj = state
-    ctx.call_on_close(state.close)
+    ctx.call_on_close(ctx.ensure_object(State).close)
+    if ctx.invoked_subcommand is None:  # bare `metis`: its help, exit 0
+        click.echo(ctx.get_help())
 
 
-__all__ = ["MetisGroup", "cli"]
+__all__ = ["DB_HELP", "MetisGroup", "cli", "db_option"]

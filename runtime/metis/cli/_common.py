@@ -14,37 +14,35 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from metis_schema.v1 import (
-    ImageBlock,
-    Message,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
-from rich.console import Console
 
-from .. import _json
 from ..errors import MetisError, SessionNotFoundError
-from ..store import Store, open_store
+
+if TYPE_CHECKING:  # imported where used: `metis --help` must not pay for them
+    from decimal import Decimal
+
+    from metis_schema.v2 import Message
+    from rich.console import Console
+
+    from ..store import Store
 
 
 @dataclass
 class State:
     """Global options, and the store opened on first use."""
 
-    db: str | Path | None = None
+    db: str | None = None
+    """`--db` (before or after the subcommand) or METIS_DB; None means the default store."""
     _store: Store | None = None
 
     @property
     def store(self) -> Store:
         if self._store is None:
+            from ..store import open_store
+
             self._store = open_store(self.db)
         return self._store
 
@@ -55,6 +53,8 @@ class State:
 
 def console(*, stderr: bool = False) -> Console:
     """A rich console on click's current streams; wide when output is not a terminal."""
+    from rich.console import Console
+
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else int(os.environ.get("COLUMNS", "160"))
     return Console(stderr=stderr, width=width, soft_wrap=False, highlight=False)
@@ -69,6 +69,8 @@ def read_text(source: str) -> str:
 
 def read_json(source: str) -> Any:
     """A JSON document from a file or stdin (`-`); a clear error when it is not JSON."""
+    from .. import _json
+
     text = read_text(source)
     try:
         return _json.loads(text)
@@ -81,6 +83,8 @@ def read_json(source: str) -> Any:
 
 def read_json_documents(source: str) -> list[Any]:
     """One JSON document, or JSON lines of them (one per non-blank line)."""
+    from .. import _json
+
     text = read_text(source)
     name = "stdin" if source == "-" else source
     try:
@@ -108,8 +112,11 @@ def dump_json(value: Any) -> str:
 
 
 def resolve_session_id(store: Store, ref: str) -> str:
-    """A session id from an id or a unique prefix of one."""
-    ids = [info.id for info in store.list_sessions()]
+    """A session id from an id, a unique prefix of one, or `last` (the latest updated)."""
+    infos = store.list_sessions()
+    if ref == "last" and infos:
+        return max(infos, key=lambda info: (info.updated_at, info.id)).id
+    ids = [info.id for info in infos]
     if ref in ids:
         return ref
     matches = [i for i in ids if i.startswith(ref)]
@@ -209,6 +216,15 @@ def drop_dicts(drops: Sequence[Drop], messages: Sequence[Message]) -> list[dict[
 
 def block_summary(message: Message, limit: int = 60) -> str:
     """One line describing a message's blocks (text excerpts, tool names, ids)."""
+    from metis_schema.v2 import (
+        ImageBlock,
+        RedactedThinkingBlock,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+    )
+
     parts: list[str] = []
     for block in message.content:
         if isinstance(block, TextBlock):
@@ -254,6 +270,8 @@ def cost_of(message: Message) -> Decimal | None:
 
 
 def total_cost(messages: Sequence[Message]) -> Decimal:
+    from decimal import Decimal
+
     return sum((c for m in messages if (c := cost_of(m)) is not None), Decimal(0))
 
 

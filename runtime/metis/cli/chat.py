@@ -15,27 +15,26 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from metis_schema.v1 import (
-    Message,
-    StreamEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolUseStartEvent,
-)
 
-from .. import adapters
-from ..catalog import load_catalog
-from ..client import Client, ReplayTransport, RequestCancelledError, Session
 from ..errors import CapabilityError, MetisError
+from ._app import db_option
 from ._common import State, money, resolve_session_id, tokens_of
+
+if TYPE_CHECKING:  # the client and models load when a chat starts, not for `metis --help`
+    from metis_schema.v2 import Message, StreamEvent
+
+    from ..client import Client, Session
 
 REPLAY_ENV = "METIS_REPLAY_FILE"
 HELP = "commands: /model [MODEL] (show or swap the model), /quit"
 
 
 def _client(state: State, provider: str, base_url: str | None) -> Client:
+    from ..client import Client, ReplayTransport
+
     replay = os.environ.get(REPLAY_ENV)
     if replay:
         transport = ReplayTransport.from_file(Path(replay)).transport()
@@ -47,6 +46,8 @@ def _client(state: State, provider: str, base_url: str | None) -> Client:
 
 
 def _print_event(event: StreamEvent) -> None:
+    from metis_schema.v2 import TextDeltaEvent, ThinkingDeltaEvent, ToolUseStartEvent
+
     if isinstance(event, TextDeltaEvent):
         click.echo(event.text, nl=False)
     elif isinstance(event, ThinkingDeltaEvent) and event.text:
@@ -61,7 +62,8 @@ def _footer(reply: Message) -> str:
     if usage is None:
         return f"[{where}, {reply.metadata.status.value}]"
     inp, out, cached = tokens_of(reply)
-    return f"[{where} · {inp + cached} in / {out} out · {money(usage.cost_usd)} · {usage.latency_ms} ms]"
+    cost = "unpriced" if usage.pricing_version == "unpriced" else money(usage.cost_usd)
+    return f"[{where} · {inp + cached} in / {out} out · {cost} · {usage.latency_ms} ms]"
 
 
 def _exchange(session: Session, text: str, *, stream: bool, max_tokens: int | None) -> None:
@@ -109,6 +111,7 @@ def _lines(interactive: bool) -> Iterator[str]:
         yield line.rstrip("\n")
 
 
+@db_option
 @click.command(
     epilog="Inside: /model [MODEL] shows or swaps the model, /quit ends. Testing aid: with "
     "METIS_REPLAY_FILE set to a JSON file of recorded exchanges (metis.client.ReplayTransport), "
@@ -137,6 +140,10 @@ def chat(  # noqa: PLR0917 (click passes every option positionally)
     max_tokens: int | None,
 ) -> None:
     """Chat with MODEL (id or alias); with PROMPT and no terminal, one exchange."""
+    from .. import adapters
+    from ..catalog import load_catalog
+    from ..client import RequestCancelledError
+
     entry = load_catalog().resolve(model)
     client = _client(state, entry.provider, base_url)
     try:

@@ -1,41 +1,39 @@
-"""`metis demo`: the main job end to end, offline, into a SQLite file you can inspect."""
+"""`metis demo`: the main job end to end, offline, into the store `metis sessions` reads.
+
+The demo writes into the same store every other command uses (the default one, or
+`--db`), so `metis sessions` and `metis show` right after it find what it made.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from pathlib import Path
-
 import click
 
-from ..store import metis_home, open_store
-from ._common import State, console
-from ._tables import show_session
+from ._app import db_option
+from ._common import State
 
 
-def _fresh_path() -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    return metis_home() / f"demo-{stamp}.sqlite3"
-
-
+@db_option
 @click.command()
-@click.option(
-    "--db",
-    "db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="SQLite file to write (default: a fresh file under the metis home).",
-)
 @click.pass_obj
-def demo(state: State, db: Path | None) -> None:
+def demo(state: State) -> None:
     """Build a session across Anthropic and OpenAI from recorded exchanges; no key, no network."""
     from ..demo import run_demo
+    from ._tables import session_lines
 
-    path = db or state.db or _fresh_path()  # a SQLite file (made with its directory) or a URL
-    click.echo(f"database: {path}")
-    with open_store(path) as store:
-        result = run_demo(store, say=click.echo)
-        click.echo()
-        show_session(console(), store, result.session_id)
-    click.echo(f"inspect it again with: metis --db {path} show {result.session_id}")
+    store = state.store
+    where = state.db or str(_default_path())
+    click.echo(f"store: {where}")
+    result = run_demo(store, say=click.echo)
+    click.echo()
+    click.echo("\n".join(session_lines(store, result.session_id)))
+    db = f" --db {state.db}" if state.db else ""
+    click.echo(f"\nsee it again: metis{db} sessions, metis{db} show {result.session_id[:12]}")
+
+
+def _default_path() -> object:
+    from ..store import default_path
+
+    return default_path()
 
 
 COMMANDS = [demo]

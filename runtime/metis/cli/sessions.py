@@ -8,116 +8,183 @@ exact body, the blocks that would be dropped and why, and the swap check's verdi
 
 from __future__ import annotations
 
-from decimal import Decimal
+import sys
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 import click
-from rich.table import Table
 
-from .. import adapters
-from ..adapters import AdapterOptions
-from ..catalog import load_catalog
-from ..errors import CapabilityError, PricingError
-from ..pricing import current_version, load_price_table, reprice
+from ._app import db_option
 from ._common import (
     DropCapture,
     State,
-    console,
     drop_lines,
     dump_json,
     echo_err,
     money,
     resolve_session_id,
     tokens_of,
-    total_cost,
-    total_tokens,
 )
-from ._tables import show_session
 
 
+@db_option
 @click.command()
 @click.pass_obj
 def sessions(state: State) -> None:
-    """List stored sessions: id, created, active model, messages, tokens, cost."""
-    table = Table(title="sessions")
-    for name in ("id", "created", "active model", "messages", "tokens", "cost"):
-        table.add_column(
-            name, justify="right" if name in ("messages", "tokens", "cost") else "left", no_wrap=True
-        )
+    """List stored sessions: id (a unique prefix), last change, title, messages, tokens, cost."""
+    from ._tables import sessions_lines
+
     infos = list(state.store.list_sessions())
-    for info in infos:
-        messages = list(state.store.load_session(info.id))
-        table.add_row(
-            info.id,
-            info.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-            info.active_model or "-",
-            str(len(messages)),
-            str(total_tokens(messages)),
-            money(total_cost(messages)),
-        )
     if not infos:
-        echo_err("no sessions yet")
+        echo_err("no sessions yet (`metis demo` makes one, `metis import` reads recorded traffic)")
         return
-    console().print(table)
+    rows = []
+    for info in infos:
+        # A row written by a newer metis is named, not fatal: the rest of the store still lists.
+        read = state.store.read_session(info.id)
+        for error in read.newer:
+            echo_err(f"skipped: {error}")
+        rows.append((info, read.messages))
+    click.echo("\n".join(sessions_lines(rows)))
 
 
+@db_option
 @click.command()
 @click.argument("session")
+@click.option("--last", "last", type=click.IntRange(min=1), help="Only the last N messages.")
+@click.option("--full", is_flag=True, help="Print long text blocks whole.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="As JSON: session info, canonical messages, tool calls."
+)
 @click.pass_obj
-def show(state: State, session: str) -> None:
-    """Show SESSION (an id or a unique prefix): messages, tokens, costs and tool calls."""
-    show_session(console(), state.store, resolve_session_id(state.store, session))
+def show(state: State, session: str, last: int | None, full: bool, as_json: bool) -> None:
+    """Show SESSION (an id, a unique prefix, or `last`): its messages, tokens, costs and tool calls."""
+    session_id = resolve_session_id(state.store, session)
+    if as_json:
+        click.echo(dump_json(_session_json(state.store, session_id, last)))
+        return
+    from ._tables import session_lines
+
+    lines = session_lines(state.store, session_id, last=last, full=full)
+    text = "\n".join(lines)
+    if sys.stdout.isatty() and len(lines) > _screen_lines():
+        click.echo_via_pager(text + "\n")
+    else:
+        click.echo(text)
 
 
+def _screen_lines() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).lines
+
+
+def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, Any]:
+    from ..canonical import dump_message
+    from ._tables import session_source, session_title
+
+    info = store.get_session(session_id)
+    messages = list(store.load_session(session_id))
+    shown = messages[-last:] if last else messages
+    return {
+        "id": info.id,
+        "title": session_title(info, messages),
+        "source": session_source(info),
+        "workspace": info.workspace_path,
+        "active_model": info.active_model,
+        "created_at": info.created_at.isoformat(),
+        "updated_at": info.updated_at.isoformat(),
+        "message_count": len(messages),
+        "messages": [dump_message(m) for m in shown],
+        "tool_calls": [
+            {
+                "id": r.id,
+                "name": r.name,
+                "status": str(getattr(r.status, "value", r.status)),
+                "provider": r.provider,
+                "provider_id": r.provider_id,
+                "message_id": r.message_id,
+                "result_message_id": r.result_message_id,
+            }
+            for r in store.tool_calls(session_id)
+        ],
+    }
+
+
+@db_option
 @click.command()
 @click.argument("session")
 @click.option(
     "--pricing-version", "version", help="Price table to recompute with (default: the current one)."
 )
+@click.option(
+    "--as-of",
+    "as_of",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Recompute at the prices in force on this date (YYYY-MM-DD).",
+)
 @click.pass_obj
-def price(state: State, session: str, version: str | None) -> None:
-    """Costs of SESSION as stored, and recomputed under a pricing version."""
+def price(state: State, session: str, version: str | None, as_of: Any) -> None:
+    """Costs of SESSION as stored, and recomputed under a pricing version or at a date."""
+    from decimal import Decimal
+
+    from ..catalog import load_catalog
+    from ..errors import PricingError
+    from ..pricing import check_version, current_version, price_as_of, reprice
+
+    if version is not None and as_of is not None:
+        raise click.UsageError("give --pricing-version or --as-of, not both")
     session_id = resolve_session_id(state.store, session)
-    version = version or current_version()
-    prices = load_price_table(version)  # an unknown version fails here, before any row
+    day: date | None = as_of.date() if as_of is not None else None
+    if day is None:
+        version = check_version(version or current_version())  # unknown: fails before any row
+    from ._tables import grid
+
+    against = f"prices of {day}" if day else f"pricing {version}"
     catalog = load_catalog()
-    table = Table(title=f"session {session_id}: stored cost vs pricing {version}")
-    for name in ("#", "model", "tokens in/out/cached", "stored cost", "stored version", f"cost @ {version}"):
-        table.add_column(name, justify="right" if "cost" in name or name == "#" else "left")
+    rows: list[tuple[str, ...]] = []
     stored_total, repriced_total = Decimal(0), Decimal(0)
     for i, message in enumerate(state.store.load_session(session_id)):
-        usage = message.metadata.usage
-        if usage is None or message.metadata.model is None:
+        usage, model = message.metadata.usage, message.metadata.model
+        if usage is None or model is None:
             continue
+        key = catalog.resolve(model).pricing_key
         try:
-            again = reprice(
-                usage, pricing_key=catalog.resolve(message.metadata.model).pricing_key, table=prices
+            again = (
+                price_as_of(usage, pricing_key=key, day=day, model=model)
+                if day
+                else reprice(usage, pricing_key=key, version=version, model=model)
             )
-            new_cost = money(again.cost_usd)
+        except PricingError:  # that table has no price for this model
+            again = None
+        if again is None or again.pricing_version == "unpriced":
+            new_cost, by = "unpriced", ""
+        else:
+            new_cost, by = money(again.cost_usd), again.pricing_version
             repriced_total += again.cost_usd
-        except PricingError:  # the table has no price for this model
-            new_cost = "unpriced"
         stored_total += usage.cost_usd
-        table.add_row(
-            str(i),
-            message.metadata.model,
-            "/".join(str(n) for n in tokens_of(message)),
-            money(usage.cost_usd),
-            usage.pricing_version,
-            new_cost,
-        )
-    table.add_section()
-    table.add_row("", "total", "", money(stored_total), "", money(repriced_total))
-    console().print(table)
+        stored = "unpriced" if usage.pricing_version == "unpriced" else money(usage.cost_usd)
+        counts = "/".join(map(str, tokens_of(message)))
+        rows.append((str(i), model, counts, stored, usage.pricing_version, new_cost, by))
+    rows.append(("", "total", "", money(stored_total), "", money(repriced_total), ""))
+    headers = ("#", "model", "in/out/cached", "stored", "under", "now", "by")
+    click.echo(f"{session_id}: stored cost vs {against}")
+    click.echo("\n".join(grid(headers, rows, flex=1, right=(0, 3, 5))))
 
 
+@db_option
 @click.command()
 @click.argument("session")
 @click.option("--to", "model", required=True, help="Model (id or alias) to build the request for.")
 @click.pass_obj
 def replay(state: State, session: str, model: str) -> None:
     """The request body MODEL would receive for SESSION now, what it drops, and the swap verdict."""
+    from .. import adapters
+    from ..adapters import AdapterOptions
+    from ..catalog import load_catalog
     from ..client._session import SessionCore
+    from ..errors import CapabilityError
 
     session_id = resolve_session_id(state.store, session)
     entry = load_catalog().resolve(model)

@@ -8,12 +8,14 @@ follows the sessions; the summary goes to stdout.
 
 from __future__ import annotations
 
-import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typing import TYPE_CHECKING
 
-from ..store import SessionInfo, copy_store, open_store
-from ..store._open import redacted
+import click
+
 from ._common import console
+
+if TYPE_CHECKING:
+    from ..store import SessionInfo
 
 
 @click.group(name="store")
@@ -29,6 +31,12 @@ def copy(src: str, dst: str) -> None:
 
     Sessions already in DST are continued, never duplicated: a second run copies nothing.
     """
+    # Imported here, not at module level: `metis --help` must not load the store or rich.
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..store import copy_store, open_store
+    from ..store._open import redacted
+
     with open_store(src) as source, open_store(dst) as target:
         total = len(source.list_sessions())
         columns = (

@@ -15,17 +15,15 @@ from typing import Any
 
 import click
 
-from .. import adapters
-from ..catalog import load_catalog
 from ..errors import FieldProblem, MetisError
-from ..ids import ToolIdMap
 from ._common import DropCapture, drop_dicts, drop_lines, dump_json, echo_err, read_json
-
-PROVIDER = click.Choice(adapters.names(), case_sensitive=False)
+from ._shapes import PROVIDER, refuse_mismatch
 
 
 def default_model(provider: str) -> str:
     """The first catalog model of `provider`: what a conversion targets when none is named."""
+    from ..catalog import load_catalog
+
     entries = load_catalog().for_provider(provider)
     if not entries:
         raise click.UsageError(f"no catalog model for {provider}; pass --model")
@@ -47,9 +45,14 @@ def default_model(provider: str) -> str:
 @click.argument("file", type=str)
 def convert(source: str, target: str, model: str | None, report_path: Path | None, file: str) -> None:
     """Convert a recorded request body FILE (or - for stdin) from one provider's format to another's."""
+    from .. import adapters
+    from ..catalog import load_catalog
+    from ..ids import ToolIdMap
+
     body = read_json(file)
     if not isinstance(body, Mapping):
         raise click.ClickException(f"{file}: a request body must be a JSON object")
+    refuse_mismatch(body, source, where="stdin" if file == "-" else file)
     entry = load_catalog().resolve(model or default_model(target))
     target_model = entry.id
     if entry.provider != target:
@@ -124,6 +127,9 @@ def _canonical_problems(doc: Any, kind: str | None) -> tuple[str, list[FieldProb
 
 
 def _wire_problems(doc: Any, provider: str) -> list[FieldProblem]:
+    from .. import adapters
+    from ..ids import ToolIdMap
+
     if not isinstance(doc, Mapping):
         return [FieldProblem("", f"a {provider} request body must be a JSON object")]
     try:

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from metis_schema.v1 import Message, ToolDefinition
+from metis_schema.v2 import Message, ToolDefinition
 
 from .. import _json
 from ..events import EventSink

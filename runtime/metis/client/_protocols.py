@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from metis_schema.v1 import Message
+from metis_schema.v2 import Message
 
 from ..ids import ToolIdMap
 

@@ -16,6 +16,7 @@ pieces, so streamed responses arrive incrementally. `metis chat` reads such a fi
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,7 +94,8 @@ class ReplayTransport:
         return cls([Exchange.from_json(item, f"{source}[{i}]") for i, item in enumerate(items)])
 
     @classmethod
-    def from_file(cls, path: Path) -> ReplayTransport:
+    def from_file(cls, path: str | os.PathLike[str]) -> ReplayTransport:
+        path = Path(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

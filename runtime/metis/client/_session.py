@@ -15,42 +15,35 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     CatalogEntry,
-    ContentBlock,
     Message,
     MessageStatus,
     Role,
     RoutingDecisionRecord,
-    TextBlock,
     ToolDefinition,
     ToolResultBlock,
     ToolUseBlock,
 )
-from pydantic import ValidationError
 
-from .. import adapters
+from .. import adapters, builders
 from ..adapters import Adapter, AdapterOptions, WireBody
 from ..assembly import RequestContext
+from ..builders import Content
 from ..catalog import load_catalog
-from ..errors import ClientError, DocumentError, MessageNotFoundError
+from ..errors import ClientError, MessageNotFoundError
 from ..events import EventSink
-from ..ids import ToolIdMap, new_message_id
+from ..ids import ToolIdMap
 from ..routing import ChainPolicy, check_swap, decision_record
 from ..tools import ToolRegistry
-from ..validation import pydantic_problems
 from ._config import Endpoint, resolve_endpoint
 from ._http import json_body
 from ._protocols import SessionRecord, SessionStore
 from ._retry import RetryPolicy
 from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms
-
-Content = str | Sequence[ContentBlock | Mapping[str, Any]]
-"""What `send` accepts: plain text, or content blocks (models or their JSON form)."""
 
 _OPTION_NAMES = frozenset(f.name for f in fields(AdapterOptions)) - {
     "model",
@@ -90,23 +83,6 @@ class Prepared:
     body: WireBody
     context: RequestContext
     stream: bool
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _blocks(content: Content) -> list[Any]:
-    if isinstance(content, str):
-        return [TextBlock(type="text", text=content)]
-    return list(content)
-
-
-def _validated(data: dict[str, Any], what: str) -> Message:
-    try:
-        return Message.model_validate(data)
-    except ValidationError as exc:
-        raise DocumentError(what, pydantic_problems(exc)) from None
 
 
 class SessionCore:
@@ -185,39 +161,11 @@ class SessionCore:
 
     def user_message(self, content: Content) -> Message:
         """A USER message of `content` (validated; not stored yet)."""
-        return _validated(
-            {
-                "id": new_message_id(),
-                "session_id": self.id,
-                "role": Role.user,
-                "content": _blocks(content),
-                "metadata": {},
-                "created_at": _now(),
-                "schema_version": 1,
-            },
-            "user message",
-        )
+        return builders.user(content, session_id=self.id)
 
     def tool_message(self, tool_use_id: str, content: Content, *, is_error: bool) -> Message:
         """A TOOL message answering `tool_use_id` (validated; not stored yet)."""
-        result = {
-            "type": "tool_result",
-            "tool_use_id": tool_use_id,
-            "content": _blocks(content),
-            "is_error": is_error,
-        }
-        return _validated(
-            {
-                "id": new_message_id(),
-                "session_id": self.id,
-                "role": Role.tool,
-                "content": [result],
-                "metadata": {"parent_tool_use_id": tool_use_id},
-                "created_at": _now(),
-                "schema_version": 1,
-            },
-            "tool result",
-        )
+        return builders.tool_result(tool_use_id, content, is_error=is_error, session_id=self.id)
 
     def routing(self, target: str, *, override: bool) -> RoutingDecisionRecord:
         """The routing record of this turn (spec §4.3); `decision_record` also emits `route.decided`."""

@@ -15,8 +15,9 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from metis_schema.v1 import Message
+from metis_schema.v2 import Message
 
+from ..canonical import Decoded
 from ..ids import ToolIdMap
 from ._open import open_store
 from ._store import Store
@@ -89,6 +90,9 @@ class AsyncStore:
         return await asyncio.to_thread(
             self.store.load_session, session_id, include_partial=include_partial, after=after
         )
+
+    async def read_session(self, session_id: str) -> Decoded:
+        return await asyncio.to_thread(self.store.read_session, session_id)
 
     async def get_message(self, message_id: str) -> Message:
         return await asyncio.to_thread(self.store.get_message, message_id)

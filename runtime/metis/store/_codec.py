@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from metis_schema.v1 import Message
+from metis_schema.v2 import Message
 from pydantic_core import PydanticSerializationError
 
 from .. import _json
 from .._json import refuse_non_finite
-from ..canonical import CONTENT_LIST, read_message
-from ..errors import MetisError, StoreError
+from ..canonical import CONTENT_LIST, Decoded, read_message
+from ..errors import MetisError, NewerSchemaError, StoreError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
@@ -100,11 +100,28 @@ def document(row: Row) -> dict[str, Any]:
 def decode(row: Row, reader: Reader | None) -> Message:
     """The canonical Message of a stored row (StoreError when it cannot be read)."""
     try:
-        return (reader or read_message)(document(row))
+        return read_message(document(row), row=row[0]) if reader is None else reader(document(row))
     except MetisError:
         raise
     except Exception as exc:  # a corrupt column, or a custom reader's own error type
         raise StoreError(f"stored message is unreadable: {exc}", message_id=row[0]) from exc
+
+
+def decode_each(rows: Iterable[Row], reader: Reader | None) -> Decoded:
+    """`decode` of many rows, rows written by a newer metis set aside instead of raised.
+
+    One row from a newer release (a partial deployment) must not hide the rest of its
+    session: each such row becomes a NewerSchemaError naming it and its version. Any other
+    unreadable row still raises, since that is damage, not a newer writer.
+    """
+    out = Decoded()
+    with GcPaused(True):
+        for row in rows:
+            try:
+                out.messages.append(decode(row, reader))
+            except NewerSchemaError as exc:
+                out.newer.append(exc)
+    return out
 
 
 def decode_all(rows: Iterable[Row], reader: Reader | None) -> list[Message]:

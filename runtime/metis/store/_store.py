@@ -32,14 +32,15 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import orjson
 from metis_schema import CURRENT_VERSION
-from metis_schema.v1 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
+from metis_schema.v2 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
 
 from .. import _json
+from ..canonical import Decoded
 from ..errors import InvariantError, MessageNotFoundError, SessionNotFoundError, StoreError
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _sql
 from ._checks import BatchChecks, Stored, stored_provider_ids
-from ._codec import Reader, Row, decode, decode_all, encode, from_micros
+from ._codec import Reader, Row, decode, decode_all, decode_each, encode, from_micros
 from ._conn import RetryPolicy
 from ._types import (
     CANCELLED,
@@ -312,6 +313,24 @@ class Store:
         metadata fields are dropped with one WARN per message (spec §10.3).
         """
 
+        messages = decode_all(self._session_rows(session_id, after), self._reader)
+        if include_partial:
+            return messages
+        return [m for m in messages if m.metadata.status != MessageStatus.partial]
+
+    def read_session(self, session_id: str) -> Decoded:
+        """Every message of the session this metis can read, in append order, and one
+        NewerSchemaError (naming the row and its version) for each row a newer metis wrote.
+
+        For readers that show what they can (`metis sessions`, `metis show`): one row from
+        a newer release must not hide the rest of the session. `load_session` stays strict:
+        code that continues a conversation must not silently lose a turn.
+        """
+        return decode_each(self._session_rows(session_id, None), self._reader)
+
+    def _session_rows(self, session_id: str, after: str | None) -> list[Row]:
+        """The session's stored rows in append order (those after `after`, when given)."""
+
         def fetch(conn: _sql.Db) -> list[Row]:
             _require_session(conn, session_id)
             columns, order = conn.dialect.message_columns, conn.dialect.order
@@ -331,10 +350,7 @@ class Store:
                 (session_id, mark[0]),
             )
 
-        messages = decode_all(self._read(fetch), self._reader)
-        if include_partial:
-            return messages
-        return [m for m in messages if m.metadata.status != MessageStatus.partial]
+        return self._read(fetch)
 
     def get_message(self, message_id: str) -> Message:
         """One message by id; MessageNotFoundError if it is not stored."""

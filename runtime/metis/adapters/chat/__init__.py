@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
     Message,

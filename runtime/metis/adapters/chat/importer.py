@@ -17,11 +17,11 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
+    MediaSource,
+    MediaSourceKind,
     Message,
     Role,
     TextBlock,
@@ -305,10 +305,10 @@ class _Importer:
             raise WireFormatError(exc.message, provider=self.name, path=f"{path}.image_url.url") from None
         if parsed is not None:
             media_type, data = parsed
-            source = ImageSource(kind=ImageSourceKind.base64, data=data)
+            source = MediaSource(kind=MediaSourceKind.base64, data=data)
         else:
             media_type = url_image_media_type(url)
-            source = ImageSource(kind=ImageSourceKind.url, data=url)
+            source = MediaSource(kind=MediaSourceKind.url, data=url)
         try:
             return ImageBlock(type="image", source=source, media_type=media_type)
         except ValidationError as exc:

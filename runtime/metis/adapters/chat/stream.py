@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,

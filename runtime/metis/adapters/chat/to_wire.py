@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     AdapterCapabilities,
     ImageBlock,
     Message,

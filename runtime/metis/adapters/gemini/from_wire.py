@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ErrorEvent,
     Message,
     MessageCompleteEvent,

@@ -15,10 +15,10 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     Role,
     TextBlock,
@@ -204,19 +204,19 @@ class _Importer:
         inline = part.get("inlineData")
         if inline is not None:
             return self._image(
-                inline.get("mimeType"), inline.get("data"), ImageSourceKind.base64, part, where
+                inline.get("mimeType"), inline.get("data"), MediaSourceKind.base64, part, where
             )
         file_data = part.get("fileData")
         if file_data is not None:
             return self._image(
-                file_data.get("mimeType"), file_data.get("fileUri"), ImageSourceKind.url, part, where
+                file_data.get("mimeType"), file_data.get("fileUri"), MediaSourceKind.url, part, where
             )
         if part:
             self._drop(part, where, "no canonical block for this part")
         return None
 
     def _image(
-        self, mime: str | None, data: str | None, kind: ImageSourceKind, part: Part, where: str
+        self, mime: str | None, data: str | None, kind: MediaSourceKind, part: Part, where: str
     ) -> ContentBlock | None:
         if not (mime and mime.startswith("image/")):
             self._drop(part, where, f"only images are canonical media, not {mime!r}")

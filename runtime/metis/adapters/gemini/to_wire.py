@@ -26,11 +26,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     AdapterCapabilities,
     ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     RedactedThinkingBlock,
     Role,
@@ -45,6 +45,7 @@ from typing_extensions import TypedDict
 from ... import _json
 from ...errors import InvariantError
 from .._lossy import drop_block
+from .._schema import uses_refs
 from .._shared import image_base64, own_raw, parse_data_url
 from .._wire import read
 from ..base import AdapterOptions, WireBody
@@ -109,7 +110,11 @@ def declaration(tool: ToolDefinition) -> dict[str, Any]:
     if tool.description:
         out["description"] = tool.description
     schema = tool.input_schema
-    if schema.get("properties") or schema.get("type") not in ("object", "OBJECT", None):
+    if uses_refs(schema):
+        # `parameters` is Gemini's OpenAPI subset, which has no references; the JSON Schema
+        # field takes a v2 schema with $defs/$ref as it is.
+        out["parametersJsonSchema"] = schema
+    elif schema.get("properties") or schema.get("type") not in ("object", "OBJECT", None):
         out["parameters"] = schema
     return out
 
@@ -261,7 +266,7 @@ class _Writer:
         if not self.caps.supports_images or (accepted and block.media_type not in accepted):
             _drop(message, index, "image", f"{self.options.model} does not accept {block.media_type} images")
             return None
-        if block.source.kind == ImageSourceKind.url:
+        if block.source.kind == MediaSourceKind.url:
             parsed = parse_data_url(block.source.data)
             if parsed is None:
                 return {"fileData": {"mimeType": block.media_type, "fileUri": block.source.data}}

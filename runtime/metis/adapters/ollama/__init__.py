@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from metis_schema.v1 import Message, ToolDefinition
+from metis_schema.v2 import Message, ToolDefinition
 
 from ...assembly import RequestContext
 from ...ids import ToolIdMap

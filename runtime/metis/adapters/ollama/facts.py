@@ -13,7 +13,7 @@ nest under `options`.
 
 from __future__ import annotations
 
-from metis_schema.v1 import StopReason
+from metis_schema.v2 import StopReason
 
 from .._facts import ErrorEnvelope, ProviderFacts
 

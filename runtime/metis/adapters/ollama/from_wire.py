@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from metis_schema.v1 import ContentBlock, Message, StopReason, TextBlock, ToolUseBlock
+from metis_schema.v2 import ContentBlock, Message, StopReason, TextBlock, ToolUseBlock
 
 from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...usage import normalize_usage

@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
+    MediaSource,
+    MediaSourceKind,
     Message,
     Role,
     TextBlock,
@@ -102,7 +102,7 @@ def _image_block(image: Image, path: str) -> ImageBlock:
         log.warning("image at %s has an unknown format; recorded as image/png", path, extra={"path": path})
         media_type = "image/png"
     return ImageBlock(
-        type="image", source=ImageSource(kind=ImageSourceKind.base64, data=image.data), media_type=media_type
+        type="image", source=MediaSource(kind=MediaSourceKind.base64, data=image.data), media_type=media_type
     )
 
 

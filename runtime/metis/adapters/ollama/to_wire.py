@@ -31,11 +31,11 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     AdapterCapabilities,
     ContentBlock,
     ImageBlock,
-    ImageSourceKind,
+    MediaSourceKind,
     Message,
     Role,
     TextBlock,
@@ -49,6 +49,7 @@ from ...catalog import load_catalog
 from ...errors import AdapterError, MetisError
 from .._facts import ToolChoice, tool_choice_meaning
 from .._lossy import drop_block, warn_loss
+from .._schema import inline_refs, uses_refs
 from .._shared import function_tool, image_base64, own_raw, parse_data_url
 from ..base import AdapterOptions, WireBody
 from .facts import FACTS, NAME
@@ -112,6 +113,15 @@ def write_request(
     return body
 
 
+def _function_tool(tool: ToolDefinition) -> dict[str, Any]:
+    """The function tool, its schema's references inlined: Ollama decodes `parameters` into a
+    fixed struct that resolves none (see `adapters._schema`)."""
+    wire = function_tool(tool)
+    if uses_refs(tool.input_schema):
+        wire["function"]["parameters"] = inline_refs(tool.input_schema, tool=tool.name, provider=NAME)
+    return wire
+
+
 def _tools(
     tools: Sequence[ToolDefinition], options: AdapterOptions, caps: AdapterCapabilities, model: str
 ) -> list[dict[str, Any]]:
@@ -135,7 +145,7 @@ def _tools(
             options.tool_choice,
             extra={"session_id": options.session_id, "adapter": NAME},
         )
-    return [function_tool(tool) for tool in tools]
+    return [_function_tool(tool) for tool in tools]
 
 
 def _think(options: AdapterOptions, caps: AdapterCapabilities, model: str) -> bool | None:
@@ -252,7 +262,7 @@ class _Writer:
         if accepted and block.media_type not in accepted:
             self._drop(message, index, block_type, f"model {self.model} does not accept {block.media_type}")
             return None
-        if block.source.kind != ImageSourceKind.url:
+        if block.source.kind != MediaSourceKind.url:
             return image_base64(block, self.options)
         parsed = parse_data_url(block.source.data)
         if parsed is not None:
@@ -352,7 +362,7 @@ def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefin
         chars, images = _prompt_size(message.role, message.content)
         total += _TOKENS_PER_MESSAGE + math.ceil(chars / _CHARS_PER_TOKEN) + images * _TOKENS_PER_IMAGE
     for tool in tools:
-        text = json.dumps(function_tool(tool), separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(_function_tool(tool), separators=(",", ":"), ensure_ascii=False)
         total += _TOKENS_PER_TOOL + math.ceil(len(text) / _CHARS_PER_TOKEN)
     return total
 

@@ -1,0 +1,73 @@
+"""Anthropic Messages API (`POST /v1/messages`) <-> canonical messages.
+
+Split by direction, as vercel/ai's provider packages are: `wire` declares the API's JSON
+objects once, `facts` is the provider's facts row, `to_wire` writes requests, `from_wire`
+reads replies, `importer` reads recorded requests, `stream` decodes SSE, and `replay` keeps
+in provider_raw what an exact replay needs beyond the canonical blocks. This module only
+assembles the adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from metis_schema.v2 import Message, StopReason, ToolDefinition
+
+from ...assembly import RequestContext
+from ...ids import ToolIdMap
+from .._facts import ProviderFacts
+from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .facts import FACTS, PROVIDER
+from .from_wire import read_response
+from .importer import import_request
+from .stream import AnthropicStreamDecoder
+from .to_wire import estimate_input_tokens, write_request
+
+API_VERSION = "2023-06-01"
+"""The `anthropic-version` header every request carries."""
+
+STOP_REASONS: Mapping[str, StopReason] = FACTS.stop_reasons
+"""Anthropic `stop_reason` -> canonical (the facts row's table)."""
+
+
+class AnthropicAdapter(Adapter):
+    """The Anthropic Messages API (see the package modules for the mapping decisions)."""
+
+    name: ClassVar[str] = PROVIDER
+    facts: ClassVar[ProviderFacts] = FACTS
+    default_base_url: ClassVar[str] = "https://api.anthropic.com"
+    api_key_env: ClassVar[str | None] = "ANTHROPIC_API_KEY"
+
+    def endpoint(self, base_url: str, wire_model: str, *, stream: bool) -> str:
+        base = base_url.rstrip("/")
+        return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        headers = {"anthropic-version": API_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
+
+    def to_wire(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
+    ) -> WireBody:
+        return write_request(messages, tools, options)
+
+    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+        return import_request(body, session_id=session_id, tool_ids=tool_ids)
+
+    def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
+        return read_response(body, context)
+
+    def stream_decoder(self, context: RequestContext) -> StreamDecoder:
+        return AnthropicStreamDecoder(context)
+
+    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+        """Characters / 3.5 plus fixed overheads (method: `to_wire.estimate_input_tokens`)."""
+        return estimate_input_tokens(messages, tools)
+
+
+ADAPTER = AnthropicAdapter()
+
+__all__ = ["ADAPTER", "API_VERSION", "FACTS", "STOP_REASONS", "AnthropicAdapter", "AnthropicStreamDecoder"]

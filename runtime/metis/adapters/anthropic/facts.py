@@ -1,0 +1,53 @@
+"""Anthropic's facts row: what differs from other providers but is data, not logic.
+
+Read by the base adapter (`parse_error`, retryability) and by this package's writer,
+importer and decoders (stop reasons, tool choice by meaning, option fields).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from metis_schema.v2 import StopReason
+
+from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+
+PROVIDER = "anthropic"
+
+FACTS = ProviderFacts(
+    provider=PROVIDER,
+    stop_reasons=MappingProxyType(
+        {
+            "end_turn": StopReason.end_turn,
+            "tool_use": StopReason.tool_use,
+            "max_tokens": StopReason.max_tokens,
+            "stop_sequence": StopReason.stop_sequence,
+            "pause_turn": StopReason.pause_turn,
+            "refusal": StopReason.refusal,
+            "model_context_window_exceeded": StopReason.context_window_exceeded,
+        }
+    ),
+    # {"type": "error", "error": {"type", "message"}, "request_id"}
+    error=ErrorEnvelope(
+        type_at=("error", "type"),
+        message_at=("error", "message"),
+        also_at=MappingProxyType({"request_id": ("request_id",)}),
+    ),
+    # Overloaded (529), rate limited (429), internal (500) and timed out are worth another
+    # attempt whatever status a proxy in between reports.
+    retryable_types=frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}),
+    tool_choice=MappingProxyType(
+        {
+            ToolChoice.auto: {"type": "auto"},
+            ToolChoice.any: {"type": "any"},
+            ToolChoice.none: {"type": "none"},
+            ToolChoice.tool: {"type": "tool", "name": TOOL_NAME},
+        }
+    ),
+    # `max_tokens` is required by the API: the writer always sets it (see to_wire._max_tokens).
+    options=MappingProxyType(
+        {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop": "stop_sequences"}
+    ),
+)
+
+__all__ = ["FACTS", "PROVIDER"]

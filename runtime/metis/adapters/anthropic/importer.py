@@ -1,0 +1,297 @@
+"""A recorded Anthropic request body -> canonical messages, tools and options (the importer).
+
+The body is checked once against `wire.Request`; string content is already a text block
+list there. A `user` turn becomes one TOOL message per tool_result, in order, then one
+USER message of the rest; blocks with no canonical type are dropped with a WARN naming
+them and kept verbatim in provider_raw at their position, so an export back to Anthropic
+replays the request as sent. A turn made only of such blocks cannot become a valid
+canonical message and is a WireFormatError. Server tools go to `WireImport.dropped`, top-level
+fields with no canonical home to `WireImport.unmapped`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from metis_schema.v2 import (
+    ContentBlock,
+    ImageBlock,
+    MediaSource,
+    MediaSourceKind,
+    Message,
+    Role,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+)
+
+from ...assembly import import_context, imported_assistant, imported_message
+from ...errors import WireFormatError
+from ...ids import ToolIdMap
+from .._lossy import import_drop
+from .._shared import imported_tool, resolve_import_model, url_image_media_type
+from .._wire import read
+from ..base import AdapterOptions, WireBody, WireImport
+from . import wire
+from .facts import FACTS, PROVIDER
+from .from_wire import assistant_block
+from .replay import Replay, warn_foreign
+
+_MAPPED = frozenset(
+    {"model", "messages", "system", "tools", "tool_choice", "stream", "thinking", *FACTS.option_paths()}
+)
+"""Top-level request fields with a canonical home; the rest go to WireImport.unmapped."""
+
+_TEXT_KEYS = frozenset({"type", "text"})
+_IMAGE_KEYS = frozenset({"type", "source"})
+_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+
+
+def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+    """A recorded `POST /v1/messages` body -> WireImport (see the module docstring)."""
+    request = read(wire.Request, body, provider=PROVIDER, what="request")
+    model = resolve_import_model(f"{PROVIDER}:{request['model']}", PROVIDER)
+    reader = _Reader(session_id, tool_ids, model)
+    messages: list[Message] = []
+    system = request.get("system")
+    if system is not None:
+        messages.append(reader.system(system, "system"))
+    for i, turn in enumerate(request["messages"]):
+        messages.extend(reader.turn(turn, f"messages[{i}]"))
+    unmapped = {k: v for k, v in body.items() if k not in _MAPPED}
+    dropped: list[dict[str, Any]] = []
+    tools: list[ToolDefinition] = []
+    for i, tool in enumerate(request.get("tools") or ()):
+        if tool.get("type") not in (None, "custom"):  # a server tool (web_search_..., bash_...)
+            import_drop(
+                dropped,
+                adapter=PROVIDER,
+                session_id=session_id,
+                path=f"tools[{i}]",
+                value=body["tools"][i],
+                reason=f"server tool {tool.get('type')!r} has no canonical form",
+            )
+            continue
+        tools.append(
+            imported_tool(
+                tool["name"],
+                tool.get("description"),
+                tool.get("input_schema"),
+                provider=PROVIDER,
+                path=f"tools[{i}]",
+            )
+        )
+    options = AdapterOptions(
+        model=model,
+        session_id=session_id,
+        tool_ids=tool_ids,
+        stream=request.get("stream") is True,
+        tool_choice=_tool_choice(request.get("tool_choice"), unmapped),
+        thinking_budget=_thinking_budget(request.get("thinking"), unmapped),
+        **FACTS.options_from_wire(request),
+    )
+    return WireImport(messages=messages, tools=tools, options=options, unmapped=unmapped, dropped=dropped)
+
+
+def _tool_choice(choice: wire.ToolChoice | None, unmapped: dict[str, Any]) -> str | None:
+    """The canonical tool choice (by meaning, from the facts row); other keys stay unmapped."""
+    if choice is None:
+        return None
+    if set(choice) - {"type", "name"}:
+        unmapped["tool_choice"] = choice  # e.g. disable_parallel_tool_use: kept, not lost
+    meant = {"type": choice["type"], "name": choice["name"]} if "name" in choice else {"type": choice["type"]}
+    canonical = FACTS.tool_choice_from_wire(meant)
+    if canonical is None:
+        raise WireFormatError(
+            f"tool_choice {meant} means nothing canonical",
+            provider=PROVIDER,
+            path="tool_choice",
+            hint='{"type": "tool"} needs a name; the other types take none',
+        )
+    return canonical
+
+
+def _thinking_budget(thinking: wire.ThinkingConfig | None, unmapped: dict[str, Any]) -> int | None:
+    if thinking is None:
+        return None
+    if thinking["type"] == "enabled" and set(thinking) == {"type", "budget_tokens"}:
+        return thinking["budget_tokens"]
+    unmapped["thinking"] = thinking  # adaptive/disabled/display: no canonical option
+    return None
+
+
+class _Reader:
+    """Turns the turns of one recorded request into canonical messages."""
+
+    def __init__(self, session_id: str, tool_ids: ToolIdMap, model: str) -> None:
+        self.session_id = session_id
+        self.tool_ids = tool_ids
+        self.created_at = datetime.now(UTC)
+        self.context = import_context(
+            provider=PROVIDER,
+            session_id=session_id,
+            model=model,
+            tool_ids=tool_ids,
+            created_at=self.created_at,
+        )
+
+    def system(self, blocks: Sequence[Mapping[str, Any]], path: str) -> Message:
+        replay = Replay()
+        content: list[ContentBlock] = []
+        for i, block in enumerate(blocks):
+            if block.get("type") != "text":
+                raise WireFormatError(
+                    "system blocks must be text blocks", provider=PROVIDER, path=f"{path}[{i}]"
+                )
+            content.append(TextBlock(type="text", text=block["text"]))
+            replay.keep_extras(str(i), block, _TEXT_KEYS)
+        return self._message(Role.system, content, replay, path)
+
+    def turn(self, turn: wire.Turn, path: str) -> list[Message]:
+        role, content = turn["role"], turn["content"]
+        if role == "system":
+            return [self.system(content, f"{path}.content")]
+        if role == "assistant":
+            return [self._assistant(content, path)]
+        return self._user(content, path)
+
+    def _message(
+        self, role: Role, content: list[ContentBlock], replay: Replay, path: str, **metadata: Any
+    ) -> Message:
+        raw = replay.dump()
+        provider_raw = {"adapter": PROVIDER, **raw} if raw else None
+        if role == Role.assistant:
+            return imported_assistant(
+                self.context, provider=PROVIDER, content=content, provider_raw=provider_raw
+            )
+        if provider_raw is not None:
+            metadata.update(provider=PROVIDER, provider_raw=provider_raw)
+        return imported_message(
+            self.session_id,
+            role,
+            content,
+            provider=PROVIDER,
+            path=path,
+            created_at=self.created_at,
+            metadata=metadata,
+        )
+
+    def _assistant(self, content: Sequence[Mapping[str, Any]], path: str) -> Message:
+        replay = Replay()
+        blocks: list[ContentBlock] = []
+        for j, block in enumerate(content):
+            canonical = assistant_block(block, j, tool_ids=self.tool_ids, replay=replay)
+            if canonical is not None:
+                blocks.append(canonical)
+        return self._finish(Role.assistant, blocks, replay, path)
+
+    def _finish(self, role: Role, blocks: list[ContentBlock], replay: Replay, path: str) -> Message:
+        if not blocks:
+            what = ", ".join(str(b.get("type")) for b in replay.foreign.values()) or "no blocks"
+            raise WireFormatError(
+                f"{role.value} turn has nothing metis can represent ({what})",
+                provider=PROVIDER,
+                path=f"{path}.content",
+                hint="a canonical message needs at least one block",
+            )
+        message = self._message(role, blocks, replay, path)
+        if replay.foreign:
+            warn_foreign(
+                self.session_id,
+                message.id,
+                [str(b.get("type")) for b in replay.foreign.values()],
+                f"imported {role.value} turn",
+            )
+        return message
+
+    def _user(self, content: Sequence[Mapping[str, Any]], path: str) -> list[Message]:
+        """A user turn: one TOOL message per tool_result, in order, then a USER message of the rest."""
+        results: list[tuple[Mapping[str, Any], str]] = []
+        replay = Replay()
+        blocks: list[ContentBlock] = []
+        for j, block in enumerate(content):
+            where = f"{path}.content[{j}]"
+            if block.get("type") == "tool_result":
+                results.append((block, where))
+            else:  # positions count in the USER message's own wire list, results excluded
+                _user_block(block, str(j - len(results)), into=blocks, replay=replay, path=where)
+        if not results:
+            return [self._finish(Role.user, blocks, replay, path)]
+        # Foreign blocks with no text or image beside them ride on the last TOOL message,
+        # right after its tool_result: where an export puts them back.
+        trailing = {} if blocks else replay.foreign
+        out = [
+            self._tool_result(b, where, trailing if n == len(results) - 1 else {})
+            for n, (b, where) in enumerate(results)
+        ]
+        if blocks:
+            out.append(self._finish(Role.user, blocks, replay, path))
+        return out
+
+    def _tool_result(self, block: Mapping[str, Any], path: str, trailing: Mapping[str, Any]) -> Message:
+        canonical_id = self.tool_ids.resolve_incoming(PROVIDER, block["tool_use_id"])
+        if canonical_id is None:
+            raise WireFormatError(
+                f"tool_result answers unknown tool_use id {block['tool_use_id']!r}",
+                provider=PROVIDER,
+                path=f"{path}.tool_use_id",
+                hint="each tool_result must answer a tool_use of an earlier assistant turn",
+            )
+        replay = Replay()
+        replay.keep_extras("0", block, _TOOL_RESULT_KEYS)
+        for key, foreign in trailing.items():
+            replay.foreign[str(int(key) + 1)] = foreign
+        inner: list[ContentBlock] = []
+        for k, item in enumerate(block.get("content", ())):
+            _user_block(item, f"0/{k}", into=inner, replay=replay, path=f"{path}.content[{k}]")
+        result = ToolResultBlock(
+            type="tool_result", tool_use_id=canonical_id, content=inner, is_error=block.get("is_error", False)
+        )
+        message = self._message(Role.tool, [result], replay, path, parent_tool_use_id=canonical_id)
+        if replay.foreign:
+            warn_foreign(
+                self.session_id,
+                message.id,
+                [str(b.get("type")) for b in replay.foreign.values()],
+                "imported tool_result",
+            )
+        return message
+
+
+def _user_block(
+    block: Mapping[str, Any], key: str, *, into: list[ContentBlock], replay: Replay, path: str
+) -> None:
+    """A user-side block (a turn's or a tool_result's): text and images become canonical,
+    anything else is kept in `replay` at `key`."""
+    kind = block.get("type")
+    canonical: ContentBlock | None = None
+    known = _TEXT_KEYS
+    if kind == "text":
+        canonical = TextBlock(type="text", text=block["text"])
+    elif kind == "image":
+        canonical, known = _image(block["source"], path), _IMAGE_KEYS
+    if canonical is None:
+        replay.foreign[key] = dict(block)
+        return
+    into.append(canonical)
+    replay.keep_extras(key, block, known)
+
+
+def _image(source: Mapping[str, Any], path: str) -> ImageBlock | None:
+    """A declared image source -> canonical image, or None for a source with no canonical kind (Files API)."""
+    if source.get("type") == "base64":
+        kind, data, media = MediaSourceKind.base64, source["data"], source["media_type"]
+    elif source.get("type") == "url":
+        kind, data = MediaSourceKind.url, source["url"]
+        media = url_image_media_type(data)
+    else:
+        return None
+    try:
+        return ImageBlock(type="image", source=MediaSource(kind=kind, data=data), media_type=media)
+    except ValueError as exc:
+        raise WireFormatError(f"image cannot be imported: {exc}", provider=PROVIDER, path=path) from exc
+
+
+__all__ = ["import_request"]

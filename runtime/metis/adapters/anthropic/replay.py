@@ -1,0 +1,128 @@
+"""provider_raw of Anthropic messages: what an exact replay needs beyond the canonical blocks.
+
+Blocks with no canonical type (document, search_result, server_tool_use,
+web_search_tool_result, file-sourced images, ...) are kept verbatim (`foreign`), and block
+keys with no canonical field (`cache_control`, `citations`) likewise (`extras`), both keyed
+by the block's wire position, so an export back to Anthropic puts each where it was.
+Written only on messages whose provider is "anthropic" and read only by this package
+(spec §6.5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from metis_schema.v2 import Message
+
+from .._lossy import warn_loss
+from .._shared import own_raw
+from .facts import PROVIDER
+
+
+@dataclass
+class Replay:
+    """Foreign blocks and extra block keys of one message, keyed by wire position path.
+
+    Paths are "3" (fourth block of the message's wire list) or "0/2" (third item of the
+    content of the message's first block, i.e. inside a tool_result).
+    """
+
+    foreign: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, message: Message) -> Replay:
+        """What `message` kept for replay; only read (a message that kept nothing shares one)."""
+        if message.metadata.provider_raw is None:
+            return NOTHING_KEPT
+        raw = own_raw(message, PROVIDER)
+        foreign, extras = raw.get("foreign"), raw.get("extras")
+        if not foreign and not extras:
+            return NOTHING_KEPT
+        return cls(
+            foreign=dict(foreign) if isinstance(foreign, dict) else {},
+            extras=dict(extras) if isinstance(extras, dict) else {},
+        )
+
+    def dump(self) -> dict[str, Any]:
+        """The `foreign` and `extras` entries of provider_raw (none when nothing was kept)."""
+        out: dict[str, Any] = {}
+        if self.foreign:
+            out["foreign"] = self.foreign
+        if self.extras:
+            out["extras"] = self.extras
+        return out
+
+    def keep_extras(self, key: str, block: Mapping[str, Any], known: frozenset[str]) -> None:
+        """Record the keys of wire block `block` (at `key`) that have no canonical field."""
+        if known.issuperset(block):
+            return  # the usual block: only keys with a canonical field
+        extra = {
+            k: v
+            for k, v in block.items()
+            if k not in known and v is not None and not (k == "citations" and not v)
+        }
+        if extra:
+            self.extras[key] = extra
+
+    def splice(
+        self, converted: Sequence[dict[str, Any] | None], inside: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Wire blocks of the message (or of the content of its block `inside`): the converted
+        canonical blocks (None = dropped) with the foreign blocks put back at their recorded
+        positions and extras re-applied."""
+        if not self.foreign and not self.extras:
+            return [block for block in converted if block is not None]  # nothing to put back
+        prefix = "" if inside is None else f"{inside}/"
+        foreign = {
+            int(key[len(prefix) :]): block
+            for key, block in self.foreign.items()
+            if key.startswith(prefix) and key[len(prefix) :].isdigit()
+        }
+        out: list[dict[str, Any]] = []
+        position = 0
+        for block in converted:
+            while position in foreign:
+                out.append(foreign.pop(position))
+                position += 1
+            if block is not None:
+                extra = self.extras.get(f"{prefix}{position}")
+                out.append({**block, **extra} if extra else block)
+            position += 1
+        out.extend(foreign[k] for k in sorted(foreign))
+        return out
+
+
+NOTHING_KEPT = Replay()
+"""The replay of every message that kept nothing (`Replay.of`); never written to."""
+
+
+def response_raw(rid: Any, model: Any, stop: Any, stop_sequence: Any, replay: Replay) -> dict[str, Any]:
+    """provider_raw of a reply: its id, model and stop fields beside what replay needs."""
+    return {
+        "adapter": PROVIDER,
+        "id": rid,
+        "model": model,
+        "stop_reason": stop,
+        "stop_sequence": stop_sequence,
+        **replay.dump(),
+    }
+
+
+def warn_foreign(session_id: str, message_id: str | None, types: Sequence[str], where: str) -> None:
+    """One WARN per message naming the wire block types metis has no type for (kept in provider_raw)."""
+    names = ", ".join(types)
+    warn_loss(
+        adapter=PROVIDER,
+        session_id=session_id,
+        message_id=message_id,
+        block_type=names,
+        reason="no canonical block type; kept in provider_raw",
+        text=f"dropped {names} block(s) from {where} {message_id}: no canonical type; "
+        "kept in provider_raw for replay to anthropic",
+    )
+
+
+__all__ = ["NOTHING_KEPT", "Replay", "response_raw", "warn_foreign"]

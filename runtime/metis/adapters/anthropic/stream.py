@@ -1,0 +1,238 @@
+"""Anthropic SSE -> canonical StreamEvents (`AnthropicStreamDecoder`).
+
+Each event's data is checked against `wire.StreamEvent` by pydantic-core; the block index
+of every canonical event is Anthropic's content index. `ping` and event or delta types
+added later are ignored; an `error` event ends the stream as an ErrorEvent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from metis_schema.v2 import (
+    ErrorEvent,
+    MessageCompleteEvent,
+    RedactedThinkingBlock,
+    StreamEvent,
+    TextBlock,
+    TextDeltaEvent,
+    ThinkingBlock,
+    ThinkingDeltaEvent,
+    ToolUseBlock,
+    ToolUseEndEvent,
+    ToolUseInputDeltaEvent,
+    ToolUseStartEvent,
+    UsageUpdateEvent,
+)
+
+from ... import _json
+from ...assembly import RequestContext
+from ...errors import WireFormatError
+from ...usage import normalize_usage
+from .._framing import SSEFramer
+from .._lossy import log
+from .._wire import read_json
+from ..base import StreamDecoder
+from . import wire
+from .facts import FACTS, PROVIDER
+from .from_wire import assistant_block
+from .replay import Replay, response_raw, warn_foreign
+
+_EVENT: Any = wire.StreamEvent
+"""The declared event union (an alias, not a class: `read_json` gives it back untyped)."""
+
+_USAGE_FIELDS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_input_tokens": "cached_input_tokens",
+    "cache_creation_input_tokens": "cache_creation_input_tokens",
+}
+"""Wire usage key -> UsageUpdateEvent field."""
+
+
+class AnthropicStreamDecoder(StreamDecoder):
+    """Anthropic SSE -> canonical StreamEvents for one response."""
+
+    def __init__(self, context: RequestContext) -> None:
+        self._context = context
+        self._framer = SSEFramer()
+        self._tool_blocks: set[int] = set()
+        self._foreign_json: dict[int, list[str]] = {}
+        self._replay = Replay()
+        self._id: str | None = None
+        self._model: str | None = None
+        self._stop_reason: str | None = None
+        self._stop_sequence: str | None = None
+        self._started = False
+        self._ended = False
+
+    def feed(self, data: bytes | str) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for sse in self._framer.feed(data):
+            out.extend(self._event(sse.event, sse.data))
+        return out
+
+    def close(self) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for sse in self._framer.close():  # complete events only: a cut one is discarded there
+            out.extend(self._event(sse.event, sse.data))
+        return out
+
+    def provider_raw(self) -> dict[str, Any] | None:
+        if not self._started:
+            return None
+        self._finish_foreign()
+        return response_raw(self._id, self._model, self._stop_reason, self._stop_sequence, self._replay)
+
+    def _event(self, name: str | None, data: str) -> list[StreamEvent]:
+        if self._ended:
+            return []
+        try:
+            event = read_json(
+                _EVENT, data, provider=PROVIDER, what=f"stream event {name!r}" if name else "stream event"
+            )
+        except WireFormatError as exc:
+            raise WireFormatError(exc.message, provider=PROVIDER, path=exc.path, raw=data[:300]) from None
+        handler = _HANDLERS.get(event.get("type"))
+        if handler is None:
+            log.debug("ignored anthropic stream event %r", event.get("type", name))
+            return []
+        return handler(self, event)
+
+    def _message_start(self, event: wire.MessageStart) -> list[StreamEvent]:
+        message = event["message"]
+        self._started = True
+        self._id, self._model = message.get("id"), message.get("model")
+        return _usage_event(message.get("usage"))
+
+    def _block_start(self, event: wire.ContentBlockStart) -> list[StreamEvent]:
+        index = event["index"]
+        block: Mapping[str, Any] = event["content_block"]
+        canonical = assistant_block(block, index, tool_ids=self._context.tool_ids, replay=self._replay)
+        if isinstance(canonical, ToolUseBlock):
+            self._tool_blocks.add(index)
+            events: list[StreamEvent] = [
+                ToolUseStartEvent(index=index, id=canonical.id, name=canonical.name, provider_id=block["id"])
+            ]
+            if canonical.input:
+                events.append(
+                    ToolUseInputDeltaEvent(index=index, partial_json=_json.dumps(canonical.input).decode())
+                )
+            return events
+        if isinstance(canonical, TextBlock):
+            return [TextDeltaEvent(index=index, text=canonical.text)]
+        if isinstance(canonical, ThinkingBlock):
+            return [ThinkingDeltaEvent(index=index, text=canonical.text, signature=canonical.signature)]
+        if isinstance(canonical, RedactedThinkingBlock):
+            return [ThinkingDeltaEvent(index=index, redacted_data=canonical.data)]
+        # kept whole in provider_raw; server tools stream their input as JSON deltas too
+        self._foreign_json[index] = []
+        warn_foreign(
+            self._context.session_id, self._context.message_id, [str(block.get("type"))], "streamed response"
+        )
+        return []
+
+    def _block_delta(self, event: wire.ContentBlockDelta) -> list[StreamEvent]:
+        delta: Any = event["delta"]
+        handler = _DELTAS.get(delta.get("type"))
+        if handler is None:
+            log.debug("ignored anthropic delta type %r", delta.get("type"))
+            return []
+        return handler(self, event["index"], delta)
+
+    def _text_delta(self, index: int, delta: wire.TextDelta) -> list[StreamEvent]:
+        return [TextDeltaEvent(index=index, text=delta["text"])]
+
+    def _input_json_delta(self, index: int, delta: wire.InputJsonDelta) -> list[StreamEvent]:
+        if index in self._foreign_json:  # a server tool's input: folded into its kept block
+            self._foreign_json[index].append(delta["partial_json"])
+            return []
+        return [ToolUseInputDeltaEvent(index=index, partial_json=delta["partial_json"])]
+
+    def _thinking_delta(self, index: int, delta: wire.ThinkingDelta) -> list[StreamEvent]:
+        return [ThinkingDeltaEvent(index=index, text=delta["thinking"])]
+
+    def _signature_delta(self, index: int, delta: wire.SignatureDelta) -> list[StreamEvent]:
+        return [ThinkingDeltaEvent(index=index, signature=delta["signature"])]
+
+    def _citations_delta(self, index: int, delta: wire.CitationsDelta) -> list[StreamEvent]:
+        extras = self._replay.extras.setdefault(str(index), {})
+        extras.setdefault("citations", []).append(delta["citation"])
+        return []
+
+    def _block_stop(self, event: wire.ContentBlockStop) -> list[StreamEvent]:
+        index = event["index"]
+        return [ToolUseEndEvent(index=index)] if index in self._tool_blocks else []
+
+    def _message_delta(self, event: wire.MessageDelta) -> list[StreamEvent]:
+        delta: wire.StopDelta = event.get("delta") or {}
+        if "stop_reason" in delta:
+            self._stop_reason = delta["stop_reason"]
+        if "stop_sequence" in delta:
+            self._stop_sequence = delta["stop_sequence"]
+        return _usage_event(event.get("usage"))
+
+    def _message_stop(self, event: wire.MessageStop) -> list[StreamEvent]:
+        self._ended = True
+        return [
+            MessageCompleteEvent(
+                stop_reason=FACTS.stop_reason(self._stop_reason),
+                provider_stop_reason=self._stop_reason,
+                response_id=self._id,
+                provider_model=self._model,
+            )
+        ]
+
+    def _error(self, event: wire.ErrorBody) -> list[StreamEvent]:
+        self._ended = True
+        error = event["error"]
+        retryable = FACTS.parse_error(event).retryable
+        return [
+            ErrorEvent(code=error["type"], message=error["message"], retryable=retryable, provider=PROVIDER)
+        ]
+
+    def _finish_foreign(self) -> None:
+        """Server-tool blocks stream their input as JSON deltas: fold it into the kept block."""
+        for index, parts in self._foreign_json.items():
+            text = "".join(parts)
+            block = self._replay.foreign.get(str(index))
+            if text.strip() and block is not None:
+                try:
+                    block["input"] = _json.loads(text)
+                except _json.JSONDecodeError:
+                    log.warning("streamed %s input at %d is not JSON; kept as sent", block.get("type"), index)
+        self._foreign_json.clear()
+
+
+def _usage_event(usage: wire.Usage | None) -> list[StreamEvent]:
+    """A usage object -> a usage_update with only the counts it reports (the rest stay as they were)."""
+    if usage is None:
+        return []
+    counts = normalize_usage(PROVIDER, usage)._asdict()
+    fields = {name: counts[name] for key, name in _USAGE_FIELDS.items() if usage.get(key) is not None}
+    return [UsageUpdateEvent(**fields)] if fields else []
+
+
+_HANDLERS: dict[Any, Callable[[AnthropicStreamDecoder, Any], list[StreamEvent]]] = {
+    "message_start": AnthropicStreamDecoder._message_start,
+    "content_block_start": AnthropicStreamDecoder._block_start,
+    "content_block_delta": AnthropicStreamDecoder._block_delta,
+    "content_block_stop": AnthropicStreamDecoder._block_stop,
+    "message_delta": AnthropicStreamDecoder._message_delta,
+    "message_stop": AnthropicStreamDecoder._message_stop,
+    "error": AnthropicStreamDecoder._error,
+}
+"""Stream event type -> handler; `ping` and unknown types are ignored."""
+
+_DELTAS: dict[Any, Callable[[AnthropicStreamDecoder, int, Any], list[StreamEvent]]] = {
+    "text_delta": AnthropicStreamDecoder._text_delta,
+    "input_json_delta": AnthropicStreamDecoder._input_json_delta,
+    "thinking_delta": AnthropicStreamDecoder._thinking_delta,
+    "signature_delta": AnthropicStreamDecoder._signature_delta,
+    "citations_delta": AnthropicStreamDecoder._citations_delta,
+}
+"""Delta type -> handler; delta types added later are ignored."""
+
+
+__all__ = ["AnthropicStreamDecoder"]

@@ -1,0 +1,324 @@
+"""Canonical messages -> an Anthropic Messages request body (the request writer).
+
+- SYSTEM messages are hoisted, in order, to the top-level `system`: a string when the
+  whole prompt is one plain text block, else a list of text blocks (the only form that
+  carries `cache_control`).
+- TOOL messages become `tool_result` blocks of the next `user` turn: consecutive TOOL
+  messages (parallel results) share one user turn, and a USER message right after them
+  joins that turn behind the results, which is where Anthropic wants them. Other
+  consecutive same-role turns stay separate messages; the API accepts them.
+- Tool ids go out through the session's ToolIdMap (`^[a-zA-Z0-9_-]+$`), so a call keeps
+  its `toolu_...` id on replay and a foreign id is replaced by a compliant one.
+- Thinking is replayed byte-exact, in its original position, only from messages this
+  adapter produced (`metadata.provider == "anthropic"`) and only when signed: Anthropic
+  rejects unsigned or foreign thinking, so those blocks are dropped with a WARN (§7.3).
+- What the target model cannot carry (catalog capabilities: images, their media types,
+  thinking) is dropped with a WARN; blocks kept in provider_raw go back where they were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from metis_schema.v2 import (
+    AdapterCapabilities,
+    ContentBlock,
+    ImageBlock,
+    MediaSourceKind,
+    Message,
+    RedactedThinkingBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+from ... import _json
+from ...catalog import load_catalog
+from ...errors import AdapterError
+from .._lossy import drop_block, log
+from .._shared import image_base64
+from ..base import AdapterOptions, WireBody
+from .facts import FACTS, PROVIDER
+from .replay import Replay
+
+DEFAULT_MAX_TOKENS = 8192
+"""`max_tokens` is required; without options.max_tokens send min(model's output cap, this)."""
+MIN_THINKING_BUDGET = 1024
+IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+_SYSTEM, _USER, _TOOL = Role.system, Role.user, Role.tool
+_WIRE_ROLE = {role: role.value for role in Role}
+
+
+def write_request(
+    messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
+) -> WireBody:
+    """The `POST /v1/messages` body for a conversation (see the module docstring)."""
+    entry = load_catalog().resolve(options.model)
+    caps = entry.capabilities
+    convert = _Writer(options, caps).blocks
+    system: list[dict[str, Any]] = []
+    turns: list[dict[str, Any]] = []
+    tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
+    for message in messages:
+        replay = Replay.of(message)
+        role = message.role
+        if role is _SYSTEM:
+            system.extend(_system_blocks(message, replay))
+            continue
+        blocks = convert(message, message.content, replay)
+        if role is _TOOL:
+            if tool_turn is None:
+                tool_turn = {"role": "user", "content": []}
+                turns.append(tool_turn)
+            tool_turn["content"].extend(blocks)
+            continue
+        if role is _USER and tool_turn is not None:
+            tool_turn["content"].extend(blocks)  # user text after parallel results: same turn
+            tool_turn = None
+            continue
+        tool_turn = None
+        if blocks:
+            turns.append({"role": _WIRE_ROLE[role], "content": blocks})
+        else:
+            log.info("message %s has nothing Anthropic can carry; omitted", message.id)
+    body: WireBody = {"model": entry.wire_model}
+    if system:
+        plain = len(system) == 1 and set(system[0]) == {"type", "text"}
+        body["system"] = system[0]["text"] if plain else system
+    body["messages"] = turns
+    if tools:
+        body["tools"] = [_tool(t) for t in tools]
+    choice = FACTS.tool_choice_to_wire(options.tool_choice)
+    if choice is not None:
+        body["tool_choice"] = choice
+    FACTS.options_to_wire(
+        {
+            "max_tokens": _max_tokens(options, caps.max_output_tokens),
+            "temperature": options.temperature,
+            "top_p": options.top_p,
+            "stop": list(options.stop) if options.stop else None,
+        },
+        body,
+    )
+    if options.thinking_budget is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
+    if options.stream:
+        body["stream"] = True
+    body.update(options.extra)
+    return body
+
+
+def _max_tokens(options: AdapterOptions, cap: int) -> int:
+    budget = options.thinking_budget
+    if budget is not None and budget < MIN_THINKING_BUDGET:
+        raise AdapterError(
+            f"thinking_budget {budget} is below Anthropic's minimum of {MIN_THINKING_BUDGET}",
+            provider=PROVIDER,
+            path="options.thinking_budget",
+        )
+    if options.max_tokens is not None:
+        if budget is not None and options.max_tokens <= budget:
+            raise AdapterError(
+                f"max_tokens {options.max_tokens} must exceed thinking_budget {budget}",
+                provider=PROVIDER,
+                path="options.max_tokens",
+                hint="raise max_tokens or lower thinking_budget",
+            )
+        return options.max_tokens
+    chosen = min(cap, DEFAULT_MAX_TOKENS)
+    if budget is not None and chosen <= budget:
+        chosen = min(cap, budget + DEFAULT_MAX_TOKENS)
+        if chosen <= budget:
+            raise AdapterError(
+                f"thinking_budget {budget} leaves no room under the model's output cap {cap}",
+                provider=PROVIDER,
+                path="options.thinking_budget",
+            )
+    return chosen
+
+
+def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
+    converted: list[dict[str, Any] | None] = [
+        {"type": "text", "text": b.text} if isinstance(b, TextBlock) and b.text else None
+        for b in message.content
+    ]
+    return replay.splice(converted)
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out["input_schema"] = tool.input_schema
+    return out
+
+
+class _Writer:
+    """Canonical blocks -> wire blocks for one request: what the target model can carry
+    (catalog capabilities of options.model) travels, the rest is dropped with a WARN."""
+
+    def __init__(self, options: AdapterOptions, caps: AdapterCapabilities) -> None:
+        self.options = options
+        self.caps = caps
+        self.accepted = IMAGE_MEDIA_TYPES.intersection(caps.accepted_image_media_types)
+        """The image media types both Anthropic and the model accept."""
+        self.outgoing = options.tool_ids.outgoing
+        """The id a canonical tool id goes out as (`ToolIdMap.outgoing`: kept, or made compliant)."""
+
+    def blocks(
+        self, message: Message, items: Sequence[ContentBlock], replay: Replay, inside: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The wire blocks of `message`'s content, or of the content of its tool_result block
+        `inside` (where only text and images go): each block converted once, dropped ones
+        logged, then what the message kept for replay spliced back in."""
+        converted: list[dict[str, Any] | None] = []
+        for position, block in enumerate(items):
+            index = position if inside is None else inside  # the message's block, for the drop log
+            wire: dict[str, Any] | None
+            if block.type == "text":
+                if block.text:
+                    wire = {"type": "text", "text": block.text}
+                else:
+                    self.drop(message, index, block, inside, "Anthropic rejects empty text blocks")
+                    wire = None
+            elif block.type == "image":
+                wire = self.image(message, index, block, inside)
+            elif inside is not None:
+                self.drop(message, index, block, inside, "not allowed inside tool_result")
+                wire = None
+            elif block.type == "tool_use":
+                wire = {
+                    "type": "tool_use",
+                    "id": self.outgoing(block.id, PROVIDER),
+                    "name": block.name,
+                    "input": block.input,
+                }
+            elif block.type == "tool_result":
+                wire = self.tool_result(message, index, block, replay)
+            elif block.type in ("thinking", "redacted_thinking"):
+                wire = self.thinking(message, index, block)
+            else:
+                # A schema v2 block this adapter does not write yet: dropped, never sent as text.
+                self.drop(
+                    message, index, block, inside, f"the Anthropic adapter does not carry {block.type} yet"
+                )
+                wire = None
+            converted.append(wire)
+        return replay.splice(converted, inside)
+
+    def thinking(
+        self, message: Message, index: int, block: ThinkingBlock | RedactedThinkingBlock
+    ) -> dict[str, Any] | None:
+        """Thinking replayed byte-exact, or None when Anthropic would reject it (dropped, logged)."""
+        reason: str | None = None
+        if message.metadata.provider != PROVIDER:
+            reason = (
+                f"{block.type} from provider {message.metadata.provider!r} cannot be verified by Anthropic"
+            )
+        elif not self.caps.supports_thinking:
+            reason = f"model {self.options.model} does not support thinking"
+        elif block.type == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": block.data}
+        elif block.signature:
+            return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+        else:
+            reason = "Anthropic rejects thinking without its signature"
+        self.drop(message, index, block, None, reason)
+        return None
+
+    def tool_result(
+        self, message: Message, index: int, block: ToolResultBlock, replay: Replay
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": self.outgoing(block.tool_use_id, PROVIDER),
+        }
+        inner = self.blocks(message, block.content, replay, inside=index)
+        if inner:
+            out["content"] = inner
+        if block.is_error:
+            out["is_error"] = True
+        return out
+
+    def image(
+        self, message: Message, index: int, block: ImageBlock, inside: int | None
+    ) -> dict[str, Any] | None:
+        """An image by URL or inline (a file_ref read from the workspace), or None when the
+        model or Anthropic cannot take it (dropped, logged)."""
+        reason: str
+        if not self.caps.supports_images:
+            reason = f"model {self.options.model} does not accept images"
+        elif block.source.kind == MediaSourceKind.url:
+            return {"type": "image", "source": {"type": "url", "url": block.source.data}}
+        elif block.media_type not in self.accepted:
+            reason = f"media type {block.media_type} is not one of {', '.join(sorted(self.accepted))}"
+        else:
+            data = image_base64(block, self.options)
+            return {
+                "type": "image",
+                "source": {"type": "base64", "media_type": block.media_type, "data": data},
+            }
+        self.drop(message, index, block, inside, reason)
+        return None
+
+    def drop(
+        self, message: Message, index: int, block: ContentBlock, inside: int | None, reason: str
+    ) -> None:
+        """Drop `block` (block `index` of `message`, or an item inside it) with one WARN, or fail
+        if it is critical; the WARN names an item as `tool_result/<type>`."""
+        label = block.type if inside is None else f"tool_result/{block.type}"
+        drop_block(adapter=PROVIDER, message=message, index=index, block_type=label, reason=reason)
+
+
+def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+    """Characters / 3.5 over what the request would carry, plus fixed overheads.
+
+    Method: text, thinking and tool-result text count by characters; tool inputs and
+    tool definitions by the characters of their compact JSON; each message adds 4
+    tokens of framing, each tool 40 (the tool-use system preamble is ~300 once), each
+    image 1,600 (Anthropic's cap for a downscaled image, an upper bound). Measured
+    error and the samples it was measured on: tests/test_anthropic_estimate.py.
+    """
+    chars = 0
+    fixed = 8
+    for message in messages:
+        fixed += 4
+        for block in _walk(message.content):
+            if isinstance(block, TextBlock | ThinkingBlock):
+                chars += len(block.text)
+            elif isinstance(block, ToolUseBlock):
+                chars += len(block.name) + len(_json.dumps(block.input))
+                fixed += 10
+            elif isinstance(block, ToolResultBlock):
+                fixed += 10
+            elif isinstance(block, ImageBlock):
+                fixed += 1600
+            elif isinstance(block, RedactedThinkingBlock):
+                chars += len(block.data) // 4
+    if tools:
+        fixed += 300
+        for tool in tools:
+            fixed += 40
+            chars += len(tool.name) + len(tool.description) + len(_json.dumps(tool.input_schema))
+    return fixed + round(chars / 3.5)
+
+
+def _walk(blocks: Sequence[ContentBlock]) -> Iterator[ContentBlock]:
+    for block in blocks:
+        yield block
+        if isinstance(block, ToolResultBlock):
+            yield from _walk(block.content)
+
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "IMAGE_MEDIA_TYPES",
+    "MIN_THINKING_BUDGET",
+    "estimate_input_tokens",
+    "write_request",
+]

@@ -1,0 +1,234 @@
+"""The base class of generated models whose schema says more than their type hints.
+
+Why it lives here and not in generated/: it is hand-written code, and generated/ holds
+only what `python -m codegen` derives from the schema. Why it is its own package and not
+part of `metis`: the generated models import it, and `metis` imports the generated
+models, so a base inside `metis` would make `import metis_schema.v1` on its own circular.
+It imports nothing but pydantic.
+
+What it adds to what datamodel-code-generator writes (read from the bundled schema beside
+the generated module, once per class, at class creation):
+
+- Documents carry every field the schema requires, even one the model defaults (a
+  single-value `const` such as `schema_version`): `model_validate` and
+  `model_validate_json` read documents and refuse a document without it, as any JSON
+  Schema validator does. A model built in code (`Message(...)`) is of its class's version
+  by construction, so the constructor fills such defaults in.
+- Formatted strings are held to their JSON Schema syntax: pydantic's datetime and date
+  parsers are lenient (a space for `T`, no seconds, `+0000`, a unix time as a string), so
+  `date-time` strings must be RFC 3339 and `date` strings `YYYY-MM-DD`.
+- Decimals are written in fixed-point notation in JSON mode: pydantic writes
+  `Decimal("0.0000001")` as `"1E-7"`, which the schema's decimal pattern refuses, and
+  hashing (metis.canonical) hashes that JSON form.
+
+The schema's rules on how a message's parts fit together (spec §5: the `allOf` if/then
+clauses) are not evaluated here: `metis.invariants` is their one executable copy, and
+tests/test_vectors.py holds it to the schema's verdict on every vector.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+import sys
+from contextvars import ContextVar
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from pydantic import (
+    BaseModel,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+BUNDLE = "metis.bundle.json"
+_ABSENT = object()
+_FORMATS: dict[str, tuple[type, ...]] = {
+    "decimal": (Decimal,),
+    "date-time": (_dt.datetime,),
+    "date": (_dt.date,),
+}
+_SYNTAX: dict[str, re.Pattern[str]] = {
+    # RFC 3339 §5.6 `date-time` (the JSON Schema meaning of the format); calendar ranges
+    # are left to pydantic, which refuses e.g. month 13 on its own.
+    "date-time": re.compile(
+        r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+    ),
+    # RFC 3339 `full-date`.
+    "date": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"),
+}
+_FIXED_POINT = r"^[0-9]+(\.[0-9]+)?$"
+"""The schema's decimal pattern (Money). For a Decimal, `format(d, "f")` matches it exactly
+when `d` is finite and not negative (nor -0), so `Formatted.plain` tests that instead of
+formatting and matching, and only formats to word the error."""
+
+
+class SchemaBaseError(Exception):
+    """A generated class has no definition in the bundle beside its module."""
+
+
+@cache
+def _bundle(module_file: str) -> dict[str, Any]:
+    path = Path(module_file).parent / "schema" / BUNDLE
+    defs: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))["$defs"]
+    return defs
+
+
+def _deref(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    return schema
+
+
+@dataclass(frozen=True)
+class Formatted:
+    """One field whose schema has a `format` that pydantic's type does not hold exactly."""
+
+    field: str
+    fmt: str
+    pattern: re.Pattern[str] | None
+    kinds: tuple[type, ...] = ()
+    syntax: re.Pattern[str] | None = None
+    fixed_point: bool = False
+    settled: tuple[type, ...] = ()
+    """Exact types this check always passes (a datetime for `date-time`: only strings are
+    held to a syntax), so the before-validator can skip them."""
+
+    def plain(self, value: Any) -> bool:
+        """`value` is a Decimal this fixed-point field takes as it is (see `_FIXED_POINT`)."""
+        return self.fixed_point and type(value) is Decimal and value.is_finite() and not value.is_signed()
+
+
+def _formatted_fields(definition: dict[str, Any], defs: dict[str, Any]) -> tuple[Formatted, ...]:
+    found = []
+    for name, prop in definition.get("properties", {}).items():
+        for option in [prop, *prop.get("oneOf", []), *prop.get("anyOf", [])]:
+            target = _deref(option, defs)
+            fmt = target.get("format")
+            if fmt in _FORMATS:
+                pattern = re.compile(target["pattern"]) if "pattern" in target else None
+                fixed = fmt == "decimal" and pattern is not None and pattern.pattern == _FIXED_POINT
+                settled = () if fmt == "decimal" else _FORMATS[fmt]
+                found.append(Formatted(name, fmt, pattern, _FORMATS[fmt], _SYNTAX.get(fmt), fixed, settled))
+                break
+    return tuple(found)
+
+
+def input_problems(cls: type[SchemaModel], data: dict[str, Any]) -> list[str]:
+    """What the before-validator refuses in one input dict (see the module doc)."""
+    problems = (
+        [f"{name} is required" for name in cls.__schema_required__ if name not in data]
+        if cls.__schema_required__ and _DOCUMENT.get()
+        else []
+    )
+    for spec in cls.__schema_formatted__:
+        value = data.get(spec.field, _ABSENT)
+        if value is _ABSENT or value is None:
+            continue
+        if isinstance(value, spec.kinds):
+            if spec.plain(value):
+                continue
+            text = format(value, "f") if isinstance(value, Decimal) else None
+        elif isinstance(value, str):
+            text = value
+        else:
+            problems.append(f"{spec.field} must be a {spec.fmt} string, got {type(value).__name__}")
+            continue
+        if spec.pattern is not None and text is not None and not spec.pattern.fullmatch(text):
+            problems.append(f"{spec.field} {text!r:.60} does not match {spec.pattern.pattern}")
+        if spec.syntax is not None and isinstance(value, str) and not spec.syntax.fullmatch(value):
+            problems.append(f"{spec.field} {value!r:.60} is not an RFC 3339 {spec.fmt}")
+    return problems
+
+
+_DOCUMENT: ContextVar[bool] = ContextVar("metis_base_document", default=False)
+
+
+class SchemaModel(BaseModel):
+    """Base of generated models whose schema has formats or defaulted required fields."""
+
+    __schema_formatted__: ClassVar[tuple[Formatted, ...]] = ()
+    __schema_decimals__: ClassVar[tuple[str, ...]] = ()
+    """Fields of `__schema_formatted__` that are decimals (what JSON serialization rewrites)."""
+    __schema_required__: ClassVar[tuple[str, ...]] = ()
+    """Fields the schema requires but the model defaults: a document must still carry them."""
+
+    @classmethod
+    def model_validate(cls, *args: Any, **kwargs: Any) -> Self:
+        token = _DOCUMENT.set(True)
+        try:
+            return super().model_validate(*args, **kwargs)
+        finally:
+            _DOCUMENT.reset(token)
+
+    @classmethod
+    def model_validate_json(cls, *args: Any, **kwargs: Any) -> Self:
+        token = _DOCUMENT.set(True)
+        try:
+            return super().model_validate_json(*args, **kwargs)
+        finally:
+            _DOCUMENT.reset(token)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        module_file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if module_file is None:
+            return
+        defs = _bundle(module_file)
+        definition = defs.get(cls.__name__)
+        if definition is None:
+            raise SchemaBaseError(f"{cls.__module__}.{cls.__name__}: no $defs/{cls.__name__} in {BUNDLE}")
+        cls.__schema_formatted__ = _formatted_fields(definition, defs)
+        cls.__schema_decimals__ = tuple(s.field for s in cls.__schema_formatted__ if s.fmt == "decimal")
+        cls.__schema_required__ = tuple(
+            name
+            for name in definition.get("required", ())
+            if name in cls.model_fields and not cls.model_fields[name].is_required()
+        )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema_formats(cls, data: Any) -> Any:
+        required = cls.__schema_required__
+        if not (cls.__schema_formatted__ or required) or not isinstance(data, dict):
+            return data
+        # Values that need no check (a datetime, a plain non-negative Decimal) are the norm
+        # for models built in code; only the rest takes the full pass.
+        for spec in cls.__schema_formatted__:
+            value = data.get(spec.field)
+            if value is None or type(value) in spec.settled or spec.plain(value):
+                continue
+            break
+        else:
+            if not (required and _DOCUMENT.get()):
+                return data
+        problems = input_problems(cls, data)
+        if problems:
+            raise PydanticCustomError("schema_rule", "{problems}", {"problems": "; ".join(problems)})
+        return data
+
+    @model_serializer(mode="wrap")
+    def _schema_serialize(  # type: ignore[no-untyped-def]
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ):
+        # No return annotation on purpose: pydantic then keeps the model's own
+        # serialization JSON schema, where `-> Any` would erase it to `{}`.
+        data = handler(self)
+        decimals = type(self).__schema_decimals__
+        if decimals and isinstance(data, dict) and info.mode_is_json():
+            for name in decimals:
+                value = getattr(self, name, None)
+                if isinstance(value, Decimal) and name in data:
+                    data[name] = format(value, "f")
+        return data
+
+
+__all__ = ["Formatted", "SchemaBaseError", "SchemaModel", "input_problems"]
