@@ -25,7 +25,7 @@ from metis.adapters import AdapterOptions
 from metis.assembly import RequestContext
 from metis.errors import WireFormatError
 from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v1 import Message, MessageStatus, Role, StopReason, ToolDefinition
+from metis_schema.v2 import Message, MessageStatus, Role, StopReason, ToolDefinition
 from openai_chat_support import (
     SESSION,
     canonical,
@@ -127,17 +127,78 @@ def test_incomplete_is_max_tokens_and_reasoning_without_summary_is_redacted() ->
     assert message.content[0].type == "redacted_thinking"
 
 
-def test_citations_and_built_in_calls_are_kept_raw_with_a_warn(caplog: pytest.LogCaptureFixture) -> None:
+def test_citations_and_built_in_calls_are_v2_blocks_and_replay_to_their_model_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ids = ToolIdMap(SESSION)
+    body = recorded(PROVIDER, "response_web_search_citations.json")
+    message = ADAPTER.from_wire_response(body, context(MODEL, ids))
+    search, text = message.content
+    assert search.type == "server_tool_use" and text.type == "text"
+    assert (search.name, search.provider, search.input) == (
+        "web_search",
+        PROVIDER,
+        body["output"][0]["action"],
+    )
+    assert text.citations is not None and text.citations[0].url == "https://www.azores.gov/reserve"
+    assert (text.citations[0].start_index, text.citations[0].end_index) == (57, 70)
+    user = _message(Role.user, [{"type": "text", "text": "good news?"}])
+    again = ADAPTER.to_wire(
+        [user, message], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
+    )
+    contract.check_request(again, open_responses=False)
+    assert again["input"][1] == body["output"][0]  # the web_search_call item, back as it came
+    assert again["input"][2]["phase"] == "final_answer"
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
-        message = ADAPTER.from_wire_response(
-            recorded(PROVIDER, "response_web_search_citations.json"), context(MODEL)
+        other = ADAPTER.to_wire(
+            [user, message],
+            [],
+            AdapterOptions(model="responses:gpt-5-mini", session_id=SESSION, tool_ids=ids),
         )
+    assert [i["type"] for i in other["input"]] == ["message", "message"]
+    assert [r.block_type for r in caplog.records if hasattr(r, "block_type")] == ["server_tool_use"]  # type: ignore[attr-defined]
+
+
+def test_a_stream_keeps_what_no_v2_event_carries_in_provider_raw(caplog: pytest.LogCaptureFixture) -> None:
+    body = recorded(PROVIDER, "response_web_search_citations.json")
+    events = [
+        {"type": "response.output_item.done", "output_index": 0, "item": body["output"][0]},
+        {"type": "response.output_item.done", "output_index": 1, "item": body["output"][1]},
+        {"type": "response.completed", "response": body},
+    ]
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        message = ADAPTER.assemble_stream(contract.sse(events), context(MODEL))
     assert [b.type for b in message.content] == ["text"]
     raw = message.metadata.provider_raw or {}
-    assert raw["other_items"][0]["item"]["type"] == "web_search_call"
+    assert raw["other_items"] == [{"at": 0, "item": body["output"][0]}]
     assert raw["annotations"]["0"][0]["type"] == "url_citation"
     texts = [r.getMessage() for r in caplog.records]
     assert any("web_search_call" in t for t in texts) and any("url_citation" in t for t in texts)
+    user = _message(Role.user, [{"type": "text", "text": "good news?"}])
+    ids = ToolIdMap(SESSION)
+    again = ADAPTER.to_wire(
+        [user, message], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
+    )
+    assert again["input"][1] == body["output"][0]  # replayed to its own model all the same
+
+
+def test_compaction_is_a_v2_block_that_goes_back_only_here() -> None:
+    ids = ToolIdMap(SESSION)
+    item = {"type": "compaction", "id": "cmp_68c1f4", "encrypted_content": "gAAAAABcompacted=="}
+    message = ADAPTER.from_wire_response(
+        contract.response_body([item, contract.MESSAGE_ITEM], open_responses=False), context(MODEL, ids)
+    )
+    assert message.content[0].type == "compaction" and message.content[0].data == item["encrypted_content"]
+    user = _message(Role.user, [{"type": "text", "text": "go on"}])
+    body = ADAPTER.to_wire([user, message], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(body)
+    assert body["input"][1] == item
+    claude = adapters.get("anthropic").to_wire(
+        [user, message],
+        [],
+        AdapterOptions(model="anthropic:claude-sonnet-4-6", session_id=SESSION, tool_ids=ids),
+    )
+    assert item["encrypted_content"] not in json.dumps(claude)
 
 
 def test_refusal_is_text_with_stop_reason_refusal() -> None:
@@ -266,7 +327,7 @@ def _message(role: Role, content: list[dict[str, Any]], **metadata: Any) -> Mess
             "content": content,
             "metadata": metadata,
             "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 1,
+            "schema_version": 2,
         }
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metis_schema.v1 import StopReason
+from metis_schema.v2 import StopReason
 
 from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 from ..chat.facts import RETRYABLE_TYPES
@@ -33,6 +33,13 @@ TOOL_CHOICE: dict[ToolChoice, object] = {
     ToolChoice.any: "required",
     ToolChoice.tool: {"type": "function", "name": TOOL_NAME},
 }
+
+SERVER_TOOL_CALLS = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"}
+)
+"""Output items of tools the provider runs itself: ServerToolUseBlocks (name: the type
+without `_call`). Calls the client must answer (`computer_call`, `custom_tool_call`,
+shell calls) are not here: they have no canonical block and are kept raw."""
 
 OPTIONS = {"max_tokens": "max_output_tokens", "temperature": "temperature", "top_p": "top_p"}
 """No `stop` field and no token budget for reasoning (`reasoning.effort` goes through extra)."""
@@ -83,6 +90,7 @@ __all__ = [
     "OPENAI",
     "OPEN_RESPONSES",
     "PROVIDER",
+    "SERVER_TOOL_CALLS",
     "STATUS_REASONS",
     "TOOL_CHOICE",
     "ResponsesDialect",

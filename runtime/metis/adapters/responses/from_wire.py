@@ -3,11 +3,11 @@ importer shares for request history).
 
 Output items become blocks in order:
 
-- `message`: each `output_text` part a TextBlock; a `refusal` part a TextBlock and stop
+- `message`: each `output_text` part a TextBlock, its `url_citation` annotations as v2 url
+  citations (other annotation types have no canonical citation: kept in
+  `provider_raw["annotations"]` with a WARN, §7.3); a `refusal` part a TextBlock and stop
   reason `refusal`. `phase` (`commentary` / `final_answer`) is kept in
-  `provider_raw["phase"]` by block index and replayed to the same model. `url_citation`
-  and other annotations have no block in schema v1: kept in `provider_raw["annotations"]`
-  with a WARN (§7.3), never replayed (an input message carries text only).
+  `provider_raw["phase"]` by block index and replayed to the same model.
 - `function_call`: a ToolUseBlock whose canonical id maps to `call_id` in the session's
   ToolIdMap; `arguments` kept verbatim in provider_raw when it is not the canonical
   compact JSON (as the Chat Completions reader does).
@@ -16,8 +16,13 @@ Output items become blocks in order:
   signature; with no text but encrypted content -> RedactedThinkingBlock. The item itself
   is kept in `provider_raw["reasoning"]` by block index: it goes back unchanged, to the
   same model only.
-- anything else (built-in tool calls, `compaction`, extension items): no v1 block; kept
-  whole in `provider_raw["other_items"]` with the block position it stood at, with a WARN.
+- the provider's own tool calls (`web_search_call`, `file_search_call`, ...: facts
+  `SERVER_TOOL_CALLS`) -> v2 ServerToolUseBlock (name without `_call`, input its `action`),
+  the item kept in `provider_raw["server_items"]` for replay to this provider only;
+  `compaction` -> v2 CompactionBlock (its encrypted content as `data`).
+- anything else (client-run calls such as `computer_call`, extension items): no block;
+  kept whole in `provider_raw["other_items"]` with the block position it stood at, with a
+  WARN.
 
 Stop reason: `status`, or for `incomplete` its `incomplete_details.reason`
 (`max_output_tokens` -> max_tokens, `content_filter`); a completed response with function
@@ -30,7 +35,16 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from metis_schema.v1 import ContentBlock, Message, RedactedThinkingBlock, StopReason, TextBlock
+from metis_schema.v2 import (
+    CompactionBlock,
+    ContentBlock,
+    Message,
+    RedactedThinkingBlock,
+    ServerToolUseBlock,
+    StopReason,
+    TextBlock,
+    UrlCitation,
+)
 from pydantic import ValidationError
 
 from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
@@ -40,8 +54,17 @@ from ...validation import pydantic_problems
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from ..chat.wire import kept_arguments
-from .facts import PROVIDER, ResponsesDialect
-from .wire import FunctionCallItem, Item, MessageItem, Part, ReasoningItem, Response
+from .facts import PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .wire import (
+    CompactionItem,
+    FunctionCallItem,
+    Item,
+    MessageItem,
+    Part,
+    ReasoningItem,
+    Response,
+    ServerCallItem,
+)
 
 log = logging.getLogger("metis.adapters")
 
@@ -63,6 +86,8 @@ class ItemRead:
 
     blocks: list[ContentBlock] = field(default_factory=list)
     reasoning: dict[str, dict[str, Any]] = field(default_factory=dict)
+    server_items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    compaction_ids: dict[str, str] = field(default_factory=dict)
     phase: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     arguments: dict[str, str] = field(default_factory=dict)
@@ -75,6 +100,8 @@ class ItemRead:
         """The provider_raw entries (empty ones left out)."""
         found = {
             "reasoning": self.reasoning,
+            "server_items": self.server_items,
+            "compaction_ids": self.compaction_ids,
             "phase": self.phase,
             "annotations": self.annotations,
             "arguments": self.arguments,
@@ -98,6 +125,10 @@ def read_items(
             _function_call(item, where, context, out)  # type: ignore[arg-type]
         elif kind == "reasoning":
             _reasoning(item, out)  # type: ignore[arg-type]
+        elif kind == "compaction":
+            compaction(item, out)  # type: ignore[arg-type]
+        elif kind in SERVER_TOOL_CALLS:
+            server_call(item, out)  # type: ignore[arg-type]
         else:
             keep_other(dict(item), where, out, at=len(out.blocks))
     return out
@@ -114,12 +145,33 @@ def keep_other(item: dict[str, Any], path: str, out: ItemRead, *, at: int) -> No
     out.other_items.append({"at": at, "item": item})
 
 
-def note_annotations(annotations: list[dict[str, Any]] | None, index: int, path: str, out: ItemRead) -> None:
-    """Annotations (url_citation, file_citation, ...) of the text block at `index`: kept, WARN."""
+def citations(annotations: list[dict[str, Any]] | None) -> list[UrlCitation] | None:
+    """The `url_citation` annotations of an output_text part as v2 url citations."""
+    found = [
+        UrlCitation(
+            type="url",
+            url=a["url"],
+            title=a.get("title"),
+            start_index=a.get("start_index"),
+            end_index=a.get("end_index"),
+        )
+        for a in annotations or ()
+        if a.get("type") == "url_citation" and a.get("url")
+    ]
+    return found or None
+
+
+def note_annotations(
+    annotations: list[dict[str, Any]] | None, index: int, path: str, out: ItemRead, *, urls: bool = False
+) -> None:
+    """Annotations with no canonical citation (file_citation, container_file_citation,
+    file_path; also url_citation where `urls`: a stream has no event to carry a citation)
+    of the text block at `index`: kept raw with a WARN."""
+    annotations = [a for a in annotations or () if urls or a.get("type") != "url_citation"]
     if not annotations:
         return
     log.warning(
-        "%s: %d annotation(s) (%s) have no canonical block in schema v1; kept in provider_raw",
+        "%s: %d annotation(s) (%s) have no canonical citation; kept in provider_raw",
         PROVIDER,
         len(annotations),
         ", ".join(sorted({str(a.get("type")) for a in annotations})),
@@ -143,7 +195,10 @@ def _message(item: MessageItem, path: str, out: ItemRead) -> None:
             keep_other(dict(part), f"{path}.content[{j}]", out, at=len(out.blocks))
             continue
         index = len(out.blocks)
-        out.blocks.append(text_block(text))
+        cited = citations(part.get("annotations"))
+        out.blocks.append(
+            text_block(text) if cited is None else TextBlock(type="text", text=text, citations=cited)
+        )
         if phase:
             out.phase[str(index)] = phase
         note_annotations(part.get("annotations"), index, f"{path}.content[{j}].annotations", out)
@@ -194,6 +249,27 @@ def _reasoning(item: ReasoningItem, out: ItemRead) -> None:
     out.blocks.append(block)
 
 
+def compaction(item: CompactionItem, out: ItemRead) -> None:
+    """A compaction item -> CompactionBlock (its opaque payload replays only here)."""
+    if item.get("id"):
+        out.compaction_ids[str(len(out.blocks))] = str(item["id"])
+    out.blocks.append(CompactionBlock(type="compaction", provider=PROVIDER, data=item["encrypted_content"]))
+
+
+def server_call(item: ServerCallItem, out: ItemRead) -> None:
+    """A call of the provider's own tool -> ServerToolUseBlock; the item is kept for replay."""
+    name = item["type"].removesuffix("_call")
+    arguments = item.get("action")
+    if arguments is None:
+        arguments = {k: v for k, v in item.items() if k not in ("type", "id", "status") and v is not None}
+    out.server_items[str(len(out.blocks))] = dict(item)
+    out.blocks.append(
+        ServerToolUseBlock(
+            type="server_tool_use", id=item["id"], provider=PROVIDER, name=name, input=arguments
+        )
+    )
+
+
 def stop_reason(dialect: ResponsesDialect, response: Response, *, calls: int, refused: bool) -> StopReason:
     """Canonical stop reason of a finished response (see module doc)."""
     status = response.get("status") or "completed"
@@ -241,6 +317,8 @@ def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext)
 
 __all__ = [
     "ItemRead",
+    "citations",
+    "compaction",
     "keep_other",
     "note_annotations",
     "read_items",
@@ -249,5 +327,6 @@ __all__ = [
     "reasoning_text",
     "replay_item",
     "response_meta",
+    "server_call",
     "stop_reason",
 ]

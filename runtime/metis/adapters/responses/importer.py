@@ -7,11 +7,12 @@ assistant-side items (assistant messages, reasoning, function calls) one ASSISTA
 message read by the reply's own item reader (so reasoning items are kept and replay to
 the same model), each `function_call_output` a TOOL message linked by `call_id`.
 
-Not carried, each dropped with a WARN and listed in `WireImport.dropped`: `item_reference`
-items (the item lives on the server), `input_file` / `input_audio` parts and image parts
-given by `file_id` (no canonical block in schema v1), `compaction` and other items with no
-block. `previous_response_id` is kept in `options.extra` (it replays) with a WARN: the
-history it points at is on the server, not in the body. Built-in tools become the
+Compaction items and the provider's own tool calls join the assistant run (v2 compaction
+and server_tool_use blocks). Not carried, each dropped with a WARN and listed in
+`WireImport.dropped`: `item_reference` items (the item lives on the server), `input_file`
+/ `input_audio` parts and image parts given by `file_id`, and items with no block.
+`previous_response_id` is kept in `options.extra` (it replays) with a WARN: the history it
+points at is on the server, not in the body. Built-in tools become the
 `builtin_tools` directive and `strict` function tools the `strict_tools` directive.
 """
 
@@ -21,11 +22,11 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
-    ImageSource,
-    ImageSourceKind,
+    MediaSource,
+    MediaSourceKind,
     Message,
     Role,
     TextBlock,
@@ -42,7 +43,7 @@ from .._lossy import import_drop
 from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
 from .._wire import read
 from ..base import AdapterOptions, WireImport
-from .facts import PROVIDER, ResponsesDialect
+from .facts import PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
 from .from_wire import ItemRead, read_items
 from .to_wire import DIRECTIVES
 from .wire import FunctionCallOutputItem, Item, MessageItem, Part, Request, Tool
@@ -50,7 +51,7 @@ from .wire import FunctionCallOutputItem, Item, MessageItem, Part, Request, Tool
 log = logging.getLogger("metis.adapters")
 
 _BODY_KEYS = frozenset({"model", "input", "instructions", "tools"})
-_ASSISTANT_SIDE = frozenset({"reasoning", "function_call"})
+_ASSISTANT_SIDE = frozenset({"reasoning", "function_call", "compaction"}) | SERVER_TOOL_CALLS
 
 
 def import_request(
@@ -230,9 +231,9 @@ class _Importer:
             raise WireFormatError(exc.message, provider=PROVIDER, path=f"{path}.image_url") from None
         if parsed is not None:
             media_type, data = parsed
-            source = ImageSource(kind=ImageSourceKind.base64, data=data)
+            source = MediaSource(kind=MediaSourceKind.base64, data=data)
         else:
-            media_type, source = url_image_media_type(url), ImageSource(kind=ImageSourceKind.url, data=url)
+            media_type, source = url_image_media_type(url), MediaSource(kind=MediaSourceKind.url, data=url)
         try:
             return ImageBlock(type="image", source=source, media_type=media_type)
         except ValidationError as exc:

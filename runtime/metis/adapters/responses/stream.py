@@ -20,7 +20,11 @@ by output_index for reasoning and function calls:
 
 What the reply reader keeps in provider_raw (reasoning items, phase, annotations, items
 with no block) is gathered from the `output_item.done` items with the same helpers, so a
-streamed reply and the same reply read whole are the same message.
+streamed reply and the same reply read whole are the same message, with one exception:
+schema v2 has no stream event for a citation, a server tool call or a compaction, so a
+stream keeps `url_citation` annotations, the provider's own tool calls and compaction
+items in provider_raw (`annotations`, `other_items`, with a WARN) where a whole reply
+makes v2 blocks of them. Both replay the same items to this provider.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
     ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,
@@ -302,7 +306,7 @@ class ResponsesStreamDecoder(StreamDecoder):
             if phase:
                 self._read.phase[str(block)] = phase
             note_annotations(
-                part.get("annotations"), block, f"stream.output[{output}].content[{j}]", self._read
+                part.get("annotations"), block, f"stream.output[{output}].content[{j}]", self._read, urls=True
             )
         return events
 

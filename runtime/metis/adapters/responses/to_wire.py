@@ -8,12 +8,14 @@ Stateless by design: the whole history goes in `input` every time (no
   directive the leading SYSTEM message goes to `instructions` instead.
 - USER -> a message item with `input_text` / `input_image` parts.
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
-  with its kept `phase`); tool_use -> a `function_call` with the session's call id for
-  this provider (OpenAI's rule: at most 40 characters, within the 64 allowed); thinking ->
-  the kept reasoning item (id, summary, encrypted_content), only when the message came
-  from this adapter and the same model, else dropped with a WARN (§7.3). Items with no
-  block that the reply kept (built-in tool calls, compaction) go back at their position,
-  to the same model only.
+  with its kept `phase`; citations are not sent back: an input message carries text);
+  tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
+  rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
+  (id, summary, encrypted_content), only when the message came from this adapter and the
+  same model, else dropped with a WARN (§7.3); a v2
+  server_tool_use -> the kept item, same model only; a v2 compaction of this provider ->
+  a `compaction` item (anyone else's is dropped with a WARN). Items with no block that a
+  reply kept go back at their position, to the same model only.
 - TOOL -> a `function_call_output` (a string, or input parts when it holds images);
   `is_error` has no field: the text carries the failure.
 
@@ -30,11 +32,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v1 import (
+from metis_schema.v2 import (
+    CompactionBlock,
     ImageBlock,
     Message,
     RedactedThinkingBlock,
     Role,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolDefinition,
@@ -207,6 +211,8 @@ class _Writer:
         own = bool(raw) and message.metadata.model == self.model_id
         phases = raw.get("phase") or {}
         reasoning = raw.get("reasoning") or {}
+        server_items = raw.get("server_items") or {}
+        compaction_ids = raw.get("compaction_ids") or {}
         others = list(raw.get("other_items") or ()) if own else []
         for index, block in enumerate(message.content):
             while others and others[0].get("at", 0) <= index:
@@ -226,6 +232,24 @@ class _Writer:
                         "arguments": _replay_arguments(block, raw),
                     }
                 )
+            elif isinstance(block, ServerToolUseBlock):
+                kept = server_items.get(key) if own and block.provider == PROVIDER else None
+                if kept is not None:
+                    self.items.append(dict(kept))
+                else:
+                    self.drop(
+                        message, index, block.type, "a server tool call replays only to the model that ran it"
+                    )
+            elif isinstance(block, CompactionBlock):
+                if block.provider == PROVIDER and block.data:
+                    compacted: dict[str, Any] = {"type": "compaction", "encrypted_content": block.data}
+                    if own and key in compaction_ids:
+                        compacted["id"] = compaction_ids[key]
+                    self.items.append(compacted)
+                else:
+                    self.drop(
+                        message, index, block.type, f"a compaction by {block.provider} is readable only there"
+                    )
             elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                 if own and key in reasoning:
                     self.items.append(dict(reasoning[key]))

@@ -2,12 +2,13 @@
 specification and the `openai` / `openresponses-types` SDK types they generate).
 
 Items are told apart by their `type`. The types metis maps (`message`, `function_call`,
-`function_call_output`, `reasoning`, `item_reference`) have declared shapes; every other
-item (built-in tool calls such as `web_search_call`, `compaction`, extension items named
-`<vendor>:<type>` by Open Responses) is `OtherItem`, kept whole: metis has no block for it
-and carries it in provider_raw. Shapes are `strict` (the input is parsed JSON) and as
-loose as the servers: unknown keys are accepted (kept where the object is kept whole,
-`_LOOSE`; not copied where only fields are read, `_READ`).
+`function_call_output`, `reasoning`, `item_reference`, `compaction`, the provider's own
+tool calls such as `web_search_call`) have declared shapes; every other item (client-run
+calls like `computer_call`, extension items named `<vendor>:<type>` by Open Responses) is
+`OtherItem`, kept whole: metis has no block for it and carries it in provider_raw.
+Shapes are `strict` (the input is parsed JSON) and as loose as the servers: unknown keys
+are accepted (kept where the object is kept whole, `_LOOSE`; not copied where only fields
+are read, `_READ`).
 """
 
 from __future__ import annotations
@@ -17,19 +18,24 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
+from .facts import SERVER_TOOL_CALLS
+
 _LOOSE = ConfigDict(extra="allow", strict=True)
 _READ = ConfigDict(extra="ignore", strict=True)
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
 
-def _item_kind(known: frozenset[str]) -> Discriminator:
-    """A union member chosen by an object's `type` (`other` for any type not in `known`)."""
+def _item_kind(known: frozenset[str], server_calls: frozenset[str]) -> Discriminator:
+    """A union member chosen by an object's `type` (`server_call` for the provider's own
+    tools, `other` for any other type not in `known`)."""
 
     def kind(value: Any) -> str | None:
         if not isinstance(value, dict):
             return None
         tag = value.get("type", "message" if "role" in value else None)
+        if tag in server_calls:
+            return "server_call"
         return tag if tag in known else "other"
 
     return Discriminator(kind, custom_error_type="wire_item", custom_error_message="must be an object")
@@ -124,13 +130,33 @@ class ItemReference(TypedDict):
 
 
 @with_config(_LOOSE)
+class CompactionItem(TypedDict):
+    """The history before it, compacted by the server: opaque, readable only by it."""
+
+    type: Literal["compaction"]
+    encrypted_content: NonEmpty
+    id: NotRequired[str | None]
+
+
+@with_config(_LOOSE)
+class ServerCallItem(TypedDict):
+    """A call of a tool the provider ran itself (`web_search_call`, ...): kept whole for replay."""
+
+    type: str
+    id: NonEmpty
+    action: NotRequired[dict[str, Any] | None]
+
+
+@with_config(_LOOSE)
 class OtherItem(TypedDict):
     """Any other item (built-in tool calls, compaction, extensions): kept whole."""
 
     type: str
 
 
-_KNOWN = frozenset({"message", "function_call", "function_call_output", "reasoning", "item_reference"})
+_KNOWN = frozenset(
+    {"message", "function_call", "function_call_output", "reasoning", "item_reference", "compaction"}
+)
 
 Item = Annotated[
     Annotated[MessageItem, Tag("message")]
@@ -138,8 +164,10 @@ Item = Annotated[
     | Annotated[FunctionCallOutputItem, Tag("function_call_output")]
     | Annotated[ReasoningItem, Tag("reasoning")]
     | Annotated[ItemReference, Tag("item_reference")]
+    | Annotated[CompactionItem, Tag("compaction")]
+    | Annotated[ServerCallItem, Tag("server_call")]
     | Annotated[OtherItem, Tag("other")],
-    _item_kind(_KNOWN),
+    _item_kind(_KNOWN, SERVER_TOOL_CALLS),
 ]
 
 
@@ -241,6 +269,7 @@ class Request(TypedDict):
 
 
 __all__ = [
+    "CompactionItem",
     "ErrorDetail",
     "Event",
     "FunctionCallItem",
@@ -253,5 +282,6 @@ __all__ = [
     "ReasoningItem",
     "Request",
     "Response",
+    "ServerCallItem",
     "Tool",
 ]
