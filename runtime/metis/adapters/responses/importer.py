@@ -13,7 +13,7 @@ and server_tool_use blocks). Not carried, each dropped with a WARN and listed in
 / `input_audio` parts and image parts given by `file_id`, and items with no block.
 `previous_response_id` is kept in `options.extra` (it replays) with a WARN: the history it
 points at is on the server, not in the body. Built-in tools become the
-`builtin_tools` directive and `strict` function tools the `strict_tools` directive.
+`builtin_tools` directive; a function tool's `strict` is `ToolDefinition.strict`.
 """
 
 from __future__ import annotations
@@ -144,18 +144,15 @@ class _Importer:
             if tool["type"] != "function":
                 directives.setdefault("builtin_tools", []).append(dict(tool))
                 continue
-            name = tool.get("name")
-            out.append(
-                imported_tool(
-                    name,
-                    tool.get("description"),
-                    tool.get("parameters"),
-                    provider=PROVIDER,
-                    path=f"tools[{i}]",
-                )
+            imported = imported_tool(
+                tool.get("name"),
+                tool.get("description"),
+                tool.get("parameters"),
+                provider=PROVIDER,
+                path=f"tools[{i}]",
             )
-            if tool.get("strict"):
-                directives.setdefault("strict_tools", []).append(name)
+            # `strict` is a plain bool on the canonical tool: no validation to redo.
+            out.append(imported.model_copy(update={"strict": True}) if tool.get("strict") else imported)
         return out
 
     # --- items ----------------------------------------------------------------------

@@ -21,9 +21,9 @@ Stateless by design: the whole history goes in `input` every time (no
 
 `AdapterOptions.extra` is merged last, except the reserved `"metis"` directives:
 `dialect` (the row, set by the client from the base URL), `system_role`, `instructions`,
-`builtin_tools` (non-function tools appended to `tools`, e.g. `{"type": "web_search"}`)
-and `strict_tools` (function tools sent with `strict: true`; others go `strict: false`,
-since canonical schemas need not meet strict mode's rules).
+and `builtin_tools` (non-function tools appended to `tools`, e.g. `{"type": "web_search"}`).
+Function tools carry `ToolDefinition.strict` (false unless asked: OpenAI's Responses
+default is true, and canonical schemas need not meet strict mode's rules).
 """
 
 from __future__ import annotations
@@ -125,14 +125,13 @@ def _options(
                 name,
                 extra={"adapter": PROVIDER, "session_id": options.session_id},
             )
-    strict = set(found.get("strict_tools") or ())
     wire_tools: list[dict[str, Any]] = [
         {
             "type": "function",
             "name": t.name,
             "description": t.description,
             "parameters": t.input_schema,
-            "strict": t.name in strict,
+            "strict": t.strict,
         }
         for t in tools
     ]
