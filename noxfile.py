@@ -78,8 +78,14 @@ def typescript(session: nox.Session) -> None:
 
 @nox.session(venv_backend=BACKEND)
 def bench(session: nox.Session) -> None:
-    """Benchmarks, each beside a floor measured in the same run (python -m bench)."""
-    _install(session)
+    """metis side by side with LiteLLM, Pydantic AI and LangChain, and the store (python -m bench).
+
+    The peers (pinned in bench/peers.txt) go into this session's own virtualenv with metis
+    itself (editable, without the dev extras: those pin another Anthropic SDK than the
+    peers need), never into the project's environment.
+    """
+    if not IN_PLACE:
+        session.install("-e", ".", "-r", "bench/peers.txt")
     session.run("python", "-m", "bench", *session.posargs)
 
 

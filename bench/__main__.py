@@ -1,4 +1,7 @@
-"""Run every bench/bench_*.py module's `run() -> list[Row]` and print one table."""
+"""Run every bench/bench_*.py module's `run() -> list[Row]` and print one table.
+
+`python -m bench peers` (or `store`) runs one area; ratios are metis's value over the
+other's (for times: below 1, metis is faster)."""
 
 from __future__ import annotations
 
@@ -23,14 +26,15 @@ def main(argv: list[str]) -> int:
             continue
         module = importlib.import_module(f"bench.{path.stem}")
         rows.extend(module.run())
-    table = Table(title="metis benchmarks (floors measured in this run, same data)")
-    for column in ("area", "measurement", "value", "floor", "ratio", "target", "ok"):
+    table = Table(title="metis benchmarks (every comparison measured in this run, on the same data)")
+    for column in ("area", "measurement", "metis", "against", "ratio", "target", "ok", "detail"):
         table.add_column(column)
     for row in rows:
         ratio = f"{row.ratio:.2f}x" if row.ratio is not None else ""
-        floor = f"{row.floor:.3g} {row.unit} ({row.floor_name})" if row.floor is not None else ""
+        against = f"{row.floor:.3g} {row.unit} ({row.floor_name})" if row.floor is not None else ""
         ok = "" if row.ok is None else ("yes" if row.ok else "NO")
-        table.add_row(row.area, row.name, f"{row.value:.3g} {row.unit}", floor, ratio, row.target or "", ok)
+        value = f"{row.value:.3g} {row.unit}"
+        table.add_row(row.area, row.name, value, against, ratio, row.target or "", ok, row.detail or "")
     Console(width=200).print(table)
     out = here / "results.json"
     out.write_text(json.dumps([r.as_dict() for r in rows], indent=2) + "\n", encoding="utf-8")

@@ -1,23 +1,15 @@
 """Shared benchmark plumbing: rows, timing (best of rounds, taken in turns), peak memory, and
-the conversation builder the benchmarks make their data with."""
+the canonical conversation builder the store benchmarks make their data with."""
 
 from __future__ import annotations
 
 import gc
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
-
-from metis.store._codec import GcPaused
-
-_TESTS = str(Path(__file__).resolve().parent.parent / "tests")
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)  # the providers' `contracts` fixtures (tests/contracts) are benchmark data
 
 T0 = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 """The benchmark conversations' clock: every `created_at` is at or after it."""
@@ -28,7 +20,8 @@ Turn = list[tuple[str, list[dict[str, Any]], dict[str, Any]]]
 
 @dataclass
 class Row:
-    """One reported measurement, optionally beside a floor and a target ratio."""
+    """One reported measurement, optionally beside what it is measured against (a floor, or
+    a peer library doing the same job) and a target for their ratio."""
 
     area: str
     name: str
@@ -36,12 +29,14 @@ class Row:
     unit: str
     floor: float | None = None
     floor_name: str | None = None
-    target: str | None = None  # e.g. "<= 1.5x floor", "<= 20 us"
+    target: str | None = None  # e.g. "<= 0.50 (metis 2x faster)"
     ok: bool | None = None
+    detail: str | None = None
+    """Anything else the row reports (the per-message times behind a growth ratio)."""
 
     @property
     def ratio(self) -> float | None:
-        """value / floor (for throughput rows the caller inverts before building the row)."""
+        """value / floor: for timed rows, metis's time over the other's (below 1: metis is faster)."""
         if self.floor in (None, 0):
             return None
         assert self.floor is not None
@@ -59,6 +54,7 @@ class Row:
             "ratio": self.ratio,
             "target": self.target,
             "ok": self.ok,
+            "detail": self.detail,
         }
 
 
@@ -66,9 +62,9 @@ def interleaved(fns: Mapping[str, Callable[[], float]], repeat: int) -> dict[str
     """Least of `repeat` results of each function, called in turns (round after round).
 
     Each function times its own work and returns the seconds it measured (a run, a call,
-    wall or CPU time, as its caller chooses). A measurement and its floor timed one after
-    the other can land in different spells of a busy machine (this 2-core VM drifts by half
-    within a minute), which skews their ratio; run in alternation, a slow spell hits both.
+    wall or CPU time, as its caller chooses). Two systems timed one after the other can land
+    in different spells of a busy machine (this 2-core VM drifts by half within a minute),
+    which skews their ratio; run in alternation, a slow spell hits both.
     """
     best = dict.fromkeys(fns, float("inf"))
     for _ in range(repeat):
@@ -77,24 +73,29 @@ def interleaved(fns: Mapping[str, Callable[[], float]], repeat: int) -> dict[str
     return best
 
 
-def per_call_interleaved(fns: dict[str, Callable[[], object]], *, repeat: int = 7) -> dict[str, float]:
-    """Seconds per call of each function, best of `repeat` rounds taken in turns (`interleaved`).
+def per_call(
+    fns: Mapping[str, Callable[[], object]], repeat: int, first: Mapping[str, float | None] | None = None
+) -> dict[str, float]:
+    """Seconds per call of each function, least of `repeat` rounds taken in turns (`interleaved`).
 
-    Each round calls a function as many times as take at least 50 ms (counted once, before
-    the rounds).
-
-    The cyclic garbage collector is paused while timing, for both alike: the bodies built
-    and parsed here are acyclic (freed by reference counting), and a collection's cost
-    depends on everything else the benchmark process holds, not on the code measured. With
-    it running, the orjson floor of one body was seen to vary threefold between runs.
+    A round calls a function as many times as take at least 50 ms (counted once, before the
+    rounds, which also warms every function up; `first` may give the seconds a call already
+    made took: one that took 50 ms or more is not called again to count). Objects alive
+    before the rounds are frozen out of the cyclic collector (`gc.freeze`): a collection
+    then costs what the code timed allocates, not what the benchmark process happens to
+    hold, and that is the same for every system. The collector itself stays on, as it is in a user's process.
     """
-    timers = {name: _per_call(fn, _calls_for(fn)) for name, fn in fns.items()}
+    known = first or {}
+    timers = {name: _timer(fn, _calls_for(fn, known.get(name))) for name, fn in fns.items()}
     gc.collect()
-    with GcPaused(True):
+    gc.freeze()
+    try:
         return interleaved(timers, repeat)
+    finally:
+        gc.unfreeze()
 
 
-def _per_call(fn: Callable[[], object], number: int) -> Callable[[], float]:
+def _timer(fn: Callable[[], object], number: int) -> Callable[[], float]:
     """A timer: seconds per call of `fn`, over `number` calls in a row (wall time)."""
 
     def timed() -> float:
@@ -106,8 +107,10 @@ def _per_call(fn: Callable[[], object], number: int) -> Callable[[], float]:
     return timed
 
 
-def _calls_for(fn: Callable[[], object]) -> int:
+def _calls_for(fn: Callable[[], object], first: float | None = None) -> int:
     """How many calls of `fn` take at least 50 ms (at most a million)."""
+    if first is not None and first > 0.05:
+        return 1
     number = 1
     while True:
         start = time.perf_counter()
