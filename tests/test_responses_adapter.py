@@ -554,3 +554,46 @@ def test_client_sends_to_the_row_its_base_url_picks(
         session.send()  # the results go back, with the reasoning item that preceded the calls
         again = json.loads(sent[1].content)
         assert [i for i in again["input"] if i["type"] == "reasoning"] == [contract.REASONING_ITEM]
+
+
+def test_canonical_phase_and_file_id_images_are_written() -> None:
+    ids = ToolIdMap(SESSION)
+    said = Message.model_validate(
+        {
+            "id": new_message_id(),
+            "session_id": SESSION,
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Looking it up."}],
+            "metadata": {
+                "model": "anthropic:claude-sonnet-4-6",
+                "provider": "anthropic",
+                "phase": "commentary",
+                "usage": {
+                    "input_tokens": 1,
+                    "output_tokens": 1,
+                    "cost_usd": "0",
+                    "pricing_version": "2026-05-08",
+                    "latency_ms": 1,
+                },
+                "routing": {
+                    "mode": "default",
+                    "chosen_model": "anthropic:claude-sonnet-4-6",
+                    "reason": "test",
+                },
+            },
+            "created_at": "2026-05-08T12:00:00Z",
+            "schema_version": 2,
+        }
+    )
+
+    def image(provider: str) -> dict[str, Any]:
+        source = {"kind": "file_id", "data": "file-6F2ksmvXxt4VdoqmHRw6kL", "provider": provider}
+        return {"type": "image", "source": source, "media_type": "image/png"}
+
+    user = _message(Role.user, [{"type": "text", "text": "see"}, image(PROVIDER), image("anthropic")])
+    body = ADAPTER.to_wire([user, said], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(body)
+    assert body["input"][0]["content"][1:] == [
+        {"type": "input_image", "file_id": "file-6F2ksmvXxt4VdoqmHRw6kL", "detail": "auto"}
+    ]  # Anthropic's file id is dropped (logged), not sent as a URL
+    assert body["input"][1]["phase"] == "commentary"

@@ -8,7 +8,8 @@ Stateless by design: the whole history goes in `input` every time (no
   directive the leading SYSTEM message goes to `instructions` instead.
 - USER -> a message item with `input_text` / `input_image` parts.
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
-  with its kept `phase`; citations are not sent back: an input message carries text);
+  with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
+  sent back: an input message carries text);
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
@@ -35,6 +36,7 @@ from typing import Any
 from metis_schema.v2 import (
     CompactionBlock,
     ImageBlock,
+    MediaSourceKind,
     Message,
     RedactedThinkingBlock,
     Role,
@@ -201,6 +203,11 @@ class _Writer:
         if accepted and block.media_type not in accepted:
             self.drop(message, index, "image", f"{self.model_id} does not accept {block.media_type}")
             return None
+        if block.source.kind == MediaSourceKind.file_id:
+            if block.source.provider != PROVIDER:
+                self.drop(message, index, "image", f"a file id of {block.source.provider} means nothing here")
+                return None
+            return {"type": "input_image", "file_id": block.source.data, "detail": "auto"}
         b64 = image_base64(block, self.options)
         url = block.source.data if b64 is None else data_url(block.media_type, b64)
         return {"type": "input_image", "image_url": url, "detail": "auto"}
@@ -219,8 +226,11 @@ class _Writer:
             key = str(index)
             if isinstance(block, TextBlock):
                 item: dict[str, Any] = {"type": "message", "role": "assistant", "content": block.text}
-                if own and key in phases:
-                    item["phase"] = phases[key]
+                phase = phases.get(key) if own else None
+                if phase is None and message.metadata.phase is not None:
+                    phase = message.metadata.phase.value  # the canonical phase, from any provider
+                if phase is not None:
+                    item["phase"] = phase
                 self.items.append(item)
             elif isinstance(block, ToolUseBlock):
                 self.items.append(
