@@ -427,7 +427,9 @@ def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytes
     assert any("resp_68c1e0d2a1b08190" in r.getMessage() for r in caplog.records)
     assert imported.options.extra["previous_response_id"] == "resp_68c1e0d2a1b08190"
     dropped = {d["path"] for d in imported.dropped}
-    assert {"input[0].content[2]", "input[5]"} <= dropped  # input_file, item_reference
+    assert dropped == {"input[5]"}  # the item_reference; the input_file is a v2 document
+    document = imported.messages[1].content[2]
+    assert document.type == "document" and document.source.provider == PROVIDER
     again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
     contract.check_request(again, open_responses=False)  # web_search is OpenAI's own tool
     for key in (
@@ -440,6 +442,7 @@ def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytes
     ):
         assert again[key] == body[key], key
     assert again["input"][1] == contract.REASONING_ITEM
+    assert again["input"][0]["content"][2] == {"type": "input_file", "file_id": "file-6F2ksmvXxt4VdoqmHRw6kL"}
 
 
 def test_import_of_an_unknown_call_id_names_its_path() -> None:
@@ -597,3 +600,34 @@ def test_canonical_phase_and_file_id_images_are_written() -> None:
         {"type": "input_image", "file_id": "file-6F2ksmvXxt4VdoqmHRw6kL", "detail": "auto"}
     ]  # Anthropic's file id is dropped (logged), not sent as a URL
     assert body["input"][1]["phase"] == "commentary"
+
+
+def test_documents_go_as_input_files(tmp_path: Any) -> None:
+    (tmp_path / "report.pdf").write_bytes(b"%PDF-1.4 tiny")
+    ids = ToolIdMap(SESSION)
+
+    def document(source: dict[str, Any], title: str | None = None) -> dict[str, Any]:
+        return {"type": "document", "source": source, "media_type": "application/pdf", "title": title}
+
+    user = _message(
+        Role.user,
+        [
+            {"type": "text", "text": "summarize"},
+            document({"kind": "file_ref", "data": "report.pdf"}, "report.pdf"),
+            document({"kind": "url", "data": "https://example.com/a.pdf"}),
+            document({"kind": "file_id", "data": "file-abc", "provider": "anthropic"}),
+        ],
+    )
+    options = AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids, workspace=tmp_path)
+    body = ADAPTER.to_wire([user], [], options)
+    contract.check_request(body)
+    assert body["input"][0]["content"][1:] == [
+        {
+            "type": "input_file",
+            "filename": "report.pdf",
+            "file_data": "data:application/pdf;base64,JVBERi0xLjQgdGlueQ==",
+        },
+        {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+    ]  # Anthropic's file id is dropped with a WARN
+    back = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert [b.type for b in back.messages[0].content] == ["text", "document", "document"]

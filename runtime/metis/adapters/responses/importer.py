@@ -9,8 +9,10 @@ the same model), each `function_call_output` a TOOL message linked by `call_id`.
 
 Compaction items and the provider's own tool calls join the assistant run (v2 compaction
 and server_tool_use blocks). Not carried, each dropped with a WARN and listed in
-`WireImport.dropped`: `item_reference` items (the item lives on the server), `input_file`
-/ `input_audio` parts and image parts given by `file_id`, and items with no block.
+`WireImport.dropped`: `item_reference` items (the item lives on the server),
+`input_audio` parts and image parts given by `file_id`, and items with no block.
+`input_file` parts become v2 documents (a file id as this provider's; a media type not
+given is guessed from the name, else taken as PDF).
 `previous_response_id` is kept in `options.extra` (it replays) with a WARN: the history it
 points at is on the server, not in the body. Built-in tools become the
 `builtin_tools` directive; a function tool's `strict` is `ToolDefinition.strict`.
@@ -19,11 +21,13 @@ points at is on the server, not in the body. Built-in tools become the
 from __future__ import annotations
 
 import logging
+import mimetypes
 from datetime import UTC, datetime
 from typing import Any, cast
 
 from metis_schema.v2 import (
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSource,
     MediaSourceKind,
@@ -218,8 +222,38 @@ class _Importer:
             return TextBlock(type="text", text=part["text"])
         if kind == "input_image" and images and part.get("image_url"):
             return self.image(str(part["image_url"]), path)
+        if kind == "input_file" and images:
+            document = self.document(part, path)
+            if document is not None:
+                return document
         self.drop(path, part, f"content part of type {kind!r} has no canonical block here")
         return None
+
+    def document(self, part: Part, path: str) -> DocumentBlock | None:
+        """An `input_file` part -> a v2 DocumentBlock (None: nothing to point at)."""
+        fields = cast(dict[str, Any], part)
+        name = fields.get("filename") or None
+        if isinstance(fields.get("file_data"), str):
+            parsed = parse_data_url(fields["file_data"])
+            if parsed is None:
+                return None
+            media_type, data = parsed
+            source = MediaSource(kind=MediaSourceKind.base64, data=data)
+        elif isinstance(fields.get("file_url"), str):
+            url = fields["file_url"]
+            media_type = mimetypes.guess_type(url)[0] or "application/pdf"
+            source = MediaSource(kind=MediaSourceKind.url, data=url)
+        elif part.get("file_id"):
+            media_type = (mimetypes.guess_type(name)[0] if name else None) or "application/pdf"
+            source = MediaSource(kind=MediaSourceKind.file_id, data=str(part["file_id"]), provider=PROVIDER)
+        else:
+            return None
+        try:
+            return DocumentBlock(type="document", source=source, media_type=media_type, title=name)
+        except ValidationError as exc:
+            raise WireFormatError(
+                f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
+            ) from None
 
     def image(self, url: str, path: str) -> ImageBlock:
         try:

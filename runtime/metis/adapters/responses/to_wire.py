@@ -6,7 +6,8 @@ Stateless by design: the whole history goes in `input` every time (no
 
 - SYSTEM -> a `system` (or `developer`) message item in place; with the `instructions`
   directive the leading SYSTEM message goes to `instructions` instead.
-- USER -> a message item with `input_text` / `input_image` parts.
+- USER -> a message item with `input_text` / `input_image` / `input_file` parts (v2
+  documents: inline data with a filename, a URL, or this provider's own file id).
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
   with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
   sent back: an input message carries text);
@@ -29,12 +30,14 @@ default is true, and canonical schemas need not meet strict mode's rules).
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 from metis_schema.v2 import (
     CompactionBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSourceKind,
     Message,
@@ -52,7 +55,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from .._lossy import drop_block
-from .._shared import data_url, image_base64, own_raw
+from .._shared import data_url, image_base64, own_raw, resolve_file_ref
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
 from .facts import DIALECTS, OPENAI, PROVIDER, ResponsesDialect
@@ -186,14 +189,43 @@ class _Writer:
         for index, block in enumerate(message.content):
             if isinstance(block, TextBlock):
                 parts.append({"type": "input_text", "text": block.text})
-            elif isinstance(block, ImageBlock):
-                part = self.image(block, message, index)
+            elif isinstance(block, ImageBlock | DocumentBlock):
+                part = self.media(block, message, index)
                 if part is not None:
                     parts.append(part)
             else:
-                self.drop(message, index, block.type, "USER messages carry text and images only")
+                self.drop(message, index, block.type, "USER messages carry text, images and documents only")
         if parts:
             self.items.append({"type": "message", "role": "user", "content": parts})
+
+    def media(self, block: ImageBlock | DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
+        return (
+            self.image(block, message, index)
+            if isinstance(block, ImageBlock)
+            else self.document(block, message, index)
+        )
+
+    def document(self, block: DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
+        """An `input_file` part: inline data (with a filename, as OpenAI requires), a URL, or
+        this provider's own file id."""
+        source = block.source
+        if source.kind == MediaSourceKind.file_id:
+            if source.provider != PROVIDER:
+                self.drop(message, index, "document", f"a file id of {source.provider} means nothing here")
+                return None
+            return {"type": "input_file", "file_id": source.data}
+        if source.kind == MediaSourceKind.url:
+            return {"type": "input_file", "file_url": source.data}
+        if source.kind == MediaSourceKind.file_ref:
+            raw = resolve_file_ref(source.data, self.options.workspace).read_bytes()
+            b64 = base64.b64encode(raw).decode("ascii")
+        else:
+            b64 = source.data
+        return {
+            "type": "input_file",
+            "filename": block.title or "document",
+            "file_data": data_url(block.media_type, b64),
+        }
 
     def image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
         if not self.caps.supports_images:
@@ -286,12 +318,14 @@ class _Writer:
         for part in block.content:
             if isinstance(part, TextBlock):
                 parts.append({"type": "input_text", "text": part.text})
-            elif isinstance(part, ImageBlock):
-                image = self.image(part, message, 0)
-                if image is not None:
-                    parts.append(image)
+            elif isinstance(part, ImageBlock | DocumentBlock):
+                media = self.media(part, message, 0)
+                if media is not None:
+                    parts.append(media)
             else:
-                self.drop(message, 0, part.type, "function_call_output carries text and images only")
+                self.drop(
+                    message, 0, part.type, "function_call_output carries text, images and documents only"
+                )
         output: str | list[dict[str, Any]]
         if all(p["type"] == "input_text" for p in parts):
             output = "\n\n".join(p["text"] for p in parts)
