@@ -631,3 +631,30 @@ def test_documents_go_as_input_files(tmp_path: Any) -> None:
     ]  # Anthropic's file id is dropped with a WARN
     back = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert [b.type for b in back.messages[0].content] == ["text", "document", "document"]
+
+
+def test_a_document_goes_without_what_input_file_cannot_say_with_a_warn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    document = {
+        "type": "document",
+        "source": {"kind": "base64", "data": "JVBERi0xLjQK"},
+        "media_type": "application/pdf",
+        "title": "ULID spec",
+        "context": "The team's copy.",
+        "citations_enabled": True,
+    }
+    user = _message(Role.user, [{"type": "text", "text": "Read this."}, document])
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = ADAPTER.to_wire(
+            [user], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+        )
+    contract.check_request(body)
+    assert body["input"][0]["content"][1] == {
+        "type": "input_file",
+        "filename": "ULID spec",
+        "file_data": "data:application/pdf;base64,JVBERi0xLjQK",
+    }
+    losses = [r for r in caplog.records if getattr(r, "block_type", None) == "document"]
+    assert len(losses) == 1 and "context" in losses[0].reason  # type: ignore[attr-defined]
+    assert "The team's copy." not in json.dumps(body)

@@ -54,7 +54,7 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
-from .._lossy import drop_block
+from .._lossy import drop_block, warn_loss
 from .._shared import data_url, image_base64, own_raw, resolve_file_ref
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
@@ -209,6 +209,16 @@ class _Writer:
         """An `input_file` part: inline data (with a filename, as OpenAI requires), a URL, or
         this provider's own file id."""
         source = block.source
+        lost = [name for name in ("context", "citations_enabled") if getattr(block, name)]
+        if lost:
+            warn_loss(
+                adapter=PROVIDER,
+                session_id=message.session_id,
+                message_id=message.id,
+                block_type="document",
+                reason=f"input_file has no {' or '.join(lost)}",
+                text=f"{PROVIDER}: document {index} of {message.id} goes without its {', '.join(lost)}",
+            )
         if source.kind == MediaSourceKind.file_id:
             if source.provider != PROVIDER:
                 self.drop(message, index, "document", f"a file id of {source.provider} means nothing here")
