@@ -542,15 +542,15 @@ def test_a_tool_outside_the_schema_subset_is_refused_before_any_request(
         side_effects="read",
         input_schema={
             "type": "object",
-            "properties": {"q": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+            "properties": {"q": {"oneOf": [{"type": "string"}, {"type": "null"}]}},
         },
     )
     provider = ScriptedProvider()
     with make_client(store, provider, fake) as client:
-        with pytest.raises(ToolSchemaError, match="anyOf"):
+        with pytest.raises(ToolSchemaError, match="oneOf"):
             client.session("sonnet", workspace=tmp_path, tools=[bad])
         session = client.session("sonnet", workspace=tmp_path)
-        with pytest.raises(ToolSchemaError, match="/properties/q/anyOf"):
+        with pytest.raises(ToolSchemaError, match="/properties/q/oneOf"):
             session.send("hi", tools=[bad])
     assert provider.requests == []
     assert store.load_session(session.id) == []  # nothing stored either

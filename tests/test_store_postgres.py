@@ -131,16 +131,16 @@ def test_a_failed_migration_leaves_the_database_as_it_was(url: str) -> None:
     backend = PostgresBackend.open(url)
     broken = (
         *pg_schema.MIGRATIONS,
-        LayoutStep(1, "CREATE TABLE extra (x int); SELECT no_such_function()", "bad"),
+        LayoutStep(DB_SCHEMA_VERSION, "CREATE TABLE extra (x int); SELECT no_such_function()", "bad"),
     )
     with pytest.raises(StoreError, match="no_such_function"):
-        backend.write(lambda db: pg_schema.upgrade(db, steps=broken, target=2))
+        backend.write(lambda db: pg_schema.upgrade(db, steps=broken, target=DB_SCHEMA_VERSION + 1))
     backend.close()
     tables = raw_rows(
         url, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
     )
     assert "extra" not in {t for (t,) in tables}
-    assert raw_rows(url, "SELECT value FROM metis_meta") == [("1",)]
+    assert raw_rows(url, "SELECT value FROM metis_meta") == [(str(DB_SCHEMA_VERSION),)]
 
 
 def test_processes_opening_a_fresh_database_at_once_create_it_once(url: str) -> None:

@@ -77,8 +77,18 @@ def test_spec_tables_are_exactly_as_written(tmp_path: Path) -> None:
         pass
     ours = describe(sqlite3.connect(tmp_path / "m.sqlite3"))
     spec = describe(reference)
+    sessions, spec_sessions = ours.pop("sessions"), spec.pop("sessions")
+    assert isinstance(sessions, dict) and isinstance(spec_sessions, dict)
+    # The spec's columns first, as written; the layout-2 labels after them, nullable.
+    n = len(spec_sessions["columns"])
+    assert sessions["columns"][:n] == spec_sessions["columns"]
+    assert sessions["columns"][n:] == [
+        (name, "TEXT", 0, 0) for name in ("title", "source", "parent_session_id", "fork_message_id")
+    ]
+    assert sessions["fks"] == spec_sessions["fks"]
+    assert sessions["indexes"] == [("idx_sessions_parent", ("parent_session_id",))]
     assert {t: ours[t] for t in spec} == spec
-    assert set(ours) == {*spec, "metis_meta", "tool_id_map"}
+    assert set(ours) == {*spec, "metis_meta", "tool_id_map"}  # sessions popped from both
     tool_id_map = ours["tool_id_map"]
     assert isinstance(tool_id_map, dict)
     assert [c[0] for c in tool_id_map["columns"]] == [
@@ -163,7 +173,7 @@ def test_a_failed_upgrade_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch:
     )
     conn = connect(path, RetryPolicy())
     with pytest.raises(StoreError, match="syntax error"):
-        _layout.upgrade(conn, RetryPolicy(), steps=broken)
+        _layout.upgrade(conn, RetryPolicy(), steps=broken, target=1)
     conn.close()
     assert describe(sqlite3.connect(path)) == before, "one transaction: nothing of the step remains"
 
@@ -174,16 +184,17 @@ def test_upgrade_runs_every_missing_step_in_order(tmp_path: Path) -> None:
         pass
     later = (
         *_schema.MIGRATIONS,
-        LayoutStep(1, "CREATE TABLE v2_marker (x INTEGER);", "v2"),
-        LayoutStep(2, "ALTER TABLE v2_marker ADD COLUMN y TEXT;", "v3"),
+        LayoutStep(DB_SCHEMA_VERSION, "CREATE TABLE next_marker (x INTEGER);", "next"),
+        LayoutStep(DB_SCHEMA_VERSION + 1, "ALTER TABLE next_marker ADD COLUMN y TEXT;", "after next"),
     )
+    top = DB_SCHEMA_VERSION + 2
     conn = connect(path, RetryPolicy())
-    assert _layout.upgrade(conn, RetryPolicy(), steps=later, target=3) == (1, 3)
-    assert [r[1] for r in conn.execute("PRAGMA table_info(v2_marker)")] == ["x", "y"]
-    assert _layout.upgrade(conn, RetryPolicy(), steps=later, target=3) == (3, 3)
+    assert _layout.upgrade(conn, RetryPolicy(), steps=later, target=top) == (DB_SCHEMA_VERSION, top)
+    assert [r[1] for r in conn.execute("PRAGMA table_info(next_marker)")] == ["x", "y"]
+    assert _layout.upgrade(conn, RetryPolicy(), steps=later, target=top) == (top, top)
     conn.close()
-    # This metis knows layout 1 only: it must refuse the newer file, not rewrite it.
-    with pytest.raises(StoreError, match=re.escape("v3 is newer")):
+    # This metis knows layouts up to DB_SCHEMA_VERSION: it must refuse the newer file, not rewrite it.
+    with pytest.raises(StoreError, match=re.escape(f"v{top} is newer")):
         Store.open(path)
 
 

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any, TypeVar, cast
 
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from .. import _json
 from ..errors import WireFormatError
@@ -58,15 +59,19 @@ def _where(base: str, loc: tuple[str | int, ...], value: Any) -> str:
     return f"{base}{inner}" if inner.startswith("[") else f"{base}.{inner}"
 
 
+def located(exc: ValidationError, value: Any, *, path: str = "") -> list[tuple[str, ErrorDetails]]:
+    """Each of pydantic's errors on the wire object `value`, with its field path in `value`."""
+    errors = exc.errors(include_url=False, include_input=False)
+    return [(_where(path, tuple(e["loc"]), value), e) for e in errors]
+
+
 def wire_error(
     exc: ValidationError, value: Any, *, provider: str, path: str = "", what: str = "body"
 ) -> WireFormatError:
     """pydantic's errors on the wire object `value` as one WireFormatError at the first failing path."""
-    errors = exc.errors(include_url=False, include_input=False)
-    first = _where(path, tuple(errors[0]["loc"]), value) if errors else path
-    listing = "; ".join(
-        f"{_where(path, tuple(e['loc']), value) or '(root)'}: {e['msg']}" for e in errors[:_MOST_PROBLEMS]
-    )
+    errors = located(exc, value, path=path)
+    first = errors[0][0] if errors else path
+    listing = "; ".join(f"{where or '(root)'}: {e['msg']}" for where, e in errors[:_MOST_PROBLEMS])
     more = f" (+{len(errors) - _MOST_PROBLEMS} more)" if len(errors) > _MOST_PROBLEMS else ""
     return WireFormatError(f"malformed {provider} {what}: {listing}{more}", provider=provider, path=first)
 
@@ -97,4 +102,4 @@ def read_json(kind: type[_T], text: bytes | str, *, provider: str, path: str = "
     return checked
 
 
-__all__ = ["read", "read_json", "shape", "wire_error"]
+__all__ = ["located", "read", "read_json", "shape", "wire_error"]

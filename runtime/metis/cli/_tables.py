@@ -63,25 +63,37 @@ def short_ids(ids: Sequence[str]) -> dict[str, str]:
     return {i: i for i in ids}
 
 
-def session_title(info: SessionInfo, messages: Sequence[Message]) -> str:
-    """The recorded title, else the first user text, else the active model."""
-    policy = info.routing_policy or {}
-    title = policy.get("title")
-    if isinstance(title, str) and title:
-        return title
+TITLE_LENGTH = 78
+"""Longest title recorded from a user's text: one line of an 80-column list."""
+
+
+def short_title(text: str) -> str | None:
+    """`text` as a one-line title (whitespace collapsed, cut with `…`); None when blank."""
+    words = " ".join(text.split())
+    if not words:
+        return None
+    return words[: TITLE_LENGTH - 1] + "…" if len(words) > TITLE_LENGTH else words
+
+
+def first_user_text(messages: Sequence[Message]) -> str | None:
+    """The first non-blank text a user wrote in `messages`, as a title."""
     for message in messages:
         if message.role.value == "user":
             for block in message.content:
                 text = getattr(block, "text", None)
-                if isinstance(text, str) and text.strip():
-                    return " ".join(text.split())
-    return "(untitled)"
+                if isinstance(text, str) and (title := short_title(text)):
+                    return title
+    return None
+
+
+def session_title(info: SessionInfo, messages: Sequence[Message]) -> str:
+    """The recorded title, else the first user text (a session stored without one)."""
+    return info.title or first_user_text(messages) or "(untitled)"
 
 
 def session_source(info: SessionInfo) -> str | None:
     """Where the session came from (`chat`, `demo`, an imported file), when recorded."""
-    source = (info.routing_policy or {}).get("source")
-    return source if isinstance(source, str) else None
+    return info.source
 
 
 def cost_text(messages: Sequence[Message], *, places: int | None = None) -> str:
@@ -106,7 +118,7 @@ def sessions_lines(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> lis
         (
             short[info.id],
             info.updated_at.strftime("%m-%d %H:%M"),
-            session_title(info, messages),
+            _forked(info, short) + session_title(info, messages),
             str(len(messages)),
             f"{total_tokens(messages):,}",
             cost_text(messages, places=4),  # `show` has the exact figure
@@ -115,6 +127,14 @@ def sessions_lines(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> lis
     ]
     headers = ("id", "updated", "title", "msgs", "tokens", "cost")
     return grid(headers, cells, flex=2, right=(3, 4, 5))
+
+
+def _forked(info: SessionInfo, short: dict[str, str]) -> str:
+    """The `⑂ PARENT` prefix of a fork's title: the session tree, one level at a time."""
+    from ..ops import fork_origin
+
+    origin = fork_origin(info)
+    return "" if origin is None else f"⑂ {short.get(origin.session_id, origin.session_id[:12])} "
 
 
 def _block_lines(message: Message, *, full: bool) -> list[str]:
@@ -218,6 +238,9 @@ def session_lines(store: Any, session_id: str, *, last: int | None = None, full:
     source = session_source(info)
     if source:
         head.append(f"  source     {source}")
+    if info.parent_session_id:
+        at = f" at message {info.fork_message_id}" if info.fork_message_id else ""
+        head.append(f"  forked     from {info.parent_session_id}{at}")
     head += [
         f"  workspace  {info.workspace_path}",
         f"  model      {info.active_model or '-'}",
@@ -238,8 +261,10 @@ def session_lines(store: Any, session_id: str, *, last: int | None = None, full:
 
 
 __all__ = [
+    "TITLE_LENGTH",
     "UNPRICED",
     "cost_text",
+    "first_user_text",
     "grid",
     "message_header",
     "session_lines",
@@ -247,6 +272,7 @@ __all__ = [
     "session_title",
     "sessions_lines",
     "short_ids",
+    "short_title",
     "tool_call_lines",
     "transcript",
     "width",

@@ -79,6 +79,16 @@ def _exchange(session: Session, text: str, *, stream: bool, max_tokens: int | No
     click.echo(click.style(_footer(reply), dim=True))
 
 
+def _name(state: State, session_id: str, text: str) -> bool:
+    """Title the session after `text`; False when `text` is blank (no title yet)."""
+    from ._tables import short_title
+
+    title = short_title(text)
+    if title is not None:
+        state.store.set_title(session_id, title)
+    return title is not None
+
+
 def _command(session: Session, line: str) -> bool:
     """Handle a /command; False when the chat should end."""
     name, _, arg = line.partition(" ")
@@ -153,11 +163,19 @@ def chat(  # noqa: PLR0917 (click passes every option positionally)
             if session.active_model != entry.id:
                 session.swap(entry.id)
         else:
-            session = client.session(entry.id, workspace=workspace)
+            session = client.session(entry.id, workspace=workspace, source="chat")
+        titled = state.store.get_session(session.id).title is not None
+
+        def exchange(text: str) -> None:
+            nonlocal titled
+            if not titled:  # named after what the user first says, as `metis sessions` lists it
+                titled = _name(state, session.id, text)
+            _exchange(session, text, stream=stream, max_tokens=max_tokens)
+
         interactive = sys.stdin.isatty()
         click.echo(click.style(f"session {session.id} · {session.active_model}", dim=True))
         if prompt is not None:
-            _exchange(session, prompt, stream=stream, max_tokens=max_tokens)
+            exchange(prompt)
             if not interactive:
                 return
         for line in _lines(interactive):
@@ -168,7 +186,7 @@ def chat(  # noqa: PLR0917 (click passes every option positionally)
                     return
                 continue
             try:
-                _exchange(session, line, stream=stream, max_tokens=max_tokens)
+                exchange(line)
             except RequestCancelledError:
                 click.echo(click.style("\n(cancelled; the partial reply is saved)", fg="yellow"), err=True)
             except MetisError as exc:

@@ -91,30 +91,19 @@ def parse_body(provider: str, doc: Any, *, where: str) -> _Parsed:
     return parsed
 
 
-def _title(messages: list[Message]) -> str | None:
-    for message in messages:
-        if message.role.value == "user":
-            for block in message.content:
-                text = getattr(block, "text", None)
-                if isinstance(text, str) and text.strip():
-                    words = " ".join(text.split())
-                    return words[:77] + "…" if len(words) > 78 else words
-    return None
-
-
 def store_parsed(store: Any, parsed: _Parsed, *, provider: str, workspace: str) -> str:
-    """Write one parsed body as a new session; on any failure the session is removed again."""
+    """Write one parsed body as a new session, titled by its first user text, its source the
+    file (and line) it came from; on any failure the session is removed again."""
     from ..client._session import routing_policy
+    from ._tables import first_user_text
 
-    notes = {"imported_from": provider, "source": parsed.where}
-    title = _title(parsed.messages)
-    if title:
-        notes["title"] = title
     store.create_session(
         workspace,
         active_model=parsed.model,
-        routing_policy=routing_policy(parsed.model, "workspace", **notes),
+        routing_policy=routing_policy(parsed.model, "workspace", imported_from=provider),
         session_id=parsed.session_id,
+        title=first_user_text(parsed.messages),
+        source=parsed.where,
     )
     try:
         if parsed.messages:  # one transaction, links checked across the batch

@@ -91,6 +91,8 @@ def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, An
         "id": info.id,
         "title": session_title(info, messages),
         "source": session_source(info),
+        "parent_session_id": info.parent_session_id,
+        "fork_message_id": info.fork_message_id,
         "workspace": info.workspace_path,
         "active_model": info.active_model,
         "created_at": info.created_at.isoformat(),

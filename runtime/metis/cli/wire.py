@@ -60,7 +60,8 @@ def convert(source: str, target: str, model: str | None, report_path: Path | Non
     tool_ids = ToolIdMap("convert")
     with DropCapture() as capture:
         imported = adapters.get(source).from_wire_request(dict(body), session_id="convert", tool_ids=tool_ids)
-        options = dataclasses.replace(imported.options, model=target_model, tool_ids=tool_ids)
+        extra, left = _carried_options(imported.options.extra, source, target)
+        options = dataclasses.replace(imported.options, model=target_model, tool_ids=tool_ids, extra=extra)
         out = adapters.get(target).to_wire(imported.messages, imported.tools, options)
     click.echo(dump_json(out))
     unmapped = sorted(imported.unmapped)
@@ -71,6 +72,7 @@ def convert(source: str, target: str, model: str | None, report_path: Path | Non
         "messages": len(imported.messages),
         "dropped": drop_dicts(capture.drops, imported.messages),
         "unmapped_fields": unmapped,
+        "options_not_carried": left,
     }
     if report_path is not None:
         report_path.write_text(dump_json(report) + "\n", encoding="utf-8")
@@ -78,10 +80,24 @@ def convert(source: str, target: str, model: str | None, report_path: Path | Non
     lines = drop_lines(capture.drops, imported.messages)
     if unmapped:
         lines.append(f"request fields with no canonical place (not carried): {', '.join(unmapped)}")
+    if left:
+        lines.append(f"{source}-only options {target} does not take (not carried): {', '.join(left)}")
     summary = f"converted {len(imported.messages)} message(s) {source} → {target} ({target_model})"
     echo_err(summary + (": nothing dropped" if not lines else f"; {len(lines)} note(s):"))
     for line in lines:
         echo_err(f"  {line}", color="yellow")
+
+
+def _carried_options(extra: Mapping[str, Any], source: str, target: str) -> tuple[dict[str, Any], list[str]]:
+    """The source's provider-only options the target takes as they are (a field of its
+    request contract), and the names of the rest. Carrying the rest would write another
+    provider's fields into the body, which the target refuses (or, Ollama, ignores)."""
+    if source == target:
+        return dict(extra), []
+    from ..adapters._contract import known_fields
+
+    known = known_fields(target)
+    return {k: v for k, v in extra.items() if k in known}, sorted(k for k in extra if k not in known)
 
 
 # --- validate -------------------------------------------------------------------------------
@@ -126,12 +142,11 @@ def _canonical_problems(doc: Any, kind: str | None) -> tuple[str, list[FieldProb
     return kind, validate_document(doc, kind)
 
 
-def _wire_problems(doc: Any, provider: str) -> list[FieldProblem]:
+def _import_problems(doc: Mapping[str, Any], provider: str) -> list[FieldProblem]:
+    """What stops metis importing `doc` as a `provider` request (the adapter's own reader)."""
     from .. import adapters
     from ..ids import ToolIdMap
 
-    if not isinstance(doc, Mapping):
-        return [FieldProblem("", f"a {provider} request body must be a JSON object")]
     try:
         adapters.get(provider).from_wire_request(
             dict(doc), session_id="validate", tool_ids=ToolIdMap("validate")
@@ -141,12 +156,39 @@ def _wire_problems(doc: Any, provider: str) -> list[FieldProblem]:
     return []
 
 
+def _wire_checks(doc: Any, provider: str) -> list[tuple[str, list[FieldProblem]]]:
+    """The two named checks of a request body: the provider's own contract (would the
+    provider accept it?) and metis's import (can metis read it?). Either can fail alone:
+    an Anthropic body without max_tokens imports but is refused by Anthropic."""
+    from ..adapters._contract import check_request
+
+    if not isinstance(doc, Mapping):
+        return [("request contract", [FieldProblem("", f"a {provider} request body must be a JSON object")])]
+    return [
+        (f"{provider} request contract", check_request(provider, doc)),
+        ("metis import", _import_problems(doc, provider)),
+    ]
+
+
+def _print_problems(what: str, problems: list[FieldProblem]) -> None:
+    if not problems:
+        click.echo(click.style(f"{what}: ok", fg="green"))
+        return
+    click.echo(click.style(f"{what}: {len(problems)} problem(s)", fg="red"))
+    for problem in problems:
+        click.echo(f"  {problem}")
+
+
 @click.command()
 @click.option("--provider", type=PROVIDER, help="Check FILE as this provider's request body.")
 @click.option("--kind", help="Canonical document kind (Message, MessageList, PriceTable, ModelCatalog, ...).")
 @click.argument("file", type=str)
 def validate(provider: str | None, kind: str | None, file: str) -> None:
-    """Check FILE (or -): a canonical document against the schema, or a provider request body."""
+    """Check FILE (or -): a canonical document against the schema, or a provider request body.
+
+    A request body gets two named checks: the provider's request contract (required
+    fields, known top-level fields, value types) and whether metis can import it.
+    """
     doc = read_json(file)
     problems = None
     if provider is None and kind is None:
@@ -160,7 +202,10 @@ def validate(provider: str | None, kind: str | None, file: str) -> None:
                 ) from None
     if provider is not None:
         what = f"{provider} request body"
-        problems = _wire_problems(doc, provider)
+        checks = _wire_checks(doc, provider)
+        for name, found in checks:
+            _print_problems(name, found)
+        problems = [p for _, found in checks for p in found]
     else:
         what = str(kind)
         if problems is None:  # not yet validated (--kind given)
@@ -169,8 +214,9 @@ def validate(provider: str | None, kind: str | None, file: str) -> None:
         click.echo(click.style(f"valid {what}", fg="green"))
         return
     click.echo(click.style(f"invalid {what}: {len(problems)} problem(s)", fg="red"))
-    for problem in problems:
-        click.echo(f"  {problem}")
+    if provider is None:
+        for problem in problems:
+            click.echo(f"  {problem}")
     click.get_current_context().exit(1)
 
 

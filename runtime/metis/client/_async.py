@@ -66,9 +66,12 @@ class AsyncClient(ClientBase):
         *,
         workspace: Path | str | None = None,
         tools: Sequence[ToolDefinition] = (),
+        title: str | None = None,
+        source: str | None = None,
     ) -> AsyncSession:
-        """A new session whose default model is `model` (else the client's default)."""
-        return AsyncSession(self, self._new_core(model, workspace, tools))
+        """A new session whose default model is `model` (else the client's default);
+        `title` and `source` label it in the store (`metis sessions` lists them)."""
+        return AsyncSession(self, self._new_core(model, workspace, tools, title=title, source=source))
 
     def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> AsyncSession:
         """An existing session (SessionNotFoundError if there is none)."""
@@ -161,7 +164,18 @@ class AsyncSession(SessionBase):
     ) -> Message:
         """As `Session.send`, awaited."""
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
-        return await self.client._exchange(self.core, prepared, on_event)
+        with self.core.traced(prepared) as done:
+            reply = await self.client._exchange(self.core, prepared, on_event)
+            done(reply)
+        return reply
+
+    async def compact(self, keep_last: int, *, summarizer: str | None = None) -> Message:
+        """Have `summarizer` (default: the session's model) summarize all but the last
+        `keep_last` messages; the summary is stored as a compaction block that later
+        requests send instead of the turns it covers (`metis.ops.compact`). The stored
+        turns stay. Returns the compaction message."""
+        prepared = self.core.prepare_compaction(keep_last, summarizer)
+        return await self.client._exchange(self.core, prepared, None)
 
 
 __all__ = ["AsyncClient", "AsyncSession"]

@@ -7,7 +7,8 @@ them here keeps the dependency visible and lets tests pass a spy or an in-memory
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from metis_schema.v2 import Message
@@ -41,6 +42,10 @@ class SessionStore(Protocol):
         active_model: str | None = None,
         routing_policy: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        title: str | None = None,
+        source: str | None = None,
+        parent_session_id: str | None = None,
+        fork_message_id: str | None = None,
     ) -> SessionRecord: ...
 
     def get_session(self, session_id: str) -> SessionRecord: ...
@@ -48,6 +53,8 @@ class SessionStore(Protocol):
     def set_active_model(self, session_id: str, model: str) -> Any: ...
 
     def append(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> Any: ...
+
+    def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> Any: ...
 
     def upsert_partial(self, message: Message) -> Any: ...
 
@@ -64,4 +71,14 @@ class SessionStore(Protocol):
     def load_tool_ids(self, session_id: str) -> ToolIdMap: ...
 
 
-__all__ = ["SessionRecord", "SessionStore"]
+class ExchangeTracer(Protocol):
+    """Something that wraps each exchange, e.g. in an OpenTelemetry span (`metis.ops.otel`):
+    entered with the session, the model and the messages sent; the function it yields is
+    called with the reply."""
+
+    def exchange(
+        self, session_id: str, model: str, sent: Sequence[Message]
+    ) -> AbstractContextManager[Callable[[Message], None]]: ...
+
+
+__all__ = ["ExchangeTracer", "SessionRecord", "SessionStore"]

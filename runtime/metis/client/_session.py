@@ -10,13 +10,15 @@ The sync and async clients add only the HTTP part.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from metis_schema.v2 import (
     CatalogEntry,
@@ -37,11 +39,12 @@ from ..catalog import load_catalog
 from ..errors import ClientError, MessageNotFoundError
 from ..events import EventSink
 from ..ids import ToolIdMap
+from ..ops import compact
 from ..routing import ChainPolicy, check_swap, decision_record
 from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
 from ._http import json_body
-from ._protocols import SessionRecord, SessionStore
+from ._protocols import ExchangeTracer, SessionRecord, SessionStore
 from ._retry import RetryPolicy
 from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms
 
@@ -68,6 +71,10 @@ class ClientSettings:
     clock: Callable[[], float] = time.monotonic
     default_model: str = DEFAULT_MODEL
     user_agent: str = "metis/0.1.0"
+    auto_repair: bool = False
+    """Repair a session's open tool calls before each send (`SessionCore.repair`)."""
+    tracer: ExchangeTracer | None = None
+    """Wraps each exchange (`metis.ops.otel.instrument` sets an OpenTelemetry one)."""
 
     def endpoint(self, adapter: Adapter) -> Endpoint:
         return resolve_endpoint(adapter, api_keys=self.api_keys, base_urls=self.base_urls)
@@ -83,6 +90,9 @@ class Prepared:
     body: WireBody
     context: RequestContext
     stream: bool
+    compacts_through: str | None = None
+    """Set for a compaction's summary request: the reply is stored as a compaction block
+    covering the session up to this message (`metis.ops.compact`)."""
 
 
 class SessionCore:
@@ -113,6 +123,7 @@ class SessionCore:
         # A SessionStore of the caller's may read whole sessions only (no `after=`): asked
         # once, here, so that a TypeError raised inside a store's read is never taken for it.
         self._incremental = "after" in inspect.signature(self.store.load_session).parameters
+        self.auto_repair = settings.auto_repair
 
     # --- reading --------------------------------------------------------------------------
 
@@ -153,9 +164,12 @@ class SessionCore:
 
         A CANCELLED or ERROR reply stays in the store for the record, but replaying it
         could hand the provider a tool call that was never answered or a half sentence
-        it would treat as its own prefill.
+        it would treat as its own prefill. A compaction's summary stands in for the turns
+        it covers (`metis.ops.compact.project`).
         """
-        return [m for m in history if m.role != Role.assistant or m.metadata.status == MessageStatus.complete]
+        return compact.project(
+            [m for m in history if m.role != Role.assistant or m.metadata.status == MessageStatus.complete]
+        )
 
     # --- building -------------------------------------------------------------------------
 
@@ -205,6 +219,8 @@ class SessionCore:
             )
         registry = self.registry if tools is None else ToolRegistry(tools)
         tools = tuple(registry)
+        if self.auto_repair:
+            self.repair()
         wire_history = self.replayable(self.history())
         _refuse_unanswered(wire_history, self.id)
         user = self.user_message(content) if content is not None else None
@@ -269,6 +285,8 @@ class SessionCore:
         or was cut: see `stream`.)"""
         prepared.context.latency_ms = elapsed_ms(self.settings.clock, started)
         message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
+        if prepared.compacts_through is not None:
+            message = compact.compaction_message(message, prepared.compacts_through)
         self.store.append(message, tool_ids=self.tool_ids)
         return message
 
@@ -290,6 +308,32 @@ class SessionCore:
         self.store.append(message, tool_ids=self.tool_ids)
         return message
 
+    def repair(self, reason: str | None = None) -> list[Message]:
+        """Answer every open tool call with an interruption error (`metis.ops.repair`)."""
+        from ..ops.repair import DEFAULT_REASON, repair_session
+
+        return repair_session(self.store, self.id, reason=reason or DEFAULT_REASON, history=self.history())
+
+    def prepare_compaction(self, keep_last: int, summarizer: str | None) -> Prepared:
+        """The summarizer's request for a compaction that keeps the last `keep_last` messages
+        (`metis.ops.compact`); its reply is stored by `reply` as the compaction."""
+        plan = compact.plan(self.replayable(self.history()), keep_last, self.id)
+        entry = load_catalog().resolve(summarizer or self.active_model)
+        request = compact.summary_request(self.id, plan.covered)
+        no_tools = ToolRegistry(())
+        prepared = self._build(
+            entry, request, no_tools, stream=False, override=summarizer is not None, options={}
+        )
+        prepared.compacts_through = plan.through
+        return prepared
+
+    def traced(self, prepared: Prepared) -> AbstractContextManager[Callable[[Message], None]]:
+        """The settings' tracer around one exchange (a no-op without one)."""
+        tracer = self.settings.tracer
+        if tracer is None:
+            return nullcontext(_ignore)
+        return tracer.exchange(self.id, prepared.context.model, self.replayable(self.history()))
+
     def swap(self, model: str) -> str:
         """Make `model` the sticky model if the history allows it (spec §8.4); returns its id."""
         target = load_catalog().resolve(model).id
@@ -297,6 +341,10 @@ class SessionCore:
         self.store.set_active_model(self.id, target)
         self.active_model = target
         return target
+
+
+def _ignore(reply: Message) -> None:
+    """What an exchange without a tracer does with its reply."""
 
 
 def _refuse_unanswered(history: Sequence[Message], session_id: str) -> None:
@@ -323,15 +371,24 @@ def _refuse_unanswered(history: Sequence[Message], session_id: str) -> None:
 
 
 def create_record(
-    store: SessionStore, *, model: str | None, default_model: str, workspace: Path | str | None
+    store: SessionStore,
+    *,
+    model: str | None,
+    default_model: str,
+    workspace: Path | str | None,
+    title: str | None = None,
+    source: str | None = None,
 ) -> SessionRecord:
-    """A new stored session whose default model is `model` (workspace level) or the global default."""
+    """A new stored session whose default model is `model` (workspace level) or the global
+    default, labelled with `title` and `source` (what `metis sessions` lists it as)."""
     entry = load_catalog().resolve(model or default_model)
     level = "workspace" if model else "global"
     return store.create_session(
         str(Path(workspace or Path.cwd()).resolve()),
         active_model=entry.id,
         routing_policy=routing_policy(entry.id, level),
+        title=title,
+        source=source,
     )
 
 
@@ -409,10 +466,21 @@ class ClientBase:
         return self.settings.store
 
     def _new_core(
-        self, model: str | None, workspace: Path | str | None, tools: Sequence[ToolDefinition]
+        self,
+        model: str | None,
+        workspace: Path | str | None,
+        tools: Sequence[ToolDefinition],
+        *,
+        title: str | None = None,
+        source: str | None = None,
     ) -> SessionCore:
         record = create_record(
-            self.store, model=model, default_model=self.settings.default_model, workspace=workspace
+            self.store,
+            model=model,
+            default_model=self.settings.default_model,
+            workspace=workspace,
+            title=title,
+            source=source,
         )
         return SessionCore(self.settings, record, tools=tools)
 
@@ -462,3 +530,27 @@ class SessionBase:
     def swap(self, model: str) -> str:
         """Switch the session's model (sticky); CapabilityError, and no change, if it can't carry history."""
         return self.core.swap(model)
+
+    @property
+    def auto_repair(self) -> bool:
+        """When true, each send first repairs open tool calls (off unless asked for)."""
+        return self.core.auto_repair
+
+    @auto_repair.setter
+    def auto_repair(self, value: bool) -> None:
+        self.core.auto_repair = value
+
+    def repair(self, reason: str | None = None) -> list[Message]:
+        """Answer every tool call a crash left open with an interruption error, stored;
+        the messages added (none when there was nothing to repair)."""
+        return self.core.repair(reason)
+
+    def fork(self, at: str) -> Self:
+        """A new session of the same client and tools whose history is this one's up to and
+        including message `at` (`metis.ops.fork`); this session is unchanged."""
+        from ..ops.fork import fork_session
+
+        record = fork_session(self.core.store, self.id, at=at)
+        forked = copy.copy(self)
+        forked.core = SessionCore(self.core.settings, record, tools=self.core.tools)
+        return forked

@@ -65,9 +65,12 @@ class Client(ClientBase):
         *,
         workspace: Path | str | None = None,
         tools: Sequence[ToolDefinition] = (),
+        title: str | None = None,
+        source: str | None = None,
     ) -> Session:
-        """A new session whose default model is `model` (else the client's default)."""
-        return Session(self, self._new_core(model, workspace, tools))
+        """A new session whose default model is `model` (else the client's default);
+        `title` and `source` label it in the store (`metis sessions` lists them)."""
+        return Session(self, self._new_core(model, workspace, tools, title=title, source=source))
 
     def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> Session:
         """An existing session (SessionNotFoundError if there is none)."""
@@ -162,7 +165,18 @@ class Session(SessionBase):
         `options` are AdapterOptions fields (max_tokens, temperature, tool_choice, ...).
         """
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
-        return self.client._exchange(self.core, prepared, on_event)
+        with self.core.traced(prepared) as done:
+            reply = self.client._exchange(self.core, prepared, on_event)
+            done(reply)
+        return reply
+
+    def compact(self, keep_last: int, *, summarizer: str | None = None) -> Message:
+        """Have `summarizer` (default: the session's model) summarize all but the last
+        `keep_last` messages; the summary is stored as a compaction block that later
+        requests send instead of the turns it covers (`metis.ops.compact`). The stored
+        turns stay. Returns the compaction message."""
+        prepared = self.core.prepare_compaction(keep_last, summarizer)
+        return self.client._exchange(self.core, prepared, None)
 
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Session"]

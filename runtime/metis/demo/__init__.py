@@ -101,10 +101,12 @@ def run_demo(
     with Client(
         store, transport=replay.transport(), api_keys=keys, max_retries=0, checkpoints=checkpoints
     ) as client:
-        session = client.session("sonnet", workspace=workspace, tools=[READ_FILE])
+        prompt = "Summarize README.md (use the read_file tool)."
+        session = client.session(
+            "sonnet", workspace=workspace, tools=[READ_FILE], title=prompt, source="demo"
+        )
         note(f"session {session.id} on {session.active_model}")
 
-        prompt = "Summarize README.md (use the read_file tool)."
         note(f"[user] {prompt}")
         reply = session.send(prompt)
         note(_describe(reply, session))

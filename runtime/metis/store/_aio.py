@@ -51,6 +51,10 @@ class AsyncStore:
         active_model: str | None = None,
         routing_policy: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        title: str | None = None,
+        source: str | None = None,
+        parent_session_id: str | None = None,
+        fork_message_id: str | None = None,
     ) -> SessionInfo:
         return await asyncio.to_thread(
             self.store.create_session,
@@ -58,6 +62,10 @@ class AsyncStore:
             active_model=active_model,
             routing_policy=routing_policy,
             session_id=session_id,
+            title=title,
+            source=source,
+            parent_session_id=parent_session_id,
+            fork_message_id=fork_message_id,
         )
 
     async def get_session(self, session_id: str) -> SessionInfo:
@@ -71,6 +79,9 @@ class AsyncStore:
 
     async def set_active_model(self, session_id: str, model: str | None) -> SessionInfo:
         return await asyncio.to_thread(self.store.set_active_model, session_id, model)
+
+    async def set_title(self, session_id: str, title: str | None) -> SessionInfo:
+        return await asyncio.to_thread(self.store.set_title, session_id, title)
 
     async def append(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
         await asyncio.to_thread(self.store.append, message, tool_ids=tool_ids)

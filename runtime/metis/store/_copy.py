@@ -1,6 +1,8 @@
 """Copy every session of one store into another (SQLite into PostgreSQL, and back).
 
-Idempotent: a session already in the destination is continued, never duplicated. Its
+Idempotent: a session already in the destination is continued, never duplicated. A
+session's labels (title, source, the session and message it was forked from) come with
+it; a title changed in the source since an earlier copy is changed in the destination. Its
 stored messages must be the source's first messages, the same by `message_hash` (a
 partial checkpoint the source has since finalized is finalized); only the messages
 after them are appended, through the destination's ordinary checked `append_many`, with
@@ -60,15 +62,23 @@ def copy_store(src: Store, dst: Store, progress: Progress | None = None) -> Copy
 def _copy_session(src: Store, dst: Store, info: SessionInfo, messages: list[Message]) -> tuple[int, bool]:
     created = False
     try:
-        dst.get_session(info.id)
+        there: SessionInfo | None = dst.get_session(info.id)
     except SessionNotFoundError:
+        there = None
+    if there is None:
         dst.create_session(
             info.workspace_path,
             active_model=info.active_model,
             routing_policy=info.routing_policy,
             session_id=info.id,
+            title=info.title,
+            source=info.source,
+            parent_session_id=info.parent_session_id,
+            fork_message_id=info.fork_message_id,
         )
         created = True
+    elif there.title != info.title:
+        dst.set_title(info.id, info.title)  # renamed in the source since an earlier copy
     have = dst.load_session(info.id)
     if len(have) > len(messages):
         raise StoreError(

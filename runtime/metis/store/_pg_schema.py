@@ -6,6 +6,9 @@ SQLite. One column is added: `messages.seq`, an identity that keeps append order
 SQLite's rowid does); the store assigns it under the session's row lock, so within a
 session it is commit order, which incremental reads (`load_session(after=...)`) rely on.
 
+Layout 2 adds the sessions' title, source, parent session and fork point (see
+`_schema.SESSION_LABELS`), nullable, as one ALTER TABLE.
+
 `MIGRATIONS` lists the DDL from each layout version to the next, as for SQLite; `upgrade`
 applies the missing steps and records the new version in one transaction (PostgreSQL DDL
 is transactional) under an advisory lock, so processes opening a fresh database at once
@@ -77,7 +80,29 @@ CREATE INDEX idx_tool_id_map_canonical ON tool_id_map(session_id, canonical, pro
 """
 """Layout 1: spec §9.1's tables and indexes, the store's two, and `messages.seq`."""
 
-MIGRATIONS: tuple[LayoutStep, ...] = (LayoutStep(0, TABLES_V1, "create the layout-1 tables"),)
+SESSION_LABELS_V2 = """
+ALTER TABLE sessions
+  ADD COLUMN title TEXT,
+  ADD COLUMN source TEXT,
+  ADD COLUMN parent_session_id TEXT,
+  ADD COLUMN fork_message_id TEXT;
+CREATE INDEX idx_sessions_parent ON sessions(parent_session_id);
+UPDATE sessions SET
+  title = CASE jsonb_typeof(routing_policy_json -> 'title')
+    WHEN 'string' THEN routing_policy_json ->> 'title' END,
+  source = CASE jsonb_typeof(routing_policy_json -> 'source')
+    WHEN 'string' THEN routing_policy_json ->> 'source' END,
+  routing_policy_json = routing_policy_json - 'title' - 'source'
+WHERE jsonb_typeof(routing_policy_json -> 'imported_from') = 'string';
+"""
+"""Layout 1 → 2: what a session is called, where it came from, and what it was forked from;
+the title and source file `metis import` kept in layout 1's routing policy notes move there
+(as `_schema.MOVE_IMPORT_NOTES` does for SQLite)."""
+
+MIGRATIONS: tuple[LayoutStep, ...] = (
+    LayoutStep(0, TABLES_V1, "create the layout-1 tables"),
+    LayoutStep(1, SESSION_LABELS_V2, "add the sessions' title, source, parent session and fork point"),
+)
 """One step per layout bump, in order (version 0: an empty database). Old steps never change."""
 
 _LOCK_KEY = 0x6D65_7469_7331  # "metis1": the advisory lock every upgrading process takes
@@ -135,4 +160,4 @@ def upgrade(
     return found, target
 
 
-__all__ = ["MIGRATIONS", "TABLES_V1", "layout_version", "upgrade"]
+__all__ = ["MIGRATIONS", "SESSION_LABELS_V2", "TABLES_V1", "layout_version", "upgrade"]

@@ -12,13 +12,20 @@ it changes when a table or index changes. `MIGRATIONS` lists the step from each 
 layout to the next, so a newer metis upgrades an older file in place, in one transaction
 (SQLite DDL is transactional); a file from a newer metis is refused, never rewritten.
 Version 0 is a file holding only the §9.1 tables, as made by hand from the spec.
+
+Layout 2 adds four nullable columns to `sessions` (`SESSION_LABELS`): a title and a
+source, so sessions can be told apart in a list, and the parent session and fork point
+of a session branched from another. They are added with ALTER TABLE, after the §9.1
+columns, so the spec's columns keep their order and a §9.1 reader still finds them.
+The parent is recorded, not a foreign key: a parent may be deleted after its forks, and
+`metis store copy` may bring a fork before its parent, and neither should fail.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-DB_SCHEMA_VERSION = 1
+DB_SCHEMA_VERSION = 2
 """Layout version this code writes and reads."""
 
 SPEC_TABLES = """
@@ -83,6 +90,27 @@ CREATE INDEX IF NOT EXISTS idx_tool_id_map_canonical ON tool_id_map(session_id, 
 """
 """Tables the store adds beside the spec's."""
 
+SESSION_LABELS = """
+ALTER TABLE sessions ADD COLUMN title TEXT;
+ALTER TABLE sessions ADD COLUMN source TEXT;
+ALTER TABLE sessions ADD COLUMN parent_session_id TEXT;
+ALTER TABLE sessions ADD COLUMN fork_message_id TEXT;
+CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
+"""
+"""Layout 1 → 2: what a session is called, where it came from, and what it was forked from."""
+
+MOVE_IMPORT_NOTES = """
+UPDATE sessions SET
+  title = CASE json_type(routing_policy_json, '$.title')
+    WHEN 'text' THEN json_extract(routing_policy_json, '$.title') END,
+  source = CASE json_type(routing_policy_json, '$.source')
+    WHEN 'text' THEN json_extract(routing_policy_json, '$.source') END,
+  routing_policy_json = json_remove(routing_policy_json, '$.title', '$.source')
+WHERE json_valid(routing_policy_json) AND json_type(routing_policy_json, '$.imported_from') = 'text';
+"""
+"""Layout 1 → 2, data: `metis import` of layout 1 kept a session's title and source file as
+notes in its routing policy (marked by `imported_from`); they move to the new columns."""
+
 
 @dataclass(frozen=True)
 class LayoutStep:
@@ -95,10 +123,15 @@ class LayoutStep:
 
 MIGRATIONS: tuple[LayoutStep, ...] = (
     LayoutStep(0, SPEC_TABLES + STORE_TABLES, "add metis_meta and tool_id_map beside the §9.1 tables"),
+    LayoutStep(
+        1,
+        SESSION_LABELS + MOVE_IMPORT_NOTES,
+        "add the sessions' title, source, parent session and fork point; move import notes there",
+    ),
 )
 """One step per layout bump, in order. A new layout appends a step; old steps never change."""
 
-CREATE_CURRENT = SPEC_TABLES + STORE_TABLES
+CREATE_CURRENT = SPEC_TABLES + STORE_TABLES + SESSION_LABELS
 """DDL of a fresh file at DB_SCHEMA_VERSION."""
 
 META_VERSION_KEY = "db_schema_version"
@@ -109,6 +142,8 @@ __all__ = [
     "DB_SCHEMA_VERSION",
     "META_VERSION_KEY",
     "MIGRATIONS",
+    "MOVE_IMPORT_NOTES",
+    "SESSION_LABELS",
     "SPEC_TABLES",
     "STORE_TABLES",
     "LayoutStep",

@@ -19,8 +19,10 @@ TOOL_CALL_COLUMNS = (
     "id, session_id, message_id, result_message_id, name, status, provider_id, provider, "
     "created_at, completed_at"
 )
+SESSION_LABEL_COLUMNS = "title, source, parent_session_id, fork_message_id"
 SESSION_COLUMNS = (
-    "id, workspace_path, active_model, routing_policy_json, schema_version, created_at, updated_at"
+    "id, workspace_path, active_model, routing_policy_json, schema_version, created_at, updated_at, "
+    + SESSION_LABEL_COLUMNS
 )
 INSERT_TOOL_CALL = f"INSERT INTO tool_calls ({TOOL_CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 ANSWER_OPEN_CALL = (
@@ -80,7 +82,9 @@ class Dialect:
 
     @property
     def insert_session(self) -> str:
-        return f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, {self.json_in}, ?, ?, ?)"
+        return (
+            f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, {self.json_in}, ?, ?, ?, ?, ?, ?, ?)"
+        )
 
     @property
     def message_columns(self) -> str:
@@ -93,7 +97,10 @@ class Dialect:
     @property
     def session_columns(self) -> str:
         policy = self.json_out.format("routing_policy_json")
-        return f"id, workspace_path, active_model, {policy}, schema_version, created_at, updated_at"
+        return (
+            f"id, workspace_path, active_model, {policy}, schema_version, created_at, updated_at, "
+            + SESSION_LABEL_COLUMNS
+        )
 
 
 SQLITE = Dialect(
@@ -172,6 +179,7 @@ __all__ = [
     "MESSAGE_COLUMNS",
     "POSTGRESQL",
     "SESSION_COLUMNS",
+    "SESSION_LABEL_COLUMNS",
     "SQLITE",
     "TOOL_CALL_COLUMNS",
     "TOUCH_SESSION",

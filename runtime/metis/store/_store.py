@@ -58,9 +58,11 @@ T = TypeVar("T")
 Mode = Literal["append", "finalize", "partial"]
 
 _MAX_SESSION_ID = 128
+_MAX_LABEL = 4096
+"""Longest title or source kept: a label for a list, not a document."""
 # Enum members read once: `Role.assistant` is a descriptor call each time, on every message.
 _ASSISTANT, _TOOL = Role.assistant, Role.tool
-_COMPLETE, _PARTIAL = MessageStatus.complete, MessageStatus.partial
+_COMPLETE, _PARTIAL, _CANCELLED = MessageStatus.complete, MessageStatus.partial, MessageStatus.cancelled
 
 
 def _append_mode(message: Message) -> Mode:
@@ -153,14 +155,35 @@ class Store:
         active_model: str | None = None,
         routing_policy: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        title: str | None = None,
+        source: str | None = None,
+        parent_session_id: str | None = None,
+        fork_message_id: str | None = None,
     ) -> SessionInfo:
-        """A new, empty session; `session_id` defaults to a fresh `sess_<ulid>`."""
+        """A new, empty session; `session_id` defaults to a fresh `sess_<ulid>`.
+
+        `title` and `source` label it for people (see SessionInfo); `parent_session_id`
+        and `fork_message_id` record the session and message it was forked from. The
+        lineage is recorded as given, not checked against the parent's rows: a copy may
+        bring a fork before its parent, and the parent may be gone (fork checks it).
+        """
         sid = new_session_id() if session_id is None else session_id
         if not isinstance(sid, str) or not 0 < len(sid) <= _MAX_SESSION_ID:
             raise StoreError(f"session id must be 1..{_MAX_SESSION_ID} characters, got {sid!r:.80}")
+        labels = (
+            _label("title", title),
+            _label("source", source),
+            _label("parent_session_id", parent_session_id, limit=_MAX_SESSION_ID),
+            _label("fork_message_id", fork_message_id, limit=_MAX_SESSION_ID),
+        )
+        if fork_message_id is not None and parent_session_id is None:
+            raise StoreError(
+                f"session {sid!r}: a fork point ({fork_message_id!r}) needs the parent session it is in",
+                message_id=fork_message_id,
+            )
         policy_json = _policy_json(routing_policy)
         now = _now_us()
-        row = (sid, os.fspath(workspace_path), active_model, policy_json, CURRENT_VERSION, now, now)
+        row = (sid, os.fspath(workspace_path), active_model, policy_json, CURRENT_VERSION, now, now, *labels)
 
         def insert(conn: _sql.Db) -> None:
             if conn.one("SELECT 1 FROM sessions WHERE id = ?", (sid,)):
@@ -201,11 +224,19 @@ class Store:
         """Record the session's sticky model (a canonical `<provider>:<model>` id, or None)."""
         if model is not None and (":" not in model or model.startswith(":")):
             raise StoreError(f"not a canonical model id: {model!r}", hint="use '<provider>:<model>'")
+        return self._update_session(session_id, "active_model", model)
 
+    def set_title(self, session_id: str, title: str | None) -> SessionInfo:
+        """Name the session (None removes the title); SessionNotFoundError if there is none."""
+        return self._update_session(session_id, "title", _label("title", title))
+
+    def _update_session(
+        self, session_id: str, column: Literal["active_model", "title"], value: Any
+    ) -> SessionInfo:
         def update(conn: _sql.Db) -> Any:
             cur = conn.execute(
-                "UPDATE sessions SET active_model = ?, updated_at = ? WHERE id = ?",
-                (model, _now_us(), session_id),
+                f"UPDATE sessions SET {column} = ?, updated_at = ? WHERE id = ?",
+                (value, _now_us(), session_id),
             )
             if cur.rowcount == 0:
                 raise SessionNotFoundError(f"no session {session_id!r}")
@@ -640,6 +671,8 @@ def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on pur
         for block in message.content:
             if isinstance(block, ToolResultBlock):
                 status = FAILED if block.is_error else SUCCEEDED
+                if message.metadata.status == _CANCELLED:  # a stand-in for a call that never ran
+                    status = CANCELLED
                 result_rows.append((status, message.id, created, block.tool_use_id, message.session_id))
 
 
@@ -691,7 +724,20 @@ def _session(row: Sequence[Any]) -> SessionInfo:
         schema_version=int(row[4]),
         created_at=from_micros(row[5]),
         updated_at=from_micros(row[6]),
+        title=row[7],
+        source=row[8],
+        parent_session_id=row[9],
+        fork_message_id=row[10],
     )
+
+
+def _label(name: str, value: str | None, *, limit: int = _MAX_LABEL) -> str | None:
+    """A session label as stored: None, or a string of at most `limit` characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise StoreError(f"session {name} must be a string of at most {limit} characters, got {value!r:.80}")
+    return value
 
 
 def _tool_call(row: Sequence[Any]) -> ToolCallRecord:

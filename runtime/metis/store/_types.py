@@ -20,7 +20,8 @@ class ToolCallStatus(StrEnum):
     failed = "failed"
     """Answered by a tool_result with is_error true."""
     cancelled = "cancelled"
-    """Its assistant turn was cancelled or failed, so it will not run."""
+    """Its assistant turn was cancelled or failed, or a CANCELLED TOOL message stands in for
+    its result (`metis.ops.repair`): it did not run to completion."""
 
 
 PENDING, SUCCEEDED = ToolCallStatus.pending.value, ToolCallStatus.succeeded.value
@@ -42,6 +43,14 @@ class SessionInfo:
     created_at: datetime
     updated_at: datetime
     """Time of the session's last change (a message appended, the model swapped)."""
+    title: str | None = None
+    """What the session is called in a list (`metis sessions`); None until one is given."""
+    source: str | None = None
+    """Where it came from: "chat", "demo", the file it was imported from, ... (free text)."""
+    parent_session_id: str | None = None
+    """The session it was forked from (a record: that session may since have been deleted)."""
+    fork_message_id: str | None = None
+    """The parent's message the fork's history ends with (None unless forked)."""
 
 
 @dataclass(frozen=True)

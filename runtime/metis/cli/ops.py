@@ -1,0 +1,170 @@
+"""`metis repair`, `fork`, `compact`, `export`: operations on stored sessions (`metis.ops`).
+
+`repair` answers the tool calls a crash left open so the session can be sent again;
+`fork` branches a session at one of its messages; `compact` has a model summarize the
+earlier turns (a request to that model: its API key, or `METIS_REPLAY_FILE` as for
+`metis chat`); `export` writes sessions as
+OpenTelemetry GenAI chat records (`--format otel`) or as a chat-message dataset
+(`--format jsonl-messages`), one JSON document per line, to stdout or `--output`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._app import db_option
+from ._common import State, echo_err, resolve_session_id
+
+if TYPE_CHECKING:  # `metis --help` loads neither the models nor the store
+    from metis_schema.v2 import Message
+
+    from ..store import SessionInfo, Store
+
+FORMATS = ("otel", "jsonl-messages")
+
+
+def find_message(messages: list[Message], ref: str, session_id: str) -> int:
+    """The index of a message named by its `#` in `metis show` (negative: from the end), its
+    id, or a unique prefix of its id."""
+    from ..errors import MessageNotFoundError
+
+    if ref.lstrip("-").isdigit():
+        i = int(ref)
+        if -len(messages) <= i < len(messages):
+            return i % len(messages)
+        raise MessageNotFoundError(f"session {session_id} has {len(messages)} messages, no #{ref}")
+    matches = [i for i, m in enumerate(messages) if m.id.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise MessageNotFoundError(
+            f"session {session_id} has no message {ref!r}", hint="`metis show SESSION` lists its messages"
+        )
+    raise click.ClickException(
+        f"{ref!r} matches {len(matches)} messages of {session_id}; give more of the id"
+    )
+
+
+def fork_note(info: SessionInfo) -> str | None:
+    """The line `sessions` and `show` can print for a forked session: its parent and fork point."""
+    from ..ops import fork_origin
+
+    origin = fork_origin(info)
+    return None if origin is None else f"forked from {origin.session_id} at {origin.message_id}"
+
+
+@db_option
+@click.command()
+@click.argument("session")
+@click.option("--reason", help="Why the calls were interrupted (default: the tool loop stopped early).")
+@click.pass_obj
+def repair(state: State, session: str, reason: str | None) -> None:
+    """Answer every unanswered tool call of SESSION with an "interrupted" error result.
+
+    Each result is stored as a CANCELLED TOOL message and its tool call becomes
+    `cancelled`; run it again and it adds nothing.
+    """
+    from ..ops import DEFAULT_REASON, repair_session
+
+    session_id = resolve_session_id(state.store, session)
+    added = repair_session(state.store, session_id, reason=reason or DEFAULT_REASON)
+    if not added:
+        click.echo(f"nothing to repair: {session_id} has no unanswered tool calls")
+        return
+    click.echo(f"repaired {len(added)} tool call(s) of {session_id}:")
+    for message in added:
+        click.echo(f"  {message.metadata.parent_tool_use_id} -> cancelled, answered by {message.id}")
+
+
+@db_option
+@click.command()
+@click.argument("session")
+@click.option("--at", "at", required=True, help="Last message kept: its # in `metis show`, id, or id prefix.")
+@click.pass_obj
+def fork(state: State, session: str, at: str) -> None:
+    """Branch SESSION: a new session with its history up to and including message AT."""
+    from ..ops import fork_session
+
+    session_id = resolve_session_id(state.store, session)
+    messages = list(state.store.load_session(session_id))
+    i = find_message(messages, at, session_id)
+    forked = fork_session(state.store, session_id, at=messages[i].id)
+    carried = len(state.store.load_tool_ids(forked.id))
+    click.echo(forked.id)
+    echo_err(
+        f"forked {session_id} at #{i} ({messages[i].id}): {i + 1} message(s), "
+        f"{carried} tool id binding(s) carried"
+    )
+
+
+@db_option
+@click.command()
+@click.argument("session")
+@click.option("--keep-last", type=click.IntRange(min=0), required=True, help="Messages kept as they are.")
+@click.option("--summarizer", help="Model (id or alias) that writes the summary (default: the session's).")
+@click.pass_obj
+def compact(state: State, session: str, keep_last: int, summarizer: str | None) -> None:
+    """Summarize all but the last KEEP_LAST messages of SESSION; later requests send the
+    summary instead of those turns. Nothing stored is removed."""
+    from .. import adapters
+    from ..catalog import load_catalog
+    from ..client import DEFAULT_MODEL
+    from .chat import _client
+
+    session_id = resolve_session_id(state.store, session)
+    entry = load_catalog().resolve(
+        summarizer or state.store.get_session(session_id).active_model or DEFAULT_MODEL
+    )
+    client = _client(state, entry.provider, None)
+    try:
+        client.settings.endpoint(adapters.get(entry.provider))  # a missing key fails before any request
+        message = client.resume(session_id).compact(keep_last, summarizer=entry.id)
+    finally:
+        client.close()
+    block = message.content[0]
+    usage = message.metadata.usage
+    cost = f"${usage.cost_usd}" if usage is not None else "unpriced"
+    summary = getattr(block, "summary", None) or ""
+    echo_err(f"compacted {session_id} with {entry.id} ({cost}); stored as {message.id}")
+    click.echo(summary)
+
+
+def _documents(store: Store, session_ids: list[str], fmt: str) -> Iterator[Any]:
+    from ..ops import chat_records, dataset_line
+
+    for session_id in session_ids:
+        history = list(store.load_session(session_id))
+        if fmt == "otel":
+            yield from chat_records(session_id, history)
+        else:
+            yield dataset_line(history)
+
+
+@db_option
+@click.command()
+@click.argument("sessions", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), required=True, help="What to write.")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout)."
+)
+@click.pass_obj
+def export(state: State, sessions: tuple[str, ...], fmt: str, output: Path | None) -> None:
+    """Write SESSIONS as JSON lines: `otel`, one OpenTelemetry GenAI chat record per model
+    call; `jsonl-messages`, one `{"messages": [...]}` conversation per session."""
+    from .. import _json
+
+    session_ids = [resolve_session_id(state.store, ref) for ref in sessions]
+    lines = [_json.dumps(doc).decode() for doc in _documents(state.store, session_ids, fmt)]
+    text = "".join(line + "\n" for line in lines)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+    echo_err(f"exported {len(lines)} {fmt} line(s) from {len(session_ids)} session(s)")
+
+
+COMMANDS = [repair, fork, compact, export]

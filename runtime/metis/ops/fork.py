@@ -1,0 +1,182 @@
+"""Branch: a new session that continues from an earlier message of another.
+
+The fork holds copies of the parent's messages up to and including the fork point, under
+new ids: message ids and canonical tool ids are keys of the whole store (spec §5.2.2:
+tool ids never cross sessions), so each copy gets a fresh message id and each tool call a
+fresh `tu_` id, its result and `parent_tool_use_id` renamed with it (and a compaction's
+`through` follows the message it names). The parent's tool id
+map entries for those calls come along, bound to the new ids, so a provider is sent the
+same provider ids it issued and replay stays byte-for-byte what the parent would send.
+
+Where the fork came from is stored with it: the sessions table's `parent_session_id`
+and `fork_message_id` (`fork_origin` reads them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from metis_schema.v2 import CompactionBlock, ContentBlock, Message, ToolResultBlock, ToolUseBlock
+
+from ..errors import MessageNotFoundError
+from ..ids import ToolIdEntry, ToolIdMap, new_message_id, new_tool_id
+from . import compact
+
+
+class SessionRow(Protocol):
+    """What fork reads from a stored session (`metis.store.SessionInfo` has it)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def workspace_path(self) -> str: ...
+
+    @property
+    def active_model(self) -> str | None: ...
+
+    @property
+    def routing_policy(self) -> Mapping[str, Any] | None: ...
+
+
+class ForkedRow(Protocol):
+    """Where a stored session was forked from (`metis.store.SessionInfo` has it)."""
+
+    @property
+    def parent_session_id(self) -> str | None: ...
+
+    @property
+    def fork_message_id(self) -> str | None: ...
+
+
+class ForkStore(Protocol):
+    """The store operations fork uses (`metis.store.Store` has them)."""
+
+    def get_session(self, session_id: str) -> SessionRow: ...
+
+    def create_session(
+        self,
+        workspace_path: str,
+        *,
+        active_model: str | None = None,
+        routing_policy: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        parent_session_id: str | None = None,
+        fork_message_id: str | None = None,
+    ) -> SessionRow: ...
+
+    def load_session(self, session_id: str) -> Sequence[Message]: ...
+
+    def load_tool_ids(self, session_id: str) -> ToolIdMap: ...
+
+    def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class ForkOrigin:
+    """Where a forked session branched off: the parent session and the message it kept last."""
+
+    session_id: str
+    message_id: str
+
+
+def fork_origin(session: ForkedRow) -> ForkOrigin | None:
+    """The origin of a forked session; None for a session that was not forked."""
+    parent, message = session.parent_session_id, session.fork_message_id
+    return None if parent is None or message is None else ForkOrigin(parent, message)
+
+
+def _renamed(
+    block: ContentBlock, tool_ids: Mapping[str, str], message_ids: Mapping[str, str]
+) -> ContentBlock:
+    if isinstance(block, ToolUseBlock):
+        return block.model_copy(update={"id": tool_ids[block.id]})
+    if isinstance(block, ToolResultBlock):
+        return block.model_copy(update={"tool_use_id": tool_ids[block.tool_use_id]})
+    if isinstance(block, CompactionBlock):  # a compaction names the last message it covers
+        return compact.renamed(block, message_ids)
+    return block
+
+
+def copy_messages(messages: Sequence[Message], session_id: str) -> tuple[list[Message], dict[str, str]]:
+    """`messages` as messages of `session_id`, under new message and tool ids; also the
+    old -> new tool id mapping."""
+    tool_ids = {
+        block.id: new_tool_id()
+        for message in messages
+        for block in message.content
+        if isinstance(block, ToolUseBlock)
+    }
+    message_ids = {message.id: new_message_id() for message in messages}
+    copies = []
+    for message in messages:
+        metadata = message.metadata
+        parent = metadata.parent_tool_use_id
+        if parent is not None:
+            metadata = metadata.model_copy(update={"parent_tool_use_id": tool_ids.get(parent, parent)})
+        copies.append(
+            message.model_copy(
+                update={
+                    "id": message_ids[message.id],
+                    "session_id": session_id,
+                    "content": [_renamed(block, tool_ids, message_ids) for block in message.content],
+                    "metadata": metadata,
+                }
+            )
+        )
+    return copies, tool_ids
+
+
+def carried_tool_ids(parent: ToolIdMap, renamed: Mapping[str, str], session_id: str) -> ToolIdMap:
+    """The fork's tool id map: the parent's entries for the copied calls, under their new ids."""
+    entries = [
+        ToolIdEntry(renamed[e.canonical], e.provider, e.provider_id, e.origin)
+        for e in parent
+        if e.canonical in renamed
+    ]
+    return ToolIdMap(session_id, entries)
+
+
+def fork_session(
+    store: ForkStore, session_id: str, *, at: str, new_session_id: str | None = None
+) -> SessionRow:
+    """A new session holding `session_id`'s history up to and including message `at`.
+
+    The fork keeps the parent's workspace, model and routing policy, plus its origin
+    (`fork_origin`). MessageNotFoundError, and nothing created, when `at` is not a
+    stored message of the session (a PARTIAL checkpoint is not: it may still change).
+    """
+    parent = store.get_session(session_id)
+    history = list(store.load_session(session_id))
+    cut = next((i for i, message in enumerate(history) if message.id == at), None)
+    if cut is None:
+        raise MessageNotFoundError(
+            f"session {session_id!r} has no message {at!r} to fork at",
+            message_id=at,
+            hint="`metis show SESSION` lists its messages",
+        )
+    fork = store.create_session(
+        parent.workspace_path,
+        active_model=parent.active_model,
+        routing_policy=parent.routing_policy,
+        session_id=new_session_id,
+        parent_session_id=session_id,
+        fork_message_id=at,
+    )
+    copies, renamed = copy_messages(history[: cut + 1], fork.id)
+    store.append_many(copies, tool_ids=carried_tool_ids(store.load_tool_ids(session_id), renamed, fork.id))
+    return fork
+
+
+__all__ = [
+    "ForkOrigin",
+    "ForkStore",
+    "ForkedRow",
+    "SessionRow",
+    "carried_tool_ids",
+    "copy_messages",
+    "fork_origin",
+    "fork_session",
+]
