@@ -214,3 +214,21 @@ def _message(role: Role, content: list[dict[str, Any]], **metadata: Any) -> Mess
             "schema_version": 2,
         }
     )
+
+
+def test_convert_between_mistral_and_responses_on_the_command_line() -> None:
+    from click.testing import CliRunner
+    from metis.cli import cli
+
+    path = str(golden.folder(PROVIDER) / "request_tools.json")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["convert", "--from", "mistral", "--to", "responses", path])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert [i["type"] for i in body["input"] if i["type"] != "message"] == [
+        "function_call",
+        "function_call_output",
+    ]
+    assert "goes back only to the model that produced it" in result.stderr  # Magistral's thinking stays home
+    wrong = runner.invoke(cli, ["convert", "--from", "openai", "--to", "responses", path])
+    assert wrong.exit_code == 2 and "Mistral `thinking` part" in wrong.output
