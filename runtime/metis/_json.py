@@ -8,8 +8,9 @@ such an integer cannot be written at all. JSON has no limit on integers, and a t
 input may hold one (an id, a hash, an amount in the smallest unit). So:
 
 - `loads` parses with orjson, and when the text holds a run of 19 or more digits (the
-  only way to write such an integer) parses it again with pydantic-core's parser, whose
-  integers are exact (orjson has already refused what is not JSON);
+  only way to write such an integer) parses it again with the standard library's parser,
+  whose integers are exact (orjson has already refused what is not JSON, except an
+  integer of 309 or more digits, which it calls infinity: such text goes there too);
 - `write` writes with orjson, and when orjson refuses an integer out of its range writes
   the same values with pydantic-core's serializer, which writes every integer as it is.
 
@@ -22,7 +23,9 @@ Everything else is orjson's, unchanged.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -42,13 +45,37 @@ JSONDecodeError = orjson.JSONDecodeError
 
 def loads(data: bytes | bytearray | str) -> Any:
     """The values of a JSON document; integers of any size read exactly (see module doc)."""
-    value = orjson.loads(data)
     raw = data.encode() if isinstance(data, str) else bytes(data)
+    try:
+        value = orjson.loads(raw)
+    except JSONDecodeError:
+        # orjson calls an integer of 309+ digits "infinity" (it reads it as a double), but
+        # it is JSON: the rest of the text is held to orjson's rules with each such run
+        # shortened, then the exact parser reads it; a float that overflows stays refused
+        if _HUGE_RUN.search(raw) is None:
+            raise
+        orjson.loads(_HUGE_RUN.sub(b"0", raw))
+        value = _exact(raw)
+        if non_finite(value) is not None:
+            raise JSONDecodeError("a number overflows a double", raw.decode(errors="replace"), 0) from None
+        return value
     if raw.translate(_DIGITS).find(_LONG_RUN) < 0:
         return value
+    return _exact(raw)
+
+
+_HUGE_RUN = re.compile(rb"[0-9]{309,}")
+"""A run of digits orjson cannot read as a double (10**308 is its largest finite value)."""
+
+
+def _exact(raw: bytes) -> Any:
+    """The standard library's reading of JSON text orjson has passed: integers exact, and
+    as deep as orjson reads (pydantic-core's parser, used before, stops near 200 levels,
+    so a deep document holding one long number was refused). orjson has already refused
+    NaN, Infinity and lone surrogates, which the standard library would accept."""
     try:
-        return pydantic_core.from_json(raw, allow_inf_nan=False)
-    except ValueError as exc:  # an integer past Python's 4,300-digit limit: refused, not rounded
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # an integer past Python's 4,300-digit limit
         raise JSONDecodeError(str(exc), raw.decode(errors="replace"), 0) from None
 
 

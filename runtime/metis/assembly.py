@@ -6,6 +6,18 @@ response parsed whole and the same response streamed and assembled give equal Me
 `StreamAssembler` folds canonical StreamEvents into that Message: PARTIAL snapshots while
 running, COMPLETE at `message_complete`, ERROR or CANCELLED when the stream stops early,
 never losing what arrived.
+
+**A cut stream never looks finished and free.** A reply is COMPLETE only when the provider
+said it ended (`message_complete`); without that it is CANCELLED (or ERROR). When the end
+arrived but the usage never did (a Chat Completions stream cut between the finish_reason
+chunk and the usage chunk, or a server that ignores `stream_options.include_usage`), the
+reply stays COMPLETE, because its content is whole and replaying it is right, but its
+usage is an estimate, never zero: input tokens from the request's pre-flight estimate
+(`RequestContext.estimated_input_tokens`, which the client fills), output tokens from the
+text that arrived (CHARS_PER_TOKEN), cost priced from those, and
+`provider_raw["usage_estimated"] = true` says so. (Schema v1 has no field for it; the
+flag belongs in `Usage` in a later schema version.) CANCELLED would have hidden a whole
+answer from replay and still said nothing about its cost.
 """
 
 from __future__ import annotations
@@ -44,7 +56,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from . import _json
 from .canonical import CONTENT_LIST
 from .catalog import load_catalog
-from .errors import WireFormatError
+from .errors import MetisError, WireFormatError
 from .events import EventSink, emit
 from .ids import ToolIdMap, new_message_id
 from .invariants import BLOCK_CLASSES, check_message
@@ -54,6 +66,21 @@ from .usage import TokenCounts
 from .validation import pydantic_problems
 
 log = logging.getLogger("metis.assembly")
+
+CHARS_PER_TOKEN = 4
+"""Characters per token when usage must be estimated from text: the rule of thumb the
+adapters' own estimators use for English prose and JSON."""
+
+
+MAX_PROVIDER_RAW_DEPTH = 100
+"""Deepest nesting kept in provider_raw by default. The message around it adds a few
+levels, and the persistence serializer refuses past its own limit (about 250) with an
+untyped error at store time; a provider's own JSON is nowhere near this deep."""
+
+MAX_PROVIDER_RAW_BYTES = 32 * 1024 * 1024
+"""Largest provider_raw (as JSON) kept by default: it is stored and loaded with every
+message, so a server that sends 100 MiB of extras must not make each load carry them.
+Generous for what providers really keep there (a generated image in a foreign part)."""
 
 
 @dataclass
@@ -77,6 +104,12 @@ class RequestContext:
     against their input_schema at ingress (§5.2.4): each failure emits
     `tool_input_invalid` (the message is kept, for the agent loop to answer)."""
     events: EventSink | None = None
+    max_provider_raw_depth: int = MAX_PROVIDER_RAW_DEPTH
+    max_provider_raw_bytes: int = MAX_PROVIDER_RAW_BYTES
+    """Bounds on the provider_raw a reply keeps (where it enters: `finish_assistant`)."""
+    estimated_input_tokens: int | None = None
+    """The adapter's pre-flight estimate of the request's input tokens: the input usage of
+    a streamed reply whose usage never arrived (see the module docstring)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The fields a Message takes as they are (its id, session and time) are checked
@@ -153,6 +186,39 @@ def _routing_copy(record: RoutingDecisionRecord) -> RoutingDecisionRecord:
     return record.model_copy(update={"alternatives_considered": list(record.alternatives_considered)})
 
 
+def _depth_past(value: Any, limit: int) -> bool:
+    """Whether containers inside `value` nest deeper than `limit` (iterative: the value
+    may be nested far past Python's recursion limit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _bounded_raw(provider: str, provider_raw: dict[str, Any], context: RequestContext) -> None:
+    """provider_raw within the context's depth and size bounds, else a WireFormatError."""
+    depth = context.max_provider_raw_depth
+    if _depth_past(provider_raw, depth):
+        raise WireFormatError(
+            f"provider_raw nests deeper than {depth} levels",
+            provider=provider,
+            path="metadata.provider_raw",
+            hint="raise RequestContext.max_provider_raw_depth if this provider's replies really nest so deep",
+        )
+    size = len(_json.write(provider_raw))
+    if size > context.max_provider_raw_bytes:
+        raise WireFormatError(
+            f"provider_raw holds {size} bytes of JSON; the limit is {context.max_provider_raw_bytes}",
+            provider=provider,
+            path="metadata.provider_raw",
+            hint="raise RequestContext.max_provider_raw_bytes if this is legitimate",
+        )
+
+
 def _checked_inputs(provider: str, provider_raw: Any) -> dict[str, Any] | None:
     """What finish_assistant takes from its caller unchecked elsewhere: the provider key
     (against MessageMetadata's own field type, once per key) and provider_raw (a dict with
@@ -223,7 +289,10 @@ def finish_assistant(
     id, normalized counts, minted ids, the context's checked fields — so the records are
     validated as they are put together, and the §5 rules (`metis.invariants`) run on the
     Message, so a reply that breaks them (a COMPLETE reply with no content) is a typed error.
+    A COMPLETE reply without usage gets an estimate (`reported_or_estimated`).
     """
+    if status == MessageStatus.complete:
+        counts, provider_raw = reported_or_estimated(counts, content, context, provider_raw)
     return _assistant_message(
         context,
         context.message_id or new_message_id(),
@@ -235,6 +304,37 @@ def finish_assistant(
         provider_raw=provider_raw,
         status=status,
     )
+
+
+def reported_or_estimated(
+    counts: TokenCounts | None,
+    content: Sequence[ContentBlock],
+    context: RequestContext,
+    provider_raw: dict[str, Any] | None,
+) -> tuple[TokenCounts, dict[str, Any] | None]:
+    """The usage of a COMPLETE reply: the provider's, or an estimate when it reported none.
+
+    No usage, or all-zero usage beside generated content (no reply that says something
+    costs nothing), means the usage never arrived: input tokens from the request's
+    pre-flight estimate, output tokens from the content at CHARS_PER_TOKEN, and
+    `provider_raw["usage_estimated"] = true` (see the module docstring)."""
+    if counts is not None and counts != _NO_COUNTS:
+        return counts, provider_raw
+    chars = 0
+    for block in content:
+        if isinstance(block, TextBlock | ThinkingBlock):
+            chars += len(block.text)
+        elif isinstance(block, ToolUseBlock):
+            chars += len(block.name) + len(_json.dumps(block.input))
+    if chars == 0:  # nothing generated: zero is the honest count
+        return counts or _NO_COUNTS, provider_raw
+    estimated = TokenCounts(
+        input_tokens=context.estimated_input_tokens or 0, output_tokens=-(-chars // CHARS_PER_TOKEN)
+    )
+    return estimated, {**(provider_raw or {}), "usage_estimated": True}
+
+
+_NO_COUNTS = TokenCounts()
 
 
 def _assistant_message(
@@ -267,6 +367,8 @@ def _assistant_message(
     else:  # a fresh record per message: no two messages share one
         routing = default_routing(entry.id, _DEFAULT_REASON)
     provider_raw = _checked_inputs(provider, provider_raw)
+    if provider_raw is not None:
+        _bounded_raw(provider, provider_raw, context)
     if any(type(block) not in BLOCK_CLASSES for block in content):
         content = _checked_content(content, provider)
     metadata = MessageMetadata(
@@ -354,14 +456,18 @@ def imported_assistant(
     content: list[ContentBlock],
     provider_raw: dict[str, Any] | None,
 ) -> Message:
-    """An ASSISTANT turn of a recorded request (see `import_context`)."""
-    return finish_assistant(
+    """An ASSISTANT turn of a recorded request (see `import_context`): zero usage, not an
+    estimate, because what it cost was paid elsewhere and is not this session's."""
+    return _assistant_message(
         context,
+        context.message_id or new_message_id(),
+        context.created_at or datetime.now(UTC),
         provider=provider,
         content=content,
         counts=TokenCounts(),
         stop_reason=None,
         provider_raw=provider_raw,
+        status=MessageStatus.complete,
     )
 
 
@@ -502,12 +608,20 @@ class StreamAssembler:
                     except ValueError:
                         parsed = {}
                     value = parsed if isinstance(parsed, dict) else {}
-                out.append(ToolUseBlock(type="tool_use", id=block.tool_id, name=block.name, input=value))
+                try:
+                    out.append(ToolUseBlock(type="tool_use", id=block.tool_id, name=block.name, input=value))
+                except ValidationError as exc:  # e.g. a name past the schema's 128 characters
+                    raise WireFormatError(
+                        f"streamed tool call {block.name[:80]!r}: {pydantic_problems(exc)[0]}",
+                        provider=self.provider,
+                        path=f"content[{index}]",
+                        message_id=self.message_id,
+                    ) from None
         return out
 
     def snapshot(self) -> Message:
         """A PARTIAL message of what has arrived (for checkpoints while streaming)."""
-        return self._message(MessageStatus.partial, self.content(final=False), None)
+        return self._message(MessageStatus.partial, self.content(final=False), None, self._counts)
 
     def finish(self, provider_raw: dict[str, Any] | None = None, *, cancelled: bool = False) -> Message:
         """The final message: COMPLETE, or ERROR/CANCELLED when the stream did not finish."""
@@ -525,15 +639,37 @@ class StreamAssembler:
             raw.setdefault("unparsed_arguments", {}).update(self.unparsed_arguments)
         if self._error is not None:
             raw["error"] = {"code": self._error.code, "message": self._error.message}
-        return self._message(status, content, raw or None)
+        counts: TokenCounts | None = self._counts
+        provider_raw = raw or None
+        if status == MessageStatus.complete:  # the end arrived; did the usage?
+            counts, provider_raw = reported_or_estimated(counts, content, self.context, provider_raw)
+        return self._message(status, content, provider_raw, counts)
+
+    def fail(self, failure: Exception, provider_raw: dict[str, Any] | None = None) -> Message:
+        """The final message of an exchange a failure ended (a malformed event, a reply
+        that cannot be assembled): ERROR, holding what can still be built and the failure
+        under provider_raw["error"]. When the blocks or provider_raw themselves are what
+        failed, the message keeps neither, so a failed exchange always ends in a row."""
+        error = {"code": type(failure).__name__, "message": str(failure)[:2000]}
+        try:
+            content = self.content(final=True)
+        except MetisError:
+            content = []
+        for raw in (dict(provider_raw or {}), {}):
+            try:
+                return self._message(MessageStatus.error, content, {**raw, "error": error}, self._counts)
+            except MetisError:
+                content = []
+        raise failure
 
     def _message(
-        self, status: MessageStatus, content: list[ContentBlock], provider_raw: dict[str, Any] | None
+        self,
+        status: MessageStatus,
+        content: list[ContentBlock],
+        provider_raw: dict[str, Any] | None,
+        counts: TokenCounts | None = None,
     ) -> Message:
         stop = self._complete.stop_reason if self._complete else (StopReason.error if self._error else None)
-        counts = self._counts
-        if counts is None and status == MessageStatus.complete:
-            counts = TokenCounts()  # the provider reported no usage: zero, priced as such
         return _assistant_message(
             self.context,
             self.message_id,
@@ -555,4 +691,5 @@ __all__ = [
     "imported_assistant",
     "imported_message",
     "parse_tool_arguments",
+    "reported_or_estimated",
 ]

@@ -8,8 +8,40 @@ Bad input never surfaces as a bare KeyError, TypeError or JSONDecodeError.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+MIN_SECRET_CHARS = 8
+"""Shorter "keys" are placeholders (`ollama`, `none`, `x`) that local servers accept; erasing
+every occurrence of such a word from error texts would garble them and protect nothing."""
+
+
+def redact_text(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every occurrence of each secret replaced by REDACTED."""
+    for secret in secrets:
+        if len(secret) >= MIN_SECRET_CHARS and secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def _redact_value(value: Any, secrets: tuple[str, ...]) -> Any:
+    """A string redacted, or a JSON-like container redacted in place. Iterative: an error body
+    may be nested as deep as the JSON parser allows, deeper than Python's recursion limit."""
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    stack = [value] if isinstance(value, dict | list) else []
+    while stack:
+        node = stack.pop()
+        pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, item in pairs:
+            if isinstance(item, str):
+                node[key] = redact_text(item, secrets)
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    return value
 
 
 class MetisError(Exception):
@@ -30,6 +62,18 @@ class MetisError(Exception):
         self.message_id = message_id
         self.hint = hint
         super().__init__(self._render())
+
+    def redact(self, secrets: Iterable[str]) -> None:
+        """Erase known secret values (the API key sent) from every text this error carries:
+        its message, hint, location, and fields such as a ProviderError's echoed body or a
+        WireFormatError's raw text. A server that echoes the key in a 401 body must not
+        put it into logs and tracebacks through us."""
+        keys = tuple(secret for secret in secrets if len(secret) >= MIN_SECRET_CHARS)
+        if not keys:
+            return
+        for name, value in vars(self).items():
+            setattr(self, name, _redact_value(value, keys))
+        self.args = (self._render(),)
 
     def _render(self) -> str:
         where = [
@@ -174,12 +218,25 @@ class WireFormatError(AdapterError):
         super().__init__(message, **kw)
 
 
+class StreamLimitError(WireFormatError):
+    """One stream event grew past the framer's bound (`limit`, in characters): a server that
+    never ends a line must not make the client buffer without end."""
+
+    def __init__(self, message: str, *, limit: int | None = None, **kw: str | None) -> None:
+        self.limit = limit
+        super().__init__(message, **kw)
+
+
 class CriticalBlockError(AdapterError):
     """A block marked critical (metadata.critical_blocks) cannot be carried by the target."""
 
 
 class WorkspaceError(AdapterError):
     """A file_ref image path is missing or escapes the session workspace."""
+
+
+class UrlFetchError(AdapterError):
+    """An image URL was refused (scheme, non-public address, size) or could not be fetched."""
 
 
 RETRYABLE_HTTP_BELOW_500 = frozenset({408, 409, 429})
@@ -236,6 +293,8 @@ class ClientError(MetisError):
 
 
 __all__ = [
+    "MIN_SECRET_CHARS",
+    "REDACTED",
     "RETRYABLE_HTTP_BELOW_500",
     "AdapterError",
     "CapabilityError",
@@ -252,12 +311,15 @@ __all__ = [
     "ProviderError",
     "SessionNotFoundError",
     "StoreError",
+    "StreamLimitError",
     "ToolInputError",
     "ToolSchemaError",
     "UnknownAdapterError",
     "UnknownModelError",
     "UnknownToolError",
+    "UrlFetchError",
     "WireFormatError",
     "WorkspaceError",
+    "redact_text",
     "retryable_status",
 ]

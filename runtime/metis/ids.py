@@ -258,6 +258,12 @@ class ToolIdMap:
     resolves to the most recent tool_use that carried it (`resolve_incoming`). Outgoing,
     `outgoing` returns the provider's own id when it was recorded and still satisfies the
     provider's rule, else a deterministic, collision-free minted id.
+
+    Sent ids are unique per provider: when a server reused one id for several calls (two
+    `call_0` in one reply, or one per turn), only the latest call that carried it (the one
+    `resolve_incoming` answers) replays it; each earlier one gets a minted id. Replayed
+    verbatim, the duplicates would make the request ambiguous or invalid (providers reject
+    repeated tool ids, and a result could not say which call it answers).
     """
 
     def __init__(self, session_id: str, entries: list[ToolIdEntry] | None = None) -> None:
@@ -265,6 +271,10 @@ class ToolIdMap:
         self._entries: list[ToolIdEntry] = []
         self._incoming: dict[tuple[str, str], str] = {}
         self._outgoing: dict[tuple[str, str], str] = {}
+        # provider -> every id ever bound outgoing for it: a minted id must be none of them.
+        # Kept as entries are added, so minting for a fresh map (every `metis convert`, the
+        # first request of an imported session) is linear in its tool calls, not quadratic.
+        self._sent: dict[str, set[str]] = {}
         # provider -> canonical -> the id `outgoing` settled on (it passed the provider's
         # rule): every later request answers from here with one lookup. Reset for a
         # canonical id whenever a binding of it is added.
@@ -276,10 +286,14 @@ class ToolIdMap:
 
     def _add(self, entry: ToolIdEntry) -> None:
         self._entries.append(entry)
-        self._incoming[(entry.provider, entry.provider_id)] = entry.canonical
+        key = (entry.provider, entry.provider_id)
+        previous = self._incoming.get(key)
+        self._incoming[key] = entry.canonical
         settled = self._settled.get(entry.provider)
         if settled is not None:
             settled.pop(entry.canonical, None)
+            if previous is not None:
+                settled.pop(previous, None)  # it no longer owns that id: `outgoing` decides again
         if entry.origin == "provider":
             issued = self._issued.get(entry.provider)
             if issued is None:
@@ -291,6 +305,7 @@ class ToolIdMap:
             self._outgoing[(entry.provider, entry.canonical)] = entry.provider_id
         else:
             self._outgoing.setdefault((entry.provider, entry.canonical), entry.provider_id)
+        self._sent.setdefault(entry.provider, set()).add(self._outgoing[(entry.provider, entry.canonical)])
 
     def __iter__(self) -> Iterator[ToolIdEntry]:
         return iter(list(self._entries))
@@ -345,16 +360,17 @@ class ToolIdMap:
                 return hit
         rule = id_rule(provider)
         known = self._outgoing.get((provider, canonical))
-        if known is not None and rule.accepts(known):
+        if known is not None and rule.accepts(known) and self._incoming.get((provider, known)) == canonical:
             settled[canonical] = known
             return known
-        taken = {pid for (prov, _), pid in self._outgoing.items() if prov == provider}
+        taken = self._sent.setdefault(provider, set())
         seed = f"{self.session_id}\x00{canonical}\x00{provider}"
         for attempt in range(1000):
             candidate = rule.mint(seed, attempt)
             owner = self._incoming.get((provider, candidate))
             if candidate not in taken and owner in (None, canonical):
                 self._outgoing[(provider, canonical)] = candidate
+                taken.add(candidate)
                 self._entries.append(ToolIdEntry(canonical, provider, candidate, "minted"))
                 self._incoming[(provider, candidate)] = canonical
                 settled[canonical] = candidate

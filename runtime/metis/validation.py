@@ -153,7 +153,10 @@ def _intended_branch(error: ValidationError) -> int | None:
     instance = error.instance
     discriminator = schema.get("discriminator")
     if isinstance(discriminator, Mapping) and isinstance(instance, Mapping):
-        target = discriminator.get("mapping", {}).get(instance.get(discriminator.get("propertyName")))
+        tag = instance.get(discriminator.get("propertyName"))
+        if not isinstance(tag, str):  # a `type` that is an object or a list names no branch
+            return None
+        target = discriminator.get("mapping", {}).get(tag)
         for i, option in enumerate(schema.get("oneOf", [])):
             if isinstance(option, Mapping) and option.get("$ref") == target:
                 return i

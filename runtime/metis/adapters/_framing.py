@@ -3,14 +3,65 @@
 Adapters are transport-free: they receive the HTTP body in arbitrary pieces (bytes or
 str, split anywhere, even inside a UTF-8 sequence) and must frame it themselves. These
 framers are the only code that knows where one event ends and the next begins.
+
+Two promises hold for every framer, whatever the server sends:
+
+- **Linear time.** Each piece is scanned once, when it arrives; the text of an unfinished
+  event is kept as a list of pieces and joined once, when the event ends. (Appending each
+  piece to one growing string and re-scanning it made a long line quadratic: a 2 MiB line
+  in 1 KiB pieces re-copied the buffer two thousand times.)
+- **Bounded memory.** One event (a line, an SSE event's data, an array element) may hold at
+  most `max_event_chars` characters; past that the framer raises `StreamLimitError`
+  instead of buffering a line that never ends until the process runs out of memory.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
-from ..errors import WireFormatError
+from ..errors import StreamLimitError, WireFormatError
+
+DEFAULT_MAX_EVENT_CHARS = 64 * 1024 * 1024
+"""Default bound on one event. Generous on purpose: image-generating models (Gemini, the
+OpenAI image tools) send a whole base64 image inside one event, tens of megabytes at most;
+anything beyond that is a broken or hostile server, not a reply."""
+
+
+def _too_large(limit: int) -> StreamLimitError:
+    return StreamLimitError(
+        f"stream event exceeds {limit} characters",
+        limit=limit,
+        hint="the server sent one event larger than max_event_chars; raise the bound if that is legitimate",
+    )
+
+
+class _Pending:
+    """The text of one unfinished event, kept as pieces and joined once when it ends."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._pieces: list[str] = []
+        self._size = 0
+
+    def add(self, piece: str) -> None:
+        if piece:
+            self._size += len(piece)
+            if self._size > self.limit:
+                raise _too_large(self.limit)
+            self._pieces.append(piece)
+
+    def take(self, last: str = "") -> str:
+        """The whole event (the kept pieces, then `last`), and an empty buffer again."""
+        if self._size + len(last) > self.limit:
+            raise _too_large(self.limit)
+        text = "".join(self._pieces) + last if self._pieces else last
+        self._pieces, self._size = [], 0
+        return text
+
+    def __bool__(self) -> bool:
+        return self._size > 0
 
 
 class _Text:
@@ -45,40 +96,52 @@ class SSEEvent:
     data: str
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 class SSEFramer:
     """Server-sent events per the WHATWG rules: `event:`/`data:` fields, `:` comment lines
-    (e.g. `: OPENROUTER PROCESSING`) ignored, CR/LF/CRLF line ends, blank line dispatches."""
+    (e.g. `: OPENROUTER PROCESSING`) ignored, CR/LF/CRLF line ends, blank line dispatches.
+    The bound covers the unfinished line and the event's data lines together."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_event_chars: int = DEFAULT_MAX_EVENT_CHARS) -> None:
         self._text = _Text()
-        self._buffer = ""
+        self._limit = max_event_chars
+        self._line_pending = _Pending(max_event_chars)
+        self._after_cr = False  # the last piece ended in CR: a LF opening the next one is its pair
         self._event: str | None = None
         self._data: list[str] = []
+        self._data_size = 0
 
     def feed(self, data: bytes | str) -> list[SSEEvent]:
-        self._buffer += self._text.text(data)
-        return self._drain(final=False)
+        return self._scan(self._text.text(data))
 
     def close(self) -> list[SSEEvent]:
         """End of body. Per the WHATWG rules an event not terminated by a blank line is
         discarded: a stream cut mid-event must not deliver half an event."""
-        self._buffer += self._text.finish()
-        events = self._drain(final=True)
-        self._buffer, self._event, self._data = "", None, []
+        events = self._scan(self._text.finish())
+        if self._line_pending:
+            events.extend(self._line(self._line_pending.take()))
+        self._event, self._data, self._data_size = None, [], 0
         return events
 
-    def _drain(self, final: bool) -> list[SSEEvent]:
+    def _scan(self, text: str) -> list[SSEEvent]:
+        if not text:
+            return []
+        if self._after_cr and text[0] == "\n":
+            text = text[1:]
+        self._after_cr = text.endswith("\r")
+        # CR-only line ends are rare: plain str.split (a C memchr scan) unless a CR is there
+        *lines, rest = _LINE_END.split(text) if "\r" in text else text.split("\n")
         events: list[SSEEvent] = []
-        while True:
-            cut = min((i for i in (self._buffer.find("\n"), self._buffer.find("\r")) if i >= 0), default=-1)
-            if cut < 0:
-                return events
-            if self._buffer[cut] == "\r" and cut + 1 == len(self._buffer) and not final:
-                return events  # a CR at the end may be half of a CRLF
-            line = self._buffer[:cut]
-            skip = 2 if self._buffer[cut : cut + 2] == "\r\n" else 1
-            self._buffer = self._buffer[cut + skip :]
-            events.extend(self._line(line))
+        if lines:
+            lines[0] = self._line_pending.take(lines[0])
+            for line in lines:
+                events.extend(self._line(line))
+        self._line_pending.add(rest)
+        if self._data_size + len(self._data) + bool(self._line_pending) > self._limit:
+            raise _too_large(self._limit)
+        return events
 
     def _line(self, line: str) -> list[SSEEvent]:
         if line == "":
@@ -90,6 +153,9 @@ class SSEFramer:
         if name == "event":
             self._event = value
         elif name == "data":
+            self._data_size += len(value)
+            if self._data_size + len(self._data) > self._limit:
+                raise _too_large(self._limit)
             self._data.append(value)
         return []
 
@@ -98,85 +164,122 @@ class SSEFramer:
             self._event = None
             return []
         event = SSEEvent(self._event, "\n".join(self._data))
-        self._event, self._data = None, []
+        self._event, self._data, self._data_size = None, [], 0
         return [event]
 
 
 class NDJSONFramer:
     """Newline-delimited JSON (Ollama): one JSON document per non-blank line."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_event_chars: int = DEFAULT_MAX_EVENT_CHARS) -> None:
         self._text = _Text()
-        self._buffer = ""
+        self._pending = _Pending(max_event_chars)
 
     def feed(self, data: bytes | str) -> list[str]:
-        self._buffer += self._text.text(data)
-        *lines, self._buffer = self._buffer.split("\n")
-        return [line.strip() for line in lines if line.strip()]
+        *lines, rest = self._text.text(data).split("\n")
+        out: list[str] = []
+        if lines:
+            lines[0] = self._pending.take(lines[0])
+            limit = self._pending.limit
+            for line in lines:
+                if len(line) > limit:
+                    raise _too_large(limit)
+                if stripped := line.strip():
+                    out.append(stripped)
+        self._pending.add(rest)
+        return out
 
     def close(self) -> list[str]:
-        rest = (self._buffer + self._text.finish()).strip()
-        self._buffer = ""
+        rest = self._pending.take(self._text.finish()).strip()
         return [rest] if rest else []
+
+
+_JSON_SPACE = " \t\r\n"
+_NEXT_SIGNIFICANT = re.compile(r"[^ \t\r\n]")
+_STRING_STOP = re.compile(r'["\\]')
+_NESTED_STOP = re.compile(r'["\[\]{}]')
+_SCALAR_STOP = re.compile(r"[,\]]")
 
 
 class JSONArrayFramer:
     """A JSON array streamed element by element (Gemini without `alt=sse`): yields the text
-    of each top-level element as soon as it is complete."""
+    of each top-level element as soon as it is complete.
 
-    def __init__(self) -> None:
+    Only what decides where an element ends is looked at: inside a string the scanner jumps
+    to the next quote or backslash, inside an element to the next bracket or quote (regex
+    searches, not a Python loop per character). Validating the element is the JSON
+    parser's job, later."""
+
+    def __init__(self, *, max_event_chars: int = DEFAULT_MAX_EVENT_CHARS) -> None:
         self._text = _Text()
-        self._buffer = ""
-        self._pos = 0
-        self._depth = 0
+        self._pending = _Pending(max_event_chars)
+        self._depth = 0  # 0: before `[` or after the closing `]`; 1: between elements
         self._in_string = False
         self._escape = False
-        self._start: int | None = None
+        self._element = False  # an element has started and not yet ended
         self._opened = False
+        self._closed = False
 
     def feed(self, data: bytes | str) -> list[str]:
-        self._buffer += self._text.text(data)
+        text = self._text.text(data)
         out: list[str] = []
-        buf = self._buffer
-        i = self._pos
-        while i < len(buf):
-            ch = buf[i]
+        start = 0  # where the unfinished element's text begins in this piece
+        i, n = 0, len(text)
+        while i < n and not self._closed:
             if self._in_string:
                 if self._escape:
-                    self._escape = False
-                elif ch == "\\":
+                    self._escape, i = False, i + 1
+                    continue
+                found = _STRING_STOP.search(text, i)
+                if found is None:
+                    break
+                i = found.start()
+                if text[i] == "\\":
                     self._escape = True
-                elif ch == '"':
+                else:
                     self._in_string = False
+                i += 1
+                continue
+            if self._depth >= 2:
+                found = _NESTED_STOP.search(text, i)
+            elif self._depth == 1 and self._element:
+                found = _SCALAR_STOP.search(text, i)
+            else:
+                found = _NEXT_SIGNIFICANT.search(text, i)
+            if found is None:
+                break
+            i = found.start()
+            ch = text[i]
+            if self._depth == 0:
+                if self._opened or ch != "[":
+                    raise WireFormatError("stream is not a JSON array", raw=text[i : i + 200])
+                self._opened, self._depth = True, 1
+            elif self._depth == 1 and self._element:  # a scalar element ends at `,` or `]`
+                out.append(self._pending.take(text[start:i]).strip(_JSON_SPACE))
+                self._element = False
+                if ch == "]":
+                    self._depth, self._closed = 0, True
+            elif self._depth == 1:
+                if ch == "]":
+                    self._depth, self._closed = 0, True
+                elif ch != ",":
+                    self._element, start = True, i
+                    if ch in "[{":
+                        self._depth = 2
+                    elif ch == '"':
+                        self._in_string = True
             elif ch == '"':
                 self._in_string = True
-                if self._depth == 1 and self._start is None:
-                    self._start = i
             elif ch in "[{":
-                if not self._opened:
-                    if ch != "[":
-                        raise WireFormatError("stream is not a JSON array", raw=buf[:200])
-                    self._opened = True
-                elif self._depth == 1:
-                    self._start = i
                 self._depth += 1
-            elif ch in "]}":
+            else:
                 self._depth -= 1
-                if self._depth == 1 and self._start is not None:
-                    out.append(buf[self._start : i + 1])
-                    self._start = None
-            elif ch not in " \t\r\n," and self._depth == 1 and self._start is None:
-                self._start = i  # a scalar element; unusual but framed
-            elif ch == "," and self._depth == 1 and self._start is not None:
-                out.append(buf[self._start : i].strip())
-                self._start = None
+                if self._depth == 1:
+                    out.append(self._pending.take(text[start : i + 1]))
+                    self._element = False
             i += 1
-        if self._start is None:  # nothing pending: drop consumed text
-            self._buffer, self._pos = "", 0
-        else:
-            self._buffer = buf[self._start :]
-            self._pos = i - self._start
-            self._start = 0
+        if self._element:
+            self._pending.add(text[start:])
         return out
 
     def close(self) -> list[str]:
@@ -184,8 +287,9 @@ class JSONArrayFramer:
         complete has been returned already, the unfinished element is discarded, and the
         adapter reports the message as cancelled (no completion event arrived)."""
         self._text.finish()
-        self._buffer, self._start = "", None
+        self._pending.take()
+        self._element = False
         return []
 
 
-__all__ = ["JSONArrayFramer", "NDJSONFramer", "SSEEvent", "SSEFramer"]
+__all__ = ["DEFAULT_MAX_EVENT_CHARS", "JSONArrayFramer", "NDJSONFramer", "SSEEvent", "SSEFramer"]

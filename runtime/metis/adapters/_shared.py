@@ -1,7 +1,7 @@
 """Pieces of wire mapping that several adapters share, written once.
 
-- images: `file_ref` resolution inside the session workspace (a path escaping it is
-  refused), base64 and data URLs;
+- images: base64 of an image block (file_refs read through `metis.media`, which keeps
+  them inside the session workspace), base64 and data URLs;
 - the function-tool shape `{"type": "function", "function": {name, description,
   parameters}}` used by OpenAI, OpenRouter and Ollama;
 - imported tools: a wire tool carries no side-effect declaration, so an imported
@@ -16,7 +16,6 @@ import binascii
 import mimetypes
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, TypeGuard
 from urllib.parse import urlparse
 
@@ -33,39 +32,22 @@ from metis_schema.v2 import (
 )
 
 from ..catalog import load_catalog
-from ..errors import MetisError, WireFormatError, WorkspaceError
+from ..errors import MetisError, WireFormatError
 from ..invariants import BLOCK_CLASSES
+from ..media import workspace_file_base64
 from .base import AdapterOptions
 
 _DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)$", re.DOTALL)
 
 
-def resolve_file_ref(path: str, workspace: Path | None) -> Path:
-    """The file a `file_ref` names, which must lie inside the session workspace."""
-    if workspace is None:
-        raise WorkspaceError(
-            f"file_ref image {path!r} needs a session workspace", hint="set AdapterOptions.workspace"
-        )
-    root = workspace.resolve()
-    candidate = Path(path)
-    if candidate.is_absolute():
-        raise WorkspaceError(f"file_ref {path!r} is absolute; it must be relative to the workspace")
-    target = (root / candidate).resolve()
-    if not target.is_relative_to(root):
-        raise WorkspaceError(f"file_ref {path!r} escapes the workspace {root}")
-    if not target.is_file():
-        raise WorkspaceError(f"file_ref {path!r} does not exist in the workspace {root}")
-    return target
-
-
 def image_base64(block: ImageBlock, options: AdapterOptions) -> str | None:
-    """Base64 bytes of an image, reading file_refs from the workspace; None for URL images."""
+    """Base64 bytes of an image, reading file_refs from the workspace (contained and
+    size-capped by `metis.media`); None for URL images."""
     kind = block.source.kind
     if kind == MediaSourceKind.base64:
         return block.source.data
     if kind == MediaSourceKind.file_ref:
-        data = resolve_file_ref(block.source.data, options.workspace).read_bytes()
-        return base64.b64encode(data).decode("ascii")
+        return workspace_file_base64(block.source.data, options.workspace, max_bytes=options.max_media_bytes)
     return None
 
 
@@ -202,7 +184,6 @@ __all__ = [
     "is_tool_use",
     "own_raw",
     "parse_data_url",
-    "resolve_file_ref",
     "resolve_import_model",
     "text_block",
     "thinking_block",

@@ -22,6 +22,7 @@ from ..assembly import RequestContext, StreamAssembler
 from ..catalog import load_catalog
 from ..errors import ProviderError
 from ..ids import ToolIdMap
+from ..media import DEFAULT_MAX_MEDIA_BYTES
 from ._facts import ProviderFacts
 
 WireBody = dict[str, Any]
@@ -49,7 +50,11 @@ class AdapterOptions:
     thinking_budget: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     allow_url_fetch: bool = False
+    """Opt-in: fetch image URLs a provider cannot take by reference (Ollama)."""
     url_fetcher: Callable[[str], bytes] | None = None
+    """The fetcher to use; None means `metis.fetch.UrlFetcher()` (public http(s) only)."""
+    max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
+    """Largest file_ref read from the workspace (`metis.media`)."""
 
 
 @dataclass

@@ -19,6 +19,7 @@ import httpx
 from metis_schema.v2 import Message, ToolDefinition
 
 from .. import _json
+from ..errors import MetisError
 from ..events import EventSink
 from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
@@ -164,9 +165,13 @@ class AsyncSession(SessionBase):
     ) -> Message:
         """As `Session.send`, awaited."""
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
-        with self.core.traced(prepared) as done:
-            reply = await self.client._exchange(self.core, prepared, on_event)
-            done(reply)
+        try:
+            with self.core.traced(prepared) as done:
+                reply = await self.client._exchange(self.core, prepared, on_event)
+                done(reply)
+        except MetisError as exc:
+            exc.redact(prepared.secrets)  # a server may echo the key back in its error body
+            raise
         return reply
 
     async def compact(self, keep_last: int, *, summarizer: str | None = None) -> Message:
@@ -175,7 +180,11 @@ class AsyncSession(SessionBase):
         requests send instead of the turns it covers (`metis.ops.compact`). The stored
         turns stay. Returns the compaction message."""
         prepared = self.core.prepare_compaction(keep_last, summarizer)
-        return await self.client._exchange(self.core, prepared, None)
+        try:
+            return await self.client._exchange(self.core, prepared, None)
+        except MetisError as exc:
+            exc.redact(prepared.secrets)
+            raise
 
 
 __all__ = ["AsyncClient", "AsyncSession"]

@@ -85,8 +85,12 @@ def read_failure(exc: httpx.HTTPError, *, name: str) -> MetisError:
 def stream_failure(exc: BaseException, run: StreamRun, *, name: str) -> MetisError | None:
     """Save what arrived as CANCELLED and return the typed error for an interrupted stream.
 
-    None means "re-raise `exc` as it is" (e.g. asyncio.CancelledError, after saving).
+    None means "re-raise `exc` as it is" (e.g. asyncio.CancelledError, after saving). A
+    MetisError (a malformed event) is a failed exchange: what arrived is saved as ERROR.
     """
+    if isinstance(exc, MetisError):
+        run.fail(exc)
+        return None
     partial = run.cancel()
     if isinstance(exc, httpx.TimeoutException):
         message = f"{name} stream timed out; kept what arrived as CANCELLED"

@@ -93,6 +93,8 @@ class Prepared:
     compacts_through: str | None = None
     """Set for a compaction's summary request: the reply is stored as a compaction block
     covering the session up to this message (`metis.ops.compact`)."""
+    secrets: tuple[str, ...] = ()
+    """Values redacted from any error this request raises (its API key)."""
 
 
 class SessionCore:
@@ -268,6 +270,10 @@ class SessionCore:
             routing=self.routing(entry.id, override=override),
             tools=registry,
             events=self.settings.events,
+            # a streamed reply whose usage never arrives is priced from this (assembly.py)
+            estimated_input_tokens=adapter.estimate_input_tokens(pending, tuple(registry))
+            if stream
+            else None,
         )
         headers = {
             "content-type": "application/json",
@@ -275,7 +281,8 @@ class SessionCore:
             **adapter.auth_headers(endpoint.api_key),
         }
         url = adapter.endpoint(endpoint.base_url, entry.wire_model, stream=stream)
-        return Prepared(adapter, url, headers, body, context, stream)
+        secrets = (endpoint.api_key,) if endpoint.api_key else ()
+        return Prepared(adapter, url, headers, body, context, stream, secrets=secrets)
 
     # --- storing ----------------------------------------------------------------------------
 

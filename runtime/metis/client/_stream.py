@@ -18,7 +18,7 @@ from metis_schema.v2 import ErrorEvent, Message, StreamEvent
 
 from ..adapters import Adapter
 from ..assembly import RequestContext, StreamAssembler
-from ..errors import ProviderError
+from ..errors import MetisError, ProviderError
 from ._protocols import SessionStore
 
 EventCallback = Callable[[StreamEvent], None]
@@ -66,10 +66,17 @@ class StreamRun:
         """The body ended: flush the decoder, persist the final message and return it."""
         try:
             self._apply(self.decoder.close())
-        except BaseException:
-            self.cancel()  # a truncated or malformed tail: keep what arrived, then report
+        except MetisError as exc:
+            self.fail(exc)  # a malformed tail: keep what arrived as ERROR, then report
             raise
-        final = self._finish(cancelled=False)
+        except BaseException:
+            self.cancel()  # interrupted: keep what arrived, then report
+            raise
+        try:
+            final = self._finish(cancelled=False)
+        except MetisError as exc:  # the reply cannot be assembled: the row must not stay PARTIAL
+            self.fail(exc)
+            raise
         error = self.assembler.error
         if error is not None:
             raise _stream_error(error, self.adapter.name, final)
@@ -78,6 +85,17 @@ class StreamRun:
     def cancel(self) -> Message:
         """The stream stopped early: persist what arrived as CANCELLED and return it."""
         return self._finish(cancelled=True)
+
+    def fail(self, failure: Exception) -> Message:
+        """A failure ended the exchange: persist what arrived as ERROR and return it."""
+        self.context.latency_ms = self._elapsed_ms()
+        try:
+            raw = self.decoder.provider_raw()
+        except MetisError:
+            raw = None
+        final = self.assembler.fail(failure, raw)
+        self.store.finalize(final, tool_ids=self.context.tool_ids)
+        return final
 
     def _finish(self, *, cancelled: bool) -> Message:
         self.context.latency_ms = self._elapsed_ms()

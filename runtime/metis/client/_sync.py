@@ -17,6 +17,7 @@ import httpx
 from metis_schema.v2 import Message, ToolDefinition
 
 from .. import _json
+from ..errors import MetisError
 from ..events import EventSink
 from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
 from ._protocols import SessionStore
@@ -165,9 +166,13 @@ class Session(SessionBase):
         `options` are AdapterOptions fields (max_tokens, temperature, tool_choice, ...).
         """
         prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
-        with self.core.traced(prepared) as done:
-            reply = self.client._exchange(self.core, prepared, on_event)
-            done(reply)
+        try:
+            with self.core.traced(prepared) as done:
+                reply = self.client._exchange(self.core, prepared, on_event)
+                done(reply)
+        except MetisError as exc:
+            exc.redact(prepared.secrets)  # a server may echo the key back in its error body
+            raise
         return reply
 
     def compact(self, keep_last: int, *, summarizer: str | None = None) -> Message:
@@ -176,7 +181,11 @@ class Session(SessionBase):
         requests send instead of the turns it covers (`metis.ops.compact`). The stored
         turns stay. Returns the compaction message."""
         prepared = self.core.prepare_compaction(keep_last, summarizer)
-        return self.client._exchange(self.core, prepared, None)
+        try:
+            return self.client._exchange(self.core, prepared, None)
+        except MetisError as exc:
+            exc.redact(prepared.secrets)
+            raise
 
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Session"]

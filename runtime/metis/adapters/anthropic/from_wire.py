@@ -13,11 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from metis_schema.v2 import ContentBlock, Message, RedactedThinkingBlock
+from pydantic import ValidationError
 
 from ...assembly import RequestContext, finish_assistant
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...usage import normalize_usage
+from ...validation import pydantic_problems
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from . import wire
@@ -60,13 +62,21 @@ def assistant_block(
 ) -> ContentBlock | None:
     """A declared assistant block (`wire.ResponseBlock`) -> canonical; None (kept in `replay`)
     when it has no canonical type."""
-    entry = _READERS.get(block.get("type"))  # type: ignore[arg-type]
+    kind = block.get("type")
+    entry = _READERS.get(kind) if isinstance(kind, str) else None  # a hostile `type` may be a list
     if entry is None:
         replay.foreign[str(position)] = dict(block)
         return None
     reader, known = entry
     replay.keep_extras(str(position), block, known)
-    return reader(block, tool_ids)
+    try:
+        return reader(block, tool_ids)
+    except ValidationError as exc:  # a value the schema refuses, e.g. a tool name past 128 characters
+        raise WireFormatError(
+            f"{kind} block cannot be read: {pydantic_problems(exc)[0]}",
+            provider=PROVIDER,
+            path=f"content[{position}]",
+        ) from None
 
 
 def read_response(body: Any, context: RequestContext) -> Message:

@@ -94,7 +94,8 @@ class AnthropicStreamDecoder(StreamDecoder):
             )
         except WireFormatError as exc:
             raise WireFormatError(exc.message, provider=PROVIDER, path=exc.path, raw=data[:300]) from None
-        handler = _HANDLERS.get(event.get("type"))
+        kind = event.get("type")
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None  # a hostile `type` may be an object
         if handler is None:
             log.debug("ignored anthropic stream event %r", event.get("type", name))
             return []
@@ -135,7 +136,8 @@ class AnthropicStreamDecoder(StreamDecoder):
 
     def _block_delta(self, event: wire.ContentBlockDelta) -> list[StreamEvent]:
         delta: Any = event["delta"]
-        handler = _DELTAS.get(delta.get("type"))
+        kind = delta.get("type")
+        handler = _DELTAS.get(kind) if isinstance(kind, str) else None
         if handler is None:
             log.debug("ignored anthropic delta type %r", delta.get("type"))
             return []

@@ -31,6 +31,8 @@ Foreign = dict[str, Any]
 """A wire object of a type metis has no reader for: kept as sent."""
 
 NonEmpty = Annotated[str, Field(min_length=1)]
+BlockIndex = Annotated[int, Field(ge=0)]
+"""A content block's position in the reply: never negative (canonical events refuse one)."""
 
 
 def _by_type(tags: Mapping[str, str], *, untyped: str = "Foreign") -> Discriminator:
@@ -271,7 +273,7 @@ class MessageStart(TypedDict):
 @with_config(_DECLARED)
 class ContentBlockStart(TypedDict):
     type: Literal["content_block_start"]
-    index: int
+    index: BlockIndex
     content_block: ResponseBlock
 
 
@@ -328,14 +330,14 @@ Delta = Annotated[
 @with_config(_DECLARED)
 class ContentBlockDelta(TypedDict):
     type: Literal["content_block_delta"]
-    index: int
+    index: BlockIndex
     delta: Delta
 
 
 @with_config(_DECLARED)
 class ContentBlockStop(TypedDict):
     type: Literal["content_block_stop"]
-    index: int
+    index: BlockIndex
 
 
 @with_config(_DECLARED)

@@ -344,12 +344,18 @@ class ChatStreamDecoder(StreamDecoder):
             MessageCompleteEvent(
                 type="message_complete",
                 stop_reason=stop_reason(self.dialect.facts, self._finish, refused=self._refused),
-                provider_stop_reason=self._meta.get("native_finish_reason") or self._finish,
-                response_id=self._meta.get("id"),
-                provider_model=self._meta.get("model"),
+                provider_stop_reason=_text(self._meta.get("native_finish_reason")) or self._finish,
+                response_id=_text(self._meta.get("id")),
+                provider_model=_text(self._meta.get("model")),
             )
         )
         return events
+
+
+def _text(value: Any) -> str | None:
+    """A chunk's id/model/native finish reason when it is a string; a proxy that sends
+    another type there has sent nothing usable (the event fields are strings)."""
+    return value if isinstance(value, str) else None
 
 
 __all__ = ["ChatStreamDecoder"]

@@ -56,7 +56,8 @@ def _args_text(args: Any, path: str) -> str:
         return args
     try:
         return _json.dumps(args).decode()
-    except ValueError as exc:  # a NaN or an infinity: only a Python caller can hand one over
+    except (ValueError, TypeError) as exc:  # a NaN or an infinity (only a Python caller can
+        # hand one over), or nesting deeper than the JSON writer goes (orjson's TypeError)
         raise WireFormatError(f"functionCall args are not JSON: {exc}", provider=NAME, path=path) from None
 
 

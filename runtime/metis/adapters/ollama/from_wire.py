@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metis_schema.v2 import ContentBlock, Message, StopReason, TextBlock, ToolUseBlock
+from pydantic import ValidationError
 
 from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
+from ...errors import WireFormatError
 from ...usage import normalize_usage
+from ...validation import pydantic_problems
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from .facts import FACTS, NAME
@@ -97,7 +100,12 @@ def call_block(call: ToolCall, context: RequestContext, raw: Raw) -> ToolUseBloc
         )
         if unparsed is not None:
             raw.unparsed_arguments[canonical] = unparsed
-    return tool_use_block(canonical, function["name"], arguments or {})
+    try:
+        return tool_use_block(canonical, function["name"], arguments or {})
+    except ValidationError as exc:  # a value the schema refuses, e.g. a name past 128 characters
+        raise WireFormatError(
+            f"tool call cannot be read: {pydantic_problems(exc)[0]}", provider=NAME, path="message.tool_calls"
+        ) from None
 
 
 def reply_content(message: Turn, context: RequestContext, raw: Raw) -> list[ContentBlock]:

@@ -6,8 +6,9 @@ What the writer must know (spec/provider-wire-formats.md §4, checked against ol
   blank line (`TEXT_JOIN`) so paragraphs stay apart; an imported message is one text
   block, so Ollama -> canonical -> Ollama is exact.
 - Images travel per message as `images: [raw base64]`: no media type, no URLs, no data:
-  prefix. URL images are fetched only when `allow_url_fetch` and a `url_fetcher` are set,
-  else dropped. Images in a tool result go to the tool message's own `images`.
+  prefix. URL images are fetched only when `allow_url_fetch` is set (through `url_fetcher`,
+  else the public-http(s)-only `metis.fetch.UrlFetcher`), else dropped. Images in a tool
+  result go to the tool message's own `images`.
 - Tool calls carry `arguments` as a JSON **object**. Tool results carry the tool's *name*
   (`tool_name`), never an id: the name comes from the ToolUseBlock with that id anywhere in
   the history (the last one wins). A call's `id` and `function.index` are replayed only
@@ -47,6 +48,7 @@ from metis_schema.v2 import (
 
 from ...catalog import load_catalog
 from ...errors import AdapterError, MetisError
+from ...fetch import UrlFetcher
 from .._facts import ToolChoice, tool_choice_meaning
 from .._lossy import drop_block, warn_loss
 from .._schema import inline_refs, uses_refs
@@ -267,10 +269,10 @@ class _Writer:
         parsed = parse_data_url(block.source.data)
         if parsed is not None:
             return parsed[1]
-        fetcher = self.options.url_fetcher
-        if not (self.options.allow_url_fetch and fetcher is not None):
+        if not self.options.allow_url_fetch:
             self._drop(message, index, block_type, "Ollama takes no image URLs and URL fetching is disabled")
             return None
+        fetcher = self.options.url_fetcher or UrlFetcher(max_bytes=self.options.max_media_bytes)
         return _fetch(fetcher, block.source.data, message, index)
 
     def _tool_call(self, block: ToolUseBlock, indexes: Mapping[str, Any]) -> dict[str, Any]:
