@@ -30,7 +30,6 @@ default is true, and canonical schemas need not meet strict mode's rules).
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -54,8 +53,9 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
+from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
-from .._shared import data_url, image_base64, own_raw, resolve_file_ref
+from .._shared import data_url, image_base64, own_raw
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
 from .facts import DIALECTS, OPENAI, PROVIDER, ResponsesDialect
@@ -227,8 +227,9 @@ class _Writer:
         if source.kind == MediaSourceKind.url:
             return {"type": "input_file", "file_url": source.data}
         if source.kind == MediaSourceKind.file_ref:
-            raw = resolve_file_ref(source.data, self.options.workspace).read_bytes()
-            b64 = base64.b64encode(raw).decode("ascii")
+            b64 = workspace_file_base64(
+                source.data, self.options.workspace, max_bytes=self.options.max_media_bytes
+            )
         else:
             b64 = source.data
         return {
