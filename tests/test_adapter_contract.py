@@ -32,7 +32,7 @@ from metis.ids import ToolIdMap, new_message_id
 from metis_schema.v2 import Message, MessageStatus, Role, StopReason, ToolDefinition
 from strategies import conversations
 
-PROVIDERS = ["anthropic", "openai", "gemini", "ollama", "openrouter"]
+PROVIDERS = ["anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral"]
 FIXED_TIME = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 _TOOL_ID = re.compile(r"tu_[0-9A-HJKMNP-TV-Z]{26}")
 

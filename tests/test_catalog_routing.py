@@ -60,9 +60,11 @@ def test_catalog_validates_against_the_schema() -> None:
     assert validate_document(json.loads(CATALOG_FILE.read_text(encoding="utf-8")), "ModelCatalog") == []
 
 
-def test_catalog_covers_all_five_providers_with_current_models() -> None:
+def test_catalog_covers_every_provider_with_current_models() -> None:
+    import metis.adapters
+
     catalog = load_catalog()
-    assert set(PROVIDERS) == {"anthropic", "openai", "gemini", "ollama", "openrouter"}
+    assert set(PROVIDERS) == set(metis.adapters.names())
     for provider in PROVIDERS:
         assert catalog.for_provider(provider), provider
     spec_ids = [  # spec §6.3

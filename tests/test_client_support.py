@@ -47,8 +47,17 @@ PROVIDERS = [
     ProviderCase("gemini", "gemini:gemini-2.5-flash", "gemini", ":streamGenerateContent"),
     ProviderCase("ollama", "ollama:qwen3-8b", "ollama", "/api/chat"),
     ProviderCase("openrouter", "openrouter:anthropic/claude-sonnet-4.6", "openrouter", "/chat/completions"),
+    ProviderCase("responses", "responses:gpt-5", "responses", "/v1/responses"),
+    ProviderCase("mistral", "mistral:magistral-medium-latest", "mistral", "/v1/chat/completions"),
 ]
-KEYS = {"anthropic": "sk-ant-test", "openai": "sk-test", "gemini": "g-test", "openrouter": "sk-or-test"}
+KEYS = {
+    "anthropic": "sk-ant-test",
+    "openai": "sk-test",
+    "gemini": "g-test",
+    "openrouter": "sk-or-test",
+    "responses": "sk-test",
+    "mistral": "mistral-test",
+}
 
 
 def provider_params() -> list[Any]:

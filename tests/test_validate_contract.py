@@ -16,6 +16,8 @@ from metis.cli import cli
 GOLDEN = Path(__file__).parent / "golden"
 
 VALID = {
+    "responses": ["request_every_shape.json", "request_text.json", "conversation.request.golden.json"],
+    "mistral": ["request_tools.json", "conversation.request.golden.json"],
     "anthropic": ["request_recorded.json", "conversation.request.golden.json"],
     "openai": [
         "request_every_shape.json",
@@ -85,9 +87,9 @@ BROKEN: list[tuple[str, str, dict[str, Any], str]] = [
     ("gemini", "wrong type", {**body("gemini"), "safetySettings": "off"}, "safetySettings: Input should be a valid list"),
     ("ollama", "wrong type", {**body("ollama"), "think": 3}, "think: Input should be a valid boolean or Input should be a valid string"),
     # another provider's fields (what a conversion that leaks options produces)
-    ("openai", "openrouter's reasoning", {**body("openai"), "reasoning": {"max_tokens": 100}}, "reasoning: unknown field, not accepted by openai (a field of the openrouter request)"),
+    ("openai", "openrouter's reasoning", {**body("openai"), "reasoning": {"max_tokens": 100}}, "reasoning: unknown field, not accepted by openai (a field of the openrouter, responses request)"),
     ("openai", "anthropic's system", {**body("openai"), "system": "Be brief."}, "system: unknown field, not accepted by openai (a field of the anthropic request)"),
-    ("anthropic", "openai's n", {**body("anthropic"), "n": 2}, "n: unknown field, not accepted by anthropic (a field of the openai, openrouter request)"),
+    ("anthropic", "openai's n", {**body("anthropic"), "n": 2}, "n: unknown field, not accepted by anthropic (a field of the openai, openrouter, mistral request)"),
     ("gemini", "openai's messages", {**body("gemini"), "messages": []}, "messages: unknown field, not accepted by gemini"),
     ("ollama", "anthropic's max_tokens", {**body("ollama"), "max_tokens": 64}, "max_tokens: unknown field, ignored by ollama"),
 ]  # fmt: skip

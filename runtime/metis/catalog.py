@@ -20,7 +20,7 @@ from .ids import provider_of
 from .pricing import UNPRICED
 from .validation import explain
 
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter")
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral")
 _UNLISTED_MAX = 256
 
 
@@ -100,7 +100,7 @@ class Catalog:
             supports_system_prompt=True,
             supports_structured_output=False,
             supports_streaming=True,
-            supports_streaming_tool_calls=provider in ("anthropic", "openai", "openrouter"),
+            supports_streaming_tool_calls=provider in ("anthropic", "openai", "openrouter", "responses"),
             supports_parallel_tool_calls=True,
             supports_prompt_caching=False,
             supports_system_messages_in_list=provider not in ("anthropic", "gemini"),

@@ -12,6 +12,11 @@ is their sum, and each token is priced exactly once. Providers count differently
   `toolUsePromptTokenCount` is input too; `thoughtsTokenCount` is billed as output and
   is not part of `candidatesTokenCount`, so it is added to output.
 - Ollama reports `prompt_eval_count` (omitted when fully cached: 0) and `eval_count`.
+- Mistral counts as OpenAI Chat does (`prompt_tokens` with any cached tokens inside).
+- The Responses API (OpenAI and Open Responses) `input_tokens` *includes*
+  `input_tokens_details.cached_tokens` (and `cache_write_tokens` where sent): both are
+  subtracted; `output_tokens` already includes `output_tokens_details.reasoning_tokens`
+  (billed as output): taken as it is.
 
 Every adapter calls `normalize_usage`; nothing else interprets provider usage fields.
 """
@@ -112,13 +117,23 @@ def normalize_usage(provider: str, usage: Mapping[str, Any] | None) -> TokenCoun
             cached_input_tokens=_int(usage, "cache_read_input_tokens", provider=provider),
             cache_creation_input_tokens=_int(usage, "cache_creation_input_tokens", provider=provider),
         )
-    if provider in ("openai", "openrouter"):
+    if provider in ("openai", "openrouter", "mistral"):
         prompt = _int(usage, "prompt_tokens", provider=provider)
         cached = _int(usage, "prompt_tokens_details", "cached_tokens", provider=provider)
         written = _int(usage, "prompt_tokens_details", "cache_write_tokens", provider=provider)
         return TokenCounts(
             input_tokens=max(prompt - cached - written, 0),
             output_tokens=_int(usage, "completion_tokens", provider=provider),
+            cached_input_tokens=cached,
+            cache_creation_input_tokens=written,
+        )
+    if provider == "responses":
+        prompt = _int(usage, "input_tokens", provider=provider)
+        cached = _int(usage, "input_tokens_details", "cached_tokens", provider=provider)
+        written = _int(usage, "input_tokens_details", "cache_write_tokens", provider=provider)
+        return TokenCounts(
+            input_tokens=max(prompt - cached - written, 0),
+            output_tokens=_int(usage, "output_tokens", provider=provider),
             cached_input_tokens=cached,
             cache_creation_input_tokens=written,
         )

@@ -13,6 +13,8 @@ _MODULES: dict[str, str] = {
     "openrouter": "metis.adapters.openrouter",
     "gemini": "metis.adapters.gemini",
     "ollama": "metis.adapters.ollama",
+    "mistral": "metis.adapters.mistral",
+    "responses": "metis.adapters.responses",
 }
 _cache: dict[str, Adapter] = {}
 
@@ -23,7 +25,7 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Adapter:
-    """The adapter for `name` ("anthropic", "openai", "gemini", "ollama", "openrouter")."""
+    """The adapter for `name` (one of `names()`)."""
     adapter = _cache.get(name)
     if adapter is not None:
         return adapter

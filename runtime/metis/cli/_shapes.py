@@ -47,7 +47,9 @@ def _marks(body: Mapping[str, Any]) -> Iterator[tuple[str, frozenset[str]]]:
             yield "a message `images` list", frozenset({"ollama"})
         for part in _items(message.get("content")):
             kind = part.get("type") if isinstance(part, Mapping) else None
-            if kind in ANTHROPIC_BLOCKS:
+            if kind == "thinking" and isinstance(part.get("thinking"), list):
+                yield "a Mistral `thinking` part (a list of chunks)", frozenset({"mistral"})
+            elif kind in ANTHROPIC_BLOCKS:
                 yield f"an Anthropic `{kind}` content block", frozenset({"anthropic"})
             elif kind == "image_url":
                 yield "an `image_url` content part", CHAT - {"ollama"}

@@ -38,7 +38,9 @@ def _client(state: State, provider: str, base_url: str | None) -> Client:
     replay = os.environ.get(REPLAY_ENV)
     if replay:
         transport = ReplayTransport.from_file(Path(replay)).transport()
-        keys: dict[str, str | None] = dict.fromkeys(("anthropic", "openai", "gemini", "openrouter"), "replay")
+        keys: dict[str, str | None] = dict.fromkeys(
+            ("anthropic", "openai", "gemini", "openrouter", "responses", "mistral"), "replay"
+        )
         return Client(state.store, transport=transport, api_keys=keys, max_retries=0)
     return Client(state.store, base_urls={provider: base_url} if base_url else None)
 

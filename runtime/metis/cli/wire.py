@@ -109,6 +109,8 @@ def detect_wire_provider(doc: Any) -> str | None:
         return None
     if "contents" in doc or "systemInstruction" in doc or "system_instruction" in doc:
         return "gemini"
+    if "input" in doc and "messages" not in doc:
+        return "responses"
     messages = doc.get("messages")
     if not isinstance(messages, list):
         return None

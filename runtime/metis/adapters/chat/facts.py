@@ -62,6 +62,7 @@ def chat_facts(
     options: Mapping[str, str],
     retryable_types: frozenset[str] = RETRYABLE_TYPES,
     never_retry_types: frozenset[str] = frozenset(),
+    tool_choice: Mapping[ToolChoice, object] = TOOL_CHOICE,
 ) -> ProviderFacts:
     """A dialect's ProviderFacts: the shared stop reasons and tool choice, its own envelope and options."""
     return ProviderFacts(
@@ -70,7 +71,7 @@ def chat_facts(
         error=error,
         retryable_types=retryable_types,
         never_retry_types=never_retry_types,
-        tool_choice=TOOL_CHOICE,
+        tool_choice=tool_choice,
         options={**SAMPLING_OPTIONS, **options},
     )
 
@@ -97,6 +98,10 @@ class ChatDialect:
     """Anthropic-style `cache_control` markers inside content parts are understood."""
     stream_usage_option: bool
     """Streams report usage only when asked with `stream_options.include_usage` (OpenAI)."""
+    thinking_parts: bool = False
+    """Reasoning comes as `{"type": "thinking", "thinking": [{"type": "text", ...}]}` content
+    parts of the assistant message and of stream deltas (Mistral's Magistral models), and goes
+    back the same way, to the same model only."""
 
 
 __all__ = [

@@ -31,7 +31,16 @@ from ...validation import pydantic_problems
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from .facts import ChatDialect, stop_reason
-from .wire import AssistantFields, AssistantPart, Fields, ReasoningDetail, Response, ToolCall, kept_arguments
+from .wire import (
+    AssistantFields,
+    AssistantPart,
+    Fields,
+    ReasoningDetail,
+    Response,
+    ThinkingPart,
+    ToolCall,
+    kept_arguments,
+)
 
 log = logging.getLogger("metis.adapters")
 
@@ -124,7 +133,7 @@ def read_assistant(
             out.blocks.append(text_block(content))
     elif content is not None:
         for j, part in enumerate(content):
-            _part(name, part, f"{path}.content[{j}]", out)
+            _part(name, dialect, part, f"{path}.content[{j}]", out)
     refusal = message.get("refusal")
     if refusal:
         out.blocks.append(text_block(refusal))
@@ -134,8 +143,17 @@ def read_assistant(
     return out
 
 
-def _part(name: str, part: AssistantPart, path: str, out: AssistantRead) -> None:
+def thinking_text(name: str, part: AssistantPart, path: str) -> str:
+    """The text of a Mistral `thinking` part (read as `ThinkingPart`): its text chunks, joined."""
+    checked = read(ThinkingPart, part, provider=name, path=path, what="thinking part")
+    return "".join(c.get("text", "") for c in checked["thinking"] if c.get("type", "text") == "text")
+
+
+def _part(name: str, dialect: ChatDialect, part: AssistantPart, path: str, out: AssistantRead) -> None:
     kind = part.get("type")
+    if kind == "thinking" and dialect.thinking_parts:
+        out.blocks.append(thinking_block({"type": "thinking", "text": thinking_text(name, part, path)}))
+        return
     text = part.get("text") if kind == "text" else part.get("refusal") if kind == "refusal" else None
     if text is None:
         log.warning(
@@ -229,4 +247,5 @@ __all__ = [
     "read_assistant",
     "read_response",
     "response_raw",
+    "thinking_text",
 ]

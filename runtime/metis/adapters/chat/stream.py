@@ -34,8 +34,9 @@ from .._framing import SSEEvent, SSEFramer
 from .._wire import read_json
 from ..base import StreamDecoder
 from .facts import ChatDialect, stop_reason
-from .from_wire import DETAIL_TEXT_KEYS, response_raw
+from .from_wire import DETAIL_TEXT_KEYS, response_raw, thinking_text
 from .wire import (
+    AssistantPart,
     Chunk,
     ChunkChoice,
     Delta,
@@ -172,9 +173,11 @@ class ChatStreamDecoder(StreamDecoder):
         delta: Delta = choice.get("delta") or {}
         events = self._reasoning(delta)
         content = delta.get("content")
-        if content:
-            self._text = self._new_block() if self._text is None else self._text
-            events.append(TextDeltaEvent(type="text_delta", index=self._text, text=content))
+        if isinstance(content, list):
+            for part in content:
+                events.extend(self._part(part))
+        elif content:
+            events.extend(self._text_delta(content))
         refusal = delta.get("refusal")
         if refusal:
             self._refusal = self._new_block() if self._refusal is None else self._refusal
@@ -191,6 +194,22 @@ class ChatStreamDecoder(StreamDecoder):
                 self._meta.setdefault("native_finish_reason", native)
             events.extend(self._end_tools())
         return events
+
+    def _text_delta(self, text: str) -> list[StreamEvent]:
+        self._text = self._new_block() if self._text is None else self._text
+        return [TextDeltaEvent(type="text_delta", index=self._text, text=text)]
+
+    def _part(self, part: AssistantPart) -> list[StreamEvent]:
+        """A typed content chunk (Mistral): text, or thinking where the dialect has it."""
+        kind = part.get("type")
+        if kind == "text" and part.get("text"):
+            return self._text_delta(part["text"])
+        if kind == "thinking" and self.dialect.thinking_parts:
+            if self._plain_reasoning is None:
+                self._plain_reasoning = self._new_block()
+            text = thinking_text(self.name, part, "stream.delta.content")
+            return [ThinkingDeltaEvent(type="thinking_delta", index=self._plain_reasoning, text=text)]
+        return []
 
     def _new_block(self) -> int:
         index = self._next_block

@@ -199,6 +199,7 @@ class _Writer:
         self.system_role: str = directives.get("system_role", "system")
         self.empty_content: str | None = directives.get("empty_content")
         self.reasoning_details = dialect.reasoning_details
+        self.thinking_parts = dialect.thinking_parts
         self.by_role: dict[Role, Callable[[Message], dict[str, Any] | None]] = {
             Role.system: self.system_message,
             Role.user: self.user,
@@ -250,11 +251,15 @@ class _Writer:
         details = self.replayable_details(message, raw)
         texts: list[str] = []
         calls: list[dict[str, Any]] = []
+        thoughts: list[dict[str, Any]] = []
+        own_thinking = self.thinking_parts and message.metadata.model == self.model_id
         for index, block in enumerate(message.content):
             if isinstance(block, TextBlock):
                 texts.append(block.text)
             elif isinstance(block, ToolUseBlock):
                 calls.append(self.tool_call(block, raw))
+            elif isinstance(block, ThinkingBlock) and own_thinking:
+                thoughts.append({"type": "thinking", "thinking": [{"type": "text", "text": block.text}]})
             elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                 if details is None:
                     self.drop(message, index, block.type, self.reasoning_drop_reason(message))
@@ -269,6 +274,8 @@ class _Writer:
             out["reasoning_details"] = details
             if out["content"] is None and not calls:
                 out["content"] = ""
+        if thoughts:  # thinking parts first, then the text as one text part
+            out["content"] = [*thoughts, *([{"type": "text", "text": out["content"]}] if texts else [])]
         if out["content"] is None:
             if not calls:
                 return None  # everything was dropped (and logged)
@@ -283,7 +290,7 @@ class _Writer:
         return details if message.metadata.model == self.model_id else None
 
     def reasoning_drop_reason(self, message: Message) -> str:
-        if not self.reasoning_details:
+        if not self.reasoning_details and not self.thinking_parts:
             return "Chat Completions cannot carry reasoning"
         source = message.metadata.model or message.metadata.provider or "another provider"
         return f"reasoning from {source} goes back only to the model that produced it, not {self.model_id}"

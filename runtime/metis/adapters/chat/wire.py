@@ -88,12 +88,31 @@ class ReasoningDetail(TypedDict):
 
 
 @with_config(_LOOSE)
+class ThinkingChunk(TypedDict):
+    """One piece of a Mistral `thinking` part (`{"type": "text", "text": ...}`)."""
+
+    type: NotRequired[str]
+    text: NotRequired[str]
+
+
+@with_config(_LOOSE)
 class AssistantPart(TypedDict):
-    """A content part of an assistant message (`text`, `refusal`; others are kept raw)."""
+    """A content part of an assistant message (`text`, `refusal`, Mistral `thinking`; others are kept raw)."""
 
     type: NotRequired[str]
     text: NotRequired[str]
     refusal: NotRequired[str]
+    thinking: NotRequired[Any]
+    """Mistral's reasoning chunks (Anthropic-shaped bodies put a string here): read as
+    `ThinkingPart` only by dialects with `thinking_parts`."""
+
+
+@with_config(_LOOSE)
+class ThinkingPart(TypedDict):
+    """A Mistral `thinking` content part."""
+
+    type: Literal["thinking"]
+    thinking: list[ThinkingChunk]
 
 
 AssistantContent = Annotated[
@@ -216,7 +235,8 @@ class ToolCallDelta(TypedDict):
 @with_config(_READ)
 class Delta(TypedDict):
     role: NotRequired[Any]
-    content: NotRequired[str | None]
+    content: NotRequired[AssistantContent]
+    """A string; a list of parts from servers that stream typed chunks (Mistral's thinking)."""
     refusal: NotRequired[str | None]
     tool_calls: NotRequired[list[ToolCallDelta] | None]
     reasoning_details: NotRequired[list[ReasoningDetail] | None]
@@ -394,12 +414,14 @@ def raw_arguments_to_keep(raw: str) -> str | None:
 
 __all__ = [
     "AssistantMessage",
+    "AssistantPart",
     "Chunk",
     "ErrorDetail",
     "Fields",
     "HistoryAssistantMessage",
     "Request",
     "Response",
+    "ThinkingPart",
     "canonical_arguments",
     "kept_arguments",
     "raw_arguments_to_keep",

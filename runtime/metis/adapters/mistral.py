@@ -1,0 +1,60 @@
+"""Mistral (`POST https://api.mistral.ai/v1/chat/completions`): a Chat Completions dialect.
+
+The mapping is the shared one in the `chat` package; this row declares what is Mistral's:
+
+- tool call ids must be exactly 9 alphanumerics: the session's ToolIdMap mints such ids
+  (`ids.ID_RULES["mistral"]`) for calls that came from elsewhere; Mistral's own ids replay;
+- Magistral models return reasoning as `thinking` content parts (`{"type": "thinking",
+  "thinking": [{"type": "text", "text": ...}]}`), in replies and stream deltas: read as
+  ThinkingBlocks and sent back the same way to the same model only (they carry no
+  signature; other providers' thinking is dropped with a WARN). `prompt_mode` goes through
+  `options.extra`;
+- `tool_choice` spells "must call some tool" as "any" ("required" is an alias Mistral
+  also accepts: an imported "required" replays through extra as it was);
+- usage is OpenAI's (`prompt_tokens`, `completion_tokens`), always on the last chunk;
+- errors are flat: `{"object": "error", "message", "type", "param", "code"}` (a 422's
+  message is the validation detail object, kept as JSON text).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .chat.facts import RETRYABLE_TYPES
+
+DIALECT = ChatDialect(
+    facts=chat_facts(
+        "mistral",
+        error=ErrorEnvelope(type_at=("type",), message_at=("message",), also_at={"param": ("param",)}),
+        options={"max_tokens": "max_tokens"},
+        retryable_types=RETRYABLE_TYPES | {"service_tier_capacity_exceeded"},
+        tool_choice={
+            ToolChoice.auto: "auto",
+            ToolChoice.none: "none",
+            ToolChoice.any: "any",
+            ToolChoice.tool: {"type": "function", "function": {"name": TOOL_NAME}},
+        },
+    ),
+    reasoning_details=False,
+    plain_reasoning_keys=(),
+    cache_control=False,
+    stream_usage_option=False,
+    thinking_parts=True,
+)
+
+
+class MistralAdapter(ChatCompletionsAdapter):
+    """Mistral's Chat Completions API (La Plateforme)."""
+
+    name: ClassVar[str] = "mistral"
+    dialect: ClassVar[ChatDialect] = DIALECT
+    facts: ClassVar[ProviderFacts] = DIALECT.facts
+    default_base_url: ClassVar[str] = "https://api.mistral.ai/v1"
+    api_key_env: ClassVar[str | None] = "MISTRAL_API_KEY"
+
+
+ADAPTER = MistralAdapter()
+
+__all__ = ["ADAPTER", "DIALECT", "MistralAdapter"]

@@ -1,0 +1,118 @@
+"""The OpenAI Responses API and Open Responses servers (`POST {base}/responses`).
+
+One wire format, two dialect rows (`facts`): OpenAI's endpoint and any other Open
+Responses server, picked by base URL (the client merges `custom_server_extra` for a base
+URL other than OpenAI's). Stateless: every request carries the whole history as input
+items, reasoning goes back as encrypted_content to the model that produced it, so
+`store: false` works.
+
+By direction, as the other adapter packages:
+
+- `wire`: the declared wire objects, read through `_wire.read`;
+- `facts`: the `ResponsesDialect` rows and their ProviderFacts;
+- `to_wire`: canonical -> request body (`write_request`);
+- `from_wire`: response object -> canonical message (`read_response`);
+- `importer`: recorded request -> `WireImport` (`import_request`);
+- `stream`: semantic SSE events -> StreamEvents (`ResponsesStreamDecoder`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from metis_schema.v2 import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+from ... import _json
+from ...assembly import RequestContext
+from ...ids import ToolIdMap
+from .._facts import ProviderFacts
+from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from ..chat.wire import canonical_arguments
+from .facts import DIALECTS, OPEN_RESPONSES, OPENAI, PROVIDER, ResponsesDialect
+from .from_wire import read_response
+from .importer import import_request
+from .stream import ResponsesStreamDecoder
+from .to_wire import DIRECTIVES, write_request
+
+_IMAGE_TOKENS = 765  # OpenAI's price of one 1024x1024 high-detail image; a deliberate upper guess
+_CHARS_PER_TOKEN = 4
+_TOKENS_PER_ITEM = 4
+
+
+class ResponsesAdapter(Adapter):
+    """The Responses API (see the package doc)."""
+
+    name: ClassVar[str] = PROVIDER
+    facts: ClassVar[ProviderFacts] = OPENAI.facts
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
+    api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
+    custom_server_extra: ClassVar[dict[str, Any]] = {DIRECTIVES: {"dialect": OPEN_RESPONSES.name}}
+
+    def endpoint(self, base_url: str, wire_model: str, *, stream: bool) -> str:
+        """`{base}/responses`; the model travels in the body."""
+        return base_url.rstrip("/") + "/responses"
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        """`Authorization: Bearer <key>`; none for keyless local servers."""
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def to_wire(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
+    ) -> WireBody:
+        """Canonical messages -> a request body (conventions: `responses.to_wire`)."""
+        return write_request(messages, tools, options)
+
+    def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
+        """A response object -> one canonical ASSISTANT message (conventions: `responses.from_wire`)."""
+        return read_response(OPENAI, body, context)
+
+    def stream_decoder(self, context: RequestContext) -> StreamDecoder:
+        """Semantic SSE events -> canonical events; see `ResponsesStreamDecoder`."""
+        return ResponsesStreamDecoder(OPENAI, context)
+
+    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+        """A recorded request -> canonical messages, tools and options (conventions: `responses.importer`)."""
+        return import_request(OPENAI, body, session_id=session_id, tool_ids=tool_ids)
+
+    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+        """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.
+
+        Counted: text of every block, tool names and compact JSON inputs, the JSON of the
+        tool definitions and reasoning summaries (encrypted reasoning is counted by the
+        server and cannot be seen here: an underestimate for reasoning-heavy histories).
+        Each message adds 4 tokens, each image 765 (an upper guess: sizes are unknown here).
+        """
+        chars = sum(len(_json.dumps(t.model_dump(mode="json", exclude_none=True))) for t in tools)
+        images = 0
+        for message in messages:
+            for block in message.content:
+                for part in block.content if isinstance(block, ToolResultBlock) else [block]:
+                    if isinstance(part, TextBlock | ThinkingBlock):
+                        chars += len(part.text)
+                    elif isinstance(part, ToolUseBlock):
+                        chars += len(part.name) + len(canonical_arguments(part.input))
+                    images += isinstance(part, ImageBlock)
+        return math.ceil(chars / _CHARS_PER_TOKEN) + images * _IMAGE_TOKENS + _TOKENS_PER_ITEM * len(messages)
+
+
+ADAPTER = ResponsesAdapter()
+
+__all__ = [
+    "ADAPTER",
+    "DIALECTS",
+    "OPENAI",
+    "OPEN_RESPONSES",
+    "ResponsesAdapter",
+    "ResponsesDialect",
+    "ResponsesStreamDecoder",
+]

@@ -1,0 +1,97 @@
+"""What differs between Responses API servers, as data: the `ResponsesDialect` rows.
+
+Two rows: OpenAI's own endpoint (`api.openai.com`) and any other Open Responses server
+(vLLM, Ollama, LM Studio, Hugging Face, OpenRouter's `/responses`). The base URL picks the
+row: the client merges `ResponsesAdapter.custom_server_extra` (the directive
+`{"metis": {"dialect": "open-responses"}}`) into the options of a request to any base URL
+other than OpenAI's, and the mapping reads that row; nothing else asks which server it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metis_schema.v2 import StopReason
+
+from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from ..chat.facts import RETRYABLE_TYPES
+
+PROVIDER = "responses"
+
+STATUS_REASONS: dict[str, StopReason] = {
+    "completed": StopReason.end_turn,
+    "max_output_tokens": StopReason.max_tokens,
+    "content_filter": StopReason.content_filter,
+    "failed": StopReason.error,
+}
+"""A response's `status`, or for `incomplete` its `incomplete_details.reason` -> canonical.
+A completed response with function calls is `tool_use`; anything unknown is `other`."""
+
+TOOL_CHOICE: dict[ToolChoice, object] = {
+    ToolChoice.auto: "auto",
+    ToolChoice.none: "none",
+    ToolChoice.any: "required",
+    ToolChoice.tool: {"type": "function", "name": TOOL_NAME},
+}
+
+SERVER_TOOL_CALLS = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"}
+)
+"""Output items of tools the provider runs itself: ServerToolUseBlocks (name: the type
+without `_call`). Calls the client must answer (`computer_call`, `custom_tool_call`,
+shell calls) are not here: they have no canonical block and are kept raw."""
+
+OPTIONS = {"max_tokens": "max_output_tokens", "temperature": "temperature", "top_p": "top_p"}
+"""No `stop` field and no token budget for reasoning (`reasoning.effort` goes through extra)."""
+
+
+FACTS = ProviderFacts(
+    provider=PROVIDER,
+    stop_reasons=STATUS_REASONS,
+    # {"error": {"message", "type", "param", "code"}} from OpenAI and the Open Responses
+    # specification alike; `param` names the request field at fault.
+    error=ErrorEnvelope(type_at=("error", "type"), also_at={"param": ("error", "param")}),
+    # Rate-limit types name the limit hit (tokens or requests): worth a retry even inside a
+    # stream, which has no 429 to say so; an exhausted quota comes as a 429 and is not.
+    retryable_types=RETRYABLE_TYPES | {"tokens", "requests", "server_is_overloaded"},
+    never_retry_types=frozenset({"insufficient_quota"}),
+    tool_choice=TOOL_CHOICE,
+    options=OPTIONS,
+)
+"""Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
+they differ in what the writer asks for."""
+
+
+@dataclass(frozen=True)
+class ResponsesDialect:
+    """One Responses server family; see the module doc."""
+
+    name: str
+    """The row's key (the `dialect` directive names it)."""
+    facts: ProviderFacts
+    store: bool | None
+    """`store` written unless the caller sets it: OpenAI keeps responses for 30 days by
+    default; metis holds the history itself, so it asks for none (stateless: reasoning
+    goes back as encrypted_content, not as a stored item id). None: left to the server."""
+    include_encrypted_reasoning: bool
+    """Ask for `reasoning.encrypted_content`, the only way reasoning survives `store: false`."""
+
+
+OPENAI = ResponsesDialect(name="openai", facts=FACTS, store=False, include_encrypted_reasoning=True)
+OPEN_RESPONSES = ResponsesDialect(
+    name="open-responses", facts=FACTS, store=None, include_encrypted_reasoning=True
+)
+DIALECTS = {d.name: d for d in (OPENAI, OPEN_RESPONSES)}
+
+
+__all__ = [
+    "DIALECTS",
+    "FACTS",
+    "OPENAI",
+    "OPEN_RESPONSES",
+    "PROVIDER",
+    "SERVER_TOOL_CALLS",
+    "STATUS_REASONS",
+    "TOOL_CHOICE",
+    "ResponsesDialect",
+]

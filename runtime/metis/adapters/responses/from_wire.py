@@ -1,0 +1,332 @@
+"""A Responses API reply -> one canonical ASSISTANT message (and the output-item reader the
+importer shares for request history).
+
+Output items become blocks in order:
+
+- `message`: each `output_text` part a TextBlock, its `url_citation` annotations as v2 url
+  citations (other annotation types have no canonical citation: kept in
+  `provider_raw["annotations"]` with a WARN, §7.3); a `refusal` part a TextBlock and stop
+  reason `refusal`. `phase` (`commentary` / `final_answer`) is kept in
+  `provider_raw["phase"]` by block index and replayed to the same model.
+- `function_call`: a ToolUseBlock whose canonical id maps to `call_id` in the session's
+  ToolIdMap; `arguments` kept verbatim in provider_raw when it is not the canonical
+  compact JSON (as the Chat Completions reader does).
+- `reasoning`: the summary parts (or, where a server shows them, the `reasoning_text`
+  parts) joined by a blank line -> ThinkingBlock with `encrypted_content` as its opaque
+  signature; with no text but encrypted content -> RedactedThinkingBlock. The item itself
+  is kept in `provider_raw["reasoning"]` by block index: it goes back unchanged, to the
+  same model only.
+- the provider's own tool calls (`web_search_call`, `file_search_call`, ...: facts
+  `SERVER_TOOL_CALLS`) -> v2 ServerToolUseBlock (name without `_call`, input its `action`),
+  the item kept in `provider_raw["server_items"]` for replay to this provider only;
+  `compaction` -> v2 CompactionBlock (its encrypted content as `data`).
+- anything else (client-run calls such as `computer_call`, extension items): no block;
+  kept whole in `provider_raw["other_items"]` with the block position it stood at, with a
+  WARN.
+
+Stop reason: `status`, or for `incomplete` its `incomplete_details.reason`
+(`max_output_tokens` -> max_tokens, `content_filter`); a completed response with function
+calls is `tool_use`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from metis_schema.v2 import (
+    CompactionBlock,
+    ContentBlock,
+    Message,
+    RedactedThinkingBlock,
+    ServerToolUseBlock,
+    StopReason,
+    TextBlock,
+    UrlCitation,
+)
+from pydantic import ValidationError
+
+from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
+from ...errors import WireFormatError
+from ...usage import normalize_usage
+from ...validation import pydantic_problems
+from .._shared import text_block, thinking_block, tool_use_block
+from .._wire import read
+from ..chat.wire import kept_arguments
+from .facts import PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .wire import (
+    CompactionItem,
+    FunctionCallItem,
+    Item,
+    MessageItem,
+    Part,
+    ReasoningItem,
+    Response,
+    ServerCallItem,
+)
+
+log = logging.getLogger("metis.adapters")
+
+SUMMARY_JOIN = "\n\n"
+REPLAY_REASONING_KEYS = ("type", "id", "summary", "encrypted_content")
+"""What of a kept reasoning item goes back: not `status`, not the `reasoning_text` content
+(Open Responses input items may not carry it)."""
+
+
+def reasoning_text(item: ReasoningItem) -> str:
+    """The text a reasoning item shows: its summary, else its raw reasoning content."""
+    parts = item.get("summary") or item.get("content") or []
+    return SUMMARY_JOIN.join(p["text"] for p in parts)
+
+
+@dataclass(slots=True)
+class ItemRead:
+    """Blocks of a run of output items, plus what provider_raw must keep for them."""
+
+    blocks: list[ContentBlock] = field(default_factory=list)
+    reasoning: dict[str, dict[str, Any]] = field(default_factory=dict)
+    server_items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    compaction_ids: dict[str, str] = field(default_factory=dict)
+    phase: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    arguments: dict[str, str] = field(default_factory=dict)
+    unparsed: dict[str, str] = field(default_factory=dict)
+    other_items: list[dict[str, Any]] = field(default_factory=list)
+    refused: bool = False
+    calls: int = 0
+
+    def raw(self) -> dict[str, Any]:
+        """The provider_raw entries (empty ones left out)."""
+        found = {
+            "reasoning": self.reasoning,
+            "server_items": self.server_items,
+            "compaction_ids": self.compaction_ids,
+            "phase": self.phase,
+            "annotations": self.annotations,
+            "arguments": self.arguments,
+            "unparsed_arguments": self.unparsed,
+            "other_items": self.other_items,
+        }
+        return {k: v for k, v in found.items() if v}
+
+
+def read_items(
+    items: list[Item], *, path: str, context: RequestContext, out: ItemRead | None = None
+) -> ItemRead:
+    """Checked output (or assistant-history) items -> canonical blocks in order."""
+    out = ItemRead() if out is None else out
+    for i, item in enumerate(items):
+        where = f"{path}[{i}]"
+        kind = item.get("type", "message")
+        if kind == "message":
+            _message(item, where, out)  # type: ignore[arg-type]
+        elif kind == "function_call":
+            _function_call(item, where, context, out)  # type: ignore[arg-type]
+        elif kind == "reasoning":
+            _reasoning(item, out)  # type: ignore[arg-type]
+        elif kind == "compaction":
+            compaction(item, out)  # type: ignore[arg-type]
+        elif kind in SERVER_TOOL_CALLS:
+            server_call(item, out)  # type: ignore[arg-type]
+        else:
+            keep_other(dict(item), where, out, at=len(out.blocks))
+    return out
+
+
+def keep_other(item: dict[str, Any], path: str, out: ItemRead, *, at: int) -> None:
+    """An item with no canonical block: kept whole, with the block position `at` it stood at."""
+    log.warning(
+        "%s: output item of type %r has no canonical block; kept in provider_raw, not carried",
+        PROVIDER,
+        item.get("type"),
+        extra={"adapter": PROVIDER, "path": path},
+    )
+    out.other_items.append({"at": at, "item": item})
+
+
+def citations(annotations: list[dict[str, Any]] | None) -> list[UrlCitation] | None:
+    """The `url_citation` annotations of an output_text part as v2 url citations."""
+    found = [
+        UrlCitation(
+            type="url",
+            url=a["url"],
+            title=a.get("title"),
+            start_index=a.get("start_index"),
+            end_index=a.get("end_index"),
+        )
+        for a in annotations or ()
+        if a.get("type") == "url_citation" and a.get("url")
+    ]
+    return found or None
+
+
+def note_annotations(
+    annotations: list[dict[str, Any]] | None, index: int, path: str, out: ItemRead, *, urls: bool = False
+) -> None:
+    """Annotations with no canonical citation (file_citation, container_file_citation,
+    file_path; also url_citation where `urls`: a stream has no event to carry a citation)
+    of the text block at `index`: kept raw with a WARN."""
+    annotations = [a for a in annotations or () if urls or a.get("type") != "url_citation"]
+    if not annotations:
+        return
+    log.warning(
+        "%s: %d annotation(s) (%s) have no canonical citation; kept in provider_raw",
+        PROVIDER,
+        len(annotations),
+        ", ".join(sorted({str(a.get("type")) for a in annotations})),
+        extra={"adapter": PROVIDER, "path": path},
+    )
+    out.annotations[str(index)] = annotations
+
+
+def _message(item: MessageItem, path: str, out: ItemRead) -> None:
+    content = item["content"]
+    phase = item.get("phase")
+    parts: list[Part] = [{"type": "output_text", "text": content}] if isinstance(content, str) else content
+    for j, part in enumerate(parts):
+        kind = part.get("type")
+        if kind in ("output_text", "input_text", "text") and "text" in part:
+            text = part["text"]
+        elif kind == "refusal" and "refusal" in part:
+            text = part["refusal"]
+            out.refused = True
+        else:
+            keep_other(dict(part), f"{path}.content[{j}]", out, at=len(out.blocks))
+            continue
+        index = len(out.blocks)
+        cited = citations(part.get("annotations"))
+        out.blocks.append(
+            text_block(text) if cited is None else TextBlock(type="text", text=text, citations=cited)
+        )
+        if phase:
+            out.phase[str(index)] = phase
+        note_annotations(part.get("annotations"), index, f"{path}.content[{j}].annotations", out)
+
+
+def _function_call(item: FunctionCallItem, path: str, context: RequestContext, out: ItemRead) -> None:
+    canonical = context.tool_ids.register_incoming(PROVIDER, item["call_id"])
+    arguments = item["arguments"]
+    value, unparsed = parse_tool_arguments(arguments, context=context, tool_id=canonical, name=item["name"])
+    if unparsed is not None:
+        out.unparsed[canonical] = unparsed
+    elif (kept := kept_arguments(arguments, value)) is not None:
+        out.arguments[canonical] = kept
+    try:
+        block = tool_use_block(canonical, item["name"], value)
+    except ValidationError as exc:
+        raise WireFormatError(
+            f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
+        ) from None
+    out.blocks.append(block)
+    out.calls += 1
+
+
+def replay_item(item: ReasoningItem | dict[str, Any]) -> dict[str, Any]:
+    """The part of a reasoning item that goes back to its endpoint."""
+    return {k: item[k] for k in REPLAY_REASONING_KEYS if item.get(k) is not None}  # type: ignore[literal-required]
+
+
+def reasoning_block(item: ReasoningItem) -> ContentBlock | None:
+    """Thinking (encrypted content as its signature), redacted thinking, or None (nothing to show)."""
+    text = reasoning_text(item)
+    encrypted = item.get("encrypted_content") or None
+    if text:
+        return thinking_block({"type": "thinking", "text": text, "signature": encrypted})
+    if encrypted:
+        return RedactedThinkingBlock(type="redacted_thinking", data=encrypted)
+    return None
+
+
+def _reasoning(item: ReasoningItem, out: ItemRead) -> None:
+    block = reasoning_block(item)
+    if block is None:
+        # A stored item's reference (store: true without encrypted content) shows nothing
+        # and can only go back by id: kept whole like any item without a block.
+        out.other_items.append({"at": len(out.blocks), "item": dict(item)})
+        return
+    out.reasoning[str(len(out.blocks))] = replay_item(item)
+    out.blocks.append(block)
+
+
+def compaction(item: CompactionItem, out: ItemRead) -> None:
+    """A compaction item -> CompactionBlock (its opaque payload replays only here)."""
+    if item.get("id"):
+        out.compaction_ids[str(len(out.blocks))] = str(item["id"])
+    out.blocks.append(CompactionBlock(type="compaction", provider=PROVIDER, data=item["encrypted_content"]))
+
+
+def server_call(item: ServerCallItem, out: ItemRead) -> None:
+    """A call of the provider's own tool -> ServerToolUseBlock; the item is kept for replay."""
+    name = item["type"].removesuffix("_call")
+    arguments = item.get("action")
+    if arguments is None:
+        arguments = {k: v for k, v in item.items() if k not in ("type", "id", "status") and v is not None}
+    out.server_items[str(len(out.blocks))] = dict(item)
+    out.blocks.append(
+        ServerToolUseBlock(
+            type="server_tool_use", id=item["id"], provider=PROVIDER, name=name, input=arguments
+        )
+    )
+
+
+def stop_reason(dialect: ResponsesDialect, response: Response, *, calls: int, refused: bool) -> StopReason:
+    """Canonical stop reason of a finished response (see module doc)."""
+    status = response.get("status") or "completed"
+    if status == "incomplete":
+        details = response.get("incomplete_details") or {}
+        return dialect.facts.stop_reason(details.get("reason"))
+    if status == "completed":
+        if calls:
+            return StopReason.tool_use
+        if refused:
+            return StopReason.refusal
+    return dialect.facts.stop_reason(status)
+
+
+def response_meta(response: Response) -> dict[str, Any]:
+    """provider_raw entries describing the response itself."""
+    details = response.get("incomplete_details") or {}
+    found = {
+        "id": response.get("id"),
+        "model": response.get("model"),
+        "status": response.get("status"),
+        "incomplete_reason": details.get("reason"),
+    }
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext) -> Message:
+    """A response object -> one COMPLETE canonical ASSISTANT message."""
+    if isinstance(body, dict) and body.get("error") and "output" not in body:
+        raise dialect.facts.parse_error(body)
+    response = read(Response, body, provider=PROVIDER, what="reply")
+    error = response.get("error")
+    if response.get("status") == "failed" and error:
+        raise dialect.facts.parse_error({"error": {**error, "type": error.get("type") or error.get("code")}})
+    items = read_items(response["output"], path="output", context=context)
+    return finish_assistant(
+        context,
+        provider=PROVIDER,
+        content=items.blocks or [TextBlock(type="text", text="")],
+        counts=normalize_usage(PROVIDER, response.get("usage")),
+        stop_reason=stop_reason(dialect, response, calls=items.calls, refused=items.refused),
+        provider_raw={"adapter": PROVIDER, **response_meta(response), **items.raw()},
+    )
+
+
+__all__ = [
+    "ItemRead",
+    "citations",
+    "compaction",
+    "keep_other",
+    "note_annotations",
+    "read_items",
+    "read_response",
+    "reasoning_block",
+    "reasoning_text",
+    "replay_item",
+    "response_meta",
+    "server_call",
+    "stop_reason",
+]

@@ -1,0 +1,311 @@
+"""A recorded Responses API request -> canonical messages, tools and options (the importer).
+
+The body is read once through the declared `Request` shape. `input` as a string is one
+USER message; as items: message items by role (`instructions` becomes the leading SYSTEM
+message, replayed as `instructions` through the directive of that name), a run of
+assistant-side items (assistant messages, reasoning, function calls) one ASSISTANT
+message read by the reply's own item reader (so reasoning items are kept and replay to
+the same model), each `function_call_output` a TOOL message linked by `call_id`.
+
+Compaction items and the provider's own tool calls join the assistant run (v2 compaction
+and server_tool_use blocks). Not carried, each dropped with a WARN and listed in
+`WireImport.dropped`: `item_reference` items (the item lives on the server),
+`input_audio` parts and image parts given by `file_id`, and items with no block.
+`input_file` parts become v2 documents (a file id as this provider's; a media type not
+given is guessed from the name, else taken as PDF).
+`previous_response_id` is kept in `options.extra` (it replays) with a WARN: the history it
+points at is on the server, not in the body. Built-in tools become the
+`builtin_tools` directive; a function tool's `strict` is `ToolDefinition.strict`.
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from metis_schema.v2 import (
+    ContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaSource,
+    MediaSourceKind,
+    Message,
+    Role,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+)
+from pydantic import ValidationError
+
+from ...assembly import import_context, imported_assistant, imported_message
+from ...errors import WireFormatError
+from ...ids import ToolIdMap
+from ...validation import pydantic_problems
+from .._lossy import import_drop
+from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
+from .._wire import read
+from ..base import AdapterOptions, WireImport
+from .facts import PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .from_wire import ItemRead, read_items
+from .to_wire import DIRECTIVES
+from .wire import FunctionCallOutputItem, Item, MessageItem, Part, Request, Tool
+
+log = logging.getLogger("metis.adapters")
+
+_BODY_KEYS = frozenset({"model", "input", "instructions", "tools"})
+_ASSISTANT_SIDE = frozenset({"reasoning", "function_call", "compaction"}) | SERVER_TOOL_CALLS
+
+
+def import_request(
+    dialect: ResponsesDialect, body: Any, *, session_id: str, tool_ids: ToolIdMap
+) -> WireImport:
+    """A recorded request body -> canonical messages, tools and options (see module doc)."""
+    request = read(Request, body, provider=PROVIDER, what="request")
+    return _Importer(dialect, session_id, tool_ids, import_model(request, PROVIDER)).read(request)
+
+
+class _Importer:
+    def __init__(
+        self, dialect: ResponsesDialect, session_id: str, tool_ids: ToolIdMap, model_id: str
+    ) -> None:
+        self.dialect = dialect
+        self.session_id = session_id
+        self.tool_ids = tool_ids
+        self.model_id = model_id
+        self.context = import_context(
+            provider=PROVIDER, session_id=session_id, model=model_id, tool_ids=tool_ids
+        )
+        self.dropped: list[dict[str, Any]] = []
+        self.messages: list[Message] = []
+        self.system_roles: list[str] = []
+        self.pending: list[Item] = []
+        self.pending_at = 0
+
+    def read(self, request: Request) -> WireImport:
+        directives: dict[str, Any] = {}
+        instructions = request.get("instructions")
+        if instructions is not None:
+            self.messages.append(
+                self.new(Role.system, [TextBlock(type="text", text=instructions)], "instructions")
+            )
+            directives["instructions"] = True
+        wire_input = request.get("input")
+        if isinstance(wire_input, str):
+            self.messages.append(self.new(Role.user, [TextBlock(type="text", text=wire_input)], "input"))
+        else:
+            for i, item in enumerate(wire_input or ()):
+                self.item(item, f"input[{i}]", i)
+            self.flush()
+        tools = self.tools(request.get("tools") or [], directives)
+        if self.system_roles and self.system_roles[0] == "developer":
+            directives["system_role"] = "developer"
+        return WireImport(
+            messages=self.messages,
+            tools=tools,
+            options=self.options(request, directives),
+            dropped=self.dropped,
+        )
+
+    # --- options --------------------------------------------------------------------
+
+    def options(self, request: Request, directives: dict[str, Any]) -> AdapterOptions:
+        facts = self.dialect.facts
+        options = AdapterOptions(model=self.model_id, session_id=self.session_id, tool_ids=self.tool_ids)
+        body = cast(dict[str, Any], request)
+        lifted = set()
+        for option, value in facts.options_from_wire(body).items():
+            setattr(options, option, value)
+            lifted.add(facts.options[option])
+        extra: dict[str, Any] = {}
+        for key, value in body.items():
+            if key in _BODY_KEYS or key in lifted:
+                continue
+            if key == "stream" and value is True:
+                options.stream = True
+            elif key == "tool_choice" and (choice := facts.tool_choice_from_wire(value)) is not None:
+                options.tool_choice = choice
+            else:
+                extra[key] = value
+        if body.get("previous_response_id"):
+            log.warning(
+                "%s: request continues response %s; the history it points at is not in this body",
+                PROVIDER,
+                body["previous_response_id"],
+                extra={"adapter": PROVIDER, "session_id": self.session_id, "path": "previous_response_id"},
+            )
+        if directives:
+            extra[DIRECTIVES] = directives
+        options.extra = extra
+        return options
+
+    # --- tools ----------------------------------------------------------------------
+
+    def tools(self, wire: list[Tool], directives: dict[str, Any]) -> list[ToolDefinition]:
+        out: list[ToolDefinition] = []
+        for i, tool in enumerate(wire):
+            if tool["type"] != "function":
+                directives.setdefault("builtin_tools", []).append(dict(tool))
+                continue
+            imported = imported_tool(
+                tool.get("name"),
+                tool.get("description"),
+                tool.get("parameters"),
+                provider=PROVIDER,
+                path=f"tools[{i}]",
+            )
+            # `strict` is a plain bool on the canonical tool: no validation to redo.
+            out.append(imported.model_copy(update={"strict": True}) if tool.get("strict") else imported)
+        return out
+
+    # --- items ----------------------------------------------------------------------
+
+    def item(self, item: Item, path: str, index: int) -> None:
+        kind = item.get("type", "message")
+        role = cast(dict[str, Any], item).get("role")
+        if kind in _ASSISTANT_SIDE or (kind == "message" and role == "assistant"):
+            if not self.pending:
+                self.pending_at = index
+            self.pending.append(item)
+            return
+        self.flush()
+        if kind == "message":
+            self.message(cast(MessageItem, item), path)
+        elif kind == "function_call_output":
+            self.tool(cast(FunctionCallOutputItem, item), path)
+        else:
+            reason = (
+                "an item_reference names an item stored on the server; its content is not in the request"
+                if kind == "item_reference"
+                else f"item of type {kind!r} has no canonical block"
+            )
+            self.drop(path, item, reason)
+
+    def flush(self) -> None:
+        """The pending run of assistant-side items -> one ASSISTANT message."""
+        if not self.pending:
+            return
+        items, self.pending = self.pending, []
+        found = read_items(items, path=f"input[{self.pending_at}:]", context=self.context, out=ItemRead())
+        for other in found.other_items:
+            self.drop(f"input[{self.pending_at}:]", other["item"], "no canonical block")
+        found.other_items = []
+        raw = {"adapter": PROVIDER, **found.raw()}
+        self.messages.append(
+            imported_assistant(
+                self.context,
+                provider=PROVIDER,
+                content=found.blocks or [TextBlock(type="text", text="")],
+                provider_raw=raw if len(raw) > 1 else None,
+            )
+        )
+
+    def message(self, item: MessageItem, path: str) -> None:
+        role = item["role"]
+        content = item["content"]
+        parts: list[Part] = [{"type": "input_text", "text": content}] if isinstance(content, str) else content
+        blocks: list[ContentBlock] = []
+        for j, part in enumerate(parts):
+            block = self.part(part, f"{path}.content[{j}]", images=role == "user")
+            if block is not None:
+                blocks.append(block)
+        if role in ("system", "developer"):
+            self.system_roles.append(role)
+            self.messages.append(self.new(Role.system, blocks, path))
+        elif blocks:
+            self.messages.append(self.new(Role.user, blocks, path))
+
+    def part(self, part: Part, path: str, *, images: bool) -> ContentBlock | None:
+        kind = part["type"]
+        if kind in ("input_text", "output_text", "text") and "text" in part:
+            return TextBlock(type="text", text=part["text"])
+        if kind == "input_image" and images and part.get("image_url"):
+            return self.image(str(part["image_url"]), path)
+        if kind == "input_file" and images:
+            document = self.document(part, path)
+            if document is not None:
+                return document
+        self.drop(path, part, f"content part of type {kind!r} has no canonical block here")
+        return None
+
+    def document(self, part: Part, path: str) -> DocumentBlock | None:
+        """An `input_file` part -> a v2 DocumentBlock (None: nothing to point at)."""
+        fields = cast(dict[str, Any], part)
+        name = fields.get("filename") or None
+        if isinstance(fields.get("file_data"), str):
+            parsed = parse_data_url(fields["file_data"])
+            if parsed is None:
+                return None
+            media_type, data = parsed
+            source = MediaSource(kind=MediaSourceKind.base64, data=data)
+        elif isinstance(fields.get("file_url"), str):
+            url = fields["file_url"]
+            media_type = mimetypes.guess_type(url)[0] or "application/pdf"
+            source = MediaSource(kind=MediaSourceKind.url, data=url)
+        elif part.get("file_id"):
+            media_type = (mimetypes.guess_type(name)[0] if name else None) or "application/pdf"
+            source = MediaSource(kind=MediaSourceKind.file_id, data=str(part["file_id"]), provider=PROVIDER)
+        else:
+            return None
+        try:
+            return DocumentBlock(type="document", source=source, media_type=media_type, title=name)
+        except ValidationError as exc:
+            raise WireFormatError(
+                f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
+            ) from None
+
+    def image(self, url: str, path: str) -> ImageBlock:
+        try:
+            parsed = parse_data_url(url)
+        except WireFormatError as exc:
+            raise WireFormatError(exc.message, provider=PROVIDER, path=f"{path}.image_url") from None
+        if parsed is not None:
+            media_type, data = parsed
+            source = MediaSource(kind=MediaSourceKind.base64, data=data)
+        else:
+            media_type, source = url_image_media_type(url), MediaSource(kind=MediaSourceKind.url, data=url)
+        try:
+            return ImageBlock(type="image", source=source, media_type=media_type)
+        except ValidationError as exc:
+            raise WireFormatError(
+                f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
+            ) from None
+
+    def tool(self, item: FunctionCallOutputItem, path: str) -> None:
+        call_id = item["call_id"]
+        canonical = self.tool_ids.resolve_incoming(PROVIDER, call_id)
+        if canonical is None:
+            raise WireFormatError(
+                f"call_id {call_id!r} answers no earlier function_call",
+                provider=PROVIDER,
+                path=f"{path}.call_id",
+            )
+        output = item["output"]
+        parts: list[Part] = [{"type": "input_text", "text": output}] if isinstance(output, str) else output
+        blocks = [
+            b
+            for j, p in enumerate(parts)
+            if (b := self.part(p, f"{path}.output[{j}]", images=True)) is not None
+        ]
+        result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
+        self.messages.append(self.new(Role.tool, [result], path, parent_tool_use_id=canonical))
+
+    def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
+        return imported_message(
+            self.session_id,
+            role,
+            content,
+            provider=PROVIDER,
+            path=path,
+            created_at=datetime.now(UTC),
+            metadata=metadata,
+        )
+
+    def drop(self, path: str, value: Any, reason: str) -> None:
+        import_drop(
+            self.dropped, adapter=PROVIDER, session_id=self.session_id, path=path, value=value, reason=reason
+        )
+
+
+__all__ = ["import_request"]

@@ -1,0 +1,354 @@
+"""Responses API SSE -> canonical StreamEvents (`ResponsesStreamDecoder`).
+
+Each `data:` object is one semantic event, read once through the declared `Event` shape;
+its `sequence_number` must be one more than the last one seen (a gap or a repeat means a
+lost or replayed event: WireFormatError). Canonical block indices are given in order of
+first appearance, keyed by (output_index, content_index) for text and refusal parts and
+by output_index for reasoning and function calls:
+
+- `response.output_text.delta` / `response.refusal.delta` -> text deltas;
+- `response.reasoning_summary_text.delta` (and `response.reasoning_text.delta` from
+  servers that show raw reasoning) -> thinking deltas, summary parts joined by a blank
+  line; at `response.output_item.done` the item's `encrypted_content` arrives as the
+  block's signature, or as redacted data when there was no text;
+- `response.output_item.added` with a function_call starts a tool call (its `call_id`
+  bound in the ToolIdMap), `response.function_call_arguments.delta` feeds it, the item's
+  `done` ends it;
+- `response.completed` / `response.incomplete` carry usage and the stop reason;
+  `response.failed` and `error` end the stream as ERROR (an `error` event's fields at its
+  top, as OpenAI sends them, or under `error`, as the Open Responses specification does).
+
+What the reply reader keeps in provider_raw (reasoning items, phase, annotations, items
+with no block) is gathered from the `output_item.done` items with the same helpers, so a
+streamed reply and the same reply read whole are the same message, with one exception:
+schema v2 has no stream event for a citation, a server tool call or a compaction, so a
+stream keeps `url_citation` annotations, the provider's own tool calls and compaction
+items in provider_raw (`annotations`, `other_items`, with a WARN) where a whole reply
+makes v2 blocks of them. Both replay the same items to this provider.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from metis_schema.v2 import (
+    ErrorEvent,
+    MessageCompleteEvent,
+    StreamEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolUseEndEvent,
+    ToolUseInputDeltaEvent,
+    ToolUseStartEvent,
+)
+
+from ...assembly import RequestContext
+from ...errors import WireFormatError
+from ...usage import normalize_usage, usage_event
+from .._framing import SSEEvent, SSEFramer
+from .._wire import read_json
+from ..base import StreamDecoder
+from ..chat.wire import raw_arguments_to_keep
+from .facts import PROVIDER, ResponsesDialect
+from .from_wire import (
+    SUMMARY_JOIN,
+    ItemRead,
+    keep_other,
+    note_annotations,
+    reasoning_text,
+    replay_item,
+    response_meta,
+    stop_reason,
+)
+from .wire import ErrorDetail, Event, FunctionCallItem, Item, MessageItem, Part, ReasoningItem, Response
+
+log = logging.getLogger("metis.adapters")
+
+_TEXT_DELTAS = frozenset({"response.output_text.delta", "response.refusal.delta"})
+_THINKING_DELTAS = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
+_FINISHED = frozenset({"response.completed", "response.incomplete"})
+
+
+@dataclass
+class _Call:
+    block: int
+    canonical: str
+    arguments: list[str] = field(default_factory=list)
+
+
+class ResponsesStreamDecoder(StreamDecoder):
+    """One streamed response of one dialect (see the module doc)."""
+
+    def __init__(self, dialect: ResponsesDialect, context: RequestContext) -> None:
+        self.dialect = dialect
+        self.context = context
+        self._framer = SSEFramer()
+        self._sequence: int | None = None
+        self._next_block = 0
+        self._parts: dict[tuple[int, int], int] = {}
+        self._thinking: dict[int, int] = {}
+        self._summary: dict[int, int] = {}  # output_index -> last summary_index seen
+        self._calls: dict[int, _Call] = {}
+        self._read = ItemRead()
+        self._meta: dict[str, Any] = {}
+        self._stopped = False
+
+    # --- StreamDecoder --------------------------------------------------------------
+
+    def feed(self, data: bytes | str) -> list[StreamEvent]:
+        return [e for sse in self._framer.feed(data) for e in self._sse(sse)]
+
+    def close(self) -> list[StreamEvent]:
+        return [e for sse in self._framer.close() for e in self._sse(sse)]
+
+    def provider_raw(self) -> dict[str, Any] | None:
+        arguments = dict(self._read.arguments)
+        for call in self._calls.values():
+            kept = raw_arguments_to_keep("".join(call.arguments))
+            if kept is not None:
+                arguments[call.canonical] = kept
+        self._read.arguments = arguments
+        return {"adapter": PROVIDER, **self._meta, **self._read.raw()}
+
+    # --- events ---------------------------------------------------------------------
+
+    def _sse(self, sse: SSEEvent) -> list[StreamEvent]:
+        data = sse.data.strip()
+        if self._stopped or not data or data == "[DONE]":
+            return []
+        event = read_json(Event, data, provider=PROVIDER, path="stream", what="stream event")
+        self._check_sequence(event)
+        kind = event["type"]
+        if kind in _TEXT_DELTAS:
+            return self._text(event, refusal=kind == "response.refusal.delta")
+        if kind in _THINKING_DELTAS:
+            return self._thinking_delta(event)
+        if kind == "response.function_call_arguments.delta":
+            return self._arguments(event)
+        if kind == "response.output_item.added":
+            return self._added(event)
+        if kind == "response.output_item.done":
+            return self._done(event)
+        if kind in ("response.created", "response.in_progress", "response.queued"):
+            self._meta.update(response_meta(self._response(event)))
+            return []
+        if kind in _FINISHED:
+            return self._finished(self._response(event))
+        if kind == "response.failed":
+            error = self._response(event).get("error") or {}
+            return self._error(error)
+        if kind == "error":
+            nested = event.get("error")
+            if nested is not None:
+                return self._error(nested)
+            return self._error(
+                {"message": event.get("message"), "code": event.get("code"), "param": event.get("param")}
+            )
+        return []  # part markers, annotations (read from the done item), built-in tool progress
+
+    def _check_sequence(self, event: Event) -> None:
+        number = event.get("sequence_number")
+        if number is None:
+            return
+        if self._sequence is not None and number != self._sequence + 1:
+            raise WireFormatError(
+                f"stream event {event['type']!r} has sequence_number {number}, expected {self._sequence + 1}"
+                " (an event was lost or repeated)",
+                provider=PROVIDER,
+                path="stream.sequence_number",
+            )
+        self._sequence = number
+
+    def _response(self, event: Event) -> Response:
+        response = event.get("response")
+        if response is None:
+            raise WireFormatError(
+                f"stream event {event['type']!r} carries no response",
+                provider=PROVIDER,
+                path="stream.response",
+            )
+        return response
+
+    def _new_block(self) -> int:
+        index = self._next_block
+        self._next_block += 1
+        return index
+
+    def _part_block(self, output: int, part: int) -> int:
+        block = self._parts.get((output, part))
+        if block is None:
+            block = self._parts[(output, part)] = self._new_block()
+        return block
+
+    def _text(self, event: Event, *, refusal: bool) -> list[StreamEvent]:
+        block = self._part_block(event.get("output_index", 0), event.get("content_index", 0))
+        self._read.refused = self._read.refused or refusal
+        return [TextDeltaEvent(type="text_delta", index=block, text=event.get("delta", ""))]
+
+    def _thinking_delta(self, event: Event) -> list[StreamEvent]:
+        output = event.get("output_index", 0)
+        summary = event.get("summary_index", event.get("content_index", 0))
+        text = event.get("delta", "")
+        block = self._thinking.get(output)
+        if block is None:
+            block = self._thinking[output] = self._new_block()
+        elif summary != self._summary.get(output):
+            text = SUMMARY_JOIN + text  # a new summary part
+        self._summary[output] = summary
+        return [ThinkingDeltaEvent(type="thinking_delta", index=block, text=text)]
+
+    def _arguments(self, event: Event) -> list[StreamEvent]:
+        call = self._calls.get(event.get("output_index", 0))
+        delta = event.get("delta", "")
+        if call is None or not delta:
+            return []
+        call.arguments.append(delta)
+        return [ToolUseInputDeltaEvent(type="tool_use_input_delta", index=call.block, partial_json=delta)]
+
+    def _added(self, event: Event) -> list[StreamEvent]:
+        item = event.get("item")
+        if item is None or item.get("type") != "function_call":
+            return []
+        call_item: FunctionCallItem = item  # type: ignore[assignment]
+        canonical = self.context.tool_ids.register_incoming(PROVIDER, call_item["call_id"])
+        call = self._calls[event.get("output_index", 0)] = _Call(self._new_block(), canonical)
+        self._read.calls += 1
+        events: list[StreamEvent] = [
+            ToolUseStartEvent(
+                type="tool_use_start",
+                index=call.block,
+                id=canonical,
+                name=call_item["name"],
+                provider_id=call_item["call_id"],
+            )
+        ]
+        if call_item["arguments"]:  # a server that sends the call whole
+            call.arguments.append(call_item["arguments"])
+            events.append(
+                ToolUseInputDeltaEvent(
+                    type="tool_use_input_delta", index=call.block, partial_json=call_item["arguments"]
+                )
+            )
+        return events
+
+    def _done(self, event: Event) -> list[StreamEvent]:
+        item: Item | None = event.get("item")
+        output = event.get("output_index", 0)
+        if item is None:
+            return []
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            return self._call_done(output, item)  # type: ignore[arg-type]
+        if kind == "reasoning":
+            return self._reasoning_done(output, item)  # type: ignore[arg-type]
+        if kind == "message":
+            return self._message_done(output, item)  # type: ignore[arg-type]
+        keep_other(dict(item), f"stream.output[{output}]", self._read, at=self._next_block)
+        return []
+
+    def _call_done(self, output: int, item: FunctionCallItem) -> list[StreamEvent]:
+        call = self._calls.get(output)
+        if call is None:  # never announced: start it now, whole
+            events = self._added({"type": "response.output_item.added", "output_index": output, "item": item})
+            return [*events, ToolUseEndEvent(type="tool_use_end", index=self._calls[output].block)]
+        if not call.arguments and item["arguments"]:
+            call.arguments.append(item["arguments"])
+            return [
+                ToolUseInputDeltaEvent(
+                    type="tool_use_input_delta", index=call.block, partial_json=item["arguments"]
+                ),
+                ToolUseEndEvent(type="tool_use_end", index=call.block),
+            ]
+        return [ToolUseEndEvent(type="tool_use_end", index=call.block)]
+
+    def _reasoning_done(self, output: int, item: ReasoningItem) -> list[StreamEvent]:
+        block = self._thinking.get(output)
+        encrypted = item.get("encrypted_content") or None
+        events: list[StreamEvent] = []
+        if block is None:
+            text = reasoning_text(item)
+            if not text and not encrypted:
+                self._read.other_items.append({"at": self._next_block, "item": dict(item)})
+                return []
+            block = self._thinking[output] = self._new_block()
+            if text:
+                events.append(ThinkingDeltaEvent(type="thinking_delta", index=block, text=text))
+            else:
+                events.append(ThinkingDeltaEvent(type="thinking_delta", index=block, redacted_data=encrypted))
+                encrypted = None
+        if encrypted:
+            events.append(ThinkingDeltaEvent(type="thinking_delta", index=block, signature=encrypted))
+        self._read.reasoning[str(block)] = replay_item(item)
+        return events
+
+    def _message_done(self, output: int, item: MessageItem) -> list[StreamEvent]:
+        content = item["content"]
+        parts: list[Part] = (
+            [{"type": "output_text", "text": content}] if isinstance(content, str) else content
+        )
+        events: list[StreamEvent] = []
+        phase = item.get("phase")
+        for j, part in enumerate(parts):
+            kind = part.get("type")
+            if kind not in ("output_text", "refusal"):
+                keep_other(
+                    dict(part), f"stream.output[{output}].content[{j}]", self._read, at=self._next_block
+                )
+                continue
+            known = (output, j) in self._parts
+            block = self._part_block(output, j)
+            if not known:  # a part that streamed no delta (an empty text, a server that sends items whole)
+                text = part.get("text", "") if kind == "output_text" else part.get("refusal", "")
+                self._read.refused = self._read.refused or kind == "refusal"
+                events.append(TextDeltaEvent(type="text_delta", index=block, text=text))
+            if phase:
+                self._read.phase[str(block)] = phase
+            note_annotations(
+                part.get("annotations"), block, f"stream.output[{output}].content[{j}]", self._read, urls=True
+            )
+        return events
+
+    def _finished(self, response: Response) -> list[StreamEvent]:
+        self._stopped = True
+        self._meta.update(response_meta(response))
+        events: list[StreamEvent] = []
+        if self._next_block == 0:
+            events.append(TextDeltaEvent(type="text_delta", index=self._new_block(), text=""))
+        usage = response.get("usage")
+        if usage:
+            events.append(usage_event(normalize_usage(PROVIDER, usage)))
+        details = response.get("incomplete_details") or {}
+        events.append(
+            MessageCompleteEvent(
+                type="message_complete",
+                stop_reason=stop_reason(
+                    self.dialect, response, calls=self._read.calls, refused=self._read.refused
+                ),
+                provider_stop_reason=details.get("reason") or response.get("status"),
+                response_id=self._meta.get("id"),
+                provider_model=self._meta.get("model"),
+            )
+        )
+        return events
+
+    def _error(self, detail: ErrorDetail) -> list[StreamEvent]:
+        self._stopped = True
+        # A stream error names its kind in `code` (OpenAI `error` events carry no `type`).
+        envelope = dict(detail)
+        if envelope.get("type") is None and envelope.get("code") is not None:
+            envelope["type"] = envelope["code"]
+        error = self.dialect.facts.parse_error({"error": envelope})
+        return [
+            ErrorEvent(
+                type="error",
+                code=error.error_type,
+                message=error.message.removeprefix(f"{error.error_type}: "),
+                retryable=error.retryable,
+                provider=PROVIDER,
+            )
+        ]
+
+
+__all__ = ["ResponsesStreamDecoder"]

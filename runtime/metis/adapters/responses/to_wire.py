@@ -1,0 +1,371 @@
+"""Canonical messages -> a Responses API request body (the request writer).
+
+Stateless by design: the whole history goes in `input` every time (no
+`previous_response_id`), so `store: false` works; the OpenAI row writes it and asks for
+`include: ["reasoning.encrypted_content"]`, which is what lets reasoning survive.
+
+- SYSTEM -> a `system` (or `developer`) message item in place; with the `instructions`
+  directive the leading SYSTEM message goes to `instructions` instead.
+- USER -> a message item with `input_text` / `input_image` / `input_file` parts (v2
+  documents: inline data with a filename, a URL, or this provider's own file id).
+- ASSISTANT -> items in block order: text -> an assistant message item (string content,
+  with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
+  sent back: an input message carries text);
+  tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
+  rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
+  (id, summary, encrypted_content), only when the message came from this adapter and the
+  same model, else dropped with a WARN (§7.3); a v2
+  server_tool_use -> the kept item, same model only; a v2 compaction of this provider ->
+  a `compaction` item (anyone else's is dropped with a WARN). Items with no block that a
+  reply kept go back at their position, to the same model only.
+- TOOL -> a `function_call_output` (a string, or input parts when it holds images);
+  `is_error` has no field: the text carries the failure.
+
+`AdapterOptions.extra` is merged last, except the reserved `"metis"` directives:
+`dialect` (the row, set by the client from the base URL), `system_role`, `instructions`,
+and `builtin_tools` (non-function tools appended to `tools`, e.g. `{"type": "web_search"}`).
+Function tools carry `ToolDefinition.strict` (false unless asked: OpenAI's Responses
+default is true, and canonical schemas need not meet strict mode's rules).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from metis_schema.v2 import (
+    CompactionBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaSourceKind,
+    Message,
+    RedactedThinkingBlock,
+    Role,
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+from ... import _json
+from ...catalog import load_catalog
+from ...errors import WireFormatError
+from ...media import workspace_file_base64
+from .._lossy import drop_block, warn_loss
+from .._shared import data_url, image_base64, own_raw
+from ..base import AdapterOptions, WireBody
+from ..chat.wire import canonical_arguments
+from .facts import DIALECTS, OPENAI, PROVIDER, ResponsesDialect
+
+log = logging.getLogger("metis.adapters")
+
+DIRECTIVES = "metis"
+SYSTEM_ROLES = ("system", "developer")
+
+
+def directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metis directives, the rest of extra), checked."""
+    extra = dict(options.extra)
+    found = extra.pop(DIRECTIVES, None) or {}
+    if not isinstance(found, dict):
+        raise WireFormatError(
+            "options.extra['metis'] must be a dict of adapter directives", path="extra.metis"
+        )
+    if found.get("system_role", "system") not in SYSTEM_ROLES:
+        raise WireFormatError("system_role must be 'system' or 'developer'", path="extra.metis.system_role")
+    if found.get("dialect", OPENAI.name) not in DIALECTS:
+        raise WireFormatError(
+            f"dialect must be one of {sorted(DIALECTS)}", provider=PROVIDER, path="extra.metis.dialect"
+        )
+    return found, extra
+
+
+def dialect_of(options: AdapterOptions) -> ResponsesDialect:
+    """The row the directives name (OpenAI's endpoint unless the client said otherwise)."""
+    found, _ = directives(options)
+    return DIALECTS[found.get("dialect", OPENAI.name)]
+
+
+def write_request(
+    messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
+) -> WireBody:
+    """Canonical messages, tools and options -> the request body (see module doc)."""
+    found, extra = directives(options)
+    dialect = DIALECTS[found.get("dialect", OPENAI.name)]
+    entry = load_catalog().resolve(options.model)
+    writer = _Writer(options, entry.id, found)
+    body: dict[str, Any] = {"model": entry.wire_model}
+    history = list(messages)
+    if found.get("instructions") and history and history[0].role == Role.system:
+        texts = [b.text for b in history[0].content if isinstance(b, TextBlock)]
+        body["instructions"] = "\n\n".join(texts)
+        history = history[1:]
+    for message in history:
+        writer.message(message)
+    body["input"] = writer.items
+    _options(dialect, body, tools, options, found)
+    body.update(extra)
+    return body
+
+
+def _options(
+    dialect: ResponsesDialect,
+    body: dict[str, Any],
+    tools: Sequence[ToolDefinition],
+    options: AdapterOptions,
+    found: dict[str, Any],
+) -> None:
+    facts = dialect.facts
+    facts.options_to_wire(
+        {"max_tokens": options.max_tokens, "temperature": options.temperature, "top_p": options.top_p}, body
+    )
+    for name, value in (("stop", options.stop), ("thinking_budget", options.thinking_budget)):
+        if value is not None:
+            log.warning(
+                "%s: %s has no Responses API field; not sent (reasoning depth: extra reasoning.effort)",
+                PROVIDER,
+                name,
+                extra={"adapter": PROVIDER, "session_id": options.session_id},
+            )
+    wire_tools: list[dict[str, Any]] = [
+        {
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.input_schema,
+            "strict": t.strict,
+        }
+        for t in tools
+    ]
+    wire_tools.extend(found.get("builtin_tools") or ())
+    if wire_tools:
+        body["tools"] = wire_tools
+    choice = facts.tool_choice_to_wire(options.tool_choice)
+    if choice is not None:
+        body["tool_choice"] = choice
+    if dialect.store is not None:
+        body["store"] = dialect.store
+    if (
+        dialect.include_encrypted_reasoning
+        and load_catalog().resolve(options.model).capabilities.supports_thinking
+    ):
+        body["include"] = ["reasoning.encrypted_content"]
+    if options.stream:
+        body["stream"] = True
+
+
+class _Writer:
+    """One request's input items."""
+
+    def __init__(self, options: AdapterOptions, model_id: str, found: dict[str, Any]) -> None:
+        self.options = options
+        self.model_id = model_id
+        self.caps = load_catalog().resolve(options.model).capabilities
+        self.system_role: str = found.get("system_role", "system")
+        self.items: list[dict[str, Any]] = []
+
+    def message(self, message: Message) -> None:
+        if message.role == Role.system:
+            texts = [b.text for b in message.content if isinstance(b, TextBlock)]
+            if texts:  # an empty SYSTEM message is a composition placeholder (§5.1.2)
+                self.items.append(
+                    {"type": "message", "role": self.system_role, "content": "\n\n".join(texts)}
+                )
+        elif message.role == Role.user:
+            self.user(message)
+        elif message.role == Role.assistant:
+            self.assistant(message)
+        else:
+            self.tool(message)
+
+    def wire_id(self, canonical: str) -> str:
+        return self.options.tool_ids.outgoing(canonical, PROVIDER)
+
+    def user(self, message: Message) -> None:
+        parts: list[dict[str, Any]] = []
+        for index, block in enumerate(message.content):
+            if isinstance(block, TextBlock):
+                parts.append({"type": "input_text", "text": block.text})
+            elif isinstance(block, ImageBlock | DocumentBlock):
+                part = self.media(block, message, index)
+                if part is not None:
+                    parts.append(part)
+            else:
+                self.drop(message, index, block.type, "USER messages carry text, images and documents only")
+        if parts:
+            self.items.append({"type": "message", "role": "user", "content": parts})
+
+    def media(self, block: ImageBlock | DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
+        return (
+            self.image(block, message, index)
+            if isinstance(block, ImageBlock)
+            else self.document(block, message, index)
+        )
+
+    def document(self, block: DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
+        """An `input_file` part: inline data (with a filename, as OpenAI requires), a URL, or
+        this provider's own file id."""
+        source = block.source
+        lost = [name for name in ("context", "citations_enabled") if getattr(block, name)]
+        if lost:
+            warn_loss(
+                adapter=PROVIDER,
+                session_id=message.session_id,
+                message_id=message.id,
+                block_type="document",
+                reason=f"input_file has no {' or '.join(lost)}",
+                text=f"{PROVIDER}: document {index} of {message.id} goes without its {', '.join(lost)}",
+            )
+        if source.kind == MediaSourceKind.file_id:
+            if source.provider != PROVIDER:
+                self.drop(message, index, "document", f"a file id of {source.provider} means nothing here")
+                return None
+            return {"type": "input_file", "file_id": source.data}
+        if source.kind == MediaSourceKind.url:
+            return {"type": "input_file", "file_url": source.data}
+        if source.kind == MediaSourceKind.file_ref:
+            b64 = workspace_file_base64(
+                source.data, self.options.workspace, max_bytes=self.options.max_media_bytes
+            )
+        else:
+            b64 = source.data
+        return {
+            "type": "input_file",
+            "filename": block.title or "document",
+            "file_data": data_url(block.media_type, b64),
+        }
+
+    def image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
+        if not self.caps.supports_images:
+            self.drop(message, index, "image", f"{self.model_id} does not accept images")
+            return None
+        accepted = self.caps.accepted_image_media_types
+        if accepted and block.media_type not in accepted:
+            self.drop(message, index, "image", f"{self.model_id} does not accept {block.media_type}")
+            return None
+        if block.source.kind == MediaSourceKind.file_id:
+            if block.source.provider != PROVIDER:
+                self.drop(message, index, "image", f"a file id of {block.source.provider} means nothing here")
+                return None
+            return {"type": "input_image", "file_id": block.source.data, "detail": "auto"}
+        b64 = image_base64(block, self.options)
+        url = block.source.data if b64 is None else data_url(block.media_type, b64)
+        return {"type": "input_image", "image_url": url, "detail": "auto"}
+
+    def assistant(self, message: Message) -> None:
+        raw = own_raw(message, PROVIDER)
+        own = bool(raw) and message.metadata.model == self.model_id
+        phases = raw.get("phase") or {}
+        reasoning = raw.get("reasoning") or {}
+        server_items = raw.get("server_items") or {}
+        compaction_ids = raw.get("compaction_ids") or {}
+        others = list(raw.get("other_items") or ()) if own else []
+        for index, block in enumerate(message.content):
+            while others and others[0].get("at", 0) <= index:
+                self.items.append(others.pop(0)["item"])
+            key = str(index)
+            if isinstance(block, TextBlock):
+                item: dict[str, Any] = {"type": "message", "role": "assistant", "content": block.text}
+                phase = phases.get(key) if own else None
+                if phase is None and message.metadata.phase is not None:
+                    phase = message.metadata.phase.value  # the canonical phase, from any provider
+                if phase is not None:
+                    item["phase"] = phase
+                self.items.append(item)
+            elif isinstance(block, ToolUseBlock):
+                self.items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": self.wire_id(block.id),
+                        "name": block.name,
+                        "arguments": _replay_arguments(block, raw),
+                    }
+                )
+            elif isinstance(block, ServerToolUseBlock):
+                kept = server_items.get(key) if own and block.provider == PROVIDER else None
+                if kept is not None:
+                    self.items.append(dict(kept))
+                else:
+                    self.drop(
+                        message, index, block.type, "a server tool call replays only to the model that ran it"
+                    )
+            elif isinstance(block, CompactionBlock):
+                if block.provider == PROVIDER and block.data:
+                    compacted: dict[str, Any] = {"type": "compaction", "encrypted_content": block.data}
+                    if own and key in compaction_ids:
+                        compacted["id"] = compaction_ids[key]
+                    self.items.append(compacted)
+                else:
+                    self.drop(
+                        message, index, block.type, f"a compaction by {block.provider} is readable only there"
+                    )
+            elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+                if own and key in reasoning:
+                    self.items.append(dict(reasoning[key]))
+                else:
+                    self.drop(message, index, block.type, self.reasoning_drop_reason(message, own))
+            else:
+                self.drop(
+                    message, index, block.type, "ASSISTANT messages carry text, tool calls and reasoning only"
+                )
+        self.items.extend(o["item"] for o in others)
+
+    def reasoning_drop_reason(self, message: Message, own: bool) -> str:
+        if own:
+            return "reasoning with no kept reasoning item has nothing to send back"
+        source = message.metadata.model or message.metadata.provider or "another provider"
+        return f"reasoning from {source} goes back only to the model that produced it, not {self.model_id}"
+
+    def tool(self, message: Message) -> None:
+        block = message.content[0] if message.content else None
+        if not isinstance(block, ToolResultBlock):
+            raise WireFormatError(
+                "a TOOL message must hold one tool_result block", provider=PROVIDER, message_id=message.id
+            )
+        parts: list[dict[str, Any]] = []
+        for part in block.content:
+            if isinstance(part, TextBlock):
+                parts.append({"type": "input_text", "text": part.text})
+            elif isinstance(part, ImageBlock | DocumentBlock):
+                media = self.media(part, message, 0)
+                if media is not None:
+                    parts.append(media)
+            else:
+                self.drop(
+                    message, 0, part.type, "function_call_output carries text, images and documents only"
+                )
+        output: str | list[dict[str, Any]]
+        if all(p["type"] == "input_text" for p in parts):
+            output = "\n\n".join(p["text"] for p in parts)
+        else:
+            output = parts
+        self.items.append(
+            {"type": "function_call_output", "call_id": self.wire_id(block.tool_use_id), "output": output}
+        )
+
+    def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
+        drop_block(adapter=PROVIDER, message=message, index=index, block_type=block_type, reason=reason)
+
+
+def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:
+    """The provider's own arguments text while it still means the block's input, else canonical JSON."""
+    for key in ("arguments", "unparsed_arguments"):
+        kept = raw.get(key)
+        text = kept.get(block.id) if isinstance(kept, dict) else None
+        if isinstance(text, str) and _means(text, block.input):
+            return text
+    return canonical_arguments(block.input)
+
+
+def _means(text: str, value: dict[str, Any]) -> bool:
+    try:
+        parsed = _json.loads(text) if text.strip() else {}
+    except _json.JSONDecodeError:
+        return value == {}  # kept unparseable text stands for an empty input
+    return bool(parsed == value) if isinstance(parsed, dict) else value == {}
+
+
+__all__ = ["DIRECTIVES", "dialect_of", "directives", "write_request"]

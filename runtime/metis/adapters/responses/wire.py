@@ -1,0 +1,287 @@
+"""The Responses API wire objects, declared once (OpenAI's API reference, the Open Responses
+specification and the `openai` / `openresponses-types` SDK types they generate).
+
+Items are told apart by their `type`. The types metis maps (`message`, `function_call`,
+`function_call_output`, `reasoning`, `item_reference`, `compaction`, the provider's own
+tool calls such as `web_search_call`) have declared shapes; every other item (client-run
+calls like `computer_call`, extension items named `<vendor>:<type>` by Open Responses) is
+`OtherItem`, kept whole: metis has no block for it and carries it in provider_raw.
+Shapes are `strict` (the input is parsed JSON) and as loose as the servers: unknown keys
+are accepted (kept where the object is kept whole, `_LOOSE`; not copied where only fields
+are read, `_READ`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NotRequired
+
+from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
+from typing_extensions import TypedDict
+
+from .facts import SERVER_TOOL_CALLS
+
+_LOOSE = ConfigDict(extra="allow", strict=True)
+_READ = ConfigDict(extra="ignore", strict=True)
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+def _item_kind(known: frozenset[str], server_calls: frozenset[str]) -> Discriminator:
+    """A union member chosen by an object's `type` (`server_call` for the provider's own
+    tools, `other` for any other type not in `known`)."""
+
+    def kind(value: Any) -> str | None:
+        if not isinstance(value, dict):
+            return None
+        tag = value.get("type", "message" if "role" in value else None)
+        if tag in server_calls:
+            return "server_call"
+        return tag if tag in known else "other"
+
+    return Discriminator(kind, custom_error_type="wire_item", custom_error_message="must be an object")
+
+
+# --- content parts ------------------------------------------------------------------------
+
+
+@with_config(_LOOSE)
+class Part(TypedDict):
+    """A message content part: `input_text`, `input_image`, `input_file`, `input_audio`
+    (input); `output_text` (with `annotations`), `refusal` (output)."""
+
+    type: str
+    text: NotRequired[str]
+    refusal: NotRequired[str]
+    image_url: NotRequired[str | None]
+    file_id: NotRequired[str | None]
+    detail: NotRequired[Any]
+    annotations: NotRequired[list[dict[str, Any]]]
+
+
+PartList = Annotated[list[Part], Field()]
+Content = Annotated[
+    Annotated[str, Tag("string")] | Annotated[list[Part], Tag("array")],
+    Discriminator(
+        lambda v: "string" if isinstance(v, str) else "array" if isinstance(v, list) else None,
+        custom_error_type="wire_json_type",
+        custom_error_message="must be a string or a list of parts",
+    ),
+]
+
+
+# --- items --------------------------------------------------------------------------------
+
+
+@with_config(_LOOSE)
+class MessageItem(TypedDict):
+    """A message: input (user / system / developer / assistant history) or an output message."""
+
+    type: NotRequired[Literal["message"]]
+    role: Literal["user", "system", "developer", "assistant"]
+    content: Content
+    id: NotRequired[str | None]
+    status: NotRequired[Any]
+    phase: NotRequired[str | None]
+    """`commentary` or `final_answer` (gpt-5.x): kept and replayed to the same endpoint."""
+
+
+@with_config(_LOOSE)
+class FunctionCallItem(TypedDict):
+    type: Literal["function_call"]
+    call_id: NonEmpty
+    name: NonEmpty
+    arguments: str
+    id: NotRequired[str | None]
+    status: NotRequired[Any]
+
+
+@with_config(_LOOSE)
+class FunctionCallOutputItem(TypedDict):
+    type: Literal["function_call_output"]
+    call_id: NonEmpty
+    output: Content
+    id: NotRequired[str | None]
+    status: NotRequired[Any]
+
+
+@with_config(_LOOSE)
+class SummaryPart(TypedDict):
+    type: NotRequired[str]
+    text: str
+
+
+@with_config(_LOOSE)
+class ReasoningItem(TypedDict):
+    """Reasoning: summary parts (`summary_text`), raw `reasoning_text` content (Open
+    Responses servers that show it), and `encrypted_content` only its endpoint can read."""
+
+    type: Literal["reasoning"]
+    id: NotRequired[str | None]
+    summary: NotRequired[list[SummaryPart]]
+    content: NotRequired[list[SummaryPart] | None]
+    encrypted_content: NotRequired[str | None]
+    status: NotRequired[Any]
+
+
+@with_config(_LOOSE)
+class ItemReference(TypedDict):
+    type: Literal["item_reference"]
+    id: NonEmpty
+
+
+@with_config(_LOOSE)
+class CompactionItem(TypedDict):
+    """The history before it, compacted by the server: opaque, readable only by it."""
+
+    type: Literal["compaction"]
+    encrypted_content: NonEmpty
+    id: NotRequired[str | None]
+
+
+@with_config(_LOOSE)
+class ServerCallItem(TypedDict):
+    """A call of a tool the provider ran itself (`web_search_call`, ...): kept whole for replay."""
+
+    type: str
+    id: NonEmpty
+    action: NotRequired[dict[str, Any] | None]
+
+
+@with_config(_LOOSE)
+class OtherItem(TypedDict):
+    """Any other item (built-in tool calls, compaction, extensions): kept whole."""
+
+    type: str
+
+
+_KNOWN = frozenset(
+    {"message", "function_call", "function_call_output", "reasoning", "item_reference", "compaction"}
+)
+
+Item = Annotated[
+    Annotated[MessageItem, Tag("message")]
+    | Annotated[FunctionCallItem, Tag("function_call")]
+    | Annotated[FunctionCallOutputItem, Tag("function_call_output")]
+    | Annotated[ReasoningItem, Tag("reasoning")]
+    | Annotated[ItemReference, Tag("item_reference")]
+    | Annotated[CompactionItem, Tag("compaction")]
+    | Annotated[ServerCallItem, Tag("server_call")]
+    | Annotated[OtherItem, Tag("other")],
+    _item_kind(_KNOWN, SERVER_TOOL_CALLS),
+]
+
+
+# --- the response -------------------------------------------------------------------------
+
+
+@with_config(_READ)
+class IncompleteDetails(TypedDict):
+    reason: NotRequired[str | None]
+
+
+@with_config(_LOOSE)
+class ErrorDetail(TypedDict):
+    """`error` of an error body, of a failed response, or an `error` stream event's fields."""
+
+    message: NotRequired[Any]
+    type: NotRequired[Any]
+    code: NotRequired[Any]
+    param: NotRequired[Any]
+
+
+@with_config(_READ)
+class Response(TypedDict):
+    """A response object (`object: "response"`), the body of a non-streamed reply."""
+
+    id: NotRequired[Any]
+    model: NotRequired[Any]
+    status: NotRequired[str | None]
+    output: list[Item]
+    usage: NotRequired[dict[str, Any] | None]
+    incomplete_details: NotRequired[IncompleteDetails | None]
+    error: NotRequired[ErrorDetail | None]
+    previous_response_id: NotRequired[Any]
+
+
+# --- the stream ---------------------------------------------------------------------------
+
+
+@with_config(_READ)
+class Event(TypedDict):
+    """One semantic SSE event. Only the fields metis reads are declared; which are present
+    depends on `type` (the decoder reads each type's own)."""
+
+    type: NonEmpty
+    sequence_number: NotRequired[int]
+    output_index: NotRequired[int]
+    content_index: NotRequired[int]
+    summary_index: NotRequired[int]
+    item_id: NotRequired[str]
+    delta: NotRequired[str]
+    item: NotRequired[Item]
+    response: NotRequired[Response]
+    annotation: NotRequired[dict[str, Any]]
+    message: NotRequired[Any]
+    code: NotRequired[Any]
+    param: NotRequired[Any]
+    error: NotRequired[ErrorDetail]
+    """An `error` event's payload as Open Responses nests it (OpenAI puts its fields at the top)."""
+
+
+# --- the request (read back by the importer) -----------------------------------------------
+
+
+@with_config(_LOOSE)
+class Tool(TypedDict):
+    """A tool: `function` (name, description, parameters, strict) or a built-in tool."""
+
+    type: str
+    name: NotRequired[str]
+    description: NotRequired[str | None]
+    parameters: NotRequired[dict[str, Any] | None]
+    strict: NotRequired[bool | None]
+
+
+Input = Annotated[
+    Annotated[str, Tag("string")] | Annotated[list[Item], Tag("array")],
+    Discriminator(
+        lambda v: "string" if isinstance(v, str) else "array" if isinstance(v, list) else None,
+        custom_error_type="wire_json_type",
+        custom_error_message="must be a string or a list of items",
+    ),
+]
+
+
+@with_config(_LOOSE)
+class Request(TypedDict):
+    """A recorded request body; fields not declared here replay through `options.extra`."""
+
+    model: NonEmpty
+    input: NotRequired[Input]
+    instructions: NotRequired[str | None]
+    tools: NotRequired[list[Tool] | None]
+    tool_choice: NotRequired[Any]
+    stream: NotRequired[Any]
+    max_output_tokens: NotRequired[int | None]
+    temperature: NotRequired[int | float | None]
+    top_p: NotRequired[int | float | None]
+    previous_response_id: NotRequired[str | None]
+
+
+__all__ = [
+    "CompactionItem",
+    "ErrorDetail",
+    "Event",
+    "FunctionCallItem",
+    "FunctionCallOutputItem",
+    "Item",
+    "ItemReference",
+    "MessageItem",
+    "OtherItem",
+    "Part",
+    "ReasoningItem",
+    "Request",
+    "Response",
+    "ServerCallItem",
+    "Tool",
+]

@@ -1,0 +1,660 @@
+"""The Responses API adapter (OpenAI's endpoint and Open Responses servers).
+
+Goldens: every wire input under tests/golden/responses/ (built through the openai SDK's
+Response and stream event models, in the shapes of OpenAI's API reference) is read and
+compared with the expected output beside it; streams also split anywhere. Behaviour: the
+stateless writer, reasoning replayed to its own model only, phase, the dialect rows,
+sequence numbers, incomplete/failed responses, previous_response_id on import, malformed
+input as WireFormatErrors at their paths, and a session that goes Anthropic (signed
+thinking) -> Responses (encrypted reasoning) -> Anthropic where each provider gets back
+exactly its own reasoning.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import golden
+import pytest
+from contracts import anthropic as anthropic_contract
+from contracts import responses as contract
+from metis import adapters
+from metis.adapters import AdapterOptions
+from metis.assembly import RequestContext
+from metis.errors import WireFormatError
+from metis.ids import ToolIdMap, new_message_id
+from metis_schema.v2 import Message, MessageStatus, Role, StopReason, ToolDefinition
+from openai_chat_support import (
+    SESSION,
+    canonical,
+    chunkings,
+    context,
+    error_document,
+    error_status,
+    events_document,
+    fixed_tool_ids,
+    import_document,
+    recorded,
+)
+
+__all__ = ["fixed_tool_ids"]
+
+PROVIDER = "responses"
+MODEL = "responses:gpt-5"
+ADAPTER = adapters.get(PROVIDER)
+
+
+def _events_of(data: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in data.decode().splitlines() if line.startswith("data: ")]
+
+
+# --- goldens ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", golden.inputs(PROVIDER, "response"))
+def test_reply_golden(name: str, fixed_tool_ids: None) -> None:
+    body = recorded(PROVIDER, name)
+    contract.check_response(body, open_responses="web_search" not in name)
+    message = ADAPTER.from_wire_response(body, context(MODEL))
+    golden.check(PROVIDER, golden.expected_name(name), canonical(message))
+    assert message.metadata.status == MessageStatus.complete
+
+
+@pytest.mark.parametrize("name", golden.inputs(PROVIDER, "stream"))
+def test_stream_events_golden(name: str, fixed_tool_ids: None) -> None:
+    data = recorded(PROVIDER, name)
+    for event in _events_of(data):  # the openai SDK's and Open Responses' event models accept it
+        contract.check_event(event, openai="open_responses" not in name, open_responses="openai" not in name)
+    events = events_document(list(ADAPTER.stream_response([data], context(MODEL))))
+    golden.check(PROVIDER, golden.expected_name(name), events)
+    for how, pieces in chunkings(data).items():
+        split = list(ADAPTER.stream_response(pieces, context(MODEL, ToolIdMap(SESSION))))
+        assert [{k: v for k, v in e.items() if k != "id"} for e in events_document(split)] == [
+            {k: v for k, v in e.items() if k != "id"} for e in events
+        ], how
+
+
+@pytest.mark.parametrize("name", golden.inputs(PROVIDER, "request"))
+def test_request_import_golden(name: str, fixed_tool_ids: None) -> None:
+    body = recorded(PROVIDER, name)
+    contract.sdk_validate(
+        body
+    )  # OpenAI's reference shapes (built-in tools, input_file: not in Open Responses)
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    golden.check(PROVIDER, golden.expected_name(name), import_document(imported))
+
+
+@pytest.mark.parametrize("name", golden.inputs(PROVIDER, "error"))
+def test_error_golden(name: str) -> None:
+    error = ADAPTER.parse_error(golden.read_input(PROVIDER, name), error_status(name))
+    golden.check(PROVIDER, golden.expected_name(name), error_document(error))
+
+
+def test_streamed_and_whole_reply_are_the_same_message() -> None:
+    whole = ADAPTER.from_wire_response(recorded(PROVIDER, "response_tools.json"), context(MODEL))
+    streamed = ADAPTER.assemble_stream([recorded(PROVIDER, "stream_tools.sse")], context(MODEL))
+    assert streamed.metadata.provider_raw == whole.metadata.provider_raw
+    assert [b.type for b in streamed.content] == [b.type for b in whole.content]
+
+
+# --- what a reply carries ---------------------------------------------------------------------
+
+
+def test_reasoning_is_thinking_with_encrypted_content_as_signature() -> None:
+    message = ADAPTER.from_wire_response(recorded(PROVIDER, "response_tools.json"), context(MODEL))
+    thinking = message.content[0]
+    assert thinking.type == "thinking"
+    assert thinking.signature == contract.REASONING_ITEM["encrypted_content"]
+    assert thinking.text.startswith("**Planning the lookups**")
+    assert message.metadata.stop_reason == StopReason.tool_use
+    raw = message.metadata.provider_raw or {}
+    assert raw["reasoning"] == {"0": contract.REASONING_ITEM}
+    assert raw["phase"] == {"1": "commentary"}
+
+
+def test_usage_subtracts_cached_tokens_and_keeps_reasoning_in_output() -> None:
+    message = ADAPTER.from_wire_response(recorded(PROVIDER, "response_tools.json"), context(MODEL))
+    usage = message.metadata.usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (184, 128, 187)
+
+
+def test_incomplete_is_max_tokens_and_reasoning_without_summary_is_redacted() -> None:
+    message = ADAPTER.from_wire_response(recorded(PROVIDER, "response_incomplete.json"), context(MODEL))
+    assert message.metadata.stop_reason == StopReason.max_tokens
+    assert message.content[0].type == "redacted_thinking"
+
+
+def test_citations_and_built_in_calls_are_v2_blocks_and_replay_to_their_model_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ids = ToolIdMap(SESSION)
+    body = recorded(PROVIDER, "response_web_search_citations.json")
+    message = ADAPTER.from_wire_response(body, context(MODEL, ids))
+    search, text = message.content
+    assert search.type == "server_tool_use" and text.type == "text"
+    assert (search.name, search.provider, search.input) == (
+        "web_search",
+        PROVIDER,
+        body["output"][0]["action"],
+    )
+    assert text.citations is not None and text.citations[0].url == "https://www.azores.gov/reserve"
+    assert (text.citations[0].start_index, text.citations[0].end_index) == (57, 70)
+    user = _message(Role.user, [{"type": "text", "text": "good news?"}])
+    again = ADAPTER.to_wire(
+        [user, message], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
+    )
+    contract.check_request(again, open_responses=False)
+    assert again["input"][1] == body["output"][0]  # the web_search_call item, back as it came
+    assert again["input"][2]["phase"] == "final_answer"
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        other = ADAPTER.to_wire(
+            [user, message],
+            [],
+            AdapterOptions(model="responses:gpt-5-mini", session_id=SESSION, tool_ids=ids),
+        )
+    assert [i["type"] for i in other["input"]] == ["message", "message"]
+    assert [r.block_type for r in caplog.records if hasattr(r, "block_type")] == ["server_tool_use"]  # type: ignore[attr-defined]
+
+
+def test_a_stream_keeps_what_no_v2_event_carries_in_provider_raw(caplog: pytest.LogCaptureFixture) -> None:
+    body = recorded(PROVIDER, "response_web_search_citations.json")
+    events = [
+        {"type": "response.output_item.done", "output_index": 0, "item": body["output"][0]},
+        {"type": "response.output_item.done", "output_index": 1, "item": body["output"][1]},
+        {"type": "response.completed", "response": body},
+    ]
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        message = ADAPTER.assemble_stream(contract.sse(events), context(MODEL))
+    assert [b.type for b in message.content] == ["text"]
+    raw = message.metadata.provider_raw or {}
+    assert raw["other_items"] == [{"at": 0, "item": body["output"][0]}]
+    assert raw["annotations"]["0"][0]["type"] == "url_citation"
+    texts = [r.getMessage() for r in caplog.records]
+    assert any("web_search_call" in t for t in texts) and any("url_citation" in t for t in texts)
+    user = _message(Role.user, [{"type": "text", "text": "good news?"}])
+    ids = ToolIdMap(SESSION)
+    again = ADAPTER.to_wire(
+        [user, message], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
+    )
+    assert again["input"][1] == body["output"][0]  # replayed to its own model all the same
+
+
+def test_compaction_is_a_v2_block_that_goes_back_only_here() -> None:
+    ids = ToolIdMap(SESSION)
+    item = {"type": "compaction", "id": "cmp_68c1f4", "encrypted_content": "gAAAAABcompacted=="}
+    message = ADAPTER.from_wire_response(
+        contract.response_body([item, contract.MESSAGE_ITEM], open_responses=False), context(MODEL, ids)
+    )
+    assert message.content[0].type == "compaction" and message.content[0].data == item["encrypted_content"]
+    user = _message(Role.user, [{"type": "text", "text": "go on"}])
+    body = ADAPTER.to_wire([user, message], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(body)
+    assert body["input"][1] == item
+    claude = adapters.get("anthropic").to_wire(
+        [user, message],
+        [],
+        AdapterOptions(model="anthropic:claude-sonnet-4-6", session_id=SESSION, tool_ids=ids),
+    )
+    assert item["encrypted_content"] not in json.dumps(claude)
+
+
+def test_refusal_is_text_with_stop_reason_refusal() -> None:
+    message = ADAPTER.from_wire_response(recorded(PROVIDER, "response_refusal.json"), context(MODEL))
+    assert message.metadata.stop_reason == StopReason.refusal
+    assert message.content[0].type == "text"
+
+
+def test_failed_stream_and_error_event_end_as_error_keeping_text() -> None:
+    for name, code in (
+        ("stream_failed.sse", "server_error"),
+        ("stream_error_event_openai.sse", "rate_limit_exceeded"),
+        ("stream_error_event_open_responses.sse", "server_error"),
+    ):
+        events = list(ADAPTER.stream_response([recorded(PROVIDER, name)], context(MODEL)))
+        assert events[-1].type == "error" and events[-1].code == code, name
+        message = ADAPTER.assemble_stream([recorded(PROVIDER, name)], context(MODEL))
+        assert message.metadata.status == MessageStatus.error
+        assert message.content[0].text == "Partial "  # type: ignore[union-attr]
+
+
+def test_a_sequence_gap_is_a_wire_format_error() -> None:
+    pieces = contract.stream_fixture()
+    with pytest.raises(WireFormatError) as caught:
+        list(ADAPTER.stream_response(pieces[:3] + pieces[4:], context(MODEL)))
+    assert caught.value.path == "stream.sequence_number"
+    assert "expected 3" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        (
+            {"output": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": 3}]},
+            "output[0].arguments",
+        ),
+        (
+            {"output": [{"type": "function_call", "call_id": "", "name": "f", "arguments": ""}]},
+            "output[0].call_id",
+        ),
+        ({"output": [{"type": "message", "role": "assistant", "content": 7}]}, "output[0].content"),
+        (
+            {"output": [{"type": "reasoning", "summary": [{"type": "summary_text"}]}]},
+            "output[0].summary[0].text",
+        ),
+        ({"output": "nope"}, "output"),
+        ({}, "output"),
+    ],
+)
+def test_malformed_replies_name_their_path(body: dict[str, Any], path: str) -> None:
+    with pytest.raises(WireFormatError) as caught:
+        ADAPTER.from_wire_response(body, context(MODEL))
+    assert caught.value.path == path
+
+
+def test_a_failed_response_body_is_a_provider_error() -> None:
+    from metis.errors import ProviderError
+
+    body = contract.response_body([], status="failed", usage=None)
+    body["error"] = {"code": "server_error", "message": "The server had an error"}
+    with pytest.raises(ProviderError) as caught:
+        ADAPTER.from_wire_response(body, context(MODEL))
+    assert caught.value.error_type == "server_error" and caught.value.retryable
+
+
+def test_input_estimate_counts_text_tools_and_images() -> None:
+    ids = ToolIdMap(SESSION)
+    history = _reply_history(ids)
+    estimate = ADAPTER.estimate_input_tokens(history, [])
+    chars = sum(len(b.text) for m in history for b in m.content if b.type in ("text", "thinking"))
+    assert estimate >= chars // 4 + 4 * len(history)
+    image = _message(
+        Role.user,
+        [
+            {
+                "type": "image",
+                "source": {"kind": "url", "data": "https://example.com/a.png"},
+                "media_type": "image/png",
+            }
+        ],
+    )
+    assert ADAPTER.estimate_input_tokens([*history, image], []) - estimate == 765 + 4
+
+
+def test_open_responses_event_models_are_found() -> None:
+    assert {"response.completed", "response.output_text.delta", "response.output_item.done"} <= set(
+        contract.OPEN_RESPONSES_EVENTS
+    )
+
+
+def test_error_body_as_a_reply_is_a_provider_error() -> None:
+    from metis.errors import ProviderError
+
+    with pytest.raises(ProviderError) as caught:
+        ADAPTER.from_wire_response(json.loads(golden.read_input(PROVIDER, "error_429.json")), context(MODEL))
+    assert caught.value.retryable and caught.value.error_type == "tokens"
+
+
+# --- the writer -------------------------------------------------------------------------------
+
+
+def _reply_history(ids: ToolIdMap, model: str = MODEL) -> list[Message]:
+    user = _message(Role.user, [{"type": "text", "text": "weather in Paris and Tokyo?"}])
+    reply = ADAPTER.from_wire_response(
+        recorded(PROVIDER, "response_tools.json"),
+        RequestContext(session_id=SESSION, model=model, tool_ids=ids),
+    )
+    results = [
+        _message(
+            Role.tool,
+            [{"type": "tool_result", "tool_use_id": b.id, "content": [{"type": "text", "text": "18C"}]}],
+            parent_tool_use_id=b.id,
+        )
+        for b in reply.content
+        if b.type == "tool_use"
+    ]
+    return [user, reply, *results]
+
+
+def _message(role: Role, content: list[dict[str, Any]], **metadata: Any) -> Message:
+    return Message.model_validate(
+        {
+            "id": new_message_id(),
+            "session_id": SESSION,
+            "role": role,
+            "content": content,
+            "metadata": metadata,
+            "created_at": "2026-05-08T12:00:00Z",
+            "schema_version": 2,
+        }
+    )
+
+
+def test_stateless_request_replays_reasoning_phase_and_call_ids() -> None:
+    ids = ToolIdMap(SESSION)
+    body = ADAPTER.to_wire(
+        _reply_history(ids), [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
+    )
+    golden.check(PROVIDER, "conversation.request.golden.json", body)
+    contract.check_request(body)
+    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+    items = body["input"]
+    assert [i["type"] for i in items] == [
+        "message",
+        "reasoning",
+        "message",
+        "function_call",
+        "function_call",
+        "function_call_output",
+        "function_call_output",
+    ]
+    assert items[1] == contract.REASONING_ITEM  # back unchanged, stateless (its encrypted content)
+    assert items[2]["phase"] == "commentary"
+    assert [i["call_id"] for i in items[3:5]] == [
+        "call_Nb2Vc7Xz4Lk9Jh1Gf6Ds3Aq8",
+        "call_Po5Iu0Yt8Re3Wq6Lk1Jh4Gf9",
+    ]
+    assert [i["call_id"] for i in items[5:]] == [i["call_id"] for i in items[3:5]]
+
+
+def test_reasoning_goes_to_no_other_model(caplog: pytest.LogCaptureFixture) -> None:
+    ids = ToolIdMap(SESSION)
+    history = _reply_history(ids)
+    options = AdapterOptions(model="responses:gpt-5-mini", session_id=SESSION, tool_ids=ids)
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = ADAPTER.to_wire(history, [], options)
+    assert "reasoning" not in [i["type"] for i in body["input"]]
+    assert "phase" not in body["input"][1]
+    assert [r.block_type for r in caplog.records if hasattr(r, "block_type")] == ["thinking"]  # type: ignore[attr-defined]
+    contract.check_request(body)
+
+
+def test_open_responses_row_is_picked_by_the_directive_the_client_sets_for_other_base_urls() -> None:
+    ids = ToolIdMap(SESSION)
+    extra = dict(ADAPTER.custom_server_extra)
+    body = ADAPTER.to_wire(
+        _reply_history(ids), [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids, extra=extra)
+    )
+    assert "store" not in body and "metis" not in body
+    contract.check_request(body)
+    with pytest.raises(WireFormatError):
+        ADAPTER.to_wire(
+            [],
+            [],
+            AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids, extra={"metis": {"dialect": "x"}}),
+        )
+
+
+def test_tools_options_and_lossy_options(caplog: pytest.LogCaptureFixture) -> None:
+    tool = ToolDefinition(
+        name="lookup", description="d", side_effects="read", input_schema={"type": "object"}
+    )
+    options = AdapterOptions(
+        model=MODEL,
+        session_id=SESSION,
+        tool_ids=ToolIdMap(SESSION),
+        max_tokens=300,
+        stop=["END"],
+        tool_choice="any",
+        stream=True,
+        extra={"reasoning": {"effort": "low"}, "metis": {"builtin_tools": [{"type": "web_search"}]}},
+    )
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = ADAPTER.to_wire([_message(Role.user, [{"type": "text", "text": "hi"}])], [tool], options)
+    contract.check_request(body, open_responses=False)  # web_search is OpenAI's own tool
+    assert body["max_output_tokens"] == 300 and body["tool_choice"] == "required" and body["stream"] is True
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "lookup",
+            "description": "d",
+            "parameters": {"type": "object"},
+            "strict": False,
+        },
+        {"type": "web_search"},
+    ]
+    assert "stop" not in body and any(
+        "stop has no Responses API field" in r.getMessage() for r in caplog.records
+    )
+
+
+def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytest.LogCaptureFixture) -> None:
+    body = recorded(PROVIDER, "request_every_shape.json")
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert any("resp_68c1e0d2a1b08190" in r.getMessage() for r in caplog.records)
+    assert imported.options.extra["previous_response_id"] == "resp_68c1e0d2a1b08190"
+    dropped = {d["path"] for d in imported.dropped}
+    assert dropped == {"input[5]"}  # the item_reference; the input_file is a v2 document
+    document = imported.messages[1].content[2]
+    assert document.type == "document" and document.source.provider == PROVIDER
+    again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
+    contract.check_request(again, open_responses=False)  # web_search is OpenAI's own tool
+    for key in (
+        "instructions",
+        "previous_response_id",
+        "tool_choice",
+        "reasoning",
+        "tools",
+        "max_output_tokens",
+    ):
+        assert again[key] == body[key], key
+    assert again["input"][1] == contract.REASONING_ITEM
+    assert again["input"][0]["content"][2] == {"type": "input_file", "file_id": "file-6F2ksmvXxt4VdoqmHRw6kL"}
+
+
+def test_import_of_an_unknown_call_id_names_its_path() -> None:
+    body = {"model": "gpt-5", "input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]}
+    with pytest.raises(WireFormatError) as caught:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert caught.value.path == "input[0].call_id"
+
+
+# --- Anthropic -> Responses -> Anthropic -----------------------------------------------------
+
+
+def test_each_provider_gets_back_exactly_its_own_reasoning() -> None:
+    anthropic = adapters.get("anthropic")
+    ids = ToolIdMap(SESSION)
+    claude = "anthropic:claude-sonnet-4-6"
+    history = [_message(Role.user, [{"type": "text", "text": "weather in Paris and Tokyo?"}])]
+
+    def answer(reply: Message) -> None:
+        history.append(reply)
+        for block in reply.content:
+            if block.type == "tool_use":
+                history.append(
+                    _message(
+                        Role.tool,
+                        [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": block.id,
+                                "content": [{"type": "text", "text": "ok"}],
+                            }
+                        ],
+                        parent_tool_use_id=block.id,
+                    )
+                )
+
+    answer(
+        anthropic.from_wire_response(
+            json.loads(golden.read_input("anthropic", "response_thinking.json")),
+            RequestContext(session_id=SESSION, model=claude, tool_ids=ids),
+        )
+    )
+    signed = [b for b in history[1].content if b.type == "thinking"]
+    redacted = [b for b in history[1].content if b.type == "redacted_thinking"]
+    assert signed and signed[0].signature and redacted  # signed and redacted thinking from Claude
+    body = ADAPTER.to_wire(history, [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(body)
+    assert "reasoning" not in [i["type"] for i in body["input"]]  # Anthropic's thinking is not sent here
+    assert signed[0].signature not in json.dumps(body) and redacted[0].data not in json.dumps(body)
+    answer(
+        ADAPTER.from_wire_response(
+            recorded(PROVIDER, "response_tools.json"),
+            RequestContext(session_id=SESSION, model=MODEL, tool_ids=ids),
+        )
+    )
+    history.append(_message(Role.user, [{"type": "text", "text": "thanks, and now?"}]))
+    back = anthropic.to_wire(history, [], AdapterOptions(model=claude, session_id=SESSION, tool_ids=ids))
+    anthropic_contract.check_request(back)
+    text = json.dumps(back)
+    assert signed[0].signature in text  # its own signed thinking goes back
+    assert contract.REASONING_ITEM["encrypted_content"] not in text  # OpenAI's encrypted reasoning never does
+    thinking = [
+        b for m in back["messages"] for b in m["content"] if isinstance(b, dict) and b["type"] == "thinking"
+    ]
+    assert [b["signature"] for b in thinking] == [signed[0].signature]
+    assert redacted[0].data in text
+    again = ADAPTER.to_wire(history, [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(again)
+    reasoning = [i for i in again["input"] if i["type"] == "reasoning"]
+    assert reasoning == [contract.REASONING_ITEM]  # exactly its own, once
+
+
+# --- the client picks the row by base URL -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("base_url", "stateless"),
+    [(None, True), ("http://127.0.0.1:8080/v1", False)],
+    ids=["openai", "open-responses"],
+)
+def test_client_sends_to_the_row_its_base_url_picks(
+    base_url: str | None, stateless: bool, tmp_path: Any
+) -> None:
+    import httpx
+    from metis.client import Client
+    from metis.store import Store
+
+    sent: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        request.read()
+        sent.append(request)
+        return httpx.Response(200, json=contract.response_fixture())
+
+    base_urls = {PROVIDER: base_url} if base_url else None
+    with (
+        Store.open(tmp_path / "metis.sqlite3") as store,
+        Client(
+            store, transport=httpx.MockTransport(handle), api_keys={PROVIDER: "sk-test"}, base_urls=base_urls
+        ) as client,
+    ):
+        session = client.session(MODEL, workspace=tmp_path)
+        reply = session.send("weather in Paris and Tokyo?")
+        body = json.loads(sent[0].content)
+        assert str(sent[0].url) == (base_url or "https://api.openai.com/v1") + "/responses"
+        assert ("store" in body) is stateless and "metis" not in body
+        contract.check_request(body)
+        assert reply.metadata.stop_reason == StopReason.tool_use
+        for block in reply.content:
+            if block.type == "tool_use":
+                session.add_tool_result(block.id, "18C")
+        session.send()  # the results go back, with the reasoning item that preceded the calls
+        again = json.loads(sent[1].content)
+        assert [i for i in again["input"] if i["type"] == "reasoning"] == [contract.REASONING_ITEM]
+
+
+def test_canonical_phase_and_file_id_images_are_written() -> None:
+    ids = ToolIdMap(SESSION)
+    said = Message.model_validate(
+        {
+            "id": new_message_id(),
+            "session_id": SESSION,
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Looking it up."}],
+            "metadata": {
+                "model": "anthropic:claude-sonnet-4-6",
+                "provider": "anthropic",
+                "phase": "commentary",
+                "usage": {
+                    "input_tokens": 1,
+                    "output_tokens": 1,
+                    "cost_usd": "0",
+                    "pricing_version": "2026-05-08",
+                    "latency_ms": 1,
+                },
+                "routing": {
+                    "mode": "default",
+                    "chosen_model": "anthropic:claude-sonnet-4-6",
+                    "reason": "test",
+                },
+            },
+            "created_at": "2026-05-08T12:00:00Z",
+            "schema_version": 2,
+        }
+    )
+
+    def image(provider: str) -> dict[str, Any]:
+        source = {"kind": "file_id", "data": "file-6F2ksmvXxt4VdoqmHRw6kL", "provider": provider}
+        return {"type": "image", "source": source, "media_type": "image/png"}
+
+    user = _message(Role.user, [{"type": "text", "text": "see"}, image(PROVIDER), image("anthropic")])
+    body = ADAPTER.to_wire([user, said], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(body)
+    assert body["input"][0]["content"][1:] == [
+        {"type": "input_image", "file_id": "file-6F2ksmvXxt4VdoqmHRw6kL", "detail": "auto"}
+    ]  # Anthropic's file id is dropped (logged), not sent as a URL
+    assert body["input"][1]["phase"] == "commentary"
+
+
+def test_documents_go_as_input_files(tmp_path: Any) -> None:
+    (tmp_path / "report.pdf").write_bytes(b"%PDF-1.4 tiny")
+    ids = ToolIdMap(SESSION)
+
+    def document(source: dict[str, Any], title: str | None = None) -> dict[str, Any]:
+        return {"type": "document", "source": source, "media_type": "application/pdf", "title": title}
+
+    user = _message(
+        Role.user,
+        [
+            {"type": "text", "text": "summarize"},
+            document({"kind": "file_ref", "data": "report.pdf"}, "report.pdf"),
+            document({"kind": "url", "data": "https://example.com/a.pdf"}),
+            document({"kind": "file_id", "data": "file-abc", "provider": "anthropic"}),
+        ],
+    )
+    options = AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids, workspace=tmp_path)
+    body = ADAPTER.to_wire([user], [], options)
+    contract.check_request(body)
+    assert body["input"][0]["content"][1:] == [
+        {
+            "type": "input_file",
+            "filename": "report.pdf",
+            "file_data": "data:application/pdf;base64,JVBERi0xLjQgdGlueQ==",
+        },
+        {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+    ]  # Anthropic's file id is dropped with a WARN
+    back = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert [b.type for b in back.messages[0].content] == ["text", "document", "document"]
+
+
+def test_a_document_goes_without_what_input_file_cannot_say_with_a_warn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    document = {
+        "type": "document",
+        "source": {"kind": "base64", "data": "JVBERi0xLjQK"},
+        "media_type": "application/pdf",
+        "title": "ULID spec",
+        "context": "The team's copy.",
+        "citations_enabled": True,
+    }
+    user = _message(Role.user, [{"type": "text", "text": "Read this."}, document])
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = ADAPTER.to_wire(
+            [user], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+        )
+    contract.check_request(body)
+    assert body["input"][0]["content"][1] == {
+        "type": "input_file",
+        "filename": "ULID spec",
+        "file_data": "data:application/pdf;base64,JVBERi0xLjQK",
+    }
+    losses = [r for r in caplog.records if getattr(r, "block_type", None) == "document"]
+    assert len(losses) == 1 and "context" in losses[0].reason  # type: ignore[attr-defined]
+    assert "The team's copy." not in json.dumps(body)
