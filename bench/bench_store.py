@@ -282,7 +282,7 @@ def _cpu_time(fn: Callable[[], object]) -> Callable[[], float]:
 
 
 def _load_rows(backend: Backend) -> list[Row]:
-    from metis.store._codec import GcPaused
+    from metis._gc import GcPaused
 
     messages = _conversation(LOAD_N)
     target = backend.fresh()

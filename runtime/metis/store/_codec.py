@@ -15,7 +15,6 @@ reader for every row, so a row metis wrote and a row another tool wrote are judg
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,6 +23,7 @@ from metis_schema.v2 import Message
 from pydantic_core import PydanticSerializationError
 
 from .. import _json
+from .._gc import GcPaused
 from .._json import refuse_non_finite
 from ..canonical import CONTENT_LIST, Decoded, read_message
 from ..errors import MetisError, NewerSchemaError, StoreError
@@ -137,26 +137,8 @@ def decode_all(rows: Iterable[Row], reader: Reader | None) -> list[Message]:
         return [decode(row, reader) for row in rows]
 
 
-class GcPaused:
-    """Context manager: the cyclic collector off inside (when `pause` and it was on)."""
-
-    __slots__ = ("_paused",)
-
-    def __init__(self, pause: bool) -> None:
-        self._paused = pause and gc.isenabled()
-
-    def __enter__(self) -> None:
-        if self._paused:
-            gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self._paused:
-            gc.enable()
-
-
 __all__ = [
     "EPOCH",
-    "GcPaused",
     "Reader",
     "Row",
     "decode",

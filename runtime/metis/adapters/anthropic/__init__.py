@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from metis_schema.v2 import Message, StopReason, ToolDefinition
 
+from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._facts import ProviderFacts
@@ -49,11 +50,13 @@ class AnthropicAdapter(Adapter):
             headers["x-api-key"] = api_key
         return headers
 
+    @bulk
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
         return write_request(messages, tools, options)
 
+    @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         return import_request(body, session_id=session_id, tool_ids=tool_ids)
 

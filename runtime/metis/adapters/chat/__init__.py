@@ -33,6 +33,7 @@ from metis_schema.v2 import (
 )
 
 from ... import _json
+from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._shared import function_tool
@@ -67,6 +68,7 @@ class ChatCompletionsAdapter(Adapter):
         """`Authorization: Bearer <key>`; none for keyless local servers."""
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
+    @bulk
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
@@ -81,6 +83,7 @@ class ChatCompletionsAdapter(Adapter):
         """SSE `data:` chunks (`[DONE]`-terminated) -> canonical events; see `ChatStreamDecoder`."""
         return ChatStreamDecoder(self.name, self.dialect, context)
 
+    @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded request -> canonical messages, tools and options (conventions: `chat.importer`)."""
         return import_request(self.name, self.dialect, body, session_id=session_id, tool_ids=tool_ids)

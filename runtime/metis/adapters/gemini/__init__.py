@@ -18,6 +18,7 @@ from typing import ClassVar
 
 from metis_schema.v2 import Message, ToolDefinition
 
+from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
@@ -48,6 +49,7 @@ class GeminiAdapter(Adapter):
         """AI Studio keys travel in `x-goog-api-key` (never in the URL, where logs keep them)."""
         return {"x-goog-api-key": api_key} if api_key else {}
 
+    @bulk
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
@@ -59,6 +61,7 @@ class GeminiAdapter(Adapter):
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         return GeminiStreamDecoder(context)
 
+    @bulk
     def from_wire_request(
         self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap, model: str | None = None
     ) -> WireImport:

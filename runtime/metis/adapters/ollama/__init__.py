@@ -20,6 +20,7 @@ from typing import ClassVar
 
 from metis_schema.v2 import Message, ToolDefinition
 
+from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._facts import ProviderFacts
@@ -42,12 +43,14 @@ class OllamaAdapter(Adapter):
     optional_api_key_env: ClassVar[str | None] = "OLLAMA_API_KEY"
     """A local server needs no key; ollama.com takes this one as a Bearer token when it is set."""
 
+    @bulk
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
         """`{model, messages, tools?, stream, options?, think?}`, then `options.extra` on top."""
         return write_request(messages, tools, options)
 
+    @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded /api/chat body -> canonical messages, tools and options (see `importer`)."""
         return import_request(body, session_id=session_id, tool_ids=tool_ids)

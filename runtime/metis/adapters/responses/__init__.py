@@ -33,6 +33,7 @@ from metis_schema.v2 import (
 )
 
 from ... import _json
+from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._facts import ProviderFacts
@@ -66,6 +67,7 @@ class ResponsesAdapter(Adapter):
         """`Authorization: Bearer <key>`; none for keyless local servers."""
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
+    @bulk
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
@@ -80,6 +82,7 @@ class ResponsesAdapter(Adapter):
         """Semantic SSE events -> canonical events; see `ResponsesStreamDecoder`."""
         return ResponsesStreamDecoder(OPENAI, context)
 
+    @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded request -> canonical messages, tools and options (conventions: `responses.importer`)."""
         return import_request(OPENAI, body, session_id=session_id, tool_ids=tool_ids)
