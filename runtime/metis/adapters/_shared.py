@@ -175,7 +175,34 @@ def is_tool_use(block: ContentBlock) -> TypeGuard[ToolUseBlock]:
     return kind is ToolUseBlock or (kind not in _OTHER_BLOCKS and isinstance(block, ToolUseBlock))
 
 
+DIRECTIVES = "metis"
+"""The key of `AdapterOptions.extra` holding directives to an adapter (never sent)."""
+SYSTEM_ROLES = ("system", "developer")
+"""How OpenAI-family wires may name the system role (`metis.system_role` picks one)."""
+
+
+def split_directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metis directives, the rest of `options.extra`), the directives' shared keys checked.
+
+    Chat Completions and Responses read the same `extra["metis"]` directives; each adapter
+    checks the keys only it knows after this."""
+    extra = dict(options.extra)
+    directives = extra.pop(DIRECTIVES, None) or {}
+    if not isinstance(directives, dict):
+        raise WireFormatError(
+            "options.extra['metis'] must be a dict of adapter directives", path="extra.metis"
+        )
+    role = directives.get("system_role", "system")
+    if role not in SYSTEM_ROLES:
+        raise WireFormatError(
+            f"system_role must be 'system' or 'developer', not {role!r}", path="extra.metis.system_role"
+        )
+    return directives, extra
+
+
 __all__ = [
+    "DIRECTIVES",
+    "SYSTEM_ROLES",
     "data_url",
     "function_tool",
     "image_base64",
@@ -185,6 +212,7 @@ __all__ = [
     "own_raw",
     "parse_data_url",
     "resolve_import_model",
+    "split_directives",
     "text_block",
     "thinking_block",
     "tool_use_block",

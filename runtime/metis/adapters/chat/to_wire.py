@@ -44,17 +44,22 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from .._lossy import drop_block
-from .._shared import data_url, function_tool, image_base64, own_raw
+from .._shared import (
+    DIRECTIVES,
+    SYSTEM_ROLES,
+    data_url,
+    function_tool,
+    image_base64,
+    own_raw,
+    split_directives,
+)
 from ..base import AdapterOptions, WireBody
 from .facts import ChatDialect
 from .wire import canonical_arguments
 
 log = logging.getLogger("metis.adapters")
 
-DIRECTIVES = "metis"
-"""The key of `AdapterOptions.extra` holding directives to this adapter (never sent)."""
 DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
-SYSTEM_ROLES = ("system", "developer")
 _TEXT_JOIN = "\n\n"
 
 
@@ -84,21 +89,11 @@ def write_request(
 
 
 def _directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metis directives, the rest of extra) from AdapterOptions.extra."""
-    extra = dict(options.extra)
-    directives = extra.pop(DIRECTIVES, None) or {}
-    if not isinstance(directives, dict):
-        raise WireFormatError(
-            "options.extra['metis'] must be a dict of adapter directives", path="extra.metis"
-        )
+    """(metis directives, the rest of extra): the shared checks, then Chat's own key."""
+    directives, extra = split_directives(options)
     if directives.get("empty_content", None) not in (None, ""):
         raise WireFormatError(
             "empty_content must be None or an empty string", path="extra.metis.empty_content"
-        )
-    role = directives.get("system_role", "system")
-    if role not in SYSTEM_ROLES:
-        raise WireFormatError(
-            f"system_role must be 'system' or 'developer', not {role!r}", path="extra.metis.system_role"
         )
     return directives, extra
 

@@ -55,38 +55,22 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
-from .._shared import data_url, image_base64, own_raw
+from .._shared import DIRECTIVES, data_url, image_base64, own_raw, split_directives
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
 from .facts import DIALECTS, OPENAI, PROVIDER, ResponsesDialect
 
 log = logging.getLogger("metis.adapters")
 
-DIRECTIVES = "metis"
-SYSTEM_ROLES = ("system", "developer")
-
 
 def directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metis directives, the rest of extra), checked."""
-    extra = dict(options.extra)
-    found = extra.pop(DIRECTIVES, None) or {}
-    if not isinstance(found, dict):
-        raise WireFormatError(
-            "options.extra['metis'] must be a dict of adapter directives", path="extra.metis"
-        )
-    if found.get("system_role", "system") not in SYSTEM_ROLES:
-        raise WireFormatError("system_role must be 'system' or 'developer'", path="extra.metis.system_role")
+    """(metis directives, the rest of extra): the shared checks, then the dialect row's name."""
+    found, extra = split_directives(options)
     if found.get("dialect", OPENAI.name) not in DIALECTS:
         raise WireFormatError(
             f"dialect must be one of {sorted(DIALECTS)}", provider=PROVIDER, path="extra.metis.dialect"
         )
     return found, extra
-
-
-def dialect_of(options: AdapterOptions) -> ResponsesDialect:
-    """The row the directives name (OpenAI's endpoint unless the client said otherwise)."""
-    found, _ = directives(options)
-    return DIALECTS[found.get("dialect", OPENAI.name)]
 
 
 def write_request(
@@ -368,4 +352,4 @@ def _means(text: str, value: dict[str, Any]) -> bool:
     return bool(parsed == value) if isinstance(parsed, dict) else value == {}
 
 
-__all__ = ["DIRECTIVES", "dialect_of", "directives", "write_request"]
+__all__ = ["DIRECTIVES", "directives", "write_request"]
