@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from metis_schema.v2 import (
+    BlockEvent,
     ContentBlock,
     ErrorEvent,
     Message,
@@ -511,6 +512,8 @@ class _Block:
     signature: str | None = None
     tool_id: str = ""
     name: str = ""
+    whole: ContentBlock | None = None
+    """The block a `block` event delivered complete; text deltas after it append to it."""
 
 
 class StreamAssembler:
@@ -554,6 +557,11 @@ class StreamAssembler:
                 self._block(event.index, "tool_use").text.append(event.partial_json)
             case ToolUseEndEvent():
                 self._block(event.index, "tool_use")  # arguments are parsed once, at finish
+            case BlockEvent():
+                # The whole block is authoritative: deltas that came before it at this index
+                # were its text arriving piecewise (a Responses output_text streamed, then
+                # its item done with citations), so it replaces them.
+                self._blocks[event.index] = _Block("block", whole=event.block)
             case UsageUpdateEvent():
                 old = self._counts or TokenCounts()
                 self._counts = TokenCounts(
@@ -588,7 +596,12 @@ class StreamAssembler:
         for index in sorted(self._blocks):
             block = self._blocks[index]
             text = "".join(block.text)
-            if block.kind == "text":
+            if block.whole is not None:
+                whole = block.whole
+                if text and isinstance(whole, TextBlock):
+                    whole = whole.model_copy(update={"text": whole.text + text})
+                out.append(whole)
+            elif block.kind == "text":
                 out.append(TextBlock(type="text", text=text))
             elif block.kind == "thinking":
                 out.append(ThinkingBlock(type="thinking", text=text, signature=block.signature))
