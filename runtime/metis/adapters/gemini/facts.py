@@ -31,6 +31,27 @@ DEFAULT_IMPORT_MODEL = "gemini:gemini-2.5-flash"
 """Model assumed for an imported request body that names none (the model is in Gemini's URL)."""
 
 
+SCHEMA_TYPE_NUMBERS: Mapping[int, str] = MappingProxyType(
+    {
+        0: "TYPE_UNSPECIFIED",
+        1: "STRING",
+        2: "NUMBER",
+        3: "INTEGER",
+        4: "BOOLEAN",
+        5: "ARRAY",
+        6: "OBJECT",
+        7: "NULL",
+    }
+)
+"""google.ai.generativelanguage.v1beta Type: proto number -> name. A `parameters` schema names a
+type by name (any case: `OBJECT`, `object`) or, written with `enum-encoding=int`, by number; the
+JSON Schema type is the name in lower case (TYPE_UNSPECIFIED: no type)."""
+
+PARAMETERS_FORMATS = frozenset({"float", "double", "int32", "int64", "enum", "date-time"})
+"""The `format` values `parameters` takes (NUMBER: float, double; INTEGER: int32, int64; STRING:
+enum, date-time); a schema with another format goes as `parametersJsonSchema`."""
+
+
 @dataclass(frozen=True)
 class GeminiFacts(ProviderFacts):
     """`ProviderFacts` plus Gemini's enum numbers and prompt block reasons."""
@@ -161,4 +182,13 @@ FACTS = GeminiFacts(
     ),
 )
 
-__all__ = ["DEFAULT_IMPORT_MODEL", "ENDPOINT_KIND", "FACTS", "NAME", "SKIP_SIGNATURE", "GeminiFacts"]
+__all__ = [
+    "DEFAULT_IMPORT_MODEL",
+    "ENDPOINT_KIND",
+    "FACTS",
+    "NAME",
+    "PARAMETERS_FORMATS",
+    "SCHEMA_TYPE_NUMBERS",
+    "SKIP_SIGNATURE",
+    "GeminiFacts",
+]

@@ -37,10 +37,12 @@ from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
+from .schema import JSON_SCHEMA_FIELD, to_json_schema
 from .wire import (
     DECLARATION_FIELDS,
     REQUEST_FIELDS,
     Content,
+    FunctionDeclaration,
     FunctionResponse,
     GenerateContentRequest,
     GenerationConfig,
@@ -161,6 +163,10 @@ class _Importer:
         assembler.feed_all(folder.fold_all(parts, path))
         content = assembler.content(final=True)
         self.pending, self.pending_at = list(folder.calls), i
+        if not content and any(_empty_text(part) for part in parts):
+            # a model turn of empty text (a signature-only part is one): an empty text block
+            # keeps the turn; to_wire writes it only when the turn has no other part to send
+            content = [TextBlock(type="text", text="")]
         if not content:
             self._drop({"role": "model", "parts": parts}, path, "a model turn with no canonical block")
             return
@@ -175,6 +181,12 @@ class _Importer:
     def _user(self, parts: list[Part], path: str, i: int) -> None:
         blocks: list[ContentBlock] = []
         responses: list[tuple[int, FunctionResponse]] = []
+        if parts and all(_empty_text(part) for part in parts):
+            # the turn is there, with nothing in it: an empty text block keeps it in place, so
+            # the replay keeps the recorded turns (user first, model after) instead of losing one
+            self._add(Role.user, [TextBlock(type="text", text="")], path)
+            self.pending = []
+            return
         for j, part in enumerate(parts):
             response = part.get("functionResponse")
             if response is not None:
@@ -200,7 +212,10 @@ class _Importer:
             raise WireFormatError("functionCall in a user turn", provider=NAME, path=where + ".functionCall")
         text = part.get("text")
         if text is not None and not part.get("thought"):
-            return TextBlock(type="text", text=text) if text else None
+            if not text:
+                self._drop(part, where, "an empty text part beside other parts carries nothing")
+                return None
+            return TextBlock(type="text", text=text)
         inline = part.get("inlineData")
         if inline is not None:
             return self._image(
@@ -280,24 +295,32 @@ class _Importer:
                     continue
                 for d, declaration in enumerate(tool.get("functionDeclarations") or []):
                     where = f"tools[{t}].functionDeclarations[{d}]"
-                    schema = declaration.get("parameters")
-                    if schema is None:
-                        schema = declaration.get("parametersJsonSchema")
-                    out.append(
-                        imported_tool(
-                            declaration["name"],
-                            declaration.get("description"),
-                            schema,
-                            provider=NAME,
-                            path=where,
-                        )
-                    )
+                    out.append(self._declaration(declaration, where))
                     for name, extra in declaration.items():
                         if name not in DECLARATION_FIELDS:
                             self._drop(
                                 extra, f"{where}.{name}", "no canonical place for this declaration field"
                             )
         return out
+
+    def _declaration(self, declaration: FunctionDeclaration, where: str) -> ToolDefinition:
+        """One functionDeclaration: a `parameters` schema converted to JSON Schema, or a
+        `parametersJsonSchema` kept as it is and recorded as such, so it replays in that field
+        (`schema.py`)."""
+        parameters = declaration.get("parameters")
+        json_schema = declaration.get("parametersJsonSchema")
+        schema: dict[str, Any] | None = json_schema
+        if parameters is not None:
+            schema = to_json_schema(parameters, f"{where}.parameters", self._drop)
+            if json_schema is not None:
+                why = "a declaration has one schema: parameters is kept"
+                self._drop(json_schema, f"{where}.parametersJsonSchema", why)
+        tool = imported_tool(
+            declaration["name"], declaration.get("description"), schema, provider=NAME, path=where
+        )
+        if parameters is None and json_schema is not None:
+            tool = tool.model_copy(update={"provider_data": {NAME: {"schema_field": JSON_SCHEMA_FIELD}}})
+        return tool
 
     def _tool_choice(self, config: ToolConfig | None) -> str | None:
         """The canonical choice the config means (the facts' table, read backwards); a config
@@ -333,6 +356,11 @@ class _Importer:
                 rest["thinkingConfig"] = thinking
         if rest:
             self.unmapped["generationConfig"] = rest
+
+
+def _empty_text(part: Part) -> bool:
+    """An empty, non-thought text part (a thoughtSignature may ride on it)."""
+    return part.get("text") == "" and not part.get("thought") and set(part) <= {"text", "thoughtSignature"}
 
 
 def _match_call(free: list[_Call], response: FunctionResponse, where: str) -> _Call:

@@ -45,11 +45,11 @@ from typing_extensions import TypedDict
 from ... import _json
 from ...errors import InvariantError
 from .._lossy import drop_block
-from .._schema import uses_refs
 from .._shared import image_base64, own_raw, parse_data_url
 from .._wire import read
 from ..base import AdapterOptions, WireBody
 from .facts import ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE
+from .schema import JSON_SCHEMA_FIELD, schema_field
 
 log = logging.getLogger("metis.adapters.gemini")
 
@@ -104,18 +104,16 @@ def write_request(
 
 
 def declaration(tool: ToolDefinition) -> dict[str, Any]:
-    """A functionDeclaration. A schema with no properties is left out: Gemini rejects an OBJECT
-    parameters schema whose `properties` is empty."""
+    """A functionDeclaration, its schema in the field `schema.schema_field` picks. A `parameters`
+    schema with no properties is left out: Gemini rejects an OBJECT schema whose `properties`
+    is empty."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     schema = tool.input_schema
-    if uses_refs(schema):
-        # `parameters` is Gemini's OpenAPI subset, which has no references; the JSON Schema
-        # field takes a v2 schema with $defs/$ref as it is.
-        out["parametersJsonSchema"] = schema
-    elif schema.get("properties") or schema.get("type") not in ("object", "OBJECT", None):
-        out["parameters"] = schema
+    field = schema_field(tool)
+    if field == JSON_SCHEMA_FIELD or schema.get("properties") or schema.get("type") not in ("object", None):
+        out[field] = schema
     return out
 
 
@@ -258,7 +256,7 @@ class _Writer:
                     parts.append(part)
             else:
                 _drop(message, index, block.type, "not allowed in a user message")
-        return parts
+        return parts or _empty_turn(message)
 
     def _image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
         """inlineData for base64 / file_ref / data: URLs, fileData for other URLs."""
@@ -331,7 +329,7 @@ class _Writer:
                 part["thoughtSignature"] = signatures[index]
             parts.append(part)
         parts.extend(_extra_at(extra, len(message.content)))
-        return parts, own
+        return parts or _empty_turn(message), own
 
     def _model_part(
         self,
@@ -387,6 +385,15 @@ class _Writer:
 def _drop(message: Message, index: int, block_type: str, reason: str) -> None:
     """A block Gemini cannot carry: left out, with the one lossy-projection WARN (spec §7.3)."""
     drop_block(adapter=NAME, message=message, index=index, block_type=block_type, reason=reason)
+
+
+def _empty_turn(message: Message) -> list[dict[str, Any]]:
+    """The parts of a turn whose only text is empty: one empty text part, so the turn stays in
+    place (Gemini refuses a content without parts, and takes `{"text": ""}`); a message with
+    nothing writable at all is left out as before."""
+    if any(isinstance(block, TextBlock) for block in message.content):
+        return [{"text": ""}]
+    return []
 
 
 def _order(item: tuple[int, dict[str, Any]]) -> int:

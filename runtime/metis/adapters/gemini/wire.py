@@ -186,11 +186,51 @@ one-element array."""
 # --- requests (import) ----------------------------------------------------------------------
 
 
+def _int64(value: Any) -> Any:
+    return int(value) if isinstance(value, str) and value.isdigit() else value
+
+
+Int64 = Annotated[int, BeforeValidator(_int64), Field(strict=True, ge=0)]
+"""A proto int64: Google's JSON writes it as a decimal string, hand-written bodies as a number."""
+
+
+@_with_config(_LOOSE)
+class Schema(TypedDict, total=False):
+    """A `parameters` schema: Gemini's OpenAPI 3.0 subset (google.ai.generativelanguage Schema).
+
+    Unknown keys are kept (`extra="allow"`) so the conversion to JSON Schema can name each one
+    it drops (`schema.to_json_schema`)."""
+
+    type: Enum | None
+    """A Type name (`OBJECT`, any case) or its proto number (`facts.SCHEMA_TYPE_NUMBERS`)."""
+    format: str | None
+    title: str | None
+    description: str | None
+    nullable: StrictBool | None
+    enum: list[Any] | None
+    properties: dict[str, Schema] | None
+    required: list[str] | None
+    items: Schema | None
+    anyOf: Annotated[list[Schema] | None, _both("anyOf", "any_of")]
+    propertyOrdering: Annotated[list[str] | None, _both("propertyOrdering", "property_ordering")]
+    minItems: Annotated[Int64 | None, _both("minItems", "min_items")]
+    maxItems: Annotated[Int64 | None, _both("maxItems", "max_items")]
+    minProperties: Annotated[Int64 | None, _both("minProperties", "min_properties")]
+    maxProperties: Annotated[Int64 | None, _both("maxProperties", "max_properties")]
+    minLength: Annotated[Int64 | None, _both("minLength", "min_length")]
+    maxLength: Annotated[Int64 | None, _both("maxLength", "max_length")]
+    pattern: str | None
+    minimum: Number | None
+    maximum: Number | None
+    example: Any
+    default: Any
+
+
 @_with_config(_LOOSE)
 class FunctionDeclaration(TypedDict, total=False):
     name: Required[str]
     description: str | None
-    parameters: dict[str, Any] | None
+    parameters: Schema | None
     parametersJsonSchema: Annotated[
         dict[str, Any] | None, _both("parametersJsonSchema", "parameters_json_schema")
     ]
@@ -272,6 +312,7 @@ __all__ = [
     "Part",
     "PromptFeedback",
     "ResponseBody",
+    "Schema",
     "ThinkingConfig",
     "Tool",
     "ToolConfig",
