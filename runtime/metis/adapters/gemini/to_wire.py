@@ -34,6 +34,8 @@ from metis_schema.v2 import (
     Message,
     RedactedThinkingBlock,
     Role,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolDefinition,
@@ -48,7 +50,7 @@ from .._lossy import drop_block
 from .._shared import image_base64, own_raw, parse_data_url
 from .._wire import read
 from ..base import AdapterOptions, WireBody
-from .facts import ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE
+from .facts import CODE_EXECUTION, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, UNNAMED_CALL
 from .schema import JSON_SCHEMA_FIELD, schema_field
 
 log = logging.getLogger("metis.adapters.gemini")
@@ -353,6 +355,8 @@ class _Writer:
             return {"functionCall": call}
         if isinstance(block, ThinkingBlock):
             return self._thinking(block, message, index, own=own)
+        if isinstance(block, ServerToolUseBlock | ServerToolResultBlock):
+            return _server_part(block, message, index)
         reason = (
             "gemini has no redacted thinking; the blob is another provider's"
             if isinstance(block, RedactedThinkingBlock)
@@ -382,6 +386,31 @@ class _Writer:
         return part
 
 
+def _server_part(
+    block: ServerToolUseBlock | ServerToolResultBlock, message: Message, index: int
+) -> dict[str, Any] | None:
+    """Gemini's own code execution, back as the part it came in: server_tool_use ->
+    `executableCode`, server_tool_result -> `codeExecutionResult` (its kept outcome, else one
+    from is_error). Ids metis made up for parts Gemini sent without one are not sent. Another
+    provider's server tools (and any other Gemini server tool) ran elsewhere: dropped."""
+    if block.provider != NAME or block.name != CODE_EXECUTION:
+        _drop(message, index, block.type, f"a {block.provider} {block.name} call ran there, not on gemini")
+        return None
+    if isinstance(block, ServerToolUseBlock):
+        code = dict(block.input)
+        if not block.id.startswith(UNNAMED_CALL):
+            code["id"] = block.id
+        return {"executableCode": code}
+    result: dict[str, Any] = dict(block.provider_data or {})
+    result.setdefault("outcome", "OUTCOME_FAILED" if block.is_error else "OUTCOME_OK")
+    output = "".join(inner.text for inner in block.content if isinstance(inner, TextBlock))
+    if output:
+        result["output"] = output
+    if not block.tool_use_id.startswith(UNNAMED_CALL):
+        result["id"] = block.tool_use_id
+    return {"codeExecutionResult": result}
+
+
 def _drop(message: Message, index: int, block_type: str, reason: str) -> None:
     """A block Gemini cannot carry: left out, with the one lossy-projection WARN (spec §7.3)."""
     drop_block(adapter=NAME, message=message, index=index, block_type=block_type, reason=reason)
@@ -406,7 +435,8 @@ def _signature_map(items: list[tuple[int, str]], message: Message) -> dict[int, 
     return {
         index: signature
         for index, signature in items
-        if 0 <= index < len(content) and isinstance(content[index], TextBlock | ToolUseBlock)
+        if 0 <= index < len(content)
+        and isinstance(content[index], TextBlock | ToolUseBlock | ServerToolUseBlock | ServerToolResultBlock)
     }
 
 

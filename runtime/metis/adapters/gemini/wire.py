@@ -105,6 +105,24 @@ class FunctionResponse(TypedDict, total=False):
 
 
 @_with_config(_LOOSE)
+class ExecutableCode(TypedDict, total=False):
+    """Code the model wrote for the built-in code execution tool (Gemini ran it itself)."""
+
+    code: str | None
+    language: Enum | None
+    id: str | None
+
+
+@_with_config(_LOOSE)
+class CodeExecutionResult(TypedDict, total=False):
+    """The result of running the `executableCode` before it."""
+
+    outcome: Enum | None
+    output: str | None
+    id: str | None
+
+
+@_with_config(_LOOSE)
 class Part(TypedDict, total=False):
     """One part; normally one kind of data (text, a call, a response, media) per part."""
 
@@ -115,6 +133,10 @@ class Part(TypedDict, total=False):
     functionResponse: Annotated[FunctionResponse | None, _both("functionResponse", "function_response")]
     inlineData: Annotated[Blob | None, _both("inlineData", "inline_data")]
     fileData: Annotated[FileData | None, _both("fileData", "file_data")]
+    executableCode: Annotated[ExecutableCode | None, _both("executableCode", "executable_code")]
+    codeExecutionResult: Annotated[
+        CodeExecutionResult | None, _both("codeExecutionResult", "code_execution_result")
+    ]
 
 
 @_with_config(_LOOSE)
@@ -127,8 +149,52 @@ class Content(TypedDict, total=False):
 
 
 @_with_config(_LOOSE)
+class WebSource(TypedDict, total=False):
+    """A grounding chunk's source: `web` (Google Search), `retrievedContext`, `maps`."""
+
+    uri: str | None
+    title: str | None
+
+
+@_with_config(_LOOSE)
+class GroundingChunk(TypedDict, total=False):
+    web: WebSource | None
+    retrievedContext: Annotated[WebSource | None, _both("retrievedContext", "retrieved_context")]
+    maps: WebSource | None
+
+
+@_with_config(_LOOSE)
+class Segment(TypedDict, total=False):
+    """A span of the answer: UTF-8 byte offsets into part `partIndex` of the content."""
+
+    partIndex: Annotated[Count | None, _both("partIndex", "part_index")]
+    startIndex: Annotated[Count | None, _both("startIndex", "start_index")]
+    endIndex: Annotated[Count | None, _both("endIndex", "end_index")]
+    text: str | None
+
+
+@_with_config(_LOOSE)
+class GroundingSupport(TypedDict, total=False):
+    segment: Segment | None
+    groundingChunkIndices: Annotated[
+        list[Count] | None, _both("groundingChunkIndices", "grounding_chunk_indices")
+    ]
+
+
+@_with_config(_LOOSE)
+class GroundingMetadata(TypedDict, total=False):
+    """Grounding with Google Search (and other sources): what supports which span of the answer."""
+
+    groundingChunks: Annotated[Many[GroundingChunk] | None, _both("groundingChunks", "grounding_chunks")]
+    groundingSupports: Annotated[
+        Many[GroundingSupport] | None, _both("groundingSupports", "grounding_supports")
+    ]
+
+
+@_with_config(_LOOSE)
 class Candidate(TypedDict, total=False):
     content: Content | None
+    groundingMetadata: Annotated[GroundingMetadata | None, _both("groundingMetadata", "grounding_metadata")]
     finishReason: Annotated[Enum | None, _both("finishReason", "finish_reason")]
     finishMessage: Annotated[str | None, _both("finishMessage", "finish_message")]
 
@@ -298,8 +364,10 @@ __all__ = [
     "REQUEST_FIELDS",
     "Blob",
     "Candidate",
+    "CodeExecutionResult",
     "Content",
     "ErrorDetail",
+    "ExecutableCode",
     "FileData",
     "FunctionCall",
     "FunctionCallingConfig",
@@ -308,13 +376,18 @@ __all__ = [
     "GenerateContentRequest",
     "GenerateContentResponse",
     "GenerationConfig",
+    "GroundingChunk",
+    "GroundingMetadata",
+    "GroundingSupport",
     "Many",
     "Part",
     "PromptFeedback",
     "ResponseBody",
     "Schema",
+    "Segment",
     "ThinkingConfig",
     "Tool",
     "ToolConfig",
     "UsageMetadata",
+    "WebSource",
 ]
