@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from metis_schema.v2 import (
+    AudioBlock,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSourceKind,
     Message,
@@ -24,8 +26,9 @@ from metis_schema.v2 import (
     TextBlock,
     ToolDefinition,
     ToolResultBlock,
+    VideoBlock,
 )
-from pydantic import ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from ...assembly import RequestContext, StreamAssembler, import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
@@ -35,7 +38,7 @@ from .._lossy import import_drop
 from .._shared import imported_tool, resolve_import_model
 from .._wire import read
 from ..base import AdapterOptions, WireImport
-from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
+from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, FILE_API, NAME
 from .from_wire import PartFolder
 from .schema import JSON_SCHEMA_FIELD, to_json_schema
 from .wire import (
@@ -53,6 +56,12 @@ from .wire import (
 
 _ROLES: dict[str, Role] = {"user": Role.user, "model": Role.assistant, "function": Role.user}
 """Wire role -> canonical role (`function` is the pre-2024 role of function responses)."""
+
+_MEDIA_BLOCKS = {"image": "image", "audio": "audio", "video": "video"}
+"""The top-level media type -> the canonical block; any other (application/pdf, text/...) is a document."""
+_MEDIA: TypeAdapter[ImageBlock | AudioBlock | VideoBlock | DocumentBlock] = TypeAdapter(
+    Annotated[ImageBlock | AudioBlock | VideoBlock | DocumentBlock, Field(discriminator="type")]
+)
 
 _MODEL_NAME = re.compile(r"^(?:models/)?(?P<name>[^/:]+)$")
 
@@ -218,34 +227,38 @@ class _Importer:
             return TextBlock(type="text", text=text)
         inline = part.get("inlineData")
         if inline is not None:
-            return self._image(
+            return self._media(
                 inline.get("mimeType"), inline.get("data"), MediaSourceKind.base64, part, where
             )
         file_data = part.get("fileData")
         if file_data is not None:
-            return self._image(
-                file_data.get("mimeType"), file_data.get("fileUri"), MediaSourceKind.url, part, where
-            )
+            uri = file_data.get("fileUri")
+            kind = MediaSourceKind.file_id if uri and uri.startswith(FILE_API) else MediaSourceKind.url
+            return self._media(file_data.get("mimeType"), uri, kind, part, where)
         if part:
             self._drop(part, where, "no canonical block for this part")
         return None
 
-    def _image(
+    def _media(
         self, mime: str | None, data: str | None, kind: MediaSourceKind, part: Part, where: str
     ) -> ContentBlock | None:
-        if not (mime and mime.startswith("image/")):
-            self._drop(part, where, f"only images are canonical media, not {mime!r}")
+        """A media part -> the block its media type names (image, audio, video, else document);
+        a file of Gemini's File API is a `file_id` source of gemini (it means nothing elsewhere)."""
+        if not mime:
+            self._drop(part, where, "a media part without a mimeType")
             return None
         if not data:
-            self._drop(part, where, "an image part without data")
+            self._drop(part, where, "a media part without data")
             return None
+        source: dict[str, Any] = {"kind": kind, "data": data}
+        if kind == MediaSourceKind.file_id:
+            source["provider"] = NAME
+        block_type = _MEDIA_BLOCKS.get(mime.split("/", 1)[0], "document")
         try:
-            return ImageBlock.model_validate(
-                {"type": "image", "source": {"kind": kind, "data": data}, "media_type": mime}
-            )
+            return _MEDIA.validate_python({"type": block_type, "source": source, "media_type": mime})
         except ValidationError as exc:
             raise WireFormatError(
-                f"invalid image: {pydantic_problems(exc)[0]}", provider=NAME, path=where
+                f"invalid {block_type} part: {pydantic_problems(exc)[0]}", provider=NAME, path=where
             ) from None
 
     def _tool_messages(self, responses: list[tuple[int, FunctionResponse]], path: str, i: int) -> None:
@@ -270,9 +283,12 @@ class _Importer:
         text, is_error = _result_content(response.get("response") or {})
         content: list[ContentBlock] = [TextBlock(type="text", text=text)] if text else []
         for k, part in enumerate(response.get("parts") or []):
-            block = self._user_block(part, f"{where}.parts[{k}]")
-            if isinstance(block, ImageBlock):
+            at = f"{where}.parts[{k}]"
+            block = self._user_block(part, at)
+            if isinstance(block, ImageBlock | DocumentBlock):
                 content.append(block)
+            elif block is not None:
+                self._drop(part, at, f"a tool result holds text, images and documents, not {block.type}")
         result = ToolResultBlock(
             type="tool_result", tool_use_id=canonical, content=content, is_error=is_error
         )

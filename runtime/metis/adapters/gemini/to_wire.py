@@ -28,7 +28,9 @@ from typing import Any
 
 from metis_schema.v2 import (
     AdapterCapabilities,
+    AudioBlock,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSourceKind,
     Message,
@@ -41,19 +43,24 @@ from metis_schema.v2 import (
     ToolDefinition,
     ToolResultBlock,
     ToolUseBlock,
+    VideoBlock,
 )
 from typing_extensions import TypedDict
 
 from ... import _json
 from ...errors import InvariantError
-from .._lossy import drop_block
-from .._shared import image_base64, own_raw, parse_data_url
+from ...media import workspace_file_base64
+from .._lossy import drop_block, warn_loss
+from .._shared import own_raw, parse_data_url
 from .._wire import read
 from ..base import AdapterOptions, WireBody
 from .facts import CODE_EXECUTION, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, UNNAMED_CALL
 from .schema import JSON_SCHEMA_FIELD, schema_field
 
 log = logging.getLogger("metis.adapters.gemini")
+
+Media = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
+"""The blocks a Gemini media part (`inlineData` / `fileData`) carries."""
 
 _IMAGE_TOKENS = 258
 """Gemini bills an image up to 384x384 px as 258 tokens (larger ones tile at 258 each)."""
@@ -252,26 +259,41 @@ class _Writer:
             if isinstance(block, TextBlock):
                 if block.text:
                     parts.append({"text": block.text})
-            elif isinstance(block, ImageBlock):
-                part = self._image(block, message, index)
+            elif isinstance(block, Media):
+                part = self._media(block, message, index)
                 if part is not None:
                     parts.append(part)
             else:
                 _drop(message, index, block.type, "not allowed in a user message")
         return parts or _empty_turn(message)
 
-    def _image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
-        """inlineData for base64 / file_ref / data: URLs, fileData for other URLs."""
-        accepted = self.caps.accepted_image_media_types
-        if not self.caps.supports_images or (accepted and block.media_type not in accepted):
-            _drop(message, index, "image", f"{self.options.model} does not accept {block.media_type} images")
-            return None
-        if block.source.kind == MediaSourceKind.url:
-            parsed = parse_data_url(block.source.data)
+    def _media(self, block: Media, message: Message, index: int) -> dict[str, Any] | None:
+        """An image, document, audio or video block -> `inlineData` (base64 bytes: inline,
+        a data: URL, or a workspace file) or `fileData` (an http(s) URL, or a file Gemini's File
+        API holds). Another provider's file id means nothing here: dropped."""
+        if isinstance(block, ImageBlock):
+            accepted = self.caps.accepted_image_media_types
+            if not self.caps.supports_images or (accepted and block.media_type not in accepted):
+                why = f"{self.options.model} does not accept {block.media_type} images"
+                _drop(message, index, "image", why)
+                return None
+        elif isinstance(block, DocumentBlock):
+            _document_losses(block, message, index)
+        source = block.source
+        if source.kind == MediaSourceKind.file_id:
+            if source.provider != NAME:
+                _drop(message, index, block.type, f"a file id of {source.provider} means nothing to gemini")
+                return None
+            return {"fileData": {"mimeType": block.media_type, "fileUri": source.data}}
+        if source.kind == MediaSourceKind.url:
+            parsed = parse_data_url(source.data)
             if parsed is None:
-                return {"fileData": {"mimeType": block.media_type, "fileUri": block.source.data}}
+                return {"fileData": {"mimeType": block.media_type, "fileUri": source.data}}
             return {"inlineData": {"mimeType": parsed[0], "data": parsed[1]}}
-        return {"inlineData": {"mimeType": block.media_type, "data": image_base64(block, self.options)}}
+        data = source.data
+        if source.kind == MediaSourceKind.file_ref:
+            data = workspace_file_base64(data, self.options.workspace, max_bytes=self.options.max_media_bytes)
+        return {"inlineData": {"mimeType": block.media_type, "data": data}}
 
     def _tool_message(self, message: Message, position: int, batch: list[tuple[int, dict[str, Any]]]) -> None:
         """Adds the message's functionResponse parts to `batch`, keyed by their call's order."""
@@ -299,10 +321,12 @@ class _Writer:
         response["response"] = _result_object(text, is_error=block.is_error)
         media = []
         for inner in block.content:
-            if isinstance(inner, ImageBlock):
-                part = self._image(inner, message, index)
+            if isinstance(inner, ImageBlock | DocumentBlock):
+                part = self._media(inner, message, index)
                 if part is not None:
                     media.append(part)
+            elif not isinstance(inner, TextBlock):
+                _drop_inside(message, index, inner.type, "a functionResponse carries text and media only")
         if media:
             response["parts"] = media
         return response
@@ -384,6 +408,37 @@ class _Writer:
         if block.signature is not None:
             part["thoughtSignature"] = block.signature
         return part
+
+
+def _document_losses(block: DocumentBlock, message: Message, index: int) -> None:
+    """A document's title, context and citation flag have no field in a Gemini part: the
+    document goes without them, said once (§7.3)."""
+    lost = [
+        name
+        for name in ("title", "context", "citations_enabled")
+        if getattr(block, name) not in (None, False)
+    ]
+    if lost:
+        warn_loss(
+            adapter=NAME,
+            session_id=message.session_id,
+            message_id=message.id,
+            block_type="document",
+            reason=f"a gemini part has no {', '.join(lost)}",
+            text=f"{NAME}: document {index} of {message.id} goes without its {', '.join(lost)}",
+        )
+
+
+def _drop_inside(message: Message, index: int, block_type: str, reason: str) -> None:
+    """A block inside a tool result Gemini cannot carry: left out, with the §7.3 WARN."""
+    warn_loss(
+        adapter=NAME,
+        session_id=message.session_id,
+        message_id=message.id,
+        block_type=block_type,
+        reason=reason,
+        text=f"dropped {block_type} block inside tool result {index} of {message.id} for {NAME}: {reason}",
+    )
 
 
 def _server_part(
