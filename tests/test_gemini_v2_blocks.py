@@ -171,11 +171,7 @@ def test_recorded_media_import_as_v2_blocks_and_replay_as_recorded() -> None:
     imported = ADAPTER.from_wire_request(RECORDED_MEDIA, session_id=SESSION, tool_ids=ids)
     first = imported.messages[0].content
     assert [b.type for b in first] == ["text", "document", "audio", "video", "document"]
-    assert first[4].source.model_dump(exclude_none=True) == {  # type: ignore[union-attr]
-        "kind": "file_id",
-        "data": FILE_URI,
-        "provider": "gemini",
-    }, "a File API file is gemini's file id, not a URL another provider could fetch"
+    assert first[4].source.model_dump(exclude_none=True) == {"kind": "url", "data": FILE_URI}
     result = imported.messages[2].content[0]
     assert result.type == "tool_result"
     assert [b.type for b in result.content] == ["text", "document"]

@@ -47,9 +47,6 @@ SCHEMA_TYPE_NUMBERS: Mapping[int, str] = MappingProxyType(
 type by name (any case: `OBJECT`, `object`) or, written with `enum-encoding=int`, by number; the
 JSON Schema type is the name in lower case (TYPE_UNSPECIFIED: no type)."""
 
-FILE_API = "https://generativelanguage.googleapis.com/"
-"""A `fileData.fileUri` under this prefix names a file held by Gemini's File API (`.../files/<id>`):
-imported as a `file_id` source of gemini, since no other provider can read it."""
 CODE_EXECUTION = "code_execution"
 """The canonical name of Gemini's built-in code execution tool (`tools: [{"codeExecution": {}}]`):
 its `executableCode` / `codeExecutionResult` parts are server_tool_use / server_tool_result."""
@@ -200,7 +197,6 @@ __all__ = [
     "DEFAULT_IMPORT_MODEL",
     "ENDPOINT_KIND",
     "FACTS",
-    "FILE_API",
     "NAME",
     "PARAMETERS_FORMATS",
     "SCHEMA_TYPE_NUMBERS",

@@ -15,8 +15,17 @@ become one text block (replayed as one part carrying the block's signature).
 or a part whose text is empty) and must come back on the same part position. A signature on a
 thought stays on its ThinkingBlock; every other is kept in provider_raw `part_signatures:
 [[block_index, signature], ...]`, and parts with no canonical block (an empty-text signature
-part, `executableCode`, ...) in `extra_parts: [[position, part], ...]`, re-inserted before
+part, generated media, ...) in `extra_parts: [[position, part], ...]`, re-inserted before
 block `position` on replay (to_wire).
+
+Gemini's code execution arrives whole: `executableCode` is a server_tool_use block and
+`codeExecutionResult` the server_tool_result after it (a BlockEvent each), so a stream and a
+whole reply carry them alike. `groundingMetadata` (on the candidate, in a stream on the last
+chunk) becomes url citations on the text blocks its segments fall in: the folder keeps each text
+block's text and where each part's text began, turns a segment's UTF-8 byte offsets into
+character offsets of the block, and re-sends each cited block whole (a BlockEvent replaces the
+text that streamed at its index). What cannot become a citation, and the search entry point and
+queries, stay in provider_raw `groundingMetadata`.
 """
 
 from __future__ import annotations
@@ -326,7 +335,7 @@ class PartFolder:
         self.barrier = True
 
     def _extra(self, part: Part, path: str) -> None:
-        """A part with no canonical block (executableCode, generated media, ...): kept for replay."""
+        """A part with no canonical block (generated media, `toolCall`, ...): kept for replay."""
         self._keep(dict(part))
         log.warning(
             "gemini part %s (%s) has no canonical block; kept in provider_raw for replay to gemini",

@@ -6,6 +6,11 @@ Model turns are folded by the same `PartFolder` responses use, so an imported tu
 Gemini exactly. Function responses are paired with the previous model turn's calls by id when
 both carry one, else by name in order. Nothing read is lost silently: request fields with no
 canonical place are `WireImport.unmapped`, parts and tools with none are `WireImport.dropped`.
+
+A turn of nothing but empty text keeps its place as one empty text block (elsewhere an empty
+text part carries nothing and is a recorded drop). Media parts become the block their media type
+names (image, audio, video, else document). Tool schemas in `parameters` are converted to JSON
+Schema, and a `parametersJsonSchema` is kept and marked so it replays as such (`schema.py`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from .._lossy import import_drop
 from .._shared import imported_tool, resolve_import_model
 from .._wire import read
 from ..base import AdapterOptions, WireImport
-from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, FILE_API, NAME
+from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
 from .schema import JSON_SCHEMA_FIELD, to_json_schema
 from .wire import (
@@ -232,9 +237,9 @@ class _Importer:
             )
         file_data = part.get("fileData")
         if file_data is not None:
-            uri = file_data.get("fileUri")
-            kind = MediaSourceKind.file_id if uri and uri.startswith(FILE_API) else MediaSourceKind.url
-            return self._media(file_data.get("mimeType"), uri, kind, part, where)
+            return self._media(
+                file_data.get("mimeType"), file_data.get("fileUri"), MediaSourceKind.url, part, where
+            )
         if part:
             self._drop(part, where, "no canonical block for this part")
         return None
@@ -242,8 +247,10 @@ class _Importer:
     def _media(
         self, mime: str | None, data: str | None, kind: MediaSourceKind, part: Part, where: str
     ) -> ContentBlock | None:
-        """A media part -> the block its media type names (image, audio, video, else document);
-        a file of Gemini's File API is a `file_id` source of gemini (it means nothing elsewhere)."""
+        """A media part -> the block its media type names (image, audio, video, else document).
+        A `fileData` URI is a `url` source, File API files included: replayed to Gemini as it
+        came. (A gemini `file_id` would say better that no one else can read it, but the other
+        adapters do not yet drop a foreign file_id image; see the issue 15 report.)"""
         if not mime:
             self._drop(part, where, "a media part without a mimeType")
             return None
@@ -251,8 +258,6 @@ class _Importer:
             self._drop(part, where, "a media part without data")
             return None
         source: dict[str, Any] = {"kind": kind, "data": data}
-        if kind == MediaSourceKind.file_id:
-            source["provider"] = NAME
         block_type = _MEDIA_BLOCKS.get(mime.split("/", 1)[0], "document")
         try:
             return _MEDIA.validate_python({"type": block_type, "source": source, "media_type": mime})

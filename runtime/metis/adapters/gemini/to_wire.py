@@ -11,6 +11,17 @@
   back exactly as Gemini sent them. Other turns of the current turn get Google's documented
   `skip_thought_signature_validator` on their first call.
 - History starting with a model turn is sent as is, with a WARN: no user turn is invented.
+- An empty text block is written (`{"text": ""}`) only when its turn has no other part: it then
+  stands for the turn, which Gemini would refuse without parts and the replay would lose.
+- Media (image, document, audio, video) -> `inlineData` (base64, a data: URL, a workspace file)
+  or `fileData` (an http(s) URL, or a file of Gemini's File API: a gemini `file_id`); documents
+  lose title, context and citations_enabled (no field), with one WARN. Another provider's file
+  id is dropped (§7.3).
+- Gemini's own code execution (server_tool_use / server_tool_result of provider gemini) goes back
+  as the `executableCode` / `codeExecutionResult` parts it came in; any other server tool block
+  ran elsewhere and is dropped (§7.3). Citations are not sent: grounding is reply metadata, and a
+  request's text part has no place for it.
+- Tool schemas go in `parameters` or `parametersJsonSchema`, as `schema.schema_field` decides.
 - Tool results travel as `{"output": <text>}`, or `{"error": <text>}` when `is_error`; result
   text that is a JSON object is sent as that object (Gemini treats an object without
   `output`/`error` keys as the whole output; an object with an `error` key as error details),

@@ -10,7 +10,7 @@ As loose as Gemini itself:
   camelCase key (camelCase wins when both are sent);
 - a single object where an array belongs is read as a one-element array (`Many`): Google's
   JSON parser accepts it, and hand-written request bodies use it;
-- unknown keys are kept (`extra="allow"`): new part kinds (`executableCode`, ...) are carried
+- unknown keys are kept (`extra="allow"`): new part kinds (`toolCall`, ...) are carried
   through for replay, new response fields are ignored;
 - `null` is the same as absent.
 Types are strict where Gemini's are (a `thought` is a boolean, not "yes"; an enum is a name or
