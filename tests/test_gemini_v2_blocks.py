@@ -421,3 +421,31 @@ def test_a_document_block_in_a_tool_result_goes_in_function_response_parts() -> 
     assert body["contents"][2]["parts"][0]["functionResponse"]["parts"] == [
         {"inlineData": {"mimeType": "application/pdf", "data": PDF}}
     ]
+
+
+def test_recitation_sources_are_citations_and_a_license_keeps_the_metadata() -> None:
+    text = "Ünïcode first. Then a quote."
+    sources = [
+        {
+            "startIndex": len("Ünïcode first. ".encode()),
+            "endIndex": len(text.encode()),
+            "uri": "https://ex.org/q",
+        },
+        {"endIndex": 5, "license": "CC-BY-4.0"},  # no uri: stays in provider_raw
+    ]
+    body = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": text}]},
+                "finishReason": "STOP",
+                "citationMetadata": {"citationSources": sources},
+            }
+        ]
+    }
+    reply = ADAPTER.from_wire_response(body, context())
+    block = reply.content[0]
+    assert isinstance(block, TextBlock) and block.citations is not None
+    (citation,) = block.citations
+    assert isinstance(citation, UrlCitation)
+    assert (citation.url, citation.cited_text) == ("https://ex.org/q", "Then a quote.")
+    assert (reply.metadata.provider_raw or {})["citationMetadata"] == {"citationSources": sources}

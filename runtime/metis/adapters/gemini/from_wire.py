@@ -60,10 +60,12 @@ from ...validation import pydantic_problems
 from .._wire import read
 from .facts import CODE_EXECUTION, CODE_OK, ENDPOINT_KIND, FACTS, NAME, UNNAMED_CALL
 from .wire import (
+    CitationSource,
     CodeExecutionResult,
     ExecutableCode,
     FunctionCall,
     GenerateContentResponse,
+    GroundingChunk,
     GroundingMetadata,
     Part,
     ResponseBody,
@@ -279,31 +281,51 @@ class PartFolder:
         touched: set[int] = set()
         for support in metadata.get("groundingSupports") or []:
             segment = support.get("segment") or Segment()
-            located = self._locate(segment)
-            if located is None:
-                carried = False
-                continue
-            block, start, end = located
             for k in support.get("groundingChunkIndices") or []:
-                chunk = chunks[k] if k < len(chunks) else None
-                source = chunk and (chunk.get("web") or chunk.get("retrievedContext") or chunk.get("maps"))
-                uri = source.get("uri") if source else None
-                if not source or not uri:
+                chunk = chunks[k] if k < len(chunks) else GroundingChunk()
+                source = chunk.get("web") or chunk.get("retrievedContext") or chunk.get("maps")
+                if source is None:
                     carried = False
                     continue
-                citation = UrlCitation(
-                    type="url",
-                    url=uri,
-                    title=source.get("title"),
-                    cited_text=segment.get("text"),
-                    start_index=start,
-                    end_index=end,
-                )
-                found = self.citations.setdefault(block, [])
-                if citation not in found:  # a later chunk may repeat the metadata
-                    found.append(citation)
-                    touched.add(block)
-        events: list[StreamEvent] = [
+                title = source.get("title")
+                carried &= self._cite(segment, source.get("uri"), title, segment.get("text"), touched)
+        return self._cited(touched), carried
+
+    def recite(self, sources: list[CitationSource]) -> tuple[list[StreamEvent], bool]:
+        """citationMetadata (the sources a recited passage comes from) -> url citations the same
+        way, the cited text being the passage itself; a license has no canonical field."""
+        carried = True
+        touched: set[int] = set()
+        for source in sources:
+            segment = Segment(startIndex=source.get("startIndex") or 0)
+            if source.get("endIndex") is not None:
+                segment["endIndex"] = source.get("endIndex")
+            carried &= source.get("license") is None
+            carried &= self._cite(segment, source.get("uri"), None, None, touched)
+        return self._cited(touched), carried
+
+    def _cite(
+        self, segment: Segment, uri: str | None, title: str | None, cited: str | None, touched: set[int]
+    ) -> bool:
+        """Add one url citation of `segment` to its text block; False when it cannot be one."""
+        located = self._locate(segment)
+        if located is None or not uri:
+            return False
+        block, start, end = located
+        if cited is None:
+            cited = "".join(self.texts[block])[start:end]
+        citation = UrlCitation(
+            type="url", url=uri, title=title, cited_text=cited, start_index=start, end_index=end
+        )
+        found = self.citations.setdefault(block, [])
+        if citation not in found:  # a later chunk may repeat the metadata
+            found.append(citation)
+            touched.add(block)
+        return True
+
+    def _cited(self, touched: set[int]) -> list[StreamEvent]:
+        """The text blocks that gained citations, whole."""
+        return [
             BlockEvent(
                 type="block",
                 index=block,
@@ -313,7 +335,6 @@ class PartFolder:
             )
             for block in sorted(touched)
         ]
-        return events, carried
 
     def _locate(self, segment: Segment) -> tuple[int, int, int] | None:
         """(text block, start, end) in characters of the block, for a segment."""
@@ -372,6 +393,7 @@ class ResponseState:
         self.block_reason: str | None = None
         self.counts: TokenCounts | None = None
         self.grounding: dict[str, Any] = {}  # groundingMetadata not carried as citations
+        self.recitation: dict[str, Any] = {}  # citationMetadata, when not all of it is citations
         self.completed = False
         self.failed = False
 
@@ -408,6 +430,11 @@ class ResponseState:
                 events.extend(cited)
                 cites = ("groundingChunks", "groundingSupports")
                 self.grounding = {k: v for k, v in grounding.items() if not carried or k not in cites}
+            recitation = candidate.get("citationMetadata")
+            if recitation is not None:
+                cited, carried = self.folder.recite(recitation.get("citationSources") or [])
+                events.extend(cited)
+                self.recitation = {} if carried else dict(recitation)
             self.finish_reason = FACTS.finish_reason(candidate.get("finishReason")) or self.finish_reason
             self.finish_message = candidate.get("finishMessage") or self.finish_message
         feedback = chunk.get("promptFeedback")
@@ -477,6 +504,8 @@ class ResponseState:
             raw["blockReason"] = self.block_reason
         if self.grounding:
             raw["groundingMetadata"] = self.grounding
+        if self.recitation:
+            raw["citationMetadata"] = self.recitation
         raw.update(self.folder.replay_raw())
         return raw
 

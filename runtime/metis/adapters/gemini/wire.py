@@ -192,8 +192,24 @@ class GroundingMetadata(TypedDict, total=False):
 
 
 @_with_config(_LOOSE)
+class CitationSource(TypedDict, total=False):
+    """A source a recited passage comes from: UTF-8 byte offsets into the answer."""
+
+    startIndex: Annotated[Count | None, _both("startIndex", "start_index")]
+    endIndex: Annotated[Count | None, _both("endIndex", "end_index")]
+    uri: str | None
+    license: str | None
+
+
+@_with_config(_LOOSE)
+class CitationMetadata(TypedDict, total=False):
+    citationSources: Annotated[Many[CitationSource] | None, _both("citationSources", "citation_sources")]
+
+
+@_with_config(_LOOSE)
 class Candidate(TypedDict, total=False):
     content: Content | None
+    citationMetadata: Annotated[CitationMetadata | None, _both("citationMetadata", "citation_metadata")]
     groundingMetadata: Annotated[GroundingMetadata | None, _both("groundingMetadata", "grounding_metadata")]
     finishReason: Annotated[Enum | None, _both("finishReason", "finish_reason")]
     finishMessage: Annotated[str | None, _both("finishMessage", "finish_message")]
@@ -364,6 +380,8 @@ __all__ = [
     "REQUEST_FIELDS",
     "Blob",
     "Candidate",
+    "CitationMetadata",
+    "CitationSource",
     "CodeExecutionResult",
     "Content",
     "ErrorDetail",
