@@ -302,3 +302,35 @@ def test_an_empty_text_block_is_written_only_when_it_stands_for_the_turn() -> No
         {"role": "user", "parts": [{"text": ""}]},
         {"role": "user", "parts": [{"text": "look"}]},
     ]
+
+
+def test_sdk_serialized_declarations_import_to_golden_and_replay() -> None:
+    """Declarations as google-genai writes them (tests/golden/gemini/SOURCES.md) -> canonical
+    tools (golden), and back: the JSON-Schema-only schema and the recorded
+    parametersJsonSchema go in that field, the OpenAPI-subset one as lower-case `parameters`."""
+    import golden
+    from gemini_support import PROVIDER, wire
+
+    recorded = wire("request_tool_schemas.json")
+    imported = ADAPTER.from_wire_request(recorded, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    view = {
+        "tools": [t.model_dump(mode="json", exclude_none=True) for t in imported.tools],
+        "dropped": imported.dropped,
+    }
+    golden.check(PROVIDER, golden.expected_name("request_tool_schemas.json"), view)
+    problems = {t.name: [at for at, _ in schema_problems(t.input_schema)] for t in imported.tools}
+    assert problems == {
+        "book_table": ["/properties/party_size/format"],  # OpenAPI's int32: valid JSON Schema, not §5.4
+        "search_menu": [],
+        "get_time": [],
+    }
+    book, search, clock = to_wire(imported.messages, imported.tools, imported.options)["tools"][0][
+        "functionDeclarations"
+    ]
+    assert set(book) == {"name", "description", "parametersJsonSchema"}  # `examples`, `email`
+    assert search == recorded["tools"][0]["functionDeclarations"][1]
+    assert clock["parameters"] == {
+        "type": "object",
+        "properties": {"zone": {"type": "string", "maxLength": 64}},
+        "required": ["zone"],
+    }
