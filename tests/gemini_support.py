@@ -169,15 +169,16 @@ def sse(chunks: list[dict[str, Any]]) -> bytes:
 
 def merged_body(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """The whole response equivalent to a list of stream chunks: every part in order, the last
-    finishReason, usage, id and model version."""
+    finishReason, groundingMetadata, usage, id and model version."""
     parts: list[Any] = []
     body: dict[str, Any] = {}
     candidate: dict[str, Any] = {"index": 0}
     for chunk in chunks:
         for cand in chunk.get("candidates", [])[:1]:
             parts.extend(cand.get("content", {}).get("parts", []))
-            if "finishReason" in cand:
-                candidate["finishReason"] = cand["finishReason"]
+            for key in ("finishReason", "groundingMetadata"):
+                if key in cand:
+                    candidate[key] = cand[key]
         for key in ("usageMetadata", "modelVersion", "responseId"):
             if key in chunk:
                 body[key] = chunk[key]

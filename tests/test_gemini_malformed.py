@@ -223,17 +223,25 @@ def test_malformed_requests_are_typed_errors_with_a_path(body: Any, path: str) -
     assert info.value.path == path
 
 
-def test_non_image_media_in_a_request_is_dropped_cleanly(caplog: pytest.LogCaptureFixture) -> None:
+def test_parts_with_no_canonical_block_in_a_request_are_dropped_cleanly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A PDF is a document block (v2); code in a user turn, or media without a type or data, has
+    no canonical block: each is listed in `dropped` with one WARN."""
     pdf = {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0xLjQK"}}
-    body = _request({"parts": [{"text": "summarize"}, pdf, {"executableCode": {"code": "1"}}]})
+    untyped = {"inlineData": {"data": "JVBERi0xLjQK"}}
+    empty = {"fileData": {"mimeType": "video/mp4"}}
+    code = {"executableCode": {"code": "1"}}
+    body = _request({"parts": [{"text": "summarize"}, pdf, code, untyped, empty]})
     with caplog.at_level(logging.WARNING, logger="metis"):
         imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert [b.type for b in imported.messages[0].content] == ["text"]
+    assert [b.type for b in imported.messages[0].content] == ["text", "document"]
     assert [(d["path"], d["value"]) for d in imported.dropped] == [
-        ("contents[0].parts[1]", pdf),
-        ("contents[0].parts[2]", {"executableCode": {"code": "1"}}),
+        ("contents[0].parts[2]", code),
+        ("contents[0].parts[3]", untyped),
+        ("contents[0].parts[4]", empty),
     ]
-    assert sum("listed in WireImport.dropped" in r.getMessage() for r in caplog.records) == 2
+    assert sum("listed in WireImport.dropped" in r.getMessage() for r in caplog.records) == 3
 
 
 def test_an_empty_model_turn_is_dropped_cleanly() -> None:

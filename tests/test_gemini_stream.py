@@ -43,7 +43,12 @@ from metis_schema.v2 import (
 STREAMS = golden.inputs(PROVIDER, "stream")
 """Every stream body, SSE or JSON array (the array and the SSE body of one generation share
 their expected events)."""
-WHOLE = ["stream_thinking_tools.sse", "stream_text_signature.sse"]
+WHOLE = [
+    "stream_thinking_tools.sse",
+    "stream_text_signature.sse",
+    "stream_grounding_search.sse",
+    "stream_code_execution.sse",
+]
 """The SSE bodies of generations that finish (their chunks merge into one whole response)."""
 
 

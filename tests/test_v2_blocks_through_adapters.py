@@ -34,9 +34,19 @@ NEW_IN_V2 = (
     "compaction",
 )
 USER_BLOCKS = frozenset({"document", "audio", "video", "search_result"})
-CARRIED = frozenset({("responses", "document")})
+CARRIED = frozenset(
+    {
+        ("responses", "document"),
+        ("gemini", "document"),
+        ("gemini", "audio"),
+        ("gemini", "video"),
+        ("gemini", "server_tool_use"),
+        ("gemini", "server_tool_result"),
+    }
+)
 """(provider, block type) pairs an adapter carries now, each tested in its own module
-(tests/test_responses_adapter.py: documents as input_file parts)."""
+(tests/test_responses_adapter.py: documents as input_file parts; tests/test_gemini_v2_blocks.py:
+media as inlineData/fileData parts, Gemini's own code execution as server tool blocks)."""
 PAIRS = [(p, b) for p in PROVIDERS for b in NEW_IN_V2 if (p, b) not in CARRIED]
 
 

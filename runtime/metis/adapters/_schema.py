@@ -6,11 +6,14 @@ nested model. Ollama's server decodes `parameters` into a fixed Go struct that h
 reference resolution, so a reference would reach the model as a dangling name: for such a
 provider the references are inlined here. A recursive model cannot be inlined, and that is
 said with a typed error naming the tool and the pointer, not sent half-resolved.
+
+A provider whose schema field takes only part of JSON Schema (Gemini's `parameters`) states
+what it takes as a table (`Accepts`), and `refused` says whether a schema fits it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..errors import ToolSchemaError
@@ -69,4 +72,40 @@ def _inline(
     }
 
 
-__all__ = ["inline_refs", "uses_refs"]
+Accepts = Mapping[str, Callable[[Any], bool]]
+"""What a provider's schema field takes: keyword -> whether it takes that keyword's value.
+A keyword missing from the table is refused."""
+
+_SUBSCHEMAS = {"properties": "map", "$defs": "map", "items": "one", "anyOf": "list"}
+"""The keywords whose values hold schemas (§5.4): a name -> schema map, one schema, a list."""
+
+
+def keywords(schema: Mapping[str, Any], pointer: str = "") -> Iterator[tuple[str, str, Any]]:
+    """(JSON pointer of the keyword, keyword, value) for every keyword of `schema` and of every
+    schema inside it (through properties, $defs, items and anyOf), depth first, in order."""
+    for key, value in schema.items():
+        at = f"{pointer}/{key}"
+        yield at, key, value
+        shape = _SUBSCHEMAS.get(key)
+        if shape == "map" and isinstance(value, Mapping):
+            for name, sub in value.items():
+                if isinstance(sub, Mapping):
+                    yield from keywords(sub, f"{at}/{name}")
+        elif shape == "one" and isinstance(value, Mapping):
+            yield from keywords(value, at)
+        elif shape == "list" and isinstance(value, list):
+            for i, sub in enumerate(value):
+                if isinstance(sub, Mapping):
+                    yield from keywords(sub, f"{at}/{i}")
+
+
+def refused(schema: Mapping[str, Any], accepts: Accepts) -> str | None:
+    """The pointer of the first keyword `accepts` refuses in `schema` (None: it takes it all)."""
+    for at, key, value in keywords(schema):
+        check = accepts.get(key)
+        if check is None or not check(value):
+            return at
+    return None
+
+
+__all__ = ["Accepts", "inline_refs", "keywords", "refused", "uses_refs"]

@@ -8,6 +8,8 @@ Split by direction (provider-wire-formats.md §3, google-genai 3.4 `types.py`):
 - `to_wire`: canonical messages -> request body (`write_request`), and the token estimate;
 - `from_wire`: response body -> canonical message (`read_response`; the part folding streams share);
 - `importer`: recorded request body -> `WireImport` (`import_request`);
+- `schema`: tool schemas between `parameters` (Gemini's OpenAPI subset), `parametersJsonSchema`
+  and the canonical JSON Schema;
 - `stream`: `GeminiStreamDecoder`, SSE or JSON-array streams -> canonical events.
 """
 

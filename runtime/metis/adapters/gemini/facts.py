@@ -31,6 +31,36 @@ DEFAULT_IMPORT_MODEL = "gemini:gemini-2.5-flash"
 """Model assumed for an imported request body that names none (the model is in Gemini's URL)."""
 
 
+SCHEMA_TYPE_NUMBERS: Mapping[int, str] = MappingProxyType(
+    {
+        0: "TYPE_UNSPECIFIED",
+        1: "STRING",
+        2: "NUMBER",
+        3: "INTEGER",
+        4: "BOOLEAN",
+        5: "ARRAY",
+        6: "OBJECT",
+        7: "NULL",
+    }
+)
+"""google.ai.generativelanguage.v1beta Type: proto number -> name. A `parameters` schema names a
+type by name (any case: `OBJECT`, `object`) or, written with `enum-encoding=int`, by number; the
+JSON Schema type is the name in lower case (TYPE_UNSPECIFIED: no type)."""
+
+CODE_EXECUTION = "code_execution"
+"""The canonical name of Gemini's built-in code execution tool (`tools: [{"codeExecution": {}}]`):
+its `executableCode` / `codeExecutionResult` parts are server_tool_use / server_tool_result."""
+UNNAMED_CALL = "gemini-unnamed:"
+"""Prefix of the id metis gives an `executableCode` part Gemini sent without one (the block needs
+an id to pair its result): such an id is Gemini's never, so it is not sent back."""
+CODE_OK = ("OUTCOME_OK", 1)
+"""A codeExecutionResult outcome that is not a failure (by name or proto number); absent too."""
+
+PARAMETERS_FORMATS = frozenset({"float", "double", "int32", "int64", "enum", "date-time"})
+"""The `format` values `parameters` takes (NUMBER: float, double; INTEGER: int32, int64; STRING:
+enum, date-time); a schema with another format goes as `parametersJsonSchema`."""
+
+
 @dataclass(frozen=True)
 class GeminiFacts(ProviderFacts):
     """`ProviderFacts` plus Gemini's enum numbers and prompt block reasons."""
@@ -161,4 +191,16 @@ FACTS = GeminiFacts(
     ),
 )
 
-__all__ = ["DEFAULT_IMPORT_MODEL", "ENDPOINT_KIND", "FACTS", "NAME", "SKIP_SIGNATURE", "GeminiFacts"]
+__all__ = [
+    "CODE_EXECUTION",
+    "CODE_OK",
+    "DEFAULT_IMPORT_MODEL",
+    "ENDPOINT_KIND",
+    "FACTS",
+    "NAME",
+    "PARAMETERS_FORMATS",
+    "SCHEMA_TYPE_NUMBERS",
+    "SKIP_SIGNATURE",
+    "UNNAMED_CALL",
+    "GeminiFacts",
+]

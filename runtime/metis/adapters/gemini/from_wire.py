@@ -15,37 +15,66 @@ become one text block (replayed as one part carrying the block's signature).
 or a part whose text is empty) and must come back on the same part position. A signature on a
 thought stays on its ThinkingBlock; every other is kept in provider_raw `part_signatures:
 [[block_index, signature], ...]`, and parts with no canonical block (an empty-text signature
-part, `executableCode`, ...) in `extra_parts: [[position, part], ...]`, re-inserted before
+part, generated media, ...) in `extra_parts: [[position, part], ...]`, re-inserted before
 block `position` on replay (to_wire).
+
+Gemini's code execution arrives whole: `executableCode` is a server_tool_use block and
+`codeExecutionResult` the server_tool_result after it (a BlockEvent each), so a stream and a
+whole reply carry them alike. `groundingMetadata` (on the candidate, in a stream on the last
+chunk) becomes url citations on the text blocks its segments fall in: the folder keeps each text
+block's text and where each part's text began, turns a segment's UTF-8 byte offsets into
+character offsets of the block, and re-sends each cited block whole (a BlockEvent replaces the
+text that streamed at its index). What cannot become a citation, and the search entry point and
+queries, stay in provider_raw `groundingMetadata`.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 from metis_schema.v2 import (
+    BlockEvent,
     ErrorEvent,
     Message,
     MessageCompleteEvent,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     StopReason,
     StreamEvent,
+    TextBlock,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolUseEndEvent,
     ToolUseInputDeltaEvent,
     ToolUseStartEvent,
+    UrlCitation,
 )
+from pydantic import ValidationError
 
 from ... import _json
 from ...assembly import RequestContext, StreamAssembler
 from ...errors import WireFormatError
 from ...usage import TokenCounts, normalize_usage, usage_event
+from ...validation import pydantic_problems
 from .._wire import read
-from .facts import ENDPOINT_KIND, FACTS, NAME
-from .wire import FunctionCall, GenerateContentResponse, Part, ResponseBody
+from .facts import CODE_EXECUTION, CODE_OK, ENDPOINT_KIND, FACTS, NAME, UNNAMED_CALL
+from .wire import (
+    CitationSource,
+    CodeExecutionResult,
+    ExecutableCode,
+    FunctionCall,
+    GenerateContentResponse,
+    GroundingChunk,
+    GroundingMetadata,
+    Part,
+    ResponseBody,
+    Segment,
+)
 
 log = logging.getLogger("metis.adapters.gemini")
+
+_B = TypeVar("_B", ServerToolUseBlock, ServerToolResultBlock)
 
 
 def _args_text(args: Any, path: str) -> str:
@@ -73,6 +102,11 @@ class PartFolder:
         self.calls: list[tuple[str, str, str | None]] = []  # (canonical id, name, gemini id)
         self.string_args: list[str] = []  # calls whose args came as a JSON string, not an object
         self.barrier = False  # an extra part sits after the open block: the next part starts anew
+        self.texts: dict[int, list[str]] = {}  # text block index -> its text so far
+        self.places: list[tuple[int, int] | None] = []  # part n -> (text block, char offset) of its text
+        self.citations: dict[int, list[UrlCitation]] = {}  # text block index -> its grounding
+        self.server_calls: list[str] = []  # ids of the executableCode parts so far
+        self._place: tuple[int, int] | None = None
 
     def replay_raw(self) -> dict[str, Any]:
         """The provider_raw entries that put signatures and extra parts back on replay."""
@@ -93,11 +127,23 @@ class PartFolder:
         return events
 
     def fold(self, part: Part, path: str) -> list[StreamEvent]:
-        """One validated part -> the events it produces."""
+        """One validated part -> the events it produces (and where its text went, for grounding)."""
+        self._place = None
+        events = self._fold(part, path)
+        self.places.append(self._place)
+        return events
+
+    def _fold(self, part: Part, path: str) -> list[StreamEvent]:
         signature = part.get("thoughtSignature")
         call = part.get("functionCall")
         if call is not None:
             return self._call(call, signature, path + ".functionCall.args")
+        code = part.get("executableCode")
+        if code is not None:
+            return self._server_call(code, signature, path + ".executableCode")
+        result = part.get("codeExecutionResult")
+        if result is not None:
+            return self._server_result(result, signature, path + ".codeExecutionResult")
         text = part.get("text")
         if part.get("thought"):
             return self._thought(text or "", signature)
@@ -139,6 +185,9 @@ class PartFolder:
             index = self._new("text")
         if signature is not None:
             self._sign(index, signature, on_block=False)
+        so_far = self.texts.setdefault(index, [])
+        self._place = (index, sum(map(len, so_far)))
+        so_far.append(text)
         return [TextDeltaEvent(type="text_delta", index=index, text=text)]
 
     def _thought(self, text: str, signature: str | None) -> list[StreamEvent]:
@@ -174,6 +223,132 @@ class PartFolder:
             ToolUseEndEvent(type="tool_use_end", index=index),
         ]
 
+    def _server_call(self, code: ExecutableCode, signature: str | None, path: str) -> list[StreamEvent]:
+        """`executableCode` -> a whole server_tool_use block (Gemini ran the code itself)."""
+        index = self._new("server_tool_use")
+        call_id = code.get("id") or f"{UNNAMED_CALL}{len(self.server_calls)}"
+        self.server_calls.append(call_id)
+        if signature is not None:
+            self._sign(index, signature, on_block=False)
+        code_input = {key: value for key, value in code.items() if key != "id" and value is not None}
+        block = _whole(
+            ServerToolUseBlock,
+            {
+                "type": "server_tool_use",
+                "id": call_id,
+                "provider": NAME,
+                "name": CODE_EXECUTION,
+                "input": code_input,
+            },
+            path,
+        )
+        return [BlockEvent(type="block", index=index, block=block)]
+
+    def _server_result(
+        self, result: CodeExecutionResult, signature: str | None, path: str
+    ) -> list[StreamEvent]:
+        """`codeExecutionResult` -> a whole server_tool_result block answering the code before it;
+        its output is the text, the outcome (and any other field) stays in provider_data."""
+        index = self._new("server_tool_result")
+        answers = result.get("id") or (
+            self.server_calls[-1] if self.server_calls else f"{UNNAMED_CALL}result"
+        )
+        if signature is not None:
+            self._sign(index, signature, on_block=False)
+        output = result.get("output")
+        kept = {
+            key: value for key, value in result.items() if key not in ("id", "output") and value is not None
+        }
+        fields: dict[str, Any] = {
+            "type": "server_tool_result",
+            "tool_use_id": answers,
+            "provider": NAME,
+            "name": CODE_EXECUTION,
+            "content": [{"type": "text", "text": output}] if output else [],
+            "is_error": result.get("outcome") not in (*CODE_OK, None),
+        }
+        if kept:
+            fields["provider_data"] = kept
+        return [BlockEvent(type="block", index=index, block=_whole(ServerToolResultBlock, fields, path))]
+
+    def ground(self, metadata: GroundingMetadata) -> tuple[list[StreamEvent], bool]:
+        """groundingMetadata -> each text block it supports again, whole, with its url citations
+        (a BlockEvent replaces the text that streamed at that index), and whether every support
+        became a citation. A segment is UTF-8 byte offsets into part `partIndex` (the first text
+        part from there on, since thought parts carry no answer)."""
+        chunks = metadata.get("groundingChunks") or []
+        carried = True
+        touched: set[int] = set()
+        for support in metadata.get("groundingSupports") or []:
+            segment = support.get("segment") or Segment()
+            for k in support.get("groundingChunkIndices") or []:
+                chunk = chunks[k] if k < len(chunks) else GroundingChunk()
+                source = chunk.get("web") or chunk.get("retrievedContext") or chunk.get("maps")
+                if source is None:
+                    carried = False
+                    continue
+                title = source.get("title")
+                carried &= self._cite(segment, source.get("uri"), title, segment.get("text"), touched)
+        return self._cited(touched), carried
+
+    def recite(self, sources: list[CitationSource]) -> tuple[list[StreamEvent], bool]:
+        """citationMetadata (the sources a recited passage comes from) -> url citations the same
+        way, the cited text being the passage itself; a license has no canonical field."""
+        carried = True
+        touched: set[int] = set()
+        for source in sources:
+            segment = Segment(startIndex=source.get("startIndex") or 0)
+            if source.get("endIndex") is not None:
+                segment["endIndex"] = source.get("endIndex")
+            carried &= source.get("license") is None
+            carried &= self._cite(segment, source.get("uri"), None, None, touched)
+        return self._cited(touched), carried
+
+    def _cite(
+        self, segment: Segment, uri: str | None, title: str | None, cited: str | None, touched: set[int]
+    ) -> bool:
+        """Add one url citation of `segment` to its text block; False when it cannot be one."""
+        located = self._locate(segment)
+        if located is None or not uri:
+            return False
+        block, start, end = located
+        if cited is None:
+            cited = "".join(self.texts[block])[start:end]
+        citation = UrlCitation(
+            type="url", url=uri, title=title, cited_text=cited, start_index=start, end_index=end
+        )
+        found = self.citations.setdefault(block, [])
+        if citation not in found:  # a later chunk may repeat the metadata
+            found.append(citation)
+            touched.add(block)
+        return True
+
+    def _cited(self, touched: set[int]) -> list[StreamEvent]:
+        """The text blocks that gained citations, whole."""
+        return [
+            BlockEvent(
+                type="block",
+                index=block,
+                block=TextBlock(
+                    type="text", text="".join(self.texts[block]), citations=self.citations[block]
+                ),
+            )
+            for block in sorted(touched)
+        ]
+
+    def _locate(self, segment: Segment) -> tuple[int, int, int] | None:
+        """(text block, start, end) in characters of the block, for a segment."""
+        first = segment.get("partIndex") or 0
+        place = next((p for p in self.places[first:] if p is not None), None)
+        if place is None:
+            return None
+        block, base = place
+        text = "".join(self.texts[block])
+        start = _chars(text, base, segment.get("startIndex") or 0)
+        end_bytes = segment.get("endIndex")
+        end = len(text) if end_bytes is None else _chars(text, base, end_bytes)
+        return block, start, max(start, end)
+
     def _keep(self, part: dict[str, Any]) -> None:
         """Keep a part for replay before the next block; it also closes the open block, so
         text on both sides of it never merges."""
@@ -181,7 +356,7 @@ class PartFolder:
         self.barrier = True
 
     def _extra(self, part: Part, path: str) -> None:
-        """A part with no canonical block (executableCode, generated media, ...): kept for replay."""
+        """A part with no canonical block (generated media, `toolCall`, ...): kept for replay."""
         self._keep(dict(part))
         log.warning(
             "gemini part %s (%s) has no canonical block; kept in provider_raw for replay to gemini",
@@ -189,6 +364,21 @@ class PartFolder:
             ", ".join(sorted(part)),
             extra={"session_id": self.context.session_id, "adapter": NAME, "path": path},
         )
+
+
+def _chars(text: str, base: int, nbytes: int) -> int:
+    """The character offset `nbytes` UTF-8 bytes after character `base` (clamped to the text)."""
+    return base + len(text[base:].encode()[:nbytes].decode(errors="ignore"))
+
+
+def _whole(model: type[_B], fields: dict[str, Any], path: str) -> _B:
+    """A whole block from wire fields; what cannot be one is a WireFormatError at `path`."""
+    try:
+        return model.model_validate(fields)
+    except ValidationError as exc:
+        raise WireFormatError(
+            f"invalid part: {pydantic_problems(exc)[0]}", provider=NAME, path=path
+        ) from None
 
 
 class ResponseState:
@@ -202,6 +392,8 @@ class ResponseState:
         self.finish_message: str | None = None
         self.block_reason: str | None = None
         self.counts: TokenCounts | None = None
+        self.grounding: dict[str, Any] = {}  # groundingMetadata not carried as citations
+        self.recitation: dict[str, Any] = {}  # citationMetadata, when not all of it is citations
         self.completed = False
         self.failed = False
 
@@ -232,6 +424,17 @@ class ResponseState:
             content = candidate.get("content")
             if content is not None:
                 events = self.folder.fold_all(content.get("parts") or [], f"{path}candidates[0].content")
+            grounding = candidate.get("groundingMetadata")
+            if grounding is not None:
+                cited, carried = self.folder.ground(grounding)
+                events.extend(cited)
+                cites = ("groundingChunks", "groundingSupports")
+                self.grounding = {k: v for k, v in grounding.items() if not carried or k not in cites}
+            recitation = candidate.get("citationMetadata")
+            if recitation is not None:
+                cited, carried = self.folder.recite(recitation.get("citationSources") or [])
+                events.extend(cited)
+                self.recitation = {} if carried else dict(recitation)
             self.finish_reason = FACTS.finish_reason(candidate.get("finishReason")) or self.finish_reason
             self.finish_message = candidate.get("finishMessage") or self.finish_message
         feedback = chunk.get("promptFeedback")
@@ -299,6 +502,10 @@ class ResponseState:
             raw["finishMessage"] = self.finish_message
         if self.block_reason is not None:
             raw["blockReason"] = self.block_reason
+        if self.grounding:
+            raw["groundingMetadata"] = self.grounding
+        if self.recitation:
+            raw["citationMetadata"] = self.recitation
         raw.update(self.folder.replay_raw())
         return raw
 

@@ -6,6 +6,11 @@ Model turns are folded by the same `PartFolder` responses use, so an imported tu
 Gemini exactly. Function responses are paired with the previous model turn's calls by id when
 both carry one, else by name in order. Nothing read is lost silently: request fields with no
 canonical place are `WireImport.unmapped`, parts and tools with none are `WireImport.dropped`.
+
+A turn of nothing but empty text keeps its place as one empty text block (elsewhere an empty
+text part carries nothing and is a recorded drop). Media parts become the block their media type
+names (image, audio, video, else document). Tool schemas in `parameters` are converted to JSON
+Schema, and a `parametersJsonSchema` is kept and marked so it replays as such (`schema.py`).
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from metis_schema.v2 import (
+    AudioBlock,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSourceKind,
     Message,
@@ -24,8 +31,9 @@ from metis_schema.v2 import (
     TextBlock,
     ToolDefinition,
     ToolResultBlock,
+    VideoBlock,
 )
-from pydantic import ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from ...assembly import RequestContext, StreamAssembler, import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
@@ -37,10 +45,12 @@ from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
+from .schema import JSON_SCHEMA_FIELD, to_json_schema
 from .wire import (
     DECLARATION_FIELDS,
     REQUEST_FIELDS,
     Content,
+    FunctionDeclaration,
     FunctionResponse,
     GenerateContentRequest,
     GenerationConfig,
@@ -51,6 +61,12 @@ from .wire import (
 
 _ROLES: dict[str, Role] = {"user": Role.user, "model": Role.assistant, "function": Role.user}
 """Wire role -> canonical role (`function` is the pre-2024 role of function responses)."""
+
+_MEDIA_BLOCKS = {"image": "image", "audio": "audio", "video": "video"}
+"""The top-level media type -> the canonical block; any other (application/pdf, text/...) is a document."""
+_MEDIA: TypeAdapter[ImageBlock | AudioBlock | VideoBlock | DocumentBlock] = TypeAdapter(
+    Annotated[ImageBlock | AudioBlock | VideoBlock | DocumentBlock, Field(discriminator="type")]
+)
 
 _MODEL_NAME = re.compile(r"^(?:models/)?(?P<name>[^/:]+)$")
 
@@ -161,6 +177,10 @@ class _Importer:
         assembler.feed_all(folder.fold_all(parts, path))
         content = assembler.content(final=True)
         self.pending, self.pending_at = list(folder.calls), i
+        if not content and any(_empty_text(part) for part in parts):
+            # a model turn of empty text (a signature-only part is one): an empty text block
+            # keeps the turn; to_wire writes it only when the turn has no other part to send
+            content = [TextBlock(type="text", text="")]
         if not content:
             self._drop({"role": "model", "parts": parts}, path, "a model turn with no canonical block")
             return
@@ -175,6 +195,12 @@ class _Importer:
     def _user(self, parts: list[Part], path: str, i: int) -> None:
         blocks: list[ContentBlock] = []
         responses: list[tuple[int, FunctionResponse]] = []
+        if parts and all(_empty_text(part) for part in parts):
+            # the turn is there, with nothing in it: an empty text block keeps it in place, so
+            # the replay keeps the recorded turns (user first, model after) instead of losing one
+            self._add(Role.user, [TextBlock(type="text", text="")], path)
+            self.pending = []
+            return
         for j, part in enumerate(parts):
             response = part.get("functionResponse")
             if response is not None:
@@ -200,37 +226,44 @@ class _Importer:
             raise WireFormatError("functionCall in a user turn", provider=NAME, path=where + ".functionCall")
         text = part.get("text")
         if text is not None and not part.get("thought"):
-            return TextBlock(type="text", text=text) if text else None
+            if not text:
+                self._drop(part, where, "an empty text part beside other parts carries nothing")
+                return None
+            return TextBlock(type="text", text=text)
         inline = part.get("inlineData")
         if inline is not None:
-            return self._image(
+            return self._media(
                 inline.get("mimeType"), inline.get("data"), MediaSourceKind.base64, part, where
             )
         file_data = part.get("fileData")
         if file_data is not None:
-            return self._image(
+            return self._media(
                 file_data.get("mimeType"), file_data.get("fileUri"), MediaSourceKind.url, part, where
             )
         if part:
             self._drop(part, where, "no canonical block for this part")
         return None
 
-    def _image(
+    def _media(
         self, mime: str | None, data: str | None, kind: MediaSourceKind, part: Part, where: str
     ) -> ContentBlock | None:
-        if not (mime and mime.startswith("image/")):
-            self._drop(part, where, f"only images are canonical media, not {mime!r}")
+        """A media part -> the block its media type names (image, audio, video, else document).
+        A `fileData` URI is a `url` source, File API files included: replayed to Gemini as it
+        came. (A gemini `file_id` would say better that no one else can read it, but the other
+        adapters do not yet drop a foreign file_id image; see the issue 15 report.)"""
+        if not mime:
+            self._drop(part, where, "a media part without a mimeType")
             return None
         if not data:
-            self._drop(part, where, "an image part without data")
+            self._drop(part, where, "a media part without data")
             return None
+        source: dict[str, Any] = {"kind": kind, "data": data}
+        block_type = _MEDIA_BLOCKS.get(mime.split("/", 1)[0], "document")
         try:
-            return ImageBlock.model_validate(
-                {"type": "image", "source": {"kind": kind, "data": data}, "media_type": mime}
-            )
+            return _MEDIA.validate_python({"type": block_type, "source": source, "media_type": mime})
         except ValidationError as exc:
             raise WireFormatError(
-                f"invalid image: {pydantic_problems(exc)[0]}", provider=NAME, path=where
+                f"invalid {block_type} part: {pydantic_problems(exc)[0]}", provider=NAME, path=where
             ) from None
 
     def _tool_messages(self, responses: list[tuple[int, FunctionResponse]], path: str, i: int) -> None:
@@ -255,9 +288,12 @@ class _Importer:
         text, is_error = _result_content(response.get("response") or {})
         content: list[ContentBlock] = [TextBlock(type="text", text=text)] if text else []
         for k, part in enumerate(response.get("parts") or []):
-            block = self._user_block(part, f"{where}.parts[{k}]")
-            if isinstance(block, ImageBlock):
+            at = f"{where}.parts[{k}]"
+            block = self._user_block(part, at)
+            if isinstance(block, ImageBlock | DocumentBlock):
                 content.append(block)
+            elif block is not None:
+                self._drop(part, at, f"a tool result holds text, images and documents, not {block.type}")
         result = ToolResultBlock(
             type="tool_result", tool_use_id=canonical, content=content, is_error=is_error
         )
@@ -280,24 +316,32 @@ class _Importer:
                     continue
                 for d, declaration in enumerate(tool.get("functionDeclarations") or []):
                     where = f"tools[{t}].functionDeclarations[{d}]"
-                    schema = declaration.get("parameters")
-                    if schema is None:
-                        schema = declaration.get("parametersJsonSchema")
-                    out.append(
-                        imported_tool(
-                            declaration["name"],
-                            declaration.get("description"),
-                            schema,
-                            provider=NAME,
-                            path=where,
-                        )
-                    )
+                    out.append(self._declaration(declaration, where))
                     for name, extra in declaration.items():
                         if name not in DECLARATION_FIELDS:
                             self._drop(
                                 extra, f"{where}.{name}", "no canonical place for this declaration field"
                             )
         return out
+
+    def _declaration(self, declaration: FunctionDeclaration, where: str) -> ToolDefinition:
+        """One functionDeclaration: a `parameters` schema converted to JSON Schema, or a
+        `parametersJsonSchema` kept as it is and recorded as such, so it replays in that field
+        (`schema.py`)."""
+        parameters = declaration.get("parameters")
+        json_schema = declaration.get("parametersJsonSchema")
+        schema: dict[str, Any] | None = json_schema
+        if parameters is not None:
+            schema = to_json_schema(parameters, f"{where}.parameters", self._drop)
+            if json_schema is not None:
+                why = "a declaration has one schema: parameters is kept"
+                self._drop(json_schema, f"{where}.parametersJsonSchema", why)
+        tool = imported_tool(
+            declaration["name"], declaration.get("description"), schema, provider=NAME, path=where
+        )
+        if parameters is None and json_schema is not None:
+            tool = tool.model_copy(update={"provider_data": {NAME: {"schema_field": JSON_SCHEMA_FIELD}}})
+        return tool
 
     def _tool_choice(self, config: ToolConfig | None) -> str | None:
         """The canonical choice the config means (the facts' table, read backwards); a config
@@ -333,6 +377,11 @@ class _Importer:
                 rest["thinkingConfig"] = thinking
         if rest:
             self.unmapped["generationConfig"] = rest
+
+
+def _empty_text(part: Part) -> bool:
+    """An empty, non-thought text part (a thoughtSignature may ride on it)."""
+    return part.get("text") == "" and not part.get("thought") and set(part) <= {"text", "thoughtSignature"}
 
 
 def _match_call(free: list[_Call], response: FunctionResponse, where: str) -> _Call:

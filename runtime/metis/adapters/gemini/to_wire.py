@@ -11,6 +11,17 @@
   back exactly as Gemini sent them. Other turns of the current turn get Google's documented
   `skip_thought_signature_validator` on their first call.
 - History starting with a model turn is sent as is, with a WARN: no user turn is invented.
+- An empty text block is written (`{"text": ""}`) only when its turn has no other part: it then
+  stands for the turn, which Gemini would refuse without parts and the replay would lose.
+- Media (image, document, audio, video) -> `inlineData` (base64, a data: URL, a workspace file)
+  or `fileData` (an http(s) URL, or a file of Gemini's File API: a gemini `file_id`); documents
+  lose title, context and citations_enabled (no field), with one WARN. Another provider's file
+  id is dropped (§7.3).
+- Gemini's own code execution (server_tool_use / server_tool_result of provider gemini) goes back
+  as the `executableCode` / `codeExecutionResult` parts it came in; any other server tool block
+  ran elsewhere and is dropped (§7.3). Citations are not sent: grounding is reply metadata, and a
+  request's text part has no place for it.
+- Tool schemas go in `parameters` or `parametersJsonSchema`, as `schema.schema_field` decides.
 - Tool results travel as `{"output": <text>}`, or `{"error": <text>}` when `is_error`; result
   text that is a JSON object is sent as that object (Gemini treats an object without
   `output`/`error` keys as the whole output; an object with an `error` key as error details),
@@ -28,30 +39,39 @@ from typing import Any
 
 from metis_schema.v2 import (
     AdapterCapabilities,
+    AudioBlock,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSourceKind,
     Message,
     RedactedThinkingBlock,
     Role,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolDefinition,
     ToolResultBlock,
     ToolUseBlock,
+    VideoBlock,
 )
 from typing_extensions import TypedDict
 
 from ... import _json
 from ...errors import InvariantError
-from .._lossy import drop_block
-from .._schema import uses_refs
-from .._shared import image_base64, own_raw, parse_data_url
+from ...media import workspace_file_base64
+from .._lossy import drop_block, warn_loss
+from .._shared import own_raw, parse_data_url
 from .._wire import read
 from ..base import AdapterOptions, WireBody
-from .facts import ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE
+from .facts import CODE_EXECUTION, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, UNNAMED_CALL
+from .schema import JSON_SCHEMA_FIELD, schema_field
 
 log = logging.getLogger("metis.adapters.gemini")
+
+Media = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
+"""The blocks a Gemini media part (`inlineData` / `fileData`) carries."""
 
 _IMAGE_TOKENS = 258
 """Gemini bills an image up to 384x384 px as 258 tokens (larger ones tile at 258 each)."""
@@ -104,18 +124,16 @@ def write_request(
 
 
 def declaration(tool: ToolDefinition) -> dict[str, Any]:
-    """A functionDeclaration. A schema with no properties is left out: Gemini rejects an OBJECT
-    parameters schema whose `properties` is empty."""
+    """A functionDeclaration, its schema in the field `schema.schema_field` picks. A `parameters`
+    schema with no properties is left out: Gemini rejects an OBJECT schema whose `properties`
+    is empty."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     schema = tool.input_schema
-    if uses_refs(schema):
-        # `parameters` is Gemini's OpenAPI subset, which has no references; the JSON Schema
-        # field takes a v2 schema with $defs/$ref as it is.
-        out["parametersJsonSchema"] = schema
-    elif schema.get("properties") or schema.get("type") not in ("object", "OBJECT", None):
-        out["parameters"] = schema
+    field = schema_field(tool)
+    if field == JSON_SCHEMA_FIELD or schema.get("properties") or schema.get("type") not in ("object", None):
+        out[field] = schema
     return out
 
 
@@ -252,26 +270,41 @@ class _Writer:
             if isinstance(block, TextBlock):
                 if block.text:
                     parts.append({"text": block.text})
-            elif isinstance(block, ImageBlock):
-                part = self._image(block, message, index)
+            elif isinstance(block, Media):
+                part = self._media(block, message, index)
                 if part is not None:
                     parts.append(part)
             else:
                 _drop(message, index, block.type, "not allowed in a user message")
-        return parts
+        return parts or _empty_turn(message)
 
-    def _image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
-        """inlineData for base64 / file_ref / data: URLs, fileData for other URLs."""
-        accepted = self.caps.accepted_image_media_types
-        if not self.caps.supports_images or (accepted and block.media_type not in accepted):
-            _drop(message, index, "image", f"{self.options.model} does not accept {block.media_type} images")
-            return None
-        if block.source.kind == MediaSourceKind.url:
-            parsed = parse_data_url(block.source.data)
+    def _media(self, block: Media, message: Message, index: int) -> dict[str, Any] | None:
+        """An image, document, audio or video block -> `inlineData` (base64 bytes: inline,
+        a data: URL, or a workspace file) or `fileData` (an http(s) URL, or a file Gemini's File
+        API holds). Another provider's file id means nothing here: dropped."""
+        if isinstance(block, ImageBlock):
+            accepted = self.caps.accepted_image_media_types
+            if not self.caps.supports_images or (accepted and block.media_type not in accepted):
+                why = f"{self.options.model} does not accept {block.media_type} images"
+                _drop(message, index, "image", why)
+                return None
+        elif isinstance(block, DocumentBlock):
+            _document_losses(block, message, index)
+        source = block.source
+        if source.kind == MediaSourceKind.file_id:
+            if source.provider != NAME:
+                _drop(message, index, block.type, f"a file id of {source.provider} means nothing to gemini")
+                return None
+            return {"fileData": {"mimeType": block.media_type, "fileUri": source.data}}
+        if source.kind == MediaSourceKind.url:
+            parsed = parse_data_url(source.data)
             if parsed is None:
-                return {"fileData": {"mimeType": block.media_type, "fileUri": block.source.data}}
+                return {"fileData": {"mimeType": block.media_type, "fileUri": source.data}}
             return {"inlineData": {"mimeType": parsed[0], "data": parsed[1]}}
-        return {"inlineData": {"mimeType": block.media_type, "data": image_base64(block, self.options)}}
+        data = source.data
+        if source.kind == MediaSourceKind.file_ref:
+            data = workspace_file_base64(data, self.options.workspace, max_bytes=self.options.max_media_bytes)
+        return {"inlineData": {"mimeType": block.media_type, "data": data}}
 
     def _tool_message(self, message: Message, position: int, batch: list[tuple[int, dict[str, Any]]]) -> None:
         """Adds the message's functionResponse parts to `batch`, keyed by their call's order."""
@@ -299,10 +332,12 @@ class _Writer:
         response["response"] = _result_object(text, is_error=block.is_error)
         media = []
         for inner in block.content:
-            if isinstance(inner, ImageBlock):
-                part = self._image(inner, message, index)
+            if isinstance(inner, ImageBlock | DocumentBlock):
+                part = self._media(inner, message, index)
                 if part is not None:
                     media.append(part)
+            elif not isinstance(inner, TextBlock):
+                _drop_inside(message, index, inner.type, "a functionResponse carries text and media only")
         if media:
             response["parts"] = media
         return response
@@ -331,7 +366,7 @@ class _Writer:
                 part["thoughtSignature"] = signatures[index]
             parts.append(part)
         parts.extend(_extra_at(extra, len(message.content)))
-        return parts, own
+        return parts or _empty_turn(message), own
 
     def _model_part(
         self,
@@ -355,6 +390,8 @@ class _Writer:
             return {"functionCall": call}
         if isinstance(block, ThinkingBlock):
             return self._thinking(block, message, index, own=own)
+        if isinstance(block, ServerToolUseBlock | ServerToolResultBlock):
+            return _server_part(block, message, index)
         reason = (
             "gemini has no redacted thinking; the blob is another provider's"
             if isinstance(block, RedactedThinkingBlock)
@@ -384,9 +421,74 @@ class _Writer:
         return part
 
 
+def _document_losses(block: DocumentBlock, message: Message, index: int) -> None:
+    """A document's title, context and citation flag have no field in a Gemini part: the
+    document goes without them, said once (§7.3)."""
+    lost = [
+        name
+        for name in ("title", "context", "citations_enabled")
+        if getattr(block, name) not in (None, False)
+    ]
+    if lost:
+        warn_loss(
+            adapter=NAME,
+            session_id=message.session_id,
+            message_id=message.id,
+            block_type="document",
+            reason=f"a gemini part has no {', '.join(lost)}",
+            text=f"{NAME}: document {index} of {message.id} goes without its {', '.join(lost)}",
+        )
+
+
+def _drop_inside(message: Message, index: int, block_type: str, reason: str) -> None:
+    """A block inside a tool result Gemini cannot carry: left out, with the §7.3 WARN."""
+    warn_loss(
+        adapter=NAME,
+        session_id=message.session_id,
+        message_id=message.id,
+        block_type=block_type,
+        reason=reason,
+        text=f"dropped {block_type} block inside tool result {index} of {message.id} for {NAME}: {reason}",
+    )
+
+
+def _server_part(
+    block: ServerToolUseBlock | ServerToolResultBlock, message: Message, index: int
+) -> dict[str, Any] | None:
+    """Gemini's own code execution, back as the part it came in: server_tool_use ->
+    `executableCode`, server_tool_result -> `codeExecutionResult` (its kept outcome, else one
+    from is_error). Ids metis made up for parts Gemini sent without one are not sent. Another
+    provider's server tools (and any other Gemini server tool) ran elsewhere: dropped."""
+    if block.provider != NAME or block.name != CODE_EXECUTION:
+        _drop(message, index, block.type, f"a {block.provider} {block.name} call ran there, not on gemini")
+        return None
+    if isinstance(block, ServerToolUseBlock):
+        code = dict(block.input)
+        if not block.id.startswith(UNNAMED_CALL):
+            code["id"] = block.id
+        return {"executableCode": code}
+    result: dict[str, Any] = dict(block.provider_data or {})
+    result.setdefault("outcome", "OUTCOME_FAILED" if block.is_error else "OUTCOME_OK")
+    output = "".join(inner.text for inner in block.content if isinstance(inner, TextBlock))
+    if output:
+        result["output"] = output
+    if not block.tool_use_id.startswith(UNNAMED_CALL):
+        result["id"] = block.tool_use_id
+    return {"codeExecutionResult": result}
+
+
 def _drop(message: Message, index: int, block_type: str, reason: str) -> None:
     """A block Gemini cannot carry: left out, with the one lossy-projection WARN (spec §7.3)."""
     drop_block(adapter=NAME, message=message, index=index, block_type=block_type, reason=reason)
+
+
+def _empty_turn(message: Message) -> list[dict[str, Any]]:
+    """The parts of a turn whose only text is empty: one empty text part, so the turn stays in
+    place (Gemini refuses a content without parts, and takes `{"text": ""}`); a message with
+    nothing writable at all is left out as before."""
+    if any(isinstance(block, TextBlock) for block in message.content):
+        return [{"text": ""}]
+    return []
 
 
 def _order(item: tuple[int, dict[str, Any]]) -> int:
@@ -399,7 +501,8 @@ def _signature_map(items: list[tuple[int, str]], message: Message) -> dict[int, 
     return {
         index: signature
         for index, signature in items
-        if 0 <= index < len(content) and isinstance(content[index], TextBlock | ToolUseBlock)
+        if 0 <= index < len(content)
+        and isinstance(content[index], TextBlock | ToolUseBlock | ServerToolUseBlock | ServerToolResultBlock)
     }
 
 

@@ -10,7 +10,7 @@ As loose as Gemini itself:
   camelCase key (camelCase wins when both are sent);
 - a single object where an array belongs is read as a one-element array (`Many`): Google's
   JSON parser accepts it, and hand-written request bodies use it;
-- unknown keys are kept (`extra="allow"`): new part kinds (`executableCode`, ...) are carried
+- unknown keys are kept (`extra="allow"`): new part kinds (`toolCall`, ...) are carried
   through for replay, new response fields are ignored;
 - `null` is the same as absent.
 Types are strict where Gemini's are (a `thought` is a boolean, not "yes"; an enum is a name or
@@ -105,6 +105,24 @@ class FunctionResponse(TypedDict, total=False):
 
 
 @_with_config(_LOOSE)
+class ExecutableCode(TypedDict, total=False):
+    """Code the model wrote for the built-in code execution tool (Gemini ran it itself)."""
+
+    code: str | None
+    language: Enum | None
+    id: str | None
+
+
+@_with_config(_LOOSE)
+class CodeExecutionResult(TypedDict, total=False):
+    """The result of running the `executableCode` before it."""
+
+    outcome: Enum | None
+    output: str | None
+    id: str | None
+
+
+@_with_config(_LOOSE)
 class Part(TypedDict, total=False):
     """One part; normally one kind of data (text, a call, a response, media) per part."""
 
@@ -115,6 +133,10 @@ class Part(TypedDict, total=False):
     functionResponse: Annotated[FunctionResponse | None, _both("functionResponse", "function_response")]
     inlineData: Annotated[Blob | None, _both("inlineData", "inline_data")]
     fileData: Annotated[FileData | None, _both("fileData", "file_data")]
+    executableCode: Annotated[ExecutableCode | None, _both("executableCode", "executable_code")]
+    codeExecutionResult: Annotated[
+        CodeExecutionResult | None, _both("codeExecutionResult", "code_execution_result")
+    ]
 
 
 @_with_config(_LOOSE)
@@ -127,8 +149,68 @@ class Content(TypedDict, total=False):
 
 
 @_with_config(_LOOSE)
+class WebSource(TypedDict, total=False):
+    """A grounding chunk's source: `web` (Google Search), `retrievedContext`, `maps`."""
+
+    uri: str | None
+    title: str | None
+
+
+@_with_config(_LOOSE)
+class GroundingChunk(TypedDict, total=False):
+    web: WebSource | None
+    retrievedContext: Annotated[WebSource | None, _both("retrievedContext", "retrieved_context")]
+    maps: WebSource | None
+
+
+@_with_config(_LOOSE)
+class Segment(TypedDict, total=False):
+    """A span of the answer: UTF-8 byte offsets into part `partIndex` of the content."""
+
+    partIndex: Annotated[Count | None, _both("partIndex", "part_index")]
+    startIndex: Annotated[Count | None, _both("startIndex", "start_index")]
+    endIndex: Annotated[Count | None, _both("endIndex", "end_index")]
+    text: str | None
+
+
+@_with_config(_LOOSE)
+class GroundingSupport(TypedDict, total=False):
+    segment: Segment | None
+    groundingChunkIndices: Annotated[
+        list[Count] | None, _both("groundingChunkIndices", "grounding_chunk_indices")
+    ]
+
+
+@_with_config(_LOOSE)
+class GroundingMetadata(TypedDict, total=False):
+    """Grounding with Google Search (and other sources): what supports which span of the answer."""
+
+    groundingChunks: Annotated[Many[GroundingChunk] | None, _both("groundingChunks", "grounding_chunks")]
+    groundingSupports: Annotated[
+        Many[GroundingSupport] | None, _both("groundingSupports", "grounding_supports")
+    ]
+
+
+@_with_config(_LOOSE)
+class CitationSource(TypedDict, total=False):
+    """A source a recited passage comes from: UTF-8 byte offsets into the answer."""
+
+    startIndex: Annotated[Count | None, _both("startIndex", "start_index")]
+    endIndex: Annotated[Count | None, _both("endIndex", "end_index")]
+    uri: str | None
+    license: str | None
+
+
+@_with_config(_LOOSE)
+class CitationMetadata(TypedDict, total=False):
+    citationSources: Annotated[Many[CitationSource] | None, _both("citationSources", "citation_sources")]
+
+
+@_with_config(_LOOSE)
 class Candidate(TypedDict, total=False):
     content: Content | None
+    citationMetadata: Annotated[CitationMetadata | None, _both("citationMetadata", "citation_metadata")]
+    groundingMetadata: Annotated[GroundingMetadata | None, _both("groundingMetadata", "grounding_metadata")]
     finishReason: Annotated[Enum | None, _both("finishReason", "finish_reason")]
     finishMessage: Annotated[str | None, _both("finishMessage", "finish_message")]
 
@@ -186,11 +268,51 @@ one-element array."""
 # --- requests (import) ----------------------------------------------------------------------
 
 
+def _int64(value: Any) -> Any:
+    return int(value) if isinstance(value, str) and value.isdigit() else value
+
+
+Int64 = Annotated[int, BeforeValidator(_int64), Field(strict=True, ge=0)]
+"""A proto int64: Google's JSON writes it as a decimal string, hand-written bodies as a number."""
+
+
+@_with_config(_LOOSE)
+class Schema(TypedDict, total=False):
+    """A `parameters` schema: Gemini's OpenAPI 3.0 subset (google.ai.generativelanguage Schema).
+
+    Unknown keys are kept (`extra="allow"`) so the conversion to JSON Schema can name each one
+    it drops (`schema.to_json_schema`)."""
+
+    type: Enum | None
+    """A Type name (`OBJECT`, any case) or its proto number (`facts.SCHEMA_TYPE_NUMBERS`)."""
+    format: str | None
+    title: str | None
+    description: str | None
+    nullable: StrictBool | None
+    enum: list[Any] | None
+    properties: dict[str, Schema] | None
+    required: list[str] | None
+    items: Schema | None
+    anyOf: Annotated[list[Schema] | None, _both("anyOf", "any_of")]
+    propertyOrdering: Annotated[list[str] | None, _both("propertyOrdering", "property_ordering")]
+    minItems: Annotated[Int64 | None, _both("minItems", "min_items")]
+    maxItems: Annotated[Int64 | None, _both("maxItems", "max_items")]
+    minProperties: Annotated[Int64 | None, _both("minProperties", "min_properties")]
+    maxProperties: Annotated[Int64 | None, _both("maxProperties", "max_properties")]
+    minLength: Annotated[Int64 | None, _both("minLength", "min_length")]
+    maxLength: Annotated[Int64 | None, _both("maxLength", "max_length")]
+    pattern: str | None
+    minimum: Number | None
+    maximum: Number | None
+    example: Any
+    default: Any
+
+
 @_with_config(_LOOSE)
 class FunctionDeclaration(TypedDict, total=False):
     name: Required[str]
     description: str | None
-    parameters: dict[str, Any] | None
+    parameters: Schema | None
     parametersJsonSchema: Annotated[
         dict[str, Any] | None, _both("parametersJsonSchema", "parameters_json_schema")
     ]
@@ -258,8 +380,12 @@ __all__ = [
     "REQUEST_FIELDS",
     "Blob",
     "Candidate",
+    "CitationMetadata",
+    "CitationSource",
+    "CodeExecutionResult",
     "Content",
     "ErrorDetail",
+    "ExecutableCode",
     "FileData",
     "FunctionCall",
     "FunctionCallingConfig",
@@ -268,12 +394,18 @@ __all__ = [
     "GenerateContentRequest",
     "GenerateContentResponse",
     "GenerationConfig",
+    "GroundingChunk",
+    "GroundingMetadata",
+    "GroundingSupport",
     "Many",
     "Part",
     "PromptFeedback",
     "ResponseBody",
+    "Schema",
+    "Segment",
     "ThinkingConfig",
     "Tool",
     "ToolConfig",
     "UsageMetadata",
+    "WebSource",
 ]
