@@ -338,6 +338,73 @@ def test_compaction_is_a_v2_block_that_goes_back_only_here() -> None:
     assert item["encrypted_content"] not in json.dumps(claude)
 
 
+@pytest.mark.parametrize(
+    "name", ["stream_web_search_citations.sse", "stream_code_interpreter.sse", "stream_compaction.sse"]
+)
+def test_streamed_server_items_and_compaction_replay_as_their_items_here_only(
+    name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a stream carried goes back as the provider's own items: the built-in tool call
+    item whole and the compaction item with its encrypted content, to this model; another
+    model of this provider gets the compaction (the provider reads it) but not the tool
+    call; another provider gets neither, each a §7.3 WARN naming the block."""
+    ids = ToolIdMap(SESSION)
+    body = recorded(PROVIDER, name.replace("stream_", "response_").replace(".sse", ".json"))
+    reply = ADAPTER.assemble_stream([recorded(PROVIDER, name)], context(MODEL, ids))
+    user = _message(Role.user, [{"type": "text", "text": "go on"}])
+    again = ADAPTER.to_wire([user, reply], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(again, open_responses=_open_responses(name))
+    kept = [i for i in again["input"][1:] if i["type"] != "message"]
+    assert kept == [i for i in body["output"] if i["type"] != "message"]  # each item back as it came
+    opaque = [
+        i.get("encrypted_content") or i["id"]
+        for i in body["output"]
+        if i["type"] in ("compaction", "reasoning")
+    ] + [i["id"] for i in body["output"] if i["type"].endswith("_call")]
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        mini = ADAPTER.to_wire(
+            [user, reply], [], AdapterOptions(model="responses:gpt-5-mini", session_id=SESSION, tool_ids=ids)
+        )
+    assert [i["type"] for i in mini["input"][1:] if i["type"] != "message"] == [
+        i["type"] for i in body["output"] if i["type"] == "compaction"
+    ]
+    dropped = {r.block_type for r in caplog.records if hasattr(r, "block_type")}  # type: ignore[attr-defined]
+    assert dropped == {b.type for b in reply.content if b.type in ("server_tool_use", "thinking")}
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        claude = adapters.get("anthropic").to_wire(
+            [user, reply],
+            [],
+            AdapterOptions(model="anthropic:claude-sonnet-4-6", session_id=SESSION, tool_ids=ids),
+        )
+    text = json.dumps(claude)
+    assert not [o for o in opaque if o in text]
+    dropped = {r.block_type for r in caplog.records if hasattr(r, "block_type")}  # type: ignore[attr-defined]
+    assert dropped == {
+        b.type for b in reply.content if b.type in ("server_tool_use", "compaction", "thinking")
+    }
+
+
+def test_another_providers_server_tool_result_is_dropped_naming_it(caplog: pytest.LogCaptureFixture) -> None:
+    result = {
+        "type": "server_tool_result",
+        "tool_use_id": "srvtoolu_01",
+        "provider": "anthropic",
+        "name": "web_fetch",
+        "content": [{"type": "text", "text": "fetched page text"}],
+    }
+    answer = _message(
+        Role.assistant, [{"type": "text", "text": "Found it."}, result], model="anthropic:claude-sonnet-4-6"
+    )
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = ADAPTER.to_wire(
+            [answer], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+        )
+    assert "fetched page text" not in json.dumps(body)
+    (record,) = [r for r in caplog.records if getattr(r, "block_type", None) == "server_tool_result"]
+    assert "anthropic" in record.reason  # type: ignore[attr-defined]
+
+
 def test_refusal_is_text_with_stop_reason_refusal() -> None:
     message = ADAPTER.from_wire_response(recorded(PROVIDER, "response_refusal.json"), context(MODEL))
     assert message.metadata.stop_reason == StopReason.refusal
