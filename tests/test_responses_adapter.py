@@ -2,7 +2,9 @@
 
 Goldens: every wire input under tests/golden/responses/ (built through the openai SDK's
 Response and stream event models, in the shapes of OpenAI's API reference) is read and
-compared with the expected output beside it; streams also split anywhere. Behaviour: the
+compared with the expected output beside it; streams also split anywhere, and every
+stream golden with a whole reply beside it assembles to exactly that reply (server tool
+calls, compaction and cited text arrive as `block` events). Behaviour: the
 stateless writer, reasoning replayed to its own model only, phase, the dialect rows,
 sequence numbers, incomplete/failed responses, previous_response_id on import, malformed
 input as WireFormatErrors at their paths, and a session that goes Anthropic (signed
@@ -659,7 +661,9 @@ def test_import_of_an_unknown_call_id_names_its_path() -> None:
 # --- Anthropic -> Responses -> Anthropic -----------------------------------------------------
 
 
-def test_each_provider_gets_back_exactly_its_own_reasoning() -> None:
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_each_provider_gets_back_exactly_its_own_reasoning(streamed: bool) -> None:
+    """The Responses turn read whole or assembled from its stream: the same replay."""
     anthropic = adapters.get("anthropic")
     ids = ToolIdMap(SESSION)
     claude = "anthropic:claude-sonnet-4-6"
@@ -696,11 +700,11 @@ def test_each_provider_gets_back_exactly_its_own_reasoning() -> None:
     contract.check_request(body)
     assert "reasoning" not in [i["type"] for i in body["input"]]  # Anthropic's thinking is not sent here
     assert signed[0].signature not in json.dumps(body) and redacted[0].data not in json.dumps(body)
+    responses_context = RequestContext(session_id=SESSION, model=MODEL, tool_ids=ids)
     answer(
-        ADAPTER.from_wire_response(
-            recorded(PROVIDER, "response_tools.json"),
-            RequestContext(session_id=SESSION, model=MODEL, tool_ids=ids),
-        )
+        ADAPTER.assemble_stream([recorded(PROVIDER, "stream_tools.sse")], responses_context)
+        if streamed
+        else ADAPTER.from_wire_response(recorded(PROVIDER, "response_tools.json"), responses_context)
     )
     history.append(_message(Role.user, [{"type": "text", "text": "thanks, and now?"}]))
     back = anthropic.to_wire(history, [], AdapterOptions(model=claude, session_id=SESSION, tool_ids=ids))
