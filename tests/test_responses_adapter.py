@@ -407,6 +407,27 @@ def test_another_providers_server_tool_result_is_dropped_naming_it(caplog: pytes
     assert "anthropic" in record.reason  # type: ignore[attr-defined]
 
 
+def test_a_compaction_announced_empty_is_read_at_done_and_must_arrive_there() -> None:
+    """`output_item.added` may announce a compaction before its content exists (as it
+    announces reasoning with no summary); the done item must carry it."""
+    item = {"type": "compaction", "id": "cmp_68c1f4", "encrypted_content": "gAAAAABcompacted=="}
+    body = contract.response_body([item, contract.MESSAGE_ITEM])
+    announced = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {**item, "encrypted_content": ""},
+    }
+    done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+    message = ADAPTER.assemble_stream(
+        contract.sse([announced, done, {"type": "response.completed", "response": body}]), context(MODEL)
+    )
+    assert message.content[0].type == "compaction" and message.content[0].data == item["encrypted_content"]
+    empty = {**done, "item": {**item, "encrypted_content": None}}
+    with pytest.raises(WireFormatError) as caught:
+        list(ADAPTER.stream_response(contract.sse([announced, empty]), context(MODEL)))
+    assert caught.value.path == "stream.output[0].encrypted_content"
+
+
 def test_refusal_is_text_with_stop_reason_refusal() -> None:
     message = ADAPTER.from_wire_response(recorded(PROVIDER, "response_refusal.json"), context(MODEL))
     assert message.metadata.stop_reason == StopReason.refusal
@@ -450,6 +471,11 @@ def test_a_sequence_gap_is_a_wire_format_error() -> None:
             {"output": [{"type": "reasoning", "summary": [{"type": "summary_text"}]}]},
             "output[0].summary[0].text",
         ),
+        (
+            {"output": [{"type": "compaction", "id": "cmp_1", "encrypted_content": ""}]},
+            "output[0].encrypted_content",
+        ),
+        ({"output": [{"type": "compaction", "id": "cmp_1"}]}, "output[0].encrypted_content"),
         ({"output": "nope"}, "output"),
         ({}, "output"),
     ],
@@ -649,6 +675,16 @@ def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytes
         assert again[key] == body[key], key
     assert again["input"][1] == contract.REASONING_ITEM
     assert again["input"][0]["content"][2] == {"type": "input_file", "file_id": "file-6F2ksmvXxt4VdoqmHRw6kL"}
+
+
+def test_import_of_a_compaction_without_content_names_its_path() -> None:
+    body = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "hi"}, {"type": "compaction", "id": "cmp_1"}],
+    }
+    with pytest.raises(WireFormatError) as caught:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert caught.value.path == "input[1].encrypted_content"
 
 
 def test_import_of_an_unknown_call_id_names_its_path() -> None:

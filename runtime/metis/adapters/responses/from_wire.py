@@ -117,11 +117,12 @@ class ItemRead:
 
 
 def read_items(
-    items: list[Item], *, path: str, context: RequestContext, out: ItemRead | None = None
+    items: list[Item], *, path: str, context: RequestContext, out: ItemRead | None = None, start: int = 0
 ) -> ItemRead:
-    """Checked output (or assistant-history) items -> canonical blocks in order."""
+    """Checked output (or assistant-history) items -> canonical blocks in order; `items`
+    stand at `path[start]` onwards (a run of a request's input)."""
     out = ItemRead() if out is None else out
-    for i, item in enumerate(items):
+    for i, item in enumerate(items, start):
         where = f"{path}[{i}]"
         kind = item.get("type", "message")
         if kind == "message":
@@ -131,7 +132,7 @@ def read_items(
         elif kind == "reasoning":
             _reasoning(item, out)  # type: ignore[arg-type]
         elif kind in WHOLE_ITEMS:
-            out.blocks.append(whole_item_block(item, len(out.blocks), out))  # type: ignore[arg-type]
+            out.blocks.append(whole_item_block(item, len(out.blocks), where, out))  # type: ignore[arg-type]
         else:
             keep_other(dict(item), where, out, at=len(out.blocks))
     return out
@@ -260,7 +261,9 @@ def _reasoning(item: ReasoningItem, out: ItemRead) -> None:
     out.blocks.append(block)
 
 
-def whole_item_block(item: CompactionItem | ServerCallItem, index: int, out: ItemRead) -> ContentBlock:
+def whole_item_block(
+    item: CompactionItem | ServerCallItem, index: int, path: str, out: ItemRead
+) -> ContentBlock:
     """An item the provider delivers complete (`WHOLE_ITEMS`) -> the block at `index`, the
     item's replay state recorded there. One conversion for a whole reply and a stream's
     done item alike:
@@ -271,9 +274,16 @@ def whole_item_block(item: CompactionItem | ServerCallItem, index: int, out: Ite
       its `action`, else its other fields); the item kept whole in `server_items`."""
     if item["type"] == "compaction":
         compacted: CompactionItem = item  # type: ignore[assignment]
+        data = compacted.get("encrypted_content")
+        if not data:
+            raise WireFormatError(
+                "a compaction item needs its encrypted_content",
+                provider=PROVIDER,
+                path=f"{path}.encrypted_content",
+            )
         if compacted.get("id"):
             out.compaction_ids[str(index)] = str(compacted["id"])
-        return CompactionBlock(type="compaction", provider=PROVIDER, data=compacted["encrypted_content"])
+        return CompactionBlock(type="compaction", provider=PROVIDER, data=data)
     name = item["type"].removesuffix("_call")
     arguments = item.get("action")
     if arguments is None:

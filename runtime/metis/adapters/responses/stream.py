@@ -290,7 +290,8 @@ class ResponsesStreamDecoder(StreamDecoder):
         index = self._whole.pop(output, None)
         if index is None:  # never announced
             index = self._new_block()
-        return [BlockEvent(type="block", index=index, block=whole_item_block(item, index, self._read))]
+        block = whole_item_block(item, index, f"stream.output[{output}]", self._read)
+        return [BlockEvent(type="block", index=index, block=block)]
 
     def _call_done(self, output: int, item: FunctionCallItem) -> list[StreamEvent]:
         call = self._calls.get(output)
