@@ -2,7 +2,9 @@
 
 Goldens: every wire input under tests/golden/responses/ (built through the openai SDK's
 Response and stream event models, in the shapes of OpenAI's API reference) is read and
-compared with the expected output beside it; streams also split anywhere. Behaviour: the
+compared with the expected output beside it; streams also split anywhere, and every
+stream golden with a whole reply beside it assembles to exactly that reply (server tool
+calls, compaction and cited text arrive as `block` events). Behaviour: the
 stateless writer, reasoning replayed to its own model only, phase, the dialect rows,
 sequence numbers, incomplete/failed responses, previous_response_id on import, malformed
 input as WireFormatErrors at their paths, and a session that goes Anthropic (signed
@@ -12,8 +14,10 @@ exactly its own reasoning.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
+import random
 from typing import Any
 
 import golden
@@ -36,6 +40,7 @@ from openai_chat_support import (
     events_document,
     fixed_tool_ids,
     import_document,
+    normalize_tool_ids,
     recorded,
 )
 
@@ -44,6 +49,15 @@ __all__ = ["fixed_tool_ids"]
 PROVIDER = "responses"
 MODEL = "responses:gpt-5"
 ADAPTER = adapters.get(PROVIDER)
+
+
+OPENAI_ONLY = ("web_search", "code_interpreter", "openai")
+"""Golden names holding what only OpenAI's wire has (its built-in tools, its `error` event
+shape): checked by the openai SDK alone, not by Open Responses' types."""
+
+
+def _open_responses(name: str) -> bool:
+    return not any(marker in name for marker in OPENAI_ONLY)
 
 
 def _events_of(data: bytes) -> list[dict[str, Any]]:
@@ -56,7 +70,7 @@ def _events_of(data: bytes) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("name", golden.inputs(PROVIDER, "response"))
 def test_reply_golden(name: str, fixed_tool_ids: None) -> None:
     body = recorded(PROVIDER, name)
-    contract.check_response(body, open_responses="web_search" not in name)
+    contract.check_response(body, open_responses=_open_responses(name))
     message = ADAPTER.from_wire_response(body, context(MODEL))
     golden.check(PROVIDER, golden.expected_name(name), canonical(message))
     assert message.metadata.status == MessageStatus.complete
@@ -66,7 +80,7 @@ def test_reply_golden(name: str, fixed_tool_ids: None) -> None:
 def test_stream_events_golden(name: str, fixed_tool_ids: None) -> None:
     data = recorded(PROVIDER, name)
     for event in _events_of(data):  # the openai SDK's and Open Responses' event models accept it
-        contract.check_event(event, openai="open_responses" not in name, open_responses="openai" not in name)
+        contract.check_event(event, openai="open_responses" not in name, open_responses=_open_responses(name))
     events = events_document(list(ADAPTER.stream_response([data], context(MODEL))))
     golden.check(PROVIDER, golden.expected_name(name), events)
     for how, pieces in chunkings(data).items():
@@ -92,11 +106,61 @@ def test_error_golden(name: str) -> None:
     golden.check(PROVIDER, golden.expected_name(name), error_document(error))
 
 
-def test_streamed_and_whole_reply_are_the_same_message() -> None:
-    whole = ADAPTER.from_wire_response(recorded(PROVIDER, "response_tools.json"), context(MODEL))
-    streamed = ADAPTER.assemble_stream([recorded(PROVIDER, "stream_tools.sse")], context(MODEL))
-    assert streamed.metadata.provider_raw == whole.metadata.provider_raw
-    assert [b.type for b in streamed.content] == [b.type for b in whole.content]
+PAIRS = [
+    name
+    for name in golden.inputs(PROVIDER, "stream")
+    if (golden.folder(PROVIDER) / f"response_{name.split('.')[0].removeprefix('stream_')}.json").exists()
+]
+"""Stream goldens whose whole reply is a golden too (`stream_<case>.sse` and
+`response_<case>.json`): stream_tools, stream_web_search_citations (a web_search_call and
+url_citation annotations), stream_code_interpreter (a built-in tool call),
+stream_compaction (a compaction item). The three new streams follow the openai SDK's
+ResponseStreamEvent members (openai-python, src/openai/types/responses/) and the order of
+OpenAI's recorded streams kept by the openai-php client
+(github.com/openai-php/client, tests/Fixtures/Streams/ResponseCreate.txt and
+ResponseCodeInterpreterCreate.txt); each event is checked by the SDK models above."""
+
+
+def _message_document(message: Message, ids: ToolIdMap) -> dict[str, Any]:
+    """The whole canonical message, canonical tool ids written as their call ids (each read
+    mints its own)."""
+    document: dict[str, Any] = normalize_tool_ids(canonical(message), ids, PROVIDER)
+    return document
+
+
+def _random_splits(data: bytes, count: int = 6) -> list[list[bytes]]:
+    """`count` splittings of `data` at random points (seeded: reproducible)."""
+    rng = random.Random(20261124)
+    out = []
+    for _ in range(count):
+        cuts = sorted(rng.sample(range(1, len(data)), rng.randint(1, 40)))
+        out.append([data[a:b] for a, b in itertools.pairwise([0, *cuts, len(data)])])
+    return out
+
+
+def test_every_stream_golden_with_a_whole_reply_is_paired() -> None:
+    assert PAIRS == [
+        "stream_code_interpreter.sse",
+        "stream_compaction.sse",
+        "stream_tools.sse",
+        "stream_web_search_citations.sse",
+    ]
+
+
+@pytest.mark.parametrize("name", PAIRS)
+def test_a_streamed_reply_is_the_whole_reply(name: str) -> None:
+    """Assembled stream == the same reply read whole: every block (server tool calls,
+    compaction, text with its citations, reasoning, tool calls) at the same index, the same
+    provider_raw, usage and stop reason; however the bytes are split."""
+    ids = ToolIdMap(SESSION)
+    body = recorded(PROVIDER, name.replace("stream_", "response_").replace(".sse", ".json"))
+    whole = _message_document(ADAPTER.from_wire_response(body, context(MODEL, ids)), ids)
+    data = recorded(PROVIDER, name)
+    splittings = {**chunkings(data), **{f"random-{i}": p for i, p in enumerate(_random_splits(data))}}
+    for how, pieces in splittings.items():
+        ids = ToolIdMap(SESSION)
+        streamed = ADAPTER.assemble_stream(pieces, context(MODEL, ids))
+        assert _message_document(streamed, ids) == whole, how
 
 
 # --- what a reply carries ---------------------------------------------------------------------
@@ -159,27 +223,102 @@ def test_citations_and_built_in_calls_are_v2_blocks_and_replay_to_their_model_on
     assert [r.block_type for r in caplog.records if hasattr(r, "block_type")] == ["server_tool_use"]  # type: ignore[attr-defined]
 
 
-def test_a_stream_keeps_what_no_v2_event_carries_in_provider_raw(caplog: pytest.LogCaptureFixture) -> None:
+def test_items_a_stream_sends_only_whole_are_the_blocks_of_the_whole_reply() -> None:
+    """A server that sends every item only at `output_item.done` (no added, no deltas):
+    the web_search_call and the cited text still arrive as the whole reply's blocks, and
+    replay the same way."""
     body = recorded(PROVIDER, "response_web_search_citations.json")
     events = [
         {"type": "response.output_item.done", "output_index": 0, "item": body["output"][0]},
         {"type": "response.output_item.done", "output_index": 1, "item": body["output"][1]},
         {"type": "response.completed", "response": body},
     ]
-    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
-        message = ADAPTER.assemble_stream(contract.sse(events), context(MODEL))
-    assert [b.type for b in message.content] == ["text"]
-    raw = message.metadata.provider_raw or {}
-    assert raw["other_items"] == [{"at": 0, "item": body["output"][0]}]
-    assert raw["annotations"]["0"][0]["type"] == "url_citation"
-    texts = [r.getMessage() for r in caplog.records]
-    assert any("web_search_call" in t for t in texts) and any("url_citation" in t for t in texts)
-    user = _message(Role.user, [{"type": "text", "text": "good news?"}])
     ids = ToolIdMap(SESSION)
+    message = ADAPTER.assemble_stream(contract.sse(events), context(MODEL, ids))
+    whole = ADAPTER.from_wire_response(body, context(MODEL, ids))
+    assert canonical(message) == canonical(whole)
+    assert [e.type for e in ADAPTER.stream_response(contract.sse(events), context(MODEL))][:2] == [
+        "block",
+        "block",
+    ]
+    user = _message(Role.user, [{"type": "text", "text": "good news?"}])
     again = ADAPTER.to_wire(
         [user, message], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
     )
-    assert again["input"][1] == body["output"][0]  # replayed to its own model all the same
+    assert again["input"][1] == body["output"][0]
+
+
+def test_a_whole_item_keeps_its_output_place_when_a_server_interleaves_items() -> None:
+    """The index of an item that arrives complete is taken at `output_item.added`: text
+    that streams while the search still runs comes after it, as in the whole reply."""
+    body = recorded(PROVIDER, "response_web_search_citations.json")
+    search, answer = body["output"]
+    events = [
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**search, "status": "in_progress"},
+        },
+        {"type": "response.output_item.added", "output_index": 1, "item": {**answer, "content": []}},
+        {
+            "type": "response.output_text.delta",
+            "item_id": answer["id"],
+            "output_index": 1,
+            "content_index": 0,
+            "delta": answer["content"][0]["text"],
+            "logprobs": [],
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": search},
+        {"type": "response.output_item.done", "output_index": 1, "item": answer},
+        {"type": "response.completed", "response": body},
+    ]
+    ids = ToolIdMap(SESSION)
+    streamed = ADAPTER.assemble_stream(contract.sse(events), context(MODEL, ids))
+    assert canonical(streamed) == canonical(ADAPTER.from_wire_response(body, context(MODEL, ids)))
+
+
+def test_citations_sent_only_as_annotation_events_still_reach_the_text() -> None:
+    """A done part without `annotations` (a server that sent them as
+    `response.output_text.annotation.added` events only): the events' citations are used;
+    a done part that has its own `annotations` is authoritative."""
+    body = recorded(PROVIDER, "response_web_search_citations.json")
+    message_item = body["output"][1]
+    part = message_item["content"][0]
+    annotation = part["annotations"][0]
+    bare = {**message_item, "content": [{k: v for k, v in part.items() if k != "annotations"}]}
+    added = {
+        "type": "response.output_text.annotation.added",
+        "item_id": message_item["id"],
+        "output_index": 1,
+        "content_index": 0,
+        "annotation_index": 0,
+        "annotation": annotation,
+    }
+    delta = {
+        "type": "response.output_text.delta",
+        "item_id": message_item["id"],
+        "output_index": 1,
+        "content_index": 0,
+        "delta": part["text"],
+        "logprobs": [],
+    }
+    for done_item, cited in (
+        (bare, True),
+        ({**message_item, "content": [{**part, "annotations": []}]}, False),
+    ):
+        events = [
+            delta,
+            added,
+            {"type": "response.output_item.done", "output_index": 1, "item": done_item},
+            {"type": "response.completed", "response": body},
+        ]
+        message = ADAPTER.assemble_stream(contract.sse(events), context(MODEL))
+        text = message.content[0]
+        assert text.type == "text" and text.text == part["text"]
+        if cited:
+            assert text.citations is not None and [c.url for c in text.citations] == [annotation["url"]]
+        else:
+            assert text.citations is None
 
 
 def test_compaction_is_a_v2_block_that_goes_back_only_here() -> None:
@@ -199,6 +338,94 @@ def test_compaction_is_a_v2_block_that_goes_back_only_here() -> None:
         AdapterOptions(model="anthropic:claude-sonnet-4-6", session_id=SESSION, tool_ids=ids),
     )
     assert item["encrypted_content"] not in json.dumps(claude)
+
+
+@pytest.mark.parametrize(
+    "name", ["stream_web_search_citations.sse", "stream_code_interpreter.sse", "stream_compaction.sse"]
+)
+def test_streamed_server_items_and_compaction_replay_as_their_items_here_only(
+    name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a stream carried goes back as the provider's own items: the built-in tool call
+    item whole and the compaction item with its encrypted content, to this model; another
+    model of this provider gets the compaction (the provider reads it) but not the tool
+    call; another provider gets neither, each a §7.3 WARN naming the block."""
+    ids = ToolIdMap(SESSION)
+    body = recorded(PROVIDER, name.replace("stream_", "response_").replace(".sse", ".json"))
+    reply = ADAPTER.assemble_stream([recorded(PROVIDER, name)], context(MODEL, ids))
+    user = _message(Role.user, [{"type": "text", "text": "go on"}])
+    again = ADAPTER.to_wire([user, reply], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(again, open_responses=_open_responses(name))
+    kept = [i for i in again["input"][1:] if i["type"] != "message"]
+    assert kept == [i for i in body["output"] if i["type"] != "message"]  # each item back as it came
+    opaque = [
+        i.get("encrypted_content") or i["id"]
+        for i in body["output"]
+        if i["type"] in ("compaction", "reasoning")
+    ] + [i["id"] for i in body["output"] if i["type"].endswith("_call")]
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        mini = ADAPTER.to_wire(
+            [user, reply], [], AdapterOptions(model="responses:gpt-5-mini", session_id=SESSION, tool_ids=ids)
+        )
+    assert [i["type"] for i in mini["input"][1:] if i["type"] != "message"] == [
+        i["type"] for i in body["output"] if i["type"] == "compaction"
+    ]
+    dropped = {r.block_type for r in caplog.records if hasattr(r, "block_type")}  # type: ignore[attr-defined]
+    assert dropped == {b.type for b in reply.content if b.type in ("server_tool_use", "thinking")}
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        claude = adapters.get("anthropic").to_wire(
+            [user, reply],
+            [],
+            AdapterOptions(model="anthropic:claude-sonnet-4-6", session_id=SESSION, tool_ids=ids),
+        )
+    text = json.dumps(claude)
+    assert not [o for o in opaque if o in text]
+    dropped = {r.block_type for r in caplog.records if hasattr(r, "block_type")}  # type: ignore[attr-defined]
+    assert dropped == {
+        b.type for b in reply.content if b.type in ("server_tool_use", "compaction", "thinking")
+    }
+
+
+def test_another_providers_server_tool_result_is_dropped_naming_it(caplog: pytest.LogCaptureFixture) -> None:
+    result = {
+        "type": "server_tool_result",
+        "tool_use_id": "srvtoolu_01",
+        "provider": "anthropic",
+        "name": "web_fetch",
+        "content": [{"type": "text", "text": "fetched page text"}],
+    }
+    answer = _message(
+        Role.assistant, [{"type": "text", "text": "Found it."}, result], model="anthropic:claude-sonnet-4-6"
+    )
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = ADAPTER.to_wire(
+            [answer], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+        )
+    assert "fetched page text" not in json.dumps(body)
+    (record,) = [r for r in caplog.records if getattr(r, "block_type", None) == "server_tool_result"]
+    assert "anthropic" in record.reason  # type: ignore[attr-defined]
+
+
+def test_a_compaction_announced_empty_is_read_at_done_and_must_arrive_there() -> None:
+    """`output_item.added` may announce a compaction before its content exists (as it
+    announces reasoning with no summary); the done item must carry it."""
+    item = {"type": "compaction", "id": "cmp_68c1f4", "encrypted_content": "gAAAAABcompacted=="}
+    body = contract.response_body([item, contract.MESSAGE_ITEM])
+    announced = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {**item, "encrypted_content": ""},
+    }
+    done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+    message = ADAPTER.assemble_stream(
+        contract.sse([announced, done, {"type": "response.completed", "response": body}]), context(MODEL)
+    )
+    assert message.content[0].type == "compaction" and message.content[0].data == item["encrypted_content"]
+    empty = {**done, "item": {**item, "encrypted_content": None}}
+    with pytest.raises(WireFormatError) as caught:
+        list(ADAPTER.stream_response(contract.sse([announced, empty]), context(MODEL)))
+    assert caught.value.path == "stream.output[0].encrypted_content"
 
 
 def test_refusal_is_text_with_stop_reason_refusal() -> None:
@@ -244,6 +471,11 @@ def test_a_sequence_gap_is_a_wire_format_error() -> None:
             {"output": [{"type": "reasoning", "summary": [{"type": "summary_text"}]}]},
             "output[0].summary[0].text",
         ),
+        (
+            {"output": [{"type": "compaction", "id": "cmp_1", "encrypted_content": ""}]},
+            "output[0].encrypted_content",
+        ),
+        ({"output": [{"type": "compaction", "id": "cmp_1"}]}, "output[0].encrypted_content"),
         ({"output": "nope"}, "output"),
         ({}, "output"),
     ],
@@ -445,6 +677,16 @@ def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytes
     assert again["input"][0]["content"][2] == {"type": "input_file", "file_id": "file-6F2ksmvXxt4VdoqmHRw6kL"}
 
 
+def test_import_of_a_compaction_without_content_names_its_path() -> None:
+    body = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "hi"}, {"type": "compaction", "id": "cmp_1"}],
+    }
+    with pytest.raises(WireFormatError) as caught:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert caught.value.path == "input[1].encrypted_content"
+
+
 def test_import_of_an_unknown_call_id_names_its_path() -> None:
     body = {"model": "gpt-5", "input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]}
     with pytest.raises(WireFormatError) as caught:
@@ -455,7 +697,9 @@ def test_import_of_an_unknown_call_id_names_its_path() -> None:
 # --- Anthropic -> Responses -> Anthropic -----------------------------------------------------
 
 
-def test_each_provider_gets_back_exactly_its_own_reasoning() -> None:
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_each_provider_gets_back_exactly_its_own_reasoning(streamed: bool) -> None:
+    """The Responses turn read whole or assembled from its stream: the same replay."""
     anthropic = adapters.get("anthropic")
     ids = ToolIdMap(SESSION)
     claude = "anthropic:claude-sonnet-4-6"
@@ -492,11 +736,11 @@ def test_each_provider_gets_back_exactly_its_own_reasoning() -> None:
     contract.check_request(body)
     assert "reasoning" not in [i["type"] for i in body["input"]]  # Anthropic's thinking is not sent here
     assert signed[0].signature not in json.dumps(body) and redacted[0].data not in json.dumps(body)
+    responses_context = RequestContext(session_id=SESSION, model=MODEL, tool_ids=ids)
     answer(
-        ADAPTER.from_wire_response(
-            recorded(PROVIDER, "response_tools.json"),
-            RequestContext(session_id=SESSION, model=MODEL, tool_ids=ids),
-        )
+        ADAPTER.assemble_stream([recorded(PROVIDER, "stream_tools.sse")], responses_context)
+        if streamed
+        else ADAPTER.from_wire_response(recorded(PROVIDER, "response_tools.json"), responses_context)
     )
     history.append(_message(Role.user, [{"type": "text", "text": "thanks, and now?"}]))
     back = anthropic.to_wire(history, [], AdapterOptions(model=claude, session_id=SESSION, tool_ids=ids))

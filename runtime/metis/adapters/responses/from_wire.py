@@ -19,7 +19,9 @@ Output items become blocks in order:
 - the provider's own tool calls (`web_search_call`, `file_search_call`, ...: facts
   `SERVER_TOOL_CALLS`) -> v2 ServerToolUseBlock (name without `_call`, input its `action`),
   the item kept in `provider_raw["server_items"]` for replay to this provider only;
-  `compaction` -> v2 CompactionBlock (its encrypted content as `data`).
+  `compaction` -> v2 CompactionBlock (its encrypted content as `data`). Both are made by
+  `whole_item_block`, and message parts by `message_part`, which the stream decoder calls
+  on its `output_item.done` items: a streamed reply carries the same blocks.
 - anything else (client-run calls such as `computer_call`, extension items): no block;
   kept whole in `provider_raw["other_items"]` with the block position it stood at, with a
   WARN.
@@ -69,6 +71,9 @@ from .wire import (
 log = logging.getLogger("metis.adapters")
 
 SUMMARY_JOIN = "\n\n"
+WHOLE_ITEMS = SERVER_TOOL_CALLS | {"compaction"}
+"""Item types that become one block the provider delivers complete (`whole_item_block`):
+a stream carries them as `block` events, not deltas."""
 REPLAY_REASONING_KEYS = ("type", "id", "summary", "encrypted_content")
 """What of a kept reasoning item goes back: not `status`, not the `reasoning_text` content
 (Open Responses input items may not carry it)."""
@@ -112,11 +117,12 @@ class ItemRead:
 
 
 def read_items(
-    items: list[Item], *, path: str, context: RequestContext, out: ItemRead | None = None
+    items: list[Item], *, path: str, context: RequestContext, out: ItemRead | None = None, start: int = 0
 ) -> ItemRead:
-    """Checked output (or assistant-history) items -> canonical blocks in order."""
+    """Checked output (or assistant-history) items -> canonical blocks in order; `items`
+    stand at `path[start]` onwards (a run of a request's input)."""
     out = ItemRead() if out is None else out
-    for i, item in enumerate(items):
+    for i, item in enumerate(items, start):
         where = f"{path}[{i}]"
         kind = item.get("type", "message")
         if kind == "message":
@@ -125,10 +131,8 @@ def read_items(
             _function_call(item, where, context, out)  # type: ignore[arg-type]
         elif kind == "reasoning":
             _reasoning(item, out)  # type: ignore[arg-type]
-        elif kind == "compaction":
-            compaction(item, out)  # type: ignore[arg-type]
-        elif kind in SERVER_TOOL_CALLS:
-            server_call(item, out)  # type: ignore[arg-type]
+        elif kind in WHOLE_ITEMS:
+            out.blocks.append(whole_item_block(item, len(out.blocks), where, out))  # type: ignore[arg-type]
         else:
             keep_other(dict(item), where, out, at=len(out.blocks))
     return out
@@ -161,13 +165,10 @@ def citations(annotations: list[dict[str, Any]] | None) -> list[UrlCitation] | N
     return found or None
 
 
-def note_annotations(
-    annotations: list[dict[str, Any]] | None, index: int, path: str, out: ItemRead, *, urls: bool = False
-) -> None:
+def note_annotations(annotations: list[dict[str, Any]] | None, index: int, path: str, out: ItemRead) -> None:
     """Annotations with no canonical citation (file_citation, container_file_citation,
-    file_path; also url_citation where `urls`: a stream has no event to carry a citation)
-    of the text block at `index`: kept raw with a WARN."""
-    annotations = [a for a in annotations or () if urls or a.get("type") != "url_citation"]
+    file_path) of the text block at `index`: kept raw with a WARN."""
+    annotations = [a for a in annotations or () if a.get("type") != "url_citation"]
     if not annotations:
         return
     log.warning(
@@ -180,28 +181,39 @@ def note_annotations(
     out.annotations[str(index)] = annotations
 
 
-def _message(item: MessageItem, path: str, out: ItemRead) -> None:
+def message_part(part: Part, index: int, path: str, out: ItemRead, *, phase: str | None) -> TextBlock | None:
+    """One content part of a message item -> the text block at `index` (an `output_text`
+    with its url citations, or a `refusal`), recording its phase and uncarried annotations;
+    any other part is kept whole (None). A whole reply and a stream's done item both read
+    their parts here, so they make the same block."""
+    kind = part.get("type")
+    if kind in ("output_text", "input_text", "text") and "text" in part:
+        text = part["text"]
+    elif kind == "refusal" and "refusal" in part:
+        text = part["refusal"]
+        out.refused = True
+    else:
+        keep_other(dict(part), path, out, at=index)
+        return None
+    cited = citations(part.get("annotations"))
+    if phase:
+        out.phase[str(index)] = phase
+    note_annotations(part.get("annotations"), index, f"{path}.annotations", out)
+    return text_block(text) if cited is None else TextBlock(type="text", text=text, citations=cited)
+
+
+def message_parts(item: MessageItem) -> list[Part]:
+    """A message item's parts (string content is one output_text part)."""
     content = item["content"]
+    return [{"type": "output_text", "text": content}] if isinstance(content, str) else content
+
+
+def _message(item: MessageItem, path: str, out: ItemRead) -> None:
     phase = item.get("phase")
-    parts: list[Part] = [{"type": "output_text", "text": content}] if isinstance(content, str) else content
-    for j, part in enumerate(parts):
-        kind = part.get("type")
-        if kind in ("output_text", "input_text", "text") and "text" in part:
-            text = part["text"]
-        elif kind == "refusal" and "refusal" in part:
-            text = part["refusal"]
-            out.refused = True
-        else:
-            keep_other(dict(part), f"{path}.content[{j}]", out, at=len(out.blocks))
-            continue
-        index = len(out.blocks)
-        cited = citations(part.get("annotations"))
-        out.blocks.append(
-            text_block(text) if cited is None else TextBlock(type="text", text=text, citations=cited)
-        )
-        if phase:
-            out.phase[str(index)] = phase
-        note_annotations(part.get("annotations"), index, f"{path}.content[{j}].annotations", out)
+    for j, part in enumerate(message_parts(item)):
+        block = message_part(part, len(out.blocks), f"{path}.content[{j}]", out, phase=phase)
+        if block is not None:
+            out.blocks.append(block)
 
 
 def _function_call(item: FunctionCallItem, path: str, context: RequestContext, out: ItemRead) -> None:
@@ -249,24 +261,36 @@ def _reasoning(item: ReasoningItem, out: ItemRead) -> None:
     out.blocks.append(block)
 
 
-def compaction(item: CompactionItem, out: ItemRead) -> None:
-    """A compaction item -> CompactionBlock (its opaque payload replays only here)."""
-    if item.get("id"):
-        out.compaction_ids[str(len(out.blocks))] = str(item["id"])
-    out.blocks.append(CompactionBlock(type="compaction", provider=PROVIDER, data=item["encrypted_content"]))
+def whole_item_block(
+    item: CompactionItem | ServerCallItem, index: int, path: str, out: ItemRead
+) -> ContentBlock:
+    """An item the provider delivers complete (`WHOLE_ITEMS`) -> the block at `index`, the
+    item's replay state recorded there. One conversion for a whole reply and a stream's
+    done item alike:
 
-
-def server_call(item: ServerCallItem, out: ItemRead) -> None:
-    """A call of the provider's own tool -> ServerToolUseBlock; the item is kept for replay."""
+    - `compaction` -> CompactionBlock (its encrypted content as `data`, replayed only here;
+      its id kept in `compaction_ids`);
+    - a call of the provider's own tool -> ServerToolUseBlock (name without `_call`, input
+      its `action`, else its other fields); the item kept whole in `server_items`."""
+    if item["type"] == "compaction":
+        compacted: CompactionItem = item  # type: ignore[assignment]
+        data = compacted.get("encrypted_content")
+        if not data:
+            raise WireFormatError(
+                "a compaction item needs its encrypted_content",
+                provider=PROVIDER,
+                path=f"{path}.encrypted_content",
+            )
+        if compacted.get("id"):
+            out.compaction_ids[str(index)] = str(compacted["id"])
+        return CompactionBlock(type="compaction", provider=PROVIDER, data=data)
     name = item["type"].removesuffix("_call")
     arguments = item.get("action")
     if arguments is None:
         arguments = {k: v for k, v in item.items() if k not in ("type", "id", "status") and v is not None}
-    out.server_items[str(len(out.blocks))] = dict(item)
-    out.blocks.append(
-        ServerToolUseBlock(
-            type="server_tool_use", id=item["id"], provider=PROVIDER, name=name, input=arguments
-        )
+    out.server_items[str(index)] = dict(item)
+    return ServerToolUseBlock(
+        type="server_tool_use", id=item["id"], provider=PROVIDER, name=name, input=arguments
     )
 
 
@@ -316,10 +340,12 @@ def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext)
 
 
 __all__ = [
+    "WHOLE_ITEMS",
     "ItemRead",
     "citations",
-    "compaction",
     "keep_other",
+    "message_part",
+    "message_parts",
     "note_annotations",
     "read_items",
     "read_response",
@@ -327,6 +353,6 @@ __all__ = [
     "reasoning_text",
     "replay_item",
     "response_meta",
-    "server_call",
     "stop_reason",
+    "whole_item_block",
 ]

@@ -187,7 +187,7 @@ class _Importer:
         if not self.pending:
             return
         items, self.pending = self.pending, []
-        found = read_items(items, path=f"input[{self.pending_at}:]", context=self.context, out=ItemRead())
+        found = read_items(items, path="input", start=self.pending_at, context=self.context, out=ItemRead())
         for other in found.other_items:
             self.drop(f"input[{self.pending_at}:]", other["item"], "no canonical block")
         found.other_items = []

@@ -14,17 +14,22 @@ by output_index for reasoning and function calls:
 - `response.output_item.added` with a function_call starts a tool call (its `call_id`
   bound in the ToolIdMap), `response.function_call_arguments.delta` feeds it, the item's
   `done` ends it;
+- the provider's own tool calls (`web_search_call`, ...) and `compaction` items arrive
+  complete: their index is taken at `response.output_item.added` (output order), and at
+  `response.output_item.done` the item becomes a `block` event holding the same block a
+  whole reply makes of it (`from_wire.whole_item_block`);
+- a text part whose done item carries url citations (collected from
+  `response.output_text.annotation.added` when the done part has no `annotations`) is sent
+  again whole, with its citations, as a `block` event at its index: the assembler replaces
+  the deltas that streamed its text (`from_wire.message_part` makes the block);
 - `response.completed` / `response.incomplete` carry usage and the stop reason;
   `response.failed` and `error` end the stream as ERROR (an `error` event's fields at its
   top, as OpenAI sends them, or under `error`, as the Open Responses specification does).
 
-What the reply reader keeps in provider_raw (reasoning items, phase, annotations, items
-with no block) is gathered from the `output_item.done` items with the same helpers, so a
-streamed reply and the same reply read whole are the same message, with one exception:
-schema v2 has no stream event for a citation, a server tool call or a compaction, so a
-stream keeps `url_citation` annotations, the provider's own tool calls and compaction
-items in provider_raw (`annotations`, `other_items`, with a WARN) where a whole reply
-makes v2 blocks of them. Both replay the same items to this provider.
+What the reply reader keeps in provider_raw (reasoning items, phase, server items,
+compaction ids, annotations with no citation, items with no block) is gathered from the
+`output_item.done` items with the same functions, so a streamed reply and the same reply
+read whole are the same message.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metis_schema.v2 import (
+    BlockEvent,
     ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,
@@ -54,15 +60,29 @@ from ..chat.wire import raw_arguments_to_keep
 from .facts import PROVIDER, ResponsesDialect
 from .from_wire import (
     SUMMARY_JOIN,
+    WHOLE_ITEMS,
     ItemRead,
     keep_other,
-    note_annotations,
+    message_part,
+    message_parts,
     reasoning_text,
     replay_item,
     response_meta,
     stop_reason,
+    whole_item_block,
 )
-from .wire import ErrorDetail, Event, FunctionCallItem, Item, MessageItem, Part, ReasoningItem, Response
+from .wire import (
+    CompactionItem,
+    ErrorDetail,
+    Event,
+    FunctionCallItem,
+    Item,
+    MessageItem,
+    Part,
+    ReasoningItem,
+    Response,
+    ServerCallItem,
+)
 
 log = logging.getLogger("metis.adapters")
 
@@ -91,6 +111,8 @@ class ResponsesStreamDecoder(StreamDecoder):
         self._thinking: dict[int, int] = {}
         self._summary: dict[int, int] = {}  # output_index -> last summary_index seen
         self._calls: dict[int, _Call] = {}
+        self._whole: dict[int, int] = {}  # output_index -> block index of an item that arrives complete
+        self._annotations: dict[tuple[int, int], list[dict[str, Any]]] = {}
         self._read = ItemRead()
         self._meta: dict[str, Any] = {}
         self._stopped = False
@@ -131,6 +153,8 @@ class ResponsesStreamDecoder(StreamDecoder):
             return self._added(event)
         if kind == "response.output_item.done":
             return self._done(event)
+        if kind == "response.output_text.annotation.added":
+            return self._annotation(event)
         if kind in ("response.created", "response.in_progress", "response.queued"):
             self._meta.update(response_meta(self._response(event)))
             return []
@@ -146,7 +170,7 @@ class ResponsesStreamDecoder(StreamDecoder):
             return self._error(
                 {"message": event.get("message"), "code": event.get("code"), "param": event.get("param")}
             )
-        return []  # part markers, annotations (read from the done item), built-in tool progress
+        return []  # part markers, built-in tool progress (its item arrives whole at done)
 
     def _check_sequence(self, event: Event) -> None:
         number = event.get("sequence_number")
@@ -207,9 +231,21 @@ class ResponsesStreamDecoder(StreamDecoder):
         call.arguments.append(delta)
         return [ToolUseInputDeltaEvent(type="tool_use_input_delta", index=call.block, partial_json=delta)]
 
+    def _annotation(self, event: Event) -> list[StreamEvent]:
+        annotation = event.get("annotation")
+        if annotation is not None:
+            key = (event.get("output_index", 0), event.get("content_index", 0))
+            self._annotations.setdefault(key, []).append(annotation)
+        return []
+
     def _added(self, event: Event) -> list[StreamEvent]:
         item = event.get("item")
-        if item is None or item.get("type") != "function_call":
+        if item is None:
+            return []
+        if item.get("type") in WHOLE_ITEMS:  # its place, in output order; its block comes at done
+            self._whole[event.get("output_index", 0)] = self._new_block()
+            return []
+        if item.get("type") != "function_call":
             return []
         call_item: FunctionCallItem = item  # type: ignore[assignment]
         canonical = self.context.tool_ids.register_incoming(PROVIDER, call_item["call_id"])
@@ -245,8 +281,17 @@ class ResponsesStreamDecoder(StreamDecoder):
             return self._reasoning_done(output, item)  # type: ignore[arg-type]
         if kind == "message":
             return self._message_done(output, item)  # type: ignore[arg-type]
+        if kind in WHOLE_ITEMS:
+            return self._whole_done(output, item)  # type: ignore[arg-type]
         keep_other(dict(item), f"stream.output[{output}]", self._read, at=self._next_block)
         return []
+
+    def _whole_done(self, output: int, item: CompactionItem | ServerCallItem) -> list[StreamEvent]:
+        index = self._whole.pop(output, None)
+        if index is None:  # never announced
+            index = self._new_block()
+        block = whole_item_block(item, index, f"stream.output[{output}]", self._read)
+        return [BlockEvent(type="block", index=index, block=block)]
 
     def _call_done(self, output: int, item: FunctionCallItem) -> list[StreamEvent]:
         call = self._calls.get(output)
@@ -284,30 +329,25 @@ class ResponsesStreamDecoder(StreamDecoder):
         return events
 
     def _message_done(self, output: int, item: MessageItem) -> list[StreamEvent]:
-        content = item["content"]
-        parts: list[Part] = (
-            [{"type": "output_text", "text": content}] if isinstance(content, str) else content
-        )
         events: list[StreamEvent] = []
-        phase = item.get("phase")
-        for j, part in enumerate(parts):
-            kind = part.get("type")
-            if kind not in ("output_text", "refusal"):
-                keep_other(
-                    dict(part), f"stream.output[{output}].content[{j}]", self._read, at=self._next_block
-                )
-                continue
-            known = (output, j) in self._parts
-            block = self._part_block(output, j)
-            if not known:  # a part that streamed no delta (an empty text, a server that sends items whole)
-                text = part.get("text", "") if kind == "output_text" else part.get("refusal", "")
-                self._read.refused = self._read.refused or kind == "refusal"
-                events.append(TextDeltaEvent(type="text_delta", index=block, text=text))
-            if phase:
-                self._read.phase[str(block)] = phase
-            note_annotations(
-                part.get("annotations"), block, f"stream.output[{output}].content[{j}]", self._read, urls=True
+        for j, sent in enumerate(message_parts(item)):
+            collected = self._annotations.pop((output, j), None)
+            # The done part's annotations, else those a server sent as events only.
+            part: Part = (
+                {**sent, "annotations": collected} if collected and "annotations" not in sent else sent
             )
+            known = (output, j) in self._parts
+            index = self._parts.get((output, j), self._next_block)
+            block = message_part(
+                part, index, f"stream.output[{output}].content[{j}]", self._read, phase=item.get("phase")
+            )
+            if block is None:
+                continue
+            self._part_block(output, j)
+            if block.citations or not known:
+                # What the deltas could not say (citations), or a part that streamed none
+                # (an empty text, a server that sends items whole): the whole block.
+                events.append(BlockEvent(type="block", index=index, block=block))
         return events
 
     def _finished(self, response: Response) -> list[StreamEvent]:

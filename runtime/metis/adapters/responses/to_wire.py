@@ -14,9 +14,11 @@ Stateless by design: the whole history goes in `input` every time (no
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
-  same model, else dropped with a WARN (§7.3); a v2
-  server_tool_use -> the kept item, same model only; a v2 compaction of this provider ->
-  a `compaction` item (anyone else's is dropped with a WARN). Items with no block that a
+  same model, else dropped with a WARN (§7.3); a v2 server_tool_use -> the kept item
+  (its result inside it), same model only; a v2 server_tool_result is another
+  provider's (this one never makes one): dropped with a WARN; a v2 compaction of this
+  provider -> a `compaction` item with its encrypted content, to any model here (anyone
+  else's is dropped with a WARN). Items with no block that a
   reply kept go back at their position, to the same model only.
 - TOOL -> a `function_call_output` (a string, or input parts when it holds images);
   `is_error` has no field: the text carries the failure.
@@ -42,6 +44,7 @@ from metis_schema.v2 import (
     Message,
     RedactedThinkingBlock,
     Role,
+    ServerToolResultBlock,
     ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
@@ -276,6 +279,12 @@ class _Writer:
                     self.drop(
                         message, index, block.type, "a server tool call replays only to the model that ran it"
                     )
+            elif isinstance(block, ServerToolResultBlock):
+                # This provider's results travel inside their call item (replayed with the
+                # server_tool_use); a result block is another provider's, readable only there.
+                self.drop(
+                    message, index, block.type, f"a result of {block.provider}'s own tool replays only there"
+                )
             elif isinstance(block, CompactionBlock):
                 if block.provider == PROVIDER and block.data:
                     compacted: dict[str, Any] = {"type": "compaction", "encrypted_content": block.data}

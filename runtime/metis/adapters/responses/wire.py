@@ -134,7 +134,10 @@ class CompactionItem(TypedDict):
     """The history before it, compacted by the server: opaque, readable only by it."""
 
     type: Literal["compaction"]
-    encrypted_content: NonEmpty
+    encrypted_content: NotRequired[str | None]
+    """Required (non-empty) in a reply and in history (`from_wire.whole_item_block` says
+    where it is missing); a stream's `output_item.added` may announce the item before its
+    content exists, as it does reasoning and function calls."""
     id: NotRequired[str | None]
 
 
