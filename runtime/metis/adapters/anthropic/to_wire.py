@@ -66,9 +66,12 @@ def write_request(
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
+    last_assistant: Message | None = None
     for message in messages:
         replay = _replay(message, options)
         role = message.role
+        if role is Role.assistant:
+            last_assistant = message
         if role is _SYSTEM:
             system.extend(_system_blocks(message, replay))
             continue
@@ -107,7 +110,7 @@ def write_request(
         },
         body,
     )
-    if options.thinking_budget is not None:
+    if options.thinking_budget is not None and _thinking_fits(turns, last_assistant, options):
         body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
     if options.stream:
         body["stream"] = True
@@ -142,6 +145,31 @@ def _max_tokens(options: AdapterOptions, cap: int) -> int:
                 path="options.thinking_budget",
             )
     return chosen
+
+
+def _thinking_fits(turns: list[dict[str, Any]], last: Message | None, options: AdapterOptions) -> bool:
+    """Whether thinking can be on: not when the request continues a tool loop whose assistant
+    turn goes without its thinking (dropped: another endpoint's, unsigned, or never there).
+
+    Anthropic rejects that request ("expected thinking or redacted_thinking"), so thinking is
+    left off for it, with the WARN of a lossy projection; the turn after the loop has it again.
+    """
+    if len(turns) < 2 or turns[-1]["role"] != "user" or turns[-2]["role"] != "assistant":
+        return True
+    results = any(block.get("type") == "tool_result" for block in turns[-1]["content"])
+    assistant = turns[-2]["content"]
+    if not results or assistant[0].get("type") in ("thinking", "redacted_thinking"):
+        return True
+    reason = "the open tool turn goes without its thinking, which Anthropic requires while thinking is on"
+    warn_loss(
+        adapter=PROVIDER,
+        session_id=options.session_id,
+        message_id=last.id if last is not None else None,
+        block_type="thinking",
+        reason=reason,
+        text=f"{PROVIDER}: thinking left off for this request of {options.model}: {reason}",
+    )
+    return False
 
 
 def _replay(message: Message, options: AdapterOptions) -> Replay:
