@@ -231,3 +231,37 @@ def test_a_client_at_the_default_api_records_it(tmp_path: Path) -> None:
             reply = c.session(case.model, workspace=tmp_path).send("hi", max_tokens=512)
         expected = normalize_endpoint(adapters.get(case.provider).default_base_url)
         assert reply.metadata.endpoint == expected, case.provider
+
+
+def test_a_streamed_reply_and_its_checkpoints_record_the_endpoint(tmp_path: Path) -> None:
+    from metis.client import CheckpointPolicy, Client
+    from metis.store import Store
+    from test_client_support import (
+        KEYS,
+        PROVIDERS,
+        FakeTime,
+        ScriptedProvider,
+        SpyStore,
+        content_type,
+        stream_chunks,
+        stream_reply,
+    )
+
+    case = PROVIDERS[0]
+    fake = FakeTime()
+    provider = ScriptedProvider().add(stream_reply(stream_chunks(case), content_type=content_type(case)))
+    with Store.open(tmp_path / "metis.sqlite3") as store:
+        spy = SpyStore(store)
+        with Client(
+            spy,
+            transport=provider.transport(),
+            sleep=fake.sleep,
+            clock=fake.clock,
+            api_keys=KEYS,
+            base_urls={case.provider: PROXY},
+            checkpoints=CheckpointPolicy(events=1, seconds=60),
+        ) as client:
+            reply = client.session(case.model, workspace=tmp_path).send("hi", stream=True)
+        assert spy.partials and all(p.metadata.endpoint == PROXY for p in spy.partials)
+        assert reply.metadata.endpoint == PROXY
+        assert store.load_session(reply.session_id)[-1].metadata.endpoint == PROXY
