@@ -369,7 +369,9 @@ class ToolIdMap:
         `resolve_incoming` answers from the calls that history made so far.
 
         Every request importer runs inside one. Imports do not nest into each other: an
-        inner one starts afresh and the outer one resumes after it.
+        inner one starts afresh and the outer one resumes after it. The mode belongs to the
+        map, like the rest of a session's state: one session does not import a history and
+        read a reply at the same moment.
         """
         outer, self._import = self._import, _Import()
         try:
