@@ -103,9 +103,10 @@ class Catalog:
         entry = self._by_id.get(name) or self._by_alias.get(name) or self._by_bare.get(name)
         if entry is not None:
             return entry
-        entry = self._unlisted.get(name)
-        if entry is not None and (allow_unlisted or not entry.assumed):
-            return entry
+        derived = self._unlisted.get(name)
+        if derived is not None and (allow_unlisted or not derived.assumed):
+            return derived
+        entry = None
         provider, sep, wire = name.partition(":")
         if sep and wire and provider in PROVIDERS:
             entry = self._by_wire.get((provider, wire))
