@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -151,8 +152,160 @@ def test_unlisted_provider_models_get_conservative_capabilities() -> None:
     caps = entry.capabilities
     assert not caps.supports_images and not caps.supports_thinking and not caps.supports_prompt_caching
     assert caps.accepted_image_media_types == []
+    assert entry.assumed and entry.resolved_from is None, "the entry says its capabilities are assumed"
     with pytest.raises(UnknownModelError):
         load_catalog().resolve("ollama:mistral-small3.2:24b", allow_unlisted=False)
+
+
+# --- dated, versioned and unlisted models (issue 15 item 1) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "listed"),
+    [
+        ("claude-haiku-4-5-20251001", "anthropic:claude-haiku-4-5"),
+        ("anthropic:claude-haiku-4-5-20251001", "anthropic:claude-haiku-4-5"),
+        ("gemini-2.5-flash-preview-05-20", "gemini:gemini-2.5-flash"),
+        ("gemini:gemini-2.5-flash-preview-05-20", "gemini:gemini-2.5-flash"),
+        ("gpt-4o-2024-08-06", "openai:gpt-4o"),
+        ("openai:gpt-4o-2024-08-06", "openai:gpt-4o"),
+        ("openai:gpt-4o-mini-2024-07-18", "openai:gpt-4o-mini"),
+        ("gemini:gemini-2.0-flash-001", "gemini:gemini-2.0-flash"),
+    ],
+)
+def test_dated_and_versioned_ids_resolve_to_their_listed_entry(name: str, listed: str) -> None:
+    entry, family = resolve_model(name), resolve_model(listed)
+    wire = name.partition(":")[2] or name
+    assert entry.id == f"{family.provider}:{wire}" and entry.wire_model == wire, "its own name on the wire"
+    assert entry.capabilities == family.capabilities and entry.pricing_key == family.pricing_key
+    assert entry.resolved_from == family.id and not entry.assumed
+    assert resolve_model(entry.id) == entry, "the id it resolved to resolves to it"
+    assert entry.pricing_key != UNPRICED
+
+
+def test_a_version_ending_of_an_unknown_base_is_not_a_version_of_anything() -> None:
+    with pytest.raises(UnknownModelError):
+        resolve_model("claude-nonexistent-20251001")
+    with pytest.raises(UnknownModelError):
+        load_catalog().resolve("anthropic:claude-nonexistent-20251001", allow_unlisted=False)
+
+
+@pytest.mark.parametrize(
+    ("name", "family", "like"),
+    [
+        ("anthropic:claude-opus-4-20250514", "anthropic:claude-*", "anthropic:claude-opus-4-1"),
+        ("anthropic:claude-haiku-5", "anthropic:claude-haiku-*", "anthropic:claude-haiku-4-5"),
+        ("gemini:gemini-2.5-flash-image", "gemini:gemini-2.5-*", "gemini:gemini-2.5-flash-lite"),
+        (
+            "openrouter:anthropic/claude-opus-4.1",
+            "openrouter:anthropic/claude-*",
+            "openrouter:anthropic/claude-sonnet-4.6",
+        ),
+    ],
+)
+def test_unlisted_models_of_a_known_family_get_its_capabilities_and_say_so(
+    name: str, family: str, like: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    catalog = parse_catalog(CATALOG_FILE.read_text(encoding="utf-8"))  # fresh: its WARN is not cached
+    with caplog.at_level(logging.WARNING, logger="metis.catalog"):
+        entry = catalog.resolve(name)
+        assert catalog.resolve(name) is entry
+    assert entry.assumed and entry.resolved_from == family
+    assert entry.capabilities == catalog.resolve(like).capabilities
+    assert entry.pricing_key == UNPRICED, "a family has no price"
+    warnings = [r for r in caplog.records if r.name == "metis.catalog"]
+    assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING, "one WARN per name"
+    assert name in warnings[0].getMessage() and like in warnings[0].getMessage()
+
+
+def test_a_family_must_be_like_a_listed_model_of_its_provider() -> None:
+    doc = _catalog_doc()
+    doc["families"] = [{"provider": "anthropic", "prefix": "claude-", "like": "openai:gpt-4o"}]
+    with pytest.raises(UnknownModelError) as caught:
+        parse_catalog(json.dumps(doc))
+    assert caught.value.path == "families[0].like"
+    doc["families"] = []
+    doc["version_suffixes"] = ["-(\\d"]
+    with pytest.raises(UnknownModelError) as caught:
+        parse_catalog(json.dumps(doc))
+    assert caught.value.path == "version_suffixes[0]"
+
+
+SIGNED = "EqQBCkYIARgCKkBsignature"
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def _recorded_request(model: str) -> dict[str, Any]:
+    """A recorded Anthropic request mid tool loop, thinking on: the assistant turn holds signed
+    and redacted thinking, the results an image."""
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    return {
+        "model": model,
+        "max_tokens": 4096,
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "what is in it?"}, image]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "Look closer.", "signature": SIGNED},
+                    {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"},
+                    {"type": "tool_use", "id": "toolu_01", "name": "zoom", "input": {"factor": 2}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": [image]}],
+            },
+        ],
+    }
+
+
+def test_a_replay_to_the_recorded_dated_model_keeps_thinking_redacted_thinking_and_images() -> None:
+    adapter = adapters.get("anthropic")
+    recorded = _recorded_request("claude-haiku-4-5-20251001")
+    imported = adapter.from_wire_request(recorded, session_id=SID, tool_ids=ToolIdMap(SID))
+    assert imported.options.model == "anthropic:claude-haiku-4-5-20251001"
+    body = adapter.to_wire(imported.messages, imported.tools, imported.options)
+    assert body["model"] == "claude-haiku-4-5-20251001"
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert body["messages"] == recorded["messages"]
+
+
+def test_a_thinking_tool_turn_never_keeps_thinking_on_without_its_block(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The thinking of the open tool turn cannot go (another provider's): thinking is left off
+    for the request, with a WARN, instead of a request Anthropic rejects."""
+    adapter = adapters.get("anthropic")
+    imported = adapter.from_wire_request(
+        _recorded_request("claude-haiku-4-5-20251001"), session_id=SID, tool_ids=ToolIdMap(SID)
+    )
+    turn = imported.messages[1]
+    foreign = turn.model_copy(
+        update={"metadata": turn.metadata.model_copy(update={"provider": "openrouter"})}
+    )
+    messages = [imported.messages[0], foreign, *imported.messages[2:]]
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        body = adapter.to_wire(messages, imported.tools, imported.options)
+    assert [b["type"] for b in body["messages"][1]["content"]] == ["tool_use"]
+    assert "thinking" not in body
+    left_off = [r for r in caplog.records if "thinking left off" in r.getMessage()]
+    assert len(left_off) == 1 and left_off[0].message_id == foreign.id  # type: ignore[attr-defined]
+
+
+def test_a_refusal_names_the_capability_and_the_model() -> None:
+    history = image_history()
+    with pytest.raises(CapabilityError) as caught:
+        check_swap(history, "anthropic:text-only-model")
+    error = caught.value
+    assert error.model == "anthropic:text-only-model" and error.capabilities == ["supports_images"]
+    text = str(error)
+    assert text.startswith("Cannot swap to anthropic:text-only-model: session contains images")
+    assert "capabilities were assumed from anthropic's conservative defaults" in text
+    with pytest.raises(CapabilityError) as listed:
+        check_swap(history, "ollama:llama-3.3-70b")
+    assert listed.value.capabilities == ["supports_images"] and "assumed" not in str(listed.value)
 
 
 def _catalog_doc(**changes: Any) -> dict[str, Any]:

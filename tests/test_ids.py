@@ -351,3 +351,43 @@ def test_outgoing_answers_from_its_settled_ids_until_a_binding_changes_them() ->
     assert ids.outgoing(canonical, "openai") == "call_replacement"
     reloaded = ToolIdMap.from_dict(ids.to_dict())
     assert reloaded.outgoing(canonical, "openai") == "call_replacement"
+
+
+# --- imports find the calls the session knows (issue 15 item 13) -----------------------------
+
+
+def test_an_import_finds_known_calls_oldest_first_and_each_once() -> None:
+    ids = ToolIdMap("sess_1")
+    earlier, later = ids.register_incoming("ollama", "call_0"), ids.register_incoming("ollama", "call_0")
+    with ids.importing():
+        assert ids.register_incoming("ollama", "call_0") == earlier
+        assert ids.resolve_incoming("ollama", "call_0") == earlier, "a result answers this history's call"
+        assert ids.register_incoming("ollama", "call_0") == later
+        fresh = ids.register_incoming("ollama", "call_0")  # a third call the session never saw
+        assert fresh not in (earlier, later)
+        assert ids.resolve_incoming("ollama", "call_0") == fresh
+    assert len(ids) == 3
+    assert ids.register_incoming("ollama", "call_0") not in (earlier, later, fresh), "a reply's call is new"
+
+
+def test_an_import_finds_a_call_by_the_id_it_went_out_as() -> None:
+    ids = ToolIdMap("sess_1")
+    canonical = ids.register_incoming("llamacpp", "x" * 59)
+    sent = ids.outgoing(canonical, "openai")  # minted: the OpenAI history carries this id
+    entries = len(ids)
+    with ids.importing():
+        assert ids.register_incoming("openai", sent) == canonical
+    assert len(ids) == entries
+
+
+def test_imports_start_afresh_and_the_map_reloads_with_what_they_found() -> None:
+    ids = ToolIdMap("sess_1")
+    with ids.importing():
+        first = ids.register_incoming("anthropic", "toolu_a")
+        with ids.importing():  # an inner import has claimed nothing yet
+            assert ids.register_incoming("anthropic", "toolu_a") == first
+        assert ids.register_incoming("anthropic", "toolu_a") != first, "the outer import claimed it"
+    reloaded = ToolIdMap.from_dict(ids.to_dict())
+    with reloaded.importing():
+        assert reloaded.register_incoming("anthropic", "toolu_a") == first
+    assert len(reloaded) == len(ids)

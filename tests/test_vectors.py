@@ -275,6 +275,7 @@ UNTAGGED_NEEDLES = {
     "MessagePhase": '"phase"',
     "Citation": '"citations"',
     "ServerToolResultContent": '"server_tool_result"',
+    "ModelFamily": '"families"',
 }
 """For an added definition without a `type` tag: the text that shows a vector uses it."""
 

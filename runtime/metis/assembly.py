@@ -111,6 +111,9 @@ class RequestContext:
     estimated_input_tokens: int | None = None
     """The adapter's pre-flight estimate of the request's input tokens: the input usage of
     a streamed reply whose usage never arrived (see the module docstring)."""
+    endpoint: str | None = None
+    """The normalized base URL the request went to (`metis.endpoints`), recorded as the
+    reply's `metadata.endpoint`: its opaque reasoning goes back only there."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The fields a Message takes as they are (its id, session and time) are checked
@@ -138,6 +141,7 @@ _CONTEXT_CHECKS = {
     "session_id": _field_check("session_id"),
     "message_id": _field_check("id"),
     "created_at": _field_check("created_at"),
+    "endpoint": _field_check("endpoint", MessageMetadata),
 }
 _check_provider = _field_check("provider", MessageMetadata)
 _PROVIDERS_SEEN: set[str] = set()  # provider keys already checked (adapter names, a handful)
@@ -382,6 +386,7 @@ def _assistant_message(
         if stop_reason is None or type(stop_reason) is StopReason
         else _enum(StopReason, stop_reason, provider, "stop_reason"),
         provider_raw=provider_raw,
+        endpoint=context.endpoint,
     )
     message = Message(
         id=message_id,

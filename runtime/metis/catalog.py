@@ -3,12 +3,24 @@
 A data file (`metis/data/catalog.json`) validated against the schema's ModelCatalog, so
 "can model X carry this history?" is answered from declared data, not code. Names resolve
 as a canonical id (`anthropic:claude-sonnet-4-6`), an alias (`sonnet`), a listed model's wire
-name (`gpt-4o`), or `<provider>:<wire name>` for a model the catalog does not list: those get the provider's
-conservative defaults (text and tools only) and no price (`pricing_key` "unpriced").
+name (`gpt-4o`), or `<provider>:<wire name>`. Beyond the listed models:
+
+- a dated or versioned name (`claude-haiku-4-5-20251001`, `gpt-4o-2024-08-06`,
+  `gemini-2.5-flash-preview-05-20`: the catalog's `version_suffixes`) is its listed entry's
+  model: that entry's capabilities and price, its own name on the wire (a replay to the
+  recorded model sends the recorded name), `resolved_from` naming the entry;
+- any other name of a known provider is unlisted: its capabilities are assumed, from the
+  catalog's `families` (the longest matching wire-name prefix: an unlisted `claude-*` is
+  assumed to carry what a listed Claude carries) or else the provider's conservative
+  defaults (text and tools only); it has no price (`pricing_key` "unpriced"). The entry
+  says so (`assumed`, `resolved_from`) and one WARN per name says what was assumed, so a
+  replay never strips thinking or images silently because a snapshot name was unknown.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from functools import cache
 from pathlib import Path
 
@@ -22,6 +34,10 @@ from .validation import explain
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral")
 _UNLISTED_MAX = 256
+_MAX_VERSION_STRIPS = 3
+"""Version endings taken off one name at most (`-exp-001` is two)."""
+
+log = logging.getLogger(__name__)
 
 
 class Catalog:
@@ -36,7 +52,7 @@ class Catalog:
         self._by_bare: dict[str, CatalogEntry] = {}
         """Wire name alone (`gpt-4o`) -> the first entry listing it: what users type first."""
         self._unlisted: dict[str, CatalogEntry] = {}
-        """`<provider>:<wire name>` -> the entry `unlisted` made for it (see `resolve`)."""
+        """Canonical id -> the entry `resolve` derived for a versioned or unlisted name."""
         for entry in catalog.models:
             if entry.id in self._by_id:
                 raise UnknownModelError(f"catalog lists {entry.id} twice")
@@ -51,6 +67,24 @@ class Catalog:
                         f"alias {alias!r} is used by {self._by_alias[alias].id} and {entry.id}"
                     )
                 self._by_alias[alias] = entry
+        self._version = _version_pattern(catalog.version_suffixes)
+        self._families = self._family_rows()
+
+    def _family_rows(self) -> dict[str, list[tuple[str, CatalogEntry]]]:
+        """provider -> (prefix, the listed entry it is like), longest prefix first."""
+        rows: dict[str, list[tuple[str, CatalogEntry]]] = {}
+        for i, family in enumerate(self.catalog.families):
+            like = self._by_id.get(family.like)
+            if like is None or like.provider != family.provider:
+                raise UnknownModelError(
+                    f"catalog family {family.provider}:{family.prefix}* is like {family.like!r}, "
+                    f"which is not a listed {family.provider} model",
+                    path=f"families[{i}].like",
+                )
+            rows.setdefault(family.provider, []).append((family.prefix, like))
+        for prefixes in rows.values():
+            prefixes.sort(key=lambda row: len(row[0]), reverse=True)
+        return rows
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.catalog.models)
@@ -60,28 +94,34 @@ class Catalog:
         return self._by_id.get(model_id)
 
     def resolve(self, name: str, *, allow_unlisted: bool = True) -> CatalogEntry:
-        """Canonical id, alias, a listed model's wire name, or `<provider>:<wire name>` -> entry.
+        """Canonical id, alias, a listed model's wire name (either maybe dated or versioned), or
+        `<provider>:<wire name>` -> entry; `allow_unlisted=False` refuses assumed capabilities.
 
-        Every response resolves its model, so each kind of name is one dict lookup.
+        Every response resolves its model, so each kind of name is one dict lookup (a derived
+        entry is made once per name).
         """
         entry = self._by_id.get(name) or self._by_alias.get(name) or self._by_bare.get(name)
         if entry is not None:
             return entry
+        derived = self._unlisted.get(name)
+        if derived is not None and (allow_unlisted or not derived.assumed):
+            return derived
+        entry = None
         provider, sep, wire = name.partition(":")
         if sep and wire and provider in PROVIDERS:
             entry = self._by_wire.get((provider, wire))
             if entry is not None:
                 return entry
-            if allow_unlisted:
-                # Made once per name, like the listed entries (building and validating
-                # one costs more than the request it serves, and local models are
-                # usually unlisted); bounded, since names come from callers.
-                entry = self._unlisted.get(name)
-                if entry is None:
-                    entry = self.unlisted(provider, wire)
-                    if len(self._unlisted) < _UNLISTED_MAX:
-                        self._unlisted[name] = entry
-                return entry
+            entry = self._versioned(provider, wire)
+            if entry is None and allow_unlisted:
+                entry = self.unlisted(provider, wire)
+        elif not sep:
+            entry = self._versioned(None, name)
+        if entry is not None:
+            if len(self._unlisted) < _UNLISTED_MAX:  # bounded: names come from callers
+                self._unlisted[entry.id] = entry
+                self._unlisted[name] = entry
+            return entry
         known = ", ".join(sorted(self._by_alias))
         raise UnknownModelError(
             f"unknown model {name!r}",
@@ -89,38 +129,106 @@ class Catalog:
             f"or an alias ({known})",
         )
 
+    def _versioned(self, provider: str | None, wire: str) -> CatalogEntry | None:
+        """The entry of a dated or versioned wire name whose base a listed model has: the
+        listed entry under the name asked for (None: no version ending, or no listed base)."""
+        if self._version is None:
+            return None
+        base = wire
+        for _ in range(_MAX_VERSION_STRIPS):
+            match = self._version.search(base)
+            if match is None or match.start() == 0:
+                return None
+            base = base[: match.start()]
+            listed = self._by_wire.get((provider, base)) if provider else self._by_bare.get(base)
+            if listed is not None:
+                return listed.model_copy(
+                    update={
+                        "id": f"{listed.provider}:{wire}",
+                        "wire_model": wire,
+                        "aliases": [],
+                        "resolved_from": listed.id,
+                    }
+                )
+        return None
+
     def unlisted(self, provider: str, wire_model: str) -> CatalogEntry:
-        """An entry for a model the catalog does not list: conservative capabilities, no price."""
+        """An entry for a model the catalog does not list: its family's capabilities (the
+        longest `families` prefix of its provider), else conservative ones; no price. Says
+        what it assumed: `assumed`, `resolved_from`, and a WARN."""
         if provider not in PROVIDERS:
             raise UnknownModelError(f"unknown provider {provider!r}", hint=f"one of {', '.join(PROVIDERS)}")
-        caps = AdapterCapabilities(
-            supports_thinking=False,
-            supports_images=False,
-            supports_tools=True,
-            supports_system_prompt=True,
-            supports_structured_output=False,
-            supports_streaming=True,
-            supports_streaming_tool_calls=provider in ("anthropic", "openai", "openrouter", "responses"),
-            supports_parallel_tool_calls=True,
-            supports_prompt_caching=False,
-            supports_system_messages_in_list=provider not in ("anthropic", "gemini"),
-            max_context_tokens=8192,
-            max_output_tokens=4096,
-            accepted_image_media_types=[],
+        model_id = f"{provider}:{wire_model}"
+        family = next(
+            (
+                (prefix, like)
+                for prefix, like in self._families.get(provider, ())
+                if wire_model.startswith(prefix)
+            ),
+            None,
+        )
+        if family is not None:
+            prefix, like = family
+            caps, source = like.capabilities, f"{provider}:{prefix}*"
+            what = f"the {source} family's capabilities (those of {like.id})"
+        else:
+            caps, source = _conservative(provider), None
+            what = f"{provider}'s conservative defaults (text and tools only)"
+        log.warning(
+            "model %s is not in the catalog: assuming %s",
+            model_id,
+            what,
+            extra={"model": model_id, "assumed_from": source or f"{provider} defaults"},
         )
         return CatalogEntry(
-            id=f"{provider}:{wire_model}",
+            id=model_id,
             provider=provider,
             wire_model=wire_model,
             display_name=None,
             aliases=[],
             capabilities=caps,
             pricing_key=UNPRICED,
+            resolved_from=source,
+            assumed=True,
         )
 
     def for_provider(self, provider: str) -> list[CatalogEntry]:
         """Entries of one provider, in catalog order."""
         return [e for e in self.catalog.models if e.provider == provider]
+
+
+def _conservative(provider: str) -> AdapterCapabilities:
+    """What any model of `provider` can be trusted to carry: text and tools."""
+    return AdapterCapabilities(
+        supports_thinking=False,
+        supports_images=False,
+        supports_tools=True,
+        supports_system_prompt=True,
+        supports_structured_output=False,
+        supports_streaming=True,
+        supports_streaming_tool_calls=provider in ("anthropic", "openai", "openrouter", "responses"),
+        supports_parallel_tool_calls=True,
+        supports_prompt_caching=False,
+        supports_system_messages_in_list=provider not in ("anthropic", "gemini"),
+        max_context_tokens=8192,
+        max_output_tokens=4096,
+        accepted_image_media_types=[],
+    )
+
+
+def _version_pattern(suffixes: list[str]) -> re.Pattern[str] | None:
+    """One pattern matching any of the catalog's version endings at the end of a name."""
+    if not suffixes:
+        return None
+    for i, suffix in enumerate(suffixes):
+        try:
+            re.compile(suffix)
+        except re.error as exc:
+            raise UnknownModelError(
+                f"catalog version suffix {suffix!r} is not a regular expression: {exc}",
+                path=f"version_suffixes[{i}]",
+            ) from None
+    return re.compile("(?:" + "|".join(f"(?:{suffix})" for suffix in suffixes) + ")$")
 
 
 def parse_catalog(text: str, *, source: str = "catalog") -> Catalog:

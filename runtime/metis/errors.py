@@ -193,9 +193,19 @@ class UnknownModelError(MetisError):
 class CapabilityError(MetisError):
     """A model cannot carry what the session needs (spec §8.4); the swap is refused."""
 
-    def __init__(self, message: str, *, model: str, reasons: Sequence[str], **kw: str | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str,
+        reasons: Sequence[str],
+        capabilities: Sequence[str] = (),
+        **kw: str | None,
+    ) -> None:
         self.model = model
         self.reasons = list(reasons)
+        self.capabilities = list(capabilities)
+        """The AdapterCapabilities fields the model lacks (`supports_images`, ...)."""
         super().__init__(message, **kw)
 
 

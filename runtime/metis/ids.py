@@ -17,7 +17,8 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -249,12 +250,26 @@ class ToolIdEntry(NamedTuple):
     origin: str
 
 
+@dataclass
+class _Import:
+    """One request import in progress (`ToolIdMap.importing`)."""
+
+    claimed: set[str] = field(default_factory=set)
+    """Canonical ids this import has given a call: each history call takes one of its own."""
+    latest: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(provider, provider id) -> the call of this import that carried it last: what a
+    tool result later in the same history answers."""
+
+
 class ToolIdMap:
     """Per-session bidirectional map canonical tool id <-> provider id, per provider.
 
-    Incoming ids (from a response or an imported request) are registered with
-    `register_incoming`, which always mints a *new* canonical id: a tool_use in a response
-    is a new call even when a server reuses ids like `call_0`. A tool_result's provider id
+    Incoming ids of a response are registered with `register_incoming`, which mints a
+    *new* canonical id: a tool_use in a response is a new call even when a server reuses
+    ids like `call_0`. A request import (`importing`) reads a history instead, whose calls
+    the session may know already (a gateway's client resends the whole history every
+    turn): there a provider id the session maps keeps its canonical id, so importing the
+    same history twice adds nothing and changes no id. A tool_result's provider id
     resolves to the most recent tool_use that carried it (`resolve_incoming`). Outgoing,
     `outgoing` returns the provider's own id when it was recorded and still satisfies the
     provider's rule, else a deterministic, collision-free minted id.
@@ -281,12 +296,17 @@ class ToolIdMap:
         self._settled: dict[str, dict[str, str]] = {}
         # provider -> canonical -> the first id that provider issued for it (`issued_by`).
         self._issued: dict[str, dict[str, str]] = {}
+        # (provider, provider id) -> every canonical id bound to it, oldest first: the calls
+        # an import may find again (a server that reuses `call_0` has several).
+        self._calls: dict[tuple[str, str], list[str]] = {}
+        self._import: _Import | None = None
         for entry in entries or []:
             self._add(entry)
 
     def _add(self, entry: ToolIdEntry) -> None:
         self._entries.append(entry)
         key = (entry.provider, entry.provider_id)
+        self._calls.setdefault(key, []).append(entry.canonical)
         previous = self._incoming.get(key)
         self._incoming[key] = entry.canonical
         settled = self._settled.get(entry.provider)
@@ -319,11 +339,45 @@ class ToolIdMap:
         return True
 
     def register_incoming(self, provider: str, provider_id: str | None) -> str:
-        """Mint a canonical id for a tool call the provider just made, binding its id if any."""
+        """The canonical id of a tool call the provider made, binding its id if any.
+
+        A response's call is always new (a fresh id). In an import (`importing`), the call
+        is first looked up: the oldest canonical id the session bound to this provider id
+        that no earlier call of the same import took. So the n-th `call_0` of a history is
+        the n-th `call_0` the session knows, and a history imported again maps every call
+        to the id it had; only calls the session never saw are minted (and bound).
+        """
+        current = self._import
+        if current is not None and provider_id:
+            key = (provider, provider_id)
+            for known in self._calls.get(key, ()):
+                if known not in current.claimed:
+                    current.claimed.add(known)
+                    current.latest[key] = known
+                    return known
         canonical = new_tool_id()
         if provider_id:
             self._add(ToolIdEntry(canonical, provider, provider_id, "provider"))
+            if current is not None:
+                current.claimed.add(canonical)
+                current.latest[(provider, provider_id)] = canonical
         return canonical
+
+    @contextmanager
+    def importing(self) -> Iterator[None]:
+        """Within this block, `register_incoming` reads a recorded history (see there) and
+        `resolve_incoming` answers from the calls that history made so far.
+
+        Every request importer runs inside one. Imports do not nest into each other: an
+        inner one starts afresh and the outer one resumes after it. The mode belongs to the
+        map, like the rest of a session's state: one session does not import a history and
+        read a reply at the same moment.
+        """
+        outer, self._import = self._import, _Import()
+        try:
+            yield
+        finally:
+            self._import = outer
 
     def bind(self, canonical: str, provider: str, provider_id: str, origin: str = "provider") -> None:
         """Record that `provider` knows `canonical` as `provider_id`."""
@@ -334,8 +388,14 @@ class ToolIdMap:
         self._add(ToolIdEntry(canonical, provider, provider_id, origin))
 
     def resolve_incoming(self, provider: str, provider_id: str) -> str | None:
-        """The canonical id of the latest tool call `provider` issued as `provider_id`."""
-        return self._incoming.get((provider, provider_id))
+        """The canonical id of the latest tool call `provider` issued as `provider_id` (in an
+        import, the latest of that history, when it made one)."""
+        key = (provider, provider_id)
+        if self._import is not None:
+            found = self._import.latest.get(key)
+            if found is not None:
+                return found
+        return self._incoming.get(key)
 
     def provider_id(self, canonical: str, provider: str) -> str | None:
         """The id recorded for `canonical` at `provider`, if any (no minting)."""
@@ -373,6 +433,7 @@ class ToolIdMap:
                 taken.add(candidate)
                 self._entries.append(ToolIdEntry(canonical, provider, candidate, "minted"))
                 self._incoming[(provider, candidate)] = canonical
+                self._calls.setdefault((provider, candidate), []).append(canonical)
                 settled[canonical] = candidate
                 return candidate
         raise ToolIdError(f"could not mint a unique {provider} id for {canonical}", provider=provider)

@@ -269,11 +269,16 @@ def check_swap(
     the `routing_constraint_failure` event as the model that stays active.
     """
     entry = (catalog or load_catalog()).resolve(target_model)
-    reasons = unmet(required_capabilities(history, tools, provider=entry.provider), entry.capabilities)
+    needs = required_capabilities(history, tools, provider=entry.provider)
+    reasons = unmet(needs, entry.capabilities)
     if not reasons:
         return
+    missing = list(dict.fromkeys(n.capability for n in needs if unmet([n], entry.capabilities)))
     name = entry.display_name or entry.id
     message = f"Cannot swap to {name}: {'; '.join(reasons)}"
+    if entry.assumed:  # say that the refusal rests on assumed capabilities (catalog.py)
+        source = entry.resolved_from or f"{entry.provider}'s conservative defaults"
+        message += f" ({entry.id} is not in the catalog: its capabilities were assumed from {source})"
     active = active_model or next(
         (m.metadata.model for m in reversed(history) if m.role == Role.assistant and m.metadata.model), None
     )
@@ -286,7 +291,7 @@ def check_swap(
         active_model=active,
         active_model_unchanged=True,
     )
-    raise CapabilityError(message, model=entry.id, reasons=reasons)
+    raise CapabilityError(message, model=entry.id, reasons=reasons, capabilities=missing)
 
 
 __all__ = [

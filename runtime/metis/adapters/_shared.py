@@ -6,7 +6,8 @@
   parameters}}` used by OpenAI, OpenRouter and Ollama;
 - imported tools: a wire tool carries no side-effect declaration, so an imported
   ToolDefinition assumes the broadest one (`execute`) rather than inventing safety;
-- provider_raw ownership: an adapter reads only the provider_raw it wrote itself.
+- provider_raw ownership: an adapter reads only the provider_raw it wrote itself;
+- opaque provenance: opaque provider state goes back only to the endpoint that made it.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ from metis_schema.v2 import (
 )
 
 from ..catalog import load_catalog
-from ..errors import MetisError, WireFormatError
+from ..endpoints import normalize_endpoint
+from ..errors import AdapterError, MetisError, WireFormatError
 from ..invariants import BLOCK_CLASSES
 from ..media import workspace_file_base64
+from . import get
 from .base import AdapterOptions
 
 _DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)$", re.DOTALL)
@@ -129,6 +132,47 @@ def own_raw(message: Message, adapter: str) -> dict[str, Any]:
     return {}
 
 
+def replays_opaque(message: Message, provider: str, options: AdapterOptions) -> bool:
+    """Whether `message`'s opaque state goes back in a request to `provider` at `options.endpoint`.
+
+    Opaque state (thinking signatures, redacted thinking, encrypted reasoning, server-tool
+    results, compaction data, Gemini thought signatures) verifies only where it was made.
+    A proxy or compatible server at another base URL speaks the provider's wire format but
+    cannot verify the provider's signatures, nor the provider its: so the test is the same
+    provider AND the same endpoint (spec §4.3, §7.3). No recorded endpoint, and no target
+    endpoint, both mean the provider's own default API. The one test every adapter asks.
+    """
+    metadata = message.metadata
+    if metadata.provider != provider:
+        return False
+    recorded, target = metadata.endpoint, options.endpoint
+    return recorded == target or _endpoint_key(provider, recorded) == _endpoint_key(provider, target)
+
+
+def _endpoint_key(provider: str, url: str | None) -> str | None:
+    """A normalized endpoint, None for the provider's default API (however it is spelled)."""
+    if url is None:
+        return None
+    try:
+        key = normalize_endpoint(url)
+    except AdapterError:
+        return url  # not a URL: equal only to itself, never to the default API
+    return None if key == normalize_endpoint(get(provider).default_base_url) else key
+
+
+def produced_at(message: Message) -> str:
+    """Who produced `message`, for drop reasons: `anthropic at https://proxy.example.com/v1`,
+    or `anthropic (its default API)`."""
+    provider = message.metadata.provider or "an unknown provider"
+    endpoint = message.metadata.endpoint
+    return f"{provider} at {endpoint}" if endpoint else f"{provider} (its default API)"
+
+
+def sent_to(provider: str, options: AdapterOptions) -> str:
+    """Where this request goes, worded like `origin`."""
+    return f"{provider} at {options.endpoint}" if options.endpoint else f"{provider} (its default API)"
+
+
 # Blocks made from provider values are validated by the models' own pydantic-core
 # validators, called on a dict: the same validation `TextBlock(...)` runs, without
 # BaseModel.__init__'s Python-level frame and keyword packing (~0.3-0.5 µs a block, and
@@ -211,7 +255,10 @@ __all__ = [
     "is_tool_use",
     "own_raw",
     "parse_data_url",
+    "produced_at",
+    "replays_opaque",
     "resolve_import_model",
+    "sent_to",
     "split_directives",
     "text_block",
     "thinking_block",

@@ -55,6 +55,10 @@ class AdapterOptions:
     """The fetcher to use; None means `metis.fetch.UrlFetcher()` (public http(s) only)."""
     max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
     """Largest file_ref read from the workspace (`metis.media`)."""
+    endpoint: str | None = None
+    """The base URL the request goes to (`metis.endpoints`), None for the provider's own
+    default API: opaque reasoning goes back only to the endpoint that produced it
+    (`_shared.replays_opaque`)."""
 
 
 @dataclass

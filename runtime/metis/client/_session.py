@@ -36,6 +36,7 @@ from ..adapters import Adapter, AdapterOptions, WireBody
 from ..assembly import RequestContext
 from ..builders import Content
 from ..catalog import load_catalog
+from ..endpoints import normalize_endpoint
 from ..errors import ClientError, MessageNotFoundError
 from ..events import EventSink
 from ..ids import ToolIdMap
@@ -54,6 +55,7 @@ _OPTION_NAMES = frozenset(f.name for f in fields(AdapterOptions)) - {
     "tool_ids",
     "workspace",
     "stream",
+    "endpoint",
 }
 DEFAULT_MODEL = "sonnet"
 
@@ -252,12 +254,14 @@ class SessionCore:
         """The request for `entry`: body via the adapter, URL, headers and response context."""
         adapter = adapters.get(entry.provider)
         endpoint = self.settings.endpoint(adapter)
+        sent_to = normalize_endpoint(endpoint.base_url)
         adapter_options = AdapterOptions(
             model=entry.id,
             session_id=self.id,
             tool_ids=self.tool_ids,
             workspace=self.workspace,
             stream=stream,
+            endpoint=sent_to,
             **dict(options),
         )
         if endpoint.custom_base_url and adapter.custom_server_extra:
@@ -274,6 +278,7 @@ class SessionCore:
             estimated_input_tokens=adapter.estimate_input_tokens(pending, tuple(registry))
             if stream
             else None,
+            endpoint=sent_to,
         )
         headers = {
             "content-type": "application/json",

@@ -58,7 +58,8 @@ class AnthropicAdapter(Adapter):
 
     @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
-        return import_request(body, session_id=session_id, tool_ids=tool_ids)
+        with tool_ids.importing():  # calls the session knows keep their ids
+            return import_request(body, session_id=session_id, tool_ids=tool_ids)
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         return read_response(body, context)

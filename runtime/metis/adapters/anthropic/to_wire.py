@@ -10,8 +10,10 @@
 - Tool ids go out through the session's ToolIdMap (`^[a-zA-Z0-9_-]+$`), so a call keeps
   its `toolu_...` id on replay and a foreign id is replaced by a compliant one.
 - Thinking is replayed byte-exact, in its original position, only from messages this
-  adapter produced (`metadata.provider == "anthropic"`) and only when signed: Anthropic
-  rejects unsigned or foreign thinking, so those blocks are dropped with a WARN (§7.3).
+  adapter produced at the endpoint the request goes to (`_shared.replays_opaque`) and only
+  when signed: Anthropic rejects unsigned or foreign thinking, and a proxy's signatures
+  verify only at that proxy, so those blocks are dropped with a WARN (§7.3). Blocks kept
+  in provider_raw (server tool results) go back only there too.
 - What the target model cannot carry (catalog capabilities: images, their media types,
   thinking) is dropped with a WARN; blocks kept in provider_raw go back where they were.
 """
@@ -39,11 +41,11 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
-from .._lossy import drop_block, log
-from .._shared import image_base64
+from .._lossy import drop_block, log, warn_loss
+from .._shared import image_base64, produced_at, replays_opaque, sent_to
 from ..base import AdapterOptions, WireBody
 from .facts import FACTS, PROVIDER
-from .replay import Replay
+from .replay import NOTHING_KEPT, Replay
 
 DEFAULT_MAX_TOKENS = 8192
 """`max_tokens` is required; without options.max_tokens send min(model's output cap, this)."""
@@ -64,9 +66,12 @@ def write_request(
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
+    last_assistant: Message | None = None
     for message in messages:
-        replay = Replay.of(message)
+        replay = _replay(message, options)
         role = message.role
+        if role is Role.assistant:
+            last_assistant = message
         if role is _SYSTEM:
             system.extend(_system_blocks(message, replay))
             continue
@@ -105,7 +110,7 @@ def write_request(
         },
         body,
     )
-    if options.thinking_budget is not None:
+    if options.thinking_budget is not None and _thinking_fits(turns, last_assistant, options):
         body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
     if options.stream:
         body["stream"] = True
@@ -140,6 +145,50 @@ def _max_tokens(options: AdapterOptions, cap: int) -> int:
                 path="options.thinking_budget",
             )
     return chosen
+
+
+def _thinking_fits(turns: list[dict[str, Any]], last: Message | None, options: AdapterOptions) -> bool:
+    """Whether thinking can be on: not when the request continues a tool loop whose assistant
+    turn goes without its thinking (dropped: another endpoint's, unsigned, or never there).
+
+    Anthropic rejects that request ("expected thinking or redacted_thinking"), so thinking is
+    left off for it, with the WARN of a lossy projection; the turn after the loop has it again.
+    """
+    if len(turns) < 2 or turns[-1]["role"] != "user" or turns[-2]["role"] != "assistant":
+        return True
+    results = any(block.get("type") == "tool_result" for block in turns[-1]["content"])
+    assistant = turns[-2]["content"]
+    if not results or assistant[0].get("type") in ("thinking", "redacted_thinking"):
+        return True
+    reason = "the open tool turn goes without its thinking, which Anthropic requires while thinking is on"
+    warn_loss(
+        adapter=PROVIDER,
+        session_id=options.session_id,
+        message_id=last.id if last is not None else None,
+        block_type="thinking",
+        reason=reason,
+        text=f"{PROVIDER}: thinking left off for this request of {options.model}: {reason}",
+    )
+    return False
+
+
+def _replay(message: Message, options: AdapterOptions) -> Replay:
+    """What `message` kept for replay; the blocks a reply kept verbatim (server tool calls and
+    their encrypted results) only for the endpoint that produced them, else dropped with a WARN."""
+    replay = Replay.of(message)
+    if not replay.foreign or message.role is not Role.assistant or replays_opaque(message, PROVIDER, options):
+        return replay
+    types = ", ".join(sorted({str(block.get("type")) for block in replay.foreign.values()}))
+    reason = f"kept from {produced_at(message)}, replayable only there, not to {sent_to(PROVIDER, options)}"
+    warn_loss(
+        adapter=PROVIDER,
+        session_id=message.session_id,
+        message_id=message.id,
+        block_type=types,
+        reason=reason,
+        text=f"dropped {types} of {message.id}: {reason}",
+    )
+    return Replay(extras=replay.extras) if replay.extras else NOTHING_KEPT
 
 
 def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
@@ -216,9 +265,10 @@ class _Writer:
     ) -> dict[str, Any] | None:
         """Thinking replayed byte-exact, or None when Anthropic would reject it (dropped, logged)."""
         reason: str | None = None
-        if message.metadata.provider != PROVIDER:
+        if not replays_opaque(message, PROVIDER, self.options):
             reason = (
-                f"{block.type} from provider {message.metadata.provider!r} cannot be verified by Anthropic"
+                f"{block.type} from {produced_at(message)} cannot be verified by "
+                f"{sent_to(PROVIDER, self.options)}"
             )
         elif not self.caps.supports_thinking:
             reason = f"model {self.options.model} does not support thinking"

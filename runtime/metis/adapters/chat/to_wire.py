@@ -51,6 +51,9 @@ from .._shared import (
     function_tool,
     image_base64,
     own_raw,
+    produced_at,
+    replays_opaque,
+    sent_to,
     split_directives,
 )
 from ..base import AdapterOptions, WireBody
@@ -282,13 +285,17 @@ class _Writer:
         details = raw.get("reasoning_details")
         if not self.reasoning_details or not isinstance(details, list):
             return None
-        return details if message.metadata.model == self.model_id else None
+        same = message.metadata.model == self.model_id and replays_opaque(message, self.name, self.options)
+        return details if same else None
 
     def reasoning_drop_reason(self, message: Message) -> str:
         if not self.reasoning_details and not self.thinking_parts:
             return "Chat Completions cannot carry reasoning"
-        source = message.metadata.model or message.metadata.provider or "another provider"
-        return f"reasoning from {source} goes back only to the model that produced it, not {self.model_id}"
+        source = message.metadata.model or "another model"
+        return (
+            f"reasoning from {source} of {produced_at(message)} goes back only to the model that "
+            f"produced it, at its endpoint: not {self.model_id} at {sent_to(self.name, self.options)}"
+        )
 
     def tool_call(self, block: ToolUseBlock, raw: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -69,7 +69,8 @@ class GeminiAdapter(Adapter):
     ) -> WireImport:
         """A recorded request body -> canonical messages, tools and options (`importer`); the
         model is in Gemini's URL, not its body: pass `model` (else DEFAULT_IMPORT_MODEL)."""
-        return import_request(body, session_id=session_id, tool_ids=tool_ids, model=model)
+        with tool_ids.importing():  # calls the session knows keep their ids
+            return import_request(body, session_id=session_id, tool_ids=tool_ids, model=model)
 
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """ceil(chars / 4) + 258 per image + 3 per message (see `to_wire.estimate_input_tokens`)."""

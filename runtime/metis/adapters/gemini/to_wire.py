@@ -7,7 +7,8 @@
   session's ToolIdMap; other calls are paired with their responses by order and name. A foreign
   provider's id is never sent.
 - Replay data (thought signatures, extra parts, arguments Gemini sent as text) is used only for
-  messages this adapter produced for this endpoint kind (`provider_raw.endpoint`); those turns go
+  messages this adapter produced for this endpoint kind (`provider_raw.endpoint`) at the
+  endpoint the request goes to (`_shared.replays_opaque`); those turns go
   back exactly as Gemini sent them. Other turns of the current turn get Google's documented
   `skip_thought_signature_validator` on their first call.
 - History starting with a model turn is sent as is, with a WARN: no user turn is invented.
@@ -62,7 +63,7 @@ from ... import _json
 from ...errors import InvariantError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
-from .._shared import own_raw, parse_data_url
+from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
 from .._wire import read
 from ..base import AdapterOptions, WireBody
 from .facts import CODE_EXECUTION, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, UNNAMED_CALL
@@ -348,7 +349,7 @@ class _Writer:
         """The parts of an assistant message, and whether they replay our own turn exactly
         (`own`: this adapter wrote the message's replay data, for this endpoint kind)."""
         raw = own_raw(message, NAME)
-        own = raw.get("endpoint") == ENDPOINT_KIND
+        own = raw.get("endpoint") == ENDPOINT_KIND and replays_opaque(message, NAME, self.options)
         replay = (
             read(Replay, raw, provider=NAME, path="provider_raw", what="replay data") if own else Replay()
         )
@@ -404,10 +405,9 @@ class _Writer:
         self, block: ThinkingBlock, message: Message, index: int, *, own: bool
     ) -> dict[str, Any] | None:
         if not own:
-            producer = message.metadata.provider or "an unknown provider"
             reason = (
-                f"thinking from {producer} cannot be replayed to gemini"
-                if producer != NAME
+                f"thinking from {produced_at(message)} cannot be replayed to {sent_to(NAME, self.options)}"
+                if not replays_opaque(message, NAME, self.options)
                 else "gemini thinking without replay data for this endpoint"
             )
             _drop(message, index, "thinking", reason)

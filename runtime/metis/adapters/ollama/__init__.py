@@ -53,7 +53,8 @@ class OllamaAdapter(Adapter):
     @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded /api/chat body -> canonical messages, tools and options (see `importer`)."""
-        return import_request(body, session_id=session_id, tool_ids=tool_ids)
+        with tool_ids.importing():  # calls the session knows keep their ids
+            return import_request(body, session_id=session_id, tool_ids=tool_ids)
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         """A `stream: false` response -> one assistant message (thinking, text, tool calls)."""

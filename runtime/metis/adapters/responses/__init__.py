@@ -85,7 +85,8 @@ class ResponsesAdapter(Adapter):
     @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded request -> canonical messages, tools and options (conventions: `responses.importer`)."""
-        return import_request(OPENAI, body, session_id=session_id, tool_ids=tool_ids)
+        with tool_ids.importing():  # calls the session knows keep their ids
+            return import_request(OPENAI, body, session_id=session_id, tool_ids=tool_ids)
 
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.

@@ -58,7 +58,16 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
-from .._shared import DIRECTIVES, data_url, image_base64, own_raw, split_directives
+from .._shared import (
+    DIRECTIVES,
+    data_url,
+    image_base64,
+    own_raw,
+    produced_at,
+    replays_opaque,
+    sent_to,
+    split_directives,
+)
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
 from .facts import DIALECTS, OPENAI, PROVIDER, ResponsesDialect
@@ -244,7 +253,11 @@ class _Writer:
 
     def assistant(self, message: Message) -> None:
         raw = own_raw(message, PROVIDER)
-        own = bool(raw) and message.metadata.model == self.model_id
+        own = (
+            bool(raw)
+            and message.metadata.model == self.model_id
+            and replays_opaque(message, PROVIDER, self.options)
+        )
         phases = raw.get("phase") or {}
         reasoning = raw.get("reasoning") or {}
         server_items = raw.get("server_items") or {}
@@ -286,14 +299,21 @@ class _Writer:
                     message, index, block.type, f"a result of {block.provider}'s own tool replays only there"
                 )
             elif isinstance(block, CompactionBlock):
-                if block.provider == PROVIDER and block.data:
+                if (
+                    block.provider == PROVIDER
+                    and block.data
+                    and replays_opaque(message, PROVIDER, self.options)
+                ):
                     compacted: dict[str, Any] = {"type": "compaction", "encrypted_content": block.data}
                     if own and key in compaction_ids:
                         compacted["id"] = compaction_ids[key]
                     self.items.append(compacted)
                 else:
                     self.drop(
-                        message, index, block.type, f"a compaction by {block.provider} is readable only there"
+                        message,
+                        index,
+                        block.type,
+                        f"a compaction by {block.provider} of {produced_at(message)} is readable only there",
                     )
             elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                 if own and key in reasoning:
@@ -309,8 +329,11 @@ class _Writer:
     def reasoning_drop_reason(self, message: Message, own: bool) -> str:
         if own:
             return "reasoning with no kept reasoning item has nothing to send back"
-        source = message.metadata.model or message.metadata.provider or "another provider"
-        return f"reasoning from {source} goes back only to the model that produced it, not {self.model_id}"
+        source = message.metadata.model or "another model"
+        return (
+            f"reasoning from {source} of {produced_at(message)} goes back only to the model that "
+            f"produced it, at its endpoint: not {self.model_id} at {sent_to(PROVIDER, self.options)}"
+        )
 
     def tool(self, message: Message) -> None:
         block = message.content[0] if message.content else None
