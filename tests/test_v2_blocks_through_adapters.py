@@ -34,7 +34,16 @@ NEW_IN_V2 = (
     "compaction",
 )
 USER_BLOCKS = frozenset({"document", "audio", "video", "search_result"})
-CARRIED = frozenset({("responses", "document")})
+CARRIED = frozenset(
+    {
+        ("responses", "document"),
+        # Chat Completions (tests/test_chat_v2_blocks.py): file and input_audio parts
+        ("openai", "document"),
+        ("openai", "audio"),
+        ("openrouter", "document"),
+        ("openrouter", "audio"),
+    }
+)
 """(provider, block type) pairs an adapter carries now, each tested in its own module
 (tests/test_responses_adapter.py: documents as input_file parts)."""
 PAIRS = [(p, b) for p in PROVIDERS for b in NEW_IN_V2 if (p, b) not in CARRIED]

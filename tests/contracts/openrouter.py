@@ -9,7 +9,11 @@ for those extensions (provider-wire-formats.md §5):
 - `reasoning_details` on assistant messages: items with a known `type`, an integer `index`,
   and the field their type needs (`text`, `summary` or `data`);
 - `cache_control` (on content parts, tools, or top level): `{"type": "ephemeral", "ttl"?: "5m" | "1h"}`;
-- a system message that carries `cache_control` is a parts array (a string cannot carry it).
+- a system message that carries `cache_control` is a parts array (a string cannot carry it);
+- a tool message's content may hold the user-message parts (OpenRouter's
+  `ToolResponseMessage.content` is `string | ChatMessageContentItem[]`; the openai SDK's tool
+  message takes text parts only): those parts are checked as a user message's, and the SDK
+  walk sees the tool message with its text parts only.
 
 Responses and chunks parse with the SDK models (their `extra="allow"` keeps `reasoning_details`,
 `native_finish_reason`, `provider`), after an explicit check of the extension fields.
@@ -20,9 +24,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionUserMessageParam
+from pydantic import TypeAdapter
 
-from .openai import ContractError, sdk_validate, unknown_keys
+from .openai import ContractError, materialize, sdk_validate, unknown_keys
+
+_USER_MESSAGE = TypeAdapter(ChatCompletionUserMessageParam)
 
 TOP_EXTENSIONS = (
     "reasoning",
@@ -119,9 +126,29 @@ def extension_problems(body: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _tool_parts_as_user(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with each tool message's non-text parts checked as a user message's parts and
+    left out of the copy the SDK walk sees (see the module doc)."""
+    messages = []
+    for msg in body.get("messages") or []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        media = (
+            [p for p in content if not (isinstance(p, dict) and p.get("type") == "text")]
+            if isinstance(content, list) and msg.get("role") == "tool"
+            else []
+        )
+        if media:
+            materialize(_USER_MESSAGE.validate_python({"role": "user", "content": media}))
+            texts = [p for p in content or () if p not in media]
+            messages.append({**msg, "content": texts or ""})
+        else:
+            messages.append(msg)
+    return {**body, "messages": messages}
+
+
 def check_request(body: dict[str, Any]) -> None:
     """Raise when `body` is not a valid OpenRouter request (SDK deep walk, strict keys, extension rules)."""
-    sdk_validate(body)
+    sdk_validate(_tool_parts_as_user(body))
     problems = unknown_keys(
         body, top=TOP_EXTENSIONS, message=MESSAGE_EXTENSIONS, part=PART_EXTENSIONS, tool=TOOL_EXTENSIONS
     )

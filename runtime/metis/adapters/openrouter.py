@@ -15,6 +15,17 @@ extensions, declared in the dialect row below:
 - replies: `native_finish_reason` (in provider_raw and MessageCompleteEvent
   .provider_stop_reason), top-level `provider`, and `usage.cost` as
   provider_raw["reported_cost"], for comparison only: cost is computed locally;
+- tool messages take `image_url` parts (OpenRouter's `ToolResponseMessage.content` is
+  `string | ChatMessageContentItem[]`, the same items as a user message): images in tool
+  results are carried;
+- documents as `file` parts (PDFs, base64 data URL or a public URL in `file_data`:
+  https://openrouter.ai/docs/features/multimodal/pdfs), audio as base64 `input_audio`
+  (formats per https://openrouter.ai/docs/features/multimodal/audio and the SDK's
+  `ChatContentAudioInputAudio`: wav, mp3, flac, m4a, ogg, aiff, aac);
+- `reasoning` (plain text, when no `reasoning_details` came) goes back as `reasoning`, a
+  field of OpenRouter's request `ChatAssistantMessage`;
+- `annotations` (`url_citation`, from the web plugin or `:online` models) -> text citations;
+  not sent back (the request `ChatAssistantMessage` has no `annotations`);
 - upstream tool call ids (`toolu_bdrk_…`, `chatcmpl-tool-…`, any length) pass through;
 - errors `{"error": {"code": <int>, "message", "metadata": {"provider_name", "raw"}}}`,
   also as a chunk of a 200 stream, even after `finish_reason`.
@@ -26,7 +37,7 @@ from typing import ClassVar
 
 from ._facts import ErrorEnvelope, ProviderFacts
 from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .chat.facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES
+from .chat.facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
 
 DIALECT = ChatDialect(
     facts=chat_facts(
@@ -45,6 +56,21 @@ DIALECT = ChatDialect(
     cache_control=True,
     # Usage always arrives on the last finish chunk (or a `choices: []` chunk).
     stream_usage_option=False,
+    replays_plain_reasoning=True,
+    tool_result_images=True,
+    file_media_types=frozenset({"application/pdf"}),
+    file_urls=True,
+    audio_formats={
+        **WAV_MP3,
+        "audio/flac": "flac",
+        "audio/x-flac": "flac",
+        "audio/mp4": "m4a",
+        "audio/x-m4a": "m4a",
+        "audio/ogg": "ogg",
+        "audio/aiff": "aiff",
+        "audio/x-aiff": "aiff",
+        "audio/aac": "aac",
+    },
 )
 
 

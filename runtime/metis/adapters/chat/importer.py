@@ -8,17 +8,21 @@ Parts and fields metis cannot hold are dropped with a WARN and listed in
 `WireImport.dropped` with their path and value. The deprecated `function` role and a lone
 `function_call` have no tool call id to link a result to: WireFormatError, not a guess.
 Cache markers and a `developer` system role come back as `metis` directives (see
-`to_wire`), so the import replays as it was sent.
+`to_wire`), so the import replays as it was sent. `file` parts become DocumentBlocks
+(`filename` as the title), `input_audio` AudioBlocks, `image_url` parts of a tool message
+images in the result where the dialect takes them (`tool_result_images`). `annotations`
+on an assistant turn are listed as dropped: no dialect sends them back (see `to_wire`).
 """
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from typing import Any, cast
 
 from metis_schema.v2 import (
+    AudioBlock,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSource,
     MediaSourceKind,
@@ -33,7 +37,7 @@ from pydantic import ValidationError
 from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
-from .._lossy import import_drop
+from .._lossy import import_drop, warn_loss
 from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
 from .._wire import read
 from ..base import AdapterOptions, WireImport
@@ -43,7 +47,9 @@ from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
 from .wire import (
     Content,
     Fields,
+    FilePart,
     HistoryAssistantMessage,
+    InputAudio,
     Part,
     Request,
     RequestMessage,
@@ -52,8 +58,6 @@ from .wire import (
     ToolMessage,
     UserMessage,
 )
-
-log = logging.getLogger("metis.adapters")
 
 _BODY_KEYS = frozenset({"model", "messages", "tools"})
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", "name", "function_call"})
@@ -147,11 +151,14 @@ class _Importer:
         if self.system_roles and self.system_roles[0] == "developer":
             out["system_role"] = "developer"
         if len(set(self.system_roles)) > 1:
-            log.warning(
-                "%s: request mixes system and developer roles; all replay as %s",
-                self.name,
-                self.system_roles[0],
-                extra={"adapter": self.name},
+            reason = f"request mixes system and developer roles; all replay as {self.system_roles[0]}"
+            warn_loss(
+                adapter=self.name,
+                session_id=self.session_id,
+                message_id=None,
+                block_type="system_role",
+                reason=reason,
+                text=f"{self.name} import: {reason}",
             )
         if self.breakpoints:
             out["cache_breakpoints"] = [
@@ -223,13 +230,13 @@ class _Importer:
     def system(self, wire: SystemMessage, path: str) -> Message:
         self.system_roles.append(wire["role"])
         content = wire.get("content")
-        message = self.new(Role.system, self.parts(content, path, allow_images=False), path)
+        message = self.new(Role.system, self.parts(content, path, media=False), path)
         self.note_message_cache(content, message, path)
         return message
 
     def user(self, wire: UserMessage, path: str) -> Message | None:
         content = wire.get("content")
-        blocks = self.parts(content, path, allow_images=True)
+        blocks = self.parts(content, path, media=True)
         if not blocks:
             return None  # every part was dropped (and listed)
         message = self.new(Role.user, blocks, path)
@@ -246,8 +253,11 @@ class _Importer:
                 path=f"{path}.tool_call_id",
             )
         content = wire.get("content")
-        blocks = self.parts(content, path, allow_images=False)
-        result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
+        blocks = self.parts(content, path, media=False, images=self.dialect.tool_result_images)
+        try:
+            result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
+        except ValidationError as exc:
+            raise not_canonical(exc, provider=self.name, path=path) from None
         message = self.new(Role.tool, [result], path, parent_tool_use_id=canonical)
         self.note_message_cache(content, message, path)
         return message
@@ -257,7 +267,7 @@ class _Importer:
         for key in sorted(fields.keys() - self.assistant_keys):
             if fields[key] is not None:
                 self.drop(f"{path}.{key}", fields[key], "no canonical place for this assistant field")
-        read = read_assistant(self.name, self.dialect, wire, path=path, context=self.context)
+        read = read_assistant(self.name, self.dialect, wire, path=path, context=self.context, citations=False)
         for part in read.unsupported:
             self.drop(path, part, "no canonical form")
         read.unsupported = []
@@ -271,10 +281,15 @@ class _Importer:
         self.note_message_cache(wire.get("content"), message, path)
         return message
 
-    def parts(self, content: Content | None, path: str, *, allow_images: bool) -> list[ContentBlock]:
-        """`content` as a string or parts -> text (and image) blocks; other parts dropped and listed."""
+    def parts(
+        self, content: Content | None, path: str, *, media: bool, images: bool | None = None
+    ) -> list[ContentBlock]:
+        """`content` as a string or parts -> text blocks, and where `media` (USER messages)
+        image, document and audio blocks (images alone where `images`); other parts dropped
+        and listed."""
         if isinstance(content, str):
             return [TextBlock(type="text", text=content)]
+        images = media if images is None else images
         blocks: list[ContentBlock] = []
         for j, part in enumerate(content or ()):
             part_path = f"{path}.content[{j}]"
@@ -282,11 +297,58 @@ class _Importer:
             text = part.get("text")
             if kind == "text" and text is not None:
                 blocks.append(TextBlock(type="text", text=text))
-            elif kind == "image_url" and allow_images:
+            elif kind == "image_url" and images:
                 blocks.append(self.image(part, part_path))
+            elif kind == "file" and media and "file" in part:
+                blocks.append(self.document(part["file"], part_path))
+            elif kind == "input_audio" and media and "input_audio" in part:
+                blocks.append(self.audio(part["input_audio"], part_path))
             else:
                 self.drop(part_path, part, f"content part of type {kind!r} has no canonical form here")
         return blocks
+
+    def document(self, file: FilePart, path: str) -> DocumentBlock:
+        """A `file` part -> DocumentBlock: a data URL's bytes, a URL, or this provider's file id."""
+        data = file.get("file_data")
+        file_id = file.get("file_id")
+        media_type = "application/pdf"  # the one type both dialects' file parts take
+        if data is not None:
+            try:
+                parsed = parse_data_url(data)
+            except WireFormatError as exc:
+                raise WireFormatError(
+                    exc.message, provider=self.name, path=f"{path}.file.file_data"
+                ) from None
+            if parsed is not None:
+                media_type, b64 = parsed
+                source = MediaSource(kind=MediaSourceKind.base64, data=b64)
+            else:
+                source = MediaSource(kind=MediaSourceKind.url, data=data)
+        elif file_id is not None:
+            source = MediaSource(kind=MediaSourceKind.file_id, data=file_id, provider=self.name)
+        else:
+            raise WireFormatError(
+                "a file part has neither file_data nor file_id", provider=self.name, path=f"{path}.file"
+            )
+        title = file.get("filename") or None
+        try:
+            return DocumentBlock(type="document", source=source, media_type=media_type, title=title)
+        except ValidationError as exc:
+            raise not_canonical(exc, provider=self.name, path=path) from None
+
+    def audio(self, audio: InputAudio, path: str) -> AudioBlock:
+        """An `input_audio` part -> AudioBlock (the format named back as a media type)."""
+        media_type = next((m for m, f in self.dialect.audio_formats.items() if f == audio["format"]), None)
+        if media_type is None:
+            media_type = f"audio/{audio['format']}"
+        try:
+            return AudioBlock(
+                type="audio",
+                source=MediaSource(kind=MediaSourceKind.base64, data=audio["data"]),
+                media_type=media_type,
+            )
+        except ValidationError as exc:
+            raise not_canonical(exc, provider=self.name, path=path) from None
 
     def image(self, part: Part, path: str) -> ImageBlock:
         image_url = part.get("image_url")
