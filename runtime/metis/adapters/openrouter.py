@@ -20,8 +20,8 @@ extensions, declared in the dialect row below:
   results are carried;
 - documents as `file` parts (PDFs, base64 data URL or a public URL in `file_data`:
   https://openrouter.ai/docs/features/multimodal/pdfs), audio as base64 `input_audio`
-  (formats per https://openrouter.ai/docs/features/multimodal/audio and the SDK's
-  `ChatContentAudioInputAudio`: wav, mp3, flac, m4a, ogg, aiff, aac);
+  (wav and mp3, the formats https://openrouter.ai/docs/features/multimodal/audio and
+  https://openrouter.ai/announcements/audio-inputs-and-pdf-urls-for-apps name);
 - `reasoning` (plain text, when no `reasoning_details` came) goes back as `reasoning`, a
   field of OpenRouter's request `ChatAssistantMessage`;
 - `annotations` (`url_citation`, from the web plugin or `:online` models) -> text citations;
@@ -60,17 +60,10 @@ DIALECT = ChatDialect(
     tool_result_images=True,
     file_media_types=frozenset({"application/pdf"}),
     file_urls=True,
-    audio_formats={
-        **WAV_MP3,
-        "audio/flac": "flac",
-        "audio/x-flac": "flac",
-        "audio/mp4": "m4a",
-        "audio/x-m4a": "m4a",
-        "audio/ogg": "ogg",
-        "audio/aiff": "aiff",
-        "audio/x-aiff": "aiff",
-        "audio/aac": "aac",
-    },
+    # wav and mp3 only: OpenRouter's audio guide and announcement name those two; its SDK
+    # type lists more formats "supported ... by provider", i.e. not by every upstream, and a
+    # format the upstream refuses is a failed request rather than a logged drop.
+    audio_formats=WAV_MP3,
 )
 
 

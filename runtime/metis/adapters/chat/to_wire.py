@@ -35,7 +35,6 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -73,8 +72,6 @@ from .._shared import (
 from ..base import AdapterOptions, WireBody
 from .facts import ChatDialect
 from .wire import canonical_arguments
-
-log = logging.getLogger("metis.adapters")
 
 DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
 _TEXT_JOIN = "\n\n"
@@ -132,10 +129,14 @@ def _options(
     }
     facts.options_to_wire(values, body)
     if options.thinking_budget is not None and "thinking_budget" not in facts.options:
-        log.warning(
-            "%s: thinking_budget has no Chat Completions field; not sent; use reasoning_effort",
-            name,
-            extra={"adapter": name, "session_id": options.session_id},
+        reason = "thinking_budget has no Chat Completions field; not sent; use reasoning_effort"
+        warn_loss(
+            adapter=name,
+            session_id=options.session_id,
+            message_id=None,
+            block_type="thinking_budget",
+            reason=reason,
+            text=f"{name}: {reason}",
         )
     if tools:
         body["tools"] = [function_tool(t) for t in tools]

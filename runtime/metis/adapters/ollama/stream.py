@@ -128,6 +128,11 @@ class OllamaStreamDecoder(StreamDecoder):
             events.append(TextDeltaEvent(type="text_delta", index=self._text_index, text=text))
         for call in message.get("tool_calls") or ():
             events.extend(self._tool_call(call))
+        images = message.get("images")
+        if images:  # as in a whole reply (`from_wire.read_response`): images are input only
+            self._warn(
+                "image", f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
+            )
         return events
 
     def _tool_call(self, call: ToolCall) -> list[StreamEvent]:
