@@ -7,6 +7,7 @@ what its provider documents (sources in the rows' comments):
 |-------------------------------|-------------------------|---------------------------|---------|
 | document (PDF) in USER        | `file`, base64/file_id  | `file`, base64 or URL     | dropped |
 | audio in USER                 | `input_audio` wav, mp3  | `input_audio` wav, mp3    | dropped |
+| video in USER                 | dropped                 | `video_url`, URL or data  | dropped |
 | image inside a tool result    | dropped                 | `image_url` part          | dropped |
 | url annotations in replies    | citations               | citations                 | -       |
 | citations in history          | not sent, no WARN       | not sent, no WARN         | -       |
@@ -22,6 +23,7 @@ import logging
 from typing import Any
 
 import pytest
+from contracts import mistral as mistral_contract
 from contracts import openai as openai_contract
 from contracts import openrouter as openrouter_contract
 from metis import adapters
@@ -37,6 +39,7 @@ from metis_schema.v2 import (
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
+    VideoBlock,
 )
 from openai_chat_support import SESSION, assistant, context, msg, options, text, tid, tool_result, ulid
 
@@ -48,7 +51,7 @@ MODELS = {
     "openrouter": "openrouter:anthropic/claude-sonnet-4.6",
     "mistral": "mistral:mistral-medium-latest",
 }
-CONTRACTS = {"openai": openai_contract, "openrouter": openrouter_contract}
+CONTRACTS = {"openai": openai_contract, "openrouter": openrouter_contract, "mistral": mistral_contract}
 FIVE = ("session_id", "message_id", "block_type", "adapter", "reason")
 
 
@@ -56,8 +59,7 @@ def _to_wire(provider: str, messages: list[Message], model: str | None = None) -
     body = adapters.get(provider).to_wire(
         messages, [], options(model or MODELS[provider], ToolIdMap(SESSION))
     )
-    if provider in CONTRACTS:
-        CONTRACTS[provider].check_request(body)
+    CONTRACTS[provider].check_request(body)
     return body
 
 
@@ -223,6 +225,37 @@ def test_audio_a_dialect_cannot_take_is_dropped(
     assert [(r.block_type, r.adapter) for r in _lossy(caplog)] == [("audio", provider)]  # type: ignore[attr-defined]
 
 
+# --- video -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "url"),
+    [
+        (
+            MediaSource(kind=MediaSourceKind.url, data="https://example.com/clip.mp4"),
+            "https://example.com/clip.mp4",
+        ),
+        (MediaSource(kind=MediaSourceKind.base64, data="AAAAIGZ0eXA="), "data:video/mp4;base64,AAAAIGZ0eXA="),
+    ],
+)
+def test_openrouter_takes_video_as_a_video_url_part(source: MediaSource, url: str) -> None:
+    body = _to_wire("openrouter", [_user(VideoBlock(type="video", source=source, media_type="video/mp4"))])
+    assert body["messages"][0]["content"][1] == {"type": "video_url", "video_url": {"url": url}}
+
+
+@pytest.mark.parametrize("provider", ["openai", "mistral"])
+def test_video_is_dropped_by_the_other_dialects(provider: str, caplog: pytest.LogCaptureFixture) -> None:
+    block = VideoBlock(
+        type="video",
+        source=MediaSource(kind=MediaSourceKind.url, data="https://e.com/c.mp4"),
+        media_type="video/mp4",
+    )
+    with caplog.at_level(logging.WARNING):
+        body = _to_wire(provider, [_user(block)])
+    assert body["messages"][0]["content"] == "Read this."
+    assert [(r.block_type, r.adapter) for r in _lossy(caplog)] == [("video", provider)]  # type: ignore[attr-defined]
+
+
 # --- images inside tool results (item 6) ------------------------------------------------
 
 
@@ -280,6 +313,8 @@ def test_openrouter_tool_images_and_user_media_import_and_replay_as_sent() -> No
                     },
                     {"type": "file", "file": {"filename": "b.pdf", "file_data": "https://example.com/b.pdf"}},
                     {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}},
+                    {"type": "video_url", "video_url": {"url": "https://example.com/clip.webm"}},
+                    {"type": "video_url", "video_url": {"url": "data:video/mp4;base64,AAAAIGZ0eXA="}},
                 ],
             },
             {
@@ -306,7 +341,15 @@ def test_openrouter_tool_images_and_user_media_import_and_replay_as_sent() -> No
     ids = ToolIdMap(SESSION)
     imported = adapter.from_wire_request(body, session_id=SESSION, tool_ids=ids)
     assert imported.dropped == []
-    assert [b.type for b in imported.messages[0].content] == ["text", "document", "document", "audio"]
+    assert [b.type for b in imported.messages[0].content] == [
+        "text",
+        "document",
+        "document",
+        "audio",
+        "video",
+        "video",
+    ]
+    assert [b.media_type for b in imported.messages[0].content[4:]] == ["video/webm", "video/mp4"]  # type: ignore[union-attr]
     replay = adapter.to_wire(imported.messages, imported.tools, imported.options)
     openrouter_contract.check_request(replay)
     assert replay["messages"] == body["messages"]
@@ -453,7 +496,13 @@ def test_plain_reasoning_is_dropped_for_another_model_and_another_provider(
 @pytest.mark.parametrize(
     ("provider", "expected"), [("openai", "required"), ("openrouter", "required"), ("mistral", "any")]
 )
-def test_anthropic_any_tool_choice_means_some_tool(provider: str, expected: str) -> None:
+def test_convert_maps_anthropic_any_tool_choice_by_meaning(provider: str, expected: str) -> None:
+    """`metis convert --from anthropic`: "any" means some tool must be called, never a tool named "any"."""
+    import json
+
+    from click.testing import CliRunner
+    from metis.cli import cli
+
     recorded = {
         "model": "claude-sonnet-4-6",
         "max_tokens": 256,
@@ -461,13 +510,16 @@ def test_anthropic_any_tool_choice_means_some_tool(provider: str, expected: str)
         "tools": [{"name": "get_weather", "input_schema": {"type": "object", "properties": {}}}],
         "messages": [{"role": "user", "content": "Weather in Paris?"}],
     }
-    imported = adapters.get("anthropic").from_wire_request(
-        recorded, session_id=SESSION, tool_ids=ToolIdMap(SESSION)
+    result = CliRunner().invoke(
+        cli,
+        ["convert", "--from", "anthropic", "--to", provider, "--model", MODELS[provider], "-"],
+        input=json.dumps(recorded),
+        catch_exceptions=False,
     )
-    opts = imported.options
-    opts.model = MODELS[provider]
-    body = adapters.get(provider).to_wire(imported.messages, imported.tools, opts)
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
     assert body["tool_choice"] == expected
+    CONTRACTS[provider].check_request(body)
 
 
 # --- every WARN in adapters/chat carries the five §7.3 fields (item 12) -----------------

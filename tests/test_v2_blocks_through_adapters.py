@@ -37,11 +37,12 @@ USER_BLOCKS = frozenset({"document", "audio", "video", "search_result"})
 CARRIED = frozenset(
     {
         ("responses", "document"),
-        # Chat Completions (tests/test_chat_v2_blocks.py): file and input_audio parts
+        # Chat Completions (tests/test_chat_v2_blocks.py): file, input_audio and video_url parts
         ("openai", "document"),
         ("openai", "audio"),
         ("openrouter", "document"),
         ("openrouter", "audio"),
+        ("openrouter", "video"),
     }
 )
 """(provider, block type) pairs an adapter carries now, each tested in its own module

@@ -22,6 +22,9 @@ extensions, declared in the dialect row below:
   https://openrouter.ai/docs/features/multimodal/pdfs), audio as base64 `input_audio`
   (wav and mp3, the formats https://openrouter.ai/docs/features/multimodal/audio and
   https://openrouter.ai/announcements/audio-inputs-and-pdf-urls-for-apps name);
+- videos as `video_url` parts, a URL or a base64 data URL
+  (https://openrouter.ai/docs/features/multimodal/videos; which URLs an upstream fetches
+  varies, e.g. Gemini on AI Studio takes YouTube links only);
 - `reasoning` (plain text, when no `reasoning_details` came) goes back as `reasoning`, a
   field of OpenRouter's request `ChatAssistantMessage`;
 - `annotations` (`url_citation`, from the web plugin or `:online` models) -> text citations;
@@ -60,6 +63,7 @@ DIALECT = ChatDialect(
     tool_result_images=True,
     file_media_types=frozenset({"application/pdf"}),
     file_urls=True,
+    video_parts=True,
     # wav and mp3 only: OpenRouter's audio guide and announcement name those two; its SDK
     # type lists more formats "supported ... by provider", i.e. not by every upstream, and a
     # format the upstream refuses is a failed request rather than a logged drop.

@@ -127,6 +127,9 @@ class ChatDialect:
     file_urls: bool = False
     """A document at an http(s) URL goes as `file_data: <url>` (else it is dropped: the
     server wants the bytes)."""
+    video_parts: bool = False
+    """Videos go in USER messages as `{"type": "video_url", "video_url": {"url"}}` parts, a
+    URL or a base64 data URL; else they are dropped with the WARN."""
     audio_formats: Mapping[str, str] = field(default_factory=dict)
     """Audio media type -> `input_audio.format` for base64 audio in USER messages; other
     audio is dropped with the WARN (no server here takes audio by URL)."""

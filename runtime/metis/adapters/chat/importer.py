@@ -9,15 +9,18 @@ Parts and fields metis cannot hold are dropped with a WARN and listed in
 `function_call` have no tool call id to link a result to: WireFormatError, not a guess.
 Cache markers and a `developer` system role come back as `metis` directives (see
 `to_wire`), so the import replays as it was sent. `file` parts become DocumentBlocks
-(`filename` as the title), `input_audio` AudioBlocks, `image_url` parts of a tool message
+(`filename` as the title), `input_audio` AudioBlocks, `video_url` VideoBlocks (where the
+dialect has them), `image_url` parts of a tool message
 images in the result where the dialect takes them (`tool_result_images`). `annotations`
 on an assistant turn are listed as dropped: no dialect sends them back (see `to_wire`).
 """
 
 from __future__ import annotations
 
+import mimetypes
 from datetime import UTC, datetime
 from typing import Any, cast
+from urllib.parse import urlparse
 
 from metis_schema.v2 import (
     AudioBlock,
@@ -31,6 +34,7 @@ from metis_schema.v2 import (
     TextBlock,
     ToolDefinition,
     ToolResultBlock,
+    VideoBlock,
 )
 from pydantic import ValidationError
 
@@ -57,6 +61,7 @@ from .wire import (
     Tool,
     ToolMessage,
     UserMessage,
+    VideoUrl,
 )
 
 _BODY_KEYS = frozenset({"model", "messages", "tools"})
@@ -303,6 +308,8 @@ class _Importer:
                 blocks.append(self.document(part["file"], part_path))
             elif kind == "input_audio" and media and "input_audio" in part:
                 blocks.append(self.audio(part["input_audio"], part_path))
+            elif kind == "video_url" and media and self.dialect.video_parts and "video_url" in part:
+                blocks.append(self.video(part["video_url"], part_path))
             else:
                 self.drop(part_path, part, f"content part of type {kind!r} has no canonical form here")
         return blocks
@@ -333,6 +340,26 @@ class _Importer:
         title = file.get("filename") or None
         try:
             return DocumentBlock(type="document", source=source, media_type=media_type, title=title)
+        except ValidationError as exc:
+            raise not_canonical(exc, provider=self.name, path=path) from None
+
+    def video(self, video: VideoUrl, path: str) -> VideoBlock:
+        """A `video_url` part -> VideoBlock. A plain URL says no media type: guessed from
+        its extension, else `video/mp4`, the most common (as image URLs are)."""
+        url = video["url"]
+        try:
+            parsed = parse_data_url(url)
+        except WireFormatError as exc:
+            raise WireFormatError(exc.message, provider=self.name, path=f"{path}.video_url.url") from None
+        if parsed is not None:
+            media_type, b64 = parsed
+            source = MediaSource(kind=MediaSourceKind.base64, data=b64)
+        else:
+            guessed = mimetypes.guess_type(urlparse(url).path)[0]
+            media_type = guessed if guessed and guessed.startswith("video/") else "video/mp4"
+            source = MediaSource(kind=MediaSourceKind.url, data=url)
+        try:
+            return VideoBlock(type="video", source=source, media_type=media_type)
         except ValidationError as exc:
             raise not_canonical(exc, provider=self.name, path=path) from None
 

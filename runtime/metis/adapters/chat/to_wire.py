@@ -21,9 +21,10 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
 - `ToolResultBlock.is_error` has no field on the wire: the result text carries the failure.
 - What a dialect row says it takes goes out; the rest is dropped with the §7.3 WARN:
   documents as `file` parts (`file_media_types`, `file_urls`; this provider's own
-  `file_id`), audio as `input_audio` (`audio_formats`), images inside tool results
-  (`tool_result_images`). A document's `context` and `citations_enabled` have no place in a
-  `file` part: said in one WARN, the document still goes.
+  `file_id`), audio as `input_audio` (`audio_formats`), video as `video_url` parts
+  (`video_parts`), images inside tool results (`tool_result_images`). A document's
+  `context` and `citations_enabled` have no place in a `file` part: said in one WARN, the
+  document still goes.
 - Reasoning goes back only to the provider that produced it: OpenRouter's
   `reasoning_details` and Mistral's thinking parts to the same model; plain reasoning text
   (`replays_plain_reasoning`) under the key it came in.
@@ -53,6 +54,7 @@ from metis_schema.v2 import (
     ToolDefinition,
     ToolResultBlock,
     ToolUseBlock,
+    VideoBlock,
 )
 
 from ... import _json
@@ -257,9 +259,14 @@ class _Writer:
                 part = self.document(block, message, index)
             elif isinstance(block, AudioBlock):
                 part = self.audio(block, message, index)
+            elif isinstance(block, VideoBlock):
+                part = self.video(block, message, index)
             else:
                 self.drop(
-                    message, index, block.type, "USER messages carry text, images, documents and audio only"
+                    message,
+                    index,
+                    block.type,
+                    "USER messages carry text, images, documents, audio and video only",
                 )
             if part is not None:
                 parts.append(part)
@@ -333,6 +340,22 @@ class _Writer:
             "type": "input_audio",
             "input_audio": {"data": self.b64(block.source), "format": audio_format},
         }
+
+    def video(self, block: VideoBlock, message: Message, index: int) -> dict[str, Any] | None:
+        """A `video_url` part: the URL, or the bytes as a data URL."""
+        if not self.dialect.video_parts:
+            self.drop(message, index, "video", f"{self.name} messages take no video")
+            return None
+        source = block.source
+        if source.kind == MediaSourceKind.file_id:
+            self.drop(message, index, "video", "video_url parts take no file ids")
+            return None
+        url = (
+            source.data
+            if source.kind == MediaSourceKind.url
+            else data_url(block.media_type, self.b64(source))
+        )
+        return {"type": "video_url", "video_url": {"url": url}}
 
     def b64(self, source: MediaSource) -> str:
         """Base64 bytes of an inline or workspace (file_ref) source."""

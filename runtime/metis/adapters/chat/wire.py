@@ -318,6 +318,13 @@ class InputAudio(TypedDict):
 
 
 @with_config(_LOOSE)
+class VideoUrl(TypedDict):
+    """`video_url` of an OpenRouter video part: a URL or a base64 data URL."""
+
+    url: NonEmpty
+
+
+@with_config(_LOOSE)
 class Part(TypedDict):
     """A content part of a request message (`text`, `image_url`, `file`, `input_audio`;
     others are dropped and listed)."""
@@ -326,6 +333,7 @@ class Part(TypedDict):
     text: NotRequired[str]
     file: NotRequired[FilePart]
     input_audio: NotRequired[InputAudio]
+    video_url: NotRequired[VideoUrl]
     image_url: NotRequired[
         Annotated[
             Annotated[ImageUrl, Tag("object")] | Annotated[NonEmpty, Tag("string")],
