@@ -92,10 +92,11 @@ class ChatCompletionsAdapter(Adapter):
         """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.
 
         Counted: text of system, user, assistant and tool-result blocks; tool names and
-        compact JSON inputs; the JSON of the tool definitions; reasoning text only where
-        the dialect replays it. Each message adds 4 tokens (role and framing), the reply
-        primer 3, each image 765 (OpenAI's price of a 1024x1024 high-detail image: an upper
-        guess, since sizes are unknown here). The measured error against the usage of the
+        compact JSON inputs; the JSON of the tool definitions; reasoning text where the
+        dialect can replay it (an upper guess: it goes only to the model that wrote it).
+        Each message adds 4 tokens (role and framing), the reply primer 3, each image 765
+        (OpenAI's price of a 1024x1024 high-detail image: an upper guess, since sizes are
+        unknown here). The measured error against the usage of the
         recorded-shape fixtures is asserted in tests/test_openai_adapter.py.
         """
         chars = sum(len(_json.dumps(function_tool(t))) for t in tools)
@@ -114,7 +115,9 @@ class ChatCompletionsAdapter(Adapter):
             return len(block.text)
         if isinstance(block, ToolUseBlock):
             return len(block.name) + len(canonical_arguments(block.input))
-        if isinstance(block, ThinkingBlock) and self.dialect.reasoning_details:
+        if isinstance(block, ThinkingBlock) and (
+            self.dialect.reasoning_details or self.dialect.replays_plain_reasoning
+        ):
             return len(block.text)
         return 0
 
