@@ -469,6 +469,52 @@ def test_plain_reasoning_goes_back_under_its_own_key_to_the_same_model(
     assert set(sent) == {"role", "content", "tool_calls", key}
 
 
+def test_streamed_plain_reasoning_goes_back_as_a_whole_reply_does() -> None:
+    """vLLM / DeepSeek stream `reasoning_content` deltas: the assembled reply replays them."""
+    model = "openai:qwen3-8b"
+    deltas = [
+        {"role": "assistant", "reasoning_content": "The user wants "},
+        {"reasoning_content": "the weather."},
+        {"content": "Calling the tool."},
+    ]
+    chunks = [f'data: {{"id":"c","choices":[{{"index":0,"delta":{_json(d)}}}]}}\n\n' for d in deltas]
+    chunks += [
+        'data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+        "data: [DONE]\n\n",
+    ]
+    ids = ToolIdMap(SESSION)
+    reply = adapters.get("openai").assemble_stream(chunks, context(model, ids))
+    body = adapters.get("openai").to_wire(
+        [msg(1, Role.user, [text("Weather?")]), reply], [], options(model, ids)
+    )
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": "Calling the tool.",
+        "reasoning_content": "The user wants the weather.",
+    }
+
+
+def test_openai_streamed_annotations_end_as_one_cited_text_block() -> None:
+    """OpenAI's search models stream the citations in a delta (openai-python ChoiceDelta
+    extra `annotations`); the assembled reply holds them on its text."""
+    cite = {"url": "https://example.com/a", "title": "A", "start_index": 0, "end_index": 5}
+    deltas = [
+        {"role": "assistant", "content": "Hello"},
+        {"content": " world"},
+        {"annotations": [{"type": "url_citation", "url_citation": cite}]},
+    ]
+    chunks = [f'data: {{"id":"c","choices":[{{"index":0,"delta":{_json(d)}}}]}}\n\n' for d in deltas]
+    chunks += [
+        'data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+        "data: [DONE]\n\n",
+    ]
+    reply = adapters.get("openai").assemble_stream(chunks, context(MODELS["openai"]))
+    [block] = reply.content
+    assert isinstance(block, TextBlock) and block.text == "Hello world"
+    assert block.citations is not None
+    assert [c.model_dump(exclude_none=True) for c in block.citations] == [{"type": "url", **cite}]
+
+
 def test_plain_reasoning_is_dropped_for_another_model_and_another_provider(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
