@@ -10,6 +10,7 @@ By direction, as vercel/ai's provider packages are split:
 - `wire`: the declared wire objects, read through `_wire.read`;
 - `facts`: `ChatDialect`, the shared finish reasons and tool-choice table;
 - `to_wire`: canonical -> request body (`write_request`);
+- `media`: image, document, audio and video blocks <-> content parts, both directions;
 - `from_wire`: reply body -> canonical message (`read_response`);
 - `importer`: recorded request -> `WireImport` (`import_request`);
 - `stream`: SSE -> StreamEvents (`ChatStreamDecoder`).

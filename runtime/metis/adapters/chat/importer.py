@@ -8,33 +8,25 @@ Parts and fields metis cannot hold are dropped with a WARN and listed in
 `WireImport.dropped` with their path and value. The deprecated `function` role and a lone
 `function_call` have no tool call id to link a result to: WireFormatError, not a guess.
 Cache markers and a `developer` system role come back as `metis` directives (see
-`to_wire`), so the import replays as it was sent. `file` parts become DocumentBlocks
-(`filename` as the title), `input_audio` AudioBlocks, `video_url` VideoBlocks (where the
-dialect has them), `image_url` parts of a tool message
-images in the result where the dialect takes them (`tool_result_images`). `annotations`
+`to_wire`), so the import replays as it was sent. Media parts are read by `media`:
+`file` parts become DocumentBlocks (`filename` as the title), `input_audio` AudioBlocks,
+`video_url` VideoBlocks (where the dialect has them), and a tool message's `image_url`
+parts images in the result where the dialect takes them (`tool_result_images`). `annotations`
 on an assistant turn are listed as dropped: no dialect sends them back (see `to_wire`).
 """
 
 from __future__ import annotations
 
-import mimetypes
 from datetime import UTC, datetime
 from typing import Any, cast
-from urllib.parse import urlparse
 
 from metis_schema.v2 import (
-    AudioBlock,
     ContentBlock,
-    DocumentBlock,
-    ImageBlock,
-    MediaSource,
-    MediaSourceKind,
     Message,
     Role,
     TextBlock,
     ToolDefinition,
     ToolResultBlock,
-    VideoBlock,
 )
 from pydantic import ValidationError
 
@@ -42,26 +34,23 @@ from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from .._lossy import import_drop, warn_loss
-from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
+from .._shared import import_model, imported_tool
 from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import ChatDialect
 from .from_wire import not_canonical, read_assistant, response_raw
+from .media import MediaReader
 from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
 from .wire import (
     Content,
     Fields,
-    FilePart,
     HistoryAssistantMessage,
-    InputAudio,
-    Part,
     Request,
     RequestMessage,
     SystemMessage,
     Tool,
     ToolMessage,
     UserMessage,
-    VideoUrl,
 )
 
 _BODY_KEYS = frozenset({"model", "messages", "tools"})
@@ -92,6 +81,7 @@ class _Importer:
         self.dropped: list[dict[str, Any]] = []
         self.breakpoints: dict[str, Any] = {}
         self.system_roles: list[str] = []
+        self.media = MediaReader(name, dialect, self.drop)
         self.assistant_keys = _ASSISTANT_KEYS | set(dialect.plain_reasoning_keys)
         if dialect.reasoning_details:
             self.assistant_keys |= {"reasoning_details"}
@@ -303,105 +293,16 @@ class _Importer:
             if kind == "text" and text is not None:
                 blocks.append(TextBlock(type="text", text=text))
             elif kind == "image_url" and images:
-                blocks.append(self.image(part, part_path))
+                blocks.append(self.media.image(part, part_path))
             elif kind == "file" and media and "file" in part:
-                blocks.append(self.document(part["file"], part_path))
+                blocks.append(self.media.document(part["file"], part_path))
             elif kind == "input_audio" and media and "input_audio" in part:
-                blocks.append(self.audio(part["input_audio"], part_path))
+                blocks.append(self.media.audio(part["input_audio"], part_path))
             elif kind == "video_url" and media and self.dialect.video_parts and "video_url" in part:
-                blocks.append(self.video(part["video_url"], part_path))
+                blocks.append(self.media.video(part["video_url"], part_path))
             else:
                 self.drop(part_path, part, f"content part of type {kind!r} has no canonical form here")
         return blocks
-
-    def document(self, file: FilePart, path: str) -> DocumentBlock:
-        """A `file` part -> DocumentBlock: a data URL's bytes, a URL, or this provider's file id."""
-        data = file.get("file_data")
-        file_id = file.get("file_id")
-        media_type = "application/pdf"  # the one type both dialects' file parts take
-        if data is not None:
-            try:
-                parsed = parse_data_url(data)
-            except WireFormatError as exc:
-                raise WireFormatError(
-                    exc.message, provider=self.name, path=f"{path}.file.file_data"
-                ) from None
-            if parsed is not None:
-                media_type, b64 = parsed
-                source = MediaSource(kind=MediaSourceKind.base64, data=b64)
-            else:
-                source = MediaSource(kind=MediaSourceKind.url, data=data)
-        elif file_id is not None:
-            source = MediaSource(kind=MediaSourceKind.file_id, data=file_id, provider=self.name)
-        else:
-            raise WireFormatError(
-                "a file part has neither file_data nor file_id", provider=self.name, path=f"{path}.file"
-            )
-        title = file.get("filename") or None
-        try:
-            return DocumentBlock(type="document", source=source, media_type=media_type, title=title)
-        except ValidationError as exc:
-            raise not_canonical(exc, provider=self.name, path=path) from None
-
-    def video(self, video: VideoUrl, path: str) -> VideoBlock:
-        """A `video_url` part -> VideoBlock. A plain URL says no media type: guessed from
-        its extension, else `video/mp4`, the most common (as image URLs are)."""
-        url = video["url"]
-        try:
-            parsed = parse_data_url(url)
-        except WireFormatError as exc:
-            raise WireFormatError(exc.message, provider=self.name, path=f"{path}.video_url.url") from None
-        if parsed is not None:
-            media_type, b64 = parsed
-            source = MediaSource(kind=MediaSourceKind.base64, data=b64)
-        else:
-            guessed = mimetypes.guess_type(urlparse(url).path)[0]
-            media_type = guessed if guessed and guessed.startswith("video/") else "video/mp4"
-            source = MediaSource(kind=MediaSourceKind.url, data=url)
-        try:
-            return VideoBlock(type="video", source=source, media_type=media_type)
-        except ValidationError as exc:
-            raise not_canonical(exc, provider=self.name, path=path) from None
-
-    def audio(self, audio: InputAudio, path: str) -> AudioBlock:
-        """An `input_audio` part -> AudioBlock (the format named back as a media type)."""
-        media_type = next((m for m, f in self.dialect.audio_formats.items() if f == audio["format"]), None)
-        if media_type is None:
-            media_type = f"audio/{audio['format']}"
-        try:
-            return AudioBlock(
-                type="audio",
-                source=MediaSource(kind=MediaSourceKind.base64, data=audio["data"]),
-                media_type=media_type,
-            )
-        except ValidationError as exc:
-            raise not_canonical(exc, provider=self.name, path=path) from None
-
-    def image(self, part: Part, path: str) -> ImageBlock:
-        image_url = part.get("image_url")
-        if image_url is None:
-            raise WireFormatError("image_url has no url", provider=self.name, path=f"{path}.image_url")
-        if isinstance(image_url, str):
-            url = image_url
-        else:
-            url = image_url["url"]
-            for key in image_url.keys() - {"url"}:
-                value = cast(Fields, image_url)[key]
-                self.drop(f"{path}.image_url.{key}", value, "no canonical place for this image field")
-        try:
-            parsed = parse_data_url(url)
-        except WireFormatError as exc:
-            raise WireFormatError(exc.message, provider=self.name, path=f"{path}.image_url.url") from None
-        if parsed is not None:
-            media_type, data = parsed
-            source = MediaSource(kind=MediaSourceKind.base64, data=data)
-        else:
-            media_type = url_image_media_type(url)
-            source = MediaSource(kind=MediaSourceKind.url, data=url)
-        try:
-            return ImageBlock(type="image", source=source, media_type=media_type)
-        except ValidationError as exc:
-            raise not_canonical(exc, provider=self.name, path=path) from None
 
     # --- cache markers and drops ----------------------------------------------------
 

@@ -19,8 +19,8 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
 - A tool call's `arguments` is the provider's own text when provider_raw kept it and it
   still means the block's input, else the canonical compact JSON.
 - `ToolResultBlock.is_error` has no field on the wire: the result text carries the failure.
-- What a dialect row says it takes goes out; the rest is dropped with the §7.3 WARN:
-  documents as `file` parts (`file_media_types`, `file_urls`; this provider's own
+- What a dialect row says it takes goes out (the parts: `media`); the rest is dropped
+  with the §7.3 WARN: documents as `file` parts (`file_media_types`, `file_urls`; this provider's own
   `file_id`), audio as `input_audio` (`audio_formats`), video as `video_url` parts
   (`video_parts`), images inside tool results (`tool_result_images`). A document's
   `context` and `citations_enabled` have no place in a `file` part: said in one WARN, the
@@ -44,8 +44,6 @@ from metis_schema.v2 import (
     AudioBlock,
     DocumentBlock,
     ImageBlock,
-    MediaSource,
-    MediaSourceKind,
     Message,
     RedactedThinkingBlock,
     Role,
@@ -60,19 +58,17 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
-from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
 from .._shared import (
     DIRECTIVES,
     SYSTEM_ROLES,
-    data_url,
     function_tool,
-    image_base64,
     own_raw,
     split_directives,
 )
 from ..base import AdapterOptions, WireBody
 from .facts import ChatDialect
+from .media import MediaWriter
 from .wire import canonical_arguments
 
 DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
@@ -228,6 +224,7 @@ class _Writer:
         self.system_role: str = directives.get("system_role", "system")
         self.empty_content: str | None = directives.get("empty_content")
         self.dialect = dialect
+        self.media = MediaWriter(name, dialect, options, model_id, caps, drop=self.drop)
         self.reasoning_details = dialect.reasoning_details
         self.thinking_parts = dialect.thinking_parts
         self.by_role: dict[Role, Callable[[Message], dict[str, Any] | None]] = {
@@ -254,13 +251,13 @@ class _Writer:
             if isinstance(block, TextBlock):
                 part = {"type": "text", "text": block.text}
             elif isinstance(block, ImageBlock):
-                part = self.image(block, message, index)
+                part = self.media.image(block, message, index)
             elif isinstance(block, DocumentBlock):
-                part = self.document(block, message, index)
+                part = self.media.document(block, message, index)
             elif isinstance(block, AudioBlock):
-                part = self.audio(block, message, index)
+                part = self.media.audio(block, message, index)
             elif isinstance(block, VideoBlock):
-                part = self.video(block, message, index)
+                part = self.media.video(block, message, index)
             else:
                 self.drop(
                     message,
@@ -275,95 +272,6 @@ class _Writer:
         if len(parts) == 1 and parts[0]["type"] == "text":
             return {"role": "user", "content": parts[0]["text"]}
         return {"role": "user", "content": parts}
-
-    def image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
-        if not self.caps.supports_images:
-            self.drop(message, index, "image", f"{self.model_id} does not accept images")
-            return None
-        accepted = self.caps.accepted_image_media_types
-        if accepted and block.media_type not in accepted:
-            self.drop(message, index, "image", f"{self.model_id} does not accept {block.media_type}")
-            return None
-        if block.source.kind == MediaSourceKind.file_id:
-            self.drop(message, index, "image", "image_url parts take no file ids")
-            return None
-        b64 = image_base64(block, self.options)
-        url = block.source.data if b64 is None else data_url(block.media_type, b64)
-        return {"type": "image_url", "image_url": {"url": url}}
-
-    def document(self, block: DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
-        """A `file` part: inline bytes as a data URL with a filename (OpenAI requires one), a
-        URL where the dialect takes one, or this provider's own file id."""
-        if block.media_type not in self.dialect.file_media_types:
-            self.drop(message, index, "document", f"{self.name} file parts do not take {block.media_type}")
-            return None
-        source = block.source
-        if source.kind == MediaSourceKind.file_id:
-            if source.provider != self.name:
-                self.drop(
-                    message, index, "document", f"a file id of {source.provider} means nothing to {self.name}"
-                )
-                return None
-            file: dict[str, Any] = {"file_id": source.data}
-        elif source.kind == MediaSourceKind.url and not self.dialect.file_urls:
-            self.drop(message, index, "document", f"{self.name} file parts take the bytes, not a URL")
-            return None
-        else:
-            data = (
-                source.data
-                if source.kind == MediaSourceKind.url
-                else data_url(block.media_type, self.b64(source))
-            )
-            file = {"filename": block.title or "document", "file_data": data}
-        lost = [field for field in ("context", "citations_enabled") if getattr(block, field)]
-        if lost:
-            warn_loss(
-                adapter=self.name,
-                session_id=message.session_id,
-                message_id=message.id,
-                block_type="document",
-                reason=f"a file part has no {' or '.join(lost)}",
-                text=f"{self.name}: document {index} of {message.id} goes without its {', '.join(lost)}",
-            )
-        return {"type": "file", "file": file}
-
-    def audio(self, block: AudioBlock, message: Message, index: int) -> dict[str, Any] | None:
-        """An `input_audio` part: base64 bytes and the format the dialect names the media type."""
-        audio_format = self.dialect.audio_formats.get(block.media_type)
-        if audio_format is None:
-            self.drop(message, index, "audio", f"{self.name} input_audio does not take {block.media_type}")
-            return None
-        if block.source.kind in (MediaSourceKind.url, MediaSourceKind.file_id):
-            self.drop(message, index, "audio", "input_audio takes base64 bytes only")
-            return None
-        return {
-            "type": "input_audio",
-            "input_audio": {"data": self.b64(block.source), "format": audio_format},
-        }
-
-    def video(self, block: VideoBlock, message: Message, index: int) -> dict[str, Any] | None:
-        """A `video_url` part: the URL, or the bytes as a data URL."""
-        if not self.dialect.video_parts:
-            self.drop(message, index, "video", f"{self.name} messages take no video")
-            return None
-        source = block.source
-        if source.kind == MediaSourceKind.file_id:
-            self.drop(message, index, "video", "video_url parts take no file ids")
-            return None
-        url = (
-            source.data
-            if source.kind == MediaSourceKind.url
-            else data_url(block.media_type, self.b64(source))
-        )
-        return {"type": "video_url", "video_url": {"url": url}}
-
-    def b64(self, source: MediaSource) -> str:
-        """Base64 bytes of an inline or workspace (file_ref) source."""
-        if source.kind == MediaSourceKind.file_ref:
-            return workspace_file_base64(
-                source.data, self.options.workspace, max_bytes=self.options.max_media_bytes
-            )
-        return source.data
 
     def assistant(self, message: Message) -> dict[str, Any] | None:
         raw = own_raw(message, self.name)
@@ -460,7 +368,7 @@ class _Writer:
             if isinstance(part, TextBlock):
                 parts.append({"type": "text", "text": part.text})
             elif isinstance(part, ImageBlock) and self.dialect.tool_result_images:
-                image = self.image(part, message, 0)
+                image = self.media.image(part, message, 0)
                 if image is not None:
                     parts.append(image)
             else:
