@@ -3,7 +3,17 @@
 Every wire input under tests/golden/openai/ and tests/golden/openrouter/ (replies, streams,
 recorded requests, error bodies) is read by its dialect's adapter and compared with the
 expected output beside it (METIS_UPDATE_GOLDEN=1 rewrites, then review the diff). Streams
-are also fed split anywhere: the events must not depend on where the bytes were cut.
+are also fed split anywhere: the events must not depend on where the bytes were cut. Where
+a stream and a reply golden pair up (`stream_<case>` beside `response_<case>`, the same
+generation), the assembled stream equals the parsed reply, whatever blocks it holds.
+
+Sources of the web-search cases (url_citation annotations): OpenRouter's annotation schema
+as documented at https://openrouter.ai/docs/features/web-search (`url`, `title`, `content`
+"added by OpenRouter if available", `start_index`, `end_index`; in a stream, the annotations
+come in a delta of their own with the finish), and OpenAI's search-preview Chat Completions
+reply (https://platform.openai.com/docs/guides/tools-web-search?api-mode=chat: `url_citation`
+with `url`, `title`, `start_index`, `end_index`; openai-python `chat_completion_message.py`
+`Annotation`).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from openai_chat_support import (
     events_document,
     fixed_tool_ids,
     import_document,
+    normalize_tool_ids,
     recorded,
 )
 
@@ -40,6 +51,7 @@ MODELS = {
         "gemini": "openrouter:google/gemini-2.5-flash",
         "openai": "openrouter:openai/gpt-5-mini",
         "length_error": SONNET,
+        "web_search": "openrouter:openai/gpt-5-mini",
     },
 }
 """The model each recorded case (`response_<case>`, `stream_<case>`) was asked; else the default."""
@@ -88,6 +100,30 @@ def test_request_import_golden(provider: str, name: str, fixed_tool_ids: None) -
 def test_error_golden(provider: str, name: str) -> None:
     error = adapters.get(provider).parse_error(golden.read_input(provider, name), error_status(name))
     golden.check(provider, golden.expected_name(name), error_document(error))
+
+
+def paired() -> list[tuple[str, str]]:
+    """(provider, case) of every stream golden with a reply golden of the same case."""
+    return [
+        (provider, name.split(".", 1)[0].split("_", 1)[1])
+        for provider, name in cases("stream")
+        if (golden.folder(provider) / f"response_{name.split('.', 1)[0].split('_', 1)[1]}.json").exists()
+    ]
+
+
+@pytest.mark.parametrize(("provider", "case"), paired())
+def test_an_assembled_stream_equals_its_reply(provider: str, case: str) -> None:
+    adapter = adapters.get(provider)
+    stream = next(n for n in golden.inputs(provider, "stream") if n.startswith(f"stream_{case}."))
+    ids_whole = ToolIdMap(SESSION)
+    whole = adapter.from_wire_response(
+        recorded(provider, f"response_{case}.json"), context(model(provider, stream), ids_whole)
+    )
+    expected = normalize_tool_ids(canonical(whole), ids_whole, provider)
+    for how, pieces in chunkings(recorded(provider, stream)).items():
+        ids = ToolIdMap(SESSION)
+        message = adapter.assemble_stream(pieces, context(model(provider, stream), ids))
+        assert normalize_tool_ids(canonical(message), ids, provider) == expected, how
 
 
 def _without_ids(events: list[dict[str, object]]) -> list[dict[str, object]]:

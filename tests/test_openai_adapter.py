@@ -229,7 +229,8 @@ def test_lossy_thinking_drop_logs_one_warn_with_five_fields_and_no_event(
         "message_id": message.id,
         "block_type": "thinking",
         "adapter": "openai",
-        "reason": "Chat Completions cannot carry reasoning",
+        "reason": "reasoning from anthropic:claude-sonnet-4-6 goes back only to the model that produced it,"
+        " not openai:gpt-4.1",
     }
     assert sink.events == []
 
@@ -295,14 +296,17 @@ def test_response_round_trips_to_the_same_wire_message(name: str) -> None:
     stored = Message.model_validate_json(message.model_dump_json())
     wire = ADAPTER.to_wire([msg(1, Role.user, [text("q")]), stored], [], options(MODEL, ids))["messages"][1]
     original = {
-        k: v for k, v in body["choices"][0]["message"].items() if k in ("role", "content", "tool_calls")
+        k: v
+        for k, v in body["choices"][0]["message"].items()
+        if k in ("role", "content", "tool_calls", "reasoning_content")
     }
     if name == "llamacpp":
-        # llama.cpp's 50-character id breaks OpenAI's 40-character rule: re-minted, the rest exact
+        # llama.cpp's 50-character id breaks OpenAI's 40-character rule: re-minted, the rest
+        # exact, its reasoning_content included (the same model is asked again)
         assert len(wire["tool_calls"][0]["id"]) <= 40
         assert wire["tool_calls"][0]["id"] != original["tool_calls"][0]["id"]
         wire["tool_calls"][0]["id"] = original["tool_calls"][0]["id"]
-        original["content"] = None  # "" with tool calls replays as null; reasoning_content is dropped
+        original["content"] = None  # "" with tool calls replays as null
     assert wire == original
 
 
@@ -357,11 +361,12 @@ def test_import_drops_unknown_parts_with_warn_and_keeps_them(caplog: pytest.LogC
                 "name": "ada",
                 "content": [
                     {"type": "text", "text": "Transcribe:"},
-                    {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+                    {"type": "video_url", "video_url": {"url": "https://example.com/x.mp4"}},
                     {
                         "type": "image_url",
                         "image_url": {"url": "https://example.com/x.png", "detail": "high"},
                     },
+                    {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
                 ],
             },
             {"role": "assistant", "content": "ok", "audio": {"id": "audio_1"}},
@@ -375,9 +380,9 @@ def test_import_drops_unknown_parts_with_warn_and_keeps_them(caplog: pytest.LogC
         "messages[0].content[2].image_url.detail",
         "messages[1].audio",
     ]
-    assert imported.dropped[1]["value"]["type"] == "input_audio"
+    assert imported.dropped[1]["value"]["type"] == "video_url"
     assert len(warnings(caplog)) == 4
-    assert [b.type for b in imported.messages[0].content] == ["text", "image"]
+    assert [b.type for b in imported.messages[0].content] == ["text", "image", "audio"]
 
 
 # --- streaming -------------------------------------------------------------------------------

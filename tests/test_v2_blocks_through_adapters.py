@@ -42,6 +42,12 @@ CARRIED = frozenset(
         ("gemini", "video"),
         ("gemini", "server_tool_use"),
         ("gemini", "server_tool_result"),
+        # Chat Completions (tests/test_chat_v2_blocks.py): file, input_audio and video_url parts
+        ("openai", "document"),
+        ("openai", "audio"),
+        ("openrouter", "document"),
+        ("openrouter", "audio"),
+        ("openrouter", "video"),
     }
 )
 """(provider, block type) pairs an adapter carries now, each tested in its own module

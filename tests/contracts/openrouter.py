@@ -9,7 +9,13 @@ for those extensions (provider-wire-formats.md §5):
 - `reasoning_details` on assistant messages: items with a known `type`, an integer `index`,
   and the field their type needs (`text`, `summary` or `data`);
 - `cache_control` (on content parts, tools, or top level): `{"type": "ephemeral", "ttl"?: "5m" | "1h"}`;
-- a system message that carries `cache_control` is a parts array (a string cannot carry it).
+- a system message that carries `cache_control` is a parts array (a string cannot carry it);
+- a tool message's content may hold the user-message parts (OpenRouter's
+  `ToolResponseMessage.content` is `string | ChatMessageContentItem[]`; the openai SDK's tool
+  message takes text parts only): those parts are checked as a user message's, and the SDK
+  walk sees the tool message with its text parts only;
+- `video_url` parts in user messages (https://openrouter.ai/docs/features/multimodal/videos):
+  `{"type": "video_url", "video_url": {"url"}}`, checked here, out of the SDK walk.
 
 Responses and chunks parse with the SDK models (their `extra="allow"` keeps `reasoning_details`,
 `native_finish_reason`, `provider`), after an explicit check of the extension fields.
@@ -20,9 +26,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionUserMessageParam
+from pydantic import TypeAdapter
 
-from .openai import ContractError, sdk_validate, unknown_keys
+from .openai import ContractError, materialize, sdk_validate, unknown_keys
+
+_USER_MESSAGE = TypeAdapter(ChatCompletionUserMessageParam)
 
 TOP_EXTENSIONS = (
     "reasoning",
@@ -119,11 +128,57 @@ def extension_problems(body: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _video_problems(part: dict[str, Any], path: str) -> list[str]:
+    """An OpenRouter `video_url` part: `{"type": "video_url", "video_url": {"url": <non-empty>}}`."""
+    video = part.get("video_url")
+    problems = [
+        f"{path}.{k} is not a video_url part field"
+        for k in part
+        if k not in {"type", "video_url", *PART_EXTENSIONS}
+    ]
+    if (
+        not isinstance(video, dict)
+        or set(video) != {"url"}
+        or not isinstance(video["url"], str)
+        or not video["url"]
+    ):
+        problems.append(f"{path}.video_url must be an object with one non-empty url")
+    return problems
+
+
+def _sdk_view(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """(the body as the openai SDK can check it, problems with OpenRouter's own parts).
+
+    A user message's `video_url` parts are checked here and left out of the view; a tool
+    message's non-text parts are checked as a user message's parts and left out too (see
+    the module doc)."""
+    messages: list[Any] = []
+    problems: list[str] = []
+    for i, msg in enumerate(body.get("messages") or []):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(content, list):
+            messages.append(msg)
+            continue
+        kept = []
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "video_url" and msg.get("role") == "user":
+                problems += _video_problems(part, f"messages[{i}].content[{j}]")
+            elif kind != "text" and msg.get("role") == "tool":
+                materialize(_USER_MESSAGE.validate_python({"role": "user", "content": [part]}))
+            else:
+                kept.append(part)
+        empty = "" if msg.get("role") == "tool" else [{"type": "text", "text": ""}]
+        messages.append({**msg, "content": kept or empty})
+    return {**body, "messages": messages}, problems
+
+
 def check_request(body: dict[str, Any]) -> None:
     """Raise when `body` is not a valid OpenRouter request (SDK deep walk, strict keys, extension rules)."""
-    sdk_validate(body)
-    problems = unknown_keys(
-        body, top=TOP_EXTENSIONS, message=MESSAGE_EXTENSIONS, part=PART_EXTENSIONS, tool=TOOL_EXTENSIONS
+    view, problems = _sdk_view(body)
+    sdk_validate(view)
+    problems += unknown_keys(
+        view, top=TOP_EXTENSIONS, message=MESSAGE_EXTENSIONS, part=PART_EXTENSIONS, tool=TOOL_EXTENSIONS
     )
     problems += extension_problems(body)
     if problems:

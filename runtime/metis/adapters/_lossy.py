@@ -66,13 +66,24 @@ def import_drop(
     dropped: list[dict[str, Any]], *, adapter: str, session_id: str | None, path: str, value: Any, reason: str
 ) -> None:
     """What a request import cannot carry: kept in `dropped` (the importer's
-    `WireImport.dropped`, entries `{path, value, reason}`) and said in one WARN."""
+    `WireImport.dropped`, entries `{path, value, reason}`) and said in one WARN with the five
+    §7.3 fields (no message id yet: the message is being made; the block type is the wire
+    part's `type`, else the last name of its path) and the path."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    block_type = kind if isinstance(kind, str) else path.rsplit(".", 1)[-1]
     log.warning(
         "%s import: dropped %s: %s; listed in WireImport.dropped",
         adapter,
         path,
         reason,
-        extra={"adapter": adapter, "session_id": session_id, "path": path, "reason": reason},
+        extra={
+            "adapter": adapter,
+            "session_id": session_id,
+            "message_id": None,
+            "block_type": block_type,
+            "path": path,
+            "reason": reason,
+        },
     )
     dropped.append({"path": path, "value": value, "reason": reason})
 

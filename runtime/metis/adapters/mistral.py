@@ -11,6 +11,9 @@ The mapping is the shared one in the `chat` package; this row declares what is M
   `options.extra`;
 - `tool_choice` spells "must call some tool" as "any" ("required" is an alias Mistral
   also accepts: an imported "required" replays through extra as it was);
+- no file, audio or tool-result image parts are written (Mistral spells documents
+  `document_url` and takes them by URL or uploaded id only): such blocks are dropped with
+  the §7.3 WARN;
 - usage is OpenAI's (`prompt_tokens`, `completion_tokens`), always on the last chunk;
 - errors are flat: `{"object": "error", "message", "type", "param", "code"}` (a 422's
   message is the validation detail object, kept as JSON text).

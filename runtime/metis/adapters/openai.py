@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from ._facts import ErrorEnvelope, ProviderFacts
 from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .chat.facts import RETRYABLE_TYPES
+from .chat.facts import RETRYABLE_TYPES, WAV_MP3
 
 DIALECT = ChatDialect(
     facts=chat_facts(
@@ -30,14 +30,29 @@ DIALECT = ChatDialect(
         retryable_types=RETRYABLE_TYPES | {"tokens", "requests"},
         never_retry_types=frozenset({"insufficient_quota"}),
     ),
-    # Chat Completions returns no reasoning; compatible servers may (llama.cpp and vLLM
-    # `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking, never replayed.
+    # Chat Completions returns no reasoning; compatible servers may (llama.cpp, vLLM and
+    # DeepSeek `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking and sent back
+    # under the same key, to this provider only. DeepSeek ignores it after a turn without
+    # tool calls and requires it after one with tool calls
+    # (https://api-docs.deepseek.com/guides/thinking_mode).
     reasoning_details=False,
     plain_reasoning_keys=("reasoning_content", "reasoning"),
+    replays_plain_reasoning=True,
     # Caching is automatic (prompt_cache_key etc. go through options.extra).
     cache_control=False,
     # A stream's final usage chunk comes only with stream_options.include_usage.
     stream_usage_option=True,
+    # Tool messages take text parts only (openai-python
+    # types/chat/chat_completion_tool_message_param.py: "For tool messages, only type `text`
+    # is supported"): images in tool results are dropped with the WARN.
+    tool_result_images=False,
+    # `file` parts take PDFs only, as base64 `file_data` or an uploaded `file_id`, never a
+    # URL; `input_audio` takes base64 wav and mp3
+    # (https://developers.openai.com/docs/guides/pdf-files; openai-python
+    # chat_completion_content_part_input_audio_param.py).
+    file_media_types=frozenset({"application/pdf"}),
+    file_urls=False,
+    audio_formats=WAV_MP3,
 )
 
 

@@ -15,6 +15,20 @@ extensions, declared in the dialect row below:
 - replies: `native_finish_reason` (in provider_raw and MessageCompleteEvent
   .provider_stop_reason), top-level `provider`, and `usage.cost` as
   provider_raw["reported_cost"], for comparison only: cost is computed locally;
+- tool messages take `image_url` parts (OpenRouter's `ToolResponseMessage.content` is
+  `string | ChatMessageContentItem[]`, the same items as a user message): images in tool
+  results are carried;
+- documents as `file` parts (PDFs, base64 data URL or a public URL in `file_data`:
+  https://openrouter.ai/docs/features/multimodal/pdfs), audio as base64 `input_audio`
+  (wav and mp3, the formats https://openrouter.ai/docs/features/multimodal/audio and
+  https://openrouter.ai/announcements/audio-inputs-and-pdf-urls-for-apps name);
+- videos as `video_url` parts, a URL or a base64 data URL
+  (https://openrouter.ai/docs/features/multimodal/videos; which URLs an upstream fetches
+  varies, e.g. Gemini on AI Studio takes YouTube links only);
+- `reasoning` (plain text, when no `reasoning_details` came) goes back as `reasoning`, a
+  field of OpenRouter's request `ChatAssistantMessage`;
+- `annotations` (`url_citation`, from the web plugin or `:online` models) -> text citations;
+  not sent back (the request `ChatAssistantMessage` has no `annotations`);
 - upstream tool call ids (`toolu_bdrk_…`, `chatcmpl-tool-…`, any length) pass through;
 - errors `{"error": {"code": <int>, "message", "metadata": {"provider_name", "raw"}}}`,
   also as a chunk of a 200 stream, even after `finish_reason`.
@@ -26,7 +40,7 @@ from typing import ClassVar
 
 from ._facts import ErrorEnvelope, ProviderFacts
 from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .chat.facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES
+from .chat.facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
 
 DIALECT = ChatDialect(
     facts=chat_facts(
@@ -45,6 +59,15 @@ DIALECT = ChatDialect(
     cache_control=True,
     # Usage always arrives on the last finish chunk (or a `choices: []` chunk).
     stream_usage_option=False,
+    replays_plain_reasoning=True,
+    tool_result_images=True,
+    file_media_types=frozenset({"application/pdf"}),
+    file_urls=True,
+    video_parts=True,
+    # wav and mp3 only: OpenRouter's audio guide and announcement name those two; its SDK
+    # type lists more formats "supported ... by provider", i.e. not by every upstream, and a
+    # format the upstream refuses is a failed request rather than a logged drop.
+    audio_formats=WAV_MP3,
 )
 
 

@@ -10,6 +10,7 @@ By direction, as vercel/ai's provider packages are split:
 - `wire`: the declared wire objects, read through `_wire.read`;
 - `facts`: `ChatDialect`, the shared finish reasons and tool-choice table;
 - `to_wire`: canonical -> request body (`write_request`);
+- `media`: image, document, audio and video blocks <-> content parts, both directions;
 - `from_wire`: reply body -> canonical message (`read_response`);
 - `importer`: recorded request -> `WireImport` (`import_request`);
 - `stream`: SSE -> StreamEvents (`ChatStreamDecoder`).
@@ -93,29 +94,39 @@ class ChatCompletionsAdapter(Adapter):
         """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.
 
         Counted: text of system, user, assistant and tool-result blocks; tool names and
-        compact JSON inputs; the JSON of the tool definitions; reasoning text only where
-        the dialect replays it. Each message adds 4 tokens (role and framing), the reply
-        primer 3, each image 765 (OpenAI's price of a 1024x1024 high-detail image: an upper
-        guess, since sizes are unknown here). The measured error against the usage of the
+        compact JSON inputs; the JSON of the tool definitions; the reasoning text of this
+        provider's own replies where the dialect replays reasoning (an upper guess: it goes
+        only to the model that wrote it).
+        Each message adds 4 tokens (role and framing), the reply primer 3, each image 765
+        (OpenAI's price of a 1024x1024 high-detail image: an upper guess, since sizes are
+        unknown here). The measured error against the usage of the
         recorded-shape fixtures is asserted in tests/test_openai_adapter.py.
         """
         chars = sum(len(_json.dumps(function_tool(t))) for t in tools)
         images = 0
         for message in messages:
+            replayable = self._replays_reasoning(message)
             for block in message.content:
                 inner = block.content if isinstance(block, ToolResultBlock) else [block]
                 for part in inner:
-                    chars += self._estimate_chars(part)
+                    chars += self._estimate_chars(part, replayable)
                     images += isinstance(part, ImageBlock)
         text_tokens = math.ceil(chars / _CHARS_PER_TOKEN)
         return text_tokens + images * _IMAGE_TOKENS + _TOKENS_PER_MESSAGE * len(messages) + _PRIMING_TOKENS
 
-    def _estimate_chars(self, block: ContentBlock) -> int:
+    def _replays_reasoning(self, message: Message) -> bool:
+        """Whether this dialect could send `message`'s reasoning back: its own reply's, where
+        the row replays reasoning at all (the model is not known here: an upper guess)."""
+        dialect = self.dialect
+        replays = dialect.reasoning_details or dialect.replays_plain_reasoning or dialect.thinking_parts
+        return replays and message.metadata.provider == self.name
+
+    def _estimate_chars(self, block: ContentBlock, replayable: bool) -> int:
         if isinstance(block, TextBlock):
             return len(block.text)
         if isinstance(block, ToolUseBlock):
             return len(block.name) + len(canonical_arguments(block.input))
-        if isinstance(block, ThinkingBlock) and self.dialect.reasoning_details:
+        if isinstance(block, ThinkingBlock) and replayable:
             return len(block.text)
         return 0
 

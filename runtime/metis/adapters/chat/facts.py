@@ -10,7 +10,7 @@ with `chat_facts`; nothing in this package asks which provider it is talking to.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from metis_schema.v2 import StopReason
 
@@ -50,6 +50,15 @@ RETRYABLE_TYPES = frozenset(
 RETRYABLE_STATUS_CODES = frozenset(str(status) for status in (*RETRYABLE_HTTP_BELOW_500, *range(500, 600)))
 """OpenRouter's `error.code` is an HTTP status: retryable as the status would be, even when
 the error arrives inside a 200 stream (no status of its own)."""
+
+WAV_MP3: dict[str, str] = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+"""Audio media type -> `input_audio.format`, for servers that take wav and mp3 only (OpenAI)."""
 
 SAMPLING_OPTIONS: dict[str, str] = {"temperature": "temperature", "top_p": "top_p", "stop": "stop"}
 """The options every dialect spells as OpenAI does."""
@@ -102,6 +111,28 @@ class ChatDialect:
     """Reasoning comes as `{"type": "thinking", "thinking": [{"type": "text", ...}]}` content
     parts of the assistant message and of stream deltas (Mistral's Magistral models), and goes
     back the same way, to the same model only."""
+    replays_plain_reasoning: bool = False
+    """Plain reasoning text read under one of `plain_reasoning_keys` goes back on the
+    assistant message under the key it came in (kept in provider_raw as `reasoning_key`),
+    to this provider only. The key is the one the reply used rather than a fixed one because
+    one row serves several servers (vLLM and DeepSeek send `reasoning_content`, Ollama `/v1`
+    `reasoning`), each reading back its own."""
+    tool_result_images: bool = False
+    """Tool messages take `image_url` parts beside text; else images in tool results are
+    dropped with the §7.3 WARN."""
+    file_media_types: frozenset[str] = frozenset()
+    """Document media types a USER message carries as `{"type": "file", "file": {"filename",
+    "file_data": <data URL>}}` parts (or `file_id` for this provider's own uploaded files);
+    other documents are dropped with the WARN."""
+    file_urls: bool = False
+    """A document at an http(s) URL goes as `file_data: <url>` (else it is dropped: the
+    server wants the bytes)."""
+    video_parts: bool = False
+    """Videos go in USER messages as `{"type": "video_url", "video_url": {"url"}}` parts, a
+    URL or a base64 data URL; else they are dropped with the WARN."""
+    audio_formats: Mapping[str, str] = field(default_factory=dict)
+    """Audio media type -> `input_audio.format` for base64 audio in USER messages; other
+    audio is dropped with the WARN (no server here takes audio by URL)."""
 
 
 __all__ = [
@@ -109,6 +140,7 @@ __all__ = [
     "RETRYABLE_STATUS_CODES",
     "RETRYABLE_TYPES",
     "TOOL_CHOICE",
+    "WAV_MP3",
     "ChatDialect",
     "chat_facts",
     "stop_reason",

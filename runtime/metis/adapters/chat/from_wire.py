@@ -12,11 +12,16 @@ reader the importer shares for request history).
   both) and is ignored; alone it has no tool call id to link a result to: WireFormatError.
 - Assistant parts, tool calls and `reasoning_details` items with no canonical form are kept
   in provider_raw (`unsupported_tool_calls`, the details array) with a WARN.
+- `annotations` of type `url_citation` become the `citations` of the message's text block
+  (UrlCitation: url, title, cited `content` as `cited_text`, start/end index into the
+  text); other annotation types are kept in provider_raw["annotations"] with a WARN. A
+  reply with citations and no text gets an empty text block to hold them.
+- Plain reasoning text (a dialect's `plain_reasoning_keys`) records the key it came under
+  in provider_raw["reasoning_key"], which `to_wire` replays it under.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -28,10 +33,12 @@ from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
-from .._shared import text_block, thinking_block, tool_use_block
+from .._lossy import warn_loss
+from .._shared import text_block, thinking_block, tool_use_block, validate_text
 from .._wire import read
 from .facts import ChatDialect, stop_reason
 from .wire import (
+    Annotation,
     AssistantFields,
     AssistantPart,
     Fields,
@@ -41,8 +48,6 @@ from .wire import (
     ToolCall,
     kept_arguments,
 )
-
-log = logging.getLogger("metis.adapters")
 
 DETAIL_TEXT_KEYS = {"reasoning.text": "text", "reasoning.summary": "summary"}
 """reasoning_details item type -> the key holding its text."""
@@ -100,8 +105,11 @@ class AssistantRead:
     arguments: dict[str, str] = field(default_factory=dict)
     unparsed: dict[str, str] = field(default_factory=dict)
     details: list[ReasoningDetail] | None = None
+    reasoning_key: str | None = None
     refused: bool = False
     unsupported: list[Any] = field(default_factory=list)
+    annotations: list[Annotation] = field(default_factory=list)
+    """Annotations with no canonical form (not `url_citation`), kept raw."""
 
     def raw(self) -> dict[str, Any]:
         """What provider_raw must keep (None: nothing), for `response_raw`."""
@@ -109,14 +117,26 @@ class AssistantRead:
             "arguments": self.arguments or None,
             "unparsed_arguments": self.unparsed or None,
             "reasoning_details": self.details,
+            "reasoning_key": self.reasoning_key,
             "unsupported_tool_calls": self.unsupported or None,
+            "annotations": self.annotations or None,
         }
 
 
 def read_assistant(
-    name: str, dialect: ChatDialect, message: AssistantFields, *, path: str, context: RequestContext
+    name: str,
+    dialect: ChatDialect,
+    message: AssistantFields,
+    *,
+    path: str,
+    context: RequestContext,
+    citations: bool = True,
 ) -> AssistantRead:
-    """A checked wire assistant message (reply or request history) -> canonical blocks."""
+    """A checked wire assistant message (reply or request history) -> canonical blocks.
+
+    `citations=False` leaves `annotations` unread (the importer: no dialect replays them,
+    so it lists them as dropped instead).
+    """
     out = AssistantRead()
     calls = message.get("tool_calls")
     if message.get("function_call") and not calls:
@@ -126,14 +146,20 @@ def read_assistant(
             path=f"{path}.function_call",
             hint="use tool_calls",
         )
-    _reasoning(name, dialect, message, path, out)
+    _reasoning(name, dialect, message, path, out=out, context=context)
+    first_text = len(out.blocks)
     content = message.get("content")
     if isinstance(content, str):
         if content:
             out.blocks.append(text_block(content))
     elif content is not None:
         for j, part in enumerate(content):
-            _part(name, dialect, part, f"{path}.content[{j}]", out)
+            _part(name, dialect, part, f"{path}.content[{j}]", out=out, context=context)
+    annotations = message.get("annotations") if citations else None
+    if annotations:
+        cites = url_citations(name, annotations, f"{path}.annotations", context, out.annotations)
+        if cites:
+            _cite(out.blocks, first_text, cites, name, f"{path}.annotations")
     refusal = message.get("refusal")
     if refusal:
         out.blocks.append(text_block(refusal))
@@ -149,20 +175,94 @@ def thinking_text(name: str, part: AssistantPart, path: str) -> str:
     return "".join(c.get("text", "") for c in checked["thinking"] if c.get("type", "text") == "text")
 
 
-def _part(name: str, dialect: ChatDialect, part: AssistantPart, path: str, out: AssistantRead) -> None:
+def url_citations(
+    name: str,
+    annotations: list[Annotation],
+    path: str,
+    context: RequestContext,
+    others: list[Annotation],
+) -> list[dict[str, Any]]:
+    """`url_citation` annotations -> UrlCitation dicts (checked when the text block is made);
+    any other type is appended to `others` (kept raw) with a WARN."""
+    cites: list[dict[str, Any]] = []
+    for j, item in enumerate(annotations):
+        detail = item.get("url_citation")
+        if item.get("type") != "url_citation" or detail is None:
+            warn(
+                name,
+                context,
+                "annotation",
+                f"annotation of type {item.get('type')!r} has no canonical form; kept in provider_raw",
+                f"{path}[{j}]",
+            )
+            others.append(item)
+            continue
+        cite: dict[str, Any] = {"type": "url", "url": detail.get("url")}
+        for wire_key, key in _CITATION_FIELDS.items():
+            value = cast(Fields, detail).get(wire_key)
+            if value is not None:
+                cite[key] = value
+        cites.append(cite)
+    return cites
+
+
+_CITATION_FIELDS = {
+    "title": "title",
+    "content": "cited_text",
+    "start_index": "start_index",
+    "end_index": "end_index",
+}
+"""url_citation field -> UrlCitation field (OpenRouter's cited `content` is the cited text)."""
+
+
+def cited_text_block(text: str, cites: list[dict[str, Any]], *, provider: str, path: str) -> TextBlock:
+    """A text block with its citations, validated (a citation the schema refuses: WireFormatError)."""
+    try:
+        block: TextBlock = validate_text({"type": "text", "text": text, "citations": cites})
+    except ValidationError as exc:
+        raise not_canonical(exc, provider=provider, path=path) from None
+    return block
+
+
+def _cite(blocks: list[ContentBlock], first: int, cites: list[dict[str, Any]], name: str, path: str) -> None:
+    """Put the citations on the message's text (the last text block read from `content`;
+    the indices point into that text), or on a new empty one when there is none."""
+    for i in range(len(blocks) - 1, first - 1, -1):
+        block = blocks[i]
+        if isinstance(block, TextBlock):
+            blocks[i] = cited_text_block(block.text, cites, provider=name, path=path)
+            return
+    blocks.insert(first, cited_text_block("", cites, provider=name, path=path))
+
+
+def warn(name: str, context: RequestContext, what: str, reason: str, path: str) -> None:
+    """The §7.3 WARN of a reply part metis cannot hold as a block (kept in provider_raw)."""
+    warn_loss(
+        adapter=name,
+        session_id=context.session_id,
+        message_id=context.message_id,
+        block_type=what,
+        reason=reason,
+        text=f"{name}: {reason} ({path})",
+    )
+
+
+def _part(
+    name: str,
+    dialect: ChatDialect,
+    part: AssistantPart,
+    path: str,
+    *,
+    out: AssistantRead,
+    context: RequestContext,
+) -> None:
     kind = part.get("type")
     if kind == "thinking" and dialect.thinking_parts:
         out.blocks.append(thinking_block({"type": "thinking", "text": thinking_text(name, part, path)}))
         return
     text = part.get("text") if kind == "text" else part.get("refusal") if kind == "refusal" else None
     if text is None:
-        log.warning(
-            "%s: skipped assistant content part of type %r at %s",
-            name,
-            kind,
-            path,
-            extra={"adapter": name, "path": path},
-        )
+        warn(name, context, str(kind), f"assistant content part of type {kind!r} skipped", path)
         out.unsupported.append(part)
         return
     out.blocks.append(text_block(text))
@@ -170,12 +270,18 @@ def _part(name: str, dialect: ChatDialect, part: AssistantPart, path: str, out: 
 
 
 def _reasoning(
-    name: str, dialect: ChatDialect, message: AssistantFields, path: str, out: AssistantRead
+    name: str,
+    dialect: ChatDialect,
+    message: AssistantFields,
+    path: str,
+    *,
+    out: AssistantRead,
+    context: RequestContext,
 ) -> None:
     details = message.get("reasoning_details") if dialect.reasoning_details else None
     if details:
         for j, item in enumerate(details):
-            block = detail_block(name, item, f"{path}.reasoning_details[{j}]")
+            block = detail_block(name, item, f"{path}.reasoning_details[{j}]", context)
             if block is not None:
                 out.blocks.append(block)
         out.details = details
@@ -185,10 +291,11 @@ def _reasoning(
         text = fields.get(key)
         if text:
             out.blocks.append(thinking_block({"type": "thinking", "text": text}))
+            out.reasoning_key = key
             return
 
 
-def detail_block(name: str, item: ReasoningDetail, path: str) -> ContentBlock | None:
+def detail_block(name: str, item: ReasoningDetail, path: str, context: RequestContext) -> ContentBlock | None:
     """A reasoning_details item -> ThinkingBlock / RedactedThinkingBlock (None: kept raw only)."""
     kind = item.get("type")
     data = item.get("data")
@@ -196,11 +303,12 @@ def detail_block(name: str, item: ReasoningDetail, path: str) -> ContentBlock | 
         return RedactedThinkingBlock(type="redacted_thinking", data=data)
     key = DETAIL_TEXT_KEYS.get(kind) if kind is not None else None
     if key is None:
-        log.warning(
-            "%s: reasoning_details item of type %r has no canonical block; kept in provider_raw",
+        warn(
             name,
-            kind,
-            extra={"adapter": name, "path": path},
+            context,
+            "reasoning_details",
+            f"reasoning_details item of type {kind!r} has no canonical block; kept in provider_raw",
+            path,
         )
         return None
     fields = cast(Fields, item)
@@ -211,11 +319,12 @@ def detail_block(name: str, item: ReasoningDetail, path: str) -> ContentBlock | 
 
 def _tool_call(name: str, call: ToolCall, path: str, context: RequestContext, out: AssistantRead) -> None:
     if call.get("type", "function") != "function":
-        log.warning(
-            "%s: tool call of type %r has no canonical form; kept in provider_raw",
+        warn(
             name,
-            call.get("type"),
-            extra={"adapter": name, "path": path},
+            context,
+            "tool_call",
+            f"tool call of type {call.get('type')!r} has no canonical form; kept in provider_raw",
+            path,
         )
         out.unsupported.append(call)
         return
@@ -242,10 +351,13 @@ def _tool_call(name: str, call: ToolCall, path: str, context: RequestContext, ou
 
 __all__ = [
     "AssistantRead",
+    "cited_text_block",
     "detail_block",
     "not_canonical",
     "read_assistant",
     "read_response",
     "response_raw",
     "thinking_text",
+    "url_citations",
+    "warn",
 ]

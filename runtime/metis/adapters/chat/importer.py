@@ -8,20 +8,20 @@ Parts and fields metis cannot hold are dropped with a WARN and listed in
 `WireImport.dropped` with their path and value. The deprecated `function` role and a lone
 `function_call` have no tool call id to link a result to: WireFormatError, not a guess.
 Cache markers and a `developer` system role come back as `metis` directives (see
-`to_wire`), so the import replays as it was sent.
+`to_wire`), so the import replays as it was sent. Media parts are read by `media`:
+`file` parts become DocumentBlocks (`filename` as the title), `input_audio` AudioBlocks,
+`video_url` VideoBlocks (where the dialect has them), and a tool message's `image_url`
+parts images in the result where the dialect takes them (`tool_result_images`). `annotations`
+on an assistant turn are listed as dropped: no dialect sends them back (see `to_wire`).
 """
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from typing import Any, cast
 
 from metis_schema.v2 import (
     ContentBlock,
-    ImageBlock,
-    MediaSource,
-    MediaSourceKind,
     Message,
     Role,
     TextBlock,
@@ -33,18 +33,18 @@ from pydantic import ValidationError
 from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
-from .._lossy import import_drop
-from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
+from .._lossy import import_drop, warn_loss
+from .._shared import import_model, imported_tool
 from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import ChatDialect
 from .from_wire import not_canonical, read_assistant, response_raw
+from .media import MediaReader
 from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
 from .wire import (
     Content,
     Fields,
     HistoryAssistantMessage,
-    Part,
     Request,
     RequestMessage,
     SystemMessage,
@@ -52,8 +52,6 @@ from .wire import (
     ToolMessage,
     UserMessage,
 )
-
-log = logging.getLogger("metis.adapters")
 
 _BODY_KEYS = frozenset({"model", "messages", "tools"})
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", "name", "function_call"})
@@ -83,6 +81,7 @@ class _Importer:
         self.dropped: list[dict[str, Any]] = []
         self.breakpoints: dict[str, Any] = {}
         self.system_roles: list[str] = []
+        self.media = MediaReader(name, dialect, self.drop)
         self.assistant_keys = _ASSISTANT_KEYS | set(dialect.plain_reasoning_keys)
         if dialect.reasoning_details:
             self.assistant_keys |= {"reasoning_details"}
@@ -147,11 +146,14 @@ class _Importer:
         if self.system_roles and self.system_roles[0] == "developer":
             out["system_role"] = "developer"
         if len(set(self.system_roles)) > 1:
-            log.warning(
-                "%s: request mixes system and developer roles; all replay as %s",
-                self.name,
-                self.system_roles[0],
-                extra={"adapter": self.name},
+            reason = f"request mixes system and developer roles; all replay as {self.system_roles[0]}"
+            warn_loss(
+                adapter=self.name,
+                session_id=self.session_id,
+                message_id=None,
+                block_type="system_role",
+                reason=reason,
+                text=f"{self.name} import: {reason}",
             )
         if self.breakpoints:
             out["cache_breakpoints"] = [
@@ -223,13 +225,13 @@ class _Importer:
     def system(self, wire: SystemMessage, path: str) -> Message:
         self.system_roles.append(wire["role"])
         content = wire.get("content")
-        message = self.new(Role.system, self.parts(content, path, allow_images=False), path)
+        message = self.new(Role.system, self.parts(content, path, media=False), path)
         self.note_message_cache(content, message, path)
         return message
 
     def user(self, wire: UserMessage, path: str) -> Message | None:
         content = wire.get("content")
-        blocks = self.parts(content, path, allow_images=True)
+        blocks = self.parts(content, path, media=True)
         if not blocks:
             return None  # every part was dropped (and listed)
         message = self.new(Role.user, blocks, path)
@@ -246,8 +248,11 @@ class _Importer:
                 path=f"{path}.tool_call_id",
             )
         content = wire.get("content")
-        blocks = self.parts(content, path, allow_images=False)
-        result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
+        blocks = self.parts(content, path, media=False, images=self.dialect.tool_result_images)
+        try:
+            result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
+        except ValidationError as exc:
+            raise not_canonical(exc, provider=self.name, path=path) from None
         message = self.new(Role.tool, [result], path, parent_tool_use_id=canonical)
         self.note_message_cache(content, message, path)
         return message
@@ -257,7 +262,7 @@ class _Importer:
         for key in sorted(fields.keys() - self.assistant_keys):
             if fields[key] is not None:
                 self.drop(f"{path}.{key}", fields[key], "no canonical place for this assistant field")
-        read = read_assistant(self.name, self.dialect, wire, path=path, context=self.context)
+        read = read_assistant(self.name, self.dialect, wire, path=path, context=self.context, citations=False)
         for part in read.unsupported:
             self.drop(path, part, "no canonical form")
         read.unsupported = []
@@ -271,10 +276,15 @@ class _Importer:
         self.note_message_cache(wire.get("content"), message, path)
         return message
 
-    def parts(self, content: Content | None, path: str, *, allow_images: bool) -> list[ContentBlock]:
-        """`content` as a string or parts -> text (and image) blocks; other parts dropped and listed."""
+    def parts(
+        self, content: Content | None, path: str, *, media: bool, images: bool | None = None
+    ) -> list[ContentBlock]:
+        """`content` as a string or parts -> text blocks, and where `media` (USER messages)
+        image, document and audio blocks (images alone where `images`); other parts dropped
+        and listed."""
         if isinstance(content, str):
             return [TextBlock(type="text", text=content)]
+        images = media if images is None else images
         blocks: list[ContentBlock] = []
         for j, part in enumerate(content or ()):
             part_path = f"{path}.content[{j}]"
@@ -282,37 +292,17 @@ class _Importer:
             text = part.get("text")
             if kind == "text" and text is not None:
                 blocks.append(TextBlock(type="text", text=text))
-            elif kind == "image_url" and allow_images:
-                blocks.append(self.image(part, part_path))
+            elif kind == "image_url" and images:
+                blocks.append(self.media.image(part, part_path))
+            elif kind == "file" and media and "file" in part:
+                blocks.append(self.media.document(part["file"], part_path))
+            elif kind == "input_audio" and media and "input_audio" in part:
+                blocks.append(self.media.audio(part["input_audio"], part_path))
+            elif kind == "video_url" and media and self.dialect.video_parts and "video_url" in part:
+                blocks.append(self.media.video(part["video_url"], part_path))
             else:
                 self.drop(part_path, part, f"content part of type {kind!r} has no canonical form here")
         return blocks
-
-    def image(self, part: Part, path: str) -> ImageBlock:
-        image_url = part.get("image_url")
-        if image_url is None:
-            raise WireFormatError("image_url has no url", provider=self.name, path=f"{path}.image_url")
-        if isinstance(image_url, str):
-            url = image_url
-        else:
-            url = image_url["url"]
-            for key in image_url.keys() - {"url"}:
-                value = cast(Fields, image_url)[key]
-                self.drop(f"{path}.image_url.{key}", value, "no canonical place for this image field")
-        try:
-            parsed = parse_data_url(url)
-        except WireFormatError as exc:
-            raise WireFormatError(exc.message, provider=self.name, path=f"{path}.image_url.url") from None
-        if parsed is not None:
-            media_type, data = parsed
-            source = MediaSource(kind=MediaSourceKind.base64, data=data)
-        else:
-            media_type = url_image_media_type(url)
-            source = MediaSource(kind=MediaSourceKind.url, data=url)
-        try:
-            return ImageBlock(type="image", source=source, media_type=media_type)
-        except ValidationError as exc:
-            raise not_canonical(exc, provider=self.name, path=path) from None
 
     # --- cache markers and drops ----------------------------------------------------
 

@@ -9,15 +9,20 @@ argument fragments follow, and it ends at `finish_reason`. `message_complete` wa
 `finish_reason` still ends the stream as ERROR; a second `finish_reason` is not a second
 finish. Unknown keys (e.g. `obfuscation`) are ignored; SSE comments (`: OPENROUTER
 PROCESSING`) never reach here.
+
+`annotations` (url citations) arrive whole in a delta, with or after the text they cite:
+they are collected, and before `message_complete` the text block is sent again whole, with
+its citations, as a `block` event at its index (the assembler replaces the streamed text
+with it), so the assembled stream equals the whole reply.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from metis_schema.v2 import (
+    BlockEvent,
     ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,
@@ -34,8 +39,9 @@ from .._framing import SSEEvent, SSEFramer
 from .._wire import read_json
 from ..base import StreamDecoder
 from .facts import ChatDialect, stop_reason
-from .from_wire import DETAIL_TEXT_KEYS, response_raw, thinking_text
+from .from_wire import DETAIL_TEXT_KEYS, cited_text_block, response_raw, thinking_text, url_citations, warn
 from .wire import (
+    Annotation,
     AssistantPart,
     Chunk,
     ChunkChoice,
@@ -47,8 +53,6 @@ from .wire import (
     canonical_arguments,
     raw_arguments_to_keep,
 )
-
-log = logging.getLogger("metis.adapters")
 
 _CONCATENATED = ("text", "summary", "data")
 """reasoning_details fragment fields that arrive in pieces (the rest: the latest value wins)."""
@@ -76,6 +80,10 @@ class ChatStreamDecoder(StreamDecoder):
         self._framer = SSEFramer()
         self._next_block = 0
         self._text: int | None = None
+        self._text_parts: list[str] = []
+        self._citations: list[dict[str, Any]] = []
+        self._other_annotations: list[Annotation] = []
+        self._reasoning_key: str | None = None
         self._refusal: int | None = None
         self._plain_reasoning: int | None = None
         self._details: dict[int, dict[str, Any]] = {}
@@ -115,6 +123,8 @@ class ChatStreamDecoder(StreamDecoder):
             "finish_reason": self._finish,
             "arguments": arguments or None,
             "reasoning_details": details or None,
+            "reasoning_key": self._reasoning_key,
+            "annotations": self._other_annotations or None,
         }
         return response_raw(self.name, meta)
 
@@ -178,6 +188,11 @@ class ChatStreamDecoder(StreamDecoder):
                 events.extend(self._part(part))
         elif content:
             events.extend(self._text_delta(content))
+        annotations = delta.get("annotations")
+        if annotations:
+            self._citations += url_citations(
+                self.name, annotations, "stream.delta.annotations", self.context, self._other_annotations
+            )
         refusal = delta.get("refusal")
         if refusal:
             self._refusal = self._new_block() if self._refusal is None else self._refusal
@@ -197,6 +212,7 @@ class ChatStreamDecoder(StreamDecoder):
 
     def _text_delta(self, text: str) -> list[StreamEvent]:
         self._text = self._new_block() if self._text is None else self._text
+        self._text_parts.append(text)
         return [TextDeltaEvent(type="text_delta", index=self._text, text=text)]
 
     def _part(self, part: AssistantPart) -> list[StreamEvent]:
@@ -228,6 +244,7 @@ class ChatStreamDecoder(StreamDecoder):
             if text:
                 if self._plain_reasoning is None:
                     self._plain_reasoning = self._new_block()
+                self._reasoning_key = key
                 return [ThinkingDeltaEvent(type="thinking_delta", index=self._plain_reasoning, text=text)]
         return []
 
@@ -324,10 +341,12 @@ class ChatStreamDecoder(StreamDecoder):
                 continue
             tool.ended = True
             if tool.canonical is None:
-                log.warning(
-                    "%s: streamed tool call without a name dropped",
+                warn(
                     self.name,
-                    extra={"adapter": self.name, "session_id": self.context.session_id},
+                    self.context,
+                    "tool_use",
+                    "streamed tool call without a name dropped",
+                    f"stream.tool_calls[{tool.block}]",
                 )
                 continue
             events.append(ToolUseEndEvent(type="tool_use_end", index=tool.block))
@@ -338,6 +357,7 @@ class ChatStreamDecoder(StreamDecoder):
             return []  # already over, or cut before finish_reason: the assembler says CANCELLED
         self._stopped = True
         events = self._end_tools()
+        events.extend(self._cited_text())
         if self._next_block == 0:
             events.append(TextDeltaEvent(type="text_delta", index=self._new_block(), text=""))
         events.append(
@@ -350,6 +370,16 @@ class ChatStreamDecoder(StreamDecoder):
             )
         )
         return events
+
+    def _cited_text(self) -> list[StreamEvent]:
+        """The text block again, whole with its citations (see the module doc)."""
+        if not self._citations:
+            return []
+        index = self._new_block() if self._text is None else self._text
+        block = cited_text_block(
+            "".join(self._text_parts), self._citations, provider=self.name, path="stream.delta.annotations"
+        )
+        return [BlockEvent(type="block", index=index, block=block)]
 
 
 def _text(value: Any) -> str | None:

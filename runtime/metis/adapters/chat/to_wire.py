@@ -19,16 +19,30 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
 - A tool call's `arguments` is the provider's own text when provider_raw kept it and it
   still means the block's input, else the canonical compact JSON.
 - `ToolResultBlock.is_error` has no field on the wire: the result text carries the failure.
+- What a dialect row says it takes goes out (the parts: `media`); the rest is dropped
+  with the §7.3 WARN: documents as `file` parts (`file_media_types`, `file_urls`; this provider's own
+  `file_id`), audio as `input_audio` (`audio_formats`), video as `video_url` parts
+  (`video_parts`), images inside tool results (`tool_result_images`). A document's
+  `context` and `citations_enabled` have no place in a `file` part: said in one WARN, the
+  document still goes.
+- Reasoning goes back only to the provider that produced it: OpenRouter's
+  `reasoning_details` and Mistral's thinking parts to the same model; plain reasoning text
+  (`replays_plain_reasoning`) under the key it came in.
+- Citations on assistant text are not sent, and not warned about: no dialect's request
+  assistant message declares `annotations` (openai-python `ChatCompletionAssistantMessageParam`,
+  OpenRouter's `ChatAssistantMessage`). They describe a reply to its reader; the model never
+  reads them back, so leaving them out changes nothing the model sees.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from metis_schema.v2 import (
     AdapterCapabilities,
+    AudioBlock,
+    DocumentBlock,
     ImageBlock,
     Message,
     RedactedThinkingBlock,
@@ -38,18 +52,17 @@ from metis_schema.v2 import (
     ToolDefinition,
     ToolResultBlock,
     ToolUseBlock,
+    VideoBlock,
 )
 
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
-from .._lossy import drop_block
+from .._lossy import drop_block, warn_loss
 from .._shared import (
     DIRECTIVES,
     SYSTEM_ROLES,
-    data_url,
     function_tool,
-    image_base64,
     own_raw,
     produced_at,
     replays_opaque,
@@ -58,9 +71,8 @@ from .._shared import (
 )
 from ..base import AdapterOptions, WireBody
 from .facts import ChatDialect
+from .media import MediaWriter
 from .wire import canonical_arguments
-
-log = logging.getLogger("metis.adapters")
 
 DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
 _TEXT_JOIN = "\n\n"
@@ -86,7 +98,7 @@ def write_request(
             by_id[message.id] = out
     body: dict[str, Any] = {"model": entry.wire_model, "messages": wire_messages}
     _options(name, dialect, body, tools, options)
-    _cache_markers(name, dialect, body, by_id, directives)
+    _cache_markers(name, dialect, body, by_id, directives, session_id=options.session_id)
     body.update(extra)
     return body
 
@@ -118,10 +130,14 @@ def _options(
     }
     facts.options_to_wire(values, body)
     if options.thinking_budget is not None and "thinking_budget" not in facts.options:
-        log.warning(
-            "%s: thinking_budget has no Chat Completions field; not sent; use reasoning_effort",
-            name,
-            extra={"adapter": name, "session_id": options.session_id},
+        reason = "thinking_budget has no Chat Completions field; not sent; use reasoning_effort"
+        warn_loss(
+            adapter=name,
+            session_id=options.session_id,
+            message_id=None,
+            block_type="thinking_budget",
+            reason=reason,
+            text=f"{name}: {reason}",
         )
     if tools:
         body["tools"] = [function_tool(t) for t in tools]
@@ -140,13 +156,21 @@ def _cache_markers(
     body: dict[str, Any],
     by_id: dict[str, dict[str, Any]],
     directives: dict[str, Any],
+    *,
+    session_id: str,
 ) -> None:
     points = directives.get("cache_breakpoints") or []
     if not points:
         return
     if not dialect.cache_control:
-        log.warning(
-            "%s: cache_breakpoints ignored; this API caches automatically", name, extra={"adapter": name}
+        reason = "cache_breakpoints ignored; this API caches automatically"
+        warn_loss(
+            adapter=name,
+            session_id=session_id,
+            message_id=None,
+            block_type="cache_breakpoint",
+            reason=reason,
+            text=f"{name}: {reason}",
         )
         return
     default = directives.get("cache_control") or DEFAULT_CACHE_CONTROL
@@ -160,8 +184,14 @@ def _cache_markers(
         elif point in by_id and _mark_cache(by_id[point], control):
             continue
         else:
-            log.warning(
-                "%s: cache breakpoint %r names nothing that was sent", name, point, extra={"adapter": name}
+            reason = f"cache breakpoint {point!r} names nothing that was sent"
+            warn_loss(
+                adapter=name,
+                session_id=session_id,
+                message_id=point if isinstance(point, str) and point != "tools" else None,
+                block_type="cache_breakpoint",
+                reason=reason,
+                text=f"{name}: {reason}",
             )
 
 
@@ -196,6 +226,8 @@ class _Writer:
         self.caps = caps
         self.system_role: str = directives.get("system_role", "system")
         self.empty_content: str | None = directives.get("empty_content")
+        self.dialect = dialect
+        self.media = MediaWriter(name, dialect, options, model_id, caps, drop=self.drop)
         self.reasoning_details = dialect.reasoning_details
         self.thinking_parts = dialect.thinking_parts
         self.by_role: dict[Role, Callable[[Message], dict[str, Any] | None]] = {
@@ -218,38 +250,40 @@ class _Writer:
     def user(self, message: Message) -> dict[str, Any] | None:
         parts: list[dict[str, Any]] = []
         for index, block in enumerate(message.content):
+            part: dict[str, Any] | None = None
             if isinstance(block, TextBlock):
-                parts.append({"type": "text", "text": block.text})
+                part = {"type": "text", "text": block.text}
             elif isinstance(block, ImageBlock):
-                part = self.image(block, message, index)
-                if part is not None:
-                    parts.append(part)
+                part = self.media.image(block, message, index)
+            elif isinstance(block, DocumentBlock):
+                part = self.media.document(block, message, index)
+            elif isinstance(block, AudioBlock):
+                part = self.media.audio(block, message, index)
+            elif isinstance(block, VideoBlock):
+                part = self.media.video(block, message, index)
             else:
-                self.drop(message, index, block.type, "USER messages carry text and images only")
+                self.drop(
+                    message,
+                    index,
+                    block.type,
+                    "USER messages carry text, images, documents, audio and video only",
+                )
+            if part is not None:
+                parts.append(part)
         if not parts:
             return None
         if len(parts) == 1 and parts[0]["type"] == "text":
             return {"role": "user", "content": parts[0]["text"]}
         return {"role": "user", "content": parts}
 
-    def image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
-        if not self.caps.supports_images:
-            self.drop(message, index, "image", f"{self.model_id} does not accept images")
-            return None
-        accepted = self.caps.accepted_image_media_types
-        if accepted and block.media_type not in accepted:
-            self.drop(message, index, "image", f"{self.model_id} does not accept {block.media_type}")
-            return None
-        b64 = image_base64(block, self.options)
-        url = block.source.data if b64 is None else data_url(block.media_type, b64)
-        return {"type": "image_url", "image_url": {"url": url}}
-
     def assistant(self, message: Message) -> dict[str, Any] | None:
         raw = own_raw(message, self.name)
         details = self.replayable_details(message, raw)
+        reasoning_key = self.reasoning_key(message, raw) if details is None else None
         texts: list[str] = []
         calls: list[dict[str, Any]] = []
         thoughts: list[dict[str, Any]] = []
+        reasoning: list[str] = []
         own_thinking = self.thinking_parts and message.metadata.model == self.model_id
         for index, block in enumerate(message.content):
             if isinstance(block, TextBlock):
@@ -258,6 +292,8 @@ class _Writer:
                 calls.append(self.tool_call(block, raw))
             elif isinstance(block, ThinkingBlock) and own_thinking:
                 thoughts.append({"type": "thinking", "thinking": [{"type": "text", "text": block.text}]})
+            elif isinstance(block, ThinkingBlock) and reasoning_key is not None:
+                reasoning.append(block.text)
             elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                 if details is None:
                     self.drop(message, index, block.type, self.reasoning_drop_reason(message))
@@ -270,6 +306,10 @@ class _Writer:
             out["tool_calls"] = calls
         if details is not None:
             out["reasoning_details"] = details
+            if out["content"] is None and not calls:
+                out["content"] = ""
+        if reasoning_key is not None and reasoning:
+            out[reasoning_key] = "".join(reasoning)
             if out["content"] is None and not calls:
                 out["content"] = ""
         if thoughts:  # thinking parts first, then the text as one text part
@@ -288,8 +328,28 @@ class _Writer:
         same = message.metadata.model == self.model_id and replays_opaque(message, self.name, self.options)
         return details if same else None
 
+    def reasoning_key(self, message: Message, raw: dict[str, Any]) -> str | None:
+        """The key this provider's own plain reasoning text goes back under (see the row's
+        `replays_plain_reasoning`), when the same model is asked again; else None.
+
+        The same model, not only the same provider: one row serves every compatible server,
+        and OpenAI's own API refuses keys its messages do not declare.
+        """
+        key = raw.get("reasoning_key")
+        if (
+            self.dialect.replays_plain_reasoning
+            and key in self.dialect.plain_reasoning_keys
+            and message.metadata.model == self.model_id
+        ):
+            return str(key)
+        return None
+
     def reasoning_drop_reason(self, message: Message) -> str:
-        if not self.reasoning_details and not self.thinking_parts:
+        if (
+            not self.reasoning_details
+            and not self.thinking_parts
+            and not self.dialect.replays_plain_reasoning
+        ):
             return "Chat Completions cannot carry reasoning"
         source = message.metadata.model or "another model"
         return (
@@ -310,14 +370,22 @@ class _Writer:
             raise WireFormatError(
                 "a TOOL message must hold one tool_result block", provider=self.name, message_id=message.id
             )
-        texts: list[str] = []
+        parts: list[dict[str, Any]] = []
         for part in block.content:
             if isinstance(part, TextBlock):
-                texts.append(part.text)
+                parts.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImageBlock) and self.dialect.tool_result_images:
+                image = self.media.image(part, message, 0)
+                if image is not None:
+                    parts.append(image)
             else:
-                self.drop(message, 0, part.type, "Chat Completions tool messages carry text only")
-        content = _text_content(texts) if texts else ""
-        return {"role": "tool", "tool_call_id": self.wire_id(block.tool_use_id), "content": content}
+                carried = "text and images" if self.dialect.tool_result_images else "text only"
+                self.drop(message, 0, part.type, f"{self.name} tool messages carry {carried}")
+        return {
+            "role": "tool",
+            "tool_call_id": self.wire_id(block.tool_use_id),
+            "content": _tool_content(parts),
+        }
 
     def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
         drop_block(adapter=self.name, message=message, index=index, block_type=block_type, reason=reason)
@@ -328,6 +396,15 @@ def _text_content(texts: list[str]) -> str | list[dict[str, Any]]:
     if len(texts) == 1:
         return texts[0]
     return [{"type": "text", "text": t} for t in texts]
+
+
+def _tool_content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A tool message's content: one text as a string, else the parts ("" when none)."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return str(parts[0]["text"])
+    return parts
 
 
 def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:

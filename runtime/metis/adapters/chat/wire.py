@@ -115,6 +115,27 @@ class ThinkingPart(TypedDict):
     thinking: list[ThinkingChunk]
 
 
+@with_config(_LOOSE)
+class UrlCitationDetail(TypedDict):
+    """`url_citation` of an annotation: the cited page and the span of the message text it
+    supports (OpenAI: `url`, `title`, `start_index`, `end_index`; OpenRouter adds the cited
+    `content`)."""
+
+    url: NotRequired[str]
+    title: NotRequired[str | None]
+    content: NotRequired[str | None]
+    start_index: NotRequired[int | None]
+    end_index: NotRequired[int | None]
+
+
+@with_config(_LOOSE)
+class Annotation(TypedDict):
+    """An item of `message.annotations` (`url_citation`; other types are kept raw)."""
+
+    type: NotRequired[str]
+    url_citation: NotRequired[UrlCitationDetail]
+
+
 AssistantContent = Annotated[
     Annotated[str, Tag("string")]
     | Annotated[list[AssistantPart], Tag("array")]
@@ -154,6 +175,8 @@ class AssistantFields(TypedDict):
     """Plain reasoning text (OpenRouter, Ollama `/v1`)."""
     reasoning_content: NotRequired[str | None]
     """Plain reasoning text (llama.cpp, vLLM)."""
+    annotations: NotRequired[list[Annotation] | None]
+    """Citations of the message text (web search): `url_citation` items."""
 
 
 @with_config(_READ)
@@ -242,6 +265,8 @@ class Delta(TypedDict):
     reasoning_details: NotRequired[list[ReasoningDetail] | None]
     reasoning: NotRequired[str | None]
     reasoning_content: NotRequired[str | None]
+    annotations: NotRequired[list[Annotation] | None]
+    """Citations, sent whole in one delta (OpenRouter: with or after the last text)."""
 
 
 @with_config(_READ)
@@ -275,11 +300,40 @@ class ImageUrl(TypedDict):
 
 
 @with_config(_LOOSE)
+class FilePart(TypedDict):
+    """`file` of a `file` part: inline bytes (`file_data`, a data URL; a URL on OpenRouter)
+    or an uploaded `file_id`, with the `filename` shown to the model."""
+
+    file_data: NotRequired[NonEmpty]
+    file_id: NotRequired[NonEmpty]
+    filename: NotRequired[str]
+
+
+@with_config(_LOOSE)
+class InputAudio(TypedDict):
+    """`input_audio` of an audio part: base64 bytes and their format (`wav`, `mp3`, ...)."""
+
+    data: NonEmpty
+    format: NonEmpty
+
+
+@with_config(_LOOSE)
+class VideoUrl(TypedDict):
+    """`video_url` of an OpenRouter video part: a URL or a base64 data URL."""
+
+    url: NonEmpty
+
+
+@with_config(_LOOSE)
 class Part(TypedDict):
-    """A content part of a request message (`text`, `image_url`; others are dropped and listed)."""
+    """A content part of a request message (`text`, `image_url`, `file`, `input_audio`;
+    others are dropped and listed)."""
 
     type: NotRequired[str]
     text: NotRequired[str]
+    file: NotRequired[FilePart]
+    input_audio: NotRequired[InputAudio]
+    video_url: NotRequired[VideoUrl]
     image_url: NotRequired[
         Annotated[
             Annotated[ImageUrl, Tag("object")] | Annotated[NonEmpty, Tag("string")],
@@ -413,6 +467,7 @@ def raw_arguments_to_keep(raw: str) -> str | None:
 
 
 __all__ = [
+    "Annotation",
     "AssistantMessage",
     "AssistantPart",
     "Chunk",

@@ -9,7 +9,6 @@ which is also the order a stream delivers them. Ollama ends a tool call with
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,12 +20,11 @@ from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
+from .._lossy import warn_loss
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from .facts import FACTS, NAME
 from .wire import ChatResponse, Final, ToolCall, Turn
-
-log = logging.getLogger("metis.adapters.ollama")
 
 _DURATIONS: tuple[str, ...] = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 """Timing fields of a final response, in nanoseconds: kept in provider_raw, never taken as latency."""
@@ -132,8 +130,17 @@ def read_response(body: Any, context: RequestContext) -> Message:
     raw = Raw()
     content = reply_content(message, context, raw)
     raw.record_final(response)
-    if message.get("images"):
-        log.warning("ignored %d image(s) in an assistant response", len(message.get("images") or ()))
+    images = message.get("images")
+    if images:
+        reason = f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
+        warn_loss(
+            adapter=NAME,
+            session_id=context.session_id,
+            message_id=context.message_id,
+            block_type="image",
+            reason=reason,
+            text=f"{NAME}: {reason}",
+        )
     return finish_assistant(
         context,
         provider=NAME,

@@ -11,7 +11,6 @@ carry in `dropped`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -36,15 +35,13 @@ from ...assembly import RequestContext, import_context, imported_assistant, impo
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
-from .._lossy import import_drop
+from .._lossy import import_drop, warn_loss
 from .._shared import import_model, imported_tool
 from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import FACTS, NAME
 from .from_wire import Raw, reply_content
 from .wire import ChatRequest, Image, RequestMessage, RequestTool
-
-log = logging.getLogger("metis.adapters.ollama")
 
 _WIRE_TO_ROLE: dict[str, Role] = {
     "system": Role.system,
@@ -96,10 +93,18 @@ def import_request(body: Any, *, session_id: str, tool_ids: ToolIdMap) -> WireIm
     )
 
 
-def _image_block(image: Image, path: str) -> ImageBlock:
+def _image_block(image: Image, path: str, session_id: str) -> ImageBlock:
     media_type = image.media_type
     if media_type is None:
-        log.warning("image at %s has an unknown format; recorded as image/png", path, extra={"path": path})
+        reason = f"image at {path} has an unknown format; recorded as image/png"
+        warn_loss(
+            adapter=NAME,
+            session_id=session_id,
+            message_id=None,
+            block_type="image",
+            reason=reason,
+            text=f"{NAME} import: {reason}",
+        )
         media_type = "image/png"
     return ImageBlock(
         type="image", source=MediaSource(kind=MediaSourceKind.base64, data=image.data), media_type=media_type
@@ -158,7 +163,8 @@ class _Importer:
 
     def _images(self, wire: RequestMessage, path: str) -> list[ContentBlock]:
         return [
-            _image_block(image, f"{path}.images[{i}]") for i, image in enumerate(wire.get("images") or ())
+            _image_block(image, f"{path}.images[{i}]", self.session_id)
+            for i, image in enumerate(wire.get("images") or ())
         ]
 
     def _plain(self, role: Role, wire: RequestMessage, path: str) -> Message:

@@ -9,7 +9,6 @@ assembled stream equals the non-streamed message.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from metis_schema.v2 import (
@@ -28,13 +27,12 @@ from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from .._framing import NDJSONFramer
+from .._lossy import warn_loss
 from .._wire import read_json
 from ..base import StreamDecoder
 from .facts import FACTS, NAME
 from .from_wire import Raw, arguments_text, stop_reason
 from .wire import ReplyMessage, StreamLine, ToolCall
-
-log = logging.getLogger("metis.adapters.ollama")
 
 
 class OllamaStreamDecoder(StreamDecoder):
@@ -64,8 +62,19 @@ class OllamaStreamDecoder(StreamDecoder):
                 events.extend(self._line(line))
             except WireFormatError as exc:
                 # A cut connection leaves half a line: what came before is kept (CANCELLED).
-                log.warning("stream ended inside a line; dropped it: %s", exc, extra={"raw": line[:200]})
+                self._warn("stream_line", f"stream ended inside a line; dropped it: {exc}")
         return events
+
+    def _warn(self, what: str, reason: str) -> None:
+        """The §7.3 WARN of stream content that was not kept."""
+        warn_loss(
+            adapter=NAME,
+            session_id=self._context.session_id,
+            message_id=self._context.message_id,
+            block_type=what,
+            reason=reason,
+            text=f"{NAME}: {reason}",
+        )
 
     def provider_raw(self) -> dict[str, Any] | None:
         return self._raw.as_dict()
@@ -81,7 +90,7 @@ class OllamaStreamDecoder(StreamDecoder):
             StreamLine, text, provider=NAME, path=f"stream line {self._lines}", what="stream line"
         )
         if self._finished:
-            log.warning("ignored a stream line after the end of the response", extra={"raw": text[:200]})
+            self._warn("stream_line", f"ignored a stream line after the end of the response: {text[:200]}")
             return []
         if "error" in line:
             self._finished = True
@@ -119,6 +128,11 @@ class OllamaStreamDecoder(StreamDecoder):
             events.append(TextDeltaEvent(type="text_delta", index=self._text_index, text=text))
         for call in message.get("tool_calls") or ():
             events.extend(self._tool_call(call))
+        images = message.get("images")
+        if images:  # as in a whole reply (`from_wire.read_response`): images are input only
+            self._warn(
+                "image", f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
+            )
         return events
 
     def _tool_call(self, call: ToolCall) -> list[StreamEvent]:

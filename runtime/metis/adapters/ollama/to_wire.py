@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -55,8 +54,6 @@ from .._schema import inline_refs, uses_refs
 from .._shared import function_tool, image_base64, own_raw, parse_data_url
 from ..base import AdapterOptions, WireBody
 from .facts import FACTS, NAME
-
-log = logging.getLogger("metis.adapters.ollama")
 
 TEXT_JOIN = "\n\n"
 """Separator between the text blocks of one message (Ollama `content` is one string)."""
@@ -134,18 +131,15 @@ def _tools(
     if not tools or (meaning is not None and meaning[0] == ToolChoice.none):
         return []
     if not caps.supports_tools:
-        log.warning(
-            "model %s does not support tools; %d tool(s) not sent",
-            model,
-            len(tools),
-            extra={"session_id": options.session_id, "adapter": NAME, "model": model},
+        _warn_request(
+            options, "tools", f"model {model} does not support tools; {len(tools)} tool(s) not sent"
         )
         return []
     if meaning is not None and meaning[0] != ToolChoice.auto:  # FACTS.tool_choice is empty: no wire field
-        log.warning(
-            "Ollama has no tool_choice; %r not sent (the model chooses)",
-            options.tool_choice,
-            extra={"session_id": options.session_id, "adapter": NAME},
+        _warn_request(
+            options,
+            "tool_choice",
+            f"Ollama has no tool_choice; {options.tool_choice!r} not sent (the model chooses)",
         )
     return [_function_tool(tool) for tool in tools]
 
@@ -158,10 +152,8 @@ def _think(options: AdapterOptions, caps: AdapterCapabilities, model: str) -> bo
     wanted = options.thinking_budget > 0
     if not caps.supports_thinking:
         if wanted:
-            log.warning(
-                "model %s does not support thinking; think not sent",
-                model,
-                extra={"session_id": options.session_id, "adapter": NAME, "model": model},
+            _warn_request(
+                options, "thinking_budget", f"model {model} does not support thinking; think not sent"
             )
         return None
     return wanted
@@ -339,6 +331,18 @@ def _fetch(fetcher: Callable[[str], bytes], url: str, message: Message, index: i
             path=f"content[{index}]",
         ) from exc
     return base64.b64encode(data).decode("ascii")
+
+
+def _warn_request(options: AdapterOptions, what: str, reason: str) -> None:
+    """The §7.3 WARN of a loss that belongs to the request, not to one message (no message id)."""
+    warn_loss(
+        adapter=NAME,
+        session_id=options.session_id,
+        message_id=None,
+        block_type=what,
+        reason=reason,
+        text=f"{NAME}: {reason}",
+    )
 
 
 def _warn_lossy(message: Message, what: str, reason: str) -> None:
