@@ -14,6 +14,9 @@
   rejects unsigned or foreign thinking, so those blocks are dropped with a WARN (§7.3).
 - What the target model cannot carry (catalog capabilities: images, their media types,
   thinking) is dropped with a WARN; blocks kept in provider_raw go back where they were.
+- Canonical options go where the facts row says (structured output as
+  `output_config.format`); `provider_options["anthropic"]`, then `extra`, are deep-merged
+  last, and other providers' options are reported as dropped (`_options.own_fields`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
 from .._lossy import drop_block, log
+from .._options import merge, own_fields
 from .._shared import image_base64
 from ..base import AdapterOptions, WireBody
 from .facts import FACTS, PROVIDER
@@ -107,9 +111,10 @@ def write_request(
     )
     if options.thinking_budget is not None:
         body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
+    FACTS.output_schema_to_wire(options.output_schema, body)
     if options.stream:
         body["stream"] = True
-    body.update(options.extra)
+    merge(body, own_fields(options, PROVIDER))
     return body
 
 

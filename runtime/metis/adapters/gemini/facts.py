@@ -19,7 +19,7 @@ from metis_schema.v2 import StopReason
 
 from ... import _json
 from ...errors import ProviderError
-from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 
 NAME = "gemini"
 ENDPOINT_KIND = "generativelanguage"
@@ -158,6 +158,11 @@ FACTS = GeminiFacts(
             "top_p": "generationConfig.topP",
             "stop": "generationConfig.stopSequences",
         }
+    ),
+    # JSON Schema proper goes to `responseJsonSchema`; `responseSchema` (Gemini's OpenAPI
+    # subset) and JSON mode without a schema stay provider-only.
+    output_schema=MappingProxyType(
+        {"generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": SCHEMA}}
     ),
 )
 

@@ -4,8 +4,10 @@ tools and options (`WireImport`).
 The body is checked once against the declared `GenerateContentRequest`; what follows only maps.
 Model turns are folded by the same `PartFolder` responses use, so an imported turn replays to
 Gemini exactly. Function responses are paired with the previous model turn's calls by id when
-both carry one, else by name in order. Nothing read is lost silently: request fields with no
-canonical place are `WireImport.unmapped`, parts and tools with none are `WireImport.dropped`.
+both carry one, else by name in order. Nothing read is lost silently: canonical options are
+taken out of the request's option fields (`_options`), and what they leave (`safetySettings`,
+`generationConfig.topK`, ...) is Gemini's own, `options.provider_options["gemini"]`; parts and
+tools with no canonical form are `WireImport.dropped`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._lossy import import_drop
+from .._options import option_fields, take
 from .._shared import imported_tool, resolve_import_model
 from .._wire import read
 from ..base import AdapterOptions, WireImport
@@ -39,15 +42,16 @@ from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
 from .wire import (
     DECLARATION_FIELDS,
-    REQUEST_FIELDS,
     Content,
     FunctionResponse,
     GenerateContentRequest,
-    GenerationConfig,
     Part,
     Tool,
-    ToolConfig,
 )
+
+_CONTENT = frozenset({"contents", "systemInstruction", "tools"})
+"""Top-level request fields the import maps as content (validated under camelCase names);
+every other one is an option."""
 
 _ROLES: dict[str, Role] = {"user": Role.user, "model": Role.assistant, "function": Role.user}
 """Wire role -> canonical role (`function` is the pre-2024 role of function responses)."""
@@ -87,7 +91,6 @@ class _Importer:
         self.context = context
         self.session_id = context.session_id
         self.messages: list[Message] = []
-        self.unmapped: dict[str, Any] = {}
         self.dropped: list[dict[str, Any]] = []
         self.pending: list[_Call] = []  # calls of the last model turn
         self.pending_at = -1
@@ -98,17 +101,9 @@ class _Importer:
             self._system(system)
         for i, content in enumerate(request["contents"]):
             self._content(content, i)
-        options = AdapterOptions(
-            model=self.context.model,
-            session_id=self.session_id,
-            tool_ids=self.context.tool_ids,
-            tool_choice=self._tool_choice(request.get("toolConfig")),
-        )
-        self._generation(request.get("generationConfig"), options)
         tools = self._tools(request.get("tools") or [])
-        self.unmapped.update((key, value) for key, value in request.items() if key not in REQUEST_FIELDS)
         return WireImport(
-            messages=self.messages, tools=tools, options=options, unmapped=self.unmapped, dropped=self.dropped
+            messages=self.messages, tools=tools, options=self._options(request), dropped=self.dropped
         )
 
     # messages
@@ -299,40 +294,34 @@ class _Importer:
                             )
         return out
 
-    def _tool_choice(self, config: ToolConfig | None) -> str | None:
-        """The canonical choice the config means (the facts' table, read backwards); a config
-        that choice does not spell exactly (more allowed names, other keys) is also kept unmapped."""
-        if config is None:
-            return None
-        choice = FACTS.tool_choice_from_wire(config)
-        if choice is None:  # the nearest meaning: its mode alone
-            calling = config.get("functionCallingConfig") or {}
-            mode = calling.get("mode")
-            choice = FACTS.tool_choice_from_wire({"functionCallingConfig": {"mode": mode}}) if mode else None
-        if FACTS.tool_choice_to_wire(choice) != config:
-            self.unmapped["toolConfig"] = config
-        return choice
+    def _options(self, request: GenerateContentRequest) -> AdapterOptions:
+        """Canonical options taken out of the option fields (declared ones under their
+        camelCase names); the rest is Gemini's own."""
+        fields = option_fields(request, _CONTENT)
+        options = AdapterOptions(
+            model=self.context.model,
+            session_id=self.session_id,
+            tool_ids=self.context.tool_ids,
+            tool_choice=FACTS.take_tool_choice(fields, "toolConfig"),
+            thinking_budget=_thinking_budget(fields),
+            output_schema=FACTS.take_output_schema(fields),
+            **FACTS.take_options(fields),
+        )
+        if fields:
+            options.provider_options[NAME] = fields
+        return options
 
-    def _generation(self, config: GenerationConfig | None, options: AdapterOptions) -> None:
-        if config is None:
-            return
-        rest: dict[str, Any] = dict(config)
-        for option, value in FACTS.options_from_wire({"generationConfig": config}).items():
-            setattr(options, option, value)
-            del rest[FACTS.options[option].rsplit(".", 1)[-1]]
-        thinking = rest.pop("thinkingConfig", None)
-        if thinking is not None:
-            thinking = dict(thinking)
-            budget = thinking.get("thinkingBudget")
-            if budget is not None:
-                options.thinking_budget = budget
-                del thinking["thinkingBudget"]
-                if thinking.get("includeThoughts") in (None, budget != 0):
-                    thinking.pop("includeThoughts", None)
-            if thinking:
-                rest["thinkingConfig"] = thinking
-        if rest:
-            self.unmapped["generationConfig"] = rest
+
+def _thinking_budget(fields: dict[str, Any]) -> int | None:
+    """The thinking budget, taken out of the option fields with the `includeThoughts` the
+    writer derives from it (any other value of it stays, Gemini's own)."""
+    budget = take(fields, "generationConfig.thinkingConfig.thinkingBudget")
+    if budget is None:
+        return None
+    thinking = fields.get("generationConfig", {}).get("thinkingConfig", {})
+    if thinking.get("includeThoughts") == (budget != 0):
+        take(fields, "generationConfig.thinkingConfig.includeThoughts")
+    return int(budget)
 
 
 def _match_call(free: list[_Call], response: FunctionResponse, where: str) -> _Call:

@@ -16,6 +16,9 @@
   `output`/`error` keys as the whole output; an object with an `error` key as error details),
   wrapped in `output`/`error` when sending it bare would flip its error meaning. The importer
   reverses this, so a recorded response object round-trips unchanged.
+- Canonical options go where the facts row says (structured output as `responseMimeType`
+  application/json + `responseJsonSchema`); `provider_options["gemini"]`, then `extra`, are
+  deep-merged last, other providers' options reported as dropped (`_options.own_fields`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from typing_extensions import TypedDict
 from ... import _json
 from ...errors import InvariantError
 from .._lossy import drop_block
+from .._options import merge, own_fields
 from .._schema import uses_refs
 from .._shared import image_base64, own_raw, parse_data_url
 from .._wire import read
@@ -93,13 +97,14 @@ def write_request(
             "thinkingBudget": options.thinking_budget,
             "includeThoughts": options.thinking_budget != 0,
         }
+    FACTS.output_schema_to_wire(options.output_schema, body)
     _fill_missing_signatures(contents, options.session_id, exact=writer.exact, start=writer.current_turn)
     if contents and contents[0]["role"] == "model":
         log.warning(
             "gemini history starts with a model turn; sent as is (no user turn invented)",
             extra={"session_id": options.session_id, "adapter": NAME, "reason": "history starts with model"},
         )
-    body.update(options.extra)
+    merge(body, own_fields(options, NAME))
     return body
 
 
