@@ -138,7 +138,13 @@ CONTRACTS: Mapping[str, RequestContract] = {
     "ollama": RequestContract(
         "ollama",
         "metis.adapters.ollama.wire:ChatRequest",
-        accepted={"format": str | Json, "keep_alive": str | Number, "think": bool | str},
+        accepted={
+            "format": str | Json,
+            "keep_alive": str | Number,
+            "think": bool | str,
+            "logprobs": bool,
+            "top_logprobs": int,
+        },
         unknown="ignored",
     ),
     "mistral": RequestContract(

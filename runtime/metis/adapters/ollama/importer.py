@@ -6,8 +6,9 @@ that has its `tool_name` (or simply the earliest, when the client sent no name, 
 do). Canonical options (the sampling ones under `options`, a `format` that is a JSON
 Schema) are taken out of the top-level option fields (`_options`); what they leave
 (`keep_alive`, `think`, `format: "json"`, `options.num_ctx`, ...) is Ollama's own,
-`options.provider_options["ollama"]`, replayed to Ollama alone. A message field a role
-cannot carry is listed in `dropped`.
+`options.provider_options["ollama"]`, replayed to Ollama alone. A top-level field that is
+no Ollama request field (the server ignores those) and a message field a role cannot carry
+are listed in `dropped`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._lossy import import_drop
+from .._contract import known_fields
 from .._options import option_fields
 from .._shared import import_model, imported_tool
 from .._wire import read
@@ -227,6 +229,9 @@ class _Importer:
         """Canonical options taken out of the option fields; the rest is Ollama's own."""
         request = self.request
         fields = option_fields(request, _CONTENT)
+        known = known_fields(NAME)
+        for key in sorted(set(fields) - known):  # the server ignores it: no Ollama option
+            self._drop(key, fields.pop(key), "not an Ollama request field (the server ignores it)")
         options = AdapterOptions(
             model=self.model,
             session_id=self.session_id,
