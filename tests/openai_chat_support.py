@@ -11,8 +11,8 @@
 
 from __future__ import annotations
 
-import itertools
 import dataclasses
+import itertools
 import json
 import re
 from collections.abc import Iterator

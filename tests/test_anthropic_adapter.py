@@ -775,7 +775,9 @@ def test_tool_choice_keys_without_a_canonical_option_stay_anthropic_only() -> No
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.options.tool_choice == "auto"
-    assert imported.options.provider_options == {"anthropic": {"tool_choice": {"disable_parallel_tool_use": True}}}
+    assert imported.options.provider_options == {
+        "anthropic": {"tool_choice": {"disable_parallel_tool_use": True}}
+    }
     assert ADAPTER.to_wire(imported.messages, [], imported.options)["tool_choice"] == choice
 
 

@@ -706,8 +706,8 @@ def test_import_round_trip_is_exact(name: str, fixed_import: FixedToolIds) -> No
 
 def test_import_quirks(fixed_import: FixedToolIds, caplog: pytest.LogCaptureFixture) -> None:
     """Unnamed tool results pair in order, string arguments are parsed and recorded, a data
-    URL image becomes raw base64, `stream` defaults to true, a stray top-level field (no Ollama
-option: the server ignores it) is listed as dropped."""
+    URL image becomes raw base64, `stream` defaults to true, a stray top-level field (no
+    Ollama option: the server ignores it) is listed as dropped."""
     body = load_wire("request_quirks.json")
     tool_ids = ToolIdMap(SESSION)
     caplog.set_level(logging.WARNING)

@@ -35,7 +35,7 @@ from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from .._lossy import import_drop
-from .._options import option_fields
+from .._options import option_fields, take
 from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
 from .._wire import read
 from ..base import AdapterOptions, WireImport
@@ -106,12 +106,8 @@ class _Importer:
         facts = self.dialect.facts
         body = cast(Fields, request)
         fields = option_fields(body, _BODY_KEYS)
-        if (
-            self.dialect.stream_usage_option
-            and body.get("stream") is True
-            and fields.get("stream_options") == {"include_usage": True}
-        ):
-            del fields["stream_options"]  # what the writer asks for itself when streaming
+        if self.dialect.stream_usage_option and body.get("stream") is True:
+            take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
         options = AdapterOptions(
             model=self.model_id,
             session_id=self.session_id,

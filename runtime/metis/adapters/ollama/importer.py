@@ -38,8 +38,8 @@ from ...assembly import RequestContext, import_context, imported_assistant, impo
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
-from .._lossy import import_drop
 from .._contract import known_fields
+from .._lossy import import_drop
 from .._options import option_fields
 from .._shared import import_model, imported_tool
 from .._wire import read
