@@ -23,7 +23,7 @@ from metis_schema.v2 import StopReason
 
 from .. import _json
 from ..errors import ProviderError, retryable_status
-from ._options import OutputSchema, take
+from ._options import OutputSchema, put, take
 
 TOOL_NAME = "\x00tool-name\x00"
 """Placeholder for the tool's name inside a `ProviderFacts.tool_choice["tool"]` template."""
@@ -196,7 +196,9 @@ class ProviderFacts:
         found: dict[str, Any] = {}
         if not _capture(self.output_schema, fields, found) or "schema" not in found:
             return None
-        _consume(self.output_schema, fields)
+        rest = _without(fields, self.output_schema)
+        fields.clear()
+        fields.update(rest)
         return OutputSchema(**found)
 
     # --- errors ---------------------------------------------------------------------------
@@ -284,24 +286,26 @@ def _restrict(template: Any, wire: Any) -> Any:
 
 
 def _remove(fields: dict[str, Any], path: str, part: Any) -> None:
-    """Take `part` (a `_restrict`ed view) out of the value at `path`, pruning what empties."""
-    value = _get(fields, tuple(path.split(".")))
-    if not isinstance(part, Mapping) or not isinstance(value, dict):
-        take(fields, path)
-        return
-    _strip(value, part)
-    if not value:
-        take(fields, path)
+    """Take `part` (a `_restrict`ed view) out of the value at `path`; what is left of it stays."""
+    value = take(fields, path)
+    if isinstance(part, Mapping) and isinstance(value, Mapping):
+        rest = _without(value, part)
+        if rest:
+            put(fields, path, rest)
 
 
-def _strip(value: dict[str, Any], part: Mapping[str, Any]) -> None:
+def _without(value: Mapping[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `value` without what `part` covers (objects emptied by it left out too)."""
+    out = dict(value)
     for key, inner in part.items():
-        held = value.get(key)
-        if isinstance(inner, Mapping) and isinstance(held, dict) and inner:
-            _strip(held, inner)
-            if held:
+        held = out.get(key)
+        if isinstance(inner, Mapping) and inner and isinstance(held, Mapping):
+            rest = _without(held, inner)
+            if rest:
+                out[key] = rest
                 continue
-        value.pop(key, None)
+        out.pop(key, None)
+    return out
 
 
 def _fill_schema(template: Mapping[str, Any], value: OutputSchema) -> dict[str, Any]:
@@ -337,17 +341,6 @@ def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> b
         elif key not in wire or wire[key] != slot:
             return False
     return True
-
-
-def _consume(template: Mapping[str, Any], fields: dict[str, Any]) -> None:
-    """Remove what `template` covers from `fields` (after `_capture` said it matches)."""
-    for key, slot in template.items():
-        held = fields.get(key)
-        if isinstance(slot, Mapping) and isinstance(held, dict):
-            _consume(slot, held)
-            if held:
-                continue
-        fields.pop(key, None)
 
 
 def _merge_fragment(body: dict[str, Any], fragment: Mapping[str, Any]) -> None:

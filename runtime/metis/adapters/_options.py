@@ -27,7 +27,6 @@ calling, merged last (after the provider's entry), whatever that target is.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -60,50 +59,70 @@ class OutputSchema:
 
 
 def option_fields(body: Mapping[str, Any], content: Iterable[str]) -> dict[str, Any]:
-    """A deep copy of the request's option fields: every top-level field except the
-    `content` fields an importer maps itself (messages, tools, system) and `NOT_OPTIONS`."""
+    """The request's option fields: every top-level field except the `content` fields an
+    importer maps itself (messages, tools, system) and `NOT_OPTIONS`. A new top-level dict;
+    `take` copies the objects it changes, so the recorded body is never modified (and
+    nothing is copied that is not changed: a value nested thousands deep costs nothing)."""
     skip = NOT_OPTIONS.union(content)
-    return {key: copy.deepcopy(value) for key, value in body.items() if key not in skip}
+    return {key: value for key, value in body.items() if key not in skip}
 
 
 def take(fields: dict[str, Any], path: str) -> Any:
     """Remove and return the value at dotted `path` of `fields` (None when absent), pruning
-    objects the removal leaves empty."""
+    objects the removal leaves empty; the objects on the path are copied, not changed."""
     *parents, last = path.split(".")
-    holders: list[tuple[dict[str, Any], str]] = []
-    holder = fields
+    holder: Any = fields
+    for key in parents:  # look first: an absent path changes nothing
+        holder = holder.get(key) if isinstance(holder, dict) else None
+    if not isinstance(holder, dict) or last not in holder:
+        return None
+    chain = [fields]
     for key in parents:
-        inner = holder.get(key)
-        if not isinstance(inner, dict):
-            return None
-        holders.append((holder, key))
-        holder = inner
-    value = holder.pop(last, None)
-    for outer, key in reversed(holders):
+        chain[-1][key] = inner = dict(chain[-1][key])
+        chain.append(inner)
+    value = chain[-1].pop(last)
+    for outer, key in reversed(list(zip(chain, parents, strict=False))):
         if outer[key]:
             break
         del outer[key]
     return value
 
 
+def put(fields: dict[str, Any], path: str, value: Any) -> None:
+    """Set dotted `path` of `fields` to `value`, copying the objects on the path."""
+    *parents, last = path.split(".")
+    holder = fields
+    for key in parents:
+        inner = holder.get(key)
+        holder[key] = inner = dict(inner) if isinstance(inner, dict) else {}
+        holder = inner
+    holder[last] = value
+
+
 def merge(body: dict[str, Any], fields: Mapping[str, Any]) -> None:
-    """Deep-merge `fields` into `body`: objects merge key by key, anything else replaces."""
+    """Deep-merge `fields` into `body`: objects merge key by key (the ones merged into are
+    copied first, so neither side's objects change), anything else replaces."""
     for key, value in fields.items():
         held = body.get(key)
         if isinstance(held, dict) and isinstance(value, Mapping):
+            body[key] = held = dict(held)
             merge(held, value)
         else:
-            body[key] = copy.deepcopy(value)
+            body[key] = value
 
 
-def paths(fields: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
-    """The dotted path of every leaf of `fields` (objects are walked, lists are leaves)."""
-    for key, value in fields.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            yield from paths(value, f"{path}.")
-        else:
-            yield path
+def paths(fields: Mapping[str, Any]) -> Iterator[str]:
+    """The dotted path of every leaf of `fields` (objects are walked, lists are leaves);
+    walked with a stack, so any depth a JSON body can have is fine."""
+    stack: list[tuple[str, Mapping[str, Any]]] = [("", fields)]
+    while stack:
+        prefix, value = stack.pop()
+        for key, inner in value.items():
+            path = f"{prefix}{key}"
+            if isinstance(inner, Mapping) and inner:
+                stack.append((f"{path}.", inner))
+            else:
+                yield path
 
 
 def own_fields(options: AdapterOptions, provider: str) -> dict[str, Any]:
@@ -147,5 +166,6 @@ __all__ = [
     "option_fields",
     "own_fields",
     "paths",
+    "put",
     "take",
 ]
