@@ -23,7 +23,7 @@ from metis_schema.v2 import StopReason
 
 from .. import _json
 from ..errors import ProviderError, retryable_status
-from ._options import OutputSchema, put, take
+from ._options import OutputSchema, merge, put, take
 
 TOOL_NAME = "\x00tool-name\x00"
 """Placeholder for the tool's name inside a `ProviderFacts.tool_choice["tool"]` template."""
@@ -130,22 +130,12 @@ class ProviderFacts:
         mode, name = meaning
         return _fill(self.tool_choice[mode], name or "")
 
-    def tool_choice_from_wire(self, wire: Any) -> str | None:
-        """The canonical tool choice a wire value means (derived from `tool_choice`); None if unknown."""
-        for mode, template in self.tool_choice.items():
-            if mode == ToolChoice.tool:
-                name = _match(template, wire)
-                if name is not None:
-                    return name
-            elif template == wire:
-                return mode.value
-        return None
-
     def take_tool_choice(self, fields: dict[str, Any], path: str) -> str | None:
-        """The canonical tool choice recorded at `path` of an import's option fields, taken out
-        of them; keys beside the meaning (Anthropic's `disable_parallel_tool_use`, Gemini's
-        further `allowedFunctionNames`) stay behind, provider-only. A value that is not one of
-        this row's spellings (a tool named "auto", Mistral's alias "required") stays whole."""
+        """The canonical tool choice recorded at `path` of an import's option fields (the
+        `tool_choice` table read backwards), taken out of them. Keys beside the meaning
+        (Anthropic's `disable_parallel_tool_use`, Gemini's further `allowedFunctionNames`)
+        stay behind, provider-only; a value that is not one of this row's spellings (a tool
+        named "auto", Mistral's alias "required") stays whole."""
         wire = _get(fields, tuple(path.split(".")))
         if wire is None:
             return None
@@ -169,7 +159,7 @@ class ProviderFacts:
         for option, path in self.options.items():
             value = values.get(option)
             if value is not None:
-                _put(body, path, value)
+                put(body, path, value)
 
     def take_options(self, fields: dict[str, Any]) -> dict[str, Any]:
         """The canonical options found at their declared paths of an import's option fields,
@@ -185,7 +175,7 @@ class ProviderFacts:
     def output_schema_to_wire(self, value: OutputSchema | None, body: dict[str, Any]) -> None:
         """Write a structured-output schema where this provider takes it."""
         if value is not None and self.output_schema:
-            _merge_fragment(body, _fill_schema(self.output_schema, value))
+            merge(body, _fill_schema(self.output_schema, value))
 
     def take_output_schema(self, fields: dict[str, Any]) -> OutputSchema | None:
         """The structured-output schema an import's option fields state in this provider's
@@ -343,25 +333,8 @@ def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> b
     return True
 
 
-def _merge_fragment(body: dict[str, Any], fragment: Mapping[str, Any]) -> None:
-    for key, value in fragment.items():
-        held = body.get(key)
-        if isinstance(held, dict) and isinstance(value, Mapping):
-            _merge_fragment(held, value)
-        else:
-            body[key] = value
-
-
 def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
-
-
-def _put(body: dict[str, Any], path: str, value: Any) -> None:
-    *parents, last = path.split(".")
-    holder = body
-    for key in parents:
-        holder = holder.setdefault(key, {})
-    holder[last] = value
 
 
 def _get(value: Any, path: tuple[str, ...]) -> Any:
