@@ -67,14 +67,20 @@ def option_fields(body: Mapping[str, Any], content: Iterable[str]) -> dict[str, 
     return {key: value for key, value in body.items() if key not in skip}
 
 
+def at(fields: Mapping[str, Any], path: str) -> Any:
+    """The value at dotted `path` of `fields` (None when absent or the path breaks off)."""
+    value: Any = fields
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
 def take(fields: dict[str, Any], path: str) -> Any:
     """Remove and return the value at dotted `path` of `fields` (None when absent), pruning
     objects the removal leaves empty; the objects on the path are copied, not changed."""
     *parents, last = path.split(".")
-    holder: Any = fields
-    for key in parents:  # look first: an absent path changes nothing
-        holder = holder.get(key) if isinstance(holder, dict) else None
-    if not isinstance(holder, dict) or last not in holder:
+    holder = at(fields, ".".join(parents)) if parents else fields
+    if not isinstance(holder, dict) or last not in holder:  # an absent path changes nothing
         return None
     chain = [fields]
     for key in parents:
@@ -161,6 +167,7 @@ def dropped_options(options: AdapterOptions, provider: str) -> list[str]:
 __all__ = [
     "NOT_OPTIONS",
     "OutputSchema",
+    "at",
     "dropped_options",
     "merge",
     "option_fields",

@@ -157,6 +157,7 @@ FACTS = GeminiFacts(
             "temperature": "generationConfig.temperature",
             "top_p": "generationConfig.topP",
             "stop": "generationConfig.stopSequences",
+            "thinking_budget": "generationConfig.thinkingConfig.thinkingBudget",
         }
     ),
     # JSON Schema proper goes to `responseJsonSchema`; `responseSchema` (Gemini's OpenAPI

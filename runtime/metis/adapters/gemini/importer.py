@@ -34,12 +34,13 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._lossy import import_drop
-from .._options import option_fields, take
+from .._options import at, option_fields, take
 from .._shared import imported_tool, resolve_import_model
 from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
+from .to_wire import INCLUDE_THOUGHTS
 from .wire import (
     DECLARATION_FIELDS,
     Content,
@@ -303,25 +304,15 @@ class _Importer:
             session_id=self.session_id,
             tool_ids=self.context.tool_ids,
             tool_choice=FACTS.take_tool_choice(fields, "toolConfig"),
-            thinking_budget=_thinking_budget(fields),
             output_schema=FACTS.take_output_schema(fields),
             **FACTS.take_options(fields),
         )
+        budget = options.thinking_budget
+        if budget is not None and at(fields, INCLUDE_THOUGHTS) == (budget != 0):
+            take(fields, INCLUDE_THOUGHTS)  # what the writer derives from the budget
         if fields:
             options.provider_options[NAME] = fields
         return options
-
-
-def _thinking_budget(fields: dict[str, Any]) -> int | None:
-    """The thinking budget, taken out of the option fields with the `includeThoughts` the
-    writer derives from it (any other value of it stays, Gemini's own)."""
-    budget = take(fields, "generationConfig.thinkingConfig.thinkingBudget")
-    if budget is None:
-        return None
-    thinking = fields.get("generationConfig", {}).get("thinkingConfig", {})
-    if thinking.get("includeThoughts") == (budget != 0):
-        take(fields, "generationConfig.thinkingConfig.includeThoughts")
-    return int(budget)
 
 
 def _match_call(free: list[_Call], response: FunctionResponse, where: str) -> _Call:

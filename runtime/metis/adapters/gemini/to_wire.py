@@ -48,7 +48,7 @@ from typing_extensions import TypedDict
 from ... import _json
 from ...errors import InvariantError
 from .._lossy import drop_block
-from .._options import merge, own_fields
+from .._options import merge, own_fields, put
 from .._schema import uses_refs
 from .._shared import image_base64, own_raw, parse_data_url
 from .._wire import read
@@ -56,6 +56,10 @@ from ..base import AdapterOptions, WireBody
 from .facts import ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE
 
 log = logging.getLogger("metis.adapters.gemini")
+
+INCLUDE_THOUGHTS = "generationConfig.thinkingConfig.includeThoughts"
+"""Written from the thinking budget (on unless the budget is 0); an import takes that value
+back out, any other stays Gemini's own."""
 
 _IMAGE_TOKENS = 258
 """Gemini bills an image up to 384x384 px as 258 tokens (larger ones tile at 258 each)."""
@@ -92,11 +96,8 @@ def write_request(
     if tool_config is not None:
         body["toolConfig"] = tool_config
     FACTS.options_to_wire({option: getattr(options, option) for option in FACTS.options}, body)
-    if options.thinking_budget is not None:
-        body.setdefault("generationConfig", {})["thinkingConfig"] = {
-            "thinkingBudget": options.thinking_budget,
-            "includeThoughts": options.thinking_budget != 0,
-        }
+    if options.thinking_budget is not None:  # thoughts are shown whenever thinking is on
+        put(body, INCLUDE_THOUGHTS, options.thinking_budget != 0)
     FACTS.output_schema_to_wire(options.output_schema, body)
     _fill_missing_signatures(contents, options.session_id, exact=writer.exact, start=writer.current_turn)
     if contents and contents[0]["role"] == "model":
