@@ -28,7 +28,11 @@ from metis import adapters
 from metis.adapters import AdapterOptions, OutputSchema
 from metis.adapters._options import option_fields
 from metis.cli import cli
+from metis.client import Client
 from metis.ids import ToolIdMap
+from metis.store import Store
+from test_client_support import KEYS, FakeTime, ScriptedProvider, json_reply, ok_body
+from test_client_support import PROVIDERS as CLIENT_PROVIDERS
 
 SCHEMA = {
     "type": "object",
@@ -424,3 +428,32 @@ def test_a_recorded_request_keeps_every_option_to_its_own_provider(provider: str
         if key not in sent:  # what the writer sets in every request (Responses' `store: false`)
             written.pop(key, None)
     assert written == sent
+
+
+# --- the client --------------------------------------------------------------------------------
+
+
+def test_a_client_request_carries_canonical_and_its_own_providers_options(tmp_path: Path) -> None:
+    """`send(**options)` takes the same AdapterOptions fields: the schema in OpenAI's
+    spelling, OpenAI's own `seed`, and nothing of the Gemini options beside it."""
+    case = next(c for c in CLIENT_PROVIDERS if c.provider == "openai")
+    provider = ScriptedProvider().add(json_reply(ok_body(case)))
+    fake = FakeTime()
+    with (
+        Store.open(tmp_path / "metis.sqlite3") as store,
+        Client(
+            store, transport=provider.transport(), sleep=fake.sleep, clock=fake.clock, api_keys=KEYS
+        ) as client,
+    ):
+        client.session(case.model, workspace=tmp_path).send(
+            "Weather in Paris?",
+            output_schema=OutputSchema(SCHEMA, name="weather", strict=True),
+            provider_options={"openai": {"seed": 7}, "gemini": {"safetySettings": []}},
+        )
+    body = provider.body()
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "weather", "schema": SCHEMA, "strict": True},
+    }
+    assert body["seed"] == 7 and "safetySettings" not in body
+    case.fixtures().check_request(body)
