@@ -457,3 +457,28 @@ def test_a_client_request_carries_canonical_and_its_own_providers_options(tmp_pa
     }
     assert body["seed"] == 7 and "safetySettings" not in body
     case.fixtures().check_request(body)
+
+
+ANY_TOOL = {
+    "anthropic": ("tool_choice", {"type": "any"}),
+    "openai": ("tool_choice", "required"),
+    "openrouter": ("tool_choice", "required"),
+    "mistral": ("tool_choice", "any"),
+    "responses": ("tool_choice", "required"),
+    "gemini": ("toolConfig", {"functionCallingConfig": {"mode": "ANY"}}),
+}
+"""`The model must call some tool`, as each provider with a tool-choice field spells it."""
+
+
+@pytest.mark.parametrize(("source", "target"), [(s, t) for s in ANY_TOOL for t in ANY_TOOL])
+def test_tool_choice_is_mapped_by_meaning_not_by_name(tmp_path: Path, source: str, target: str) -> None:
+    """Issue 15 item 14: Anthropic's {"type": "any"} is OpenAI's "required", never a tool named "any"."""
+    key, value = ANY_TOOL[source]
+    request = {k: v for k, v in REQUESTS[source].items() if k not in ("tool_choice", "toolConfig")}
+    request[key] = value
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(request))
+    result = CliRunner().invoke(cli, ["convert", "--from", source, "--to", target, str(src)])
+    assert result.exit_code == 0, result.output
+    out_key, out_value = ANY_TOOL[target]
+    assert json.loads(result.stdout)[out_key] == out_value
