@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -95,14 +96,14 @@ def import_document(imported: WireImport) -> dict[str, Any]:
                 "stream",
                 "tool_choice",
                 "thinking_budget",
-                "extra",
+                "output_schema",
+                "provider_options",
             )
             if (value := getattr(options, key)) not in (None, False, {})
         },
-        "unmapped": imported.unmapped,
         "dropped": imported.dropped,
     }
-    text = json.dumps(document)
+    text = json.dumps(document, default=dataclasses.asdict)  # an OutputSchema
     for i, message in enumerate(imported.messages):
         text = text.replace(message.id, f"<messages[{i}]>")
     loaded: dict[str, Any] = json.loads(text)
@@ -241,7 +242,11 @@ READ_TOOL = ToolDefinition(
 
 
 def wire_equivalent(body: Any) -> Any:
-    """A body with one-text-part content written as its string (the two forms mean the same)."""
+    """A body with one-text-part content written as its string (the two forms mean the same),
+    and without a top-level `stream: false` (the API's default; whether a request streams is
+    the client's choice, `AdapterOptions.stream`, not an option an import carries)."""
+    if isinstance(body, dict) and body.get("stream") is False and "messages" in body:
+        body = {k: v for k, v in body.items() if k != "stream"}
     if isinstance(body, dict):
         out = {k: wire_equivalent(v) for k, v in body.items()}
         content = out.get("content")

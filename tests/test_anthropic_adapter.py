@@ -690,7 +690,7 @@ def test_recorded_request_imports_to_golden(caplog: pytest.LogCaptureFixture) ->
                 "thinking_budget",
             )
         },
-        "unmapped": imported.unmapped,
+        "provider_options": imported.options.provider_options,
         "dropped": imported.dropped,
     }
     golden.check(PROVIDER, golden.expected_name("request_recorded.json"), normalized(view))
@@ -721,9 +721,9 @@ def test_recorded_request_round_trips() -> None:
     original = wire("request_recorded.json")
     ids = ToolIdMap(SESSION)
     imported = ADAPTER.from_wire_request(original, session_id=SESSION, tool_ids=ids)
-    imported.options.extra = dict(imported.unmapped)
     server_tools = [d["value"] for d in imported.dropped if d["path"].startswith("tools[")]
-    assert server_tools and "tools" not in imported.unmapped  # listed where drops are, not as a field
+    own = imported.options.provider_options["anthropic"]
+    assert server_tools and "tools" not in own  # listed where drops are, not as an option
     body = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
     body["tools"] = [*body["tools"], *server_tools]
     check_request(body)
@@ -766,11 +766,11 @@ def test_tool_choice_imports_by_meaning_and_round_trips(wire_choice: dict[str, A
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.options.tool_choice == canonical
-    assert "tool_choice" not in imported.unmapped
+    assert imported.options.provider_options == {}  # nothing beside the meaning
     assert ADAPTER.to_wire(imported.messages, imported.tools, imported.options)["tool_choice"] == wire_choice
 
 
-def test_tool_choice_keys_without_a_canonical_option_stay_unmapped() -> None:
+def test_tool_choice_keys_without_a_canonical_option_stay_anthropic_only() -> None:
     choice = {"type": "auto", "disable_parallel_tool_use": True}
     body = {
         "model": "claude-sonnet-4-6",
@@ -778,7 +778,11 @@ def test_tool_choice_keys_without_a_canonical_option_stay_unmapped() -> None:
         "tool_choice": choice,
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert imported.options.tool_choice == "auto" and imported.unmapped["tool_choice"] == choice
+    assert imported.options.tool_choice == "auto"
+    assert imported.options.provider_options == {
+        "anthropic": {"tool_choice": {"disable_parallel_tool_use": True}}
+    }
+    assert ADAPTER.to_wire(imported.messages, [], imported.options)["tool_choice"] == choice
 
 
 @pytest.mark.parametrize(

@@ -356,7 +356,7 @@ def test_import_round_trip_reproduces_the_recorded_request() -> None:
         item["id"], item["created_at"] = f"<message {i}>", "<now>"
     golden.check(PROVIDER, golden.expected_name("request_recorded.json"), canonical)
     assert [t.name for t in imported.tools] == ["list_dir", "read_file", "run_tests"]
-    assert imported.unmapped == {"safetySettings": recorded["safetySettings"]}
+    assert imported.options.provider_options == {"gemini": {"safetySettings": recorded["safetySettings"]}}
     opts = imported.options
     assert (opts.model, opts.max_tokens, opts.temperature, opts.thinking_budget, opts.tool_choice) == (
         DEFAULT_IMPORT_MODEL,
@@ -366,7 +366,7 @@ def test_import_round_trip_reproduces_the_recorded_request() -> None:
         "auto",
     )
     body = to_wire(imported.messages, imported.tools, opts)
-    expected = camel({k: v for k, v in recorded.items() if k != "safetySettings"})
+    expected = camel(recorded)  # safetySettings too: a Gemini-only option, replayed to Gemini
     expected["systemInstruction"].pop("role")  # ignored by the API; not canonical
     expected["contents"][0]["role"] = "user"  # a missing role means user
     expected["tools"] = [expected["tools"]]  # a single tool object is read as a list
@@ -473,10 +473,10 @@ def test_declaration_fields_with_no_canonical_place_are_listed_as_dropped() -> N
     assert [(d["path"], d["value"]) for d in imported.dropped] == [
         ("tools[0].functionDeclarations[0].behavior", "NON_BLOCKING")
     ]
-    assert imported.unmapped == {}
+    assert imported.options.provider_options == {}
 
 
-def test_import_model_name_and_unmapped_fields() -> None:
+def test_import_model_name_and_gemini_only_options() -> None:
     body = {
         "model": "models/gemini-2.5-pro",
         "contents": [{"parts": [{"text": "hi"}]}],
@@ -493,15 +493,22 @@ def test_import_model_name_and_unmapped_fields() -> None:
     assert imported.options.model == "gemini:gemini-2.5-pro"
     assert imported.options.tool_choice == "any" and imported.options.thinking_budget == 0
     assert [(d["path"], d["value"]) for d in imported.dropped] == [("tools[0].googleSearch", {})]
-    assert imported.unmapped == {
-        "toolConfig": body["toolConfig"],
-        "generationConfig": {
-            "topK": 40,
-            "responseMimeType": "application/json",
-            "thinkingConfig": {"thinkingLevel": "LOW"},
-        },
-        "cachedContent": "cachedContents/abc",
+    # what carries no canonical meaning stays Gemini's own, beside the canonical parts
+    assert imported.options.provider_options == {
+        "gemini": {
+            "toolConfig": {"functionCallingConfig": {"allowedFunctionNames": ["a", "b"]}},
+            "generationConfig": {
+                "topK": 40,
+                "responseMimeType": "application/json",
+                "thinkingConfig": {"thinkingLevel": "LOW"},
+            },
+            "cachedContent": "cachedContents/abc",
+        }
     }
+    again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
+    assert again["toolConfig"] == body["toolConfig"]
+    assert again["cachedContent"] == body["cachedContent"]
+    assert again["generationConfig"]["topK"] == 40
     single = {
         "contents": [{"parts": [{"text": "hi"}]}],
         "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["read_file"]}},

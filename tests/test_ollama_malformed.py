@@ -233,7 +233,7 @@ def test_unknown_message_fields_are_logged_and_kept_not_lost_silently(
     ]
 
 
-def test_fields_a_role_cannot_carry_are_kept_in_unmapped() -> None:
+def test_fields_a_role_cannot_carry_are_listed_as_dropped() -> None:
     image = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
     body = {
         "model": "qwen3:8b",
@@ -389,8 +389,11 @@ def test_a_request_field_named_dropped_is_kept_apart_from_the_drops() -> None:
         "dropped": "the caller's own field",
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert {(d["path"], str(d["value"])) for d in imported.dropped} == {("messages[0].name", "bob")}
-    assert imported.unmapped == {"dropped": "the caller's own field"}
+    assert {(d["path"], str(d["value"])) for d in imported.dropped} == {
+        ("messages[0].name", "bob"),
+        ("dropped", "the caller's own field"),  # no Ollama field: the server would ignore it
+    }
+    assert imported.options.provider_options == {}
 
 
 def test_a_dropped_field_is_listed_as_it_was_sent() -> None:

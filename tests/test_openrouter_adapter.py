@@ -274,7 +274,6 @@ def test_request_import_round_trip(name: str) -> None:
     contract.check_request(body)
     ids = ToolIdMap(SESSION)
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ids)
-    assert imported.unmapped == {}
     again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
     assert wire_equivalent(again) == wire_equivalent(body)
     contract.check_request(again)
@@ -285,8 +284,9 @@ def test_request_import_maps_extensions(fixed_tool_ids: None) -> None:
         recorded("openrouter", "request_followup.json"), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
     )
     assert imported.options.thinking_budget == 2000 and imported.options.stream
-    assert imported.options.extra["usage"] == {"include": True}
-    points = imported.options.extra["metis"]["cache_breakpoints"]
+    own = imported.options.provider_options["openrouter"]
+    assert own["usage"] == {"include": True}
+    points = own["metis"]["cache_breakpoints"]
     assert points == [
         imported.messages[0].id,
         {"at": imported.messages[4].id, "cache_control": {"type": "ephemeral", "ttl": "1h"}},
@@ -296,21 +296,21 @@ def test_request_import_maps_extensions(fixed_tool_ids: None) -> None:
     assert reply.content[0].signature.startswith("EqoE")
 
 
-def test_effort_reasoning_goes_through_extra() -> None:
+def test_effort_reasoning_is_an_openrouter_only_option() -> None:
     imported = ADAPTER.from_wire_request(
         recorded("openrouter", "request_openai.json"), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
     )
     assert imported.options.thinking_budget is None
-    assert imported.options.extra["reasoning"] == {"effort": "low"}
+    assert imported.options.provider_options["openrouter"]["reasoning"] == {"effort": "low"}
 
 
-def test_budget_beside_other_reasoning_fields_stays_whole_in_extra() -> None:
-    """thinking_budget is lifted only from `{"max_tokens": N}` alone: beside `exclude` it
-    stays in the `reasoning` object, which replays as it was."""
+def test_budget_beside_other_reasoning_fields_leaves_them_openrouter_only() -> None:
+    """thinking_budget is taken out of the `reasoning` object; `exclude` beside it stays
+    OpenRouter's own, and the object replays as it was."""
     body = {**BASE, "reasoning": {"max_tokens": 1000, "exclude": True}}
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert imported.options.thinking_budget is None
-    assert imported.options.extra["reasoning"] == {"max_tokens": 1000, "exclude": True}
+    assert imported.options.thinking_budget == 1000
+    assert imported.options.provider_options["openrouter"]["reasoning"] == {"exclude": True}
     assert (
         ADAPTER.to_wire(imported.messages, imported.tools, imported.options)["reasoning"] == body["reasoning"]
     )

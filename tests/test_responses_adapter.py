@@ -657,7 +657,7 @@ def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytes
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert any("resp_68c1e0d2a1b08190" in r.getMessage() for r in caplog.records)
-    assert imported.options.extra["previous_response_id"] == "resp_68c1e0d2a1b08190"
+    assert imported.options.provider_options["responses"]["previous_response_id"] == "resp_68c1e0d2a1b08190"
     dropped = {d["path"] for d in imported.dropped}
     assert dropped == {"input[5]"}  # the item_reference; the input_file is a v2 document
     document = imported.messages[1].content[2]

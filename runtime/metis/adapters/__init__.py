@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from ..errors import UnknownAdapterError
-from .base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .base import Adapter, AdapterOptions, OutputSchema, StreamDecoder, WireBody, WireImport
 
 _MODULES: dict[str, str] = {
     "anthropic": "metis.adapters.anthropic",
@@ -40,4 +40,13 @@ def get(name: str) -> Adapter:
     return adapter
 
 
-__all__ = ["Adapter", "AdapterOptions", "StreamDecoder", "WireBody", "WireImport", "get", "names"]
+__all__ = [
+    "Adapter",
+    "AdapterOptions",
+    "OutputSchema",
+    "StreamDecoder",
+    "WireBody",
+    "WireImport",
+    "get",
+    "names",
+]

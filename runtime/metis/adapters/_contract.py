@@ -2,9 +2,10 @@
 
 An adapter's request shape (`<provider>/wire.py`) is as lenient as importing needs: it
 reads recorded bodies that lack fields the provider insists on (Anthropic's `max_tokens`),
-and lets through top-level fields it does not map, since those are reported as unmapped,
-not refused. "metis can import it" is therefore a weaker claim than "the provider would
-accept it", and `metis validate --provider` checks both, separately.
+and lets through top-level fields it does not map, since those are kept as the provider's
+own options (`AdapterOptions.provider_options`), not refused. "metis can import it" is
+therefore a weaker claim than "the provider would accept it", and `metis validate
+--provider` checks both, separately.
 
 The strict contract is not declared a second time. It is the adapter's declared shape,
 rebuilt with the differences in one small row per provider (`CONTRACTS`): the fields the
@@ -138,7 +139,13 @@ CONTRACTS: Mapping[str, RequestContract] = {
     "ollama": RequestContract(
         "ollama",
         "metis.adapters.ollama.wire:ChatRequest",
-        accepted={"format": str | Json, "keep_alive": str | Number, "think": bool | str},
+        accepted={
+            "format": str | Json,
+            "keep_alive": str | Number,
+            "think": bool | str,
+            "logprobs": bool,
+            "top_logprobs": int,
+        },
         unknown="ignored",
     ),
     "mistral": RequestContract(

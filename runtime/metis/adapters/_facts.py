@@ -5,6 +5,10 @@ error envelope keeps its type and message, which error types and statuses are wo
 retry, how a tool choice is spelled, and which body field each canonical option goes to —
 is declared here once per provider (`ProviderFacts`) and interpreted by the base adapter.
 Inverse tables (wire tool choice -> canonical meaning) are derived, never kept by hand.
+
+The option rows are read both ways: a writer puts each canonical option where its row says,
+an importer `take`s it back out of the request's option fields (`_options.option_fields`),
+so whatever a row does not cover stays behind as the provider-only remainder.
 """
 
 from __future__ import annotations
@@ -19,9 +23,27 @@ from metis_schema.v2 import StopReason
 
 from .. import _json
 from ..errors import ProviderError, retryable_status
+from ._options import OutputSchema, merge, put, take
 
 TOOL_NAME = "\x00tool-name\x00"
 """Placeholder for the tool's name inside a `ProviderFacts.tool_choice["tool"]` template."""
+SCHEMA = "\x00schema\x00"
+"""Placeholder for `OutputSchema.schema` inside a `ProviderFacts.output_schema` template."""
+SCHEMA_NAME = "\x00schema-name\x00"
+"""Placeholder for `OutputSchema.name` (left out of a template for a provider without one)."""
+SCHEMA_STRICT = "\x00schema-strict\x00"
+"""Placeholder for `OutputSchema.strict` (written only when set)."""
+SCHEMA_DESCRIPTION = "\x00schema-description\x00"
+"""Placeholder for `OutputSchema.description` (written only when set)."""
+
+_SCHEMA_SLOTS: dict[str, tuple[str, type]] = {
+    SCHEMA: ("schema", dict),
+    SCHEMA_NAME: ("name", str),
+    SCHEMA_STRICT: ("strict", bool),
+    SCHEMA_DESCRIPTION: ("description", str),
+}
+"""Each output-schema placeholder: the OutputSchema field it stands for, and the JSON type a
+recorded value must have to be read as that field."""
 
 _EXCERPT = 500
 
@@ -85,7 +107,12 @@ class ProviderFacts:
     """Canonical meaning -> wire value; `tool` is a template holding `TOOL_NAME` where the name goes.
     A meaning missing here cannot be said to this provider (the request leaves it out, logged)."""
     options: Mapping[str, str] = field(default_factory=dict)
-    """Canonical option (`max_tokens`, `temperature`, `top_p`, `stop`) -> dotted body path."""
+    """Canonical option (`max_tokens`, `temperature`, `top_p`, `stop`, and `thinking_budget`
+    where it is one number) -> dotted body path."""
+    output_schema: Mapping[str, Any] = field(default_factory=dict)
+    """Where `AdapterOptions.output_schema` goes: a body fragment holding `SCHEMA` (and
+    `SCHEMA_NAME`, `SCHEMA_STRICT`, `SCHEMA_DESCRIPTION` where the provider takes them).
+    Every provider here has one; a row without it leaves the option out."""
 
     # --- stop reasons ---------------------------------------------------------------------
 
@@ -103,15 +130,26 @@ class ProviderFacts:
         mode, name = meaning
         return _fill(self.tool_choice[mode], name or "")
 
-    def tool_choice_from_wire(self, wire: Any) -> str | None:
-        """The canonical tool choice a wire value means (derived from `tool_choice`); None if unknown."""
-        for mode, template in self.tool_choice.items():
-            if mode == ToolChoice.tool:
-                name = _match(template, wire)
-                if name is not None:
-                    return name
-            elif template == wire:
-                return mode.value
+    def take_tool_choice(self, fields: dict[str, Any], path: str) -> str | None:
+        """The canonical tool choice recorded at `path` of an import's option fields (the
+        `tool_choice` table read backwards), taken out of them. Keys beside the meaning
+        (Anthropic's `disable_parallel_tool_use`, Gemini's further `allowedFunctionNames`)
+        stay behind, provider-only; a value that is not one of this row's spellings (a tool
+        named "auto", Mistral's alias "required") stays whole."""
+        wire = _get(fields, tuple(path.split(".")))
+        if wire is None:
+            return None
+        modes = sorted(self.tool_choice.items(), key=lambda item: item[0] != ToolChoice.tool)
+        for mode, template in modes:  # the named tool first: its template is the most specific
+            meant = _restrict(template, wire)
+            choice = (
+                _match(template, meant)
+                if mode == ToolChoice.tool
+                else (mode.value if meant == template else None)
+            )
+            if choice is not None and self.tool_choice_to_wire(choice) == meant:
+                _remove(fields, path, meant)
+                return choice
         return None
 
     # --- options --------------------------------------------------------------------------
@@ -121,20 +159,37 @@ class ProviderFacts:
         for option, path in self.options.items():
             value = values.get(option)
             if value is not None:
-                _put(body, path, value)
+                put(body, path, value)
 
-    def options_from_wire(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """Canonical options found at their declared paths in a recorded body."""
+    def take_options(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """The canonical options found at their declared paths of an import's option fields,
+        taken out of them (a `stop` that is not a list of strings stays, provider-only)."""
         found: dict[str, Any] = {}
         for option, path in self.options.items():
-            value = _get(body, tuple(path.split(".")))
-            if value is not None:
-                found[option] = value
+            value = _get(fields, tuple(path.split(".")))
+            if value is None or (option == "stop" and not _strings(value)):
+                continue
+            found[option] = take(fields, path)
         return found
 
-    def option_paths(self) -> frozenset[str]:
-        """The top-level body fields the canonical options occupy."""
-        return frozenset(path.split(".", 1)[0] for path in self.options.values())
+    def output_schema_to_wire(self, value: OutputSchema | None, body: dict[str, Any]) -> None:
+        """Write a structured-output schema where this provider takes it."""
+        if value is not None and self.output_schema:
+            merge(body, _fill_schema(self.output_schema, value))
+
+    def take_output_schema(self, fields: dict[str, Any]) -> OutputSchema | None:
+        """The structured-output schema an import's option fields state in this provider's
+        spelling, taken out of them; anything else there (JSON mode without a schema, a
+        provider's own schema dialect) stays, provider-only."""
+        if not self.output_schema:
+            return None
+        found: dict[str, Any] = {}
+        if not _capture(self.output_schema, fields, found) or "schema" not in found:
+            return None
+        rest = _without(fields, self.output_schema)
+        fields.clear()
+        fields.update(rest)
+        return OutputSchema(**found)
 
     # --- errors ---------------------------------------------------------------------------
 
@@ -213,12 +268,73 @@ def _holds_name(template: Any) -> bool:
     return False
 
 
-def _put(body: dict[str, Any], path: str, value: Any) -> None:
-    *parents, last = path.split(".")
-    holder = body
-    for key in parents:
-        holder = holder.setdefault(key, {})
-    holder[last] = value
+def _restrict(template: Any, wire: Any) -> Any:
+    """`wire` cut down to the keys `template` has (objects only): the part a meaning covers."""
+    if isinstance(template, Mapping) and isinstance(wire, Mapping):
+        return {key: _restrict(value, wire[key]) for key, value in template.items() if key in wire}
+    return wire
+
+
+def _remove(fields: dict[str, Any], path: str, part: Any) -> None:
+    """Take `part` (a `_restrict`ed view) out of the value at `path`; what is left of it stays."""
+    value = take(fields, path)
+    if isinstance(part, Mapping) and isinstance(value, Mapping):
+        rest = _without(value, part)
+        if rest:
+            put(fields, path, rest)
+
+
+def _without(value: Mapping[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `value` without what `part` covers (objects emptied by it left out too)."""
+    out = dict(value)
+    for key, inner in part.items():
+        held = out.get(key)
+        if isinstance(inner, Mapping) and inner and isinstance(held, Mapping):
+            rest = _without(held, inner)
+            if rest:
+                out[key] = rest
+                continue
+        out.pop(key, None)
+    return out
+
+
+def _fill_schema(template: Mapping[str, Any], value: OutputSchema) -> dict[str, Any]:
+    """The template with each placeholder replaced by its field; unset fields left out."""
+    out: dict[str, Any] = {}
+    for key, slot in template.items():
+        if isinstance(slot, Mapping):
+            out[key] = _fill_schema(slot, value)
+        elif isinstance(slot, str) and slot in _SCHEMA_SLOTS:
+            filled = getattr(value, _SCHEMA_SLOTS[slot][0])
+            if filled is not None:
+                out[key] = filled
+        else:
+            out[key] = slot
+    return out
+
+
+def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> bool:
+    """Whether `wire` spells `template` (constants equal, placeholders of the right type;
+    optional placeholders may be absent), filling `found` with the placeholders' values."""
+    if not isinstance(wire, Mapping):
+        return False
+    for key, slot in template.items():
+        if isinstance(slot, Mapping):
+            if not _capture(slot, wire.get(key), found):
+                return False
+        elif isinstance(slot, str) and slot in _SCHEMA_SLOTS:
+            name, kind = _SCHEMA_SLOTS[slot]
+            if key in wire:
+                if not isinstance(wire[key], kind):
+                    return False
+                found[name] = wire[key]
+        elif key not in wire or wire[key] != slot:
+            return False
+    return True
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def _get(value: Any, path: tuple[str, ...]) -> Any:
@@ -253,4 +369,14 @@ def _excerpt(body: Any) -> str:
     return (body if isinstance(body, str) else _text(body))[:_EXCERPT]
 
 
-__all__ = ["TOOL_NAME", "ErrorEnvelope", "ProviderFacts", "ToolChoice", "tool_choice_meaning"]
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_DESCRIPTION",
+    "SCHEMA_NAME",
+    "SCHEMA_STRICT",
+    "TOOL_NAME",
+    "ErrorEnvelope",
+    "ProviderFacts",
+    "ToolChoice",
+    "tool_choice_meaning",
+]

@@ -8,6 +8,7 @@
   ToolDefinition assumes the broadest one (`execute`) rather than inventing safety;
 - provider_raw ownership: an adapter reads only the provider_raw it wrote itself;
 - opaque provenance: opaque provider state goes back only to the endpoint that made it.
+- the `metis` directives an OpenAI-family adapter reads from its option fields.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..errors import AdapterError, MetisError, WireFormatError
 from ..invariants import BLOCK_CLASSES
 from ..media import workspace_file_base64
 from . import get
+from ._options import own_fields
 from .base import AdapterOptions
 
 _DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base64,(?P<data>.*)$", re.DOTALL)
@@ -220,18 +222,21 @@ def is_tool_use(block: ContentBlock) -> TypeGuard[ToolUseBlock]:
 
 
 DIRECTIVES = "metis"
-"""The key of `AdapterOptions.extra` holding directives to an adapter (never sent)."""
+"""The key of `AdapterOptions.extra` (and of a provider's `provider_options` entry, where an
+import records how the request was shaped) holding directives to an adapter (never sent)."""
 SYSTEM_ROLES = ("system", "developer")
 """How OpenAI-family wires may name the system role (`metis.system_role` picks one)."""
 
 
-def split_directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metis directives, the rest of `options.extra`), the directives' shared keys checked.
+def split_directives(options: AdapterOptions, provider: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metis directives, the rest of the fields to merge into `provider`'s body), the
+    directives' shared keys checked; the fields are `_options.own_fields` (this provider's
+    `provider_options` entry, then `extra`; other providers' entries reported as dropped).
 
-    Chat Completions and Responses read the same `extra["metis"]` directives; each adapter
-    checks the keys only it knows after this."""
-    extra = dict(options.extra)
-    directives = extra.pop(DIRECTIVES, None) or {}
+    Chat Completions and Responses read the same `metis` directives; each adapter checks
+    the keys only it knows after this."""
+    fields = own_fields(options, provider)
+    directives = fields.pop(DIRECTIVES, None) or {}
     if not isinstance(directives, dict):
         raise WireFormatError(
             "options.extra['metis'] must be a dict of adapter directives", path="extra.metis"
@@ -241,7 +246,7 @@ def split_directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str,
         raise WireFormatError(
             f"system_role must be 'system' or 'developer', not {role!r}", path="extra.metis.system_role"
         )
-    return directives, extra
+    return directives, fields
 
 
 __all__ = [

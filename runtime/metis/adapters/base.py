@@ -24,17 +24,26 @@ from ..errors import ProviderError
 from ..ids import ToolIdMap
 from ..media import DEFAULT_MAX_MEDIA_BYTES
 from ._facts import ProviderFacts
+from ._options import OutputSchema
 
 WireBody = dict[str, Any]
 
 
 @dataclass
 class AdapterOptions:
-    """Request options that are not messages or tools.
+    """Request options that are not messages or tools (the rule: `adapters/_options.py`).
 
     `model` is a canonical id or alias (resolved through the catalog to the wire name).
-    `extra` holds provider-only knobs (spec §2.2.2), merged into the body last, e.g.
-    `{"reasoning": {"effort": "high"}}` for OpenRouter or `{"keep_alive": "5m"}` for Ollama.
+    Options with a canonical meaning have fields here (`max_tokens` ... `output_schema`;
+    `tool_choice` by meaning: "auto", "any", "none" or a tool's name), which every adapter
+    writes in its provider's spelling. Options of one provider only live in
+    `provider_options[provider]`: an importer fills its own provider's entry with what the
+    recorded request set beyond the canonical fields, and `to_wire` replays that entry to
+    the same provider only, reporting any other provider's entry as dropped (spec §7.3).
+    `extra` holds the caller's own knobs for the provider it is calling (spec §2.2.2),
+    merged into the body last, e.g. `{"reasoning": {"effort": "high"}}` for OpenRouter or
+    `{"keep_alive": "5m"}` for Ollama, and `extra["metis"]` directives to the adapter itself.
+    `stream` is the client's choice for this request, never a carried option.
     """
 
     model: str
@@ -48,6 +57,11 @@ class AdapterOptions:
     stream: bool = False
     tool_choice: str | None = None
     thinking_budget: int | None = None
+    output_schema: OutputSchema | None = None
+    """Structured output: the reply must be JSON valid against this schema."""
+    provider_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Provider name -> that provider's own request fields (nested as on its wire), replayed
+    to it alone; see the class docstring."""
     extra: dict[str, Any] = field(default_factory=dict)
     allow_url_fetch: bool = False
     """Opt-in: fetch image URLs a provider cannot take by reference (Ollama)."""
@@ -65,16 +79,16 @@ class AdapterOptions:
 class WireImport:
     """A recorded request body read back as canonical messages, tools and options.
 
-    Nothing an import reads is lost silently: `unmapped` keeps the top-level request fields
-    metis has no canonical place for, under their own names, and `dropped` what the import
-    read inside the request but could not carry (`_lossy.import_drop`: `{path, value,
-    reason}` entries, each also a WARN).
+    Nothing an import reads is lost silently: every top-level request field that is not a
+    message, a tool or a canonical option is kept in `options.provider_options[provider]`
+    (replayed to that provider, reported as dropped for any other), and `dropped` lists
+    what the import read inside the messages and tools but could not carry
+    (`_lossy.import_drop`: `{path, value, reason}` entries, each also a WARN).
     """
 
     messages: list[Message]
     tools: list[ToolDefinition]
     options: AdapterOptions
-    unmapped: dict[str, Any] = field(default_factory=dict)
     dropped: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -185,4 +199,4 @@ class Adapter(ABC):
         return assembler.finish(decoder.provider_raw())
 
 
-__all__ = ["Adapter", "AdapterOptions", "StreamDecoder", "WireBody", "WireImport"]
+__all__ = ["Adapter", "AdapterOptions", "OutputSchema", "StreamDecoder", "WireBody", "WireImport"]

@@ -7,10 +7,10 @@ The mapping is the shared one in the `chat` package; this row declares what is M
 - Magistral models return reasoning as `thinking` content parts (`{"type": "thinking",
   "thinking": [{"type": "text", "text": ...}]}`), in replies and stream deltas: read as
   ThinkingBlocks and sent back the same way to the same model only (they carry no
-  signature; other providers' thinking is dropped with a WARN). `prompt_mode` goes through
-  `options.extra`;
+  signature; other providers' thinking is dropped with a WARN). `prompt_mode` is a
+  Mistral-only option (a caller's `options.extra`, an import's `provider_options`);
 - `tool_choice` spells "must call some tool" as "any" ("required" is an alias Mistral
-  also accepts: an imported "required" replays through extra as it was);
+  also accepts: an imported "required" stays a Mistral-only option and replays as it was);
 - no file, audio or tool-result image parts are written (Mistral spells documents
   `document_url` and takes them by URL or uploaded id only): such blocks are dropped with
   the §7.3 WARN;

@@ -22,7 +22,7 @@ DIALECT = ChatDialect(
         # field at fault and is kept in the message.
         error=ErrorEnvelope(type_at=("error", "type"), also_at={"param": ("error", "param")}),
         # `max_tokens` is deprecated and rejected by reasoning models; Chat Completions has
-        # no reasoning budget (reasoning_effort goes through options.extra).
+        # no reasoning budget (reasoning_effort is an OpenAI-only option: options.extra).
         options={"max_tokens": "max_completion_tokens"},
         # A rate limit's type names the limit hit (tokens or requests per minute): worth a
         # retry even inside a stream, where there is no 429 to say so. An exhausted quota
@@ -38,7 +38,7 @@ DIALECT = ChatDialect(
     reasoning_details=False,
     plain_reasoning_keys=("reasoning_content", "reasoning"),
     replays_plain_reasoning=True,
-    # Caching is automatic (prompt_cache_key etc. go through options.extra).
+    # Caching is automatic (prompt_cache_key etc. are OpenAI-only options: options.extra).
     cache_control=False,
     # A stream's final usage chunk comes only with stream_options.include_usage.
     stream_usage_option=True,

@@ -11,7 +11,8 @@ extensions, declared in the dialect row below:
   only (other models, and other providers' thinking, are dropped with a WARN);
 - `cache_control` inside content parts and on tools, placed by the `metis` directives of
   `options.extra` (see `chat.to_wire`); a top-level `cache_control`, `provider` routing,
-  `plugins`, `models`, `transforms` go through `options.extra` as they are;
+  `plugins`, `models`, `transforms` are OpenRouter-only options: a caller's
+  `options.extra`, or an import's `provider_options["openrouter"]`, sent as they are;
 - replies: `native_finish_reason` (in provider_raw and MessageCompleteEvent
   .provider_stop_reason), top-level `provider`, and `usage.cost` as
   provider_raw["reported_cost"], for comparison only: cost is computed locally;

@@ -198,7 +198,9 @@ def drop_lines(drops: Sequence[Drop], messages: Sequence[Message]) -> list[str]:
     for drop in drops:
         index, role = where.get(drop.message_id or "", (None, None))
         at = f"message #{index} ({role})" if index is not None else (drop.message_id or "request")
-        what = f"{drop.block_type} block" if drop.block_type else "warning"
+        what = "warning"
+        if drop.block_type:  # a provider-only option is no block (`adapters/_options.py`)
+            what = "option" if drop.block_type == "option" else f"{drop.block_type} block"
         by = f" [{drop.adapter}]" if drop.adapter else ""
         lines.append(
             f"dropped {what} from {at}{by}: {drop.reason}" if drop.block_type else f"{what}{by}: {drop.text}"

@@ -3,7 +3,10 @@
 `convert` is the adapters' round trip as a command: a recorded request body of one
 provider becomes the equivalent body for another (`from_wire_request`, then `to_wire`),
 and every block the target cannot carry is listed with the adapter's reason, because a
-silent drop is the one failure a conversion must never have (spec §7.3).
+silent drop is the one failure a conversion must never have (spec §7.3). Options follow
+the adapters' one rule (`adapters/_options.py`): canonical ones are mapped to the target,
+the source's provider-only ones reach the source's own provider alone and are listed as
+dropped for any other.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ def default_model(provider: str) -> str:
 def convert(source: str, target: str, model: str | None, report_path: Path | None, file: str) -> None:
     """Convert a recorded request body FILE (or - for stdin) from one provider's format to another's."""
     from .. import adapters
+    from ..adapters._options import dropped_options
     from ..catalog import load_catalog
     from ..ids import ToolIdMap
 
@@ -60,44 +64,25 @@ def convert(source: str, target: str, model: str | None, report_path: Path | Non
     tool_ids = ToolIdMap("convert")
     with DropCapture() as capture:
         imported = adapters.get(source).from_wire_request(dict(body), session_id="convert", tool_ids=tool_ids)
-        extra, left = _carried_options(imported.options.extra, source, target)
-        options = dataclasses.replace(imported.options, model=target_model, tool_ids=tool_ids, extra=extra)
+        options = dataclasses.replace(imported.options, model=target_model, tool_ids=tool_ids)
         out = adapters.get(target).to_wire(imported.messages, imported.tools, options)
     click.echo(dump_json(out))
-    unmapped = sorted(imported.unmapped)
     report = {
         "from": source,
         "to": target,
         "model": target_model,
         "messages": len(imported.messages),
         "dropped": drop_dicts(capture.drops, imported.messages),
-        "unmapped_fields": unmapped,
-        "options_not_carried": left,
+        "options_dropped": dropped_options(options, adapters.get(target).name),
     }
     if report_path is not None:
         report_path.write_text(dump_json(report) + "\n", encoding="utf-8")
         return
     lines = drop_lines(capture.drops, imported.messages)
-    if unmapped:
-        lines.append(f"request fields with no canonical place (not carried): {', '.join(unmapped)}")
-    if left:
-        lines.append(f"{source}-only options {target} does not take (not carried): {', '.join(left)}")
     summary = f"converted {len(imported.messages)} message(s) {source} → {target} ({target_model})"
     echo_err(summary + (": nothing dropped" if not lines else f"; {len(lines)} note(s):"))
     for line in lines:
         echo_err(f"  {line}", color="yellow")
-
-
-def _carried_options(extra: Mapping[str, Any], source: str, target: str) -> tuple[dict[str, Any], list[str]]:
-    """The source's provider-only options the target takes as they are (a field of its
-    request contract), and the names of the rest. Carrying the rest would write another
-    provider's fields into the body, which the target refuses (or, Ollama, ignores)."""
-    if source == target:
-        return dict(extra), []
-    from ..adapters._contract import known_fields
-
-    known = known_fields(target)
-    return {k: v for k, v in extra.items() if k in known}, sorted(k for k in extra if k not in known)
 
 
 # --- validate -------------------------------------------------------------------------------

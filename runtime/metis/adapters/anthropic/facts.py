@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from metis_schema.v2 import StopReason
 
-from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 
 PROVIDER = "anthropic"
 
@@ -48,6 +48,9 @@ FACTS = ProviderFacts(
     options=MappingProxyType(
         {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop": "stop_sequences"}
     ),
+    # Structured outputs (GA): `output_config.format`, no name or strict flag; the beta's
+    # top-level `output_format` and `output_config.effort` stay provider-only.
+    output_schema=MappingProxyType({"output_config": {"format": {"type": "json_schema", "schema": SCHEMA}}}),
 )
 
 __all__ = ["FACTS", "PROVIDER"]

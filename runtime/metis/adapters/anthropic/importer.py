@@ -5,8 +5,11 @@ list there. A `user` turn becomes one TOOL message per tool_result, in order, th
 USER message of the rest; blocks with no canonical type are dropped with a WARN naming
 them and kept verbatim in provider_raw at their position, so an export back to Anthropic
 replays the request as sent. A turn made only of such blocks cannot become a valid
-canonical message and is a WireFormatError. Server tools go to `WireImport.dropped`, top-level
-fields with no canonical home to `WireImport.unmapped`.
+canonical message and is a WireFormatError. Server tools go to `WireImport.dropped`.
+Canonical options are taken out of the top-level option fields (`_options`): the facts
+row's fields, the tool choice and an enabled thinking budget, each leaving what carries no
+canonical meaning (`disable_parallel_tool_use`, `metadata`, `top_k`, adaptive thinking...)
+in `options.provider_options["anthropic"]`, replayed to Anthropic alone.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from .._lossy import import_drop
+from .._options import option_fields, take
 from .._shared import imported_tool, resolve_import_model, url_image_media_type
 from .._wire import read
 from ..base import AdapterOptions, WireBody, WireImport
@@ -39,10 +43,8 @@ from .facts import FACTS, PROVIDER
 from .from_wire import assistant_block
 from .replay import Replay, warn_foreign
 
-_MAPPED = frozenset(
-    {"model", "messages", "system", "tools", "tool_choice", "stream", "thinking", *FACTS.option_paths()}
-)
-"""Top-level request fields with a canonical home; the rest go to WireImport.unmapped."""
+_CONTENT = frozenset({"messages", "system", "tools"})
+"""Top-level request fields the import maps as content; every other one is an option."""
 
 _TEXT_KEYS = frozenset({"type", "text"})
 _IMAGE_KEYS = frozenset({"type", "source"})
@@ -60,7 +62,6 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
         messages.append(reader.system(system, "system"))
     for i, turn in enumerate(request["messages"]):
         messages.extend(reader.turn(turn, f"messages[{i}]"))
-    unmapped = {k: v for k, v in body.items() if k not in _MAPPED}
     dropped: list[dict[str, Any]] = []
     tools: list[ToolDefinition] = []
     for i, tool in enumerate(request.get("tools") or ()):
@@ -83,43 +84,48 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
                 path=f"tools[{i}]",
             )
         )
-    options = AdapterOptions(
-        model=model,
-        session_id=session_id,
-        tool_ids=tool_ids,
-        stream=request.get("stream") is True,
-        tool_choice=_tool_choice(request.get("tool_choice"), unmapped),
-        thinking_budget=_thinking_budget(request.get("thinking"), unmapped),
-        **FACTS.options_from_wire(request),
+    return WireImport(
+        messages=messages, tools=tools, options=_options(body, model, session_id, tool_ids), dropped=dropped
     )
-    return WireImport(messages=messages, tools=tools, options=options, unmapped=unmapped, dropped=dropped)
 
 
-def _tool_choice(choice: wire.ToolChoice | None, unmapped: dict[str, Any]) -> str | None:
-    """The canonical tool choice (by meaning, from the facts row); other keys stay unmapped."""
-    if choice is None:
-        return None
-    if set(choice) - {"type", "name"}:
-        unmapped["tool_choice"] = choice  # e.g. disable_parallel_tool_use: kept, not lost
-    meant = {"type": choice["type"], "name": choice["name"]} if "name" in choice else {"type": choice["type"]}
-    canonical = FACTS.tool_choice_from_wire(meant)
-    if canonical is None:
+def _options(body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap) -> AdapterOptions:
+    """Canonical options taken out of the option fields; the rest is Anthropic's own."""
+    fields = option_fields(body, _CONTENT)
+    tool_choice = FACTS.take_tool_choice(fields, "tool_choice")
+    if isinstance(fields.get("tool_choice"), dict) and "type" in fields["tool_choice"]:
         raise WireFormatError(
-            f"tool_choice {meant} means nothing canonical",
+            f"tool_choice {fields['tool_choice']} means nothing canonical",
             provider=PROVIDER,
             path="tool_choice",
             hint='{"type": "tool"} needs a name; the other types take none',
         )
-    return canonical
+    options = AdapterOptions(
+        model=model,
+        session_id=session_id,
+        tool_ids=tool_ids,
+        stream=body.get("stream") is True,
+        tool_choice=tool_choice,
+        thinking_budget=_thinking_budget(fields),
+        output_schema=FACTS.take_output_schema(fields),
+        **FACTS.take_options(fields),
+    )
+    if fields:
+        options.provider_options[PROVIDER] = fields
+    return options
 
 
-def _thinking_budget(thinking: wire.ThinkingConfig | None, unmapped: dict[str, Any]) -> int | None:
-    if thinking is None:
+def _thinking_budget(fields: dict[str, Any]) -> int | None:
+    """An enabled thinking budget, taken out of the option fields (other thinking types,
+    adaptive or disabled, have no canonical option and stay Anthropic's own)."""
+    thinking = fields.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
         return None
-    if thinking["type"] == "enabled" and set(thinking) == {"type", "budget_tokens"}:
-        return thinking["budget_tokens"]
-    unmapped["thinking"] = thinking  # adaptive/disabled/display: no canonical option
-    return None
+    if not isinstance(thinking.get("budget_tokens"), int):
+        return None
+    take(fields, "thinking.type")
+    budget: int = take(fields, "thinking.budget_tokens")
+    return budget
 
 
 class _Reader:

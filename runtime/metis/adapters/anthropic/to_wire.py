@@ -16,6 +16,9 @@
   in provider_raw (server tool results) go back only there too.
 - What the target model cannot carry (catalog capabilities: images, their media types,
   thinking) is dropped with a WARN; blocks kept in provider_raw go back where they were.
+- Canonical options go where the facts row says (structured output as
+  `output_config.format`); `provider_options["anthropic"]`, then `extra`, are deep-merged
+  last, and other providers' options are reported as dropped (`_options.own_fields`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
 from .._lossy import drop_block, log, warn_loss
+from .._options import merge, own_fields
 from .._shared import image_base64, produced_at, replays_opaque, sent_to
 from ..base import AdapterOptions, WireBody
 from .facts import FACTS, PROVIDER
@@ -112,9 +116,10 @@ def write_request(
     )
     if options.thinking_budget is not None and _thinking_fits(turns, last_assistant, options):
         body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
+    FACTS.output_schema_to_wire(options.output_schema, body)
     if options.stream:
         body["stream"] = True
-    body.update(options.extra)
+    merge(body, own_fields(options, PROVIDER))
     return body
 
 

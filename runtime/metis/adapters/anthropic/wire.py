@@ -423,7 +423,8 @@ class ToolChoice(TypedDict):
 
 @with_config(_LOOSE)
 class ThinkingConfig(TypedDict):
-    """`{"type": "enabled", "budget_tokens"}`; other types (adaptive, disabled) are kept unmapped."""
+    """`{"type": "enabled", "budget_tokens"}`; other types (adaptive, disabled) stay
+    Anthropic-only options."""
 
     type: str
     budget_tokens: NotRequired[int]

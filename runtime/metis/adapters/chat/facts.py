@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from metis_schema.v2 import StopReason
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
-from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._facts import (
+    SCHEMA,
+    SCHEMA_DESCRIPTION,
+    SCHEMA_NAME,
+    SCHEMA_STRICT,
+    TOOL_NAME,
+    ErrorEnvelope,
+    ProviderFacts,
+    ToolChoice,
+)
 
 FINISH_REASONS: dict[str, StopReason] = {
     "stop": StopReason.end_turn,
@@ -63,6 +72,20 @@ WAV_MP3: dict[str, str] = {
 SAMPLING_OPTIONS: dict[str, str] = {"temperature": "temperature", "top_p": "top_p", "stop": "stop"}
 """The options every dialect spells as OpenAI does."""
 
+OUTPUT_SCHEMA: dict[str, object] = {
+    "response_format": {
+        "type": "json_schema",
+        "json_schema": {
+            "name": SCHEMA_NAME,
+            "description": SCHEMA_DESCRIPTION,
+            "schema": SCHEMA,
+            "strict": SCHEMA_STRICT,
+        },
+    }
+}
+"""Structured output as OpenAI, OpenRouter and Mistral all spell it (`response_format`
+json_schema); JSON mode without a schema (`json_object`) stays provider-only."""
+
 
 def chat_facts(
     provider: str,
@@ -82,6 +105,7 @@ def chat_facts(
         never_retry_types=never_retry_types,
         tool_choice=tool_choice,
         options={**SAMPLING_OPTIONS, **options},
+        output_schema=OUTPUT_SCHEMA,
     )
 
 
@@ -137,6 +161,7 @@ class ChatDialect:
 
 __all__ = [
     "FINISH_REASONS",
+    "OUTPUT_SCHEMA",
     "RETRYABLE_STATUS_CODES",
     "RETRYABLE_TYPES",
     "TOOL_CHOICE",

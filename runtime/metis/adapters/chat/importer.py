@@ -1,14 +1,16 @@
 """A recorded Chat Completions request -> canonical messages, tools and options (the importer).
 
-The body is read once through the declared `Request` shape. Top-level fields with no
-canonical option go to `options.extra` (so they replay); an option is lifted only when
-writing it back gives the same wire value (a tool named "auto" stays in extra), and a
-nested option only when nothing else sits beside it (`reasoning: {"max_tokens": N}`).
+The body is read once through the declared `Request` shape. Canonical options are taken
+out of the top-level option fields by the dialect's facts row (`_options`): a tool choice
+only when writing it back gives the same wire value (a tool named "auto" stays), a
+nested option leaving what sits beside it (`reasoning: {"max_tokens": N, "exclude": true}`
+keeps `exclude`). The rest is this provider's own, in `options.provider_options[name]`.
 Parts and fields metis cannot hold are dropped with a WARN and listed in
 `WireImport.dropped` with their path and value. The deprecated `function` role and a lone
 `function_call` have no tool call id to link a result to: WireFormatError, not a guess.
-Cache markers and a `developer` system role come back as `metis` directives (see
-`to_wire`), so the import replays as it was sent. Media parts are read by `media`:
+Cache markers and a `developer` system role come back as `metis` directives in the
+provider's own options entry (see `to_wire`), so the import replays to this provider as it
+was sent. Media parts are read by `media`:
 `file` parts become DocumentBlocks (`filename` as the title), `input_audio` AudioBlocks,
 `video_url` VideoBlocks (where the dialect has them), and a tool message's `image_url`
 parts images in the result where the dialect takes them (`tool_result_images`). `annotations`
@@ -34,6 +36,7 @@ from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from .._lossy import import_drop, warn_loss
+from .._options import option_fields, take
 from .._shared import import_model, imported_tool
 from .._wire import read
 from ..base import AdapterOptions, WireImport
@@ -98,47 +101,27 @@ class _Importer:
     # --- options --------------------------------------------------------------------
 
     def options(self, request: Request) -> AdapterOptions:
+        """Canonical options taken out of the request's option fields (`_options`); what is
+        left is this provider's own, replayed to it alone."""
         facts = self.dialect.facts
-        options = AdapterOptions(model=self.model_id, session_id=self.session_id, tool_ids=self.tool_ids)
         body = cast(Fields, request)
-        lifted: set[str] = set()
-        for option, path in facts.options.items():
-            top, *inner = path.split(".")
-            value = body.get(top)
-            for key in inner:  # a nested option is lifted only when it is its parent's one field
-                if not isinstance(value, dict) or set(value) != {key}:
-                    value = None
-                    break
-                value = value[key]
-            if value is None or (option == "stop" and not isinstance(value, list)):
-                continue  # a single stop string replays from extra as it was
-            setattr(options, option, value)
-            lifted.add(top)
-        extra: dict[str, Any] = {}
-        for key, value in body.items():
-            if key in _BODY_KEYS or key in lifted:
-                continue
-            if key == "stream" and value is True:
-                options.stream = True
-            elif (
-                key == "stream_options"
-                and self.dialect.stream_usage_option
-                and value == {"include_usage": True}
-                and body.get("stream") is True
-            ):
-                continue
-            elif (
-                key == "tool_choice"
-                and (choice := facts.tool_choice_from_wire(value)) is not None
-                and (facts.tool_choice_to_wire(choice) == value)
-            ):
-                options.tool_choice = choice
-            else:
-                extra[key] = value
+        fields = option_fields(body, _BODY_KEYS)
+        if self.dialect.stream_usage_option and body.get("stream") is True:
+            take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
+        options = AdapterOptions(
+            model=self.model_id,
+            session_id=self.session_id,
+            tool_ids=self.tool_ids,
+            stream=body.get("stream") is True,
+            tool_choice=facts.take_tool_choice(fields, "tool_choice"),
+            output_schema=facts.take_output_schema(fields),
+            **facts.take_options(fields),
+        )
         directives = self.directives()
         if directives:
-            extra[DIRECTIVES] = directives
-        options.extra = extra
+            fields[DIRECTIVES] = directives
+        if fields:
+            options.provider_options[self.name] = fields
         return options
 
     def directives(self) -> dict[str, Any]:

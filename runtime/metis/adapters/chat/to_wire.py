@@ -2,7 +2,10 @@
 
 Conventions (spec §2.2.2 puts provider knobs in adapter options):
 
-- `AdapterOptions.extra` is merged into the body last, except the reserved key `"metis"`,
+- Canonical options go where the dialect's facts row says (`max_tokens` field, structured
+  output as `response_format` json_schema); this provider's `provider_options` entry and
+  then `AdapterOptions.extra` are deep-merged into the body last (`_options.own_fields`:
+  other providers' entries are reported as dropped), except the reserved key `"metis"`,
   a dict of directives to this adapter that is never sent:
   - `system_role`: `"system"` (default) or `"developer"`, the role SYSTEM messages get;
   - `cache_breakpoints`: a list whose entries name a message id or `"tools"`, either as
@@ -59,6 +62,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from .._lossy import drop_block, warn_loss
+from .._options import merge
 from .._shared import (
     DIRECTIVES,
     SYSTEM_ROLES,
@@ -87,7 +91,7 @@ def write_request(
 ) -> WireBody:
     """Canonical messages, tools and options -> the request body (see module doc)."""
     entry = load_catalog().resolve(options.model)
-    directives, extra = _directives(options)
+    directives, fields = _directives(name, options)
     writer = _Writer(name, dialect, options, entry.id, entry.capabilities, directives=directives)
     wire_messages: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}  # message id -> wire message, for cache breakpoints
@@ -99,13 +103,13 @@ def write_request(
     body: dict[str, Any] = {"model": entry.wire_model, "messages": wire_messages}
     _options(name, dialect, body, tools, options)
     _cache_markers(name, dialect, body, by_id, directives, session_id=options.session_id)
-    body.update(extra)
+    merge(body, fields)
     return body
 
 
-def _directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metis directives, the rest of extra): the shared checks, then Chat's own key."""
-    directives, extra = split_directives(options)
+def _directives(name: str, options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metis directives, the fields to merge): the shared checks, then Chat's own key."""
+    directives, extra = split_directives(options, name)
     if directives.get("empty_content", None) not in (None, ""):
         raise WireFormatError(
             "empty_content must be None or an empty string", path="extra.metis.empty_content"
@@ -129,6 +133,7 @@ def _options(
         "thinking_budget": options.thinking_budget,
     }
     facts.options_to_wire(values, body)
+    facts.output_schema_to_wire(options.output_schema, body)
     if options.thinking_budget is not None and "thinking_budget" not in facts.options:
         reason = "thinking_budget has no Chat Completions field; not sent; use reasoning_effort"
         warn_loss(

@@ -417,7 +417,8 @@ class Reasoning(TypedDict):
 
 @with_config(_LOOSE)
 class Request(TypedDict):
-    """A recorded request body; fields not declared here replay through `options.extra`."""
+    """A recorded request body; fields not declared here are the provider's own options
+    (`AdapterOptions.provider_options`), replayed to it alone."""
 
     model: NonEmpty
     messages: list[RequestMessage]

@@ -19,7 +19,7 @@ from metis_schema.v2 import StopReason
 
 from ... import _json
 from ...errors import ProviderError
-from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 
 NAME = "gemini"
 ENDPOINT_KIND = "generativelanguage"
@@ -187,7 +187,13 @@ FACTS = GeminiFacts(
             "temperature": "generationConfig.temperature",
             "top_p": "generationConfig.topP",
             "stop": "generationConfig.stopSequences",
+            "thinking_budget": "generationConfig.thinkingConfig.thinkingBudget",
         }
+    ),
+    # JSON Schema proper goes to `responseJsonSchema`; `responseSchema` (Gemini's OpenAPI
+    # subset) and JSON mode without a schema stay provider-only.
+    output_schema=MappingProxyType(
+        {"generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": SCHEMA}}
     ),
 )
 

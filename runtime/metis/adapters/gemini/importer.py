@@ -4,8 +4,10 @@ tools and options (`WireImport`).
 The body is checked once against the declared `GenerateContentRequest`; what follows only maps.
 Model turns are folded by the same `PartFolder` responses use, so an imported turn replays to
 Gemini exactly. Function responses are paired with the previous model turn's calls by id when
-both carry one, else by name in order. Nothing read is lost silently: request fields with no
-canonical place are `WireImport.unmapped`, parts and tools with none are `WireImport.dropped`.
+both carry one, else by name in order. Nothing read is lost silently: canonical options are
+taken out of the request's option fields (`_options`), and what they leave (`safetySettings`,
+`generationConfig.topK`, ...) is Gemini's own, `options.provider_options["gemini"]`; parts and
+tools with no canonical form are `WireImport.dropped`.
 
 A turn of nothing but empty text keeps its place as one empty text block (elsewhere an empty
 text part carries nothing and is a recorded drop). Media parts become the block their media type
@@ -40,24 +42,27 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._lossy import import_drop
+from .._options import at, option_fields, take
 from .._shared import imported_tool, resolve_import_model
 from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
 from .schema import JSON_SCHEMA_FIELD, to_json_schema
+from .to_wire import INCLUDE_THOUGHTS
 from .wire import (
     DECLARATION_FIELDS,
-    REQUEST_FIELDS,
     Content,
     FunctionDeclaration,
     FunctionResponse,
     GenerateContentRequest,
-    GenerationConfig,
     Part,
     Tool,
-    ToolConfig,
 )
+
+_CONTENT = frozenset({"contents", "systemInstruction", "tools"})
+"""Top-level request fields the import maps as content (validated under camelCase names);
+every other one is an option."""
 
 _ROLES: dict[str, Role] = {"user": Role.user, "model": Role.assistant, "function": Role.user}
 """Wire role -> canonical role (`function` is the pre-2024 role of function responses)."""
@@ -103,7 +108,6 @@ class _Importer:
         self.context = context
         self.session_id = context.session_id
         self.messages: list[Message] = []
-        self.unmapped: dict[str, Any] = {}
         self.dropped: list[dict[str, Any]] = []
         self.pending: list[_Call] = []  # calls of the last model turn
         self.pending_at = -1
@@ -114,17 +118,9 @@ class _Importer:
             self._system(system)
         for i, content in enumerate(request["contents"]):
             self._content(content, i)
-        options = AdapterOptions(
-            model=self.context.model,
-            session_id=self.session_id,
-            tool_ids=self.context.tool_ids,
-            tool_choice=self._tool_choice(request.get("toolConfig")),
-        )
-        self._generation(request.get("generationConfig"), options)
         tools = self._tools(request.get("tools") or [])
-        self.unmapped.update((key, value) for key, value in request.items() if key not in REQUEST_FIELDS)
         return WireImport(
-            messages=self.messages, tools=tools, options=options, unmapped=self.unmapped, dropped=self.dropped
+            messages=self.messages, tools=tools, options=self._options(request), dropped=self.dropped
         )
 
     # messages
@@ -343,40 +339,24 @@ class _Importer:
             tool = tool.model_copy(update={"provider_data": {NAME: {"schema_field": JSON_SCHEMA_FIELD}}})
         return tool
 
-    def _tool_choice(self, config: ToolConfig | None) -> str | None:
-        """The canonical choice the config means (the facts' table, read backwards); a config
-        that choice does not spell exactly (more allowed names, other keys) is also kept unmapped."""
-        if config is None:
-            return None
-        choice = FACTS.tool_choice_from_wire(config)
-        if choice is None:  # the nearest meaning: its mode alone
-            calling = config.get("functionCallingConfig") or {}
-            mode = calling.get("mode")
-            choice = FACTS.tool_choice_from_wire({"functionCallingConfig": {"mode": mode}}) if mode else None
-        if FACTS.tool_choice_to_wire(choice) != config:
-            self.unmapped["toolConfig"] = config
-        return choice
-
-    def _generation(self, config: GenerationConfig | None, options: AdapterOptions) -> None:
-        if config is None:
-            return
-        rest: dict[str, Any] = dict(config)
-        for option, value in FACTS.options_from_wire({"generationConfig": config}).items():
-            setattr(options, option, value)
-            del rest[FACTS.options[option].rsplit(".", 1)[-1]]
-        thinking = rest.pop("thinkingConfig", None)
-        if thinking is not None:
-            thinking = dict(thinking)
-            budget = thinking.get("thinkingBudget")
-            if budget is not None:
-                options.thinking_budget = budget
-                del thinking["thinkingBudget"]
-                if thinking.get("includeThoughts") in (None, budget != 0):
-                    thinking.pop("includeThoughts", None)
-            if thinking:
-                rest["thinkingConfig"] = thinking
-        if rest:
-            self.unmapped["generationConfig"] = rest
+    def _options(self, request: GenerateContentRequest) -> AdapterOptions:
+        """Canonical options taken out of the option fields (declared ones under their
+        camelCase names); the rest is Gemini's own."""
+        fields = option_fields(request, _CONTENT)
+        options = AdapterOptions(
+            model=self.context.model,
+            session_id=self.session_id,
+            tool_ids=self.context.tool_ids,
+            tool_choice=FACTS.take_tool_choice(fields, "toolConfig"),
+            output_schema=FACTS.take_output_schema(fields),
+            **FACTS.take_options(fields),
+        )
+        budget = options.thinking_budget
+        if budget is not None and at(fields, INCLUDE_THOUGHTS) == (budget != 0):
+            take(fields, INCLUDE_THOUGHTS)  # what the writer derives from the budget
+        if fields:
+            options.provider_options[NAME] = fields
+        return options
 
 
 def _empty_text(part: Part) -> bool:

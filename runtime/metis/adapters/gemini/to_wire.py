@@ -28,6 +28,9 @@
   `output`/`error` keys as the whole output; an object with an `error` key as error details),
   wrapped in `output`/`error` when sending it bare would flip its error meaning. The importer
   reverses this, so a recorded response object round-trips unchanged.
+- Canonical options go where the facts row says (structured output as `responseMimeType`
+  application/json + `responseJsonSchema`); `provider_options["gemini"]`, then `extra`, are
+  deep-merged last, other providers' options reported as dropped (`_options.own_fields`).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from ... import _json
 from ...errors import InvariantError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
+from .._options import merge, own_fields, put
 from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
 from .._wire import read
 from ..base import AdapterOptions, WireBody
@@ -73,6 +77,10 @@ log = logging.getLogger("metis.adapters.gemini")
 
 Media = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
 """The blocks a Gemini media part (`inlineData` / `fileData`) carries."""
+
+INCLUDE_THOUGHTS = "generationConfig.thinkingConfig.includeThoughts"
+"""Written from the thinking budget (on unless the budget is 0); an import takes that value
+back out, any other stays Gemini's own."""
 
 _IMAGE_TOKENS = 258
 """Gemini bills an image up to 384x384 px as 258 tokens (larger ones tile at 258 each)."""
@@ -109,18 +117,16 @@ def write_request(
     if tool_config is not None:
         body["toolConfig"] = tool_config
     FACTS.options_to_wire({option: getattr(options, option) for option in FACTS.options}, body)
-    if options.thinking_budget is not None:
-        body.setdefault("generationConfig", {})["thinkingConfig"] = {
-            "thinkingBudget": options.thinking_budget,
-            "includeThoughts": options.thinking_budget != 0,
-        }
+    if options.thinking_budget is not None:  # thoughts are shown whenever thinking is on
+        put(body, INCLUDE_THOUGHTS, options.thinking_budget != 0)
+    FACTS.output_schema_to_wire(options.output_schema, body)
     _fill_missing_signatures(contents, options.session_id, exact=writer.exact, start=writer.current_turn)
     if contents and contents[0]["role"] == "model":
         log.warning(
             "gemini history starts with a model turn; sent as is (no user turn invented)",
             extra={"session_id": options.session_id, "adapter": NAME, "reason": "history starts with model"},
         )
-    body.update(options.extra)
+    merge(body, own_fields(options, NAME))
     return body
 
 

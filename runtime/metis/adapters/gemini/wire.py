@@ -357,6 +357,8 @@ class GenerationConfig(TypedDict, total=False):
     topP: Annotated[Number | None, _both("topP", "top_p")]
     stopSequences: Annotated[list[str] | None, _both("stopSequences", "stop_sequences")]
     thinkingConfig: Annotated[ThinkingConfig | None, _both("thinkingConfig", "thinking_config")]
+    responseMimeType: Annotated[str | None, _both("responseMimeType", "response_mime_type")]
+    responseJsonSchema: Annotated[Any, _both("responseJsonSchema", "response_json_schema")]
 
 
 @_with_config(_LOOSE)
@@ -372,7 +374,8 @@ class GenerateContentRequest(TypedDict, total=False):
 
 
 REQUEST_FIELDS = frozenset(GenerateContentRequest.__annotations__)
-"""The request fields the importer reads; any other top-level field is `WireImport.unmapped`."""
+"""The request fields the importer reads by name; any other top-level field is a Gemini-only
+option (`AdapterOptions.provider_options["gemini"]`)."""
 
 
 __all__ = [

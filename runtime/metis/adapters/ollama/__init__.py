@@ -47,7 +47,8 @@ class OllamaAdapter(Adapter):
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
-        """`{model, messages, tools?, stream, options?, think?}`, then `options.extra` on top."""
+        """`{model, messages, tools?, stream, options?, format?, think?}`, then Ollama's own
+        options and `options.extra` deep-merged on top."""
         return write_request(messages, tools, options)
 
     @bulk

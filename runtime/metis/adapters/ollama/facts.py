@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from metis_schema.v2 import StopReason
 
-from .._facts import ErrorEnvelope, ProviderFacts
+from .._facts import SCHEMA, ErrorEnvelope, ProviderFacts
 
 NAME = "ollama"
 
@@ -45,6 +45,8 @@ FACTS = ProviderFacts(
         "top_p": "options.top_p",
         "stop": "options.stop",
     },
+    # `format` is a JSON Schema or the string "json" (JSON mode, provider-only).
+    output_schema={"format": SCHEMA},
 )
 
 __all__ = ["FACTS", "NAME"]

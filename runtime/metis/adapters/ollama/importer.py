@@ -3,10 +3,12 @@
 The body is checked once against `wire.ChatRequest`; what follows only maps. Tool results
 name no call: each pairs with the earliest unanswered call of the preceding assistant turn
 that has its `tool_name` (or simply the earliest, when the client sent no name, as many
-do). Known Ollama knobs (`format`, `keep_alive`, `think`, `logprobs`, `top_logprobs`, and
-model options other than the sampling ones) go to `options.extra`, so `to_wire` replays
-them; any other top-level field is kept in `unmapped`, and a message field a role cannot
-carry in `dropped`.
+do). Canonical options (the sampling ones under `options`, a `format` that is a JSON
+Schema) are taken out of the top-level option fields (`_options`); what they leave
+(`keep_alive`, `think`, `format: "json"`, `options.num_ctx`, ...) is Ollama's own,
+`options.provider_options["ollama"]`, replayed to Ollama alone. A top-level field that is
+no Ollama request field (the server ignores those) and a message field a role cannot carry
+are listed in `dropped`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from ...assembly import RequestContext, import_context, imported_assistant, impo
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
+from .._contract import known_fields
 from .._lossy import import_drop, warn_loss
+from .._options import option_fields
 from .._shared import import_model, imported_tool
 from .._wire import read
 from ..base import AdapterOptions, WireImport
@@ -50,14 +54,8 @@ _WIRE_TO_ROLE: dict[str, Role] = {
     "tool": Role.tool,
 }
 
-_KNOBS: frozenset[str] = frozenset({"format", "keep_alive", "think", "logprobs", "top_logprobs"})
-"""Top-level request fields metis has no canonical place for but replays through `extra`."""
-_READ: frozenset[str] = frozenset({"model", "messages", "tools", "stream", "options"})
-"""Top-level request fields the import maps itself."""
-_SAMPLING: frozenset[str] = frozenset(
-    path.removeprefix("options.") for path in FACTS.options.values() if path.startswith("options.")
-)
-"""The keys under `options` that are canonical options (the rest is replayed through `extra`)."""
+_CONTENT: frozenset[str] = frozenset({"messages", "tools"})
+"""Top-level request fields the import maps as content; every other one is an option."""
 
 _ROLE_KEYS: dict[Role, frozenset[str]] = {
     Role.system: frozenset({"role", "content"}),
@@ -87,10 +85,7 @@ def import_request(body: Any, *, session_id: str, tool_ids: ToolIdMap) -> WireIm
     importer = _Importer(request, body["messages"] if request.get("messages") else [], session_id, tool_ids)
     messages = importer.messages()
     tools = importer.tools()
-    options, unmapped = importer.options()
-    return WireImport(
-        messages=messages, tools=tools, options=options, unmapped=unmapped, dropped=importer.dropped
-    )
+    return WireImport(messages=messages, tools=tools, options=importer.options(), dropped=importer.dropped)
 
 
 def _image_block(image: Image, path: str, session_id: str) -> ImageBlock:
@@ -236,22 +231,24 @@ class _Importer:
             path=f"{path}.function",
         )
 
-    def options(self) -> tuple[AdapterOptions, dict[str, Any]]:
+    def options(self) -> AdapterOptions:
+        """Canonical options taken out of the option fields; the rest is Ollama's own."""
         request = self.request
-        extra: dict[str, Any] = {key: value for key, value in request.items() if key in _KNOBS}
-        others = {key: value for key, value in (request.get("options") or {}).items() if key not in _SAMPLING}
-        if others:
-            extra["options"] = others
-        unmapped = {key: value for key, value in request.items() if key not in _KNOBS | _READ}
+        fields = option_fields(request, _CONTENT)
+        known = known_fields(NAME)
+        for key in sorted(set(fields) - known):  # the server ignores it: no Ollama option
+            self._drop(key, fields.pop(key), "not an Ollama request field (the server ignores it)")
         options = AdapterOptions(
             model=self.model,
             session_id=self.session_id,
             tool_ids=self.tool_ids,
             stream=request.get("stream", True),  # the REST API streams unless told otherwise
-            extra=extra,
-            **FACTS.options_from_wire(request),
+            output_schema=FACTS.take_output_schema(fields),
+            **FACTS.take_options(fields),
         )
-        return options, unmapped
+        if fields:
+            options.provider_options[NAME] = fields
+        return options
 
 
 __all__ = ["import_request"]

@@ -19,8 +19,8 @@ What the writer must know (spec/provider-wire-formats.md §4, checked against ol
   thinking and images to a text-only model (or of a media type it lacks) are dropped;
   tools are not sent to a model without tool support (the server answers 400), nor for
   tool choice "none" (Ollama has no tool-choice field).
-- Sampling options nest under `options` (`FACTS.options`); `stream` is always sent
-  because the REST API defaults it to true.
+- Sampling options nest under `options` (`FACTS.options`), a structured-output schema is
+  `format`; `stream` is always sent because the REST API defaults it to true.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._facts import ToolChoice, tool_choice_meaning
 from .._lossy import drop_block, warn_loss
+from .._options import merge, own_fields
 from .._schema import inline_refs, uses_refs
 from .._shared import function_tool, image_base64, own_raw, parse_data_url
 from ..base import AdapterOptions, WireBody
@@ -76,8 +77,9 @@ _TOKENS_PER_IMAGE = 256
 def write_request(
     messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
 ) -> WireBody:
-    """`{model, messages, tools?, stream, options?, think?}`, then `options.extra` on top
-    (its `options` merged into the sampling ones), so any Ollama knob can be passed."""
+    """`{model, messages, tools?, stream, options?, format?, think?}`, then Ollama's own
+    options and `extra` deep-merged on top (`_options.own_fields`: their `options` merge
+    into the sampling ones), so any Ollama knob can be passed."""
     entry = load_catalog().resolve(options.model)
     if entry.provider != NAME:
         raise AdapterError(
@@ -101,14 +103,11 @@ def write_request(
         },
         body,
     )
+    FACTS.output_schema_to_wire(options.output_schema, body)
     think = _think(options, caps, entry.id)
     if think is not None:
         body["think"] = think
-    for key, value in options.extra.items():
-        if key == "options" and isinstance(value, Mapping):
-            body["options"] = {**body.get("options", {}), **value}
-        else:
-            body[key] = value
+    merge(body, own_fields(options, NAME))
     return body
 
 

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 
 from metis_schema.v2 import StopReason
 
-from .._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._facts import (
+    SCHEMA,
+    SCHEMA_DESCRIPTION,
+    SCHEMA_NAME,
+    SCHEMA_STRICT,
+    TOOL_NAME,
+    ErrorEnvelope,
+    ProviderFacts,
+    ToolChoice,
+)
 from ..chat.facts import RETRYABLE_TYPES
 
 PROVIDER = "responses"
@@ -42,7 +51,21 @@ without `_call`). Calls the client must answer (`computer_call`, `custom_tool_ca
 shell calls) are not here: they have no canonical block and are kept raw."""
 
 OPTIONS = {"max_tokens": "max_output_tokens", "temperature": "temperature", "top_p": "top_p"}
-"""No `stop` field and no token budget for reasoning (`reasoning.effort` goes through extra)."""
+"""No `stop` field and no token budget for reasoning (`reasoning.effort` is provider-only)."""
+
+OUTPUT_SCHEMA: dict[str, object] = {
+    "text": {
+        "format": {
+            "type": "json_schema",
+            "name": SCHEMA_NAME,
+            "description": SCHEMA_DESCRIPTION,
+            "schema": SCHEMA,
+            "strict": SCHEMA_STRICT,
+        }
+    }
+}
+"""Structured output: `text.format` json_schema (the name is required); `text.verbosity` and
+other formats stay provider-only."""
 
 
 FACTS = ProviderFacts(
@@ -57,6 +80,7 @@ FACTS = ProviderFacts(
     never_retry_types=frozenset({"insufficient_quota"}),
     tool_choice=TOOL_CHOICE,
     options=OPTIONS,
+    output_schema=OUTPUT_SCHEMA,
 )
 """Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
 they differ in what the writer asks for."""

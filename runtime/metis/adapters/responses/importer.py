@@ -13,9 +13,12 @@ and server_tool_use blocks). Not carried, each dropped with a WARN and listed in
 `input_audio` parts and image parts given by `file_id`, and items with no block.
 `input_file` parts become v2 documents (a file id as this provider's; a media type not
 given is guessed from the name, else taken as PDF).
-`previous_response_id` is kept in `options.extra` (it replays) with a WARN: the history it
-points at is on the server, not in the body. Built-in tools become the
-`builtin_tools` directive; a function tool's `strict` is `ToolDefinition.strict`.
+Canonical options are taken out of the top-level option fields by the facts row
+(structured output from `text.format`); the rest, with the directives (`instructions`,
+`builtin_tools`: the built-in tools), is this provider's own entry of
+`options.provider_options`, replayed to it alone. `previous_response_id` is among them,
+with a WARN: the history it points at is on the server, not in the body. A function
+tool's `strict` is `ToolDefinition.strict`.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._lossy import import_drop
+from .._options import option_fields
 from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
 from .._wire import read
 from ..base import AdapterOptions, WireImport
@@ -111,23 +115,20 @@ class _Importer:
     # --- options --------------------------------------------------------------------
 
     def options(self, request: Request, directives: dict[str, Any]) -> AdapterOptions:
+        """Canonical options taken out of the request's option fields (`_options`); what is
+        left (with the directives) is this provider's own, replayed to it alone."""
         facts = self.dialect.facts
-        options = AdapterOptions(model=self.model_id, session_id=self.session_id, tool_ids=self.tool_ids)
         body = cast(dict[str, Any], request)
-        lifted = set()
-        for option, value in facts.options_from_wire(body).items():
-            setattr(options, option, value)
-            lifted.add(facts.options[option])
-        extra: dict[str, Any] = {}
-        for key, value in body.items():
-            if key in _BODY_KEYS or key in lifted:
-                continue
-            if key == "stream" and value is True:
-                options.stream = True
-            elif key == "tool_choice" and (choice := facts.tool_choice_from_wire(value)) is not None:
-                options.tool_choice = choice
-            else:
-                extra[key] = value
+        fields = option_fields(body, _BODY_KEYS)
+        options = AdapterOptions(
+            model=self.model_id,
+            session_id=self.session_id,
+            tool_ids=self.tool_ids,
+            stream=body.get("stream") is True,
+            tool_choice=facts.take_tool_choice(fields, "tool_choice"),
+            output_schema=facts.take_output_schema(fields),
+            **facts.take_options(fields),
+        )
         if body.get("previous_response_id"):
             log.warning(
                 "%s: request continues response %s; the history it points at is not in this body",
@@ -136,8 +137,9 @@ class _Importer:
                 extra={"adapter": PROVIDER, "session_id": self.session_id, "path": "previous_response_id"},
             )
         if directives:
-            extra[DIRECTIVES] = directives
-        options.extra = extra
+            fields[DIRECTIVES] = directives
+        if fields:
+            options.provider_options[PROVIDER] = fields
         return options
 
     # --- tools ----------------------------------------------------------------------

@@ -23,7 +23,9 @@ Stateless by design: the whole history goes in `input` every time (no
 - TOOL -> a `function_call_output` (a string, or input parts when it holds images);
   `is_error` has no field: the text carries the failure.
 
-`AdapterOptions.extra` is merged last, except the reserved `"metis"` directives:
+Canonical options go where the facts row says (structured output as `text.format`); this
+provider's `provider_options` entry, then `AdapterOptions.extra`, are deep-merged last
+(other providers' entries are reported as dropped), except the reserved `"metis"` directives:
 `dialect` (the row, set by the client from the base URL), `system_role`, `instructions`,
 and `builtin_tools` (non-function tools appended to `tools`, e.g. `{"type": "web_search"}`).
 Function tools carry `ToolDefinition.strict` (false unless asked: OpenAI's Responses
@@ -58,6 +60,7 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
+from .._options import merge
 from .._shared import (
     DIRECTIVES,
     data_url,
@@ -76,8 +79,8 @@ log = logging.getLogger("metis.adapters")
 
 
 def directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metis directives, the rest of extra): the shared checks, then the dialect row's name."""
-    found, extra = split_directives(options)
+    """(metis directives, the fields to merge): the shared checks, then the dialect row's name."""
+    found, extra = split_directives(options, PROVIDER)
     if found.get("dialect", OPENAI.name) not in DIALECTS:
         raise WireFormatError(
             f"dialect must be one of {sorted(DIALECTS)}", provider=PROVIDER, path="extra.metis.dialect"
@@ -103,7 +106,7 @@ def write_request(
         writer.message(message)
     body["input"] = writer.items
     _options(dialect, body, tools, options, found)
-    body.update(extra)
+    merge(body, extra)
     return body
 
 
@@ -118,6 +121,7 @@ def _options(
     facts.options_to_wire(
         {"max_tokens": options.max_tokens, "temperature": options.temperature, "top_p": options.top_p}, body
     )
+    facts.output_schema_to_wire(options.output_schema, body)
     for name, value in (("stop", options.stop), ("thinking_budget", options.thinking_budget)):
         if value is not None:
             log.warning(

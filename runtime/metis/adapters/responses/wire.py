@@ -257,7 +257,8 @@ Input = Annotated[
 
 @with_config(_LOOSE)
 class Request(TypedDict):
-    """A recorded request body; fields not declared here replay through `options.extra`."""
+    """A recorded request body; fields not declared here are Responses-only options
+    (`AdapterOptions.provider_options`), replayed to it alone."""
 
     model: NonEmpty
     input: NotRequired[Input]
