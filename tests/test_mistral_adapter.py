@@ -229,6 +229,8 @@ def test_convert_between_mistral_and_responses_on_the_command_line() -> None:
         "function_call",
         "function_call_output",
     ]
-    assert "goes back only to the model that produced it" in result.stderr  # Magistral's thinking stays home
+    assert (
+        "goes back only to the model and endpoint that produced it" in result.stderr
+    )  # Magistral's thinking stays home
     wrong = runner.invoke(cli, ["convert", "--from", "openai", "--to", "responses", path])
     assert wrong.exit_code == 2 and "Mistral `thinking` part" in wrong.output

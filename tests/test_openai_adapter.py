@@ -229,8 +229,8 @@ def test_lossy_thinking_drop_logs_one_warn_with_five_fields_and_no_event(
         "message_id": message.id,
         "block_type": "thinking",
         "adapter": "openai",
-        "reason": "reasoning from anthropic:claude-sonnet-4-6 goes back only to the model that produced it,"
-        " not openai:gpt-4.1",
+        "reason": "reasoning from anthropic:claude-sonnet-4-6 via anthropic (its default API) goes back"
+        " only to the model and endpoint that produced it, not openai:gpt-4.1 via openai (its default API)",
     }
     assert sink.events == []
 

@@ -174,7 +174,7 @@ def test_reasoning_goes_back_only_to_the_model_that_made_it(caplog: pytest.LogCa
     body = ADAPTER.to_wire(history, [], options(FLASH, ids))
     assert "reasoning_details" not in body["messages"][1]
     assert [(r.block_type, r.adapter) for r in warnings(caplog)] == [("thinking", "openrouter")]  # type: ignore[attr-defined]
-    assert "goes back only to the model that produced it" in warnings(caplog)[0].reason  # type: ignore[attr-defined]
+    assert "goes back only to the model and endpoint that produced it" in warnings(caplog)[0].reason  # type: ignore[attr-defined]
 
 
 # --- canonical -> wire ---------------------------------------------------------------------

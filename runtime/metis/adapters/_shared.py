@@ -175,10 +175,20 @@ def sent_to(provider: str, options: AdapterOptions) -> str:
     return f"{provider} at {options.endpoint}" if options.endpoint else f"{provider} (its default API)"
 
 
+def foreign_reasoning(message: Message, target_model: str, provider: str, options: AdapterOptions) -> str:
+    """The drop reason for reasoning another model or endpoint produced (one wording for
+    every adapter that replays reasoning to its own model only)."""
+    source = message.metadata.model or "another model"
+    return (
+        f"reasoning from {source} via {produced_at(message)} goes back only to the model and "
+        f"endpoint that produced it, not {target_model} via {sent_to(provider, options)}"
+    )
+
+
 # Blocks made from provider values are validated by the models' own pydantic-core
 # validators, called on a dict: the same validation `TextBlock(...)` runs, without
-# BaseModel.__init__'s Python-level frame and keyword packing (~0.3-0.5 µs a block, and
-# every reply makes several).
+# BaseModel.__init__'s Python-level frame and keyword packing, which every block of every
+# reply would otherwise pay.
 validate_text = TextBlock.__pydantic_validator__.validate_python
 validate_tool_use = ToolUseBlock.__pydantic_validator__.validate_python
 validate_thinking = ThinkingBlock.__pydantic_validator__.validate_python
@@ -253,6 +263,7 @@ __all__ = [
     "DIRECTIVES",
     "SYSTEM_ROLES",
     "data_url",
+    "foreign_reasoning",
     "function_tool",
     "image_base64",
     "import_model",

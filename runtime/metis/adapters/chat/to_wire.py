@@ -66,11 +66,10 @@ from .._options import merge
 from .._shared import (
     DIRECTIVES,
     SYSTEM_ROLES,
+    foreign_reasoning,
     function_tool,
     own_raw,
-    produced_at,
     replays_opaque,
-    sent_to,
     split_directives,
 )
 from ..base import AdapterOptions, WireBody
@@ -356,11 +355,7 @@ class _Writer:
             and not self.dialect.replays_plain_reasoning
         ):
             return "Chat Completions cannot carry reasoning"
-        source = message.metadata.model or "another model"
-        return (
-            f"reasoning from {source} of {produced_at(message)} goes back only to the model that "
-            f"produced it, at its endpoint: not {self.model_id} at {sent_to(self.name, self.options)}"
-        )
+        return foreign_reasoning(message, self.model_id, self.name, self.options)
 
     def tool_call(self, block: ToolUseBlock, raw: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -64,11 +64,11 @@ from .._options import merge
 from .._shared import (
     DIRECTIVES,
     data_url,
+    foreign_reasoning,
     image_base64,
     own_raw,
     produced_at,
     replays_opaque,
-    sent_to,
     split_directives,
 )
 from ..base import AdapterOptions, WireBody
@@ -333,11 +333,7 @@ class _Writer:
     def reasoning_drop_reason(self, message: Message, own: bool) -> str:
         if own:
             return "reasoning with no kept reasoning item has nothing to send back"
-        source = message.metadata.model or "another model"
-        return (
-            f"reasoning from {source} of {produced_at(message)} goes back only to the model that "
-            f"produced it, at its endpoint: not {self.model_id} at {sent_to(PROVIDER, self.options)}"
-        )
+        return foreign_reasoning(message, self.model_id, PROVIDER, self.options)
 
     def tool(self, message: Message) -> None:
         block = message.content[0] if message.content else None
