@@ -34,9 +34,19 @@ NEW_IN_V2 = (
     "compaction",
 )
 USER_BLOCKS = frozenset({"document", "audio", "video", "search_result"})
-CARRIED = frozenset({("responses", "document")})
+CARRIED = frozenset(
+    {
+        ("responses", "document"),
+        ("anthropic", "document"),
+        ("anthropic", "search_result"),
+        ("anthropic", "server_tool_use"),
+        ("anthropic", "server_tool_result"),
+        ("anthropic", "compaction"),
+    }
+)
 """(provider, block type) pairs an adapter carries now, each tested in its own module
-(tests/test_responses_adapter.py: documents as input_file parts)."""
+(tests/test_responses_adapter.py: documents as input_file parts; tests/test_anthropic_v2.py:
+documents, search results, server tool blocks and compaction)."""
 PAIRS = [(p, b) for p in PROVIDERS for b in NEW_IN_V2 if (p, b) not in CARRIED]
 
 

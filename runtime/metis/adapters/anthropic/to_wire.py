@@ -12,23 +12,34 @@
 - Thinking is replayed byte-exact, in its original position, only from messages this
   adapter produced (`metadata.provider == "anthropic"`) and only when signed: Anthropic
   rejects unsigned or foreign thinking, so those blocks are dropped with a WARN (§7.3).
+- Text carries its citations (`citations`: what Anthropic has no form for is dropped with
+  a WARN); documents and search results go in user turns and tool results (`documents`);
+  server tool calls and results and compactions go back only when their `provider` is
+  "anthropic" (`server_tools`), anyone else's are dropped with a WARN; a block's
+  `cache_point` is its `cache_control` (`cache`), except on thinking, which cannot take one.
 - What the target model cannot carry (catalog capabilities: images, their media types,
   thinking) is dropped with a WARN; blocks kept in provider_raw go back where they were.
+- A thinking budget of 0 (another provider's "off") leaves thinking out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from metis_schema.v2 import (
     AdapterCapabilities,
+    CompactionBlock,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSourceKind,
     Message,
     RedactedThinkingBlock,
     Role,
+    SearchResultBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolDefinition,
@@ -39,11 +50,15 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
-from .._lossy import drop_block, log
+from .._lossy import drop_block, log, warn_loss
 from .._shared import image_base64
 from ..base import AdapterOptions, WireBody
+from .cache import NO_CACHE_CONTROL, cache_control
+from .citations import write_citations
+from .documents import write_document, write_search_result
 from .facts import FACTS, PROVIDER
 from .replay import Replay
+from .server_tools import write_compaction, write_server_tool_result, write_server_tool_use
 
 DEFAULT_MAX_TOKENS = 8192
 """`max_tokens` is required; without options.max_tokens send min(model's output cap, this)."""
@@ -105,7 +120,7 @@ def write_request(
         },
         body,
     )
-    if options.thinking_budget is not None:
+    if options.thinking_budget:  # 0 means off: no thinking block
         body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
     if options.stream:
         body["stream"] = True
@@ -114,7 +129,7 @@ def write_request(
 
 
 def _max_tokens(options: AdapterOptions, cap: int) -> int:
-    budget = options.thinking_budget
+    budget = options.thinking_budget or None  # 0: thinking off
     if budget is not None and budget < MIN_THINKING_BUDGET:
         raise AdapterError(
             f"thinking_budget {budget} is below Anthropic's minimum of {MIN_THINKING_BUDGET}",
@@ -143,10 +158,14 @@ def _max_tokens(options: AdapterOptions, cap: int) -> int:
 
 
 def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
-    converted: list[dict[str, Any] | None] = [
-        {"type": "text", "text": b.text} if isinstance(b, TextBlock) and b.text else None
-        for b in message.content
-    ]
+    converted: list[dict[str, Any] | None] = []
+    for b in message.content:
+        wire: dict[str, Any] | None = None
+        if isinstance(b, TextBlock) and b.text:
+            wire = {"type": "text", "text": b.text}
+            if b.cache_point is not None:
+                wire["cache_control"] = cache_control(b.cache_point)
+        converted.append(wire)
     return replay.splice(converted)
 
 
@@ -155,6 +174,8 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = tool.input_schema
+    if tool.strict:
+        out["strict"] = True
     return out
 
 
@@ -174,42 +195,102 @@ class _Writer:
         self, message: Message, items: Sequence[ContentBlock], replay: Replay, inside: int | None = None
     ) -> list[dict[str, Any]]:
         """The wire blocks of `message`'s content, or of the content of its tool_result block
-        `inside` (where only text and images go): each block converted once, dropped ones
-        logged, then what the message kept for replay spliced back in."""
+        `inside` (where only text, images, documents and search results go): each block
+        converted once, dropped ones logged, then what the message kept for replay spliced
+        back in."""
         converted: list[dict[str, Any] | None] = []
+        keys = replay.wire_keys(len(items), inside)
         for position, block in enumerate(items):
             index = position if inside is None else inside  # the message's block, for the drop log
-            wire: dict[str, Any] | None
-            if block.type == "text":
-                if block.text:
-                    wire = {"type": "text", "text": block.text}
+            wire = self.block(message, index, block, replay, key=keys[position], inside=inside)
+            if wire is not None and block.cache_point is not None:
+                if wire["type"] in NO_CACHE_CONTROL:
+                    self.lose_cache_point(message, block)
                 else:
-                    self.drop(message, index, block, inside, "Anthropic rejects empty text blocks")
-                    wire = None
-            elif block.type == "image":
-                wire = self.image(message, index, block, inside)
-            elif inside is not None:
-                self.drop(message, index, block, inside, "not allowed inside tool_result")
-                wire = None
-            elif block.type == "tool_use":
-                wire = {
-                    "type": "tool_use",
-                    "id": self.outgoing(block.id, PROVIDER),
-                    "name": block.name,
-                    "input": block.input,
-                }
-            elif block.type == "tool_result":
-                wire = self.tool_result(message, index, block, replay)
-            elif block.type in ("thinking", "redacted_thinking"):
-                wire = self.thinking(message, index, block)
-            else:
-                # A schema v2 block this adapter does not write yet: dropped, never sent as text.
-                self.drop(
-                    message, index, block, inside, f"the Anthropic adapter does not carry {block.type} yet"
-                )
-                wire = None
+                    wire["cache_control"] = cache_control(block.cache_point)
             converted.append(wire)
         return replay.splice(converted, inside)
+
+    def block(
+        self,
+        message: Message,
+        index: int,
+        block: ContentBlock,
+        replay: Replay,
+        *,
+        key: str,
+        inside: int | None,
+    ) -> dict[str, Any] | None:
+        """One canonical block -> its wire block, or None (dropped, logged)."""
+
+        def drop(reason: str) -> None:
+            self.drop(message, index, block, inside, reason)
+
+        if isinstance(block, TextBlock):
+            if not block.text:
+                drop("Anthropic rejects empty text blocks")
+                return None
+            wire: dict[str, Any] = {"type": "text", "text": block.text}
+            if block.citations:
+                cites = write_citations(message, index, block.citations, replay.cites.get(key, ()))
+                if cites:
+                    wire["citations"] = cites
+            return wire
+        if isinstance(block, ImageBlock):
+            return self.image(message, index, block, inside)
+        if isinstance(block, DocumentBlock):
+            return write_document(block, self.options, drop)
+        if isinstance(block, SearchResultBlock):
+            return write_search_result(block)
+        if inside is not None:
+            drop("not allowed inside tool_result")
+            return None
+        if isinstance(block, ToolUseBlock):
+            return {
+                "type": "tool_use",
+                "id": self.outgoing(block.id, PROVIDER),
+                "name": block.name,
+                "input": block.input,
+            }
+        if isinstance(block, ToolResultBlock):
+            return self.tool_result(message, index, block, replay)
+        if isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+            return self.thinking(message, index, block)
+        if isinstance(block, ServerToolUseBlock | ServerToolResultBlock | CompactionBlock):
+            return self.server_block(block, drop)
+        # A schema v2 block Anthropic has no form for (audio, video): dropped, never sent as text.
+        drop(f"Anthropic has no {block.type} block")
+        return None
+
+    @staticmethod
+    def server_block(
+        block: ServerToolUseBlock | ServerToolResultBlock | CompactionBlock, drop: Callable[[str], None]
+    ) -> dict[str, Any] | None:
+        """An Anthropic server tool call, result or compaction back as it came; another
+        provider's is opaque here (dropped, logged)."""
+        if block.provider != PROVIDER:
+            drop(f"a {block.type} of {block.provider} replays only to {block.provider}")
+            return None
+        if isinstance(block, ServerToolUseBlock):
+            return write_server_tool_use(block)
+        if isinstance(block, CompactionBlock):
+            return write_compaction(block)
+        wire = write_server_tool_result(block)
+        if wire is None:
+            drop("the result's wire form (provider_data) was not kept")
+        return wire
+
+    def lose_cache_point(self, message: Message, block: ContentBlock) -> None:
+        """A breakpoint on a block Anthropic takes none on: the block goes, its breakpoint not."""
+        warn_loss(
+            adapter=PROVIDER,
+            session_id=message.session_id,
+            message_id=message.id,
+            block_type=f"{block.type}/cache_point",
+            reason=f"Anthropic takes no cache_control on {block.type} blocks",
+            text=f"dropped the cache point of a {block.type} block of message {message.id} for {PROVIDER}: "
+            "Anthropic takes no cache_control there",
+        )
 
     def thinking(
         self, message: Message, index: int, block: ThinkingBlock | RedactedThinkingBlock
