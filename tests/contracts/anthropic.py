@@ -23,12 +23,12 @@ from anthropic.types import (
     ToolUseBlock,
     Usage,
 )
+from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
+from anthropic.types.beta import message_create_params as beta_params
 from anthropic.types.message_create_params import (
     MessageCreateParamsNonStreaming,
     MessageCreateParamsStreaming,
 )
-from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
-from anthropic.types.beta import message_create_params as beta_params
 from anthropic.types.shared import ErrorResponse
 from pydantic import TypeAdapter
 
