@@ -502,6 +502,7 @@ def test_every_stop_reason(wire_reason: str | None, canonical: StopReason) -> No
         "pause_turn",
         "refusal",
         "model_context_window_exceeded",
+        "compaction",  # beta `pause_after_compaction`: read as a paused turn
     }
 
 

@@ -359,11 +359,13 @@ class _Writer:
 def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
     """Characters / 3.5 over what the request would carry, plus fixed overheads.
 
-    Method: text, thinking and tool-result text count by characters; tool inputs and
-    tool definitions by the characters of their compact JSON; each message adds 4
-    tokens of framing, each tool 40 (the tool-use system preamble is ~300 once), each
-    image 1,600 (Anthropic's cap for a downscaled image, an upper bound). Measured
-    error and the samples it was measured on: tests/test_anthropic_estimate.py.
+    Method: text (also inside search results and server tool results), thinking,
+    compaction summaries and tool-result text count by characters; tool inputs (client and
+    server) and tool definitions by the characters of their compact JSON; documents are
+    not counted; each message adds 4 tokens of framing, each tool 40 (the tool-use system
+    preamble is ~300 once), each image 1,600 (Anthropic's cap for a downscaled image, an
+    upper bound). Measured error and the samples it was measured on:
+    tests/test_anthropic_estimate.py.
     """
     chars = 0
     fixed = 8
@@ -381,6 +383,10 @@ def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefin
                 fixed += 1600
             elif isinstance(block, RedactedThinkingBlock):
                 chars += len(block.data) // 4
+            elif isinstance(block, ServerToolUseBlock):
+                chars += len(block.name) + len(_json.dumps(block.input))
+            elif isinstance(block, CompactionBlock) and block.summary:
+                chars += len(block.summary)
     if tools:
         fixed += 300
         for tool in tools:
@@ -389,10 +395,11 @@ def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefin
     return fixed + round(chars / 3.5)
 
 
-def _walk(blocks: Sequence[ContentBlock]) -> Iterator[ContentBlock]:
+def _walk(blocks: Sequence[Any]) -> Iterator[ContentBlock]:
+    """Every block, and the blocks inside tool results, server tool results and search results."""
     for block in blocks:
         yield block
-        if isinstance(block, ToolResultBlock):
+        if isinstance(block, ToolResultBlock | ServerToolResultBlock | SearchResultBlock):
             yield from _walk(block.content)
 
 

@@ -4,10 +4,11 @@
 Every read of Anthropic JSON goes through these shapes (`_wire.read`), so pydantic-core
 does the type checks and a failure is one WireFormatError at its JSON path. The shapes are
 as loose as the API itself: optional fields are optional; an object replayed as sent (a
-content block, the tool choice) keeps its undeclared keys (`cache_control`, `citations`,
-fields added later), while one metis only reads (the reply envelope, usage, stream events)
-drops them; and a block, source, tool, delta or event of a type metis has no reader for
-validates as a plain object (`Foreign`) so the caller can keep it verbatim or ignore it.
+content block, the tool choice) keeps its undeclared keys (a tool call's `caller`, a
+compaction's `signature`, fields added later), while one metis only reads (the reply
+envelope, usage, stream events) drops them; and a block, source, citation, tool, delta or
+event of a type metis has no reader for validates as a plain object (`Foreign`) so the
+caller can keep it verbatim or ignore it.
 Values are strict: `"4096"` is not an integer, `"yes"` not a boolean. Checked against the
 anthropic 2.12 SDK types.
 """
