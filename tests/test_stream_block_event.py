@@ -6,6 +6,8 @@ with its citations); a streamed reply must carry them as a whole reply does.
 
 from __future__ import annotations
 
+from metis.assembly import RequestContext, StreamAssembler
+from metis.ids import ToolIdMap, new_session_id
 from metis_schema.v2 import (
     BlockEvent,
     CompactionBlock,
@@ -16,9 +18,6 @@ from metis_schema.v2 import (
     TextDeltaEvent,
     UsageUpdateEvent,
 )
-
-from metis.assembly import RequestContext, StreamAssembler
-from metis.ids import ToolIdMap, new_session_id
 
 
 def _assembler() -> StreamAssembler:
@@ -33,7 +32,9 @@ def _end(assembler: StreamAssembler) -> None:
 
 
 def test_a_whole_block_keeps_its_place_among_streamed_blocks() -> None:
-    compaction = CompactionBlock.model_validate({"type": "compaction", "provider": "openai", "summary": "earlier turns"})
+    compaction = CompactionBlock.model_validate(
+        {"type": "compaction", "provider": "openai", "summary": "earlier turns"}
+    )
     assembler = _assembler()
     assembler.feed(TextDeltaEvent(type="text_delta", index=1, text="after"))
     assembler.feed(BlockEvent(type="block", index=0, block=compaction))
