@@ -132,7 +132,7 @@ def read_response(body: Any, context: RequestContext) -> Message:
         else:
             content.append(canonical)
     if skipped or replay.lost:
-        warn_foreign(context.session_id, context.message_id, [*skipped, *replay.lost], "response")
+        warn_foreign(context.session_id, context.message_id, skipped, "response", replay.lost)
     if not content:
         raise WireFormatError(
             f"response has no block metis can represent (only {', '.join(skipped) or 'none'})",

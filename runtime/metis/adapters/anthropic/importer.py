@@ -279,9 +279,9 @@ class _Reader:
 
 def _warn_kept(session_id: str, message_id: str, replay: Replay, where: str) -> None:
     """The one WARN of a message whose import kept blocks verbatim or lost citations."""
-    lost = [str(b.get("type")) for b in replay.foreign.values()] + replay.lost
-    if lost:
-        warn_foreign(session_id, message_id, lost, where)
+    kept = [str(b.get("type")) for b in replay.foreign.values()]
+    if kept or replay.lost:
+        warn_foreign(session_id, message_id, kept, where, replay.lost)
 
 
 def _user_block(

@@ -132,17 +132,28 @@ def response_raw(rid: Any, model: Any, stop: Any, stop_sequence: Any, replay: Re
     }
 
 
-def warn_foreign(session_id: str, message_id: str | None, types: Sequence[str], where: str) -> None:
-    """One WARN per message naming the wire block types metis has no type for (kept in provider_raw)."""
-    names = ", ".join(types)
+def warn_foreign(
+    session_id: str, message_id: str | None, types: Sequence[str], where: str, lost: Sequence[str] = ()
+) -> None:
+    """One WARN per message naming the wire block types metis has no type for (kept in
+    provider_raw) and what it left out with no place to keep it (`Replay.lost`)."""
+    names = ", ".join([*types, *lost])
+    if not lost:
+        reason, fate = (
+            "no canonical block type; kept in provider_raw",
+            "kept in provider_raw for replay to anthropic",
+        )
+    elif not types:
+        reason, fate = "no canonical form; left out", "left out"
+    else:
+        reason = fate = "no canonical form; blocks kept in provider_raw, the rest left out"
     warn_loss(
         adapter=PROVIDER,
         session_id=session_id,
         message_id=message_id,
         block_type=names,
-        reason="no canonical block type; kept in provider_raw",
-        text=f"dropped {names} block(s) from {where} {message_id}: no canonical type; "
-        "kept in provider_raw for replay to anthropic",
+        reason=reason,
+        text=f"dropped {names} from {where} {message_id}: no canonical type; {fate}",
     )
 
 

@@ -150,7 +150,7 @@ class AnthropicStreamDecoder(StreamDecoder):
             return [ThinkingDeltaEvent(index=index, text=canonical.text, signature=canonical.signature)]
         if isinstance(canonical, RedactedThinkingBlock):
             return [ThinkingDeltaEvent(index=index, redacted_data=canonical.data)]
-        # kept whole in provider_raw; server tools stream their input as JSON deltas too
+        # kept whole in provider_raw (container_upload, mcp_tool_use, ...); an MCP call streams its input too
         self._foreign_json[index] = []
         warn_foreign(
             self._context.session_id, self._context.message_id, [str(block.get("type"))], "streamed response"
@@ -175,7 +175,7 @@ class AnthropicStreamDecoder(StreamDecoder):
         if index in self._whole_json:  # a server tool's input: read with its block at the stop
             self._whole_json[index].append(delta["partial_json"])
             return []
-        if index in self._foreign_json:  # a server tool's input: folded into its kept block
+        if index in self._foreign_json:  # a foreign block's input (mcp_tool_use): folded into it
             self._foreign_json[index].append(delta["partial_json"])
             return []
         return [ToolUseInputDeltaEvent(index=index, partial_json=delta["partial_json"])]
@@ -220,8 +220,8 @@ class AnthropicStreamDecoder(StreamDecoder):
         canonical = assistant_block(block, index, tool_ids=self._context.tool_ids, replay=self._replay)
         lost, self._replay.lost = self._replay.lost, []
         if canonical is None or lost:
-            what = [str(block.get("type"))] if canonical is None else lost
-            warn_foreign(self._context.session_id, self._context.message_id, what, "streamed response")
+            kept = [str(block.get("type"))] if canonical is None else []
+            warn_foreign(self._context.session_id, self._context.message_id, kept, "streamed response", lost)
         return [] if canonical is None else [BlockEvent(index=index, block=canonical)]
 
     def _message_delta(self, event: wire.MessageDelta) -> list[StreamEvent]:
