@@ -588,3 +588,24 @@ def test_streamed_server_tool_input_arrives_with_the_call() -> None:
     ]
     results = [e.block for e in events if e.type == "block" and isinstance(e.block, ServerToolResultBlock)]  # type: ignore[attr-defined]
     assert [r.is_error for r in results] == [False, False, False, True]
+
+
+def test_an_mcp_error_given_as_a_string_reads_as_a_failed_result() -> None:
+    reply = {
+        "content": [
+            {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "echo", "server_name": "ex", "input": {}},
+            {
+                "type": "mcp_tool_result",
+                "tool_use_id": "mcptoolu_1",
+                "is_error": True,
+                "content": "server down",
+            },
+        ]
+    }
+    message = ADAPTER.from_wire_response(reply, context())
+    call, result = message.content
+    assert isinstance(call, ServerToolUseBlock) and call.name == "echo"
+    assert isinstance(result, ServerToolResultBlock) and result.is_error and result.name == "mcp"
+    assert result.content == [TextBlock(type="text", text="server down")]
+    body = _body([msg("user", [{"type": "text", "text": "hi"}], 1), message])
+    assert body["messages"][1]["content"] == reply["content"]  # back as the MCP connector's blocks

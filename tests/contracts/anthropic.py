@@ -6,7 +6,7 @@ only when iterated: the validated value is walked and every iterator drained, or
 with a `tool_use` missing `name` would pass (DESIGN.md, "Contract tests").
 Responses, stream events and error bodies are built from, or checked by, the SDK's
 pydantic models, so the fixtures have the shapes the API really sends. A body, reply or
-event holding a beta-only block (`compaction`, context management) is judged by the
+event holding a beta-only block (`compaction`, context management, the MCP connector's) is judged by the
 SDK's beta types, the ones that declare it.
 """
 
@@ -38,7 +38,13 @@ _EVENT: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
 _BETA_NON_STREAMING: TypeAdapter[Any] = TypeAdapter(beta_params.MessageCreateParamsNonStreaming)
 _BETA_STREAMING: TypeAdapter[Any] = TypeAdapter(beta_params.MessageCreateParamsStreaming)
 _BETA_EVENT: TypeAdapter[Any] = TypeAdapter(BetaRawMessageStreamEvent)
-_BETA_ONLY = (b'"type":"compaction"', b'"type":"compaction_delta"', b'"context_management":')
+_BETA_ONLY = (
+    b'"type":"compaction"',
+    b'"type":"compaction_delta"',
+    b'"context_management":',
+    b'"type":"mcp_tool_use"',
+    b'"type":"mcp_tool_result"',
+)
 """Wire values only the SDK's beta types declare."""
 
 

@@ -3,8 +3,9 @@
 The body is checked once against `wire.Response` by pydantic-core; what follows only maps
 declared fields. Blocks the model writes become canonical text (with its citations:
 `citations`), tool_use, thinking, redacted_thinking, and the v2 server_tool_use,
-server_tool_result and compaction (`server_tools`). Blocks with no canonical type
-(container_upload, mcp_tool_use, later types) are kept verbatim in provider_raw with one
+server_tool_result and compaction (`server_tools`; the beta MCP connector's
+mcp_tool_use and mcp_tool_result too). Blocks with no canonical type (container_upload,
+later types) are kept verbatim in provider_raw with one
 WARN naming them (the stream decoder and the request importer read assistant blocks
 through `assistant_block` too).
 """
@@ -75,13 +76,16 @@ def _compaction(block: wire.CompactionBlock, at: _At) -> ContentBlock | None:
 
 
 _Reader = Callable[[Any, _At], ContentBlock | None]
-_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "cache_control", "caller"})
+_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control", "caller"})
 _READERS: dict[str, tuple[_Reader, frozenset[str]]] = {
     "text": (_text, frozenset({"type", "text", "citations", "cache_control"})),
     "tool_use": (_tool_use, frozenset({"type", "id", "name", "input", "caller", "cache_control"})),
     "thinking": (_thinking, frozenset({"type", "thinking", "signature"})),
     "redacted_thinking": (_redacted, frozenset({"type", "data"})),
     "server_tool_use": (_server_tool_use, frozenset({"type", "id", "name", "input", "cache_control"})),
+    # an MCP call is written back as a server_tool_use: its `type` and `server_name` are
+    # extras, re-applied over it on replay to Anthropic
+    "mcp_tool_use": (_server_tool_use, frozenset({"id", "name", "input", "cache_control"})),
     "compaction": (_compaction, frozenset({"type", "content", "encrypted_content", "cache_control"})),
     **dict.fromkeys(wire.SERVER_TOOL_RESULTS, (_server_tool_result, _RESULT_KEYS)),
 }

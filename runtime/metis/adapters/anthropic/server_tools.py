@@ -8,6 +8,10 @@
   fetch's document; code execution stdout and stderr; a text editor view; the tools a
   tool search found; an error's code, with `is_error`), and `provider_data` is the wire
   block itself, what replay sends back.
+- The beta MCP connector's `mcp_tool_use` is a server_tool_use named as the MCP tool
+  (its wire type and `server_name` stay in provider_raw, `Replay.extras`, and are put back
+  over it on replay), and `mcp_tool_result` a server_tool_result named "mcp" whose
+  readable content is the tool's text.
 - `compaction` (beta context management) is a canonical compaction of provider
   "anthropic": `content` is the summary, `encrypted_content` the opaque `data`; its
   `signature` and `tool_changes` stay in provider_raw (`Replay.extras`).
@@ -40,7 +44,8 @@ _CANONICAL_KEYS = frozenset({"tool_use_id", "cache_control"})
 
 
 def read_server_tool_use(block: Mapping[str, Any], path: str) -> ContentBlock:
-    """A declared `wire.ServerToolUseBlock` -> canonical server_tool_use."""
+    """A declared `wire.ServerToolUseBlock` -> canonical server_tool_use (an MCP call's
+    wire type and `server_name` have no canonical field: the reader keeps them as extras)."""
     fields = {
         "type": "server_tool_use",
         "id": block["id"],
@@ -61,7 +66,7 @@ def read_server_tool_result(block: Mapping[str, Any], path: str) -> ContentBlock
         "provider": PROVIDER,
         "name": kind.removesuffix(RESULT_SUFFIX),
         "content": content,
-        "is_error": is_error,
+        "is_error": is_error or block.get("is_error") is True,
         "provider_data": {k: v for k, v in block.items() if k not in _CANONICAL_KEYS},
     }
     return with_cache_point(valid_block(ServerToolResultBlock, fields, path), block)
@@ -82,16 +87,11 @@ def read_compaction(block: Mapping[str, Any], path: str) -> ContentBlock | None:
 
 def _readable(content: Any, path: str) -> tuple[list[dict[str, Any] | Any], bool]:
     """The readable canonical blocks of a result's declared content, and whether it is an error."""
-    if isinstance(content, list):  # web search results (the declared list branch)
+    if isinstance(content, str):  # an MCP tool's text
+        return [_text(content)] if content else [], False
+    if isinstance(content, list):  # web search results, or an MCP tool's text blocks
         return [
-            {
-                "type": "search_result",
-                "source": item["url"],
-                "title": item.get("title") or "",
-                "content": [{"type": "text", "text": item.get("title") or item["url"]}],
-            }
-            for item in content
-            if item.get("type") == "web_search_result"
+            _list_item(item) for item in content if item.get("type") in ("web_search_result", "text")
         ], False
     if "error_code" in content:
         return [_text(content["error_code"])], True
@@ -108,6 +108,17 @@ def _readable(content: Any, path: str) -> tuple[list[dict[str, Any] | Any], bool
     if names:
         blocks.append(_text("\n".join(names)))
     return blocks, False
+
+
+def _list_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    if item["type"] == "text":
+        return _text(item["text"])
+    return {
+        "type": "search_result",
+        "source": item["url"],
+        "title": item.get("title") or "",
+        "content": [{"type": "text", "text": item.get("title") or item["url"]}],
+    }
 
 
 def _text(text: str) -> dict[str, Any]:

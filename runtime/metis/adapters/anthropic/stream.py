@@ -50,7 +50,7 @@ from .replay import Replay, response_raw, warn_foreign
 _EVENT: Any = wire.StreamEvent
 """The declared event union (an alias, not a class: `read_json` gives it back untyped)."""
 
-_READ_AT_STOP = frozenset({"server_tool_use", "compaction", *wire.SERVER_TOOL_RESULTS})
+_READ_AT_STOP = frozenset({"server_tool_use", "mcp_tool_use", "compaction", *wire.SERVER_TOOL_RESULTS})
 """Wire block types read whole at their `content_block_stop` (after their deltas)."""
 
 _USAGE_FIELDS = {
@@ -150,7 +150,7 @@ class AnthropicStreamDecoder(StreamDecoder):
             return [ThinkingDeltaEvent(index=index, text=canonical.text, signature=canonical.signature)]
         if isinstance(canonical, RedactedThinkingBlock):
             return [ThinkingDeltaEvent(index=index, redacted_data=canonical.data)]
-        # kept whole in provider_raw (container_upload, mcp_tool_use, ...); an MCP call streams its input too
+        # kept whole in provider_raw (container_upload, later types); some stream JSON input too
         self._foreign_json[index] = []
         warn_foreign(
             self._context.session_id, self._context.message_id, [str(block.get("type"))], "streamed response"
@@ -175,7 +175,7 @@ class AnthropicStreamDecoder(StreamDecoder):
         if index in self._whole_json:  # a server tool's input: read with its block at the stop
             self._whole_json[index].append(delta["partial_json"])
             return []
-        if index in self._foreign_json:  # a foreign block's input (mcp_tool_use): folded into it
+        if index in self._foreign_json:  # a foreign block's input: folded into it
             self._foreign_json[index].append(delta["partial_json"])
             return []
         return [ToolUseInputDeltaEvent(index=index, partial_json=delta["partial_json"])]

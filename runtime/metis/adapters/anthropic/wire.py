@@ -367,9 +367,11 @@ class ToolResultBlock(TypedDict):
 @with_config(_LOOSE)
 class ServerToolUseBlock(TypedDict):
     """`{"type": "server_tool_use", "id", "name", "input"}`: a tool Anthropic runs itself
-    (web search, web fetch, code execution, tool search)."""
+    (web search, web fetch, code execution, tool search), or
+    `{"type": "mcp_tool_use", ..., "server_name"}` (beta MCP connector): one an MCP server
+    runs for it."""
 
-    type: Literal["server_tool_use"]
+    type: Literal["server_tool_use", "mcp_tool_use"]
     id: NonEmpty
     name: Annotated[str, Field(min_length=1, max_length=128)]
     input: dict[str, Any]
@@ -383,9 +385,10 @@ SERVER_TOOL_RESULTS = (
     "bash_code_execution_tool_result",
     "text_editor_code_execution_tool_result",
     "tool_search_tool_result",
+    "mcp_tool_result",
 )
-"""The `<tool>_tool_result` block types of Anthropic's server tools (one shape: an id and
-a tool-specific `content`)."""
+"""The `<tool>_tool_result` block types of Anthropic's server tools and of the MCP
+connector (one shape: an id and a tool-specific `content`)."""
 
 
 @with_config(_LOOSE)
@@ -422,21 +425,26 @@ class ToolOutput(TypedDict):
     tool_references: NotRequired[list[ToolReference]]
 
 
-WebSearchItem = Annotated[
-    Annotated[WebSearchResult, Tag("WebSearchResult")] | Annotated[Foreign, Tag("Foreign")],
-    _by_type({"web_search_result": "WebSearchResult"}),
+ResultListItem = Annotated[
+    Annotated[WebSearchResult, Tag("WebSearchResult")]
+    | Annotated[TextBlock, Tag("TextBlock")]
+    | Annotated[Foreign, Tag("Foreign")],
+    _by_type({"web_search_result": "WebSearchResult", "text": "TextBlock"}),
 ]
+"""An item of a list result: a web search result, or the text of an MCP tool's answer."""
 
 
 @with_config(_LOOSE)
 class ServerToolResultBlock(TypedDict):
-    """`{"type": "<tool>_tool_result", "tool_use_id", "content"}`: what a server tool gave,
-    a list of web search results or one output object; read into readable canonical
-    blocks by `server_tools`, and kept whole for replay."""
+    """`{"type": "<tool>_tool_result", "tool_use_id", "content", "is_error"?}`: what a
+    server tool gave, a list (web search results, MCP text), one output object or an MCP
+    tool's text; read into readable canonical blocks by `server_tools`, and kept whole for
+    replay."""
 
     type: str
     tool_use_id: NonEmpty
-    content: list[WebSearchItem] | ToolOutput
+    content: str | list[ResultListItem] | ToolOutput
+    is_error: NotRequired[bool]
     cache_control: NotRequired[CacheControl | None]
 
 
@@ -454,6 +462,7 @@ class CompactionBlock(TypedDict):
 
 _SERVER_TAGS = {
     "server_tool_use": "ServerToolUseBlock",
+    "mcp_tool_use": "ServerToolUseBlock",
     "compaction": "CompactionBlock",
     **dict.fromkeys(SERVER_TOOL_RESULTS, "ServerToolResultBlock"),
 }
@@ -765,6 +774,7 @@ __all__ = [
     "Response",
     "ResponseBlock",
     "ResultItem",
+    "ResultListItem",
     "SearchResultBlock",
     "SearchResultLocation",
     "ServerToolResultBlock",
@@ -788,7 +798,6 @@ __all__ = [
     "Turn",
     "UrlSource",
     "Usage",
-    "WebSearchItem",
     "WebSearchResult",
     "WebSearchResultLocation",
 ]
