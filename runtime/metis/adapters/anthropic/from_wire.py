@@ -13,8 +13,7 @@ through `assistant_block` too).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from metis_schema.v2 import ContentBlock, Message, RedactedThinkingBlock
 from pydantic import ValidationError
@@ -34,8 +33,7 @@ from .replay import Replay, response_raw, warn_foreign
 from .server_tools import read_compaction, read_server_tool_result, read_server_tool_use
 
 
-@dataclass(frozen=True)
-class _At:
+class _At(NamedTuple):
     """Where a block is read: the session's tool ids, the message's replay, the block's key."""
 
     tool_ids: ToolIdMap

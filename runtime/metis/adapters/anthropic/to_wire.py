@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from metis_schema.v2 import (
@@ -199,10 +200,32 @@ class _Writer:
         converted once, dropped ones logged, then what the message kept for replay spliced
         back in."""
         converted: list[dict[str, Any] | None] = []
-        keys = replay.wire_keys(len(items), inside)
+        keys = replay.wire_keys(len(items), inside) if replay.cites else None  # only citations need them
         for position, block in enumerate(items):
             index = position if inside is None else inside  # the message's block, for the drop log
-            wire = self.block(message, index, block, replay, key=keys[position], inside=inside)
+            wire: dict[str, Any] | None
+            if block.type == "text":  # the usual blocks first, inline: this loop runs for every block
+                if block.text:
+                    wire = {"type": "text", "text": block.text}
+                    if block.citations:
+                        kept = replay.cites.get(keys[position], ()) if keys else ()
+                        cites = write_citations(message, index, block.citations, kept)
+                        if cites:
+                            wire["citations"] = cites
+                else:
+                    self.drop(message, index, block, inside, "Anthropic rejects empty text blocks")
+                    wire = None
+            elif block.type == "tool_use" and inside is None:
+                wire = {
+                    "type": "tool_use",
+                    "id": self.outgoing(block.id, PROVIDER),
+                    "name": block.name,
+                    "input": block.input,
+                }
+            elif block.type == "tool_result" and inside is None:
+                wire = self.tool_result(message, index, block, replay)
+            else:
+                wire = self.other(message, index, block, inside)
             if wire is not None and block.cache_point is not None:
                 if wire["type"] in NO_CACHE_CONTROL:
                     self.lose_cache_point(message, block)
@@ -211,55 +234,26 @@ class _Writer:
             converted.append(wire)
         return replay.splice(converted, inside)
 
-    def block(
-        self,
-        message: Message,
-        index: int,
-        block: ContentBlock,
-        replay: Replay,
-        *,
-        key: str,
-        inside: int | None,
+    def other(
+        self, message: Message, index: int, block: ContentBlock, inside: int | None
     ) -> dict[str, Any] | None:
-        """One canonical block -> its wire block, or None (dropped, logged)."""
-
-        def drop(reason: str) -> None:
-            self.drop(message, index, block, inside, reason)
-
-        if isinstance(block, TextBlock):
-            if not block.text:
-                drop("Anthropic rejects empty text blocks")
-                return None
-            wire: dict[str, Any] = {"type": "text", "text": block.text}
-            if block.citations:
-                cites = write_citations(message, index, block.citations, replay.cites.get(key, ()))
-                if cites:
-                    wire["citations"] = cites
-            return wire
+        """A block that is not text, a tool call or a tool result -> its wire block, or None
+        (dropped, logged)."""
         if isinstance(block, ImageBlock):
             return self.image(message, index, block, inside)
         if isinstance(block, DocumentBlock):
-            return write_document(block, self.options, drop)
+            return write_document(block, self.options, partial(self.drop, message, index, block, inside))
         if isinstance(block, SearchResultBlock):
             return write_search_result(block)
         if inside is not None:
-            drop("not allowed inside tool_result")
+            self.drop(message, index, block, inside, "not allowed inside tool_result")
             return None
-        if isinstance(block, ToolUseBlock):
-            return {
-                "type": "tool_use",
-                "id": self.outgoing(block.id, PROVIDER),
-                "name": block.name,
-                "input": block.input,
-            }
-        if isinstance(block, ToolResultBlock):
-            return self.tool_result(message, index, block, replay)
         if isinstance(block, ThinkingBlock | RedactedThinkingBlock):
             return self.thinking(message, index, block)
         if isinstance(block, ServerToolUseBlock | ServerToolResultBlock | CompactionBlock):
-            return self.server_block(block, drop)
+            return self.server_block(block, partial(self.drop, message, index, block, None))
         # A schema v2 block Anthropic has no form for (audio, video): dropped, never sent as text.
-        drop(f"Anthropic has no {block.type} block")
+        self.drop(message, index, block, None, f"Anthropic has no {block.type} block")
         return None
 
     @staticmethod
