@@ -56,9 +56,10 @@ def read_document(block: Mapping[str, Any], path: str) -> DocumentBlock | None:
         }
     else:
         return None
-    for name in ("title", "context"):
-        if block.get(name) is not None:
-            fields[name] = block[name]
+    if block.get("title"):  # an empty title is no title (the canonical one is non-empty)
+        fields["title"] = block["title"]
+    if block.get("context") is not None:
+        fields["context"] = block["context"]
     if (block.get("citations") or {}).get("enabled"):
         fields["citations_enabled"] = True
     return with_cache_point(valid_block(DocumentBlock, {"type": "document", **fields}, path), block)
