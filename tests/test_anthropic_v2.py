@@ -22,6 +22,7 @@ import golden
 import orjson
 import pytest
 from contracts.anthropic import check_request
+from metis.errors import WireFormatError
 from metis.ids import ToolIdMap
 from metis.ops import compact
 from metis_schema.v2 import (
@@ -609,3 +610,23 @@ def test_an_mcp_error_given_as_a_string_reads_as_a_failed_result() -> None:
     assert result.content == [TextBlock(type="text", text="server down")]
     body = _body([msg("user", [{"type": "text", "text": "hi"}], 1), message])
     assert body["messages"][1]["content"] == reply["content"]  # back as the MCP connector's blocks
+
+
+def test_a_text_document_that_is_not_unicode_is_a_typed_error() -> None:
+    body = {
+        "model": "claude-sonnet-4-6",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "document",
+                        "source": {"type": "text", "media_type": "text/plain", "data": "\ud800"},
+                    }
+                ],
+            }
+        ],
+    }
+    with pytest.raises(WireFormatError) as caught:
+        ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert caught.value.path == "messages[0].content[0].source.data"

@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from metis_schema.v2 import Citation, Message, TextBlock, UrlCitation
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
+from ...errors import WireFormatError
+from ...validation import pydantic_problems
 from .._lossy import warn_loss
 from .._shared import text_block
 from .cache import with_cache_point
@@ -48,16 +50,24 @@ _TITLE = {
 """Citation type -> its nullable title field (the same name on both sides)."""
 
 
-def read_text(block: Mapping[str, Any], replay: Replay, key: str) -> TextBlock:
-    """A declared wire text block (`wire.TextBlock`) at wire position `key` -> canonical,
-    with its citations and breakpoint; opaque citation keys kept in `replay.cites`."""
+def read_text(block: Mapping[str, Any], replay: Replay, key: str, path: str) -> TextBlock:
+    """A declared wire text block (`wire.TextBlock`) at wire position `key` (JSON `path`)
+    -> canonical, with its citations and breakpoint; opaque citation keys kept in
+    `replay.cites`."""
     wire_citations = block.get("citations")
     if not wire_citations:
         return with_cache_point(text_block(block["text"]), block)
     citations: list[Citation] = []
     opaque: list[dict[str, Any]] = []
-    for cite in wire_citations:
-        canonical, kept = _read(cite)
+    for j, cite in enumerate(wire_citations):
+        try:
+            canonical, kept = _read(cite)
+        except ValidationError as exc:  # a value the canonical citation refuses
+            raise WireFormatError(
+                f"citation cannot be read: {pydantic_problems(exc)[0]}",
+                provider=PROVIDER,
+                path=f"{path}.citations[{j}]",
+            ) from None
         if canonical is None:
             replay.lost.append(f"citation {cite.get('type')!r}")
             continue

@@ -45,7 +45,12 @@ def read_document(block: Mapping[str, Any], path: str) -> DocumentBlock | None:
     if kind == "base64":
         fields = {"source": {"kind": "base64", "data": source["data"]}, "media_type": source["media_type"]}
     elif kind == "text":
-        data = base64.b64encode(source["data"].encode()).decode("ascii")
+        try:
+            data = base64.b64encode(source["data"].encode()).decode("ascii")
+        except UnicodeEncodeError:  # a lone surrogate escape in the JSON string
+            raise WireFormatError(
+                "document text is not valid Unicode", provider=PROVIDER, path=f"{path}.source.data"
+            ) from None
         fields = {"source": {"kind": "base64", "data": data}, "media_type": source["media_type"]}
     elif kind == "url":
         fields = {"source": {"kind": "url", "data": source["url"]}, "media_type": PDF}

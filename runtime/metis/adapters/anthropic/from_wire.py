@@ -43,7 +43,7 @@ class _At(NamedTuple):
 
 
 def _text(block: wire.TextBlock, at: _At) -> ContentBlock:
-    return read_text(block, at.replay, at.key)
+    return read_text(block, at.replay, at.key, at.path)
 
 
 def _tool_use(block: wire.ToolUseBlock, at: _At) -> ContentBlock:

@@ -166,7 +166,7 @@ class _Reader:
                 raise WireFormatError(
                     "system blocks must be text blocks", provider=PROVIDER, path=f"{path}[{i}]"
                 )
-            content.append(read_text(block, replay, str(i)))
+            content.append(read_text(block, replay, str(i), f"{path}[{i}]"))
             replay.keep_extras(str(i), block, _TEXT_KEYS)
         return self._message(Role.system, content, replay, path)
 
@@ -293,7 +293,7 @@ def _user_block(
     canonical: ContentBlock | None = None
     known = _TEXT_KEYS
     if kind == "text":
-        canonical = read_text(block, replay, key)
+        canonical = read_text(block, replay, key, path)
     elif kind == "image":
         canonical, known = _image(block, path), _IMAGE_KEYS
     elif kind == "document":

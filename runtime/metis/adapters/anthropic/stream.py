@@ -126,7 +126,8 @@ class AnthropicStreamDecoder(StreamDecoder):
     def _block_start(self, event: wire.ContentBlockStart) -> list[StreamEvent]:
         index = event["index"]
         block: Mapping[str, Any] = event["content_block"]
-        if block.get("type") in _READ_AT_STOP:
+        kind = block.get("type")
+        if isinstance(kind, str) and kind in _READ_AT_STOP:  # a hostile `type` may be a list
             self._whole[index] = dict(block)
             self._whole_json[index] = []
             return []
