@@ -48,11 +48,18 @@ CARRIED = frozenset(
         ("openrouter", "document"),
         ("openrouter", "audio"),
         ("openrouter", "video"),
+        ("anthropic", "document"),
+        ("anthropic", "search_result"),
+        ("anthropic", "server_tool_use"),
+        ("anthropic", "server_tool_result"),
+        ("anthropic", "compaction"),
     }
 )
 """(provider, block type) pairs an adapter carries now, each tested in its own module
 (tests/test_responses_adapter.py: documents as input_file parts; tests/test_gemini_v2_blocks.py:
-media as inlineData/fileData parts, Gemini's own code execution as server tool blocks)."""
+media as inlineData/fileData parts, Gemini's own code execution as server tool blocks;
+tests/test_chat_v2_blocks.py: file, input_audio and video_url parts; tests/test_anthropic_v2.py:
+documents, search results, server tool blocks and compaction)."""
 PAIRS = [(p, b) for p in PROVIDERS for b in NEW_IN_V2 if (p, b) not in CARRIED]
 
 

@@ -5,7 +5,9 @@ Those are TypedDicts whose lists are `Iterable[...]`, which pydantic validates l
 only when iterated: the validated value is walked and every iterator drained, or a body
 with a `tool_use` missing `name` would pass (DESIGN.md, "Contract tests").
 Responses, stream events and error bodies are built from, or checked by, the SDK's
-pydantic models, so the fixtures have the shapes the API really sends.
+pydantic models, so the fixtures have the shapes the API really sends. A body, reply or
+event holding a beta-only block (`compaction`, context management, the MCP connector's) is judged by the
+SDK's beta types, the ones that declare it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from anthropic.types import (
     ToolUseBlock,
     Usage,
 )
+from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
+from anthropic.types.beta import message_create_params as beta_params
 from anthropic.types.message_create_params import (
     MessageCreateParamsNonStreaming,
     MessageCreateParamsStreaming,
@@ -31,6 +35,22 @@ from pydantic import TypeAdapter
 _NON_STREAMING: TypeAdapter[Any] = TypeAdapter(MessageCreateParamsNonStreaming)
 _STREAMING: TypeAdapter[Any] = TypeAdapter(MessageCreateParamsStreaming)
 _EVENT: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
+_BETA_NON_STREAMING: TypeAdapter[Any] = TypeAdapter(beta_params.MessageCreateParamsNonStreaming)
+_BETA_STREAMING: TypeAdapter[Any] = TypeAdapter(beta_params.MessageCreateParamsStreaming)
+_BETA_EVENT: TypeAdapter[Any] = TypeAdapter(BetaRawMessageStreamEvent)
+_BETA_ONLY = (
+    b'"type":"compaction"',
+    b'"type":"compaction_delta"',
+    b'"context_management":',
+    b'"type":"mcp_tool_use"',
+    b'"type":"mcp_tool_result"',
+)
+"""Wire values only the SDK's beta types declare."""
+
+
+def _beta(value: Any) -> bool:
+    encoded = orjson.dumps(value)
+    return any(tag in encoded for tag in _BETA_ONLY)
 
 
 def drain(value: Any) -> Any:
@@ -49,14 +69,17 @@ def drain(value: Any) -> Any:
 
 def check_request(body: dict[str, Any]) -> None:
     """Raise (pydantic ValidationError) unless the SDK accepts `body` as a Messages request."""
-    adapter = _STREAMING if body.get("stream") is True else _NON_STREAMING
+    if _beta(body):
+        adapter = _BETA_STREAMING if body.get("stream") is True else _BETA_NON_STREAMING
+    else:
+        adapter = _STREAMING if body.get("stream") is True else _NON_STREAMING
     drain(adapter.validate_python(body))
     orjson.dumps(body)  # and it is plain JSON
 
 
 def check_response(body: dict[str, Any]) -> None:
     """Raise unless the SDK's Message model accepts `body`."""
-    Message.model_validate(body)
+    (BetaMessage if _beta(body) else Message).model_validate(body)
 
 
 def check_stream_event(payload: dict[str, Any]) -> None:
@@ -67,7 +90,7 @@ def check_stream_event(payload: dict[str, Any]) -> None:
     elif payload.get("type") == "error":
         ErrorResponse.model_validate(payload)
     else:
-        _EVENT.validate_python(payload)
+        (_BETA_EVENT if _beta(payload) else _EVENT).validate_python(payload)
 
 
 RESPONSE_ID = "msg_01XFDUDYJgAACzvnptvVoYEL"

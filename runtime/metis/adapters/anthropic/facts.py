@@ -25,6 +25,9 @@ FACTS = ProviderFacts(
             "pause_turn": StopReason.pause_turn,
             "refusal": StopReason.refusal,
             "model_context_window_exceeded": StopReason.context_window_exceeded,
+            # beta context management with `pause_after_compaction`: the turn stopped after
+            # its compaction block and continues when sent back, as a paused turn does
+            "compaction": StopReason.pause_turn,
         }
     ),
     # {"type": "error", "error": {"type", "message"}, "request_id"}

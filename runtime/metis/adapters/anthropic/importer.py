@@ -2,10 +2,15 @@
 
 The body is checked once against `wire.Request`; string content is already a text block
 list there. A `user` turn becomes one TOOL message per tool_result, in order, then one
-USER message of the rest; blocks with no canonical type are dropped with a WARN naming
-them and kept verbatim in provider_raw at their position, so an export back to Anthropic
-replays the request as sent. A turn made only of such blocks cannot become a valid
-canonical message and is a WireFormatError. Server tools go to `WireImport.dropped`.
+USER message of the rest. Text (with citations), images, documents and search results
+become canonical, in turns and inside tool results; `cache_control` is the block's
+`cache_point`; assistant turns are read as replies are (`from_wire.assistant_block`:
+server tool blocks and compaction too). Blocks with no canonical type are dropped with a
+WARN naming them and kept verbatim in provider_raw at their position, so an export back
+to Anthropic replays the request as sent. A turn made only of such blocks cannot become
+a valid canonical message and is a WireFormatError. Tools keep `strict`; their other
+fields with no canonical place (`defer_loading`, `cache_control`, `input_examples`, ...)
+and server tools go to `WireImport.dropped`.
 Canonical options are taken out of the top-level option fields (`_options`): the facts
 row's fields, the tool choice and an enabled thinking budget, each leaving what carries no
 canonical meaning (`disable_parallel_tool_use`, `metadata`, `top_k`, adaptive thinking...)
@@ -25,7 +30,6 @@ from metis_schema.v2 import (
     MediaSourceKind,
     Message,
     Role,
-    TextBlock,
     ToolDefinition,
     ToolResultBlock,
 )
@@ -39,6 +43,9 @@ from .._shared import imported_tool, resolve_import_model, url_image_media_type
 from .._wire import read
 from ..base import AdapterOptions, WireBody, WireImport
 from . import wire
+from .cache import with_cache_point
+from .citations import read_text
+from .documents import read_document, read_search_result
 from .facts import FACTS, PROVIDER
 from .from_wire import assistant_block
 from .replay import Replay, warn_foreign
@@ -46,9 +53,13 @@ from .replay import Replay, warn_foreign
 _CONTENT = frozenset({"messages", "system", "tools"})
 """Top-level request fields the import maps as content; every other one is an option."""
 
-_TEXT_KEYS = frozenset({"type", "text"})
-_IMAGE_KEYS = frozenset({"type", "source"})
-_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+_TEXT_KEYS = frozenset({"type", "text", "citations", "cache_control"})
+_IMAGE_KEYS = frozenset({"type", "source", "cache_control"})
+_DOCUMENT_KEYS = frozenset({"type", "source", "title", "context", "citations", "cache_control"})
+_SEARCH_RESULT_KEYS = frozenset({"type", "source", "title", "content", "citations", "cache_control"})
+_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"})
+_TOOL_KEYS = frozenset({"type", "name", "description", "input_schema", "strict"})
+"""Keys of a client tool with a canonical field; the others are listed as dropped."""
 
 
 def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
@@ -75,15 +86,25 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
                 reason=f"server tool {tool.get('type')!r} has no canonical form",
             )
             continue
-        tools.append(
-            imported_tool(
-                tool["name"],
-                tool.get("description"),
-                tool.get("input_schema"),
-                provider=PROVIDER,
-                path=f"tools[{i}]",
-            )
+        tool_def = imported_tool(
+            tool["name"],
+            tool.get("description"),
+            tool.get("input_schema"),
+            provider=PROVIDER,
+            path=f"tools[{i}]",
         )
+        if tool.get("strict"):
+            tool_def = tool_def.model_copy(update={"strict": True})
+        tools.append(tool_def)
+        for key in sorted(set(body["tools"][i]) - _TOOL_KEYS):
+            import_drop(
+                dropped,
+                adapter=PROVIDER,
+                session_id=session_id,
+                path=f"tools[{i}].{key}",
+                value=body["tools"][i][key],
+                reason=f"tool field {key!r} has no canonical place",
+            )
     return WireImport(
         messages=messages, tools=tools, options=_options(body, model, session_id, tool_ids), dropped=dropped
     )
@@ -151,7 +172,7 @@ class _Reader:
                 raise WireFormatError(
                     "system blocks must be text blocks", provider=PROVIDER, path=f"{path}[{i}]"
                 )
-            content.append(TextBlock(type="text", text=block["text"]))
+            content.append(read_text(block, replay, str(i), f"{path}[{i}]"))
             replay.keep_extras(str(i), block, _TEXT_KEYS)
         return self._message(Role.system, content, replay, path)
 
@@ -188,7 +209,9 @@ class _Reader:
         replay = Replay()
         blocks: list[ContentBlock] = []
         for j, block in enumerate(content):
-            canonical = assistant_block(block, j, tool_ids=self.tool_ids, replay=replay)
+            canonical = assistant_block(
+                block, j, tool_ids=self.tool_ids, replay=replay, path=f"{path}.content"
+            )
             if canonical is not None:
                 blocks.append(canonical)
         return self._finish(Role.assistant, blocks, replay, path)
@@ -203,13 +226,7 @@ class _Reader:
                 hint="a canonical message needs at least one block",
             )
         message = self._message(role, blocks, replay, path)
-        if replay.foreign:
-            warn_foreign(
-                self.session_id,
-                message.id,
-                [str(b.get("type")) for b in replay.foreign.values()],
-                f"imported {role.value} turn",
-            )
+        _warn_kept(self.session_id, message.id, replay, f"imported {role.value} turn")
         return message
 
     def _user(self, content: Sequence[Mapping[str, Any]], path: str) -> list[Message]:
@@ -252,32 +269,43 @@ class _Reader:
         inner: list[ContentBlock] = []
         for k, item in enumerate(block.get("content", ())):
             _user_block(item, f"0/{k}", into=inner, replay=replay, path=f"{path}.content[{k}]")
-        result = ToolResultBlock(
-            type="tool_result", tool_use_id=canonical_id, content=inner, is_error=block.get("is_error", False)
+        result = with_cache_point(
+            ToolResultBlock(
+                type="tool_result",
+                tool_use_id=canonical_id,
+                content=inner,
+                is_error=block.get("is_error", False),
+            ),
+            block,
         )
         message = self._message(Role.tool, [result], replay, path, parent_tool_use_id=canonical_id)
-        if replay.foreign:
-            warn_foreign(
-                self.session_id,
-                message.id,
-                [str(b.get("type")) for b in replay.foreign.values()],
-                "imported tool_result",
-            )
+        _warn_kept(self.session_id, message.id, replay, "imported tool_result")
         return message
+
+
+def _warn_kept(session_id: str, message_id: str, replay: Replay, where: str) -> None:
+    """The one WARN of a message whose import kept blocks verbatim or lost citations."""
+    kept = [str(b.get("type")) for b in replay.foreign.values()]
+    if kept or replay.lost:
+        warn_foreign(session_id, message_id, kept, where, replay.lost)
 
 
 def _user_block(
     block: Mapping[str, Any], key: str, *, into: list[ContentBlock], replay: Replay, path: str
 ) -> None:
-    """A user-side block (a turn's or a tool_result's): text and images become canonical,
-    anything else is kept in `replay` at `key`."""
+    """A user-side block (a turn's or a tool_result's): text, images, documents and search
+    results become canonical, anything else is kept in `replay` at `key`."""
     kind = block.get("type")
     canonical: ContentBlock | None = None
     known = _TEXT_KEYS
     if kind == "text":
-        canonical = TextBlock(type="text", text=block["text"])
+        canonical = read_text(block, replay, key, path)
     elif kind == "image":
-        canonical, known = _image(block["source"], path), _IMAGE_KEYS
+        canonical, known = _image(block, path), _IMAGE_KEYS
+    elif kind == "document":
+        canonical, known = read_document(block, path), _DOCUMENT_KEYS
+    elif kind == "search_result":
+        canonical, known = read_search_result(block, path), _SEARCH_RESULT_KEYS
     if canonical is None:
         replay.foreign[key] = dict(block)
         return
@@ -285,8 +313,9 @@ def _user_block(
     replay.keep_extras(key, block, known)
 
 
-def _image(source: Mapping[str, Any], path: str) -> ImageBlock | None:
-    """A declared image source -> canonical image, or None for a source with no canonical kind (Files API)."""
+def _image(block: Mapping[str, Any], path: str) -> ImageBlock | None:
+    """A declared image block -> canonical image, or None for a source with no canonical kind (Files API)."""
+    source = block["source"]
     if source.get("type") == "base64":
         kind, data, media = MediaSourceKind.base64, source["data"], source["media_type"]
     elif source.get("type") == "url":
@@ -295,9 +324,10 @@ def _image(source: Mapping[str, Any], path: str) -> ImageBlock | None:
     else:
         return None
     try:
-        return ImageBlock(type="image", source=MediaSource(kind=kind, data=data), media_type=media)
+        image = ImageBlock(type="image", source=MediaSource(kind=kind, data=data), media_type=media)
     except ValueError as exc:
         raise WireFormatError(f"image cannot be imported: {exc}", provider=PROVIDER, path=path) from exc
+    return with_cache_point(image, block)
 
 
 __all__ = ["import_request"]

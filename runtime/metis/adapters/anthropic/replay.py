@@ -1,9 +1,11 @@
 """provider_raw of Anthropic messages: what an exact replay needs beyond the canonical blocks.
 
-Blocks with no canonical type (document, search_result, server_tool_use,
-web_search_tool_result, file-sourced images, ...) are kept verbatim (`foreign`), and block
-keys with no canonical field (`cache_control`, `citations`) likewise (`extras`), both keyed
-by the block's wire position, so an export back to Anthropic puts each where it was.
+Blocks with no canonical type (container_upload, mcp_tool_use, custom-content documents,
+file-sourced images, block types added later) are kept verbatim (`foreign`); block keys
+with no canonical field (a tool call's `caller`, a compaction's `signature` and
+`tool_changes`) likewise (`extras`); and each citation's opaque keys (a web search
+citation's `encrypted_index`, which Anthropic requires back) in `cites`. All are keyed by
+the block's wire position, so an export back to Anthropic puts each where it was.
 Written only on messages whose provider is "anthropic" and read only by this package
 (spec §6.5).
 """
@@ -31,6 +33,11 @@ class Replay:
 
     foreign: dict[str, Any] = field(default_factory=dict)
     extras: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cites: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Per text block, one entry per canonical citation: its opaque wire keys ({} if none)."""
+    lost: list[str] = field(default_factory=list)
+    """What reading dropped without a place to keep it (e.g. a citation type added later),
+    for the caller's one WARN; never written to provider_raw."""
 
     @classmethod
     def of(cls, message: Message) -> Replay:
@@ -38,12 +45,13 @@ class Replay:
         if message.metadata.provider_raw is None:
             return NOTHING_KEPT
         raw = own_raw(message, PROVIDER)
-        foreign, extras = raw.get("foreign"), raw.get("extras")
-        if not foreign and not extras:
+        foreign, extras, cites = raw.get("foreign"), raw.get("extras"), raw.get("cites")
+        if not foreign and not extras and not cites:
             return NOTHING_KEPT
         return cls(
             foreign=dict(foreign) if isinstance(foreign, dict) else {},
             extras=dict(extras) if isinstance(extras, dict) else {},
+            cites=dict(cites) if isinstance(cites, dict) else {},
         )
 
     def dump(self) -> dict[str, Any]:
@@ -53,44 +61,57 @@ class Replay:
             out["foreign"] = self.foreign
         if self.extras:
             out["extras"] = self.extras
+        if any(any(entry) for entry in self.cites.values()):
+            out["cites"] = {key: kept for key, kept in self.cites.items() if any(kept)}
         return out
 
     def keep_extras(self, key: str, block: Mapping[str, Any], known: frozenset[str]) -> None:
         """Record the keys of wire block `block` (at `key`) that have no canonical field."""
         if known.issuperset(block):
             return  # the usual block: only keys with a canonical field
-        extra = {
-            k: v
-            for k, v in block.items()
-            if k not in known and v is not None and not (k == "citations" and not v)
-        }
+        extra = {k: v for k, v in block.items() if k not in known and v is not None}
         if extra:
             self.extras[key] = extra
+
+    def wire_keys(self, count: int, inside: int | None = None) -> list[str]:
+        """The wire position keys of `count` converted blocks of the message (or of the
+        content of its block `inside`): each takes the next position no kept foreign block
+        holds. `splice` puts blocks there; the writer reads what is kept at them."""
+        prefix = "" if inside is None else f"{inside}/"
+        taken = self._foreign_at(prefix)
+        keys: list[str] = []
+        position = 0
+        for _ in range(count):
+            while position in taken:
+                position += 1
+            keys.append(f"{prefix}{position}")
+            position += 1
+        return keys
+
+    def _foreign_at(self, prefix: str) -> dict[int, Any]:
+        return {
+            int(key[len(prefix) :]): block
+            for key, block in self.foreign.items()
+            if key.startswith(prefix) and key[len(prefix) :].isdigit()
+        }
 
     def splice(
         self, converted: Sequence[dict[str, Any] | None], inside: int | None = None
     ) -> list[dict[str, Any]]:
         """Wire blocks of the message (or of the content of its block `inside`): the converted
-        canonical blocks (None = dropped) with the foreign blocks put back at their recorded
-        positions and extras re-applied."""
+        canonical blocks (None = dropped) at their `wire_keys`, with the foreign blocks put
+        back at their recorded positions and extras re-applied."""
         if not self.foreign and not self.extras:
             return [block for block in converted if block is not None]  # nothing to put back
         prefix = "" if inside is None else f"{inside}/"
-        foreign = {
-            int(key[len(prefix) :]): block
-            for key, block in self.foreign.items()
-            if key.startswith(prefix) and key[len(prefix) :].isdigit()
-        }
+        foreign = self._foreign_at(prefix)
         out: list[dict[str, Any]] = []
-        position = 0
-        for block in converted:
-            while position in foreign:
-                out.append(foreign.pop(position))
-                position += 1
+        for key, block in zip(self.wire_keys(len(converted), inside), converted, strict=True):
+            position = int(key[len(prefix) :])
+            out.extend(foreign.pop(p) for p in sorted(p for p in foreign if p < position))
             if block is not None:
-                extra = self.extras.get(f"{prefix}{position}")
+                extra = self.extras.get(key)
                 out.append({**block, **extra} if extra else block)
-            position += 1
         out.extend(foreign[k] for k in sorted(foreign))
         return out
 
@@ -111,17 +132,28 @@ def response_raw(rid: Any, model: Any, stop: Any, stop_sequence: Any, replay: Re
     }
 
 
-def warn_foreign(session_id: str, message_id: str | None, types: Sequence[str], where: str) -> None:
-    """One WARN per message naming the wire block types metis has no type for (kept in provider_raw)."""
-    names = ", ".join(types)
+def warn_foreign(
+    session_id: str, message_id: str | None, types: Sequence[str], where: str, lost: Sequence[str] = ()
+) -> None:
+    """One WARN per message naming the wire block types metis has no type for (kept in
+    provider_raw) and what it left out with no place to keep it (`Replay.lost`)."""
+    names = ", ".join([*types, *lost])
+    if not lost:
+        reason, fate = (
+            "no canonical block type; kept in provider_raw",
+            "kept in provider_raw for replay to anthropic",
+        )
+    elif not types:
+        reason, fate = "no canonical form; left out", "left out"
+    else:
+        reason = fate = "no canonical form; blocks kept in provider_raw, the rest left out"
     warn_loss(
         adapter=PROVIDER,
         session_id=session_id,
         message_id=message_id,
         block_type=names,
-        reason="no canonical block type; kept in provider_raw",
-        text=f"dropped {names} block(s) from {where} {message_id}: no canonical type; "
-        "kept in provider_raw for replay to anthropic",
+        reason=reason,
+        text=f"dropped {names} from {where} {message_id}: no canonical type; {fate}",
     )
 
 

@@ -3,6 +3,13 @@
 Each event's data is checked against `wire.StreamEvent` by pydantic-core; the block index
 of every canonical event is Anthropic's content index. `ping` and event or delta types
 added later are ignored; an `error` event ends the stream as an ErrorEvent.
+
+Text, thinking and client tool calls stream as deltas. Blocks Anthropic delivers whole or
+finishes with deltas that are not text (server tool calls and results, compaction, text
+with citations) are rebuilt as the wire block a whole reply holds and read at
+`content_block_stop` through the same `assistant_block` as a whole reply, then sent as
+one `block` event (which replaces the text deltas that streamed at its index), so a
+streamed reply carries every block its whole reply carries.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from metis_schema.v2 import (
+    BlockEvent,
     ErrorEvent,
     MessageCompleteEvent,
     RedactedThinkingBlock,
@@ -42,6 +50,9 @@ from .replay import Replay, response_raw, warn_foreign
 _EVENT: Any = wire.StreamEvent
 """The declared event union (an alias, not a class: `read_json` gives it back untyped)."""
 
+_READ_AT_STOP = frozenset({"server_tool_use", "mcp_tool_use", "compaction", *wire.SERVER_TOOL_RESULTS})
+"""Wire block types read whole at their `content_block_stop` (after their deltas)."""
+
 _USAGE_FIELDS = {
     "input_tokens": "input_tokens",
     "output_tokens": "output_tokens",
@@ -59,6 +70,11 @@ class AnthropicStreamDecoder(StreamDecoder):
         self._framer = SSEFramer()
         self._tool_blocks: set[int] = set()
         self._foreign_json: dict[int, list[str]] = {}
+        self._whole: dict[int, dict[str, Any]] = {}
+        """Blocks read whole at their stop (server tools, compaction), as they started."""
+        self._whole_json: dict[int, list[str]] = {}
+        self._texts: dict[int, list[str]] = {}
+        self._citations: dict[int, list[Any]] = {}
         self._replay = Replay()
         self._id: str | None = None
         self._model: str | None = None
@@ -110,6 +126,11 @@ class AnthropicStreamDecoder(StreamDecoder):
     def _block_start(self, event: wire.ContentBlockStart) -> list[StreamEvent]:
         index = event["index"]
         block: Mapping[str, Any] = event["content_block"]
+        kind = block.get("type")
+        if isinstance(kind, str) and kind in _READ_AT_STOP:  # a hostile `type` may be a list
+            self._whole[index] = dict(block)
+            self._whole_json[index] = []
+            return []
         canonical = assistant_block(block, index, tool_ids=self._context.tool_ids, replay=self._replay)
         if isinstance(canonical, ToolUseBlock):
             self._tool_blocks.add(index)
@@ -122,12 +143,15 @@ class AnthropicStreamDecoder(StreamDecoder):
                 )
             return events
         if isinstance(canonical, TextBlock):
+            self._whole[index] = dict(block)
+            self._texts[index] = [canonical.text]
+            self._citations[index] = list(block.get("citations") or ())
             return [TextDeltaEvent(index=index, text=canonical.text)]
         if isinstance(canonical, ThinkingBlock):
             return [ThinkingDeltaEvent(index=index, text=canonical.text, signature=canonical.signature)]
         if isinstance(canonical, RedactedThinkingBlock):
             return [ThinkingDeltaEvent(index=index, redacted_data=canonical.data)]
-        # kept whole in provider_raw; server tools stream their input as JSON deltas too
+        # kept whole in provider_raw (container_upload, later types); some stream JSON input too
         self._foreign_json[index] = []
         warn_foreign(
             self._context.session_id, self._context.message_id, [str(block.get("type"))], "streamed response"
@@ -144,10 +168,15 @@ class AnthropicStreamDecoder(StreamDecoder):
         return handler(self, event["index"], delta)
 
     def _text_delta(self, index: int, delta: wire.TextDelta) -> list[StreamEvent]:
+        if index in self._texts:
+            self._texts[index].append(delta["text"])
         return [TextDeltaEvent(index=index, text=delta["text"])]
 
     def _input_json_delta(self, index: int, delta: wire.InputJsonDelta) -> list[StreamEvent]:
-        if index in self._foreign_json:  # a server tool's input: folded into its kept block
+        if index in self._whole_json:  # a server tool's input: read with its block at the stop
+            self._whole_json[index].append(delta["partial_json"])
+            return []
+        if index in self._foreign_json:  # a foreign block's input: folded into it
             self._foreign_json[index].append(delta["partial_json"])
             return []
         return [ToolUseInputDeltaEvent(index=index, partial_json=delta["partial_json"])]
@@ -159,13 +188,42 @@ class AnthropicStreamDecoder(StreamDecoder):
         return [ThinkingDeltaEvent(index=index, signature=delta["signature"])]
 
     def _citations_delta(self, index: int, delta: wire.CitationsDelta) -> list[StreamEvent]:
-        extras = self._replay.extras.setdefault(str(index), {})
-        extras.setdefault("citations", []).append(delta["citation"])
+        if index in self._citations:
+            self._citations[index].append(delta["citation"])
+        return []
+
+    def _compaction_delta(self, index: int, delta: wire.CompactionDelta) -> list[StreamEvent]:
+        block = self._whole.get(index)
+        if block is not None and block.get("type") == "compaction":  # the delta holds the whole summary
+            block.update({k: v for k, v in delta.items() if k != "type"})
         return []
 
     def _block_stop(self, event: wire.ContentBlockStop) -> list[StreamEvent]:
         index = event["index"]
-        return [ToolUseEndEvent(index=index)] if index in self._tool_blocks else []
+        if index in self._tool_blocks:
+            return [ToolUseEndEvent(index=index)]
+        block = self._whole.pop(index, None)
+        if block is None:
+            return []
+        texts, citations = self._texts.pop(index, None), self._citations.pop(index, None)
+        if texts is not None:
+            if not citations:
+                return []  # the text deltas already carried the whole block
+            block.update(text="".join(texts), citations=citations)
+        parts = self._whole_json.pop(index, None)
+        if parts and "".join(parts).strip():
+            try:
+                block["input"] = _json.loads("".join(parts))
+            except _json.JSONDecodeError:  # as for a foreign block: the input it started with stays
+                log.warning(
+                    "streamed %s input at %d is not JSON; read as it started", block.get("type"), index
+                )
+        canonical = assistant_block(block, index, tool_ids=self._context.tool_ids, replay=self._replay)
+        lost, self._replay.lost = self._replay.lost, []
+        if canonical is None or lost:
+            kept = [str(block.get("type"))] if canonical is None else []
+            warn_foreign(self._context.session_id, self._context.message_id, kept, "streamed response", lost)
+        return [] if canonical is None else [BlockEvent(index=index, block=canonical)]
 
     def _message_delta(self, event: wire.MessageDelta) -> list[StreamEvent]:
         delta: wire.StopDelta = event.get("delta") or {}
@@ -233,6 +291,7 @@ _DELTAS: dict[Any, Callable[[AnthropicStreamDecoder, int, Any], list[StreamEvent
     "thinking_delta": AnthropicStreamDecoder._thinking_delta,
     "signature_delta": AnthropicStreamDecoder._signature_delta,
     "citations_delta": AnthropicStreamDecoder._citations_delta,
+    "compaction_delta": AnthropicStreamDecoder._compaction_delta,
 }
 """Delta type -> handler; delta types added later are ignored."""
 

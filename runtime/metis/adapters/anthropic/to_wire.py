@@ -14,26 +14,38 @@
   when signed: Anthropic rejects unsigned or foreign thinking, and a proxy's signatures
   verify only at that proxy, so those blocks are dropped with a WARN (§7.3). Blocks kept
   in provider_raw (server tool results) go back only there too.
+- Text carries its citations (`citations`: what Anthropic has no form for is dropped with
+  a WARN); documents and search results go in user turns and tool results (`documents`);
+  server tool calls and results and compactions go back only to the Anthropic endpoint that made them
+  (`server_tools`), anyone else's are dropped with a WARN; a block's
+  `cache_point` is its `cache_control` (`cache`), except on thinking, which cannot take one.
 - What the target model cannot carry (catalog capabilities: images, their media types,
   thinking) is dropped with a WARN; blocks kept in provider_raw go back where they were.
 - Canonical options go where the facts row says (structured output as
   `output_config.format`); `provider_options["anthropic"]`, then `extra`, are deep-merged
   last, and other providers' options are reported as dropped (`_options.own_fields`).
+- A thinking budget of 0 (another provider's "off") leaves thinking out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from metis_schema.v2 import (
     AdapterCapabilities,
+    CompactionBlock,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     MediaSourceKind,
     Message,
     RedactedThinkingBlock,
     Role,
+    SearchResultBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolDefinition,
@@ -48,8 +60,12 @@ from .._lossy import drop_block, log, warn_loss
 from .._options import merge, own_fields
 from .._shared import image_base64, produced_at, replays_opaque, sent_to
 from ..base import AdapterOptions, WireBody
+from .cache import NO_CACHE_CONTROL, cache_control
+from .citations import write_citations
+from .documents import write_document, write_search_result
 from .facts import FACTS, PROVIDER
 from .replay import NOTHING_KEPT, Replay
+from .server_tools import write_compaction, write_server_tool_result, write_server_tool_use
 
 DEFAULT_MAX_TOKENS = 8192
 """`max_tokens` is required; without options.max_tokens send min(model's output cap, this)."""
@@ -114,7 +130,8 @@ def write_request(
         },
         body,
     )
-    if options.thinking_budget is not None and _thinking_fits(turns, last_assistant, options):
+    # 0 means off (another provider's "off"): no thinking block
+    if options.thinking_budget and _thinking_fits(turns, last_assistant, options):
         body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
     FACTS.output_schema_to_wire(options.output_schema, body)
     if options.stream:
@@ -124,7 +141,7 @@ def write_request(
 
 
 def _max_tokens(options: AdapterOptions, cap: int) -> int:
-    budget = options.thinking_budget
+    budget = options.thinking_budget or None  # 0: thinking off
     if budget is not None and budget < MIN_THINKING_BUDGET:
         raise AdapterError(
             f"thinking_budget {budget} is below Anthropic's minimum of {MIN_THINKING_BUDGET}",
@@ -197,10 +214,14 @@ def _replay(message: Message, options: AdapterOptions) -> Replay:
 
 
 def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
-    converted: list[dict[str, Any] | None] = [
-        {"type": "text", "text": b.text} if isinstance(b, TextBlock) and b.text else None
-        for b in message.content
-    ]
+    converted: list[dict[str, Any] | None] = []
+    for b in message.content:
+        wire: dict[str, Any] | None = None
+        if isinstance(b, TextBlock) and b.text:
+            wire = {"type": "text", "text": b.text}
+            if b.cache_point is not None:
+                wire["cache_control"] = cache_control(b.cache_point)
+        converted.append(wire)
     return replay.splice(converted)
 
 
@@ -209,6 +230,8 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = tool.input_schema
+    if tool.strict:
+        out["strict"] = True
     return out
 
 
@@ -228,42 +251,104 @@ class _Writer:
         self, message: Message, items: Sequence[ContentBlock], replay: Replay, inside: int | None = None
     ) -> list[dict[str, Any]]:
         """The wire blocks of `message`'s content, or of the content of its tool_result block
-        `inside` (where only text and images go): each block converted once, dropped ones
-        logged, then what the message kept for replay spliced back in."""
+        `inside` (where only text, images, documents and search results go): each block
+        converted once, dropped ones logged, then what the message kept for replay spliced
+        back in."""
         converted: list[dict[str, Any] | None] = []
+        keys = replay.wire_keys(len(items), inside) if replay.cites else None  # only citations need them
         for position, block in enumerate(items):
             index = position if inside is None else inside  # the message's block, for the drop log
             wire: dict[str, Any] | None
-            if block.type == "text":
+            if block.type == "text":  # the usual blocks first, inline: this loop runs for every block
                 if block.text:
                     wire = {"type": "text", "text": block.text}
+                    if block.citations:
+                        kept = replay.cites.get(keys[position], ()) if keys else ()
+                        cites = write_citations(message, index, block.citations, kept)
+                        if cites:
+                            wire["citations"] = cites
                 else:
                     self.drop(message, index, block, inside, "Anthropic rejects empty text blocks")
                     wire = None
-            elif block.type == "image":
-                wire = self.image(message, index, block, inside)
-            elif inside is not None:
-                self.drop(message, index, block, inside, "not allowed inside tool_result")
-                wire = None
-            elif block.type == "tool_use":
+            elif block.type == "tool_use" and inside is None:
                 wire = {
                     "type": "tool_use",
                     "id": self.outgoing(block.id, PROVIDER),
                     "name": block.name,
                     "input": block.input,
                 }
-            elif block.type == "tool_result":
+            elif block.type == "tool_result" and inside is None:
                 wire = self.tool_result(message, index, block, replay)
-            elif block.type in ("thinking", "redacted_thinking"):
-                wire = self.thinking(message, index, block)
             else:
-                # A schema v2 block this adapter does not write yet: dropped, never sent as text.
-                self.drop(
-                    message, index, block, inside, f"the Anthropic adapter does not carry {block.type} yet"
-                )
-                wire = None
+                wire = self.other(message, index, block, inside)
+            if wire is not None and block.cache_point is not None:
+                if wire["type"] in NO_CACHE_CONTROL:
+                    self.lose_cache_point(message, block)
+                else:
+                    wire["cache_control"] = cache_control(block.cache_point)
             converted.append(wire)
         return replay.splice(converted, inside)
+
+    def other(
+        self, message: Message, index: int, block: ContentBlock, inside: int | None
+    ) -> dict[str, Any] | None:
+        """A block that is not text, a tool call or a tool result -> its wire block, or None
+        (dropped, logged)."""
+        if isinstance(block, ImageBlock):
+            return self.image(message, index, block, inside)
+        if isinstance(block, DocumentBlock):
+            return write_document(block, self.options, partial(self.drop, message, index, block, inside))
+        if isinstance(block, SearchResultBlock):
+            return write_search_result(block)
+        if inside is not None:
+            self.drop(message, index, block, inside, "not allowed inside tool_result")
+            return None
+        if isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+            return self.thinking(message, index, block)
+        if isinstance(block, ServerToolUseBlock | ServerToolResultBlock | CompactionBlock):
+            return self.server_block(message, block, partial(self.drop, message, index, block, None))
+        # A schema v2 block Anthropic has no form for (audio, video): dropped, never sent as text.
+        self.drop(message, index, block, None, f"Anthropic has no {block.type} block")
+        return None
+
+    def server_block(
+        self,
+        message: Message,
+        block: ServerToolUseBlock | ServerToolResultBlock | CompactionBlock,
+        drop: Callable[[str], None],
+    ) -> dict[str, Any] | None:
+        """An Anthropic server tool call, result or compaction back as it came, to the
+        endpoint that made it (their encrypted content verifies only there); another
+        provider's or endpoint's is opaque here (dropped, logged)."""
+        if block.provider != PROVIDER:
+            drop(f"a {block.type} of {block.provider} replays only to {block.provider}")
+            return None
+        if not replays_opaque(message, PROVIDER, self.options):
+            drop(
+                f"a {block.type} made via {produced_at(message)} replays only there, "
+                f"not via {sent_to(PROVIDER, self.options)}"
+            )
+            return None
+        if isinstance(block, ServerToolUseBlock):
+            return write_server_tool_use(block)
+        if isinstance(block, CompactionBlock):
+            return write_compaction(block)
+        wire = write_server_tool_result(block)
+        if wire is None:
+            drop("the result's wire form (provider_data) was not kept")
+        return wire
+
+    def lose_cache_point(self, message: Message, block: ContentBlock) -> None:
+        """A breakpoint on a block Anthropic takes none on: the block goes, its breakpoint not."""
+        warn_loss(
+            adapter=PROVIDER,
+            session_id=message.session_id,
+            message_id=message.id,
+            block_type=f"{block.type}/cache_point",
+            reason=f"Anthropic takes no cache_control on {block.type} blocks",
+            text=f"dropped the cache point of a {block.type} block of message {message.id} for {PROVIDER}: "
+            "Anthropic takes no cache_control there",
+        )
 
     def thinking(
         self, message: Message, index: int, block: ThinkingBlock | RedactedThinkingBlock
@@ -333,11 +418,13 @@ class _Writer:
 def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
     """Characters / 3.5 over what the request would carry, plus fixed overheads.
 
-    Method: text, thinking and tool-result text count by characters; tool inputs and
-    tool definitions by the characters of their compact JSON; each message adds 4
-    tokens of framing, each tool 40 (the tool-use system preamble is ~300 once), each
-    image 1,600 (Anthropic's cap for a downscaled image, an upper bound). Measured
-    error and the samples it was measured on: tests/test_anthropic_estimate.py.
+    Method: text (also inside search results and server tool results), thinking,
+    compaction summaries and tool-result text count by characters; tool inputs (client and
+    server) and tool definitions by the characters of their compact JSON; documents are
+    not counted; each message adds 4 tokens of framing, each tool 40 (the tool-use system
+    preamble is ~300 once), each image 1,600 (Anthropic's cap for a downscaled image, an
+    upper bound). Measured error and the samples it was measured on:
+    tests/test_anthropic_estimate.py.
     """
     chars = 0
     fixed = 8
@@ -355,6 +442,10 @@ def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefin
                 fixed += 1600
             elif isinstance(block, RedactedThinkingBlock):
                 chars += len(block.data) // 4
+            elif isinstance(block, ServerToolUseBlock):
+                chars += len(block.name) + len(_json.dumps(block.input))
+            elif isinstance(block, CompactionBlock) and block.summary:
+                chars += len(block.summary)
     if tools:
         fixed += 300
         for tool in tools:
@@ -363,10 +454,11 @@ def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefin
     return fixed + round(chars / 3.5)
 
 
-def _walk(blocks: Sequence[ContentBlock]) -> Iterator[ContentBlock]:
+def _walk(blocks: Sequence[Any]) -> Iterator[ContentBlock]:
+    """Every block, and the blocks inside tool results, server tool results and search results."""
     for block in blocks:
         yield block
-        if isinstance(block, ToolResultBlock):
+        if isinstance(block, ToolResultBlock | ServerToolResultBlock | SearchResultBlock):
             yield from _walk(block.content)
 
 

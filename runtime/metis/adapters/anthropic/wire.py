@@ -4,10 +4,11 @@
 Every read of Anthropic JSON goes through these shapes (`_wire.read`), so pydantic-core
 does the type checks and a failure is one WireFormatError at its JSON path. The shapes are
 as loose as the API itself: optional fields are optional; an object replayed as sent (a
-content block, the tool choice) keeps its undeclared keys (`cache_control`, `citations`,
-fields added later), while one metis only reads (the reply envelope, usage, stream events)
-drops them; and a block, source, tool, delta or event of a type metis has no reader for
-validates as a plain object (`Foreign`) so the caller can keep it verbatim or ignore it.
+content block, the tool choice) keeps its undeclared keys (a tool call's `caller`, a
+compaction's `signature`, fields added later), while one metis only reads (the reply
+envelope, usage, stream events) drops them; and a block, source, citation, tool, delta or
+event of a type metis has no reader for validates as a plain object (`Foreign`) so the
+caller can keep it verbatim or ignore it.
 Values are strict: `"4096"` is not an integer, `"yes"` not a boolean. Checked against the
 anthropic 2.12 SDK types.
 """
@@ -60,7 +61,7 @@ def _base64(data: str) -> str:
     try:
         base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise ValueError(f"image data is not base64: {exc}") from None
+        raise ValueError(f"data is not base64: {exc}") from None
     return data
 
 
@@ -110,12 +111,105 @@ class ErrorBody(TypedDict):
 # --- content blocks --------------------------------------------------------------------------
 
 
+@with_config(_DECLARED)
+class CacheControl(TypedDict):
+    """`{"type": "ephemeral", "ttl"?}`: a prompt-cache breakpoint after the block it is on."""
+
+    type: Literal["ephemeral"]
+    ttl: NotRequired[Literal["5m", "1h"]]
+
+
+# --- citations -------------------------------------------------------------------------------
+
+
+@with_config(_LOOSE)
+class CharLocation(TypedDict):
+    """A character range of a plain-text document (`file_id`, reply-only, is not read)."""
+
+    type: Literal["char_location"]
+    cited_text: str
+    document_index: Annotated[int, Field(ge=0)]
+    document_title: NotRequired[str | None]
+    start_char_index: Annotated[int, Field(ge=0)]
+    end_char_index: Annotated[int, Field(ge=0)]
+
+
+@with_config(_LOOSE)
+class PageLocation(TypedDict):
+    """A page range of a PDF document."""
+
+    type: Literal["page_location"]
+    cited_text: str
+    document_index: Annotated[int, Field(ge=0)]
+    document_title: NotRequired[str | None]
+    start_page_number: Annotated[int, Field(ge=1)]
+    end_page_number: Annotated[int, Field(ge=1)]
+
+
+@with_config(_LOOSE)
+class ContentBlockLocation(TypedDict):
+    """A block range of a custom-content document."""
+
+    type: Literal["content_block_location"]
+    cited_text: str
+    document_index: Annotated[int, Field(ge=0)]
+    document_title: NotRequired[str | None]
+    start_block_index: Annotated[int, Field(ge=0)]
+    end_block_index: Annotated[int, Field(ge=0)]
+
+
+@with_config(_LOOSE)
+class WebSearchResultLocation(TypedDict):
+    """A web search result; `encrypted_index` (opaque) is required when it is sent back."""
+
+    type: Literal["web_search_result_location"]
+    cited_text: str
+    url: NonEmpty
+    title: NotRequired[str | None]
+    encrypted_index: str
+
+
+@with_config(_LOOSE)
+class SearchResultLocation(TypedDict):
+    """A block range of a `search_result` the request supplied."""
+
+    type: Literal["search_result_location"]
+    cited_text: str
+    search_result_index: Annotated[int, Field(ge=0)]
+    source: NonEmpty
+    title: NotRequired[str | None]
+    start_block_index: Annotated[int, Field(ge=0)]
+    end_block_index: Annotated[int, Field(ge=0)]
+
+
+Citation = Annotated[
+    Annotated[CharLocation, Tag("CharLocation")]
+    | Annotated[PageLocation, Tag("PageLocation")]
+    | Annotated[ContentBlockLocation, Tag("ContentBlockLocation")]
+    | Annotated[WebSearchResultLocation, Tag("WebSearchResultLocation")]
+    | Annotated[SearchResultLocation, Tag("SearchResultLocation")]
+    | Annotated[Foreign, Tag("Foreign")],
+    _by_type(
+        {
+            "char_location": "CharLocation",
+            "page_location": "PageLocation",
+            "content_block_location": "ContentBlockLocation",
+            "web_search_result_location": "WebSearchResultLocation",
+            "search_result_location": "SearchResultLocation",
+        }
+    ),
+]
+"""A text block's citation; a citation type added later is foreign (dropped with a WARN)."""
+
+
 @with_config(_LOOSE)
 class TextBlock(TypedDict):
-    """`{"type": "text", "text", "citations"?}`."""
+    """`{"type": "text", "text", "citations"?, "cache_control"?}`."""
 
     type: Literal["text"]
     text: str
+    citations: NotRequired[list[Citation] | None]
+    cache_control: NotRequired[CacheControl | None]
 
 
 @with_config(_LOOSE)
@@ -126,6 +220,7 @@ class ToolUseBlock(TypedDict):
     id: str
     name: NonEmpty
     input: dict[str, Any]
+    cache_control: NotRequired[CacheControl | None]
 
 
 @with_config(_LOOSE)
@@ -177,15 +272,85 @@ class ImageBlock(TypedDict):
 
     type: Literal["image"]
     source: MediaSource
+    cache_control: NotRequired[CacheControl | None]
+
+
+@with_config(_LOOSE)
+class TextSource(TypedDict):
+    """A plain-text document given inline (`media_type` is `text/plain`)."""
+
+    type: Literal["text"]
+    media_type: str
+    data: str
+
+
+@with_config(_LOOSE)
+class FileSource(TypedDict):
+    """A document uploaded through the Files API."""
+
+    type: Literal["file"]
+    file_id: NonEmpty
+
+
+DocumentSource = Annotated[
+    Annotated[Base64Source, Tag("Base64Source")]
+    | Annotated[TextSource, Tag("TextSource")]
+    | Annotated[UrlSource, Tag("UrlSource")]
+    | Annotated[FileSource, Tag("FileSource")]
+    | Annotated[Foreign, Tag("Foreign")],
+    _by_type({"base64": "Base64Source", "text": "TextSource", "url": "UrlSource", "file": "FileSource"}),
+]
+"""A document source; a custom-content (`content`) source has no canonical kind."""
+
+
+@with_config(_LOOSE)
+class CitationsConfig(TypedDict):
+    """`{"enabled"}`: whether the model is asked to cite the document or search result."""
+
+    enabled: NotRequired[bool]
+
+
+@with_config(_LOOSE)
+class DocumentBlock(TypedDict):
+    """`{"type": "document", "source", "title"?, "context"?, "citations"?}` (also the
+    document of a web fetch result)."""
+
+    type: Literal["document"]
+    source: DocumentSource
+    title: NotRequired[str | None]
+    context: NotRequired[str | None]
+    citations: NotRequired[CitationsConfig | None]
+    cache_control: NotRequired[CacheControl | None]
+
+
+@with_config(_LOOSE)
+class SearchResultBlock(TypedDict):
+    """`{"type": "search_result", "source", "title", "content": [text], "citations"?}`."""
+
+    type: Literal["search_result"]
+    source: NonEmpty
+    title: str
+    content: list[TextBlock]
+    citations: NotRequired[CitationsConfig | None]
+    cache_control: NotRequired[CacheControl | None]
 
 
 ResultItem = Annotated[
     Annotated[TextBlock, Tag("TextBlock")]
     | Annotated[ImageBlock, Tag("ImageBlock")]
+    | Annotated[DocumentBlock, Tag("DocumentBlock")]
+    | Annotated[SearchResultBlock, Tag("SearchResultBlock")]
     | Annotated[Foreign, Tag("Foreign")],
-    _by_type({"text": "TextBlock", "image": "ImageBlock"}),
+    _by_type(
+        {
+            "text": "TextBlock",
+            "image": "ImageBlock",
+            "document": "DocumentBlock",
+            "search_result": "SearchResultBlock",
+        }
+    ),
 ]
-"""A block inside a tool_result's content (search results, documents: foreign)."""
+"""A block inside a tool_result's content (tool references and later types: foreign)."""
 
 
 @with_config(_LOOSE)
@@ -196,13 +361,120 @@ class ToolResultBlock(TypedDict):
     tool_use_id: str
     content: NotRequired[Annotated[list[ResultItem], BeforeValidator(_result_blocks)]]
     is_error: NotRequired[bool]
+    cache_control: NotRequired[CacheControl | None]
 
+
+@with_config(_LOOSE)
+class ServerToolUseBlock(TypedDict):
+    """`{"type": "server_tool_use", "id", "name", "input"}`: a tool Anthropic runs itself
+    (web search, web fetch, code execution, tool search), or
+    `{"type": "mcp_tool_use", ..., "server_name"}` (beta MCP connector): one an MCP server
+    runs for it."""
+
+    type: Literal["server_tool_use", "mcp_tool_use"]
+    id: NonEmpty
+    name: Annotated[str, Field(min_length=1, max_length=128)]
+    input: dict[str, Any]
+    cache_control: NotRequired[CacheControl | None]
+
+
+SERVER_TOOL_RESULTS = (
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "tool_search_tool_result",
+    "mcp_tool_result",
+)
+"""The `<tool>_tool_result` block types of Anthropic's server tools and of the MCP
+connector (one shape: an id and a tool-specific `content`)."""
+
+
+@with_config(_LOOSE)
+class WebSearchResult(TypedDict):
+    """One result of a web search: its page text is encrypted (replayed, never read)."""
+
+    type: Literal["web_search_result"]
+    url: NonEmpty
+    title: NotRequired[str | None]
+    encrypted_content: str
+    page_age: NotRequired[str | None]
+
+
+@with_config(_LOOSE)
+class ToolReference(TypedDict):
+    """A tool a tool search found."""
+
+    type: str
+    tool_name: NotRequired[str]
+
+
+@with_config(_LOOSE)
+class ToolOutput(TypedDict):
+    """The one-object `content` of a server tool result, every kind's readable keys
+    declared together: an error (`error_code`), code execution output (`stdout`,
+    `stderr`), a text editor view (`content` text), a web fetch (`content` document) or a
+    tool search (`tool_references`)."""
+
+    type: str
+    error_code: NotRequired[str]
+    stdout: NotRequired[str]
+    stderr: NotRequired[str]
+    content: NotRequired[str | DocumentBlock | list[Any] | None]
+    tool_references: NotRequired[list[ToolReference]]
+
+
+ResultListItem = Annotated[
+    Annotated[WebSearchResult, Tag("WebSearchResult")]
+    | Annotated[TextBlock, Tag("TextBlock")]
+    | Annotated[Foreign, Tag("Foreign")],
+    _by_type({"web_search_result": "WebSearchResult", "text": "TextBlock"}),
+]
+"""An item of a list result: a web search result, or the text of an MCP tool's answer."""
+
+
+@with_config(_LOOSE)
+class ServerToolResultBlock(TypedDict):
+    """`{"type": "<tool>_tool_result", "tool_use_id", "content", "is_error"?}`: what a
+    server tool gave, a list (web search results, MCP text), one output object or an MCP
+    tool's text; read into readable canonical blocks by `server_tools`, and kept whole for
+    replay."""
+
+    type: str
+    tool_use_id: NonEmpty
+    content: str | list[ResultListItem] | ToolOutput
+    is_error: NotRequired[bool]
+    cache_control: NotRequired[CacheControl | None]
+
+
+@with_config(_LOOSE)
+class CompactionBlock(TypedDict):
+    """`{"type": "compaction", "content", "encrypted_content"?, "signature"?}` (beta context
+    management): the summary standing in for the turns before it; `content` is null when
+    the compaction failed."""
+
+    type: Literal["compaction"]
+    content: NotRequired[str | None]
+    encrypted_content: NotRequired[str | None]
+    cache_control: NotRequired[CacheControl | None]
+
+
+_SERVER_TAGS = {
+    "server_tool_use": "ServerToolUseBlock",
+    "mcp_tool_use": "ServerToolUseBlock",
+    "compaction": "CompactionBlock",
+    **dict.fromkeys(SERVER_TOOL_RESULTS, "ServerToolResultBlock"),
+}
 
 ResponseBlock = Annotated[
     Annotated[TextBlock, Tag("TextBlock")]
     | Annotated[ToolUseBlock, Tag("ToolUseBlock")]
     | Annotated[ThinkingBlock, Tag("ThinkingBlock")]
     | Annotated[RedactedThinkingBlock, Tag("RedactedThinkingBlock")]
+    | Annotated[ServerToolUseBlock, Tag("ServerToolUseBlock")]
+    | Annotated[ServerToolResultBlock, Tag("ServerToolResultBlock")]
+    | Annotated[CompactionBlock, Tag("CompactionBlock")]
     | Annotated[Foreign, Tag("Foreign")],
     _by_type(
         {
@@ -210,10 +482,11 @@ ResponseBlock = Annotated[
             "tool_use": "ToolUseBlock",
             "thinking": "ThinkingBlock",
             "redacted_thinking": "RedactedThinkingBlock",
+            **_SERVER_TAGS,
         }
     ),
 ]
-"""A block the model writes; server tool blocks (`server_tool_use`, ...) are foreign."""
+"""A block the model writes (`container_upload`, `mcp_tool_use` and later types: foreign)."""
 
 RequestBlock = Annotated[
     Annotated[TextBlock, Tag("TextBlock")]
@@ -222,6 +495,11 @@ RequestBlock = Annotated[
     | Annotated[ToolResultBlock, Tag("ToolResultBlock")]
     | Annotated[ThinkingBlock, Tag("ThinkingBlock")]
     | Annotated[RedactedThinkingBlock, Tag("RedactedThinkingBlock")]
+    | Annotated[DocumentBlock, Tag("DocumentBlock")]
+    | Annotated[SearchResultBlock, Tag("SearchResultBlock")]
+    | Annotated[ServerToolUseBlock, Tag("ServerToolUseBlock")]
+    | Annotated[ServerToolResultBlock, Tag("ServerToolResultBlock")]
+    | Annotated[CompactionBlock, Tag("CompactionBlock")]
     | Annotated[Foreign, Tag("Foreign")],
     _by_type(
         {
@@ -231,10 +509,13 @@ RequestBlock = Annotated[
             "tool_result": "ToolResultBlock",
             "thinking": "ThinkingBlock",
             "redacted_thinking": "RedactedThinkingBlock",
+            "document": "DocumentBlock",
+            "search_result": "SearchResultBlock",
+            **_SERVER_TAGS,
         }
     ),
 ]
-"""A block of a recorded request's turn (documents, search results, ...: foreign)."""
+"""A block of a recorded request's turn (`container_upload` and later types: foreign)."""
 
 
 # --- the response ----------------------------------------------------------------------------
@@ -304,7 +585,16 @@ class SignatureDelta(TypedDict):
 @with_config(_DECLARED)
 class CitationsDelta(TypedDict):
     type: Literal["citations_delta"]
-    citation: dict[str, Any]
+    citation: Citation
+
+
+@with_config(_DECLARED)
+class CompactionDelta(TypedDict):
+    """The whole summary of a streamed compaction block (it replaces, not appends)."""
+
+    type: Literal["compaction_delta"]
+    content: NotRequired[str | None]
+    encrypted_content: NotRequired[str | None]
 
 
 Delta = Annotated[
@@ -313,6 +603,7 @@ Delta = Annotated[
     | Annotated[ThinkingDelta, Tag("ThinkingDelta")]
     | Annotated[SignatureDelta, Tag("SignatureDelta")]
     | Annotated[CitationsDelta, Tag("CitationsDelta")]
+    | Annotated[CompactionDelta, Tag("CompactionDelta")]
     | Annotated[Foreign, Tag("Foreign")],
     _by_type(
         {
@@ -321,6 +612,7 @@ Delta = Annotated[
             "thinking_delta": "ThinkingDelta",
             "signature_delta": "SignatureDelta",
             "citations_delta": "CitationsDelta",
+            "compaction_delta": "CompactionDelta",
         }
     ),
 ]
@@ -403,6 +695,7 @@ class CustomTool(TypedDict):
     name: NonEmpty
     description: NotRequired[str | None]
     input_schema: NotRequired[dict[str, Any] | None]
+    strict: NotRequired[bool | None]
 
 
 Tool = Annotated[
@@ -448,15 +741,26 @@ class Request(TypedDict):
 
 
 __all__ = [
+    "SERVER_TOOL_RESULTS",
     "Base64Source",
+    "CacheControl",
+    "CharLocation",
+    "Citation",
+    "CitationsConfig",
     "CitationsDelta",
+    "CompactionBlock",
+    "CompactionDelta",
     "ContentBlockDelta",
+    "ContentBlockLocation",
     "ContentBlockStart",
     "ContentBlockStop",
     "CustomTool",
     "Delta",
+    "DocumentBlock",
+    "DocumentSource",
     "ErrorBody",
     "ErrorDetail",
+    "FileSource",
     "Foreign",
     "ImageBlock",
     "InputJsonDelta",
@@ -464,26 +768,37 @@ __all__ = [
     "MessageDelta",
     "MessageStart",
     "MessageStop",
+    "PageLocation",
     "RedactedThinkingBlock",
     "Request",
     "RequestBlock",
     "Response",
     "ResponseBlock",
     "ResultItem",
+    "ResultListItem",
+    "SearchResultBlock",
+    "SearchResultLocation",
+    "ServerToolResultBlock",
+    "ServerToolUseBlock",
     "SignatureDelta",
     "StopDelta",
     "StreamEvent",
     "StreamMessage",
     "TextBlock",
     "TextDelta",
+    "TextSource",
     "ThinkingBlock",
     "ThinkingConfig",
     "ThinkingDelta",
     "Tool",
     "ToolChoice",
+    "ToolOutput",
+    "ToolReference",
     "ToolResultBlock",
     "ToolUseBlock",
     "Turn",
     "UrlSource",
     "Usage",
+    "WebSearchResult",
+    "WebSearchResultLocation",
 ]
