@@ -5,6 +5,7 @@ a long session holds one page, not the session. On SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import gc
+import json
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,3 +107,72 @@ def test_walking_a_session_holds_a_page_not_the_session(store: Store) -> None:
     # The whole read of the large session holds all of it: the bound above is not vacuous.
     loaded_large = _peak(lambda: store.load_session(large))
     assert loaded_large > 5 * walked_large, (walked_large, loaded_large)
+
+
+# --- the CLI reads sessions a page at a time ------------------------------------------------------
+
+
+def _cli(db: Path, *args: str) -> str:
+    from click.testing import CliRunner
+    from metis.cli import cli
+
+    result = CliRunner().invoke(cli, ["--db", str(db), *args], env={"COLUMNS": "100"}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+SHOWN = (
+    ("show", "{sid}"),
+    ("show", "{sid}", "--last", "3"),
+    ("show", "{sid}", "--json"),
+    ("show", "{sid}", "--json", "--last", "2"),
+    ("show", "{sid}", "--json", "--last", "99"),
+    ("sessions",),
+    ("price", "{sid}"),
+    ("export", "{sid}", "--format", "jsonl-messages"),
+    ("export", "{sid}", "--format", "otel"),
+)
+
+
+def test_cli_output_is_the_same_read_in_pages_of_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "cli.sqlite3"
+    _cli(db, "demo")
+    (sid,) = [info.id for info in Store.open(db).list_sessions()]
+    whole = {args: _cli(db, *(a.format(sid=sid) for a in args)) for args in SHOWN}
+    pages: list[int] = []
+    iter_messages, read_pages = Store.iter_messages, Store.read_pages
+
+    def small_iter(self: Store, session_id: str, **kw: object) -> object:
+        pages.append(1)
+        return iter_messages(self, session_id, **{**kw, "page_size": 2})  # type: ignore[arg-type]
+
+    def small_read(self: Store, session_id: str, **kw: object) -> object:
+        pages.append(1)
+        return read_pages(self, session_id, **{**kw, "page_size": 2})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "iter_messages", small_iter)
+    monkeypatch.setattr(Store, "read_pages", small_read)
+    for args, text in whole.items():
+        before = len(pages)
+        assert _cli(db, *(a.format(sid=sid) for a in args)) == text, args
+        assert args[-1] == "otel" or len(pages) > before, f"{args} did not read in pages"
+    assert json.loads(whole[SHOWN[2]])["message_count"] == 10  # the demo's ten messages, two a page
+
+
+def test_exporting_a_long_session_holds_a_page_not_the_session(tmp_path: Path) -> None:
+    from metis.cli import cli
+
+    db = tmp_path / "big.sqlite3"
+    with Store.open(db) as store:
+        small, large = _small_session(store, 500), _small_session(store, 5_000)
+    from click.testing import CliRunner
+
+    def export(sid: str) -> None:
+        out = tmp_path / f"{sid}.jsonl"
+        args = ["--db", str(db), "export", sid, "--format", "jsonl-messages", "-o", str(out)]
+        assert CliRunner().invoke(cli, args, catch_exceptions=False).exit_code == 0
+        assert out.read_text().count('"role":"user"') in {500, 5_000}
+
+    export(small)  # imports and caches warmed outside the measured runs
+    peak_small, peak_large = _peak(lambda: export(small)), _peak(lambda: export(large))
+    assert peak_large < 1.5 * peak_small, (peak_small, peak_large)
