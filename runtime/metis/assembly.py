@@ -111,6 +111,9 @@ class RequestContext:
     estimated_input_tokens: int | None = None
     """The adapter's pre-flight estimate of the request's input tokens: the input usage of
     a streamed reply whose usage never arrived (see the module docstring)."""
+    max_event_chars: int | None = None
+    """Bound on one event of the reply's stream (`AdapterOptions.max_event_chars`), which
+    the stream decoder gives its framer; None: the framer's default."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The fields a Message takes as they are (its id, session and time) are checked

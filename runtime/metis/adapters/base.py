@@ -55,6 +55,10 @@ class AdapterOptions:
     """The fetcher to use; None means `metis.fetch.UrlFetcher()` (public http(s) only)."""
     max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
     """Largest file_ref read from the workspace (`metis.media`)."""
+    max_event_chars: int | None = None
+    """Largest single stream event (a line, an SSE event's data, an array element) the
+    reply's stream may send; past it the stream fails with StreamLimitError. None means
+    `adapters._framing.DEFAULT_MAX_EVENT_CHARS`."""
 
 
 @dataclass

@@ -274,6 +274,7 @@ class SessionCore:
             estimated_input_tokens=adapter.estimate_input_tokens(pending, tuple(registry))
             if stream
             else None,
+            max_event_chars=adapter_options.max_event_chars,
         )
         headers = {
             "content-type": "application/json",

@@ -56,7 +56,7 @@ class AnthropicStreamDecoder(StreamDecoder):
 
     def __init__(self, context: RequestContext) -> None:
         self._context = context
-        self._framer = SSEFramer()
+        self._framer = SSEFramer(max_event_chars=context.max_event_chars)
         self._tool_blocks: set[int] = set()
         self._foreign_json: dict[int, list[str]] = {}
         self._replay = Replay()
