@@ -62,8 +62,9 @@ def remember(secret: str | None) -> None:
         for name in _LOGGERS:
             logging.getLogger(name)
         for name, logger in list(loggers.items()):
-            ours = isinstance(logger, logging.Logger) and name.partition(".")[0] in _LOGGERS
-            if ours and REDACT not in logger.filters:
+            if not isinstance(logger, logging.Logger) or name.partition(".")[0] not in _LOGGERS:
+                continue
+            if REDACT not in logger.filters:
                 logger.addFilter(REDACT)
         _attached[0] = len(loggers)
 
