@@ -68,7 +68,7 @@ def _gemini_chunks() -> list[dict[str, Any]]:
 
 def _decoder_bodies() -> dict[str, tuple[str, str, bytes]]:
     """(provider, model, body) per stream shape: one 2 MiB text delta, then the end."""
-    start = {
+    start: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
