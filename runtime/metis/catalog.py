@@ -108,15 +108,20 @@ class Catalog:
             max_output_tokens=4096,
             accepted_image_media_types=[],
         )
-        return CatalogEntry(
-            id=f"{provider}:{wire_model}",
-            provider=provider,
-            wire_model=wire_model,
-            display_name=None,
-            aliases=[],
-            capabilities=caps,
-            pricing_key=UNPRICED,
-        )
+        try:
+            return CatalogEntry(
+                id=f"{provider}:{wire_model}",
+                provider=provider,
+                wire_model=wire_model,
+                display_name=None,
+                aliases=[],
+                capabilities=caps,
+                pricing_key=UNPRICED,
+            )
+        except ValidationError as exc:  # e.g. a name with a line break, from an imported body
+            raise UnknownModelError(
+                f"not a model name: {wire_model!r:.80} ({exc.errors()[0]['msg']})", provider=provider
+            ) from None
 
     def for_provider(self, provider: str) -> list[CatalogEntry]:
         """Entries of one provider, in catalog order."""

@@ -191,7 +191,12 @@ class AnthropicStreamDecoder(StreamDecoder):
         error = event["error"]
         retryable = FACTS.parse_error(event).retryable
         return [
-            ErrorEvent(code=error["type"], message=error["message"], retryable=retryable, provider=PROVIDER)
+            ErrorEvent(
+                code=error["type"] or "error",  # the event needs a code; an empty type names none
+                message=error["message"],
+                retryable=retryable,
+                provider=PROVIDER,
+            )
         ]
 
     def _finish_foreign(self) -> None:
