@@ -176,3 +176,16 @@ def test_exporting_a_long_session_holds_a_page_not_the_session(tmp_path: Path) -
     export(small)  # imports and caches warmed outside the measured runs
     peak_small, peak_large = _peak(lambda: export(small)), _peak(lambda: export(large))
     assert peak_large < 1.5 * peak_small, (peak_small, peak_large)
+
+
+def test_the_async_store_pages_too(store: Store) -> None:
+    import asyncio
+
+    from metis.store import AsyncStore
+
+    sid = _session(store, 3)
+
+    async def walk() -> list[object]:
+        return [m async for m in AsyncStore(store).iter_messages(sid, page_size=5)]
+
+    assert asyncio.run(walk()) == store.load_session(sid)
