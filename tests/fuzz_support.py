@@ -32,6 +32,8 @@ MODELS = {
     "gemini": "gemini:gemini-2.5-flash",
     "ollama": "ollama:qwen3-8b",
     "openrouter": "openrouter:anthropic/claude-sonnet-4.6",
+    "responses": "responses:gpt-5",
+    "mistral": "mistral:magistral-medium-latest",
 }
 PROVIDERS = sorted(MODELS)
 KINDS = ("response", "stream", "request", "error")

@@ -710,11 +710,13 @@ def test_recorded_request_imports_to_golden(caplog: pytest.LogCaptureFixture) ->
         Role.user,  # the document after the last tool_result: a USER message, rejoined on export
     ]
     # documents and search results are canonical (v2): no block is kept aside with a WARN
-    assert not [  # (import_drop's WARNs carry a `path`, and are listed in `dropped`)
-        r
-        for r in caplog.records
-        if r.levelno == logging.WARNING and hasattr(r, "block_type") and not hasattr(r, "path")
-    ]
+    assert (
+        not [  # (import_drop's WARNs carry a `path`, and are listed in `dropped`)
+            r
+            for r in caplog.records
+            if r.levelno == logging.WARNING and hasattr(r, "block_type") and not hasattr(r, "path")
+        ]
+    )
 
 
 def test_recorded_request_round_trips() -> None:

@@ -15,7 +15,7 @@ from metis import adapters
 from metis.adapters.base import AdapterOptions
 from metis.errors import WorkspaceError
 from metis.ids import ToolIdMap
-from metis.media import DEFAULT_MAX_MEDIA_BYTES, read_workspace_file
+from metis.media import DEFAULT_MAX_MEDIA_BYTES, MediaBlock, inline_base64, read_workspace_file
 from metis_schema.v2 import Message
 
 SECRET = b"outside the workspace"
@@ -153,3 +153,48 @@ def test_every_adapter_applies_the_configured_size_cap(ws: Path, provider: str) 
     assert base64.b64encode(INSIDE).decode() in str(
         adapters.get(provider).to_wire([_image_message("sub/a.png")], [], wide)
     )
+
+
+# --- every kind of media block: one contained, capped read (metis.media.inline_base64) --------------
+
+MEDIA_KINDS = {
+    "image": "image/png",
+    "audio": "audio/wav",
+    "video": "video/mp4",
+    "document": "application/pdf",
+}
+
+
+def _block(kind: str, source_kind: str, data: str) -> MediaBlock:
+    from pydantic import TypeAdapter
+
+    doc = {"type": kind, "source": {"kind": source_kind, "data": data}, "media_type": MEDIA_KINDS[kind]}
+    if source_kind == "file_id":
+        doc["source"]["provider"] = "openai"  # type: ignore[index]
+    adapter: TypeAdapter[MediaBlock] = TypeAdapter(MediaBlock)
+    return adapter.validate_python(doc)
+
+
+@pytest.mark.parametrize("kind", sorted(MEDIA_KINDS))
+def test_every_media_kind_reads_its_file_ref_contained_and_capped(ws: Path, kind: str) -> None:
+    assert inline_base64(_block(kind, "file_ref", "sub/a.png"), ws) == base64.b64encode(INSIDE).decode()
+    os.link(ws.parent / "secret.png", ws / "linked.bin")
+    with pytest.raises(WorkspaceError, match="hard link"):
+        inline_base64(_block(kind, "file_ref", "linked.bin"), ws)
+    (ws / "out").symlink_to(ws.parent)
+    with pytest.raises(WorkspaceError, match="symlink"):
+        inline_base64(_block(kind, "file_ref", "out/secret.png"), ws)
+    with pytest.raises(WorkspaceError, match="escapes"):
+        inline_base64(_block(kind, "file_ref", "../secret.png"), ws)
+    with pytest.raises(WorkspaceError, match="limit is 4"):
+        inline_base64(_block(kind, "file_ref", "sub/a.png"), ws, max_bytes=4)
+    with pytest.raises(WorkspaceError, match="needs a session workspace"):
+        inline_base64(_block(kind, "file_ref", "sub/a.png"), None)
+
+
+@pytest.mark.parametrize("kind", sorted(MEDIA_KINDS))
+def test_inline_and_by_reference_sources_are_not_read(ws: Path, kind: str) -> None:
+    data = base64.b64encode(b"inline").decode()
+    assert inline_base64(_block(kind, "base64", data), None) == data
+    assert inline_base64(_block(kind, "url", "https://example.com/x"), ws) is None
+    assert inline_base64(_block(kind, "file_id", "file-123"), ws) is None

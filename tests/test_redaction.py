@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 from metis.client import AsyncClient, Client
 from metis.errors import REDACTED, MetisError, ProviderError, WireFormatError
 from metis.store import Store
-from test_client_support import FakeTime, ScriptedProvider, json_reply
+from test_client_support import FakeTime, ScriptedProvider, json_reply, stream_reply
 
 KEY = "sk-live-0123456789abcdef"
 MODELS = {
@@ -101,3 +103,77 @@ def test_short_placeholder_keys_are_left_alone() -> None:
     error = ProviderError("model ollama not found", provider="ollama", error_type="not_found")
     error.redact(["ollama"])
     assert "ollama not found" in str(error)
+
+
+# --- log records ------------------------------------------------------------------------------------
+
+
+def _anthropic_stream_error() -> list[bytes]:
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 3, "output_tokens": 0},
+        },
+    }
+    error = {"type": "error", "error": {"type": "authentication_error", "message": f"revoked key {KEY}"}}
+    return [
+        f"event: message_start\ndata: {json.dumps(start)}\n\n".encode(),
+        f"event: error\ndata: {json.dumps(error)}\n\n".encode(),
+    ]
+
+
+def _all_text(record: logging.LogRecord) -> str:
+    """What a handler writes of the record: its formatted text (traceback included) and its
+    fields (the exception object itself aside: handlers write the formatted traceback)."""
+    formatter = logging.Formatter("%(message)s")
+    fields = {k: v for k, v in vars(record).items() if k != "exc_info"}
+    return " ".join([formatter.format(record), repr(fields)])
+
+
+def test_log_records_made_while_a_key_is_in_use_never_carry_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    scripted = ScriptedProvider().add(
+        json_reply(_echoing_401("anthropic"), 401),
+        stream_reply(_anthropic_stream_error()),
+    )
+    fake = FakeTime()
+    with (
+        Store.open(tmp_path / "m.sqlite3") as store,
+        Client(
+            store,
+            transport=scripted.transport(),
+            sleep=fake.sleep,
+            clock=fake.clock,
+            api_keys={"anthropic": KEY},
+        ) as client,
+    ):
+        session = client.session("sonnet")
+        for stream in (False, True):
+            with pytest.raises(ProviderError) as failed:
+                session.send("hi", stream=stream)
+            _assert_clean(failed.value)
+        # What an adapter or the transport may log about such a reply: the value in the
+        # message, its arguments, an `extra` field, and the traceback of an unredacted error.
+        log = logging.getLogger("metis.adapters")
+        log.warning("odd event %s", {"echo": KEY}, extra={"raw": f"data: {KEY}"})
+        try:
+            raise ValueError(f"server said {KEY}")
+        except ValueError:
+            log.exception("decoding failed")
+        logging.getLogger("httpx").info("HTTP Request: %s", f"https://x/?k={KEY}")
+        logging.getLogger("myapp").info("not ours: %s", KEY)
+    ours = [r for r in caplog.records if r.name != "myapp"]
+    assert len(ours) >= 3
+    for record in ours:
+        assert KEY not in _all_text(record), record.name
+    assert sum(REDACTED in _all_text(r) for r in ours) >= 3
+    (theirs,) = [r for r in caplog.records if r.name == "myapp"]
+    assert KEY in theirs.getMessage()  # another application's records are its own business

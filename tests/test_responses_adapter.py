@@ -385,9 +385,10 @@ def test_streamed_server_items_and_compaction_replay_as_their_items_here_only(
     # OpenAI's url citations have no Anthropic form (Anthropic takes back only its own, with
     # their encrypted index): the text goes, its citations are dropped with a WARN
     cited = {"text/citation:url"} if any(getattr(b, "citations", None) for b in reply.content) else set()
-    assert dropped == {
-        b.type for b in reply.content if b.type in ("server_tool_use", "compaction", "thinking")
-    } | cited
+    assert (
+        dropped
+        == {b.type for b in reply.content if b.type in ("server_tool_use", "compaction", "thinking")} | cited
+    )
 
 
 def test_another_providers_server_tool_result_is_dropped_naming_it(caplog: pytest.LogCaptureFixture) -> None:

@@ -87,6 +87,14 @@ def test_spec_tables_are_exactly_as_written(tmp_path: Path) -> None:
     ]
     assert sessions["fks"] == spec_sessions["fks"]
     assert sessions["indexes"] == [("idx_sessions_parent", ("parent_session_id",))]
+    messages, spec_messages = ours["messages"], spec["messages"]
+    assert isinstance(messages, dict) and isinstance(spec_messages, dict)
+    # The spec's index, and layout 3's index of a session's messages in append order.
+    assert messages["indexes"] == [
+        *spec_messages["indexes"],
+        ("idx_messages_session_order", ("session_id",)),
+    ]
+    ours["messages"] = {**messages, "indexes": spec_messages["indexes"]}
     assert {t: ours[t] for t in spec} == spec
     assert set(ours) == {*spec, "metis_meta", "tool_id_map"}  # sessions popped from both
     tool_id_map = ours["tool_id_map"]

@@ -14,6 +14,16 @@ input may hold one (an id, a hash, an amount in the smallest unit). So:
 - `write` writes with orjson, and when orjson refuses an integer out of its range writes
   the same values with pydantic-core's serializer, which writes every integer as it is.
 
+Two bounds hold on both paths, so what `write` (or the store) writes `loads` reads back:
+
+- an integer has at most `MAX_INT_DIGITS` (4,300) digits, Python's own bound for turning
+  text into an int (which guards against quadratic conversion): `loads` refuses a longer
+  one with a JSONDecodeError saying so, and `write` refuses to write one (ValueError naming
+  where it is) — before, one was written that could not be read back;
+- nesting goes `MAX_DEPTH` (1,024) levels deep, orjson's bound: the exact parser is given
+  the recursion room to read as deep (it stopped near 1,000 levels less the caller's
+  stack), and text deeper than that is refused by orjson first, on either path.
+
 NaN and Infinity are not JSON either way: `loads` refuses them (orjson does; the stdlib
 `json` is not a fallback, since it reads them), and `dumps` (`write` plus a look) refuses
 a float that is either, where orjson would write `null` without a word (`non_finite`
@@ -26,6 +36,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +50,11 @@ _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN = b"0" * 19
 """19 digits in a row: an integer orjson may not read exactly has at least that many."""
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+MAX_INT_DIGITS = 4300
+"""Most digits of an integer read or written (see module doc)."""
+MAX_DEPTH = 1024
+"""Deepest nesting read (orjson's bound; see module doc)."""
+_TOO_LONG = 10**MAX_INT_DIGITS
 
 JSONDecodeError = orjson.JSONDecodeError
 """What `loads` raises for text that is not JSON (a ValueError)."""
@@ -69,14 +86,37 @@ _HUGE_RUN = re.compile(rb"[0-9]{309,}")
 
 
 def _exact(raw: bytes) -> Any:
-    """The standard library's reading of JSON text orjson has passed: integers exact, and
-    as deep as orjson reads (pydantic-core's parser, used before, stops near 200 levels,
-    so a deep document holding one long number was refused). orjson has already refused
-    NaN, Infinity and lone surrogates, which the standard library would accept."""
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as exc:  # an integer past Python's 4,300-digit limit
-        raise JSONDecodeError(str(exc), raw.decode(errors="replace"), 0) from None
+    """The standard library's reading of JSON text orjson has passed: integers exact (up to
+    MAX_INT_DIGITS digits), and as deep as orjson reads (MAX_DEPTH). orjson has already
+    refused NaN, Infinity, lone surrogates and deeper text, which the standard library
+    would read or fail on differently.
+
+    The standard library parser recurses once per level under Python's recursion limit,
+    which leaves it short of MAX_DEPTH by whatever the caller's stack holds; the limit is
+    raised by that much while it runs (under a lock, so concurrent readers cannot leave it
+    raised) and put back after.
+    """
+    with _RECURSION:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + MAX_DEPTH + 64)
+        try:
+            return json.loads(raw, parse_int=_bounded_int)
+        except (ValueError, RecursionError) as exc:
+            raise JSONDecodeError(str(exc), raw.decode(errors="replace"), 0) from None
+        finally:
+            sys.setrecursionlimit(limit)
+
+
+_RECURSION = threading.Lock()
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        raise ValueError(
+            f"an integer of {len(text.lstrip('-')):,} digits: metis reads integers of at most "
+            f"{MAX_INT_DIGITS:,} digits"
+        )
+    return int(text)
 
 
 def write(value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0) -> bytes:
@@ -93,6 +133,7 @@ def write(value: Any, *, default: Callable[[Any], Any] | None = None, option: in
     except TypeError:
         if option & ~orjson.OPT_SORT_KEYS or _find(value, _is_wide_int) is None:
             raise
+    refuse_too_long(value)
     refuse_non_finite(value)  # pydantic-core would write the literals NaN and Infinity, not null
     return pydantic_core.to_json(_plain(value, default, bool(option & orjson.OPT_SORT_KEYS)))
 
@@ -117,6 +158,30 @@ def refuse_non_finite(value: Any) -> None:
         raise ValueError(f"{field_path(where) or '(the value)'}: NaN and Infinity are not JSON")
 
 
+def refuse_too_long(value: Any) -> None:
+    """Raise ValueError, naming the place, when `value` holds an integer of more than
+    MAX_INT_DIGITS digits, which `loads` would refuse to read back."""
+    where = _find(value, _is_too_long)
+    if where is not None:
+        raise ValueError(
+            f"{field_path(where) or '(the value)'}: an integer of more than {MAX_INT_DIGITS:,} digits "
+            "(metis reads and writes integers up to that length)"
+        )
+
+
+def has_long_digit_run(text: bytes | str) -> bool:
+    """Whether `text` holds a run of more than MAX_INT_DIGITS digits: JSON text without one
+    holds no integer `loads` refuses for its length (a linear scan, for writers to decide
+    whether to look closer)."""
+    if len(text) <= MAX_INT_DIGITS:
+        return False
+    raw = text.encode() if isinstance(text, str) else text
+    return raw.translate(_DIGITS).find(_TOO_LONG_RUN) >= 0
+
+
+_TOO_LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
+
+
 def non_finite(value: Any) -> tuple[str | int, ...] | None:
     """Where the first NaN or infinite float inside `value` is (dict keys and list indexes
     from the top), or None when it holds none."""
@@ -129,6 +194,10 @@ def _is_non_finite(value: Any) -> bool:
 
 def _is_wide_int(value: Any) -> bool:
     return type(value) is int and not _INT64_MIN <= value <= _UINT64_MAX
+
+
+def _is_too_long(value: Any) -> bool:
+    return type(value) is int and not -_TOO_LONG < value < _TOO_LONG
 
 
 def _find(value: Any, hit: Callable[[Any], bool]) -> tuple[str | int, ...] | None:
@@ -171,4 +240,15 @@ def _plain(value: Any, default: Callable[[Any], Any] | None, sort: bool) -> Any:
     return _plain(default(value), default, sort)
 
 
-__all__ = ["JSONDecodeError", "dumps", "loads", "non_finite", "refuse_non_finite", "write"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "JSONDecodeError",
+    "dumps",
+    "has_long_digit_run",
+    "loads",
+    "non_finite",
+    "refuse_non_finite",
+    "refuse_too_long",
+    "write",
+]

@@ -114,6 +114,9 @@ class RequestContext:
     endpoint: str | None = None
     """The normalized base URL the request went to (`metis.endpoints`), recorded as the
     reply's `metadata.endpoint`: its opaque reasoning goes back only there."""
+    max_event_chars: int | None = None
+    """Bound on one event of the reply's stream (`AdapterOptions.max_event_chars`), which
+    the stream decoder gives its framer; None: the framer's default."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The fields a Message takes as they are (its id, session and time) are checked

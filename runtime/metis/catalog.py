@@ -180,17 +180,22 @@ class Catalog:
             what,
             extra={"model": model_id, "assumed_from": source or f"{provider} defaults"},
         )
-        return CatalogEntry(
-            id=model_id,
-            provider=provider,
-            wire_model=wire_model,
-            display_name=None,
-            aliases=[],
-            capabilities=caps,
-            pricing_key=UNPRICED,
-            resolved_from=source,
-            assumed=True,
-        )
+        try:
+            return CatalogEntry(
+                id=model_id,
+                provider=provider,
+                wire_model=wire_model,
+                display_name=None,
+                aliases=[],
+                capabilities=caps,
+                pricing_key=UNPRICED,
+                resolved_from=source,
+                assumed=True,
+            )
+        except ValidationError as exc:  # e.g. a name with a line break, from an imported body
+            raise UnknownModelError(
+                f"not a model name: {wire_model!r:.80} ({exc.errors()[0]['msg']})", provider=provider
+            ) from None
 
     def for_provider(self, provider: str) -> list[CatalogEntry]:
         """Entries of one provider, in catalog order."""

@@ -12,6 +12,10 @@ cap) and read from that same descriptor. Nothing is looked up by name twice.
 Symlinks inside the workspace are refused even when they point inside it: following them
 safely would mean re-doing the kernel's resolution by hand, and a file_ref can always
 name the real file instead.
+
+Every kind of media block (image, and v2's audio, video and document) carries its bytes
+the same way, so `inline_base64` is the one function an adapter calls for any of them:
+the same containment and the same size cap whatever the block is.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import os
 import posixpath
 import stat
 from pathlib import Path
+
+from metis_schema.v2 import AudioBlock, DocumentBlock, ImageBlock, MediaSourceKind, VideoBlock
 
 from .errors import WorkspaceError
 
@@ -149,4 +155,30 @@ def workspace_file_base64(
     return base64.b64encode(read_workspace_file(path, workspace, max_bytes=max_bytes)).decode("ascii")
 
 
-__all__ = ["DEFAULT_MAX_MEDIA_BYTES", "MAX_PATH_CHARS", "read_workspace_file", "workspace_file_base64"]
+MediaBlock = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
+"""Every block whose bytes a MediaSource carries."""
+
+
+def inline_base64(
+    block: MediaBlock, workspace: Path | None, *, max_bytes: int = DEFAULT_MAX_MEDIA_BYTES
+) -> str | None:
+    """The base64 bytes a provider is sent inline for a media block of any kind: base64 data
+    as it is, a file_ref read from the workspace (contained and size-capped, as
+    `read_workspace_file`); None for a URL or a provider's file id, which travel by
+    reference (the adapter decides what its provider takes)."""
+    source = block.source
+    if source.kind == MediaSourceKind.base64:
+        return source.data
+    if source.kind == MediaSourceKind.file_ref:
+        return workspace_file_base64(source.data, workspace, max_bytes=max_bytes)
+    return None
+
+
+__all__ = [
+    "DEFAULT_MAX_MEDIA_BYTES",
+    "MAX_PATH_CHARS",
+    "MediaBlock",
+    "inline_base64",
+    "read_workspace_file",
+    "workspace_file_base64",
+]

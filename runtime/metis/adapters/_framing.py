@@ -13,6 +13,8 @@ Two promises hold for every framer, whatever the server sends:
 - **Bounded memory.** One event (a line, an SSE event's data, an array element) may hold at
   most `max_event_chars` characters; past that the framer raises `StreamLimitError`
   instead of buffering a line that never ends until the process runs out of memory.
+  The bound is the caller's: `AdapterOptions.max_event_chars` (a `send` option), carried
+  to the stream decoder on `RequestContext.max_event_chars`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from ..errors import StreamLimitError, WireFormatError
+from ..errors import AdapterError, StreamLimitError, WireFormatError
 
 DEFAULT_MAX_EVENT_CHARS = 64 * 1024 * 1024
 """Default bound on one event. Generous on purpose: image-generating models (Gemini, the
@@ -37,11 +39,20 @@ def _too_large(limit: int) -> StreamLimitError:
     )
 
 
+def _limit(limit: int | None) -> int:
+    """The bound a framer was given (None: the default), checked: a positive integer."""
+    if limit is None:
+        return DEFAULT_MAX_EVENT_CHARS
+    if type(limit) is not int or limit < 1:
+        raise AdapterError(f"max_event_chars must be a positive integer or None, got {limit!r:.40}")
+    return limit
+
+
 class _Pending:
     """The text of one unfinished event, kept as pieces and joined once when it ends."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
+    def __init__(self, limit: int | None) -> None:
+        self.limit = _limit(limit)
         self._pieces: list[str] = []
         self._size = 0
 
@@ -104,10 +115,10 @@ class SSEFramer:
     (e.g. `: OPENROUTER PROCESSING`) ignored, CR/LF/CRLF line ends, blank line dispatches.
     The bound covers the unfinished line and the event's data lines together."""
 
-    def __init__(self, *, max_event_chars: int = DEFAULT_MAX_EVENT_CHARS) -> None:
+    def __init__(self, *, max_event_chars: int | None = None) -> None:
         self._text = _Text()
-        self._limit = max_event_chars
         self._line_pending = _Pending(max_event_chars)
+        self._limit = self._line_pending.limit
         self._after_cr = False  # the last piece ended in CR: a LF opening the next one is its pair
         self._event: str | None = None
         self._data: list[str] = []
@@ -171,7 +182,7 @@ class SSEFramer:
 class NDJSONFramer:
     """Newline-delimited JSON (Ollama): one JSON document per non-blank line."""
 
-    def __init__(self, *, max_event_chars: int = DEFAULT_MAX_EVENT_CHARS) -> None:
+    def __init__(self, *, max_event_chars: int | None = None) -> None:
         self._text = _Text()
         self._pending = _Pending(max_event_chars)
 
@@ -210,7 +221,7 @@ class JSONArrayFramer:
     searches, not a Python loop per character). Validating the element is the JSON
     parser's job, later."""
 
-    def __init__(self, *, max_event_chars: int = DEFAULT_MAX_EVENT_CHARS) -> None:
+    def __init__(self, *, max_event_chars: int | None = None) -> None:
         self._text = _Text()
         self._pending = _Pending(max_event_chars)
         self._depth = 0  # 0: before `[` or after the closing `]`; 1: between elements

@@ -24,7 +24,6 @@ from urllib.parse import urlparse
 from metis_schema.v2 import (
     ContentBlock,
     ImageBlock,
-    MediaSourceKind,
     Message,
     SideEffects,
     TextBlock,
@@ -37,7 +36,7 @@ from ..catalog import load_catalog
 from ..endpoints import normalize_endpoint
 from ..errors import AdapterError, MetisError, WireFormatError
 from ..invariants import BLOCK_CLASSES
-from ..media import workspace_file_base64
+from ..media import inline_base64
 from . import get
 from ._options import own_fields
 from .base import AdapterOptions
@@ -48,12 +47,7 @@ _DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+)(?:;[\w=.+-]+)*;base6
 def image_base64(block: ImageBlock, options: AdapterOptions) -> str | None:
     """Base64 bytes of an image, reading file_refs from the workspace (contained and
     size-capped by `metis.media`); None for URL images."""
-    kind = block.source.kind
-    if kind == MediaSourceKind.base64:
-        return block.source.data
-    if kind == MediaSourceKind.file_ref:
-        return workspace_file_base64(block.source.data, options.workspace, max_bytes=options.max_media_bytes)
-    return None
+    return inline_base64(block, options.workspace, max_bytes=options.max_media_bytes)
 
 
 def data_url(media_type: str, b64: str) -> str:

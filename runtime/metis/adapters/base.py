@@ -73,6 +73,10 @@ class AdapterOptions:
     """The base URL the request goes to (`metis.endpoints`), None for the provider's own
     default API: opaque reasoning goes back only to the endpoint that produced it
     (`_shared.replays_opaque`)."""
+    max_event_chars: int | None = None
+    """Largest single stream event (a line, an SSE event's data, an array element) the
+    reply's stream may send; past it the stream fails with StreamLimitError. None means
+    `adapters._framing.DEFAULT_MAX_EVENT_CHARS`."""
 
 
 @dataclass

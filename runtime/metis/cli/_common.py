@@ -271,16 +271,6 @@ def cost_of(message: Message) -> Decimal | None:
     return usage.cost_usd if usage is not None else None
 
 
-def total_cost(messages: Sequence[Message]) -> Decimal:
-    from decimal import Decimal
-
-    return sum((c for m in messages if (c := cost_of(m)) is not None), Decimal(0))
-
-
-def total_tokens(messages: Sequence[Message]) -> int:
-    return sum(sum(tokens_of(m)) for m in messages)
-
-
 def echo_err(text: str, *, color: str | None = None) -> None:
     click.echo(click.style(text, fg=color) if color else text, err=True)
 
@@ -303,6 +293,4 @@ __all__ = [
     "read_text",
     "resolve_session_id",
     "tokens_of",
-    "total_cost",
-    "total_tokens",
 ]

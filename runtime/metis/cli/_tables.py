@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ._common import cost_of, money, tokens_of, total_cost, total_tokens
+from ._common import cost_of, money, tokens_of
 
 if TYPE_CHECKING:
     from metis_schema.v2 import Message
@@ -75,20 +77,60 @@ def short_title(text: str) -> str | None:
     return words[: TITLE_LENGTH - 1] + "…" if len(words) > TITLE_LENGTH else words
 
 
-def first_user_text(messages: Sequence[Message]) -> str | None:
+def first_user_text(messages: Iterable[Message]) -> str | None:
     """The first non-blank text a user wrote in `messages`, as a title."""
     for message in messages:
-        if message.role.value == "user":
-            for block in message.content:
-                text = getattr(block, "text", None)
-                if isinstance(text, str) and (title := short_title(text)):
-                    return title
+        title = _user_title(message)
+        if title is not None:
+            return title
     return None
 
 
-def session_title(info: SessionInfo, messages: Sequence[Message]) -> str:
+def _user_title(message: Message) -> str | None:
+    """The message's first non-blank text as a title, when a user wrote it."""
+    if message.role.value == "user":
+        for block in message.content:
+            text = getattr(block, "text", None)
+            if isinstance(text, str) and (title := short_title(text)):
+                return title
+    return None
+
+
+@dataclass
+class Totals:
+    """What `sessions` and `show` say about a whole session (messages, tokens, cost, the
+    first user text), gathered one message at a time: a reader walking a long session page
+    by page (`Store.read_pages`) adds each message and holds none of them."""
+
+    messages: int = 0
+    tokens: int = 0
+    cost: Decimal = field(default_factory=Decimal)
+    with_usage: int = 0
+    unpriced: int = 0
+    first_text: str | None = None
+
+    def add(self, message: Message) -> None:
+        self.messages += 1
+        self.tokens += sum(tokens_of(message))
+        usage = message.metadata.usage
+        if usage is not None:
+            self.with_usage += 1
+            self.cost += usage.cost_usd
+            self.unpriced += usage.pricing_version == UNPRICED
+        if self.first_text is None:
+            self.first_text = _user_title(message)
+
+    @classmethod
+    def of(cls, messages: Iterable[Message]) -> Totals:
+        totals = cls()
+        for message in messages:
+            totals.add(message)
+        return totals
+
+
+def session_title(info: SessionInfo, totals: Totals) -> str:
     """The recorded title, else the first user text (a session stored without one)."""
-    return info.title or first_user_text(messages) or "(untitled)"
+    return info.title or totals.first_text or "(untitled)"
 
 
 def session_source(info: SessionInfo) -> str | None:
@@ -96,21 +138,18 @@ def session_source(info: SessionInfo) -> str | None:
     return info.source
 
 
-def cost_text(messages: Sequence[Message], *, places: int | None = None) -> str:
+def cost_text(totals: Totals, *, places: int | None = None) -> str:
     """Total cost (exact, or to `places` decimals); `-` without usage, `unpriced` when none
     of it was priced, and a `+` when some was not."""
-    priced = [u for m in messages if (u := m.metadata.usage) is not None]
-    if not priced:
+    if not totals.with_usage:
         return "-"
-    unpriced = sum(1 for u in priced if u.pricing_version == UNPRICED)
-    if unpriced == len(priced):
+    if totals.unpriced == totals.with_usage:
         return UNPRICED
-    total = total_cost(messages)
-    text = money(total) if places is None else f"${total:.{places}f}"
-    return text + ("+" if unpriced else "")
+    text = money(totals.cost) if places is None else f"${totals.cost:.{places}f}"
+    return text + ("+" if totals.unpriced else "")
 
 
-def sessions_lines(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> list[str]:
+def sessions_lines(rows: Iterable[tuple[SessionInfo, Totals]]) -> list[str]:
     """The `metis sessions` table: id prefix, last change (UTC), title, messages, tokens, cost."""
     rows = list(rows)
     short = short_ids([info.id for info, _ in rows])
@@ -118,12 +157,12 @@ def sessions_lines(rows: Iterable[tuple[SessionInfo, Sequence[Message]]]) -> lis
         (
             short[info.id],
             info.updated_at.strftime("%m-%d %H:%M"),
-            _forked(info, short) + session_title(info, messages),
-            str(len(messages)),
-            f"{total_tokens(messages):,}",
-            cost_text(messages, places=4),  # `show` has the exact figure
+            _forked(info, short) + session_title(info, totals),
+            str(totals.messages),
+            f"{totals.tokens:,}",
+            cost_text(totals, places=4),  # `show` has the exact figure
         )
-        for info, messages in rows
+        for info, totals in rows
     ]
     headers = ("id", "updated", "title", "msgs", "tokens", "cost")
     return grid(headers, cells, flex=2, right=(3, 4, 5))
@@ -193,15 +232,15 @@ def message_header(index: int, message: Message) -> str:
 
 
 def transcript(
-    messages: Sequence[Message], *, start: int = 0, full: bool = False, columns: int | None = None
-) -> list[str]:
-    """The lines of `show`: a header per message and its blocks wrapped to `columns`."""
+    messages: Iterable[Message], *, start: int = 0, full: bool = False, columns: int | None = None
+) -> Iterator[str]:
+    """The lines of `show`: a header per message and its blocks wrapped to `columns`
+    (`start` numbers the first message)."""
     columns = columns or width()
-    out: list[str] = []
     for offset, message in enumerate(messages):
-        out.extend(textwrap.wrap(message_header(start + offset, message), columns, subsequent_indent="    "))
+        yield from textwrap.wrap(message_header(start + offset, message), columns, subsequent_indent="    ")
         for line in _block_lines(message, full=full):
-            out.extend(
+            yield from (
                 textwrap.wrap(
                     line,
                     columns,
@@ -212,7 +251,6 @@ def transcript(
                 )
                 or [""]
             )
-    return out
 
 
 def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> list[str]:
@@ -228,48 +266,87 @@ def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> li
     return lines
 
 
-def session_lines(store: Any, session_id: str, *, last: int | None = None, full: bool = False) -> list[str]:
-    """Everything `show` prints for one session."""
+def session_totals(store: Any, session_id: str) -> tuple[Totals, list[Exception]]:
+    """The session's totals, read a page at a time, and the rows a newer metis wrote (named,
+    not fatal: the rest of the session still counts)."""
+    totals, newer = Totals(), []
+    for page in store.read_pages(session_id):
+        for message in page.messages:
+            totals.add(message)
+        newer.extend(page.newer)
+    return totals, newer
+
+
+def session_messages(store: Any, session_id: str, *, start: int, stop: int) -> Iterator[Message]:
+    """The readable messages of the session numbered `start` to `stop` (exclusive) in
+    append order, read a page at a time: what `show` prints after counting them, so a
+    message appended meanwhile is not shown beside totals that leave it out."""
+    index = 0
+    for page in store.read_pages(session_id):
+        for message in page.messages:
+            if index >= stop:
+                return
+            if index >= start:
+                yield message
+            index += 1
+
+
+def session_lines(
+    store: Any, session_id: str, *, last: int | None = None, full: bool = False
+) -> Iterator[str]:
+    """Everything `show` prints for one session, line by line.
+
+    The session is read twice, a page at a time (`Store.read_pages`): once for the totals
+    the header gives, once for the transcript, so a session of any length is shown holding
+    one page of it.
+    """
     info = store.get_session(session_id)
-    read = store.read_session(session_id)
-    messages = read.messages
+    totals, newer = session_totals(store, session_id)
     columns = width()
-    head = [f"session {info.id}", f"  title      {session_title(info, messages)}"]
+    yield f"session {info.id}"
+    yield f"  title      {session_title(info, totals)}"
     source = session_source(info)
     if source:
-        head.append(f"  source     {source}")
+        yield f"  source     {source}"
     if info.parent_session_id:
         at = f" at message {info.fork_message_id}" if info.fork_message_id else ""
-        head.append(f"  forked     from {info.parent_session_id}{at}")
-    head += [
-        f"  workspace  {info.workspace_path}",
-        f"  model      {info.active_model or '-'}",
-        f"  created    {info.created_at:%Y-%m-%d %H:%M:%S} UTC, updated {info.updated_at:%Y-%m-%d %H:%M:%S}",
-        f"  totals     {len(messages)} messages · {total_tokens(messages):,} tokens · {cost_text(messages)}",
-    ]
+        yield f"  forked     from {info.parent_session_id}{at}"
+    yield f"  workspace  {info.workspace_path}"
+    yield f"  model      {info.active_model or '-'}"
+    yield (
+        f"  created    {info.created_at:%Y-%m-%d %H:%M:%S} UTC, updated {info.updated_at:%Y-%m-%d %H:%M:%S}"
+    )
+    yield f"  totals     {totals.messages} messages · {totals.tokens:,} tokens · {cost_text(totals)}"
     # Rows a newer metis wrote are named here, and every other message is still shown.
-    head += [f"  skipped    {error}" for error in read.newer]
-    head.append("")
+    for error in newer:
+        yield f"  skipped    {error}"
+    yield ""
     start = 0
-    if last is not None and last < len(messages):
-        start = len(messages) - last
-        head.append(f"[… {start} earlier messages; --last N shows more]")
-    body = transcript(messages[start:], start=start, full=full, columns=columns)
+    if last is not None and last < totals.messages:
+        start = totals.messages - last
+        yield f"[… {start} earlier messages; --last N shows more]"
+    shown = session_messages(store, session_id, start=start, stop=totals.messages)
+    yield from transcript(shown, start=start, full=full, columns=columns)
     records = list(store.tool_calls(session_id))
-    tail = ["", "tool calls", *tool_call_lines(records, columns=columns)] if records else []
-    return [*head, *body, *tail]
+    if records:
+        yield ""
+        yield "tool calls"
+        yield from tool_call_lines(records, columns=columns)
 
 
 __all__ = [
     "TITLE_LENGTH",
     "UNPRICED",
+    "Totals",
     "cost_text",
     "first_user_text",
     "grid",
     "message_header",
     "session_lines",
+    "session_messages",
     "session_source",
     "session_title",
+    "session_totals",
     "sessions_lines",
     "short_ids",
     "short_title",

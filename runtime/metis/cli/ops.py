@@ -10,9 +10,10 @@ OpenTelemetry GenAI chat records (`--format otel`) or as a chat-message dataset
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -133,15 +134,24 @@ def compact(state: State, session: str, keep_last: int, summarizer: str | None) 
     click.echo(summary)
 
 
-def _documents(store: Store, session_ids: list[str], fmt: str) -> Iterator[Any]:
-    from ..ops import chat_records, dataset_line
+def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[bytes]]:
+    """Each line of the export, as pieces of its JSON text.
+
+    A `jsonl-messages` line is one session, written as the session is read a page at a
+    time (`Store.iter_messages`), so a session of any length is exported holding one page.
+    An `otel` record carries the whole history its call was sent, so that format reads the
+    session whole: its records are as large as the session before them anyway.
+    """
+    from .. import _json
+    from ..ops import chat_records, dataset_line_text
 
     for session_id in session_ids:
-        history = list(store.load_session(session_id))
         if fmt == "otel":
-            yield from chat_records(session_id, history)
+            history = store.load_session(session_id)
+            for record in chat_records(session_id, history):
+                yield iter((_json.dumps(record),))
         else:
-            yield dataset_line(history)
+            yield dataset_line_text(store.iter_messages(session_id))
 
 
 @db_option
@@ -155,16 +165,41 @@ def _documents(store: Store, session_ids: list[str], fmt: str) -> Iterator[Any]:
 def export(state: State, sessions: tuple[str, ...], fmt: str, output: Path | None) -> None:
     """Write SESSIONS as JSON lines: `otel`, one OpenTelemetry GenAI chat record per model
     call; `jsonl-messages`, one `{"messages": [...]}` conversation per session."""
-    from .. import _json
-
     session_ids = [resolve_session_id(state.store, ref) for ref in sessions]
-    lines = [_json.dumps(doc).decode() for doc in _documents(state.store, session_ids, fmt)]
-    text = "".join(line + "\n" for line in lines)
+    lines = _lines(state.store, session_ids, fmt)
     if output is None:
-        click.echo(text, nl=False)
+        count = _write(lambda data: click.echo(data, nl=False), lines)
     else:
-        output.write_text(text, encoding="utf-8")
-    echo_err(f"exported {len(lines)} {fmt} line(s) from {len(session_ids)} session(s)")
+        # Written beside the target and moved into place when whole: an export that fails
+        # midway (an ExportError) leaves the file as it was, not half a dataset.
+        partial = output.with_name(output.name + ".partial")
+        try:
+            with partial.open("wb") as out:
+                count = _write(out.write, lines)
+            partial.replace(output)
+        finally:
+            partial.unlink(missing_ok=True)
+    echo_err(f"exported {count} {fmt} line(s) from {len(session_ids)} session(s)")
+
+
+def _write(write: Callable[[bytes], object], lines: Iterator[Iterator[bytes]]) -> int:
+    """Write each line's pieces and a newline, gathered into writes of some 64 KiB; the
+    number of lines written."""
+    count, size, batch = 0, 0, []
+    for pieces in lines:
+        for piece in itertools.chain(pieces, (b"\n",)):
+            batch.append(piece)
+            size += len(piece)
+            if size >= _WRITE_SIZE:
+                write(b"".join(batch))
+                size, batch = 0, []
+        count += 1
+    if batch:
+        write(b"".join(batch))
+    return count
+
+
+_WRITE_SIZE = 1 << 16
 
 
 COMMANDS = [repair, fork, compact, export]

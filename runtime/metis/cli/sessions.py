@@ -8,10 +8,14 @@ exact body, the blocks that would be dropped and why, and the swap check's verdi
 
 from __future__ import annotations
 
+import itertools
+import json
 import sys
+import textwrap
+from collections.abc import Iterable, Iterator
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,13 +31,17 @@ from ._common import (
     tokens_of,
 )
 
+if TYPE_CHECKING:
+    from ..store import SessionInfo
+    from ._tables import Totals
+
 
 @db_option
 @click.command()
 @click.pass_obj
 def sessions(state: State) -> None:
     """List stored sessions: id (a unique prefix), last change, title, messages, tokens, cost."""
-    from ._tables import sessions_lines
+    from ._tables import session_totals, sessions_lines
 
     infos = list(state.store.list_sessions())
     if not infos:
@@ -42,10 +50,10 @@ def sessions(state: State) -> None:
     rows = []
     for info in infos:
         # A row written by a newer metis is named, not fatal: the rest of the store still lists.
-        read = state.store.read_session(info.id)
-        for error in read.newer:
+        totals, newer = session_totals(state.store, info.id)
+        for error in newer:
             echo_err(f"skipped: {error}")
-        rows.append((info, read.messages))
+        rows.append((info, totals))
     click.echo("\n".join(sessions_lines(rows)))
 
 
@@ -62,16 +70,22 @@ def show(state: State, session: str, last: int | None, full: bool, as_json: bool
     """Show SESSION (an id, a unique prefix, or `last`): its messages, tokens, costs and tool calls."""
     session_id = resolve_session_id(state.store, session)
     if as_json:
-        click.echo(dump_json(_session_json(state.store, session_id, last)))
+        _write(_session_json(state.store, session_id, last))
         return
     from ._tables import session_lines
 
     lines = session_lines(state.store, session_id, last=last, full=full)
-    text = "\n".join(lines)
-    if sys.stdout.isatty() and len(lines) > _screen_lines():
-        click.echo_via_pager(text + "\n")
+    if not sys.stdout.isatty():
+        _write(line + "\n" for line in lines)
+        return
+    # A terminal gets a pager when the text is longer than the screen: lines are taken until
+    # that is known, so a long session is paged while it is still being read.
+    first = list(itertools.islice(lines, _screen_lines() + 1))
+    rest = (line + "\n" for line in itertools.chain(first, lines))
+    if len(first) > _screen_lines():
+        click.echo_via_pager(rest)
     else:
-        click.echo(text)
+        _write(rest)
 
 
 def _screen_lines() -> int:
@@ -80,16 +94,54 @@ def _screen_lines() -> int:
     return shutil.get_terminal_size((80, 24)).lines
 
 
-def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, Any]:
+def _write(pieces: Iterable[str]) -> None:
+    """Echo text made piece by piece, some thousand pieces at a time (not one write per
+    line of a long session, nor the whole of it at once)."""
+    batch: list[str] = []
+    for piece in pieces:
+        batch.append(piece)
+        if len(batch) >= _BATCH:
+            click.echo("".join(batch), nl=False)
+            batch.clear()
+    if batch:
+        click.echo("".join(batch), nl=False)
+
+
+_BATCH = 1024
+_MESSAGES = "\x00metis: the messages go here\x00"
+
+
+def _session_json(store: Any, session_id: str, last: int | None) -> Iterator[str]:
+    """`show --json`: the text `dump_json` writes for the session's document, made a
+    message at a time. The document is written with a placeholder for its messages, which
+    are then written in its place (each indented as `dump_json` nests it), read a page at
+    a time; the session is read once before, for the count and the title."""
     from ..canonical import dump_message
-    from ._tables import session_source, session_title
+    from ._tables import Totals
 
     info = store.get_session(session_id)
-    messages = list(store.load_session(session_id))
-    shown = messages[-last:] if last else messages
+    totals = Totals.of(store.iter_messages(session_id))  # strict: a newer row is an error here
+    start = max(0, totals.messages - last) if last else 0
+    if start >= totals.messages:
+        yield dump_json(_session_doc(store, info, totals, [])) + "\n"
+        return
+    head, tail = dump_json(_session_doc(store, info, totals, [_MESSAGES])).split(json.dumps(_MESSAGES))
+    yield head.rstrip(" ")
+    shown = itertools.islice(store.iter_messages(session_id), start, totals.messages)
+    for i, message in enumerate(shown):
+        if i:
+            yield ",\n"
+        yield textwrap.indent(dump_json(dump_message(message)), "    ")
+    yield tail + "\n"
+
+
+def _session_doc(store: Any, info: SessionInfo, totals: Totals, messages: list[Any]) -> dict[str, Any]:
+    """The document `show --json` writes, its messages as given."""
+    from ._tables import session_source, session_title
+
     return {
         "id": info.id,
-        "title": session_title(info, messages),
+        "title": session_title(info, totals),
         "source": session_source(info),
         "parent_session_id": info.parent_session_id,
         "fork_message_id": info.fork_message_id,
@@ -97,8 +149,8 @@ def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, An
         "active_model": info.active_model,
         "created_at": info.created_at.isoformat(),
         "updated_at": info.updated_at.isoformat(),
-        "message_count": len(messages),
-        "messages": [dump_message(m) for m in shown],
+        "message_count": totals.messages,
+        "messages": messages,
         "tool_calls": [
             {
                 "id": r.id,
@@ -109,7 +161,7 @@ def _session_json(store: Any, session_id: str, last: int | None) -> dict[str, An
                 "message_id": r.message_id,
                 "result_message_id": r.result_message_id,
             }
-            for r in store.tool_calls(session_id)
+            for r in store.tool_calls(info.id)
         ],
     }
 
@@ -147,7 +199,7 @@ def price(state: State, session: str, version: str | None, as_of: Any) -> None:
     catalog = load_catalog()
     rows: list[tuple[str, ...]] = []
     stored_total, repriced_total = Decimal(0), Decimal(0)
-    for i, message in enumerate(state.store.load_session(session_id)):
+    for i, message in enumerate(state.store.iter_messages(session_id)):
         usage, model = message.metadata.usage, message.metadata.model
         if usage is None or model is None:
             continue

@@ -32,6 +32,7 @@ from metis_schema.v2 import (
 )
 
 from .. import adapters, builders
+from .._logredact import remember
 from ..adapters import Adapter, AdapterOptions, WireBody
 from ..assembly import RequestContext
 from ..builders import Content
@@ -279,6 +280,7 @@ class SessionCore:
             if stream
             else None,
             endpoint=sent_to,
+            max_event_chars=adapter_options.max_event_chars,
         )
         headers = {
             "content-type": "application/json",
@@ -287,6 +289,7 @@ class SessionCore:
         }
         url = adapter.endpoint(endpoint.base_url, entry.wire_model, stream=stream)
         secrets = (endpoint.api_key,) if endpoint.api_key else ()
+        remember(endpoint.api_key)  # kept out of log records too (metis._logredact)
         return Prepared(adapter, url, headers, body, context, stream, secrets=secrets)
 
     # --- storing ----------------------------------------------------------------------------

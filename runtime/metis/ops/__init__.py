@@ -9,7 +9,7 @@ client exchanges; it is imported on its own, so this package never needs opentel
 
 from __future__ import annotations
 
-from .export_jsonl import ExportError, chat_messages, dataset_line
+from .export_jsonl import ExportError, chat_messages, dataset_line, dataset_line_text
 from .export_otel import chat_records
 from .fork import ForkOrigin, fork_origin, fork_session
 from .repair import DEFAULT_REASON, open_calls, repair_session
@@ -21,6 +21,7 @@ __all__ = [
     "chat_messages",
     "chat_records",
     "dataset_line",
+    "dataset_line_text",
     "fork_origin",
     "fork_session",
     "open_calls",

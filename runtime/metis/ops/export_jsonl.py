@@ -20,7 +20,7 @@ file) is an ExportError naming the message, never silently left out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from metis_schema.v2 import (
@@ -87,49 +87,73 @@ def _arguments(block: ToolUseBlock) -> str:
     return _json.dumps(block.input).decode()
 
 
-def conversation(history: Sequence[Message]) -> list[Message]:
+def in_conversation(message: Message) -> bool:
+    """Whether the message is one of the finished turns a dataset keeps (see module doc)."""
+    return message.role != Role.assistant or (
+        message.metadata.status == MessageStatus.complete and covered_through(message) is None
+    )
+
+
+def conversation(history: Iterable[Message]) -> list[Message]:
     """The finished turns of `history`, compactions left out (see module doc)."""
-    return [
-        m
-        for m in history
-        if m.role != Role.assistant
-        or (m.metadata.status == MessageStatus.complete and covered_through(m) is None)
-    ]
+    return [m for m in history if in_conversation(m)]
 
 
-def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
+def chat_entries(message: Message) -> list[ChatMessage]:
+    """The OpenAI-style chat messages of one message of the conversation (a TOOL message
+    gives one per result; see module doc)."""
+    if message.role == Role.assistant:
+        text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+        entry: ChatMessage = {"role": "assistant", "content": text}
+        calls = [
+            {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": _arguments(b)}}
+            for b in message.content
+            if isinstance(b, ToolUseBlock)
+        ]
+        if calls:
+            entry["tool_calls"] = calls
+        return [entry]
+    if message.role == Role.tool:
+        return [
+            {"role": "tool", "tool_call_id": b.tool_use_id, "content": _content(b.content, message)}
+            for b in message.content
+            if isinstance(b, ToolResultBlock)
+        ]
+    return [{"role": message.role.value, "content": _content(message.content, message)}]
+
+
+def chat_messages(history: Iterable[Message]) -> list[ChatMessage]:
     """The conversation as OpenAI-style chat messages (see module doc)."""
-    out: list[ChatMessage] = []
-    for message in conversation(history):
-        if message.role == Role.assistant:
-            text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
-            entry: ChatMessage = {"role": "assistant", "content": text}
-            calls = [
-                {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": _arguments(b)}}
-                for b in message.content
-                if isinstance(b, ToolUseBlock)
-            ]
-            if calls:
-                entry["tool_calls"] = calls
-            out.append(entry)
-        elif message.role == Role.tool:
-            for b in message.content:
-                if isinstance(b, ToolResultBlock):
-                    out.append(
-                        {
-                            "role": "tool",
-                            "tool_call_id": b.tool_use_id,
-                            "content": _content(b.content, message),
-                        }
-                    )
-        else:
-            out.append({"role": message.role.value, "content": _content(message.content, message)})
-    return out
+    return [entry for message in history if in_conversation(message) for entry in chat_entries(message)]
 
 
-def dataset_line(history: Sequence[Message]) -> dict[str, Any]:
+def dataset_line(history: Iterable[Message]) -> dict[str, Any]:
     """One dataset row: `{"messages": [...]}`."""
     return {"messages": chat_messages(history)}
 
 
-__all__ = ["ChatMessage", "ExportError", "chat_messages", "conversation", "dataset_line"]
+def dataset_line_text(history: Iterable[Message]) -> Iterator[bytes]:
+    """`dataset_line` as the JSON text `metis export` writes (orjson's, compact), made a
+    message at a time: the row of a long session is written while the session is read a
+    page at a time, never held whole."""
+    yield b'{"messages":['
+    first = True
+    for message in history:
+        if not in_conversation(message):
+            continue
+        for entry in chat_entries(message):
+            yield _json.dumps(entry) if first else b"," + _json.dumps(entry)
+            first = False
+    yield b"]}"
+
+
+__all__ = [
+    "ChatMessage",
+    "ExportError",
+    "chat_entries",
+    "chat_messages",
+    "conversation",
+    "dataset_line",
+    "dataset_line_text",
+    "in_conversation",
+]

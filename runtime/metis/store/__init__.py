@@ -3,7 +3,11 @@
 `open_store(target)` opens the store a path or URL names (`Store.open()`: the per-user
 SQLite file, or the file you name); `AsyncStore` is the same API for asyncio code.
 Messages are checked against spec §5 on the way in, kept as canonical JSON, and read back
-as canonical models, older schema versions migrated.
+as canonical models, older schema versions migrated. A session is read whole
+(`load_session`, `read_session`) or a page at a time (`iter_messages`, `read_pages`), the
+latter holding one page however long the session is. What the store writes it reads
+back: an integer past the JSON reader's bound (`metis._json.MAX_INT_DIGITS`) is refused
+at write, with a StoreError naming where it is.
 
 Modules: `_store` (the Store, over either backend), `sqlite` and `postgres` (the
 backends: transactions and retry under concurrent writers; `_conn` for SQLite),

@@ -11,8 +11,9 @@ safe (and, on PostgreSQL, run in parallel).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from metis_schema.v2 import Message
@@ -20,7 +21,7 @@ from metis_schema.v2 import Message
 from ..canonical import Decoded
 from ..ids import ToolIdMap
 from ._open import open_store
-from ._store import Store
+from ._store import PAGE_SIZE, Store
 from ._types import SessionInfo, ToolCallRecord
 
 
@@ -104,6 +105,22 @@ class AsyncStore:
 
     async def read_session(self, session_id: str) -> Decoded:
         return await asyncio.to_thread(self.store.read_session, session_id)
+
+    async def iter_messages(
+        self,
+        session_id: str,
+        *,
+        include_partial: bool = True,
+        after: str | None = None,
+        page_size: int = PAGE_SIZE,
+    ) -> AsyncIterator[Message]:
+        """`Store.iter_messages`, each page read in a worker thread."""
+        messages = self.store.iter_messages(
+            session_id, include_partial=include_partial, after=after, page_size=page_size
+        )
+        while page := await asyncio.to_thread(list, itertools.islice(messages, page_size)):
+            for message in page:
+                yield message
 
     async def get_message(self, message_id: str) -> Message:
         return await asyncio.to_thread(self.store.get_message, message_id)

@@ -24,7 +24,7 @@ from pydantic_core import PydanticSerializationError
 
 from .. import _json
 from .._gc import GcPaused
-from .._json import refuse_non_finite
+from .._json import has_long_digit_run, refuse_non_finite, refuse_too_long
 from ..canonical import CONTENT_LIST, Decoded, read_message
 from ..errors import MetisError, NewerSchemaError, StoreError
 
@@ -58,13 +58,17 @@ def encode(message: Message) -> Row:
 
     A NaN or an infinity (which validation lets into `Any` values such as a tool's input)
     is written as `null` by pydantic's JSON mode; it is looked for only when the text has
-    a `null`, and refused naming where it is.
+    a `null`, and refused naming where it is. An integer longer than the JSON reader reads
+    back (`_json.MAX_INT_DIGITS`) is refused the same way, looked for only when the text
+    has a digit run that long: stored, it made the whole session unreadable.
     """
     try:
         content = CONTENT_LIST.dump_json(message.content, exclude_none=True, warnings="error").decode()
         metadata = message.metadata.model_dump_json(exclude_none=True, warnings="error")
         if "null" in content or "null" in metadata:
             refuse_non_finite(message.model_dump(include={"content", "metadata"}))
+        if has_long_digit_run(content) or has_long_digit_run(metadata):
+            refuse_too_long(message.model_dump(include={"content", "metadata"}))
         return (
             message.id,
             message.session_id,

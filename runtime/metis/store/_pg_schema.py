@@ -99,9 +99,17 @@ WHERE jsonb_typeof(routing_policy_json -> 'imported_from') = 'string';
 the title and source file `metis import` kept in layout 1's routing policy notes move there
 (as `_schema.MOVE_IMPORT_NOTES` does for SQLite)."""
 
+MESSAGE_ORDER_V3 = """
+CREATE UNIQUE INDEX IF NOT EXISTS idx_messages_session_seq ON messages(session_id, seq);
+"""
+"""Layout 2 → 3: SQLite's layout 3 indexes a session's messages in append order for paged
+reads; PostgreSQL has had that index (on `seq`) since layout 1, so the step only makes
+sure of it and the two databases keep one layout number."""
+
 MIGRATIONS: tuple[LayoutStep, ...] = (
     LayoutStep(0, TABLES_V1, "create the layout-1 tables"),
     LayoutStep(1, SESSION_LABELS_V2, "add the sessions' title, source, parent session and fork point"),
+    LayoutStep(2, MESSAGE_ORDER_V3, "index the messages of a session in append order"),
 )
 """One step per layout bump, in order (version 0: an empty database). Old steps never change."""
 
@@ -160,4 +168,4 @@ def upgrade(
     return found, target
 
 
-__all__ = ["MIGRATIONS", "SESSION_LABELS_V2", "TABLES_V1", "layout_version", "upgrade"]
+__all__ = ["MESSAGE_ORDER_V3", "MIGRATIONS", "SESSION_LABELS_V2", "TABLES_V1", "layout_version", "upgrade"]

@@ -19,13 +19,18 @@ of a session branched from another. They are added with ALTER TABLE, after the �
 columns, so the spec's columns keep their order and a §9.1 reader still finds them.
 The parent is recorded, not a foreign key: a parent may be deleted after its forks, and
 `metis store copy` may bring a fork before its parent, and neither should fail.
+
+Layout 3 adds an index on `messages(session_id)` (`MESSAGE_ORDER`): in SQLite its entries
+are (session_id, rowid), so reading a session a page at a time after a given rowid
+(`Store.iter_messages`) is an index range scan; without it each page either re-sorted
+the whole session or scanned every later row of the file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-DB_SCHEMA_VERSION = 2
+DB_SCHEMA_VERSION = 3
 """Layout version this code writes and reads."""
 
 SPEC_TABLES = """
@@ -111,6 +116,11 @@ WHERE json_valid(routing_policy_json) AND json_type(routing_policy_json, '$.impo
 """Layout 1 → 2, data: `metis import` of layout 1 kept a session's title and source file as
 notes in its routing policy (marked by `imported_from`); they move to the new columns."""
 
+MESSAGE_ORDER = """
+CREATE INDEX IF NOT EXISTS idx_messages_session_order ON messages(session_id);
+"""
+"""Layout 2 → 3: a session's messages in append (rowid) order, for paged reads."""
+
 
 @dataclass(frozen=True)
 class LayoutStep:
@@ -128,10 +138,11 @@ MIGRATIONS: tuple[LayoutStep, ...] = (
         SESSION_LABELS + MOVE_IMPORT_NOTES,
         "add the sessions' title, source, parent session and fork point; move import notes there",
     ),
+    LayoutStep(2, MESSAGE_ORDER, "index the messages of a session in append order"),
 )
 """One step per layout bump, in order. A new layout appends a step; old steps never change."""
 
-CREATE_CURRENT = SPEC_TABLES + STORE_TABLES + SESSION_LABELS
+CREATE_CURRENT = SPEC_TABLES + STORE_TABLES + SESSION_LABELS + MESSAGE_ORDER
 """DDL of a fresh file at DB_SCHEMA_VERSION."""
 
 META_VERSION_KEY = "db_schema_version"
@@ -140,6 +151,7 @@ META_VERSION_KEY = "db_schema_version"
 __all__ = [
     "CREATE_CURRENT",
     "DB_SCHEMA_VERSION",
+    "MESSAGE_ORDER",
     "META_VERSION_KEY",
     "MIGRATIONS",
     "MOVE_IMPORT_NOTES",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
@@ -58,6 +58,9 @@ T = TypeVar("T")
 Mode = Literal["append", "finalize", "partial"]
 
 _MAX_SESSION_ID = 128
+PAGE_SIZE = 500
+"""Messages per page of `iter_messages`: small enough that a page of long messages stays a
+few megabytes, large enough that the per-transaction cost is lost in the decoding."""
 _MAX_LABEL = 4096
 """Longest title or source kept: a label for a list, not a document."""
 # Enum members read once: `Role.assistant` is a descriptor call each time, on every message.
@@ -344,10 +347,31 @@ class Store:
         metadata fields are dropped with one WARN per message (spec §10.3).
         """
 
-        messages = decode_all(self._session_rows(session_id, after), self._reader)
+        messages = decode_all(self._rows(session_id, after, None, None)[0], self._reader)
         if include_partial:
             return messages
-        return [m for m in messages if m.metadata.status != MessageStatus.partial]
+        return [m for m in messages if m.metadata.status != _PARTIAL]
+
+    def iter_messages(
+        self,
+        session_id: str,
+        *,
+        include_partial: bool = True,
+        after: str | None = None,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[Message]:
+        """`load_session`, one page of `page_size` messages at a time: what a reader of a
+        long session (`metis show`, `metis export`) walks through, holding one page.
+
+        Each page is one short read transaction that continues after the last message of
+        the one before, in append order (keyset pagination: an index probe, not an
+        OFFSET that rescans what was read). A message appended meanwhile comes after
+        those read, so it is read at the end; nothing is read twice or skipped.
+        """
+        for page in self._pages(session_id, after, page_size):
+            for message in decode_all(page, self._reader):
+                if include_partial or message.metadata.status != _PARTIAL:
+                    yield message
 
     def read_session(self, session_id: str) -> Decoded:
         """Every message of the session this metis can read, in append order, and one
@@ -357,29 +381,61 @@ class Store:
         a newer release must not hide the rest of the session. `load_session` stays strict:
         code that continues a conversation must not silently lose a turn.
         """
-        return decode_each(self._session_rows(session_id, None), self._reader)
+        return decode_each(self._rows(session_id, None, None, None)[0], self._reader)
 
-    def _session_rows(self, session_id: str, after: str | None) -> list[Row]:
-        """The session's stored rows in append order (those after `after`, when given)."""
+    def read_pages(self, session_id: str, *, page_size: int = PAGE_SIZE) -> Iterator[Decoded]:
+        """`read_session`, one page of `page_size` rows at a time (as `iter_messages` pages)."""
+        for page in self._pages(session_id, None, page_size):
+            yield decode_each(page, self._reader)
 
-        def fetch(conn: _sql.Db) -> list[Row]:
-            _require_session(conn, session_id)
-            columns, order = conn.dialect.message_columns, conn.dialect.order
-            if after is None:
-                return conn.all(
-                    f"SELECT {columns} FROM messages WHERE session_id = ? ORDER BY {order}", (session_id,)
-                )
-            mark = conn.one(
-                f"SELECT {order} FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
-            )
-            if mark is None:
-                raise MessageNotFoundError(
-                    f"session {session_id!r} has no message {after!r} to read after", message_id=after
-                )
-            return conn.all(
-                f"SELECT {columns} FROM messages WHERE session_id = ? AND {order} > ? ORDER BY {order}",
-                (session_id, mark[0]),
-            )
+    def _pages(self, session_id: str, after: str | None, page_size: int) -> Iterator[list[Row]]:
+        """The session's rows in append order, `page_size` at a time, each page read in a
+        transaction of its own from where the last one ended."""
+        if not isinstance(page_size, int) or page_size < 1:
+            raise StoreError(f"page_size must be a positive integer, got {page_size!r:.40}")
+        rows, mark = self._rows(session_id, after, None, page_size)
+        while rows:
+            yield rows
+            if len(rows) < page_size:
+                return
+            rows, mark = self._rows(session_id, None, mark, page_size)
+
+    def _rows(
+        self, session_id: str, after: str | None, mark: int | None, limit: int | None
+    ) -> tuple[list[Row], int | None]:
+        """At most `limit` (None: all) of the session's rows in append order, after message
+        `after` or after append position `mark` when one is given, and the append position
+        of the last row returned (None when none is). The session must exist unless
+        `mark` is given (a later page of a session deleted meanwhile is empty)."""
+
+        def fetch(conn: _sql.Db) -> tuple[list[Row], int | None]:
+            order = conn.dialect.order
+            start = mark
+            if start is None:
+                _require_session(conn, session_id)
+                if after is not None:
+                    found = conn.one(
+                        f"SELECT {order} FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
+                    )
+                    if found is None:
+                        raise MessageNotFoundError(
+                            f"session {session_id!r} has no message {after!r} to read after",
+                            message_id=after,
+                        )
+                    start = found[0]
+            sql = f"SELECT {conn.dialect.message_columns}, {order} FROM messages WHERE session_id = ?"
+            params: list[Any] = [session_id]
+            if start is not None:
+                sql += f" AND {order} > ?"
+                params.append(start)
+            sql += f" ORDER BY {order}"
+            if limit is not None:
+                sql += " LIMIT ?"
+                params.append(limit)
+            found_rows = conn.all(sql, params)
+            if not found_rows:
+                return [], None
+            return [row[:7] for row in found_rows], int(found_rows[-1][7])
 
         return self._read(fetch)
 

@@ -67,7 +67,7 @@ class AnthropicStreamDecoder(StreamDecoder):
 
     def __init__(self, context: RequestContext) -> None:
         self._context = context
-        self._framer = SSEFramer()
+        self._framer = SSEFramer(max_event_chars=context.max_event_chars)
         self._tool_blocks: set[int] = set()
         self._foreign_json: dict[int, list[str]] = {}
         self._whole: dict[int, dict[str, Any]] = {}
@@ -249,7 +249,12 @@ class AnthropicStreamDecoder(StreamDecoder):
         error = event["error"]
         retryable = FACTS.parse_error(event).retryable
         return [
-            ErrorEvent(code=error["type"], message=error["message"], retryable=retryable, provider=PROVIDER)
+            ErrorEvent(
+                code=error["type"] or "error",  # the event needs a code; an empty type names none
+                message=error["message"],
+                retryable=retryable,
+                provider=PROVIDER,
+            )
         ]
 
     def _finish_foreign(self) -> None:

@@ -77,7 +77,7 @@ class ChatStreamDecoder(StreamDecoder):
         self.name = name
         self.dialect = dialect
         self.context = context
-        self._framer = SSEFramer()
+        self._framer = SSEFramer(max_event_chars=context.max_event_chars)
         self._next_block = 0
         self._text: int | None = None
         self._text_parts: list[str] = []

@@ -29,6 +29,7 @@ class GeminiStreamDecoder(StreamDecoder):
 
     def __init__(self, context: RequestContext) -> None:
         self._response = ResponseState(context)
+        self._max_event_chars = context.max_event_chars
         self._framer: SSEFramer | JSONArrayFramer | None = None
         self._pending: list[bytes | str] = []
         self._chunks = 0
@@ -41,7 +42,8 @@ class GeminiStreamDecoder(StreamDecoder):
             first = _first_char(self._pending)
             if first is None:
                 return []
-            self._framer = JSONArrayFramer() if first == "[" else SSEFramer()
+            framer = JSONArrayFramer if first == "[" else SSEFramer
+            self._framer = framer(max_event_chars=self._max_event_chars)
             pieces, self._pending = self._pending, []
             return self._handle([text for piece in pieces for text in self._frame(piece)])
         return self._handle(self._frame(data))

@@ -40,7 +40,7 @@ class OllamaStreamDecoder(StreamDecoder):
 
     def __init__(self, context: RequestContext) -> None:
         self._context = context
-        self._framer = NDJSONFramer()
+        self._framer = NDJSONFramer(max_event_chars=context.max_event_chars)
         self._lines = 0
         self._next_index = 0
         self._thinking_index: int | None = None

@@ -150,18 +150,25 @@ def keep_other(item: dict[str, Any], path: str, out: ItemRead, *, at: int) -> No
 
 
 def citations(annotations: list[dict[str, Any]] | None) -> list[UrlCitation] | None:
-    """The `url_citation` annotations of an output_text part as v2 url citations."""
-    found = [
-        UrlCitation(
-            type="url",
-            url=a["url"],
-            title=a.get("title"),
-            start_index=a.get("start_index"),
-            end_index=a.get("end_index"),
-        )
-        for a in annotations or ()
-        if a.get("type") == "url_citation" and a.get("url")
-    ]
+    """The `url_citation` annotations of an output_text part as v2 url citations (an
+    annotation's fields are not declared on the wire: one of the wrong type is a
+    WireFormatError here)."""
+    try:
+        found = [
+            UrlCitation(
+                type="url",
+                url=a["url"],
+                title=a.get("title"),
+                start_index=a.get("start_index"),
+                end_index=a.get("end_index"),
+            )
+            for a in annotations or ()
+            if a.get("type") == "url_citation" and a.get("url")
+        ]
+    except ValidationError as exc:
+        raise WireFormatError(
+            f"a url_citation annotation cannot be read: {pydantic_problems(exc)[0]}", provider=PROVIDER
+        ) from None
     return found or None
 
 

@@ -104,7 +104,7 @@ class ResponsesStreamDecoder(StreamDecoder):
     def __init__(self, dialect: ResponsesDialect, context: RequestContext) -> None:
         self.dialect = dialect
         self.context = context
-        self._framer = SSEFramer()
+        self._framer = SSEFramer(max_event_chars=context.max_event_chars)
         self._sequence: int | None = None
         self._next_block = 0
         self._parts: dict[tuple[int, int], int] = {}

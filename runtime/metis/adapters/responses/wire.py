@@ -34,6 +34,8 @@ def _item_kind(known: frozenset[str], server_calls: frozenset[str]) -> Discrimin
         if not isinstance(value, dict):
             return None
         tag = value.get("type", "message" if "role" in value else None)
+        if tag is not None and not isinstance(tag, str):  # `other` then names the bad type
+            return "other"
         if tag in server_calls:
             return "server_call"
         return tag if tag in known else "other"

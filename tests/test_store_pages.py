@@ -1,0 +1,191 @@
+"""Paged reading of a session (issue 17, item 9): `Store.iter_messages` and `read_pages`
+give what `load_session` and `read_session` give, a page at a time, and a reader walking
+a long session holds one page, not the session. On SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from metis.errors import SessionNotFoundError, StoreError
+from metis.store import Store, open_store
+from test_store_support import BACKENDS, assistant, conversation, new_target, user
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    with open_store(new_target(request.param, tmp_path)) as s:
+        yield s
+
+
+def _session(store: Store, turns: int) -> str:
+    sid = store.create_session("/w").id
+    store.append_many(conversation(sid, turns))
+    return sid
+
+
+@pytest.mark.parametrize("page_size", [1, 2, 3, 7, 12, 13, 500])
+def test_the_paged_read_is_the_whole_read(store: Store, page_size: int) -> None:
+    sid = _session(store, 3)  # 12 messages: pages that divide it, and ones that do not
+    other = _session(store, 2)  # interleaved rows of another session stay out
+    store.append(user(sid, "one more"))
+    store.append(user(other, "elsewhere"))
+    whole = store.load_session(sid)
+    assert len(whole) == 13
+    assert list(store.iter_messages(sid, page_size=page_size)) == whole
+    pages = list(store.read_pages(sid, page_size=page_size))
+    assert [m for page in pages for m in page.messages] == store.read_session(sid).messages
+    assert all(len(page.messages) <= page_size for page in pages)
+
+
+def test_paging_keeps_load_sessions_filters(store: Store) -> None:
+    sid = _session(store, 2)
+    store.upsert_partial(assistant(sid, "stream…", status="partial"))
+    mark = store.load_session(sid)[1].id
+    for include_partial in (True, False):
+        assert list(store.iter_messages(sid, include_partial=include_partial, page_size=2)) == (
+            store.load_session(sid, include_partial=include_partial)
+        )
+    assert list(store.iter_messages(sid, after=mark, page_size=2)) == store.load_session(sid, after=mark)
+
+
+def test_a_message_appended_between_pages_is_read_once_at_the_end(store: Store) -> None:
+    sid = _session(store, 2)
+    pages = store.iter_messages(sid, page_size=2)
+    first = [next(pages), next(pages)]
+    late = user(sid, "appended while reading")
+    store.append(late)
+    rest = list(pages)
+    assert [m.id for m in first + rest] == [m.id for m in store.load_session(sid)]
+    assert rest[-1].id == late.id
+
+
+def test_bad_arguments_are_store_errors(store: Store) -> None:
+    sid = _session(store, 1)
+    with pytest.raises(SessionNotFoundError):
+        next(store.iter_messages("sess_nobody"))
+    for bad in (0, -1):
+        with pytest.raises(StoreError, match="page_size must be a positive integer"):
+            next(store.iter_messages(sid, page_size=bad))
+
+
+def _small_session(store: Store, n: int) -> str:
+    sid = store.create_session("/w").id
+    store.append_many([user(sid, f"m{i}") for i in range(n)])
+    return sid
+
+
+def _peak(fn: object) -> int:
+    """Peak traced memory (bytes) while `fn()` runs."""
+    assert callable(fn)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_walking_a_session_holds_a_page_not_the_session(store: Store) -> None:
+    small, large = _small_session(store, 1_000), _small_session(store, 10_000)
+
+    def walk(sid: str) -> None:
+        count = 0
+        for _ in store.iter_messages(sid, page_size=100):
+            count += 1
+        assert count in {1_000, 10_000}
+
+    walked_small, walked_large = _peak(lambda: walk(small)), _peak(lambda: walk(large))
+    # Ten times the messages, about the same peak: the page bounds it (slack for the
+    # allocator and the driver's statement cache).
+    assert walked_large < 1.5 * walked_small, (walked_small, walked_large)
+    # The whole read of the large session holds all of it: the bound above is not vacuous.
+    loaded_large = _peak(lambda: store.load_session(large))
+    assert loaded_large > 5 * walked_large, (walked_large, loaded_large)
+
+
+# --- the CLI reads sessions a page at a time ------------------------------------------------------
+
+
+def _cli(db: Path, *args: str) -> str:
+    from click.testing import CliRunner
+    from metis.cli import cli
+
+    result = CliRunner().invoke(cli, ["--db", str(db), *args], env={"COLUMNS": "100"}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+SHOWN = (
+    ("show", "{sid}"),
+    ("show", "{sid}", "--last", "3"),
+    ("show", "{sid}", "--json"),
+    ("show", "{sid}", "--json", "--last", "2"),
+    ("show", "{sid}", "--json", "--last", "99"),
+    ("sessions",),
+    ("price", "{sid}"),
+    ("export", "{sid}", "--format", "jsonl-messages"),
+    ("export", "{sid}", "--format", "otel"),
+)
+
+
+def test_cli_output_is_the_same_read_in_pages_of_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "cli.sqlite3"
+    _cli(db, "demo")
+    (sid,) = [info.id for info in Store.open(db).list_sessions()]
+    whole = {args: _cli(db, *(a.format(sid=sid) for a in args)) for args in SHOWN}
+    pages: list[int] = []
+    iter_messages, read_pages = Store.iter_messages, Store.read_pages
+
+    def small_iter(self: Store, session_id: str, **kw: object) -> object:
+        pages.append(1)
+        return iter_messages(self, session_id, **{**kw, "page_size": 2})  # type: ignore[arg-type]
+
+    def small_read(self: Store, session_id: str, **kw: object) -> object:
+        pages.append(1)
+        return read_pages(self, session_id, **{**kw, "page_size": 2})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "iter_messages", small_iter)
+    monkeypatch.setattr(Store, "read_pages", small_read)
+    for args, text in whole.items():
+        before = len(pages)
+        assert _cli(db, *(a.format(sid=sid) for a in args)) == text, args
+        assert args[-1] == "otel" or len(pages) > before, f"{args} did not read in pages"
+    assert json.loads(whole[SHOWN[2]])["message_count"] == 10  # the demo's ten messages, two a page
+
+
+def test_exporting_a_long_session_holds_a_page_not_the_session(tmp_path: Path) -> None:
+    from metis.cli import cli
+
+    db = tmp_path / "big.sqlite3"
+    with Store.open(db) as store:
+        small, large = _small_session(store, 500), _small_session(store, 5_000)
+    from click.testing import CliRunner
+
+    def export(sid: str) -> None:
+        out = tmp_path / f"{sid}.jsonl"
+        args = ["--db", str(db), "export", sid, "--format", "jsonl-messages", "-o", str(out)]
+        assert CliRunner().invoke(cli, args, catch_exceptions=False).exit_code == 0
+        assert out.read_text().count('"role":"user"') in {500, 5_000}
+
+    export(small)  # imports and caches warmed outside the measured runs
+    peak_small, peak_large = _peak(lambda: export(small)), _peak(lambda: export(large))
+    assert peak_large < 1.5 * peak_small, (peak_small, peak_large)
+
+
+def test_the_async_store_pages_too(store: Store) -> None:
+    import asyncio
+
+    from metis.store import AsyncStore
+
+    sid = _session(store, 3)
+
+    async def walk() -> list[object]:
+        return [m async for m in AsyncStore(store).iter_messages(sid, page_size=5)]
+
+    assert asyncio.run(walk()) == store.load_session(sid)
