@@ -219,12 +219,19 @@ def drop_dicts(drops: Sequence[Drop], messages: Sequence[Message]) -> list[dict[
 def block_summary(message: Message, limit: int = 60) -> str:
     """One line describing a message's blocks (text excerpts, tool names, ids)."""
     from metis_schema.v2 import (
+        AudioBlock,
+        CompactionBlock,
+        DocumentBlock,
         ImageBlock,
         RedactedThinkingBlock,
+        SearchResultBlock,
+        ServerToolResultBlock,
+        ServerToolUseBlock,
         TextBlock,
         ThinkingBlock,
         ToolResultBlock,
         ToolUseBlock,
+        VideoBlock,
     )
 
     parts: list[str] = []
@@ -242,6 +249,20 @@ def block_summary(message: Message, limit: int = 60) -> str:
             parts.append(f"thinking ({len(block.text)} chars{', signed' if block.signature else ''})")
         elif isinstance(block, RedactedThinkingBlock):
             parts.append("redacted_thinking")
+        elif isinstance(block, DocumentBlock | AudioBlock | VideoBlock):
+            title = getattr(block, "title", None)
+            named = f' "{title[:limit]}"' if title else ""
+            parts.append(f"{block.type}{named} {block.media_type} ({block.source.kind.value})")
+        elif isinstance(block, SearchResultBlock):
+            parts.append(f'search_result "{block.title[:limit]}" {block.source[:limit]}')
+        elif isinstance(block, ServerToolUseBlock):
+            parts.append(f"server_tool_use {block.provider} {block.name} {block.id}")
+        elif isinstance(block, ServerToolResultBlock):
+            error = " (error)" if block.is_error else ""
+            parts.append(f"server_tool_result{error} {block.provider} {block.name} → {block.tool_use_id}")
+        elif isinstance(block, CompactionBlock):
+            what = f"{len(block.summary)} chars of summary" if block.summary else "opaque"
+            parts.append(f"compaction by {block.provider} ({what})")
     return "; ".join(parts) or "(empty)"
 
 

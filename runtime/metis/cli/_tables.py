@@ -189,6 +189,9 @@ def _block_lines(message: Message, *, full: bool) -> list[str]:
                 hidden = len(paragraphs) - _TEXT_LINES
                 paragraphs = [*paragraphs[:_TEXT_LINES], f"[… {hidden} more lines; --full shows them]"]
             lines.extend(paragraphs)
+            cited = getattr(block, "citations", None)
+            if cited:
+                lines.append(f"[{len(cited)} citation{'s' if len(cited) != 1 else ''}]")
         elif block.type == "tool_result":
             inner = " ".join(getattr(b, "text", f"[{b.type}]") for b in getattr(block, "content", []))
             error = " (error)" if getattr(block, "is_error", False) else ""
