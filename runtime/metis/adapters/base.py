@@ -171,6 +171,11 @@ class Adapter(ABC):
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
         """Headers that carry the API key (never stored)."""
 
+    def request_headers(self, body: WireBody) -> dict[str, str]:
+        """Headers this request body needs besides auth (Anthropic: the beta features the
+        body uses); none by default."""
+        return {}
+
     # --- derived ----------------------------------------------------------------------
 
     def stream_response(

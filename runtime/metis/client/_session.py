@@ -286,6 +286,7 @@ class SessionCore:
             "content-type": "application/json",
             "user-agent": self.settings.user_agent,
             **adapter.auth_headers(endpoint.api_key),
+            **adapter.request_headers(body),
         }
         url = adapter.endpoint(endpoint.base_url, entry.wire_model, stream=stream)
         secrets = (endpoint.api_key,) if endpoint.api_key else ()

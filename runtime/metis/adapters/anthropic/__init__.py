@@ -22,6 +22,7 @@ from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._facts import ProviderFacts
 from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .betas import beta_headers
 from .facts import FACTS, PROVIDER
 from .from_wire import read_response
 from .importer import import_request
@@ -52,6 +53,9 @@ class AnthropicAdapter(Adapter):
         if api_key:
             headers["x-api-key"] = api_key
         return headers
+
+    def request_headers(self, body: WireBody) -> dict[str, str]:
+        return beta_headers(body)
 
     @bulk
     def to_wire(

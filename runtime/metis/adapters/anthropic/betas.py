@@ -1,0 +1,72 @@
+"""The `anthropic-beta` header a request body needs, read from the body itself.
+
+Anthropic refuses a beta feature's fields and blocks unless the request names the beta in
+its `anthropic-beta` header. A replayed history holding a native compaction block, or a
+request whose provider options ask for context management or the MCP connector, needs the
+header whoever built the body, so the header is derived from what the body holds: a table
+of the blocks, context-management edits and top-level fields each beta governs (names from
+Anthropic's beta-headers list, as the anthropic SDK's `AnthropicBetaParam` spells them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+COMPACTION = "compact-2026-01-12"
+CONTEXT_MANAGEMENT = "context-management-2025-06-27"
+MCP_CLIENT = "mcp-client-2025-11-20"
+
+BLOCKS = MappingProxyType(
+    {"compaction": COMPACTION, "mcp_tool_use": MCP_CLIENT, "mcp_tool_result": MCP_CLIENT}
+)
+"""Content block type -> the beta a request carrying it needs."""
+
+EDITS = MappingProxyType(
+    {
+        "compact_20260112": COMPACTION,
+        "clear_tool_uses_20250919": CONTEXT_MANAGEMENT,
+        "clear_thinking_20251015": CONTEXT_MANAGEMENT,
+    }
+)
+"""`context_management.edits[].type` -> its beta."""
+
+FIELDS = MappingProxyType({"mcp_servers": MCP_CLIENT})
+"""Top-level request field -> its beta."""
+
+
+def betas(body: Mapping[str, Any]) -> list[str]:
+    """The betas `body` uses, sorted (a body `to_wire` wrote: its shapes are known)."""
+    found = {beta for field, beta in FIELDS.items() if field in body}
+    management = body.get("context_management")
+    if isinstance(management, Mapping):
+        for edit in management.get("edits") or ():
+            beta = EDITS.get(str(edit.get("type"))) if isinstance(edit, Mapping) else None
+            if beta is not None:
+                found.add(beta)
+    for turn in body.get("messages") or ():
+        content = turn.get("content")
+        if isinstance(content, list):
+            found.update(
+                BLOCKS[b["type"]] for b in content if isinstance(b, Mapping) and b.get("type") in BLOCKS
+            )
+    return sorted(found)
+
+
+def beta_headers(body: Mapping[str, Any]) -> dict[str, str]:
+    """`{"anthropic-beta": "a,b"}` for the betas `body` uses, or {}."""
+    names = betas(body)
+    return {"anthropic-beta": ",".join(names)} if names else {}
+
+
+__all__ = [
+    "BLOCKS",
+    "COMPACTION",
+    "CONTEXT_MANAGEMENT",
+    "EDITS",
+    "FIELDS",
+    "MCP_CLIENT",
+    "beta_headers",
+    "betas",
+]
