@@ -371,7 +371,9 @@ def test_streamed_server_items_and_compaction_replay_as_their_items_here_only(
         i["type"] for i in body["output"] if i["type"] == "compaction"
     ]
     dropped = {r.block_type for r in caplog.records if hasattr(r, "block_type")}  # type: ignore[attr-defined]
-    assert dropped == {b.type for b in reply.content if b.type in ("server_tool_use", "thinking")}
+    assert dropped == {
+        b.type for b in reply.content if b.type in ("server_tool_use", "server_tool_result", "thinking")
+    }
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         claude = adapters.get("anthropic").to_wire(
@@ -387,7 +389,12 @@ def test_streamed_server_items_and_compaction_replay_as_their_items_here_only(
     cited = {"text/citation:url"} if any(getattr(b, "citations", None) for b in reply.content) else set()
     assert (
         dropped
-        == {b.type for b in reply.content if b.type in ("server_tool_use", "compaction", "thinking")} | cited
+        == {
+            b.type
+            for b in reply.content
+            if b.type in ("server_tool_use", "server_tool_result", "compaction", "thinking")
+        }
+        | cited
     )
 
 

@@ -17,10 +17,13 @@ Output items become blocks in order:
   is kept in `provider_raw["reasoning"]` by block index: it goes back unchanged, to the
   same model only.
 - the provider's own tool calls (`web_search_call`, `file_search_call`, ...: facts
-  `SERVER_TOOL_CALLS`) -> v2 ServerToolUseBlock (name without `_call`, input its `action`),
-  the item kept in `provider_raw["server_items"]` for replay to this provider only;
+  `SERVER_TOOL_CALLS`) -> v2 ServerToolUseBlock (name without `_call`, input its `action`
+  or call fields) followed, when the item carries what the tool returned (sources,
+  results, outputs, a generated image, MCP output), by a v2 ServerToolResultBlock of it
+  (`server_results`); the item kept whole in `provider_raw["server_items"]` at the call's
+  index, for replay to this provider only (the pair goes back as that one item);
   `compaction` -> v2 CompactionBlock (its encrypted content as `data`). Both are made by
-  `whole_item_block`, and message parts by `message_part`, which the stream decoder calls
+  `whole_item_blocks`, and message parts by `message_part`, which the stream decoder calls
   on its `output_item.done` items: a streamed reply carries the same blocks.
 - anything else (client-run calls such as `computer_call`, extension items): no block;
   kept whole in `provider_raw["other_items"]` with the block position it stood at, with a
@@ -34,6 +37,7 @@ calls is `tool_use`.
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +61,7 @@ from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from ..chat.wire import kept_arguments
 from .facts import PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .server_results import call_input, server_result
 from .wire import (
     CompactionItem,
     FunctionCallItem,
@@ -72,8 +77,10 @@ log = logging.getLogger("metis.adapters")
 
 SUMMARY_JOIN = "\n\n"
 WHOLE_ITEMS = SERVER_TOOL_CALLS | {"compaction"}
-"""Item types that become one block the provider delivers complete (`whole_item_block`):
-a stream carries them as `block` events, not deltas."""
+"""Item types whose blocks the provider delivers complete (`whole_item_blocks`): a stream
+carries them as `block` events, not deltas."""
+INDEX_KEYED = ("reasoning", "server_items", "compaction_ids", "phase", "annotations")
+"""ItemRead fields keyed by block index (and `other_items`, by the index it stood at)."""
 REPLAY_REASONING_KEYS = ("type", "id", "summary", "encrypted_content")
 """What of a kept reasoning item goes back: not `status`, not the `reasoning_text` content
 (Open Responses input items may not carry it)."""
@@ -100,6 +107,21 @@ class ItemRead:
     other_items: list[dict[str, Any]] = field(default_factory=list)
     refused: bool = False
     calls: int = 0
+
+    def close_gaps(self, gaps: list[int]) -> None:
+        """Renumber what is kept by block index after indexes that got no block (`gaps`,
+        sorted): a stream that reserved an index for an item that never finished, or ended
+        first. The content list has no hole there, so entries past a gap move down."""
+        if not gaps:
+            return
+
+        def moved(index: int) -> int:
+            return index - bisect_left(gaps, index)
+
+        for name in INDEX_KEYED:
+            kept: dict[str, Any] = getattr(self, name)
+            setattr(self, name, {str(moved(int(k))): v for k, v in kept.items()})
+        self.other_items = [{**o, "at": moved(o["at"])} for o in self.other_items]
 
     def raw(self) -> dict[str, Any]:
         """The provider_raw entries (empty ones left out)."""
@@ -132,7 +154,7 @@ def read_items(
         elif kind == "reasoning":
             _reasoning(item, out)  # type: ignore[arg-type]
         elif kind in WHOLE_ITEMS:
-            out.blocks.append(whole_item_block(item, len(out.blocks), where, out))  # type: ignore[arg-type]
+            out.blocks.extend(whole_item_blocks(item, len(out.blocks), where, out))  # type: ignore[arg-type]
         else:
             keep_other(dict(item), where, out, at=len(out.blocks))
     return out
@@ -268,17 +290,20 @@ def _reasoning(item: ReasoningItem, out: ItemRead) -> None:
     out.blocks.append(block)
 
 
-def whole_item_block(
+def whole_item_blocks(
     item: CompactionItem | ServerCallItem, index: int, path: str, out: ItemRead
-) -> ContentBlock:
-    """An item the provider delivers complete (`WHOLE_ITEMS`) -> the block at `index`, the
-    item's replay state recorded there. One conversion for a whole reply and a stream's
-    done item alike:
+) -> list[ContentBlock]:
+    """An item the provider delivers complete (`WHOLE_ITEMS`) -> its blocks from `index`
+    on, the item's replay state recorded at `index`. One conversion for a whole reply, a
+    stream's done item and imported history alike:
 
-    - `compaction` -> CompactionBlock (its encrypted content as `data`, replayed only here;
-      its id kept in `compaction_ids`);
-    - a call of the provider's own tool -> ServerToolUseBlock (name without `_call`, input
-      its `action`, else its other fields); the item kept whole in `server_items`."""
+    - `compaction` -> [CompactionBlock] (its encrypted content as `data`, replayed only
+      here; its id kept in `compaction_ids`);
+    - a call of the provider's own tool -> [ServerToolUseBlock] (name without `_call`,
+      input `server_results.call_input`), then, when the item carries what the tool
+      returned, its ServerToolResultBlock (`server_results.server_result`); the item is
+      kept whole in `server_items` at the call's index, and the pair goes back as that one
+      item."""
     if item["type"] == "compaction":
         compacted: CompactionItem = item  # type: ignore[assignment]
         data = compacted.get("encrypted_content")
@@ -290,15 +315,15 @@ def whole_item_block(
             )
         if compacted.get("id"):
             out.compaction_ids[str(index)] = str(compacted["id"])
-        return CompactionBlock(type="compaction", provider=PROVIDER, data=data)
-    name = item["type"].removesuffix("_call")
-    arguments = item.get("action")
-    if arguments is None:
-        arguments = {k: v for k, v in item.items() if k not in ("type", "id", "status") and v is not None}
-    out.server_items[str(index)] = dict(item)
-    return ServerToolUseBlock(
-        type="server_tool_use", id=item["id"], provider=PROVIDER, name=name, input=arguments
+        return [CompactionBlock(type="compaction", provider=PROVIDER, data=data)]
+    call: ServerCallItem = item  # type: ignore[assignment]
+    name = call["type"].removesuffix("_call")
+    out.server_items[str(index)] = dict(call)
+    use = ServerToolUseBlock(
+        type="server_tool_use", id=call["id"], provider=PROVIDER, name=name, input=call_input(call)
     )
+    result = server_result(call, name, path)
+    return [use] if result is None else [use, result]
 
 
 def stop_reason(dialect: ResponsesDialect, response: Response, *, calls: int, refused: bool) -> StopReason:
@@ -361,5 +386,5 @@ __all__ = [
     "replay_item",
     "response_meta",
     "stop_reason",
-    "whole_item_block",
+    "whole_item_blocks",
 ]

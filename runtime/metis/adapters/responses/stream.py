@@ -15,9 +15,11 @@ by output_index for reasoning and function calls:
   bound in the ToolIdMap), `response.function_call_arguments.delta` feeds it, the item's
   `done` ends it;
 - the provider's own tool calls (`web_search_call`, ...) and `compaction` items arrive
-  complete: their index is taken at `response.output_item.added` (output order), and at
-  `response.output_item.done` the item becomes a `block` event holding the same block a
-  whole reply makes of it (`from_wire.whole_item_block`);
+  complete: their indexes are taken at `response.output_item.added` (output order; two for
+  a tool call, whose done item may carry its result), and at `response.output_item.done`
+  the item becomes `block` events holding the same blocks a whole reply makes of it
+  (`from_wire.whole_item_blocks`: the call, then its result when the item has one; an
+  unused second index is given back when nothing was numbered after it);
 - a text part whose done item carries url citations (collected from
   `response.output_text.annotation.added` when the done part has no `annotations`) is sent
   again whole, with its citations, as a `block` event at its index: the assembler replaces
@@ -29,13 +31,17 @@ by output_index for reasoning and function calls:
 What the reply reader keeps in provider_raw (reasoning items, phase, server items,
 compaction ids, annotations with no citation, items with no block) is gathered from the
 `output_item.done` items with the same functions, so a streamed reply and the same reply
-read whole are the same message.
+read whole are the same message. An index that got no block (a whole item announced but
+never done because the stream ended in error, or a result index an interleaving server
+kept from being given back) leaves no hole in the assembled content, so provider_raw's
+index-keyed entries are renumbered past it (`ItemRead.close_gaps`): they always name
+the block at that position of the message's content.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from metis_schema.v2 import (
@@ -69,7 +75,7 @@ from .from_wire import (
     replay_item,
     response_meta,
     stop_reason,
-    whole_item_block,
+    whole_item_blocks,
 )
 from .wire import (
     CompactionItem,
@@ -111,7 +117,8 @@ class ResponsesStreamDecoder(StreamDecoder):
         self._thinking: dict[int, int] = {}
         self._summary: dict[int, int] = {}  # output_index -> last summary_index seen
         self._calls: dict[int, _Call] = {}
-        self._whole: dict[int, int] = {}  # output_index -> block index of an item that arrives complete
+        self._whole: dict[int, int] = {}  # output_index -> first block index of an item that arrives complete
+        self._filled: set[int] = set()  # block indexes an event has been sent for
         self._annotations: dict[tuple[int, int], list[dict[str, Any]]] = {}
         self._read = ItemRead()
         self._meta: dict[str, Any] = {}
@@ -120,10 +127,18 @@ class ResponsesStreamDecoder(StreamDecoder):
     # --- StreamDecoder --------------------------------------------------------------
 
     def feed(self, data: bytes | str) -> list[StreamEvent]:
-        return [e for sse in self._framer.feed(data) for e in self._sse(sse)]
+        return self._noted([e for sse in self._framer.feed(data) for e in self._sse(sse)])
 
     def close(self) -> list[StreamEvent]:
-        return [e for sse in self._framer.close() for e in self._sse(sse)]
+        return self._noted([e for sse in self._framer.close() for e in self._sse(sse)])
+
+    def _noted(self, events: list[StreamEvent]) -> list[StreamEvent]:
+        """`events`, the block indexes they fill noted (for `provider_raw`'s gap check)."""
+        for event in events:
+            index = getattr(event, "index", None)
+            if index is not None:
+                self._filled.add(index)
+        return events
 
     def provider_raw(self) -> dict[str, Any] | None:
         arguments = dict(self._read.arguments)
@@ -131,8 +146,9 @@ class ResponsesStreamDecoder(StreamDecoder):
             kept = raw_arguments_to_keep("".join(call.arguments))
             if kept is not None:
                 arguments[call.canonical] = kept
-        self._read.arguments = arguments
-        return {"adapter": PROVIDER, **self._meta, **self._read.raw()}
+        read = replace(self._read, arguments=arguments)
+        read.close_gaps(sorted(set(range(self._next_block)) - self._filled))  # new maps, not the decoder's
+        return {"adapter": PROVIDER, **self._meta, **read.raw()}
 
     # --- events ---------------------------------------------------------------------
 
@@ -242,8 +258,10 @@ class ResponsesStreamDecoder(StreamDecoder):
         item = event.get("item")
         if item is None:
             return []
-        if item.get("type") in WHOLE_ITEMS:  # its place, in output order; its block comes at done
+        if item.get("type") in WHOLE_ITEMS:  # its place, in output order; its blocks come at done
             self._whole[event.get("output_index", 0)] = self._new_block()
+            if item.get("type") != "compaction":
+                self._new_block()  # the call's result, if its done item carries one
             return []
         if item.get("type") != "function_call":
             return []
@@ -288,10 +306,15 @@ class ResponsesStreamDecoder(StreamDecoder):
 
     def _whole_done(self, output: int, item: CompactionItem | ServerCallItem) -> list[StreamEvent]:
         index = self._whole.pop(output, None)
-        if index is None:  # never announced
+        reserved = 1 if index is None or item["type"] == "compaction" else 2
+        if index is None:  # never announced: numbered now
             index = self._new_block()
-        block = whole_item_block(item, index, f"stream.output[{output}]", self._read)
-        return [BlockEvent(type="block", index=index, block=block)]
+        blocks = whole_item_blocks(item, index, f"stream.output[{output}]", self._read)
+        if len(blocks) > reserved:
+            self._new_block()  # numbered now, right after the call (nothing came between)
+        elif len(blocks) < reserved and self._next_block == index + reserved:
+            self._next_block -= 1  # the result index no one used, given back
+        return [BlockEvent(type="block", index=index + i, block=b) for i, b in enumerate(blocks)]
 
     def _call_done(self, output: int, item: FunctionCallItem) -> list[StreamEvent]:
         call = self._calls.get(output)

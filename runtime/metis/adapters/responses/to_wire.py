@@ -267,6 +267,7 @@ class _Writer:
         server_items = raw.get("server_items") or {}
         compaction_ids = raw.get("compaction_ids") or {}
         others = list(raw.get("other_items") or ()) if own else []
+        replayed: set[str] = set()  # ids of the server tool calls sent back as their items
         for index, block in enumerate(message.content):
             while others and others[0].get("at", 0) <= index:
                 self.items.append(others.pop(0)["item"])
@@ -292,16 +293,18 @@ class _Writer:
                 kept = server_items.get(key) if own and block.provider == PROVIDER else None
                 if kept is not None:
                     self.items.append(dict(kept))
+                    replayed.add(block.id)
                 else:
                     self.drop(
                         message, index, block.type, "a server tool call replays only to the model that ran it"
                     )
             elif isinstance(block, ServerToolResultBlock):
-                # This provider's results travel inside their call item (replayed with the
-                # server_tool_use); a result block is another provider's, readable only there.
-                self.drop(
-                    message, index, block.type, f"a result of {block.provider}'s own tool replays only there"
-                )
+                # This provider's result is part of its call item, already sent with the
+                # server_tool_use: nothing more to send. Any other result is readable only
+                # by the provider (and model) that produced it.
+                if block.provider == PROVIDER and block.tool_use_id in replayed:
+                    continue
+                self.drop(message, index, block.type, _result_drop_reason(block))
             elif isinstance(block, CompactionBlock):
                 if (
                     block.provider == PROVIDER
@@ -364,6 +367,12 @@ class _Writer:
 
     def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
         drop_block(adapter=PROVIDER, message=message, index=index, block_type=block_type, reason=reason)
+
+
+def _result_drop_reason(block: ServerToolResultBlock) -> str:
+    if block.provider == PROVIDER:
+        return "a built-in tool's result replays only inside its call item, to the model that ran it"
+    return f"a result of {block.provider}'s own tool replays only there"
 
 
 def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:

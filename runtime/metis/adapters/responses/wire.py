@@ -137,19 +137,70 @@ class CompactionItem(TypedDict):
 
     type: Literal["compaction"]
     encrypted_content: NotRequired[str | None]
-    """Required (non-empty) in a reply and in history (`from_wire.whole_item_block` says
+    """Required (non-empty) in a reply and in history (`from_wire.whole_item_blocks` says
     where it is missing); a stream's `output_item.added` may announce the item before its
     content exists, as it does reasoning and function calls."""
     id: NotRequired[str | None]
 
 
 @with_config(_LOOSE)
+class SearchSource(TypedDict):
+    """A source a web search used (`action.sources`, with `include: web_search_call.action.sources`)."""
+
+    type: NotRequired[str]
+    url: NotRequired[str]
+    name: NotRequired[str]
+    """An API source (Open Responses / OpenAI vertical sources) names itself instead of a URL."""
+
+
+@with_config(_LOOSE)
+class SearchAction(TypedDict):
+    """A web_search_call's `action`: `search` (query, and its sources), `open_page`, `find_in_page`."""
+
+    type: NotRequired[str]
+    sources: NotRequired[list[SearchSource] | None]
+
+
+@with_config(_LOOSE)
+class FileSearchResult(TypedDict):
+    """One of a file_search_call's `results`."""
+
+    file_id: NotRequired[str | None]
+    filename: NotRequired[str | None]
+    text: NotRequired[str | None]
+    score: NotRequired[int | float | None]
+
+
+@with_config(_LOOSE)
+class CodeOutput(TypedDict):
+    """One of a code_interpreter_call's `outputs`: `logs` (text) or `image` (a URL)."""
+
+    type: str
+    logs: NotRequired[str]
+    url: NotRequired[str]
+
+
+@with_config(_LOOSE)
 class ServerCallItem(TypedDict):
-    """A call of a tool the provider ran itself (`web_search_call`, ...): kept whole for replay."""
+    """A call of a tool the provider ran itself (`web_search_call`, ...): kept whole for
+    replay. The fields that hold what the tool returned are declared (openai-python
+    `types/responses`: response_function_web_search.py, response_file_search_tool_call.py,
+    response_code_interpreter_tool_call.py, response_output_item.py ImageGenerationCall and
+    McpCall); `from_wire.server_results` reads them."""
 
     type: str
     id: NonEmpty
-    action: NotRequired[dict[str, Any] | None]
+    status: NotRequired[str | None]
+    action: NotRequired[SearchAction | None]
+    results: NotRequired[list[FileSearchResult] | None]
+    outputs: NotRequired[list[CodeOutput] | None]
+    result: NotRequired[str | None]
+    """image_generation_call: the image, base64."""
+    output_format: NotRequired[str | None]
+    output: NotRequired[str | None]
+    """mcp_call: the tool's output text."""
+    error: NotRequired[Any]
+    """mcp_call: a string, or an object (`McpToolCallError`: protocol, execution or HTTP error)."""
 
 
 @with_config(_LOOSE)
@@ -275,9 +326,11 @@ class Request(TypedDict):
 
 
 __all__ = [
+    "CodeOutput",
     "CompactionItem",
     "ErrorDetail",
     "Event",
+    "FileSearchResult",
     "FunctionCallItem",
     "FunctionCallOutputItem",
     "Item",
@@ -288,6 +341,8 @@ __all__ = [
     "ReasoningItem",
     "Request",
     "Response",
+    "SearchAction",
+    "SearchSource",
     "ServerCallItem",
     "Tool",
 ]
