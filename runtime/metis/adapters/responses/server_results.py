@@ -119,8 +119,8 @@ def _content(item: ServerCallItem) -> list[dict[str, Any]] | None:
                 found.append(_text(output["logs"]))
             elif output["type"] == "image" and output.get("url"):
                 url = output["url"]
-                source = {"kind": "url", "data": url}
-                found.append({"type": "image", "source": source, "media_type": url_image_media_type(url)})
+                located = {"kind": "url", "data": url}
+                found.append({"type": "image", "source": located, "media_type": url_image_media_type(url)})
         return found
     if kind == "image_generation_call":
         result = item.get("result")
