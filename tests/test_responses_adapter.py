@@ -51,7 +51,7 @@ MODEL = "responses:gpt-5"
 ADAPTER = adapters.get(PROVIDER)
 
 
-OPENAI_ONLY = ("web_search", "code_interpreter", "openai")
+OPENAI_ONLY = ("web_search", "code_interpreter", "built_in", "openai")
 """Golden names holding what only OpenAI's wire has (its built-in tools, its `error` event
 shape): checked by the openai SDK alone, not by Open Responses' types."""
 
@@ -140,6 +140,7 @@ def _random_splits(data: bytes, count: int = 6) -> list[list[bytes]]:
 
 def test_every_stream_golden_with_a_whole_reply_is_paired() -> None:
     assert PAIRS == [
+        "stream_built_in_results.sse",
         "stream_code_interpreter.sse",
         "stream_compaction.sse",
         "stream_tools.sse",
