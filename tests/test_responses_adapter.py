@@ -914,3 +914,223 @@ def test_a_document_goes_without_what_input_file_cannot_say_with_a_warn(
     losses = [r for r in caplog.records if getattr(r, "block_type", None) == "document"]
     assert len(losses) == 1 and "context" in losses[0].reason  # type: ignore[attr-defined]
     assert "The team's copy." not in json.dumps(body)
+
+
+# --- built-in tool results --------------------------------------------------------------------
+
+
+def _built_in(name: str) -> dict[str, Any]:
+    """The item of type `name` in the built-in results golden."""
+    body = recorded(PROVIDER, "response_built_in_results.json")
+    (item,) = [i for i in body["output"] if i["type"] == name]
+    return dict(item)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_built_in_call_and_its_result_replay_as_its_one_item_here_only(
+    streamed: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each call + result pair goes back to the model that ran it as the one item it came
+    as (no second item for the result); to another model, and to another provider, both
+    blocks drop with a WARN each, and none of the results' text leaks."""
+    ids = ToolIdMap(SESSION)
+    body = recorded(PROVIDER, "response_built_in_results.json")
+    if streamed:
+        reply = ADAPTER.assemble_stream(
+            [recorded(PROVIDER, "stream_built_in_results.sse")], context(MODEL, ids)
+        )
+    else:
+        reply = ADAPTER.from_wire_response(body, context(MODEL, ids))
+    kinds = [b.type for b in reply.content]
+    assert kinds == ["server_tool_use", "server_tool_result"] * 5 + ["text"]
+    user = _message(Role.user, [{"type": "text", "text": "go on"}])
+    again = ADAPTER.to_wire([user, reply], [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids))
+    contract.check_request(again, open_responses=False)
+    assert [i for i in again["input"][1:] if i["type"] != "message"] == body["output"][:5]
+    for target in ("responses:gpt-5-mini", "anthropic:claude-sonnet-4-6"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+            other = adapters.get(target.split(":")[0]).to_wire(
+                [user, reply], [], AdapterOptions(model=target, session_id=SESSION, tool_ids=ids)
+            )
+        dropped = [r.block_type for r in caplog.records if hasattr(r, "block_type")]  # type: ignore[attr-defined]
+        assert dropped == kinds[:10], target
+        assert "Ponta Delgada: 14:32" not in json.dumps(other) and "ig_68c1f3a3e5f78190" not in json.dumps(
+            other
+        )
+
+
+def test_what_each_built_in_tool_returned_is_readable() -> None:
+    message = ADAPTER.from_wire_response(recorded(PROVIDER, "response_built_in_results.json"), context(MODEL))
+    results = {b.name: b for b in message.content if b.type == "server_tool_result"}
+    sources = [r.source for r in results["web_search"].content if r.type == "search_result"]
+    assert sources == ["https://www.azores.gov/reserve", "https://en.wikipedia.org/wiki/Azores"]
+    (found,) = results["file_search"].content
+    assert found.type == "search_result" and (found.source, found.title) == (
+        "file-2dtbBZdjtDKS8eqWxqbgDi",
+        "azores_report.pdf",
+    )
+    assert found.content[0].text.startswith("The reserve covers 30,000")
+    logs, chart = results["code_interpreter"].content
+    assert logs.type == "text" and logs.text == "30.0\n"
+    assert chart.type == "image" and chart.source.kind == "url" and chart.media_type == "image/png"
+    (image,) = results["image_generation"].content
+    assert image.type == "image" and image.source.kind == "base64"
+    assert image.source.data == _built_in("image_generation_call")["result"]
+    assert results["mcp"].content[0].text == "Next high tide at Ponta Delgada: 14:32 (1.6 m)"
+    assert not any(r.is_error for r in results.values())
+    uses = {b.name: b.input for b in message.content if b.type == "server_tool_use"}
+    assert "sources" not in uses["web_search"] and "outputs" not in uses["code_interpreter"]
+    assert "output" not in uses["mcp"] and "result" not in uses["image_generation"]
+
+
+@pytest.mark.parametrize(
+    ("item", "kinds", "is_error", "shown"),
+    [
+        ({"type": "web_search_call", "status": "completed", "action": {"type": "open_page"}}, 1, None, None),
+        (
+            {"type": "web_search_call", "status": "failed", "action": {"type": "search", "query": "q"}},
+            2,
+            True,
+            "web_search_call failed",
+        ),
+        (
+            {
+                "type": "code_interpreter_call",
+                "status": "in_progress",
+                "code": "",
+                "container_id": "c",
+                "outputs": None,
+            },
+            1,
+            None,
+            None,
+        ),
+        (
+            {"type": "file_search_call", "status": "completed", "queries": ["q"], "results": []},
+            2,
+            False,
+            None,
+        ),
+        (
+            {
+                "type": "mcp_call",
+                "status": "failed",
+                "name": "high_tide",
+                "arguments": "{}",
+                "server_label": "tides",
+                "error": {"type": "http_error", "code": 502, "message": "Bad Gateway"},
+            },
+            2,
+            True,
+            "Bad Gateway",
+        ),
+        (
+            {
+                "type": "mcp_call",
+                "name": "high_tide",
+                "arguments": "{}",
+                "server_label": "tides",
+                "error": {
+                    "type": "mcp_tool_execution_error",
+                    "content": [{"type": "text", "text": "no port"}],
+                },
+            },
+            2,
+            True,
+            '[{"type":"text","text":"no port"}]',
+        ),
+    ],
+)
+def test_a_call_carries_a_result_only_when_its_item_has_one(
+    item: dict[str, Any], kinds: int, is_error: bool | None, shown: str | None
+) -> None:
+    """No result field (or a null one) is the call alone; an empty list is a result that
+    found nothing; a failed status or an MCP error is an error result saying so."""
+    item = {"id": "call_item_1", **item}
+    message = ADAPTER.from_wire_response(
+        contract.response_body([item, contract.MESSAGE_ITEM], open_responses=False), context(MODEL)
+    )
+    blocks = message.content[:-1]
+    assert len(blocks) == kinds
+    if kinds == 2:
+        result = blocks[1]
+        assert result.type == "server_tool_result" and result.tool_use_id == "call_item_1"
+        assert result.is_error is is_error
+        assert [c.text for c in result.content if c.type == "text"] == ([shown] if shown else [])
+    assert message.metadata.provider_raw is not None
+    assert message.metadata.provider_raw["phase"] == {str(kinds): "commentary"}  # the text's index
+
+
+def test_a_generated_image_takes_its_output_format_and_a_bad_result_names_its_path() -> None:
+    item = {**_built_in("image_generation_call"), "output_format": "webp"}
+    message = ADAPTER.from_wire_response(contract.response_body([item], open_responses=False), context(MODEL))
+    assert message.content[1].content[0].media_type == "image/webp"  # type: ignore[union-attr]
+    bad = {**_built_in("code_interpreter_call"), "outputs": [{"type": "image", "url": "x", "extra": 1}]}
+    bad["outputs"][0]["url"] = ""
+    message = ADAPTER.from_wire_response({"output": [bad]}, context(MODEL))
+    assert [b.type for b in message.content] == ["server_tool_use", "server_tool_result"]
+    with pytest.raises(WireFormatError) as caught:
+        ADAPTER.from_wire_response({"output": [{**bad, "outputs": "logs"}]}, context(MODEL))
+    assert caught.value.path is not None and caught.value.path.startswith("output[0]")
+
+
+def test_an_imported_built_in_call_is_its_call_and_result_and_exports_as_its_item() -> None:
+    item = _built_in("code_interpreter_call")
+    body = {
+        "model": "gpt-5",
+        "input": [
+            {"role": "user", "content": "chart it"},
+            item,
+            {"type": "message", "role": "assistant", "content": "Done."},
+            {"role": "user", "content": "thanks"},
+        ],
+        "tools": [{"type": "code_interpreter", "container": {"type": "auto"}}],
+    }
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    answer = imported.messages[1]
+    assert [b.type for b in answer.content] == ["server_tool_use", "server_tool_result", "text"]
+    assert answer.content[1].content[0].text == "30.0\n"  # type: ignore[union-attr]
+    again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
+    assert [i for i in again["input"] if i.get("type") == "code_interpreter_call"] == [item]
+
+
+@pytest.mark.parametrize("announced", ["web_search_call", "compaction"])
+def test_an_error_stream_leaves_no_index_gap_in_provider_raw(announced: str) -> None:
+    """A tool call or compaction announced (its indexes reserved) but never done, because
+    the stream failed: the ERROR message's content has no hole there, and provider_raw's
+    index-keyed entries (the later text's phase, an annotation with no citation) name the
+    block at that position of the content."""
+    item = (
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": ""}
+        if announced == "compaction"
+        else {"type": "web_search_call", "id": "ws_1", "status": "in_progress", "action": {"type": "search"}}
+    )
+    part = {
+        "type": "output_text",
+        "text": "Partial",
+        "annotations": [{"type": "file_citation", "file_id": "file-1", "filename": "a.pdf", "index": 0}],
+        "logprobs": [],
+    }
+    message_item = {**contract.MESSAGE_ITEM, "content": [part]}
+    events = [
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.output_item.added", "output_index": 1, "item": {**message_item, "content": []}},
+        {
+            "type": "response.output_text.delta",
+            "item_id": message_item["id"],
+            "output_index": 1,
+            "content_index": 0,
+            "delta": "Partial",
+            "logprobs": [],
+        },
+        {"type": "response.output_item.done", "output_index": 1, "item": message_item},
+        {"type": "error", "code": "server_error", "message": "The server had an error", "param": None},
+    ]
+    message = ADAPTER.assemble_stream(contract.sse(events), context(MODEL))
+    assert message.metadata.status == MessageStatus.error
+    assert [b.type for b in message.content] == ["text"]
+    raw = message.metadata.provider_raw
+    assert raw is not None
+    assert raw["phase"] == {"0": "commentary"}
+    assert list(raw["annotations"]) == ["0"]
