@@ -4,7 +4,12 @@ Goldens: every wire input under tests/golden/responses/ (built through the opena
 Response and stream event models, in the shapes of OpenAI's API reference) is read and
 compared with the expected output beside it; streams also split anywhere, and every
 stream golden with a whole reply beside it assembles to exactly that reply (server tool
-calls, compaction and cited text arrive as `block` events). Behaviour: the
+calls and their results, compaction and cited text arrive as `block` events). The
+built-in results pair (stream_/response_built_in_results) follows the openai SDK's item and
+event types (openai-python src/openai/types/responses/: response_function_web_search.py,
+response_file_search_tool_call.py, response_code_interpreter_tool_call.py,
+response_output_item.py ImageGenerationCall and McpCall, and the matching
+response_*_call_* stream events), each checked by the SDK models. Behaviour: the
 stateless writer, reasoning replayed to its own model only, phase, the dialect rows,
 sequence numbers, incomplete/failed responses, previous_response_id on import, malformed
 input as WireFormatErrors at their paths, and a session that goes Anthropic (signed

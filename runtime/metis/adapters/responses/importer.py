@@ -7,8 +7,9 @@ assistant-side items (assistant messages, reasoning, function calls) one ASSISTA
 message read by the reply's own item reader (so reasoning items are kept and replay to
 the same model), each `function_call_output` a TOOL message linked by `call_id`.
 
-Compaction items and the provider's own tool calls join the assistant run (v2 compaction
-and server_tool_use blocks). Not carried, each dropped with a WARN and listed in
+Compaction items and the provider's own tool calls join the assistant run (v2 compaction,
+and server_tool_use blocks each followed by the server_tool_result of what the item
+returned, as in a reply). Not carried, each dropped with a WARN and listed in
 `WireImport.dropped`: `item_reference` items (the item lives on the server),
 `input_audio` parts and image parts given by `file_id`, and items with no block.
 `input_file` parts become v2 documents (a file id as this provider's; a media type not

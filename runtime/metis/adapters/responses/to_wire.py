@@ -15,8 +15,9 @@ Stateless by design: the whole history goes in `input` every time (no
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
   same model, else dropped with a WARN (§7.3); a v2 server_tool_use -> the kept item
-  (its result inside it), same model only; a v2 server_tool_result is another
-  provider's (this one never makes one): dropped with a WARN; a v2 compaction of this
+  (its result inside it), same model only; the server_tool_result this provider made of
+  that item sends nothing more (it went inside the item); any other server_tool_result
+  (another provider's, or one whose call did not go back) is dropped with a WARN; a v2 compaction of this
   provider -> a `compaction` item with its encrypted content, to any model here (anyone
   else's is dropped with a WARN). Items with no block that a
   reply kept go back at their position, to the same model only.
