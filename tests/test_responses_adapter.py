@@ -1139,3 +1139,39 @@ def test_an_error_stream_leaves_no_index_gap_in_provider_raw(announced: str) -> 
     assert raw is not None
     assert raw["phase"] == {"0": "commentary"}
     assert list(raw["annotations"]) == ["0"]
+
+
+def test_a_result_index_kept_from_being_given_back_leaves_provider_raw_aligned() -> None:
+    """A search announced (its call and result indexes reserved), an item with no block
+    kept while it runs, then the search done without sources: the unused result index
+    stays reserved (the kept item's position counts it), and the assembled message equals
+    the whole reply, provider_raw positions included."""
+    search = {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search"}}
+    computer = {
+        "type": "computer_call",
+        "id": "cu_1",
+        "call_id": "call_cu_1",
+        "action": {"type": "click", "button": "left", "x": 1, "y": 2},
+        "pending_safety_checks": [],
+        "status": "completed",
+    }
+    answer = contract.MESSAGE_ITEM
+    body = contract.response_body([search, computer, answer], open_responses=False)
+    events = [
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**search, "status": "in_progress"},
+        },
+        {"type": "response.output_item.added", "output_index": 1, "item": computer},
+        {"type": "response.output_item.done", "output_index": 1, "item": computer},
+        {"type": "response.output_item.done", "output_index": 0, "item": search},
+        {"type": "response.output_item.done", "output_index": 2, "item": answer},
+        {"type": "response.completed", "response": body},
+    ]
+    ids = ToolIdMap(SESSION)
+    streamed = ADAPTER.assemble_stream(contract.sse(events), context(MODEL, ids))
+    whole = ADAPTER.from_wire_response(body, context(MODEL, ids))
+    assert canonical(streamed) == canonical(whole)
+    raw = whole.metadata.provider_raw
+    assert raw is not None and raw["other_items"][0]["at"] == 1 and raw["phase"] == {"1": "commentary"}

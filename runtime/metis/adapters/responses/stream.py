@@ -312,9 +312,16 @@ class ResponsesStreamDecoder(StreamDecoder):
         blocks = whole_item_blocks(item, index, f"stream.output[{output}]", self._read)
         if len(blocks) > reserved:
             self._new_block()  # numbered now, right after the call (nothing came between)
-        elif len(blocks) < reserved and self._next_block == index + reserved:
+        elif (
+            len(blocks) < reserved and self._next_block == index + reserved and not self._placed_after(index)
+        ):
             self._next_block -= 1  # the result index no one used, given back
         return [BlockEvent(type="block", index=index + i, block=b) for i, b in enumerate(blocks)]
+
+    def _placed_after(self, index: int) -> bool:
+        """Whether an item with no block was kept at a position past `index` + 1 (the
+        result index cannot be given back then: that position counts it)."""
+        return any(o["at"] > index + 1 for o in self._read.other_items)
 
     def _call_done(self, output: int, item: FunctionCallItem) -> list[StreamEvent]:
         call = self._calls.get(output)
