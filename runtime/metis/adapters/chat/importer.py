@@ -22,8 +22,8 @@ on an assistant turn are listed as dropped: no dialect sends them back (see `to_
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 from metis_schema.v2 import (
@@ -327,7 +327,9 @@ class _Importer:
             self.drop(f"{path}.cache_control", control, "this API has no cache_control")
             return None
         try:
-            point = CachePoint.model_validate({"ttl": control.get("ttl")} if isinstance(control, dict) else {})
+            point = CachePoint.model_validate(
+                {"ttl": control.get("ttl")} if isinstance(control, dict) else {}
+            )
         except ValidationError:
             point = None
         if point is None or cache_control(point) != control:

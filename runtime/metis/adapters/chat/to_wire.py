@@ -103,7 +103,10 @@ def write_request(
     writer = _Writer(name, dialect, options, entry.id, entry.capabilities, directives=directives)
     if not dialect.cache_control:
         warn_cache_points(
-            adapter=name, messages=messages, session_id=options.session_id, reason="this API caches automatically"
+            adapter=name,
+            messages=messages,
+            session_id=options.session_id,
+            reason="this API caches automatically",
         )
     wire_messages: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}  # message id -> wire message, for cache breakpoints
