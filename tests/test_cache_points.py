@@ -29,6 +29,7 @@ from metis_schema.v2 import (
     Message,
     Role,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -255,3 +256,24 @@ def test_openrouter_import_lists_a_marker_that_is_no_cache_point(control: Any) -
     )
     assert imported.messages[0].content[0].cache_point is None
     assert [d["path"] for d in imported.dropped] == ["messages[0].content[0].cache_control"]
+
+
+def test_a_dropped_block_is_warned_once_not_again_for_its_breakpoint(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Reasoning from another model is dropped with its own WARN, which covers its breakpoint."""
+    reply = assistant(
+        2,
+        [ThinkingBlock(text="hmm", signature="sig", cache_point=CachePoint()), TextBlock(text="Hi.")],
+        model="anthropic:claude-sonnet-4-6",
+    )
+    with caplog.at_level(logging.WARNING):
+        body = write(
+            "openrouter",
+            "openrouter:anthropic/claude-sonnet-4.6",
+            [msg(1, Role.user, [TextBlock(text="Hi")]), reply],
+        )
+    assert body["messages"][1]["content"] == "Hi."
+    assert [getattr(r, "block_type", None) for r in caplog.records if r.name == "metis.adapters"] == [
+        "thinking"
+    ]

@@ -273,7 +273,8 @@ class _Writer:
         return _marked(part, cache_control(point))
 
     def partless(self, message: Message, index: int, block_type: str, point: CachePoint | None) -> None:
-        """A breakpoint on a block that makes no content part (a tool call, reasoning)."""
+        """A breakpoint on a block that is sent but makes no content part (a tool call,
+        reasoning): said once (a dropped block's own WARN already covers its breakpoint)."""
         if point is None or not self.dialect.cache_control:
             return
         reason = f"a {block_type} block has no content part to carry cache_control"
@@ -335,17 +336,20 @@ class _Writer:
         for index, block in enumerate(message.content):
             if isinstance(block, TextBlock):
                 texts.append(self.cached({"type": "text", "text": block.text}, block.cache_point))
-                continue
-            self.partless(message, index, block.type, block.cache_point)
-            if isinstance(block, ToolUseBlock):
+            elif isinstance(block, ToolUseBlock):
                 calls.append(self.tool_call(block, raw))
+                self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock) and own_thinking:
                 thoughts.append({"type": "thinking", "thinking": [{"type": "text", "text": block.text}]})
+                self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock) and reasoning_key is not None:
                 reasoning.append(block.text)
+                self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                 if details is None:
                     self.drop(message, index, block.type, self.reasoning_drop_reason(message))
+                else:
+                    self.partless(message, index, block.type, block.cache_point)
             else:
                 self.drop(
                     message, index, block.type, "ASSISTANT messages carry text, tool calls and reasoning only"
