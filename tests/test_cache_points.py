@@ -277,3 +277,26 @@ def test_a_dropped_block_is_warned_once_not_again_for_its_breakpoint(
     assert [getattr(r, "block_type", None) for r in caplog.records if r.name == "metis.adapters"] == [
         "thinking"
     ]
+
+
+def test_openrouter_assistant_text_part_marker_round_trips() -> None:
+    body = {
+        "model": "anthropic/claude-sonnet-4.6",
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Hello."},
+                    {"type": "text", "text": "How can I help?", "cache_control": {"type": "ephemeral"}},
+                ],
+            },
+            {"role": "user", "content": "Weather?"},
+        ],
+    }
+    ids = ToolIdMap(SESSION)
+    imported = adapters.get("openrouter").from_wire_request(body, session_id=SESSION, tool_ids=ids)
+    reply = imported.messages[1]
+    assert [b.cache_point for b in reply.content] == [None, CachePoint()] and not imported.dropped
+    again = adapters.get("openrouter").to_wire(imported.messages, imported.tools, imported.options)
+    assert again["messages"] == body["messages"]

@@ -316,7 +316,12 @@ class _Importer:
             if index is not None:
                 out[index] = self.cached(out[index], part, part_path)
             elif part.get("cache_control") is not None:
-                self.drop(f"{part_path}.cache_control", part["cache_control"], "no text block to carry it")
+                reason = (
+                    "no text block to carry it"
+                    if self.dialect.cache_control
+                    else "this API has no cache_control"
+                )
+                self.drop(f"{part_path}.cache_control", part["cache_control"], reason)
         return out
 
     def cache_point(self, control: Any, path: str) -> CachePoint | None:
