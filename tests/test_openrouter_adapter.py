@@ -19,6 +19,8 @@ from metis import adapters
 from metis.errors import ProviderError, WireFormatError
 from metis.ids import ToolIdMap
 from metis_schema.v2 import (
+    CachePoint,
+    CacheTtl,
     ErrorEvent,
     Message,
     MessageCompleteEvent,
@@ -28,6 +30,7 @@ from metis_schema.v2 import (
     StopReason,
     ThinkingBlock,
     ThinkingDeltaEvent,
+    ToolResultBlock,
     ToolUseBlock,
 )
 from openai_chat_support import (
@@ -286,11 +289,10 @@ def test_request_import_maps_extensions(fixed_tool_ids: None) -> None:
     assert imported.options.thinking_budget == 2000 and imported.options.stream
     own = imported.options.provider_options["openrouter"]
     assert own["usage"] == {"include": True}
-    points = own["metis"]["cache_breakpoints"]
-    assert points == [
-        imported.messages[0].id,
-        {"at": imported.messages[4].id, "cache_control": {"type": "ephemeral", "ttl": "1h"}},
-    ]
+    assert "metis" not in own  # the part markers are canonical breakpoints now, no directive
+    system, result = imported.messages[0].content[0], imported.messages[4].content[0]
+    assert system.cache_point == CachePoint() and isinstance(result, ToolResultBlock)
+    assert result.cache_point is None and result.content[0].cache_point == CachePoint(ttl=CacheTtl("1h"))
     reply = imported.messages[2]
     assert [b.type for b in reply.content] == ["thinking", "text", "tool_use", "tool_use"]
     assert reply.content[0].signature.startswith("EqoE")

@@ -8,9 +8,10 @@ listed in `metadata.critical_blocks` is never dropped: the request fails instead
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v2 import Message
+from metis_schema.v2 import ContentBlock, Message, ToolResultBlock
 
 from ..errors import CriticalBlockError
 
@@ -62,6 +63,29 @@ def warn_loss(
     )
 
 
+def warn_cache_points(*, adapter: str, messages: Sequence[Message], session_id: str, reason: str) -> None:
+    """One WARN for a request whose blocks hold `cache_point`s the target has no per-block
+    marker for (it caches on its own, or through another API): the breakpoints are a single
+    loss of the request, not one per block, so the first message holding one names it."""
+    for message in messages:
+        if any(_holds_cache_point(block) for block in message.content):
+            warn_loss(
+                adapter=adapter,
+                session_id=session_id,
+                message_id=message.id,
+                block_type="cache_point",
+                reason=reason,
+                text=f"{adapter}: cache_point not sent: {reason}",
+            )
+            return
+
+
+def _holds_cache_point(block: ContentBlock) -> bool:
+    if block.cache_point is not None:
+        return True
+    return isinstance(block, ToolResultBlock) and any(p.cache_point is not None for p in block.content)
+
+
 def import_drop(
     dropped: list[dict[str, Any]], *, adapter: str, session_id: str | None, path: str, value: Any, reason: str
 ) -> None:
@@ -88,4 +112,4 @@ def import_drop(
     dropped.append({"path": path, "value": value, "reason": reason})
 
 
-__all__ = ["drop_block", "import_drop", "is_critical", "log", "warn_loss"]
+__all__ = ["drop_block", "import_drop", "is_critical", "log", "warn_cache_points", "warn_loss"]

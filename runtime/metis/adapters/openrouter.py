@@ -9,7 +9,8 @@ extensions, declared in the dialect row below:
   `reasoning.summary`), RedactedThinkingBlock (`reasoning.encrypted`); the array itself is
   kept in provider_raw and sent back unchanged on the assistant message, to the same model
   only (other models, and other providers' thinking, are dropped with a WARN);
-- `cache_control` inside content parts and on tools, placed by the `metis` directives of
+- `cache_control` inside content parts is a block's canonical `cache_point`, both ways
+  (on the part made from the block); on tools, placed by the `metis` directives of
   `options.extra` (see `chat.to_wire`); a top-level `cache_control`, `provider` routing,
   `plugins`, `models`, `transforms` are OpenRouter-only options: a caller's
   `options.extra`, or an import's `provider_options["openrouter"]`, sent as they are;

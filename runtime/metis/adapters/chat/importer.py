@@ -8,9 +8,12 @@ keeps `exclude`). The rest is this provider's own, in `options.provider_options[
 Parts and fields metis cannot hold are dropped with a WARN and listed in
 `WireImport.dropped` with their path and value. The deprecated `function` role and a lone
 `function_call` have no tool call id to link a result to: WireFormatError, not a guess.
-Cache markers and a `developer` system role come back as `metis` directives in the
-provider's own options entry (see `to_wire`), so the import replays to this provider as it
-was sent. Media parts are read by `media`:
+A content part's `cache_control` becomes the `cache_point` of the block made from it (the
+canonical breakpoint: it replays to Anthropic as its `cache_control`, and to this provider
+on the same part); one that is no plain ephemeral marker (`{"type": "ephemeral", "ttl"?:
+"5m" | "1h"}`) is dropped and listed. A tool definition's marker and a `developer` system
+role come back as `metis` directives in the provider's own options entry (see `to_wire`),
+so the import replays to this provider as it was sent. Media parts are read by `media`:
 `file` parts become DocumentBlocks (`filename` as the title), `input_audio` AudioBlocks,
 `video_url` VideoBlocks (where the dialect has them), and a tool message's `image_url`
 parts images in the result where the dialect takes them (`tool_result_images`). `annotations`
@@ -19,10 +22,12 @@ on an assistant turn are listed as dropped: no dialect sends them back (see `to_
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from metis_schema.v2 import (
+    CachePoint,
     ContentBlock,
     Message,
     Role,
@@ -30,7 +35,7 @@ from metis_schema.v2 import (
     ToolDefinition,
     ToolResultBlock,
 )
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
@@ -39,6 +44,7 @@ from .._lossy import import_drop, warn_loss
 from .._options import option_fields, take
 from .._shared import import_model, imported_tool
 from .._wire import read
+from ..anthropic.cache import cache_control
 from ..base import AdapterOptions, WireImport
 from .facts import ChatDialect
 from .from_wire import not_canonical, read_assistant, response_raw
@@ -59,6 +65,7 @@ from .wire import (
 _BODY_KEYS = frozenset({"model", "messages", "tools"})
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", "name", "function_call"})
 _FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+_Block = TypeVar("_Block", bound=BaseModel)
 
 
 def import_request(
@@ -208,18 +215,14 @@ class _Importer:
     def system(self, wire: SystemMessage, path: str) -> Message:
         self.system_roles.append(wire["role"])
         content = wire.get("content")
-        message = self.new(Role.system, self.parts(content, path, media=False), path)
-        self.note_message_cache(content, message, path)
-        return message
+        return self.new(Role.system, self.parts(content, path, media=False), path)
 
     def user(self, wire: UserMessage, path: str) -> Message | None:
         content = wire.get("content")
         blocks = self.parts(content, path, media=True)
         if not blocks:
             return None  # every part was dropped (and listed)
-        message = self.new(Role.user, blocks, path)
-        self.note_message_cache(content, message, path)
-        return message
+        return self.new(Role.user, blocks, path)
 
     def tool(self, wire: ToolMessage, path: str) -> Message:
         provider_id = wire["tool_call_id"]
@@ -236,9 +239,7 @@ class _Importer:
             result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
         except ValidationError as exc:
             raise not_canonical(exc, provider=self.name, path=path) from None
-        message = self.new(Role.tool, [result], path, parent_tool_use_id=canonical)
-        self.note_message_cache(content, message, path)
-        return message
+        return self.new(Role.tool, [result], path, parent_tool_use_id=canonical)
 
     def assistant(self, wire: HistoryAssistantMessage, path: str) -> Message:
         fields = cast(Fields, wire)
@@ -250,14 +251,13 @@ class _Importer:
             self.drop(path, part, "no canonical form")
         read.unsupported = []
         raw = response_raw(self.name, read.raw())
-        message = imported_assistant(
+        return imported_assistant(
             self.context,
             provider=self.name,
-            content=read.blocks or [TextBlock(type="text", text="")],
+            content=self.assistant_cache(wire.get("content"), read.blocks, path)
+            or [TextBlock(type="text", text="")],
             provider_raw=raw if len(raw) > 1 else None,
         )
-        self.note_message_cache(wire.get("content"), message, path)
-        return message
 
     def parts(
         self, content: Content | None, path: str, *, media: bool, images: bool | None = None
@@ -273,28 +273,78 @@ class _Importer:
             part_path = f"{path}.content[{j}]"
             kind = part.get("type")
             text = part.get("text")
+            block: ContentBlock
             if kind == "text" and text is not None:
-                blocks.append(TextBlock(type="text", text=text))
+                block = TextBlock(type="text", text=text)
             elif kind == "image_url" and images:
-                blocks.append(self.media.image(part, part_path))
+                block = self.media.image(part, part_path)
             elif kind == "file" and media and "file" in part:
-                blocks.append(self.media.document(part["file"], part_path))
+                block = self.media.document(part["file"], part_path)
             elif kind == "input_audio" and media and "input_audio" in part:
-                blocks.append(self.media.audio(part["input_audio"], part_path))
+                block = self.media.audio(part["input_audio"], part_path)
             elif kind == "video_url" and media and self.dialect.video_parts and "video_url" in part:
-                blocks.append(self.media.video(part["video_url"], part_path))
+                block = self.media.video(part["video_url"], part_path)
             else:
                 self.drop(part_path, part, f"content part of type {kind!r} has no canonical form here")
+                continue
+            blocks.append(self.cached(block, part, part_path))
         return blocks
 
     # --- cache markers and drops ----------------------------------------------------
 
-    def note_message_cache(self, content: Content | list[Any] | None, message: Message, path: str) -> None:
-        if isinstance(content, list):
-            for j, part in enumerate(content):
-                self.note_cache(part.get("cache_control"), message.id, f"{path}.content[{j}]")
+    def cached(self, block: _Block, part: Mapping[str, Any], path: str) -> _Block:
+        """`block` with the breakpoint of the part it was made from (the same block when the
+        part has none, or one this provider or metis cannot hold: dropped and listed)."""
+        point = self.cache_point(part.get("cache_control"), path)
+        return block if point is None else block.model_copy(update={"cache_point": point})
+
+    def assistant_cache(
+        self, content: Content | list[Any] | None, blocks: list[ContentBlock], path: str
+    ) -> list[ContentBlock]:
+        """An assistant turn's blocks with the breakpoints of its text parts: `read_assistant`
+        makes one text block per text part, in order (reasoning is never a text block; a
+        top-level `refusal` comes after the parts)."""
+        if not isinstance(content, list):
+            return blocks
+        texts = iter([i for i, b in enumerate(blocks) if isinstance(b, TextBlock)])
+        out = list(blocks)
+        for j, part in enumerate(content):
+            part_path = f"{path}.content[{j}]"
+            kind = part.get("type")
+            made = kind in ("text", "refusal") and isinstance(part.get(kind), str)
+            index = next(texts, None) if made else None
+            if index is not None:
+                out[index] = self.cached(out[index], part, part_path)
+            elif part.get("cache_control") is not None:
+                reason = (
+                    "no text block to carry it"
+                    if self.dialect.cache_control
+                    else "this API has no cache_control"
+                )
+                self.drop(f"{part_path}.cache_control", part["cache_control"], reason)
+        return out
+
+    def cache_point(self, control: Any, path: str) -> CachePoint | None:
+        """A wire `cache_control` -> the canonical breakpoint, or None (absent, or dropped)."""
+        if control is None:
+            return None
+        if not self.dialect.cache_control:
+            self.drop(f"{path}.cache_control", control, "this API has no cache_control")
+            return None
+        try:
+            point = CachePoint.model_validate(
+                {"ttl": control.get("ttl")} if isinstance(control, dict) else {}
+            )
+        except ValidationError:
+            point = None
+        if point is None or cache_control(point) != control:
+            reason = 'not an ephemeral cache marker {"type": "ephemeral", "ttl"?: "5m" | "1h"}'
+            self.drop(f"{path}.cache_control", control, reason)
+            return None
+        return point
 
     def note_cache(self, control: Any, point: str, path: str) -> None:
+        """A tool definition's marker: kept as a `cache_breakpoints` directive entry."""
         if control is None:
             return
         if not self.dialect.cache_control:

@@ -11,12 +11,19 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
   - `cache_breakpoints`: a list whose entries name a message id or `"tools"`, either as
     that string or as `{"at": <id or "tools">, "cache_control": {...}}`; the last content
     part of each named message (or the last tool definition) gets `cache_control`.
-    Dialects without `cache_control` ignore them with a WARN. The importer writes them
-    back, so an imported request replays with its markers (always on the last part);
+    Dialects without `cache_control` ignore them with a WARN. The importer writes the
+    `"tools"` entry back (tool definitions have no canonical `cache_point`);
   - `cache_control`: the marker for string entries (default `{"type": "ephemeral"}`);
   - `empty_content`: what an assistant turn with tool calls and no text carries as
     `content`: `None` (default; OpenAI's own replies send `null`) or `""` for compatible
     servers that refuse `null` (llama-cpp-python's server).
+- A block's `cache_point` (the canonical breakpoint) becomes `cache_control` on the content
+  part made from that block, spelt as Anthropic spells it (`anthropic.cache`), where the
+  row has `cache_control` (OpenRouter); a string content becomes parts to carry it. A tool
+  result's own breakpoint goes on the last part of its tool message; a block with no part
+  of its own (a tool call, reasoning) loses its breakpoint with a WARN. Dialects that
+  cache automatically (OpenAI, Mistral) send no marker: one WARN per request. The
+  directive above places its markers through the same part marking (`_marked`).
 - Several text blocks in one ASSISTANT message are joined with a blank line: replies are
   one string, and not every compatible server accepts text parts.
 - A tool call's `arguments` is the provider's own text when provider_raw kept it and it
@@ -45,6 +52,7 @@ from typing import Any
 from metis_schema.v2 import (
     AdapterCapabilities,
     AudioBlock,
+    CachePoint,
     DocumentBlock,
     ImageBlock,
     Message,
@@ -61,7 +69,7 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
-from .._lossy import drop_block, warn_loss
+from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._options import merge
 from .._shared import (
     DIRECTIVES,
@@ -72,6 +80,7 @@ from .._shared import (
     replays_opaque,
     split_directives,
 )
+from ..anthropic.cache import cache_control
 from ..base import AdapterOptions, WireBody
 from .facts import ChatDialect
 from .media import MediaWriter
@@ -92,6 +101,13 @@ def write_request(
     entry = load_catalog().resolve(options.model)
     directives, fields = _directives(name, options)
     writer = _Writer(name, dialect, options, entry.id, entry.capabilities, directives=directives)
+    if not dialect.cache_control:
+        warn_cache_points(
+            adapter=name,
+            messages=messages,
+            session_id=options.session_id,
+            reason="this API caches automatically",
+        )
     wire_messages: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}  # message id -> wire message, for cache breakpoints
     for message in messages:
@@ -203,12 +219,16 @@ def _mark_cache(wire: dict[str, Any], control: dict[str, Any]) -> bool:
     """Put `cache_control` on the last content part of a wire message (string -> one text part)."""
     content = wire.get("content")
     if isinstance(content, str):
-        wire["content"] = [{"type": "text", "text": content, "cache_control": dict(control)}]
-        return True
-    if isinstance(content, list) and content:
-        content[-1] = {**content[-1], "cache_control": dict(control)}
-        return True
-    return False
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list) or not content:
+        return False
+    wire["content"] = [*content[:-1], _marked(content[-1], control)]
+    return True
+
+
+def _marked(part: dict[str, Any], control: dict[str, Any]) -> dict[str, Any]:
+    """`part` carrying `control`: the one place a Chat content part gets its cache marker."""
+    return {**part, "cache_control": dict(control)}
 
 
 class _Writer:
@@ -245,11 +265,37 @@ class _Writer:
         """The id `canonical` goes out as (see `ToolIdMap.outgoing`)."""
         return self.options.tool_ids.outgoing(canonical, self.name)
 
+    def cached(self, part: dict[str, Any], point: CachePoint | None) -> dict[str, Any]:
+        """`part` with the breakpoint of the block it was made from, where the row takes
+        markers (elsewhere `write_request` said once that they are not sent)."""
+        if point is None or not self.dialect.cache_control:
+            return part
+        return _marked(part, cache_control(point))
+
+    def partless(self, message: Message, index: int, block_type: str, point: CachePoint | None) -> None:
+        """A breakpoint on a block that is sent but makes no content part (a tool call,
+        reasoning): said once (a dropped block's own WARN already covers its breakpoint)."""
+        if point is None or not self.dialect.cache_control:
+            return
+        reason = f"a {block_type} block has no content part to carry cache_control"
+        warn_loss(
+            adapter=self.name,
+            session_id=message.session_id,
+            message_id=message.id,
+            block_type="cache_point",
+            reason=reason,
+            text=f"{self.name}: cache_point on block #{index} of {message.id} not sent: {reason}",
+        )
+
     def system_message(self, message: Message) -> dict[str, Any] | None:
-        texts = [b.text for b in message.content if isinstance(b, TextBlock)]
-        if not texts:
+        parts = [
+            self.cached({"type": "text", "text": b.text}, b.cache_point)
+            for b in message.content
+            if isinstance(b, TextBlock)
+        ]
+        if not parts:
             return None  # an empty SYSTEM message is a composition placeholder (§5.1.2)
-        return {"role": self.system_role, "content": _text_content(texts)}
+        return {"role": self.system_role, "content": _one_string(parts)}
 
     def user(self, message: Message) -> dict[str, Any] | None:
         parts: list[dict[str, Any]] = []
@@ -273,39 +319,42 @@ class _Writer:
                     "USER messages carry text, images, documents, audio and video only",
                 )
             if part is not None:
-                parts.append(part)
+                parts.append(self.cached(part, block.cache_point))
         if not parts:
             return None
-        if len(parts) == 1 and parts[0]["type"] == "text":
-            return {"role": "user", "content": parts[0]["text"]}
-        return {"role": "user", "content": parts}
+        return {"role": "user", "content": _one_string(parts)}
 
     def assistant(self, message: Message) -> dict[str, Any] | None:
         raw = own_raw(message, self.name)
         details = self.replayable_details(message, raw)
         reasoning_key = self.reasoning_key(message, raw) if details is None else None
-        texts: list[str] = []
+        texts: list[dict[str, Any]] = []
         calls: list[dict[str, Any]] = []
         thoughts: list[dict[str, Any]] = []
         reasoning: list[str] = []
         own_thinking = self.thinking_parts and message.metadata.model == self.model_id
         for index, block in enumerate(message.content):
             if isinstance(block, TextBlock):
-                texts.append(block.text)
+                texts.append(self.cached({"type": "text", "text": block.text}, block.cache_point))
             elif isinstance(block, ToolUseBlock):
                 calls.append(self.tool_call(block, raw))
+                self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock) and own_thinking:
                 thoughts.append({"type": "thinking", "thinking": [{"type": "text", "text": block.text}]})
+                self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock) and reasoning_key is not None:
                 reasoning.append(block.text)
+                self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                 if details is None:
                     self.drop(message, index, block.type, self.reasoning_drop_reason(message))
+                else:
+                    self.partless(message, index, block.type, block.cache_point)
             else:
                 self.drop(
                     message, index, block.type, "ASSISTANT messages carry text, tool calls and reasoning only"
                 )
-        out: dict[str, Any] = {"role": "assistant", "content": _TEXT_JOIN.join(texts) if texts else None}
+        out: dict[str, Any] = {"role": "assistant", "content": _assistant_text(texts)}
         if calls:
             out["tool_calls"] = calls
         if details is not None:
@@ -317,7 +366,8 @@ class _Writer:
             if out["content"] is None and not calls:
                 out["content"] = ""
         if thoughts:  # thinking parts first, then the text as one text part
-            out["content"] = [*thoughts, *([{"type": "text", "text": out["content"]}] if texts else [])]
+            joined = _TEXT_JOIN.join(t["text"] for t in texts)
+            out["content"] = [*thoughts, *([{"type": "text", "text": joined}] if texts else [])]
         if out["content"] is None:
             if not calls:
                 return None  # everything was dropped (and logged)
@@ -373,38 +423,44 @@ class _Writer:
         parts: list[dict[str, Any]] = []
         for part in block.content:
             if isinstance(part, TextBlock):
-                parts.append({"type": "text", "text": part.text})
+                parts.append(self.cached({"type": "text", "text": part.text}, part.cache_point))
             elif isinstance(part, ImageBlock) and self.dialect.tool_result_images:
                 image = self.media.image(part, message, 0)
                 if image is not None:
-                    parts.append(image)
+                    parts.append(self.cached(image, part.cache_point))
             else:
                 carried = "text and images" if self.dialect.tool_result_images else "text only"
                 self.drop(message, 0, part.type, f"{self.name} tool messages carry {carried}")
+        if block.cache_point is not None and self.dialect.cache_control:
+            last = parts.pop() if parts else {"type": "text", "text": ""}
+            parts.append(self.cached(last, block.cache_point))
         return {
             "role": "tool",
             "tool_call_id": self.wire_id(block.tool_use_id),
-            "content": _tool_content(parts),
+            "content": _one_string(parts) if parts else "",
         }
 
     def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
         drop_block(adapter=self.name, message=message, index=index, block_type=block_type, reason=reason)
 
 
-def _text_content(texts: list[str]) -> str | list[dict[str, Any]]:
-    """One text as a string, several as text parts (block boundaries kept)."""
-    if len(texts) == 1:
-        return texts[0]
-    return [{"type": "text", "text": t} for t in texts]
-
-
-def _tool_content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    """A tool message's content: one text as a string, else the parts ("" when none)."""
-    if not parts:
-        return ""
-    if len(parts) == 1 and parts[0]["type"] == "text":
+def _one_string(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """Content: a lone unmarked text part as a string (what every server takes), else the
+    parts (block boundaries kept; a string cannot carry `cache_control`)."""
+    if len(parts) == 1 and parts[0]["type"] == "text" and "cache_control" not in parts[0]:
         return str(parts[0]["text"])
     return parts
+
+
+def _assistant_text(texts: list[dict[str, Any]]) -> str | list[dict[str, Any]] | None:
+    """An assistant turn's text: joined into one string (replies are one string, and not
+    every compatible server takes text parts), unless a part carries a cache marker, which
+    only a part can hold: then the parts, one per block."""
+    if not texts:
+        return None
+    if any("cache_control" in t for t in texts):
+        return texts
+    return _TEXT_JOIN.join(t["text"] for t in texts)
 
 
 def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:

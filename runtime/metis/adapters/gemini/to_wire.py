@@ -65,7 +65,7 @@ from typing_extensions import TypedDict
 from ... import _json
 from ...errors import InvariantError
 from ...media import workspace_file_base64
-from .._lossy import drop_block, warn_loss
+from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._options import merge, own_fields, put
 from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
 from .._wire import read
@@ -107,6 +107,12 @@ def write_request(
     """Canonical messages -> a generateContent body (see the module docstring)."""
     writer = _Writer(messages, options, caps)
     contents = writer.contents()
+    warn_cache_points(
+        adapter=NAME,
+        messages=messages,
+        session_id=options.session_id,
+        reason="Gemini has no per-block cache marker; explicit caching is the cachedContents API",
+    )
     body: WireBody = {}
     if writer.system_parts:
         body["systemInstruction"] = {"parts": writer.system_parts}

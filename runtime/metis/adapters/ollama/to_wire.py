@@ -49,7 +49,7 @@ from ...catalog import load_catalog
 from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._facts import ToolChoice, tool_choice_meaning
-from .._lossy import drop_block, warn_loss
+from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._options import merge, own_fields
 from .._schema import inline_refs, uses_refs
 from .._shared import function_tool, image_base64, own_raw, parse_data_url
@@ -90,6 +90,12 @@ def write_request(
         "model": entry.wire_model,
         "messages": _Writer(messages, options, caps, entry.id).wire_messages(),
     }
+    warn_cache_points(
+        adapter=NAME,
+        messages=messages,
+        session_id=options.session_id,
+        reason="Ollama has no per-block cache marker; it keeps its own KV cache",
+    )
     wire_tools = _tools(tools, options, caps, entry.id)
     if wire_tools:
         body["tools"] = wire_tools

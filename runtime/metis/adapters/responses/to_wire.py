@@ -60,7 +60,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
-from .._lossy import drop_block, warn_loss
+from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._options import merge
 from .._shared import (
     DIRECTIVES,
@@ -106,6 +106,12 @@ def write_request(
     for message in history:
         writer.message(message)
     body["input"] = writer.items
+    warn_cache_points(
+        adapter=PROVIDER,
+        messages=messages,
+        session_id=options.session_id,
+        reason="this API caches automatically",
+    )
     _options(dialect, body, tools, options, found)
     merge(body, extra)
     return body
