@@ -26,9 +26,10 @@ from pydantic import BaseModel, ValidationError
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
 from ...validation import pydantic_problems
+from .._media import file_id_refusal
 from ..base import AdapterOptions
 from .cache import with_cache_point
-from .facts import PROVIDER
+from .facts import FACTS, PROVIDER
 
 PDF = "application/pdf"
 PLAIN = "text/plain"
@@ -121,9 +122,10 @@ def _document_source(
 ) -> dict[str, Any] | None:
     kind, media = block.source.kind, block.media_type
     if kind == MediaSourceKind.file_id:
-        if block.source.provider == PROVIDER:
+        refused = file_id_refusal(block.source, FACTS)
+        if refused is None:
             return {"type": "file", "file_id": block.source.data}
-        drop(f"a file id of {block.source.provider} means nothing to Anthropic")
+        drop(refused)
         return None
     if media not in (PDF, PLAIN):
         drop(f"Anthropic documents are {PDF} or {PLAIN}, not {media}")

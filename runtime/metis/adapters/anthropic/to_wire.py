@@ -57,6 +57,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
 from .._lossy import drop_block, log, warn_loss
+from .._media import file_id_refusal
 from .._options import merge, own_fields
 from .._shared import image_base64, produced_at, replays_opaque, sent_to
 from ..base import AdapterOptions, WireBody
@@ -393,6 +394,10 @@ class _Writer:
         reason: str
         if not self.caps.supports_images:
             reason = f"model {self.options.model} does not accept images"
+        elif block.source.kind == MediaSourceKind.file_id:
+            # The declared image sources are base64 and url (wire.ImageSource): even an
+            # Anthropic upload is not written as an image here.
+            reason = file_id_refusal(block.source, FACTS) or "an image source here is base64 or a URL"
         elif block.source.kind == MediaSourceKind.url:
             return {"type": "image", "source": {"type": "url", "url": block.source.data}}
         elif block.media_type not in self.accepted:

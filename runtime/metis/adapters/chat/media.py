@@ -29,6 +29,7 @@ from pydantic import ValidationError
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
 from .._lossy import warn_loss
+from .._media import file_id_refusal
 from .._shared import data_url, image_base64, parse_data_url, url_image_media_type
 from ..base import AdapterOptions
 from .facts import ChatDialect
@@ -70,7 +71,7 @@ class MediaWriter:
             self.drop(message, index, "image", f"{self.model_id} does not accept {block.media_type}")
             return None
         if block.source.kind == MediaSourceKind.file_id:
-            self.drop(message, index, "image", "image_url parts take no file ids")
+            self.drop(message, index, "image", self.refuse_file_id(block.source, "image_url parts"))
             return None
         b64 = image_base64(block, self.options)
         url = block.source.data if b64 is None else data_url(block.media_type, b64)
@@ -84,10 +85,9 @@ class MediaWriter:
             return None
         source = block.source
         if source.kind == MediaSourceKind.file_id:
-            if source.provider != self.name:
-                self.drop(
-                    message, index, "document", f"a file id of {source.provider} means nothing to {self.name}"
-                )
+            refused = file_id_refusal(source, self.dialect.facts)
+            if refused is not None:
+                self.drop(message, index, "document", refused)
                 return None
             file: dict[str, Any] = {"file_id": source.data}
         elif source.kind == MediaSourceKind.url and not self.dialect.file_urls:
@@ -118,7 +118,10 @@ class MediaWriter:
         if audio_format is None:
             self.drop(message, index, "audio", f"{self.name} input_audio does not take {block.media_type}")
             return None
-        if block.source.kind in (MediaSourceKind.url, MediaSourceKind.file_id):
+        if block.source.kind == MediaSourceKind.file_id:
+            self.drop(message, index, "audio", self.refuse_file_id(block.source, "input_audio"))
+            return None
+        if block.source.kind == MediaSourceKind.url:
             self.drop(message, index, "audio", "input_audio takes base64 bytes only")
             return None
         return {
@@ -133,7 +136,7 @@ class MediaWriter:
             return None
         source = block.source
         if source.kind == MediaSourceKind.file_id:
-            self.drop(message, index, "video", "video_url parts take no file ids")
+            self.drop(message, index, "video", self.refuse_file_id(source, "video_url parts"))
             return None
         url = (
             source.data
@@ -141,6 +144,11 @@ class MediaWriter:
             else data_url(block.media_type, self.b64(source))
         )
         return {"type": "video_url", "video_url": {"url": url}}
+
+    def refuse_file_id(self, source: MediaSource, part: str) -> str:
+        """Why a file id cannot go in `part`, which takes none: another provider's upload
+        is named as such first (it would mean nothing here even where file ids go)."""
+        return file_id_refusal(source, self.dialect.facts) or f"{part} take no file ids"
 
     def b64(self, source: MediaSource) -> str:
         """Base64 bytes of an inline or workspace (file_ref) source."""

@@ -66,6 +66,7 @@ from ... import _json
 from ...errors import InvariantError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
+from .._media import file_id_refusal
 from .._options import merge, own_fields, put
 from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
 from .._wire import read
@@ -299,8 +300,9 @@ class _Writer:
             _document_losses(block, message, index)
         source = block.source
         if source.kind == MediaSourceKind.file_id:
-            if source.provider != NAME:
-                _drop(message, index, block.type, f"a file id of {source.provider} means nothing to gemini")
+            refused = file_id_refusal(source, FACTS)
+            if refused is not None:
+                _drop(message, index, block.type, refused)
                 return None
             return {"fileData": {"mimeType": block.media_type, "fileUri": source.data}}
         if source.kind == MediaSourceKind.url:

@@ -50,6 +50,7 @@ from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._facts import ToolChoice, tool_choice_meaning
 from .._lossy import drop_block, warn_loss
+from .._media import file_id_refusal
 from .._options import merge, own_fields
 from .._schema import inline_refs, uses_refs
 from .._shared import function_tool, image_base64, own_raw, parse_data_url
@@ -254,6 +255,10 @@ class _Writer:
             return None
         if accepted and block.media_type not in accepted:
             self._drop(message, index, block_type, f"model {self.model} does not accept {block.media_type}")
+            return None
+        refused = file_id_refusal(block.source, FACTS)
+        if refused is not None:
+            self._drop(message, index, block_type, refused)
             return None
         if block.source.kind != MediaSourceKind.url:
             return image_base64(block, self.options)

@@ -60,6 +60,7 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
+from .._media import file_id_refusal
 from .._options import merge
 from .._shared import (
     DIRECTIVES,
@@ -73,7 +74,7 @@ from .._shared import (
 )
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
-from .facts import DIALECTS, OPENAI, PROVIDER, ResponsesDialect
+from .facts import DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
 
 log = logging.getLogger("metis.adapters")
 
@@ -220,8 +221,9 @@ class _Writer:
                 text=f"{PROVIDER}: document {index} of {message.id} goes without its {', '.join(lost)}",
             )
         if source.kind == MediaSourceKind.file_id:
-            if source.provider != PROVIDER:
-                self.drop(message, index, "document", f"a file id of {source.provider} means nothing here")
+            refused = file_id_refusal(source, FACTS)
+            if refused is not None:
+                self.drop(message, index, "document", refused)
                 return None
             return {"type": "input_file", "file_id": source.data}
         if source.kind == MediaSourceKind.url:
@@ -247,8 +249,9 @@ class _Writer:
             self.drop(message, index, "image", f"{self.model_id} does not accept {block.media_type}")
             return None
         if block.source.kind == MediaSourceKind.file_id:
-            if block.source.provider != PROVIDER:
-                self.drop(message, index, "image", f"a file id of {block.source.provider} means nothing here")
+            refused = file_id_refusal(block.source, FACTS)
+            if refused is not None:
+                self.drop(message, index, "image", refused)
                 return None
             return {"type": "input_image", "file_id": block.source.data, "detail": "auto"}
         b64 = image_base64(block, self.options)
