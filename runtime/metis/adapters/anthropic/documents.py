@@ -8,8 +8,9 @@ Both sit in user turns and inside tool_result content.
   Anthropic. A custom-content (`content`) source has no canonical kind: the block stays
   foreign (kept in provider_raw). `title`, `context` and `citations.enabled` map to the
   canonical fields.
-- Out, Anthropic reads PDFs and plain text only: another media type, a file id of another
-  provider or text that is not UTF-8 is dropped with the §7.3 WARN (the writer's `drop`).
+- Out, Anthropic reads PDFs and plain text only: another media type or text that is not
+  UTF-8 is dropped with the §7.3 WARN (the writer's `drop`); a file id of another provider
+  never gets here (the writer's `_media.admit` drops it).
 - A search result maps field for field; `citations.enabled` is `citations_enabled`.
 """
 
@@ -26,10 +27,9 @@ from pydantic import BaseModel, ValidationError
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
 from ...validation import pydantic_problems
-from .._media import file_id_refusal
 from ..base import AdapterOptions
 from .cache import with_cache_point
-from .facts import FACTS, PROVIDER
+from .facts import PROVIDER
 
 PDF = "application/pdf"
 PLAIN = "text/plain"
@@ -121,12 +121,8 @@ def _document_source(
     block: DocumentBlock, options: AdapterOptions, drop: Callable[[str], None]
 ) -> dict[str, Any] | None:
     kind, media = block.source.kind, block.media_type
-    if kind == MediaSourceKind.file_id:
-        refused = file_id_refusal(block.source, FACTS)
-        if refused is None:
-            return {"type": "file", "file_id": block.source.data}
-        drop(refused)
-        return None
+    if kind == MediaSourceKind.file_id:  # Anthropic's own upload (`_media.admit` refused others)
+        return {"type": "file", "file_id": block.source.data}
     if media not in (PDF, PLAIN):
         drop(f"Anthropic documents are {PDF} or {PLAIN}, not {media}")
         return None

@@ -66,7 +66,7 @@ from ... import _json
 from ...errors import InvariantError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
-from .._media import file_id_refusal
+from .._media import admit, document_losses
 from .._options import merge, own_fields, put
 from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
 from .._wire import read
@@ -289,21 +289,16 @@ class _Writer:
     def _media(self, block: Media, message: Message, index: int) -> dict[str, Any] | None:
         """An image, document, audio or video block -> `inlineData` (base64 bytes: inline,
         a data: URL, or a workspace file) or `fileData` (an http(s) URL, or a file Gemini's File
-        API holds). Another provider's file id means nothing here: dropped."""
-        if isinstance(block, ImageBlock):
-            accepted = self.caps.accepted_image_media_types
-            if not self.caps.supports_images or (accepted and block.media_type not in accepted):
-                why = f"{self.options.model} does not accept {block.media_type} images"
-                _drop(message, index, "image", why)
-                return None
-        elif isinstance(block, DocumentBlock):
-            _document_losses(block, message, index)
+        API holds). What the model or Gemini cannot take (`_media.admit`: another provider's
+        file id among it) is dropped with the WARN."""
+        refused = admit(block, self.caps, self.options.model, FACTS)
+        if refused is not None:
+            _drop(message, index, block.type, refused)
+            return None
+        if isinstance(block, DocumentBlock):
+            document_losses(block, message, index, adapter=NAME, part="a gemini part")
         source = block.source
         if source.kind == MediaSourceKind.file_id:
-            refused = file_id_refusal(source, FACTS)
-            if refused is not None:
-                _drop(message, index, block.type, refused)
-                return None
             return {"fileData": {"mimeType": block.media_type, "fileUri": source.data}}
         if source.kind == MediaSourceKind.url:
             parsed = parse_data_url(source.data)
@@ -427,25 +422,6 @@ class _Writer:
         if block.signature is not None:
             part["thoughtSignature"] = block.signature
         return part
-
-
-def _document_losses(block: DocumentBlock, message: Message, index: int) -> None:
-    """A document's title, context and citation flag have no field in a Gemini part: the
-    document goes without them, said once (§7.3)."""
-    lost = [
-        name
-        for name in ("title", "context", "citations_enabled")
-        if getattr(block, name) not in (None, False)
-    ]
-    if lost:
-        warn_loss(
-            adapter=NAME,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type="document",
-            reason=f"a gemini part has no {', '.join(lost)}",
-            text=f"{NAME}: document {index} of {message.id} goes without its {', '.join(lost)}",
-        )
 
 
 def _drop_inside(message: Message, index: int, block_type: str, reason: str) -> None:
