@@ -117,10 +117,12 @@ def _conversation(
     ], held
 
 
-def _options(provider: str) -> AdapterOptions:
-    """To a model that takes images (the media question is then the source alone)."""
-    seeing = [e for e in load_catalog().for_provider(provider) if e.capabilities.supports_images]
-    model = seeing[0].id if seeing else capable_model(provider)
+def _options(provider: str, kind: str) -> AdapterOptions:
+    """To a model that takes `kind` where the catalog lists one (the media question is then
+    the source alone)."""
+    flag = {"image": "supports_images", "document": "supports_documents"}.get(kind, f"supports_{kind}")
+    takes = [e for e in load_catalog().for_provider(provider) if getattr(e.capabilities, flag)]
+    model = takes[0].id if takes else capable_model(provider)
     return AdapterOptions(model=model, session_id=SID, tool_ids=ToolIdMap(session_id=SID))
 
 
@@ -141,9 +143,11 @@ def _nulls(value: Any, path: str = "") -> list[str]:
     return []
 
 
-def _send(provider: str, messages: list[Message], caplog: pytest.LogCaptureFixture) -> tuple[str, list[Any]]:
+def _send(
+    provider: str, kind: str, messages: list[Message], caplog: pytest.LogCaptureFixture
+) -> tuple[str, list[Any]]:
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
-        body = metis.adapters.get(provider).to_wire(messages, [], _options(provider))
+        body = metis.adapters.get(provider).to_wire(messages, [], _options(provider, kind))
     warns = [r for r in caplog.records if getattr(r, "adapter", None) == provider and hasattr(r, "reason")]
     assert _nulls(body) == [], f"{provider} sent a null: {_nulls(body)}"
     return json.dumps(body), warns
@@ -159,7 +163,7 @@ def test_a_foreign_file_id_is_dropped_naming_its_provider(
     for owner in foreign:
         caplog.clear()
         messages, held = _conversation(kind, owner, place)
-        text, warns = _send(provider, messages, caplog)
+        text, warns = _send(provider, kind, messages, caplog)
         assert FILE_ID not in text, f"{provider} sent {owner}'s file id"
         drops = [r for r in warns if getattr(r, "message_id", None) == held.id and kind in r.block_type]
         assert len(drops) == 1, [r.getMessage() for r in warns]
@@ -179,7 +183,7 @@ def test_a_file_id_the_provider_reads_is_sent_where_its_part_takes_one(
     for owner in sorted(facts.file_ids_from):
         caplog.clear()
         messages, held = _conversation(kind, owner, place)
-        text, warns = _send(provider, messages, caplog)
+        text, warns = _send(provider, kind, messages, caplog)
         drops = [r for r in warns if getattr(r, "message_id", None) == held.id and kind in r.block_type]
         if (provider, kind, place) in SENT:
             assert FILE_ID in text and drops == [], [r.getMessage() for r in drops]
@@ -193,7 +197,7 @@ def test_a_critical_foreign_file_id_is_a_typed_error(provider: str, kind: str, p
     owner = next(o for o in OWNERS if not metis.adapters.get(provider).facts.reads_file_id(o))
     messages, _ = _conversation(kind, owner, place, critical=True)
     with pytest.raises(CriticalBlockError):
-        metis.adapters.get(provider).to_wire(messages, [], _options(provider))
+        metis.adapters.get(provider).to_wire(messages, [], _options(provider, kind))
 
 
 def test_openai_chat_and_responses_read_one_files_api() -> None:

@@ -12,7 +12,7 @@ import pytest
 from metis.adapters import AdapterOptions
 from metis.catalog import load_catalog
 from metis.ids import ToolIdMap
-from metis_schema.v2 import Message
+from metis_schema.v2 import AdapterCapabilities, Message
 from test_adapter_contract import PROVIDERS
 from test_store_support import message
 
@@ -107,3 +107,63 @@ def test_a_dropped_document_has_only_its_drop_warn(provider: str, caplog: pytest
     )
     _, warns = _send(provider, _seeing(provider), block, caplog)
     assert [w.reason for w in warns] == [f"a file id of {owner} means nothing to {provider}"]
+
+
+WAV = "UklGRgAAAABXQVZF"
+MEDIA = {
+    "document": _document({"kind": "base64", "data": PDF}),
+    "audio": {"type": "audio", "source": {"kind": "base64", "data": WAV}, "media_type": "audio/wav"},
+    "video": {
+        "type": "video",
+        "source": {"kind": "url", "data": "https://example.com/a.mp4"},
+        "media_type": "video/mp4",
+    },
+}
+CAPABILITY_CASES = [
+    # (provider, kind, a model the catalog says does not take it, one that does)
+    ("openai", "audio", "openai:gpt-4.1", "openai:gpt-4o-audio-preview"),
+    ("openai", "document", "openai:gpt-4o-audio-preview", "openai:gpt-4.1"),
+    ("openrouter", "audio", "openrouter:anthropic/claude-sonnet-4.6", "openrouter:google/gemini-2.5-flash"),
+    ("openrouter", "video", "openrouter:openai/gpt-4o", "openrouter:google/gemini-2.5-flash"),
+    ("openai", "document", "openai:my-local-llama", "openai:gpt-4o"),  # unlisted: assumed text and tools only
+]
+
+
+@pytest.mark.parametrize(("provider", "kind", "refusing", "taking"), CAPABILITY_CASES)
+def test_documents_audio_and_video_go_only_to_a_model_that_takes_them(
+    provider: str, kind: str, refusing: str, taking: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    noun = {"document": "documents"}.get(kind, kind)
+    _, warns = _send(provider, refusing, MEDIA[kind], caplog)
+    assert [(w.block_type, w.reason) for w in warns] == [(kind, f"{refusing} does not accept {noun}")]
+    caplog.clear()
+    _, warns = _send(provider, taking, MEDIA[kind], caplog)
+    assert warns == []
+
+
+def test_the_catalog_says_which_models_take_documents_audio_and_video() -> None:
+    """From the providers' documentation: Claude reads PDFs and text, not audio or video;
+    OpenAI's GPT-4o-class models read PDFs, audio only its audio models; Gemini 2.x reads all
+    three; the Ollama models listed none."""
+    catalog = load_catalog()
+
+    def says(model: str) -> tuple[bool, bool, bool]:
+        caps = catalog.resolve(model).capabilities
+        return caps.supports_documents, caps.supports_audio, caps.supports_video
+
+    assert says("anthropic:claude-sonnet-4-6") == (True, False, False)
+    assert says("openai:gpt-4o") == says("responses:gpt-5") == (True, False, False)
+    assert says("openai:gpt-4o-audio-preview") == (False, True, False)
+    assert says("gemini:gemini-2.5-flash") == says("gemini:gemini-2.0-flash") == (True, True, True)
+    for entry in catalog.for_provider("ollama"):
+        assert says(entry.id) == (False, False, False), entry.id
+
+
+def test_capabilities_written_before_the_media_flags_keep_sending_media() -> None:
+    """The flags are additive (schema v2): a capability record without them means what it
+    meant before, every medium sent."""
+    listed = load_catalog().resolve("anthropic:claude-sonnet-4-6").capabilities.model_dump()
+    for flag in ("supports_documents", "supports_audio", "supports_video"):
+        del listed[flag]
+    older = AdapterCapabilities.model_validate(listed)
+    assert (older.supports_documents, older.supports_audio, older.supports_video) == (True, True, True)

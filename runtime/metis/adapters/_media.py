@@ -3,8 +3,9 @@
 Every writer asks the same questions of an image, document, audio or video block before
 it builds its provider's part, and gets the same answers with the same §7.3 reasons:
 
-- does the target model take this kind of medium (catalog capabilities: images, and the
-  image media types it lists; the provider's own wire may narrow the types further)?
+- does the target model take this kind of medium (catalog capabilities: images and the
+  image media types it lists, the provider's own wire narrowing those further; documents,
+  audio, video)?
 - a `file_id` source is an upload to one provider's Files API: it goes only to a provider
   whose facts row reads that provider's file ids (`ProviderFacts.file_ids_from`), never
   with its data emptied or guessed at.
@@ -57,7 +58,20 @@ def admit(
         refused = _image_refusal(block, caps, model_id, facts.provider, image_types)
         if refused is not None:
             return refused
+    elif not _takes(block, caps):
+        return f"{model_id} does not accept {_KINDS[block.type]}"
     return file_id_refusal(block.source, facts)
+
+
+_KINDS = {"document": "documents", "audio": "audio", "video": "video"}
+
+
+def _takes(block: DocumentBlock | AudioBlock | VideoBlock, caps: AdapterCapabilities) -> bool:
+    if isinstance(block, DocumentBlock):
+        return caps.supports_documents
+    if isinstance(block, AudioBlock):
+        return caps.supports_audio
+    return caps.supports_video
 
 
 def _image_refusal(
