@@ -63,6 +63,7 @@ from metis_schema.v2 import (
 from typing_extensions import TypedDict
 
 from ... import _json
+from ...catalog import load_catalog
 from ...errors import InvariantError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_loss
@@ -232,6 +233,7 @@ class _Writer:
         self.messages = messages
         self.options = options
         self.caps = caps
+        self.model_id = load_catalog().resolve(options.model).id  # as every adapter names it
         self.system_parts: list[dict[str, Any]] = []
         self.exact: set[int] = set()  # contents that replay a Gemini turn of this endpoint exactly
         self.current_turn = 0  # index in contents after the last user message
@@ -291,7 +293,7 @@ class _Writer:
         a data: URL, or a workspace file) or `fileData` (an http(s) URL, or a file Gemini's File
         API holds). What the model or Gemini cannot take (`_media.admit`: another provider's
         file id among it) is dropped with the WARN."""
-        refused = admit(block, self.caps, self.options.model, FACTS)
+        refused = admit(block, self.caps, self.model_id, FACTS)
         if refused is not None:
             _drop(message, index, block.type, refused)
             return None
