@@ -363,7 +363,7 @@ def test_images_dropped_for_a_model_without_images(caplog: pytest.LogCaptureFixt
         body = ADAPTER.to_wire([user], [], options(model="anthropic:text-only-model"))
     assert body["messages"][0]["content"] == [{"type": "text", "text": "look"}]
     assert [r.reason for r in caplog.records if r.name == "metis.adapters"] == [  # type: ignore[attr-defined]
-        "model anthropic:text-only-model does not accept images"
+        "anthropic:text-only-model does not accept images"
     ]
 
 

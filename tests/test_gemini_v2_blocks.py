@@ -171,7 +171,14 @@ def test_recorded_media_import_as_v2_blocks_and_replay_as_recorded() -> None:
     imported = ADAPTER.from_wire_request(RECORDED_MEDIA, session_id=SESSION, tool_ids=ids)
     first = imported.messages[0].content
     assert [b.type for b in first] == ["text", "document", "audio", "video", "document"]
-    assert first[4].source.model_dump(exclude_none=True) == {"kind": "url", "data": FILE_URI}
+    # A File API uri is Gemini's own upload (a gemini file id, dropped by every other
+    # adapter); any other uri is a plain URL.
+    assert first[4].source.model_dump(exclude_none=True) == {
+        "kind": "file_id",
+        "data": FILE_URI,
+        "provider": "gemini",
+    }
+    assert first[3].source.model_dump(exclude_none=True) == {"kind": "url", "data": YOUTUBE}
     result = imported.messages[2].content[0]
     assert result.type == "tool_result"
     assert [b.type for b in result.content] == ["text", "document"]

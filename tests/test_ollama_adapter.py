@@ -440,7 +440,7 @@ def test_to_wire_gemma3_images(workspace: Path, caplog: pytest.LogCaptureFixture
     dropped = [(r.block_type, r.reason) for r in lossy_records(caplog)]  # type: ignore[attr-defined]
     assert dropped == [
         ("image", "Ollama takes no image URLs and URL fetching is disabled"),
-        ("image", "model ollama:gemma3-4b does not accept image/gif"),
+        ("image", "ollama:gemma3-4b does not accept image/gif"),
         ("tools", "model ollama:gemma3-4b does not support tools; 1 tool(s) not sent"),
     ]
 

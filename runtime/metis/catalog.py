@@ -203,7 +203,7 @@ class Catalog:
 
 
 def _conservative(provider: str) -> AdapterCapabilities:
-    """What any model of `provider` can be trusted to carry: text and tools."""
+    """What any model of `provider` can be trusted to carry: text and tools (no media)."""
     return AdapterCapabilities(
         supports_thinking=False,
         supports_images=False,
@@ -218,6 +218,9 @@ def _conservative(provider: str) -> AdapterCapabilities:
         max_context_tokens=8192,
         max_output_tokens=4096,
         accepted_image_media_types=[],
+        supports_documents=False,
+        supports_audio=False,
+        supports_video=False,
     )
 
 

@@ -113,6 +113,15 @@ class ProviderFacts:
     """Where `AdapterOptions.output_schema` goes: a body fragment holding `SCHEMA` (and
     `SCHEMA_NAME`, `SCHEMA_STRICT`, `SCHEMA_DESCRIPTION` where the provider takes them).
     Every provider here has one; a row without it leaves the option out."""
+    file_ids_from: frozenset[str] = frozenset()
+    """The providers whose file ids (`MediaSource` kind `file_id`, named by its `provider`)
+    this one reads: its own Files API, and any provider sharing it (OpenAI's Chat
+    Completions and Responses read the same uploads). Empty: it takes no file ids. Any
+    other provider's file id means nothing here and is dropped (§7.3)."""
+
+    def reads_file_id(self, owner: str | None) -> bool:
+        """Whether a file id uploaded to `owner` means something to this provider."""
+        return owner is not None and owner in self.file_ids_from
 
     # --- stop reasons ---------------------------------------------------------------------
 

@@ -29,6 +29,9 @@ DIALECT = ChatDialect(
         # also comes as a 429 and is not.
         retryable_types=RETRYABLE_TYPES | {"tokens", "requests"},
         never_retry_types=frozenset({"insufficient_quota"}),
+        # One Files API behind both OpenAI wires: a file uploaded for the Responses API is
+        # the same `file-...` id in a Chat Completions `file` part.
+        file_ids_from=frozenset({"openai", "responses"}),
     ),
     # Chat Completions returns no reasoning; compatible servers may (llama.cpp, vLLM and
     # DeepSeek `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking and sent back

@@ -8,8 +8,9 @@ Both sit in user turns and inside tool_result content.
   Anthropic. A custom-content (`content`) source has no canonical kind: the block stays
   foreign (kept in provider_raw). `title`, `context` and `citations.enabled` map to the
   canonical fields.
-- Out, Anthropic reads PDFs and plain text only: another media type, a file id of another
-  provider or text that is not UTF-8 is dropped with the §7.3 WARN (the writer's `drop`).
+- Out, Anthropic reads PDFs and plain text only: another media type or text that is not
+  UTF-8 is dropped with the §7.3 WARN (the writer's `drop`); a file id of another provider
+  never gets here (the writer's `_media.admit` drops it).
 - A search result maps field for field; `citations.enabled` is `citations_enabled`.
 """
 
@@ -120,11 +121,8 @@ def _document_source(
     block: DocumentBlock, options: AdapterOptions, drop: Callable[[str], None]
 ) -> dict[str, Any] | None:
     kind, media = block.source.kind, block.media_type
-    if kind == MediaSourceKind.file_id:
-        if block.source.provider == PROVIDER:
-            return {"type": "file", "file_id": block.source.data}
-        drop(f"a file id of {block.source.provider} means nothing to Anthropic")
-        return None
+    if kind == MediaSourceKind.file_id:  # Anthropic's own upload (`_media.admit` refused others)
+        return {"type": "file", "file_id": block.source.data}
     if media not in (PDF, PLAIN):
         drop(f"Anthropic documents are {PDF} or {PLAIN}, not {media}")
         return None

@@ -54,6 +54,8 @@ FACTS = ProviderFacts(
     # Structured outputs (GA): `output_config.format`, no name or strict flag; the beta's
     # top-level `output_format` and `output_config.effort` stay provider-only.
     output_schema=MappingProxyType({"output_config": {"format": {"type": "json_schema", "schema": SCHEMA}}}),
+    # Files API uploads (`file_...`), Anthropic's own.
+    file_ids_from=frozenset({PROVIDER}),
 )
 
 __all__ = ["FACTS", "PROVIDER"]

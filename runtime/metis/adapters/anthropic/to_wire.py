@@ -57,6 +57,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
 from .._lossy import drop_block, log, warn_loss
+from .._media import admit
 from .._options import merge, own_fields
 from .._shared import image_base64, produced_at, replays_opaque, sent_to
 from ..base import AdapterOptions, WireBody
@@ -82,7 +83,7 @@ def write_request(
     """The `POST /v1/messages` body for a conversation (see the module docstring)."""
     entry = load_catalog().resolve(options.model)
     caps = entry.capabilities
-    convert = _Writer(options, caps).blocks
+    convert = _Writer(options, entry.id, caps).blocks
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
@@ -239,11 +240,10 @@ class _Writer:
     """Canonical blocks -> wire blocks for one request: what the target model can carry
     (catalog capabilities of options.model) travels, the rest is dropped with a WARN."""
 
-    def __init__(self, options: AdapterOptions, caps: AdapterCapabilities) -> None:
+    def __init__(self, options: AdapterOptions, model_id: str, caps: AdapterCapabilities) -> None:
         self.options = options
+        self.model_id = model_id
         self.caps = caps
-        self.accepted = IMAGE_MEDIA_TYPES.intersection(caps.accepted_image_media_types)
-        """The image media types both Anthropic and the model accept."""
         self.outgoing = options.tool_ids.outgoing
         """The id a canonical tool id goes out as (`ToolIdMap.outgoing`: kept, or made compliant)."""
 
@@ -297,6 +297,10 @@ class _Writer:
         if isinstance(block, ImageBlock):
             return self.image(message, index, block, inside)
         if isinstance(block, DocumentBlock):
+            refused = admit(block, self.caps, self.model_id, FACTS)
+            if refused is not None:
+                self.drop(message, index, block, inside, refused)
+                return None
             return write_document(block, self.options, partial(self.drop, message, index, block, inside))
         if isinstance(block, SearchResultBlock):
             return write_search_result(block)
@@ -390,21 +394,18 @@ class _Writer:
     ) -> dict[str, Any] | None:
         """An image by URL or inline (a file_ref read from the workspace), or None when the
         model or Anthropic cannot take it (dropped, logged)."""
-        reason: str
-        if not self.caps.supports_images:
-            reason = f"model {self.options.model} does not accept images"
-        elif block.source.kind == MediaSourceKind.url:
+        reason = admit(block, self.caps, self.model_id, FACTS, image_types=IMAGE_MEDIA_TYPES)
+        if reason is None and block.source.kind == MediaSourceKind.file_id:
+            # The declared image sources are base64 and url (wire.ImageSource): even an
+            # Anthropic upload is not written as an image here.
+            reason = "an image source here is base64 or a URL"
+        if reason is not None:
+            self.drop(message, index, block, inside, reason)
+            return None
+        if block.source.kind == MediaSourceKind.url:
             return {"type": "image", "source": {"type": "url", "url": block.source.data}}
-        elif block.media_type not in self.accepted:
-            reason = f"media type {block.media_type} is not one of {', '.join(sorted(self.accepted))}"
-        else:
-            data = image_base64(block, self.options)
-            return {
-                "type": "image",
-                "source": {"type": "base64", "media_type": block.media_type, "data": data},
-            }
-        self.drop(message, index, block, inside, reason)
-        return None
+        data = image_base64(block, self.options)
+        return {"type": "image", "source": {"type": "base64", "media_type": block.media_type, "data": data}}
 
     def drop(
         self, message: Message, index: int, block: ContentBlock, inside: int | None, reason: str

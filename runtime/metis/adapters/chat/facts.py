@@ -95,8 +95,10 @@ def chat_facts(
     retryable_types: frozenset[str] = RETRYABLE_TYPES,
     never_retry_types: frozenset[str] = frozenset(),
     tool_choice: Mapping[ToolChoice, object] = TOOL_CHOICE,
+    file_ids_from: frozenset[str] | None = None,
 ) -> ProviderFacts:
-    """A dialect's ProviderFacts: the shared stop reasons and tool choice, its own envelope and options."""
+    """A dialect's ProviderFacts: the shared stop reasons and tool choice, its own envelope and
+    options; by default it reads file ids of its own provider only."""
     return ProviderFacts(
         provider=provider,
         stop_reasons=FINISH_REASONS,
@@ -106,6 +108,7 @@ def chat_facts(
         tool_choice=tool_choice,
         options={**SAMPLING_OPTIONS, **options},
         output_schema=OUTPUT_SCHEMA,
+        file_ids_from=frozenset({provider}) if file_ids_from is None else file_ids_from,
     )
 
 

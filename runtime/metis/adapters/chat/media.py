@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
-from .._lossy import warn_loss
+from .._media import MediaBlock, admit, document_losses
 from .._shared import data_url, image_base64, parse_data_url, url_image_media_type
 from ..base import AdapterOptions
 from .facts import ChatDialect
@@ -61,13 +61,16 @@ class MediaWriter:
         self.caps = caps
         self.drop = drop
 
+    def admitted(self, block: MediaBlock, message: Message, index: int) -> bool:
+        """Whether the target model and provider take `block` at all (`_media.admit`);
+        dropped with the WARN when not."""
+        refused = admit(block, self.caps, self.model_id, self.dialect.facts)
+        if refused is not None:
+            self.drop(message, index, block.type, refused)
+        return refused is None
+
     def image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
-        if not self.caps.supports_images:
-            self.drop(message, index, "image", f"{self.model_id} does not accept images")
-            return None
-        accepted = self.caps.accepted_image_media_types
-        if accepted and block.media_type not in accepted:
-            self.drop(message, index, "image", f"{self.model_id} does not accept {block.media_type}")
+        if not self.admitted(block, message, index):
             return None
         if block.source.kind == MediaSourceKind.file_id:
             self.drop(message, index, "image", "image_url parts take no file ids")
@@ -79,16 +82,13 @@ class MediaWriter:
     def document(self, block: DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
         """A `file` part: inline bytes as a data URL with a filename (OpenAI requires one), a
         URL where the dialect takes one, or this provider's own file id."""
+        if not self.admitted(block, message, index):
+            return None
         if block.media_type not in self.dialect.file_media_types:
             self.drop(message, index, "document", f"{self.name} file parts do not take {block.media_type}")
             return None
         source = block.source
         if source.kind == MediaSourceKind.file_id:
-            if source.provider != self.name:
-                self.drop(
-                    message, index, "document", f"a file id of {source.provider} means nothing to {self.name}"
-                )
-                return None
             file: dict[str, Any] = {"file_id": source.data}
         elif source.kind == MediaSourceKind.url and not self.dialect.file_urls:
             self.drop(message, index, "document", f"{self.name} file parts take the bytes, not a URL")
@@ -100,20 +100,14 @@ class MediaWriter:
                 else data_url(block.media_type, self.b64(source))
             )
             file = {"filename": block.title or "document", "file_data": data}
-        lost = [field for field in ("context", "citations_enabled") if getattr(block, field)]
-        if lost:
-            warn_loss(
-                adapter=self.name,
-                session_id=message.session_id,
-                message_id=message.id,
-                block_type="document",
-                reason=f"a file part has no {' or '.join(lost)}",
-                text=f"{self.name}: document {index} of {message.id} goes without its {', '.join(lost)}",
-            )
+        carried = () if "file_id" in file else {"title"}  # the title is the filename of sent bytes
+        document_losses(block, message, index, adapter=self.name, part="a file part", carried=carried)
         return {"type": "file", "file": file}
 
     def audio(self, block: AudioBlock, message: Message, index: int) -> dict[str, Any] | None:
         """An `input_audio` part: base64 bytes and the format the dialect names the media type."""
+        if not self.admitted(block, message, index):
+            return None
         audio_format = self.dialect.audio_formats.get(block.media_type)
         if audio_format is None:
             self.drop(message, index, "audio", f"{self.name} input_audio does not take {block.media_type}")
@@ -128,6 +122,8 @@ class MediaWriter:
 
     def video(self, block: VideoBlock, message: Message, index: int) -> dict[str, Any] | None:
         """A `video_url` part: the URL, or the bytes as a data URL."""
+        if not self.admitted(block, message, index):
+            return None
         if not self.dialect.video_parts:
             self.drop(message, index, "video", f"{self.name} messages take no video")
             return None

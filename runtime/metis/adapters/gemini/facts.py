@@ -195,6 +195,8 @@ FACTS = GeminiFacts(
     output_schema=MappingProxyType(
         {"generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": SCHEMA}}
     ),
+    # File API files (`https://generativelanguage.googleapis.com/.../files/...` URIs).
+    file_ids_from=frozenset({NAME}),
 )
 
 __all__ = [

@@ -69,6 +69,8 @@ _ROLES: dict[str, Role] = {"user": Role.user, "model": Role.assistant, "function
 
 _MEDIA_BLOCKS = {"image": "image", "audio": "audio", "video": "video"}
 """The top-level media type -> the canonical block; any other (application/pdf, text/...) is a document."""
+FILE_API_URI = re.compile(r"^https://generativelanguage\.googleapis\.com/[\w.-]+/files/[^/?#]+$")
+"""The `uri` of a file Gemini's File API holds (what `files.upload` answers): a gemini file id."""
 _MEDIA: TypeAdapter[ImageBlock | AudioBlock | VideoBlock | DocumentBlock] = TypeAdapter(
     Annotated[ImageBlock | AudioBlock | VideoBlock | DocumentBlock, Field(discriminator="type")]
 )
@@ -233,9 +235,9 @@ class _Importer:
             )
         file_data = part.get("fileData")
         if file_data is not None:
-            return self._media(
-                file_data.get("mimeType"), file_data.get("fileUri"), MediaSourceKind.url, part, where
-            )
+            uri = file_data.get("fileUri")
+            kind = MediaSourceKind.file_id if uri and FILE_API_URI.match(uri) else MediaSourceKind.url
+            return self._media(file_data.get("mimeType"), uri, kind, part, where)
         if part:
             self._drop(part, where, "no canonical block for this part")
         return None
@@ -244,9 +246,10 @@ class _Importer:
         self, mime: str | None, data: str | None, kind: MediaSourceKind, part: Part, where: str
     ) -> ContentBlock | None:
         """A media part -> the block its media type names (image, audio, video, else document).
-        A `fileData` URI is a `url` source, File API files included: replayed to Gemini as it
-        came. (A gemini `file_id` would say better that no one else can read it, but the other
-        adapters do not yet drop a foreign file_id image; see the issue 15 report.)"""
+        A `fileData` URI of Gemini's File API is a gemini `file_id` source: only Gemini can
+        read it (its files need the caller's key), so every other adapter drops it with the
+        §7.3 WARN instead of handing another provider a URL it cannot fetch; the writer
+        sends it back as the `fileUri` it came as. Any other URI is a `url` source."""
         if not mime:
             self._drop(part, where, "a media part without a mimeType")
             return None
@@ -254,6 +257,8 @@ class _Importer:
             self._drop(part, where, "a media part without data")
             return None
         source: dict[str, Any] = {"kind": kind, "data": data}
+        if kind == MediaSourceKind.file_id:
+            source["provider"] = NAME
         block_type = _MEDIA_BLOCKS.get(mime.split("/", 1)[0], "document")
         try:
             return _MEDIA.validate_python({"type": block_type, "source": source, "media_type": mime})

@@ -63,9 +63,11 @@ from metis_schema.v2 import (
 from typing_extensions import TypedDict
 
 from ... import _json
+from ...catalog import load_catalog
 from ...errors import InvariantError
 from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_cache_points, warn_loss
+from .._media import admit, document_losses
 from .._options import merge, own_fields, put
 from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
 from .._wire import read
@@ -237,6 +239,7 @@ class _Writer:
         self.messages = messages
         self.options = options
         self.caps = caps
+        self.model_id = load_catalog().resolve(options.model).id  # as every adapter names it
         self.system_parts: list[dict[str, Any]] = []
         self.exact: set[int] = set()  # contents that replay a Gemini turn of this endpoint exactly
         self.current_turn = 0  # index in contents after the last user message
@@ -294,20 +297,16 @@ class _Writer:
     def _media(self, block: Media, message: Message, index: int) -> dict[str, Any] | None:
         """An image, document, audio or video block -> `inlineData` (base64 bytes: inline,
         a data: URL, or a workspace file) or `fileData` (an http(s) URL, or a file Gemini's File
-        API holds). Another provider's file id means nothing here: dropped."""
-        if isinstance(block, ImageBlock):
-            accepted = self.caps.accepted_image_media_types
-            if not self.caps.supports_images or (accepted and block.media_type not in accepted):
-                why = f"{self.options.model} does not accept {block.media_type} images"
-                _drop(message, index, "image", why)
-                return None
-        elif isinstance(block, DocumentBlock):
-            _document_losses(block, message, index)
+        API holds). What the model or Gemini cannot take (`_media.admit`: another provider's
+        file id among it) is dropped with the WARN."""
+        refused = admit(block, self.caps, self.model_id, FACTS)
+        if refused is not None:
+            _drop(message, index, block.type, refused)
+            return None
+        if isinstance(block, DocumentBlock):
+            document_losses(block, message, index, adapter=NAME, part="a gemini part")
         source = block.source
         if source.kind == MediaSourceKind.file_id:
-            if source.provider != NAME:
-                _drop(message, index, block.type, f"a file id of {source.provider} means nothing to gemini")
-                return None
             return {"fileData": {"mimeType": block.media_type, "fileUri": source.data}}
         if source.kind == MediaSourceKind.url:
             parsed = parse_data_url(source.data)
@@ -431,25 +430,6 @@ class _Writer:
         if block.signature is not None:
             part["thoughtSignature"] = block.signature
         return part
-
-
-def _document_losses(block: DocumentBlock, message: Message, index: int) -> None:
-    """A document's title, context and citation flag have no field in a Gemini part: the
-    document goes without them, said once (§7.3)."""
-    lost = [
-        name
-        for name in ("title", "context", "citations_enabled")
-        if getattr(block, name) not in (None, False)
-    ]
-    if lost:
-        warn_loss(
-            adapter=NAME,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type="document",
-            reason=f"a gemini part has no {', '.join(lost)}",
-            text=f"{NAME}: document {index} of {message.id} goes without its {', '.join(lost)}",
-        )
 
 
 def _drop_inside(message: Message, index: int, block_type: str, reason: str) -> None:

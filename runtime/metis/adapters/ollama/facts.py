@@ -47,6 +47,8 @@ FACTS = ProviderFacts(
     },
     # `format` is a JSON Schema or the string "json" (JSON mode, provider-only).
     output_schema={"format": SCHEMA},
+    # No Files API: images go inline as base64, so every file id is another provider's.
+    file_ids_from=frozenset(),
 )
 
 __all__ = ["FACTS", "NAME"]

@@ -50,6 +50,7 @@ from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._facts import ToolChoice, tool_choice_meaning
 from .._lossy import drop_block, warn_cache_points, warn_loss
+from .._media import admit
 from .._options import merge, own_fields
 from .._schema import inline_refs, uses_refs
 from .._shared import function_tool, image_base64, own_raw, parse_data_url
@@ -254,12 +255,9 @@ class _Writer:
     def _image(self, message: Message, index: int, block: ImageBlock, where: str = "") -> str | None:
         """Raw base64 for `images`, or None when the block was dropped."""
         block_type = f"{block.type}{where}"
-        accepted = self.caps.accepted_image_media_types
-        if not self.caps.supports_images:
-            self._drop(message, index, block_type, f"model {self.model} does not accept images")
-            return None
-        if accepted and block.media_type not in accepted:
-            self._drop(message, index, block_type, f"model {self.model} does not accept {block.media_type}")
+        refused = admit(block, self.caps, self.model, FACTS)  # every file id: Ollama reads none
+        if refused is not None:
+            self._drop(message, index, block_type, refused)
             return None
         if block.source.kind != MediaSourceKind.url:
             return image_base64(block, self.options)

@@ -81,6 +81,9 @@ FACTS = ProviderFacts(
     tool_choice=TOOL_CHOICE,
     options=OPTIONS,
     output_schema=OUTPUT_SCHEMA,
+    # OpenAI's Files API serves both wires (an `input_file`/`input_image` file_id is the
+    # same upload a Chat Completions `file` part names).
+    file_ids_from=frozenset({PROVIDER, "openai"}),
 )
 """Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
 they differ in what the writer asks for."""

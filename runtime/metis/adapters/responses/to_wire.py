@@ -60,7 +60,8 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
-from .._lossy import drop_block, warn_cache_points, warn_loss
+from .._lossy import drop_block, warn_cache_points
+from .._media import admit, document_losses
 from .._options import merge
 from .._shared import (
     DIRECTIVES,
@@ -74,7 +75,7 @@ from .._shared import (
 )
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
-from .facts import DIALECTS, OPENAI, PROVIDER, ResponsesDialect
+from .facts import DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
 
 log = logging.getLogger("metis.adapters")
 
@@ -206,30 +207,23 @@ class _Writer:
             self.items.append({"type": "message", "role": "user", "content": parts})
 
     def media(self, block: ImageBlock | DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
-        return (
-            self.image(block, message, index)
-            if isinstance(block, ImageBlock)
-            else self.document(block, message, index)
-        )
+        """An `input_image` or `input_file` part, or None when the target cannot take the
+        block (`_media.admit`: dropped with the WARN)."""
+        refused = admit(block, self.caps, self.model_id, FACTS)
+        if refused is not None:
+            self.drop(message, index, block.type, refused)
+            return None
+        return self.image(block) if isinstance(block, ImageBlock) else self.document(block, message, index)
 
-    def document(self, block: DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
+    def document(self, block: DocumentBlock, message: Message, index: int) -> dict[str, Any]:
         """An `input_file` part: inline data (with a filename, as OpenAI requires), a URL, or
-        this provider's own file id."""
+        this provider's own file id (the title goes as the filename of inline data only)."""
         source = block.source
-        lost = [name for name in ("context", "citations_enabled") if getattr(block, name)]
-        if lost:
-            warn_loss(
-                adapter=PROVIDER,
-                session_id=message.session_id,
-                message_id=message.id,
-                block_type="document",
-                reason=f"input_file has no {' or '.join(lost)}",
-                text=f"{PROVIDER}: document {index} of {message.id} goes without its {', '.join(lost)}",
-            )
+        inline = source.kind in (MediaSourceKind.base64, MediaSourceKind.file_ref)
+        document_losses(
+            block, message, index, adapter=PROVIDER, part="input_file", carried={"title"} if inline else ()
+        )
         if source.kind == MediaSourceKind.file_id:
-            if source.provider != PROVIDER:
-                self.drop(message, index, "document", f"a file id of {source.provider} means nothing here")
-                return None
             return {"type": "input_file", "file_id": source.data}
         if source.kind == MediaSourceKind.url:
             return {"type": "input_file", "file_url": source.data}
@@ -245,18 +239,8 @@ class _Writer:
             "file_data": data_url(block.media_type, b64),
         }
 
-    def image(self, block: ImageBlock, message: Message, index: int) -> dict[str, Any] | None:
-        if not self.caps.supports_images:
-            self.drop(message, index, "image", f"{self.model_id} does not accept images")
-            return None
-        accepted = self.caps.accepted_image_media_types
-        if accepted and block.media_type not in accepted:
-            self.drop(message, index, "image", f"{self.model_id} does not accept {block.media_type}")
-            return None
+    def image(self, block: ImageBlock) -> dict[str, Any]:
         if block.source.kind == MediaSourceKind.file_id:
-            if block.source.provider != PROVIDER:
-                self.drop(message, index, "image", f"a file id of {block.source.provider} means nothing here")
-                return None
             return {"type": "input_image", "file_id": block.source.data, "detail": "auto"}
         b64 = image_base64(block, self.options)
         url = block.source.data if b64 is None else data_url(block.media_type, b64)

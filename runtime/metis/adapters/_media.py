@@ -1,0 +1,129 @@
+"""Media admission: whether a media block may go to a provider at all, decided once.
+
+Every writer asks the same questions of an image, document, audio or video block before
+it builds its provider's part, and gets the same answers with the same §7.3 reasons:
+
+- does the target model take this kind of medium (catalog capabilities: images and the
+  image media types it lists, the provider's own wire narrowing those further; documents,
+  audio, video)?
+- a `file_id` source is an upload to one provider's Files API: it goes only to a provider
+  whose facts row reads that provider's file ids (`ProviderFacts.file_ids_from`), never
+  with its data emptied or guessed at.
+
+`admit` answers both (None: the block may go); the writer then decides how its wire spells
+an admitted block, and drops with its part's own reason what that part cannot hold. A
+document that goes without fields its part has no place for says so once
+(`document_losses`), only when it is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from metis_schema.v2 import (
+    AdapterCapabilities,
+    AudioBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaSource,
+    MediaSourceKind,
+    Message,
+    VideoBlock,
+)
+
+from ._facts import ProviderFacts
+from ._lossy import warn_loss
+
+MediaBlock = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
+"""The blocks whose bytes a MediaSource carries."""
+
+DOCUMENT_FIELDS = ("title", "context", "citations_enabled")
+"""A document's fields beside its bytes, which a provider's part may have no place for."""
+
+
+def admit(
+    block: MediaBlock,
+    caps: AdapterCapabilities,
+    model_id: str,
+    facts: ProviderFacts,
+    *,
+    image_types: frozenset[str] | None = None,
+) -> str | None:
+    """Why `block` cannot go to `model_id` at `facts.provider`, or None when it may.
+
+    `image_types`: the image media types the provider's wire takes at all, where it names
+    them (Anthropic), beside those the model lists (`accepted_image_media_types`; an empty
+    list says any)."""
+    if isinstance(block, ImageBlock):
+        refused = _image_refusal(block, caps, model_id, facts.provider, image_types)
+        if refused is not None:
+            return refused
+    elif not _takes(block, caps):
+        return f"{model_id} does not accept {_KINDS[block.type]}"
+    return file_id_refusal(block.source, facts)
+
+
+_KINDS = {"document": "documents", "audio": "audio", "video": "video"}
+
+
+def _takes(block: DocumentBlock | AudioBlock | VideoBlock, caps: AdapterCapabilities) -> bool:
+    if isinstance(block, DocumentBlock):
+        return caps.supports_documents
+    if isinstance(block, AudioBlock):
+        return caps.supports_audio
+    return caps.supports_video
+
+
+def _image_refusal(
+    block: ImageBlock,
+    caps: AdapterCapabilities,
+    model_id: str,
+    provider: str,
+    image_types: frozenset[str] | None,
+) -> str | None:
+    if not caps.supports_images:
+        return f"{model_id} does not accept images"
+    listed = caps.accepted_image_media_types
+    if listed and block.media_type not in listed:
+        return f"{model_id} does not accept {block.media_type}"
+    if image_types is not None and block.media_type not in image_types:
+        return f"{provider} images are {', '.join(sorted(image_types))}, not {block.media_type}"
+    return None
+
+
+def file_id_refusal(source: MediaSource, facts: ProviderFacts) -> str | None:
+    """Why `source` cannot go to `facts.provider` (a file id of a provider whose uploads it
+    cannot read), or None when it may (any other kind of source, or a file id it reads)."""
+    if source.kind != MediaSourceKind.file_id or facts.reads_file_id(source.provider):
+        return None
+    owner = source.provider or "an unnamed provider"
+    return f"a file id of {owner} means nothing to {facts.provider}"
+
+
+def document_losses(
+    block: DocumentBlock,
+    message: Message,
+    index: int,
+    *,
+    adapter: str,
+    part: str,
+    carried: Collection[str] = (),
+) -> None:
+    """The one WARN (§7.3) of a document sent as `part`, which has no place for the set
+    fields of `DOCUMENT_FIELDS` not in `carried`; nothing when it loses none. Call it
+    for a document that is sent (a dropped one has its own WARN)."""
+    lost = [
+        name for name in DOCUMENT_FIELDS if name not in carried and getattr(block, name) not in (None, False)
+    ]
+    if lost:
+        warn_loss(
+            adapter=adapter,
+            session_id=message.session_id,
+            message_id=message.id,
+            block_type="document",
+            reason=f"{part} has no {' or '.join(lost)}",
+            text=f"{adapter}: document {index} of {message.id} goes without its {', '.join(lost)}",
+        )
+
+
+__all__ = ["DOCUMENT_FIELDS", "MediaBlock", "admit", "document_losses", "file_id_refusal"]
