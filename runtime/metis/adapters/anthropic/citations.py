@@ -20,9 +20,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from ...errors import WireFormatError
 from ...validation import pydantic_problems
+from .._cache_points import with_cache_point
 from .._lossy import warn_loss
 from .._shared import text_block
-from .cache import with_cache_point
 from .facts import PROVIDER
 from .replay import Replay
 

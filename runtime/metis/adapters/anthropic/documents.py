@@ -27,8 +27,8 @@ from pydantic import BaseModel, ValidationError
 from ...errors import WireFormatError
 from ...media import workspace_file_base64
 from ...validation import pydantic_problems
+from .._cache_points import with_cache_point
 from ..base import AdapterOptions
-from .cache import with_cache_point
 from .facts import PROVIDER
 
 PDF = "application/pdf"

@@ -23,10 +23,10 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
+from .._cache_points import with_cache_point
 from .._shared import thinking_block, tool_use_block
 from .._wire import read
 from . import wire
-from .cache import with_cache_point
 from .citations import read_text
 from .facts import FACTS, PROVIDER
 from .replay import Replay, response_raw, warn_foreign

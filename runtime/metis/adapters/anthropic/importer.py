@@ -37,13 +37,13 @@ from metis_schema.v2 import (
 from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
+from .._cache_points import with_cache_point
 from .._lossy import import_drop
 from .._options import option_fields, take
 from .._shared import imported_tool, resolve_import_model, url_image_media_type
 from .._wire import read
 from ..base import AdapterOptions, WireBody, WireImport
 from . import wire
-from .cache import with_cache_point
 from .citations import read_text
 from .documents import read_document, read_search_result
 from .facts import FACTS, PROVIDER

@@ -56,12 +56,12 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
+from .._cache_points import NO_CACHE_CONTROL, cache_control
 from .._lossy import drop_block, log, warn_loss
 from .._media import admit
 from .._options import merge, own_fields
 from .._shared import image_base64, produced_at, replays_opaque, sent_to
 from ..base import AdapterOptions, WireBody
-from .cache import NO_CACHE_CONTROL, cache_control
 from .citations import write_citations
 from .documents import write_document, write_search_result
 from .facts import FACTS, PROVIDER

@@ -40,11 +40,11 @@ from pydantic import BaseModel, ValidationError
 from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
+from .._cache_points import cache_control
 from .._lossy import import_drop, warn_loss
 from .._options import option_fields, take
 from .._shared import import_model, imported_tool
 from .._wire import read
-from ..anthropic.cache import cache_control
 from ..base import AdapterOptions, WireImport
 from .facts import ChatDialect
 from .from_wire import not_canonical, read_assistant, response_raw

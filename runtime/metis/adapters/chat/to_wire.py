@@ -69,6 +69,7 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
+from .._cache_points import cache_control
 from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._options import merge
 from .._shared import (
@@ -80,7 +81,6 @@ from .._shared import (
     replays_opaque,
     split_directives,
 )
-from ..anthropic.cache import cache_control
 from ..base import AdapterOptions, WireBody
 from .facts import ChatDialect
 from .media import MediaWriter

@@ -1,4 +1,4 @@
-"""Anthropic `cache_control` <-> the canonical cache breakpoint (`cache_point`).
+"""`cache_control` <-> the canonical cache breakpoint (`cache_point`): Anthropic's, also OpenRouter's.
 
 `{"type": "ephemeral", "ttl"?}` on a block is `CachePoint(ttl?)` on the canonical block,
 both directions. Anthropic takes it on every block kind the writer sends except thinking
