@@ -1175,3 +1175,69 @@ def test_a_result_index_kept_from_being_given_back_leaves_provider_raw_aligned()
     assert canonical(streamed) == canonical(whole)
     raw = whole.metadata.provider_raw
     assert raw is not None and raw["other_items"][0]["at"] == 1 and raw["phase"] == {"1": "commentary"}
+
+
+# --- audio and file-id images in requests ---------------------------------------------------------
+
+_WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
+
+
+def test_input_audio_and_file_id_images_import_and_replay_as_they_came(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A recorded request's `input_audio` part is a v2 audio block and an `input_image` by
+    file id an image by this provider's file id; both go back as they came to a model that
+    takes them (SDK `ResponseInputAudioParam`, `ResponseInputImageParam`)."""
+    from metis import catalog
+
+    parts = [
+        {"type": "input_text", "text": "What is said, and what is shown?"},
+        {"type": "input_audio", "input_audio": {"data": _WAV, "format": "wav"}},
+        {"type": "input_image", "file_id": "file-abc123", "detail": "auto"},
+    ]
+    body = {"model": "gpt-5", "input": [{"type": "message", "role": "user", "content": parts}]}
+    ids = ToolIdMap(SESSION)
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ids)
+    user = imported.messages[0]
+    assert [b.type for b in user.content] == ["text", "audio", "image"]
+    assert user.content[1].media_type == "audio/wav"  # type: ignore[union-attr]
+    assert user.content[2].source.provider == "responses"  # type: ignore[union-attr]
+
+    real = catalog.load_catalog()
+    entry = real.resolve(MODEL)
+    hearing = entry.model_copy(
+        update={"capabilities": entry.capabilities.model_copy(update={"supports_audio": True})}
+    )
+
+    class Hearing:
+        def resolve(self, model: str) -> Any:
+            return hearing if model == MODEL else real.resolve(model)
+
+    monkeypatch.setattr("metis.adapters.responses.to_wire.load_catalog", lambda: Hearing())
+    out = ADAPTER.to_wire(
+        imported.messages, [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
+    )
+    assert out["input"][0]["content"] == parts
+
+
+def test_audio_a_model_cannot_hear_is_dropped_with_the_warn(caplog: pytest.LogCaptureFixture) -> None:
+    body = {
+        "model": "gpt-5",
+        "input": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_audio", "input_audio": {"data": _WAV, "format": "mp3"}},
+                    {"type": "input_text", "text": "hi"},
+                ],
+            }
+        ],
+    }
+    ids = ToolIdMap(SESSION)
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ids)
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        out = ADAPTER.to_wire(
+            imported.messages, [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
+        )
+    assert out["input"][0]["content"] == [{"type": "input_text", "text": "hi"}]
+    assert [getattr(r, "block_type", None) for r in caplog.records] == ["audio"]

@@ -10,6 +10,7 @@ other than OpenAI's, and the mapping reads that row; nothing else asks which ser
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from metis_schema.v2 import StopReason
 
@@ -23,7 +24,7 @@ from .._facts import (
     ProviderFacts,
     ToolChoice,
 )
-from ..chat.facts import RETRYABLE_TYPES
+from ..chat.facts import RETRYABLE_TYPES, WAV_MP3
 
 PROVIDER = "responses"
 
@@ -104,6 +105,10 @@ class ResponsesDialect:
     """Ask for `reasoning.encrypted_content`, the only way reasoning survives `store: false`."""
 
 
+AUDIO_FORMATS = MappingProxyType(WAV_MP3)
+"""Audio media type -> `input_audio.format`: base64 wav and mp3, as in Chat Completions
+(SDK `ResponseInputAudioParam`); other audio is dropped with the WARN."""
+
 OPENAI = ResponsesDialect(name="openai", facts=FACTS, store=False, include_encrypted_reasoning=True)
 OPEN_RESPONSES = ResponsesDialect(
     name="open-responses", facts=FACTS, store=None, include_encrypted_reasoning=True
@@ -112,6 +117,7 @@ DIALECTS = {d.name: d for d in (OPENAI, OPEN_RESPONSES)}
 
 
 __all__ = [
+    "AUDIO_FORMATS",
     "DIALECTS",
     "FACTS",
     "OPENAI",

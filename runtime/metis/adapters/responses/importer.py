@@ -11,7 +11,8 @@ Compaction items and the provider's own tool calls join the assistant run (v2 co
 and server_tool_use blocks each followed by the server_tool_result of what the item
 returned, as in a reply). Not carried, each dropped with a WARN and listed in
 `WireImport.dropped`: `item_reference` items (the item lives on the server),
-`input_audio` parts and image parts given by `file_id`, and items with no block.
+and items with no block. `input_audio` parts become v2 audio, and an image given by
+`file_id` an image by this provider's file id.
 `input_file` parts become v2 documents (a file id as this provider's; a media type not
 given is guessed from the name, else taken as PDF).
 Canonical options are taken out of the top-level option fields by the facts row
@@ -26,10 +27,12 @@ from __future__ import annotations
 
 import logging
 import mimetypes
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from metis_schema.v2 import (
+    AudioBlock,
     ContentBlock,
     DocumentBlock,
     ImageBlock,
@@ -52,10 +55,12 @@ from .._options import option_fields
 from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
 from .._wire import read
 from ..base import AdapterOptions, WireImport
-from .facts import PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
 from .from_wire import ItemRead, read_items
 from .to_wire import DIRECTIVES
-from .wire import FunctionCallOutputItem, Item, MessageItem, Part, Request, Tool
+from .wire import FunctionCallOutputItem, InputAudio, Item, MessageItem, Part, Request, Tool
+
+_B = TypeVar("_B", ImageBlock, AudioBlock)
 
 log = logging.getLogger("metis.adapters")
 
@@ -225,6 +230,10 @@ class _Importer:
             return TextBlock(type="text", text=part["text"])
         if kind == "input_image" and images and part.get("image_url"):
             return self.image(str(part["image_url"]), path)
+        if kind == "input_image" and images and part.get("file_id"):
+            return self.file_image(str(part["file_id"]), path)
+        if kind == "input_audio" and images and "input_audio" in part:
+            return self.audio(part["input_audio"], path)
         if kind == "input_file" and images:
             document = self.document(part, path)
             if document is not None:
@@ -253,6 +262,28 @@ class _Importer:
             return None
         try:
             return DocumentBlock(type="document", source=source, media_type=media_type, title=name)
+        except ValidationError as exc:
+            raise WireFormatError(
+                f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
+            ) from None
+
+    def file_image(self, file_id: str, path: str) -> ImageBlock:
+        """An `input_image` by this provider's file id (the Files API gives no media type
+        here: taken as PNG, which the id's replay to this provider does not depend on)."""
+        source = MediaSource(kind=MediaSourceKind.file_id, data=file_id, provider=PROVIDER)
+        return self.checked(lambda: ImageBlock(type="image", source=source, media_type="image/png"), path)
+
+    def audio(self, audio: InputAudio, path: str) -> AudioBlock:
+        """An `input_audio` part -> AudioBlock (its format named back as a media type)."""
+        media_type = next((m for m, f in AUDIO_FORMATS.items() if f == audio["format"]), None)
+        source = MediaSource(kind=MediaSourceKind.base64, data=audio["data"])
+        made = media_type or f"audio/{audio['format']}"
+        return self.checked(lambda: AudioBlock(type="audio", source=source, media_type=made), path)
+
+    def checked(self, make: Callable[[], _B], path: str) -> _B:
+        """`make()`, a pydantic refusal as the WireFormatError at `path`."""
+        try:
+            return make()
         except ValidationError as exc:
             raise WireFormatError(
                 f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from metis_schema.v2 import (
+    AudioBlock,
     CompactionBlock,
     DocumentBlock,
     ImageBlock,
@@ -59,7 +60,7 @@ from metis_schema.v2 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
-from ...media import workspace_file_base64
+from ...media import inline_base64, workspace_file_base64
 from .._lossy import drop_block, warn_cache_points
 from .._media import admit, document_losses
 from .._options import merge
@@ -75,7 +76,7 @@ from .._shared import (
 )
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
-from .facts import DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
+from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
 
 log = logging.getLogger("metis.adapters")
 
@@ -197,23 +198,42 @@ class _Writer:
         for index, block in enumerate(message.content):
             if isinstance(block, TextBlock):
                 parts.append({"type": "input_text", "text": block.text})
-            elif isinstance(block, ImageBlock | DocumentBlock):
+            elif isinstance(block, ImageBlock | DocumentBlock | AudioBlock):
                 part = self.media(block, message, index)
                 if part is not None:
                     parts.append(part)
             else:
-                self.drop(message, index, block.type, "USER messages carry text, images and documents only")
+                self.drop(
+                    message, index, block.type, "USER messages carry text, images, documents and audio only"
+                )
         if parts:
             self.items.append({"type": "message", "role": "user", "content": parts})
 
-    def media(self, block: ImageBlock | DocumentBlock, message: Message, index: int) -> dict[str, Any] | None:
-        """An `input_image` or `input_file` part, or None when the target cannot take the
-        block (`_media.admit`: dropped with the WARN)."""
+    def media(
+        self, block: ImageBlock | DocumentBlock | AudioBlock, message: Message, index: int
+    ) -> dict[str, Any] | None:
+        """An `input_image`, `input_file` or `input_audio` part, or None when the target
+        cannot take the block (`_media.admit`, the audio formats: dropped with the WARN)."""
         refused = admit(block, self.caps, self.model_id, FACTS)
+        if refused is None and isinstance(block, AudioBlock):
+            refused = self.audio_refused(block)
         if refused is not None:
             self.drop(message, index, block.type, refused)
             return None
+        if isinstance(block, AudioBlock):
+            # base64 or a workspace file (audio_refused turned URLs and file ids away)
+            data = inline_base64(block, self.options.workspace, max_bytes=self.options.max_media_bytes)
+            audio = {"data": data, "format": AUDIO_FORMATS[block.media_type]}
+            return {"type": "input_audio", "input_audio": audio}
         return self.image(block) if isinstance(block, ImageBlock) else self.document(block, message, index)
+
+    def audio_refused(self, block: AudioBlock) -> str | None:
+        """Why an audio block cannot be an `input_audio` part (None: it can)."""
+        if block.media_type not in AUDIO_FORMATS:
+            return f"input_audio does not take {block.media_type}"
+        if block.source.kind in (MediaSourceKind.url, MediaSourceKind.file_id):
+            return "input_audio takes base64 bytes only"
+        return None
 
     def document(self, block: DocumentBlock, message: Message, index: int) -> dict[str, Any]:
         """An `input_file` part: inline data (with a filename, as OpenAI requires), a URL, or

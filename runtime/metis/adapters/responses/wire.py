@@ -46,6 +46,13 @@ def _item_kind(known: frozenset[str], server_calls: frozenset[str]) -> Discrimin
 # --- content parts ------------------------------------------------------------------------
 
 
+class InputAudio(TypedDict):
+    """An `input_audio` part's audio: base64 bytes and their format (`mp3` or `wav`)."""
+
+    data: str
+    format: str
+
+
 @with_config(_LOOSE)
 class Part(TypedDict):
     """A message content part: `input_text`, `input_image`, `input_file`, `input_audio`
@@ -58,6 +65,7 @@ class Part(TypedDict):
     file_id: NotRequired[str | None]
     detail: NotRequired[Any]
     annotations: NotRequired[list[dict[str, Any]]]
+    input_audio: NotRequired[InputAudio]
 
 
 PartList = Annotated[list[Part], Field()]
@@ -333,6 +341,7 @@ __all__ = [
     "FileSearchResult",
     "FunctionCallItem",
     "FunctionCallOutputItem",
+    "InputAudio",
     "Item",
     "ItemReference",
     "MessageItem",
