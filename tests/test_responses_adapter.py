@@ -1213,7 +1213,7 @@ def test_input_audio_and_file_id_images_import_and_replay_as_they_came(
         def resolve(self, model: str) -> Any:
             return hearing if model == MODEL else real.resolve(model)
 
-    monkeypatch.setattr("metis.adapters.responses.to_wire.load_catalog", lambda: Hearing())
+    monkeypatch.setattr("metis.adapters.responses.to_wire.load_catalog", Hearing)
     out = ADAPTER.to_wire(
         imported.messages, [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ids)
     )
