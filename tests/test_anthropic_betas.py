@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from metis.adapters.anthropic.betas import COMPACTION, CONTEXT_MANAGEMENT, MCP_CLIENT, betas
+from metis.adapters.anthropic.betas import COMPACTION, CONTEXT_MANAGEMENT, FILES_API, MCP_CLIENT, betas
 from metis.client import Client
 from metis.store import Store
 from test_client_support import KEYS, FakeTime, ScriptedProvider, json_reply
@@ -36,6 +36,13 @@ def test_blocks_edits_and_fields_name_their_betas() -> None:
         "mcp_servers": [{"type": "url", "url": "https://mcp.example.com", "name": "e"}],
     }
     assert betas(body) == sorted({COMPACTION, CONTEXT_MANAGEMENT, MCP_CLIENT})
+
+
+def test_a_files_api_source_names_its_beta_even_inside_a_tool_result() -> None:
+    document = {"type": "document", "source": {"type": "file", "file_id": "file_011"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": [document]}
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": [result]}]}
+    assert betas(body) == [FILES_API]
 
 
 @pytest.fixture

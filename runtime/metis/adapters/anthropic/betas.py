@@ -4,7 +4,8 @@ Anthropic refuses a beta feature's fields and blocks unless the request names th
 its `anthropic-beta` header. A replayed history holding a native compaction block, or a
 request whose provider options ask for context management or the MCP connector, needs the
 header whoever built the body, so the header is derived from what the body holds: a table
-of the blocks, context-management edits and top-level fields each beta governs (names from
+of the blocks, block sources, context-management edits and top-level fields each beta
+governs (names from
 Anthropic's beta-headers list, as the anthropic SDK's `AnthropicBetaParam` spells them).
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 COMPACTION = "compact-2026-01-12"
 CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 MCP_CLIENT = "mcp-client-2025-11-20"
+FILES_API = "files-api-2025-04-14"
 
 BLOCKS = MappingProxyType(
     {"compaction": COMPACTION, "mcp_tool_use": MCP_CLIENT, "mcp_tool_result": MCP_CLIENT}
@@ -35,6 +37,9 @@ EDITS = MappingProxyType(
 FIELDS = MappingProxyType({"mcp_servers": MCP_CLIENT})
 """Top-level request field -> its beta."""
 
+SOURCES = MappingProxyType({"file": FILES_API})
+"""A block's `source.type` -> its beta (a document or image by Files API id)."""
+
 
 def betas(body: Mapping[str, Any]) -> list[str]:
     """The betas `body` uses, sorted (a body `to_wire` wrote: its shapes are known)."""
@@ -46,12 +51,25 @@ def betas(body: Mapping[str, Any]) -> list[str]:
             if beta is not None:
                 found.add(beta)
     for turn in body.get("messages") or ():
-        content = turn.get("content")
-        if isinstance(content, list):
-            found.update(
-                BLOCKS[b["type"]] for b in content if isinstance(b, Mapping) and b.get("type") in BLOCKS
-            )
+        _blocks(turn.get("content"), found)
     return sorted(found)
+
+
+def _blocks(content: Any, found: set[str]) -> None:
+    """The betas of a content list's blocks, and of the blocks inside its tool results."""
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, Mapping):
+            continue
+        beta = BLOCKS.get(str(block.get("type")))
+        if beta is not None:
+            found.add(beta)
+        source = block.get("source")
+        if isinstance(source, Mapping) and str(source.get("type")) in SOURCES:
+            found.add(SOURCES[str(source.get("type"))])
+        if block.get("type") == "tool_result":
+            _blocks(block.get("content"), found)
 
 
 def beta_headers(body: Mapping[str, Any]) -> dict[str, str]:
@@ -66,7 +84,9 @@ __all__ = [
     "CONTEXT_MANAGEMENT",
     "EDITS",
     "FIELDS",
+    "FILES_API",
     "MCP_CLIENT",
+    "SOURCES",
     "beta_headers",
     "betas",
 ]
