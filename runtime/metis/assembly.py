@@ -78,6 +78,13 @@ MAX_PROVIDER_RAW_DEPTH = 100
 levels, and the persistence serializer refuses past its own limit (about 250) with an
 untyped error at store time; a provider's own JSON is nowhere near this deep."""
 
+MAX_VALUE_DEPTH = 100
+"""Deepest nesting of the JSON values blocks carry (tool and server-tool inputs, a server
+tool result's provider_data), where a reply or an import makes them. The message around a
+value adds a few levels, orjson writes at most 254 and pydantic-core's serializer refuses
+past its own limit, so a deeper value would be taken in and then fail to hash, store or
+estimate with an untyped error; no tool's arguments nest anywhere near this deep."""
+
 MAX_PROVIDER_RAW_BYTES = 32 * 1024 * 1024
 """Largest provider_raw (as JSON) kept by default: it is stored and loaded with every
 message, so a server that sends 100 MiB of extras must not make each load carry them.
@@ -207,6 +214,22 @@ def _depth_past(value: Any, limit: int) -> bool:
     return False
 
 
+def bounded_values(content: Sequence[Any], provider: str, *, message_id: str | None = None) -> None:
+    """The JSON values of `content`'s blocks within `MAX_VALUE_DEPTH`, else a WireFormatError
+    at the block's path: checked where blocks enter from a provider, before anything
+    serializes them."""
+    for index, block in enumerate(content):
+        for name in ("input", "provider_data"):
+            value = getattr(block, name, None)
+            if isinstance(value, dict | list) and _depth_past(value, MAX_VALUE_DEPTH):
+                raise WireFormatError(
+                    f"{block.type} {name} nests deeper than {MAX_VALUE_DEPTH} levels",
+                    provider=provider,
+                    path=f"content[{index}].{name}",
+                    message_id=message_id,
+                )
+
+
 def _bounded_raw(provider: str, provider_raw: dict[str, Any], context: RequestContext) -> None:
     """provider_raw within the context's depth and size bounds, else a WireFormatError."""
     depth = context.max_provider_raw_depth
@@ -299,6 +322,7 @@ def finish_assistant(
     Message, so a reply that breaks them (a COMPLETE reply with no content) is a typed error.
     A COMPLETE reply without usage gets an estimate (`reported_or_estimated`).
     """
+    bounded_values(content, provider, message_id=context.message_id)
     if status == MessageStatus.complete:
         counts, provider_raw = reported_or_estimated(counts, content, context, provider_raw)
     return _assistant_message(
@@ -467,6 +491,7 @@ def imported_assistant(
 ) -> Message:
     """An ASSISTANT turn of a recorded request (see `import_context`): zero usage, not an
     estimate, because what it cost was paid elsewhere and is not this session's."""
+    bounded_values(content, provider)
     return _assistant_message(
         context,
         context.message_id or new_message_id(),
@@ -655,6 +680,7 @@ class StreamAssembler:
         else:
             status = MessageStatus.complete
         content = self.content(final=True)  # fills unparsed_arguments
+        bounded_values(content, self.provider, message_id=self.message_id)
         raw = dict(provider_raw or {})
         if self.unparsed_arguments:
             raw.setdefault("unparsed_arguments", {}).update(self.unparsed_arguments)
@@ -674,6 +700,7 @@ class StreamAssembler:
         error = {"code": type(failure).__name__, "message": str(failure)[:2000]}
         try:
             content = self.content(final=True)
+            bounded_values(content, self.provider, message_id=self.message_id)
         except MetisError:
             content = []
         for raw in (dict(provider_raw or {}), {}):
@@ -707,6 +734,7 @@ class StreamAssembler:
 __all__ = [
     "RequestContext",
     "StreamAssembler",
+    "bounded_values",
     "finish_assistant",
     "import_context",
     "imported_assistant",
