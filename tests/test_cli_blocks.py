@@ -43,3 +43,28 @@ def test_every_block_type_has_a_summary(data: dict[str, object]) -> None:
     assert summary != "(empty)"
     if data["type"] != "text":  # text shows as its quoted excerpt
         assert str(data["type"]).split("_")[0] in summary
+
+
+def test_drop_report_tells_a_dropped_block_from_a_block_sent_in_part() -> None:
+    from metis.cli._common import Drop, drop_lines
+
+    message = Message.model_validate(
+        {
+            "schema_version": 2,
+            "id": "01JD0000000000000000000002",
+            "session_id": "sess_cli_blocks",
+            "role": "user",
+            "created_at": "2026-11-24T00:00:00Z",
+            "content": [{"type": "text", "text": "hi"}],
+        }
+    )
+    whole = Drop(
+        "openai", "audio", message.id, "no audio here", "dropped audio block from message x for openai"
+    )
+    part = Drop(
+        "openai", "document", message.id, "a file part has no context", "openai: document 0 goes without"
+    )
+    assert drop_lines([whole, part], [message]) == [
+        "dropped audio block from message #0 (user) [openai]: no audio here",
+        "document of message #0 (user) [openai], sent without part of it: a file part has no context",
+    ]

@@ -198,13 +198,15 @@ def drop_lines(drops: Sequence[Drop], messages: Sequence[Message]) -> list[str]:
     for drop in drops:
         index, role = where.get(drop.message_id or "", (None, None))
         at = f"message #{index} ({role})" if index is not None else (drop.message_id or "request")
-        what = "warning"
-        if drop.block_type:  # a provider-only option is no block (`adapters/_options.py`)
-            what = "option" if drop.block_type == "option" else f"{drop.block_type} block"
         by = f" [{drop.adapter}]" if drop.adapter else ""
-        lines.append(
-            f"dropped {what} from {at}{by}: {drop.reason}" if drop.block_type else f"{what}{by}: {drop.text}"
-        )
+        if not drop.block_type:
+            lines.append(f"warning{by}: {drop.text}")
+        elif drop.block_type == "option":  # a provider-only option is no block (`adapters/_options.py`)
+            lines.append(f"dropped option from {at}{by}: {drop.reason}")
+        elif drop.text.startswith("dropped "):  # the block itself went (`_lossy.drop_block`)
+            lines.append(f"dropped {drop.block_type} block from {at}{by}: {drop.reason}")
+        else:  # part of a block went (a field, a citation, a cache point); the block was sent
+            lines.append(f"{drop.block_type} of {at}{by}, sent without part of it: {drop.reason}")
     return lines
 
 
