@@ -56,6 +56,7 @@ def test_drop_report_tells_a_dropped_block_from_a_block_sent_in_part() -> None:
             "role": "user",
             "created_at": "2026-11-24T00:00:00Z",
             "content": [{"type": "text", "text": "hi"}],
+            "metadata": {},
         }
     )
     whole = Drop(
