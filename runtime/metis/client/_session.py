@@ -27,8 +27,6 @@ from metis_schema.v2 import (
     Role,
     RoutingDecisionRecord,
     ToolDefinition,
-    ToolResultBlock,
-    ToolUseBlock,
 )
 
 from .. import adapters, builders
@@ -42,6 +40,7 @@ from ..errors import ClientError, MessageNotFoundError
 from ..events import EventSink
 from ..ids import ToolIdMap
 from ..ops import compact
+from ..ops.repair import open_calls
 from ..routing import ChainPolicy, check_swap, decision_record
 from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
@@ -364,24 +363,12 @@ def _ignore(reply: Message) -> None:
 
 
 def _refuse_unanswered(history: Sequence[Message], session_id: str) -> None:
-    """A provider rejects a request whose last tool calls have no results: say so before sending."""
-    answered = {
-        block.tool_use_id
-        for message in history
-        if message.role == Role.tool
-        for block in message.content
-        if isinstance(block, ToolResultBlock)
-    }
-    open_calls = [
-        f"{block.id} ({block.name})"
-        for message in history
-        if message.role == Role.assistant
-        for block in message.content
-        if isinstance(block, ToolUseBlock) and block.id not in answered
-    ]
-    if open_calls:
+    """A provider rejects a request whose last tool calls have no results: say so before sending
+    (the history sent holds only COMPLETE assistant turns, the ones `open_calls` looks at)."""
+    unanswered = [f"{block.id} ({block.name})" for block in open_calls(history)]
+    if unanswered:
         raise ClientError(
-            f"session {session_id} has unanswered tool calls: {', '.join(open_calls)}",
+            f"session {session_id} has unanswered tool calls: {', '.join(unanswered)}",
             hint="answer each with session.add_tool_result(tool_use_id, ...) before sending",
         )
 
