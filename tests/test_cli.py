@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from metis.catalog import load_catalog
 from metis.cli import cli
 from metis.store import Store
-from metis_schema.v2 import MessageStatus, Role, RoutingMode
+from metis_schema.v3 import MessageStatus, Role, RoutingMode
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 SIGNATURE = "EqQBCkYIBxgCKkB" + "A" * 220
@@ -405,7 +405,7 @@ def _message(**overrides: Any) -> dict[str, Any]:
         "content": [{"type": "text", "text": "What's a ULID?"}],
         "metadata": {},
         "created_at": "2026-05-08T12:00:00.000000Z",
-        "schema_version": 2,
+        "schema_version": 3,
     }
     doc.update(overrides)
     return doc
@@ -749,7 +749,7 @@ def test_help_loads_neither_models_nor_adapters_nor_http() -> None:
         "import sys; sys.argv = ['metis', '--help']\n"
         "from metis.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('metis_schema.v2', 'metis.adapters', 'metis.store', 'httpx', 'rich', 'pydantic')"
+        "heavy = [m for m in ('metis_schema.v3', 'metis.adapters', 'metis.store', 'httpx', 'rich', 'pydantic')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )

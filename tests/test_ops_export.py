@@ -26,7 +26,7 @@ from metis.client import Client
 from metis.errors import ProviderError
 from metis.ops import chat_records, dataset_line
 from metis.store import Store
-from metis_schema.v2 import Message, Role, ToolUseBlock
+from metis_schema.v3 import Message, Role, ToolUseBlock
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

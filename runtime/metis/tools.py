@@ -36,7 +36,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from metis_schema.v2 import ToolDefinition
+from metis_schema.v3 import ToolDefinition
 from pydantic import ValidationError
 
 from ._json import non_finite

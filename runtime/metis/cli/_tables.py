@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ._common import cost_of, money, tokens_of
 
 if TYPE_CHECKING:
-    from metis_schema.v2 import Message
+    from metis_schema.v3 import Message
 
     from ..store import SessionInfo
 

@@ -24,7 +24,7 @@ from ._common import State, echo_err, read_json_documents
 from ._shapes import PROVIDER, refuse_mismatch
 
 if TYPE_CHECKING:
-    from metis_schema.v2 import Message
+    from metis_schema.v3 import Message
 
     from ..adapters import WireImport
     from ..ids import ToolIdMap
