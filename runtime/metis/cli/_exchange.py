@@ -21,7 +21,7 @@ from ..errors import MetisError, RecordingError
 from ._shapes import guess_provider, refuse_mismatch
 
 if TYPE_CHECKING:
-    from metis_schema.v2 import Message
+    from metis_schema.v2 import CatalogEntry, Message
 
     from ..adapters import Adapter, WireImport
     from ..assembly import RequestContext
@@ -57,7 +57,7 @@ class Skip:
     reason: str
 
 
-def adapter_for(interaction: Interaction, given: str | None) -> str | Skip:
+def adapter_for(interaction: Interaction, given: str | None, model: str | None = None) -> str | Skip:
     """The adapter that reads `interaction`, or why it is skipped (see the module docstring)."""
     from ..endpoints import route
 
@@ -74,7 +74,7 @@ def adapter_for(interaction: Interaction, given: str | None) -> str | Skip:
         return routed.adapter
     if given is not None:
         return given
-    guessed = guess_provider(interaction.request, interaction.response)
+    guessed = guess_provider(interaction.request, interaction.response, model=model)
     if guessed is None:
         raise RecordingError(
             "cannot tell which provider's request this is (no URL, and the body fits several)",
@@ -110,32 +110,50 @@ def _model(interaction: Interaction, adapter: str, override: str | None) -> tupl
         return None, []
     routed = route(interaction.url) if interaction.url else None
     named = (routed.model if routed else None) or _reply_model(interaction.response)
-    if named is not None or adapter not in MODEL_IN_URL:
+    if named is not None or isinstance(body.get("model"), str):
         return named, []
-    if isinstance(body.get("model"), str):
-        return None, []
+    if adapter not in MODEL_IN_URL:
+        raise RecordingError(
+            "no model in the body, URL or reply", path=interaction.where, hint="pass --model"
+        )
     from ..adapters.gemini import DEFAULT_IMPORT_MODEL
 
     return None, [f"no model in the body, URL or reply: stored as {DEFAULT_IMPORT_MODEL}; pass --model"]
 
 
+def _entry(model: str, adapter: str) -> CatalogEntry:
+    """The catalog entry a model name means at `adapter`: one of its models by wire name,
+    id or alias, else an unlisted model of it. An id or alias of another provider's model
+    is refused (`--model sonnet` for a Gemini file), not read as a name at `adapter`."""
+    from ..catalog import load_catalog
+
+    catalog = load_catalog()
+    name = model if model.startswith(f"{adapter}:") else f"{adapter}:{model.removeprefix('models/')}"
+    for candidate in (name, model):
+        try:
+            entry = catalog.resolve(candidate, allow_unlisted=False)
+        except MetisError:
+            continue
+        if entry.provider == adapter:
+            return entry
+        if ":" in model or candidate == model:
+            raise RecordingError(f"model {model!r} is a {entry.provider} model, not {adapter}", path="model")
+    return catalog.resolve(name)
+
+
 def _request(
     adapter: Adapter, body: dict[str, Any], model: str | None, session_id: str, tool_ids: ToolIdMap
 ) -> WireImport:
-    from ..catalog import load_catalog
-
-    if model is not None and adapter.name in MODEL_IN_URL:
-        name = model if ":" in model else f"{adapter.name}:{model.removeprefix('models/')}"
-        entry = load_catalog().resolve(name)
-        return adapter.from_wire_request(body, session_id=session_id, tool_ids=tool_ids, model=entry.id)  # type: ignore[call-arg]
-    if model is not None:
-        entry = load_catalog().resolve(model if ":" in model else f"{adapter.name}:{model}")
-        if entry.provider != adapter.name:
-            raise RecordingError(
-                f"model {model!r} is a {entry.provider} model, not {adapter.name}", path="model"
-            )
-        body = {**body, "model": entry.wire_model}
-    return adapter.from_wire_request(body, session_id=session_id, tool_ids=tool_ids)
+    if model is None:
+        return adapter.from_wire_request(body, session_id=session_id, tool_ids=tool_ids)
+    entry = _entry(model, adapter.name)
+    if adapter.name in MODEL_IN_URL:
+        return adapter.from_wire_request(  # type: ignore[call-arg]
+            body, session_id=session_id, tool_ids=tool_ids, model=entry.id
+        )
+    return adapter.from_wire_request(
+        {**body, "model": entry.wire_model}, session_id=session_id, tool_ids=tool_ids
+    )
 
 
 def _is_error(interaction: Interaction) -> bool:

@@ -77,9 +77,10 @@ _REPLY_MARKS: tuple[tuple[str, Any, frozenset[str]], ...] = (
 """(key, value or None for any, the providers) of a reply body's top level."""
 
 
-def guess_provider(body: Mapping[str, Any], reply: Any = None) -> str | None:
+def guess_provider(body: Mapping[str, Any], reply: Any = None, *, model: str | None = None) -> str | None:
     """The one provider whose format a body (and its reply) can be, for a file that does not
-    say (no URL, no `--from`); ties go to the provider the body's model names, then to the
+    say (no URL, no `--from`); ties go to the provider the model (`--model`, else the
+    body's) names, then to the
     provider that owns the format (OpenAI Chat). None when nothing tells."""
     from .. import adapters
     from ..catalog import load_catalog
@@ -93,9 +94,10 @@ def guess_provider(body: Mapping[str, Any], reply: Any = None) -> str | None:
         for key, value, providers in _REPLY_MARKS:
             if key in reply and (value is None or reply[key] == value):
                 fits &= providers
-    if len(fits) > 1 and isinstance(body.get("model"), str):
+    model = model or body.get("model")
+    if len(fits) > 1 and isinstance(model, str):
         try:
-            named = load_catalog().resolve(body["model"], allow_unlisted=False).provider
+            named = load_catalog().resolve(model, allow_unlisted=False).provider
         except MetisError:
             named = None
         if named in fits:

@@ -16,6 +16,8 @@ was, and `--fail-fast` stops at the first.
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,15 +137,14 @@ class _Importer:
 
     def one(self, interaction: Interaction, file: _File) -> None:
         """Import one exchange, counting what became of it in `file`."""
-        from ._common import DropCapture
         from ._exchange import Skip, adapter_for, parse
 
-        adapter = adapter_for(interaction, self.given)
+        adapter = adapter_for(interaction, self.given, self.model)
         if isinstance(adapter, Skip):
             file.counts["skipped"] += 1
             file.skips.setdefault(adapter.reason, []).append(interaction.where)
             return
-        with DropCapture() as capture:
+        with _Warnings() as capture:
             parsed = parse(interaction, adapter, model=self.model)
             placement = self.threads.place(parsed.messages)
             if placement.kind == "append" and placement.session_id is not None:
@@ -154,9 +155,9 @@ class _Importer:
                     session_id=placement.session_id,
                     tool_ids=self.store.load_tool_ids(placement.session_id),
                 )
-        for note in [*parsed.notes, *(drop.text for drop in capture.drops)]:
+        for note in [*parsed.notes, *(record.getMessage() for record in capture.records)]:
             echo_err(f"warning: {interaction.where}: {note}", color="yellow")
-        file.counts["dropped"] += len(capture.drops)
+        file.counts["dropped"] += sum(r.name.startswith("metis.adapters") for r in capture.records)
         if placement.kind == "duplicate":
             file.counts["duplicate"] += 1
             return
@@ -178,6 +179,32 @@ class _Importer:
             click.echo(session_id)
         for model in _unpriced_models(messages):
             self.unpriced.setdefault(model, set()).add(where.split("#", maxsplit=1)[0])
+
+
+class _Warnings(logging.Handler):
+    """The `metis` loggers' WARN records while one exchange is read, kept to be printed with
+    the exchange they are about (the command's own handler would print them unnamed)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+        self._saved: list[logging.Handler] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def __enter__(self) -> _Warnings:
+        logger = logging.getLogger("metis")
+        self._saved, logger.handlers = logger.handlers, [self]
+        self._level = logger.level
+        if logger.level == logging.NOTSET or logger.level > logging.WARNING:
+            logger.setLevel(logging.WARNING)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logger = logging.getLogger("metis")
+        logger.handlers = self._saved
+        logger.setLevel(self._level)
 
 
 def _report(file: _File) -> None:
@@ -242,7 +269,9 @@ def import_(  # noqa: PLR0917 - click passes every option by position
     total = sum(len(f.interactions) for f in read)
     failed: list[str] = []
     with Progress(
-        console=console(stderr=True), transient=True, disable=total <= PROGRESS_THRESHOLD
+        console=console(stderr=True),
+        transient=True,
+        disable=total <= PROGRESS_THRESHOLD or not sys.stderr.isatty(),
     ) as progress:
         task = progress.add_task("importing", total=total)
         for file in read:

@@ -28,6 +28,12 @@ class Interaction:
     method: str | None = None
 
 
+def part(doc: Any, key: str) -> dict[str, Any]:
+    """`doc[key]` when it is an object, else {} (a recorder that left it out)."""
+    value = doc.get(key) if isinstance(doc, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def payload(text: str | None) -> Any:
     """A body's text as JSON when it is one JSON value, else the text itself (a stream)."""
     if text is None or not text.strip():
@@ -51,4 +57,4 @@ def status_code(value: Any) -> int | None:
     return None
 
 
-__all__ = ["Interaction", "payload", "status_code"]
+__all__ = ["Interaction", "part", "payload", "status_code"]

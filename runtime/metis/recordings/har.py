@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, payload, status_code
+from ._interaction import Interaction, part, payload, status_code
 
 
 def is_har(doc: Any) -> bool:
@@ -40,8 +40,8 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
         at = f"{where}#{i + 1}"
         if not isinstance(entry, Mapping):
             raise RecordingError("an entry must be an object", path=at)
-        request = entry.get("request") if isinstance(entry.get("request"), Mapping) else {}
-        response = entry.get("response") if isinstance(entry.get("response"), Mapping) else {}
+        request = part(entry, "request")
+        response = part(entry, "response")
         out.append(
             Interaction(
                 where=at,

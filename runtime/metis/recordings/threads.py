@@ -57,10 +57,10 @@ class Threads:
                 del self._tips[key]
         self._messages[session_id] = list(messages)
         keys = prefix_keys(messages)
-        for key in keys:
+        replayable = prefix_keys(_replayable(messages))
+        for key in (*keys, *replayable):  # a retry's exchange (no failed reply in it) is known too
             self._prefixes.setdefault(key, session_id)
         tips = [keys[-1]] if keys else []
-        replayable = prefix_keys(_replayable(messages))
         if replayable:
             tips.append(replayable[-1])
         for key in tips:

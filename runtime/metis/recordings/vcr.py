@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, payload, status_code
+from ._interaction import Interaction, part, payload, status_code
 
 
 def load_yaml(text: str, *, where: str) -> Any:
@@ -59,8 +59,8 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
         at = f"{where}#{i + 1}"
         if not isinstance(item, Mapping):
             raise RecordingError("an interaction must be a mapping", path=at)
-        request = item.get("request") if isinstance(item.get("request"), Mapping) else {}
-        response = item.get("response") if isinstance(item.get("response"), Mapping) else {}
+        request = part(item, "request")
+        response = part(item, "response")
         sent = body_text(
             _raw_body(request.get("body"), where=at), request.get("headers"), where=f"{at} request"
         )
