@@ -773,7 +773,7 @@ def test_show_fits_80_columns_and_takes_last_and_json(runner: CliRunner, db: Pat
     listing = run(runner, "--db", db, "sessions", env=env)
     assert all(len(line) <= 80 for line in listing.stdout.splitlines())
     header = listing.stdout.splitlines()[0].split()
-    assert header == ["id", "updated", "title", "msgs", "tokens", "cost"]
+    assert header == ["id", "updated", "model", "title", "msgs", "tokens", "cost"]
     session = listing.stdout.splitlines()[2].split()[0]
 
     full = run(runner, "--db", db, "show", session, env=env)
