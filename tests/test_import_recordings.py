@@ -269,3 +269,86 @@ def test_a_conversation_fingerprint_ignores_ids_and_times(runner: CliRunner, tmp
     first, second = stored
     assert prefix_keys(first) == prefix_keys(second)
     assert message_hash(first[1]) != message_hash(second[1])  # other ids, other tool ids, other times
+
+
+def test_the_recordings_hold_the_encodings_recorders_keep() -> None:
+    import yaml
+
+    cassette = yaml.safe_load((RECORDINGS / "vcr" / "openai.yaml").read_text())
+    body = cassette["interactions"][0]["response"]["body"]["string"]
+    assert isinstance(body, bytes) and body[:2] == b"\x1f\x8b"  # gzip, as `!!binary`
+    chunked = yaml.safe_load((RECORDINGS / "vcr" / "ollama.yaml").read_text())["interactions"][1]["response"]
+    assert chunked["headers"]["Transfer-Encoding"] == ["chunked"] and chunked["body"]["string"].endswith(
+        "0\r\n\r\n"
+    )
+    har = json.loads((RECORDINGS / "har" / "anthropic.har").read_text())
+    assert har["log"]["entries"][1]["response"]["content"]["encoding"] == "base64"
+
+
+GEMINI_CHUNKS = [
+    {"candidates": [{"content": {"parts": [{"text": "Once upon"}], "role": "model"}, "index": 0}]},
+    {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": " a time."}], "role": "model"},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 4, "totalTokenCount": 8},
+        "modelVersion": "gemini-2.5-flash",
+    },
+]
+OLLAMA_CHUNKS = [
+    {
+        "model": "llama3.3",
+        "created_at": "2023-08-04T08:52:19Z",
+        "message": {"role": "assistant", "content": "Once upon"},
+        "done": False,
+    },
+    {
+        "model": "llama3.3",
+        "created_at": "2023-08-04T08:52:20Z",
+        "message": {"role": "assistant", "content": " a time."},
+        "done": True,
+        "done_reason": "stop",
+        "prompt_eval_count": 4,
+        "eval_count": 4,
+    },
+]
+
+
+def _forms(chunks: list[dict[str, object]]) -> dict[str, object]:
+    lines = [json.dumps(c) for c in chunks]
+    return {
+        "events": chunks,
+        "sse": "".join(f"data: {line}\n\n" for line in lines),
+        "ndjson": "".join(f"{line}\n" for line in lines),
+        "array": json.dumps(chunks, indent=2),  # pretty-printed: elements over several lines
+    }
+
+
+@pytest.mark.parametrize("form", ["events", "sse", "ndjson", "array"])
+@pytest.mark.parametrize(
+    ("adapter", "chunks", "body"),
+    [
+        ("gemini", GEMINI_CHUNKS, {"contents": [{"role": "user", "parts": [{"text": "A story?"}]}]}),
+        (
+            "ollama",
+            OLLAMA_CHUNKS,
+            {"model": "llama3.3", "messages": [{"role": "user", "content": "A story?"}]},
+        ),
+    ],
+)
+def test_a_stream_in_any_framing_is_assembled_by_the_adapter(
+    adapter: str, chunks: list[dict[str, object]], body: dict[str, object], form: str
+) -> None:
+    from metis.cli._exchange import parse
+    from metis.recordings import Interaction
+
+    reply = _forms(chunks)[form]
+    parsed = parse(Interaction(where="t", request=body, response=reply), adapter)
+    last = parsed.messages[-1]
+    assert last.metadata.status == MessageStatus.complete
+    assert [b.text for b in last.content] == ["Once upon a time."]  # type: ignore[union-attr]
+    assert last.metadata.usage is not None and last.metadata.usage.output_tokens == 4
