@@ -4,7 +4,8 @@ The wire format comes from the request URL when the recording has one
 (`metis.endpoints.route`), else from `--from`, else from the body's own marks
 (`_shapes.guess_provider`). The model comes from `--model`, else the body, else the URL
 (Gemini's is only there), else the reply (`model`, Gemini's `modelVersion`); a Gemini
-exchange none of them names is stored under the adapter's default with a note saying so.
+exchange none of them names is stored under the adapter's default with a note saying so,
+any other such exchange is refused (`--model` names it).
 The reply is read as the client would have read it: a JSON object by
 `from_wire_response`, a stream by `assemble_stream` (`recordings._streams` only hands it
 over in the decoder's framing), an HTTP error by `parse_error`, stored as an ERROR
@@ -62,15 +63,14 @@ def adapter_for(interaction: Interaction, given: str | None, model: str | None =
     from ..endpoints import route
 
     where = interaction.where
-    if interaction.url is not None:
-        routed = route(interaction.url)
-        if routed is None or interaction.method not in (None, "POST"):
-            return Skip(where, f"not an LLM call: {interaction.method or 'POST'} {_short(interaction.url)}")
+    routed = route(interaction.url) if interaction.url is not None else None
+    if interaction.url is not None and (routed is None or interaction.method not in (None, "POST")):
+        return Skip(where, f"not an LLM call: {interaction.method or 'POST'} {_short(interaction.url)}")
     if interaction.request is None:
         return Skip(where, "no request body recorded")
     if not isinstance(interaction.request, Mapping):
         raise RecordingError("the recorded request must be a JSON object", path=where)
-    if interaction.url is not None and routed is not None:
+    if routed is not None:
         return routed.adapter
     if given is not None:
         return given

@@ -132,7 +132,9 @@ class _Importer:
             self._threads = Threads()
             for info in self.store.list_sessions():
                 if (info.routing_policy or {}).get("imported_from"):
-                    self._threads.add(info.id, list(self.store.iter_messages(info.id)))
+                    read = self.store.read_session(info.id)
+                    if not read.newer:  # a session with turns this metis cannot read is not matched
+                        self._threads.add(info.id, read.messages)
         return self._threads
 
     def one(self, interaction: Interaction, file: _File) -> None:
@@ -164,6 +166,7 @@ class _Importer:
         if placement.kind == "append" and placement.session_id is not None:
             new = parsed.messages[placement.start :]
             self.store.append_many(new, tool_ids=parsed.tool_ids)
+            self.store.set_active_model(placement.session_id, parsed.model)  # the latest turn's
             self.threads.add(placement.session_id, [*self.threads.messages(placement.session_id), *new])
             file.counts["appended"] += 1
             self._done(placement.session_id, new, interaction.where)

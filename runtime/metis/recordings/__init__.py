@@ -3,8 +3,9 @@
 One reader per container, each small: `vcr` (VCR cassettes, YAML or JSON), `har` (HTTP
 Archive files), `documents` (a JSON request body, or a `{request, response}` exchange,
 one per file or one per line). `_bodies` turns a recorded body back into the text the
-server sent (base64, gzip, deflate, chunked framing). What an exchange means (which
-adapter reads it, which session it belongs to) is `exchange`'s and `threads`' job.
+server sent (base64, gzip, deflate, chunked framing), `_streams` a recorded stream into
+the framing its adapter's decoder reads. Which session an exchange belongs to is
+`threads`' to say; which adapter reads it, `metis.cli._exchange`'s (`metis import`).
 """
 
 from __future__ import annotations
