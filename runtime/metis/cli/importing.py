@@ -150,38 +150,38 @@ class _Importer:
             parsed = parse(interaction, adapter, model=self.model)
             placement = self.threads.place(parsed.messages)
             if placement.kind == "append" and placement.session_id is not None:
+                capture.records.clear()  # read again, under the session's own tool ids
+                ids = self.store.load_tool_ids(placement.session_id)
                 parsed = parse(
-                    interaction,
-                    adapter,
-                    model=self.model,
-                    session_id=placement.session_id,
-                    tool_ids=self.store.load_tool_ids(placement.session_id),
+                    interaction, adapter, model=self.model, session_id=placement.session_id, tool_ids=ids
                 )
-        for note in [*parsed.notes, *(record.getMessage() for record in capture.records)]:
-            echo_err(f"warning: {interaction.where}: {note}", color="yellow")
-        file.counts["dropped"] += sum(r.name.startswith("metis.adapters") for r in capture.records)
         if placement.kind == "duplicate":
             file.counts["duplicate"] += 1
             return
+        for note in [*parsed.notes, *(record.getMessage() for record in capture.records)]:
+            echo_err(f"warning: {interaction.where}: {note}", color="yellow")
+        file.counts["dropped"] += sum(r.name.startswith("metis.adapters") for r in capture.records)
         if placement.kind == "append" and placement.session_id is not None:
-            new = parsed.messages[placement.start :]
-            self.store.append_many(new, tool_ids=parsed.tool_ids)
-            self.store.set_active_model(placement.session_id, parsed.model)  # the latest turn's
-            self.threads.add(placement.session_id, [*self.threads.messages(placement.session_id), *new])
+            self._append(placement.session_id, parsed.messages[placement.start :], parsed)
             file.counts["appended"] += 1
-            self._done(placement.session_id, new, interaction.where)
-            return
-        session_id = store_parsed(self.store, parsed, workspace=self.workspace)
-        self.threads.add(session_id, parsed.messages)
-        file.counts["stored"] += 1
-        self._done(session_id, parsed.messages, interaction.where)
+        else:
+            store_parsed(self.store, parsed, workspace=self.workspace)
+            self.threads.add(parsed.session_id, parsed.messages)
+            file.counts["stored"] += 1
+        self._done(parsed.session_id, parsed.messages, file.name)
 
-    def _done(self, session_id: str, messages: list[Message], where: str) -> None:
+    def _append(self, session_id: str, new: list[Message], parsed: Parsed) -> None:
+        """The turns past a stored conversation's end, appended to it in one transaction."""
+        self.store.append_many(new, tool_ids=parsed.tool_ids)
+        self.store.set_active_model(session_id, parsed.model)  # the latest turn's
+        self.threads.add(session_id, [*self.threads.messages(session_id), *new])
+
+    def _done(self, session_id: str, messages: list[Message], file: str) -> None:
         if session_id not in self.printed:
             self.printed.add(session_id)
             click.echo(session_id)
         for model in _unpriced_models(messages):
-            self.unpriced.setdefault(model, set()).add(where.split("#", maxsplit=1)[0])
+            self.unpriced.setdefault(model, set()).add(file)
 
 
 class _Warnings(logging.Handler):
