@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from metis_schema.v2 import Message
@@ -89,6 +89,15 @@ class AsyncStore:
 
     async def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
         await asyncio.to_thread(self.store.append_many, list(messages), tool_ids=tool_ids)
+
+    async def append_planned(
+        self,
+        session_id: str,
+        plan: Callable[[list[Message]], Sequence[Message]],
+        *,
+        tool_ids: ToolIdMap | None = None,
+    ) -> list[Message]:
+        return await asyncio.to_thread(self.store.append_planned, session_id, plan, tool_ids=tool_ids)
 
     async def upsert_partial(self, message: Message) -> None:
         await asyncio.to_thread(self.store.upsert_partial, message)

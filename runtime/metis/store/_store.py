@@ -313,21 +313,44 @@ class Store:
                     f"tool id map of session {tool_ids.session_id!r} given for messages of "
                     f"{sorted(foreign)!r}"
                 )
-        one_by_one = mode is not None or any(m.metadata.status == _PARTIAL for m, _ in batch)
 
         def run(conn: _sql.Db) -> None:
             now = _now_us()
             for session_id in sorted(sessions):  # one order for every writer: no deadlock
                 _touch(conn, session_id, now)
-            if not one_by_one:
-                _append_all(conn, batch, tool_ids)
-            else:
-                for message, row in batch:
-                    _put_one(conn, message, row, mode or _append_mode(message), tool_ids)
-            if tool_ids is not None:
-                _sync_tool_ids(conn, tool_ids)
+            _write_batch(conn, batch, tool_ids, mode)
 
         self._write(run)
+
+    def append_planned(
+        self,
+        session_id: str,
+        plan: Callable[[list[Message]], Sequence[Message]],
+        *,
+        tool_ids: ToolIdMap | None = None,
+    ) -> list[Message]:
+        """Append, as `append_many` does, the messages `plan` makes of the session's history
+        read inside the same write transaction; the messages appended (none: nothing written).
+
+        For a writer whose messages depend on what the session holds (`metis.ops.repair`
+        answers the calls still open): the session's row is locked first (`_touch`), so the
+        history `plan` sees is the last committed one, and no other writer of the session
+        can change it before these messages are written. Two such writers run one after
+        the other, the second seeing the first's messages.
+        """
+
+        def run(conn: _sql.Db) -> list[Message]:
+            _touch(conn, session_id, _now_us())
+            history = decode_all(_fetch_rows(conn, session_id, None, None, None)[0], self._reader)
+            made = list(plan(history))
+            foreign = sorted({m.session_id for m in made} - {session_id})
+            if foreign:
+                raise StoreError(f"messages planned for session {session_id!r} belong to {foreign!r}")
+            if made:
+                _write_batch(conn, [(m, encode(m)) for m in made], tool_ids, None)
+            return made
+
+        return self._write(run)
 
     def load_session(
         self, session_id: str, *, include_partial: bool = True, after: str | None = None
@@ -408,36 +431,7 @@ class Store:
         of the last row returned (None when none is). The session must exist unless
         `mark` is given (a later page of a session deleted meanwhile is empty)."""
 
-        def fetch(conn: _sql.Db) -> tuple[list[Row], int | None]:
-            order = conn.dialect.order
-            start = mark
-            if start is None:
-                _require_session(conn, session_id)
-                if after is not None:
-                    found = conn.one(
-                        f"SELECT {order} FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
-                    )
-                    if found is None:
-                        raise MessageNotFoundError(
-                            f"session {session_id!r} has no message {after!r} to read after",
-                            message_id=after,
-                        )
-                    start = found[0]
-            sql = f"SELECT {conn.dialect.message_columns}, {order} FROM messages WHERE session_id = ?"
-            params: list[Any] = [session_id]
-            if start is not None:
-                sql += f" AND {order} > ?"
-                params.append(start)
-            sql += f" ORDER BY {order}"
-            if limit is not None:
-                sql += " LIMIT ?"
-                params.append(limit)
-            found_rows = conn.all(sql, params)
-            if not found_rows:
-                return [], None
-            return [row[:7] for row in found_rows], int(found_rows[-1][7])
-
-        return self._read(fetch)
+        return self._read(lambda conn: _fetch_rows(conn, session_id, after, mark, limit))
 
     def get_message(self, message_id: str) -> Message:
         """One message by id; MessageNotFoundError if it is not stored."""
@@ -521,6 +515,53 @@ class Store:
 def _require_session(conn: _sql.Db, session_id: str) -> None:
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
         raise SessionNotFoundError(f"no session {session_id!r}")
+
+
+def _fetch_rows(
+    conn: _sql.Db, session_id: str, after: str | None, mark: int | None, limit: int | None
+) -> tuple[list[Row], int | None]:
+    """`Store._rows` inside a transaction (see there)."""
+    order = conn.dialect.order
+    start = mark
+    if start is None:
+        _require_session(conn, session_id)
+        if after is not None:
+            found = conn.one(
+                f"SELECT {order} FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
+            )
+            if found is None:
+                raise MessageNotFoundError(
+                    f"session {session_id!r} has no message {after!r} to read after",
+                    message_id=after,
+                )
+            start = found[0]
+    sql = f"SELECT {conn.dialect.message_columns}, {order} FROM messages WHERE session_id = ?"
+    params: list[Any] = [session_id]
+    if start is not None:
+        sql += f" AND {order} > ?"
+        params.append(start)
+    sql += f" ORDER BY {order}"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    found_rows = conn.all(sql, params)
+    if not found_rows:
+        return [], None
+    return [row[:7] for row in found_rows], int(found_rows[-1][7])
+
+
+def _write_batch(
+    conn: _sql.Db, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None, mode: Mode | None
+) -> None:
+    """`Store._put`'s writes, its sessions already touched: each message as `mode` says,
+    or appended (a batch of final messages through `_append_all`)."""
+    if mode is None and not any(m.metadata.status == _PARTIAL for m, _ in batch):
+        _append_all(conn, batch, tool_ids)
+    else:
+        for message, row in batch:
+            _put_one(conn, message, row, mode or _append_mode(message), tool_ids)
+    if tool_ids is not None:
+        _sync_tool_ids(conn, tool_ids)
 
 
 def _touch(conn: _sql.Db, session_id: str, now: int) -> None:
