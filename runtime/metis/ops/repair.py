@@ -33,7 +33,7 @@ from metis_schema.v2 import (
     ToolUseBlock,
 )
 
-from ..ids import ToolIdMap, new_message_id
+from ..ids import new_message_id
 
 DEFAULT_REASON = "the tool loop stopped before the tool returned a result"
 """Why a call is said to be interrupted when the caller does not say."""
@@ -43,11 +43,7 @@ class RepairStore(Protocol):
     """The store operations repair uses (`metis.store.Store` has them)."""
 
     def append_planned(
-        self,
-        session_id: str,
-        plan: Callable[[list[Message]], Sequence[Message]],
-        *,
-        tool_ids: ToolIdMap | None = None,
+        self, session_id: str, plan: Callable[[list[Message]], Sequence[Message]]
     ) -> list[Message]: ...
 
 

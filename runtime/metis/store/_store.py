@@ -40,7 +40,7 @@ from ..errors import InvariantError, MessageNotFoundError, SessionNotFoundError,
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _sql
 from ._checks import BatchChecks, Stored, stored_provider_ids
-from ._codec import Reader, Row, decode, decode_all, decode_each, encode, from_micros
+from ._codec import Reader, Row, current, decode, decode_all, decode_each, encode, from_micros
 from ._conn import RetryPolicy
 from ._types import (
     CANCELLED,
@@ -254,11 +254,12 @@ class Store:
     def append(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
         """Check and store one message, with its tool call bookkeeping, in one transaction.
 
-        Raises InvariantError (nothing written) when the message breaks spec §5 or its
-        links, DuplicateMessageError when its id is taken, SessionNotFoundError when its
-        session does not exist. `tool_ids`, the session's id map after the response was
-        parsed, supplies each new tool call's provider id and is saved in the same
-        transaction. A PARTIAL message is stored unchecked, as by `upsert_partial`.
+        A Message of an earlier schema version (`metis_schema.v1.Message`) is migrated
+        on write (`_codec.current`). Raises InvariantError (nothing written) when the
+        message breaks spec §5 or its links, DuplicateMessageError when its id is taken,
+        SessionNotFoundError when its session does not exist. `tool_ids`, the session's id
+        map after the response was parsed, supplies each new tool call's provider id and is
+        saved in the same transaction. A PARTIAL message is stored unchecked, as by `upsert_partial`.
         """
         self.append_many([message], tool_ids=tool_ids)
 
@@ -270,13 +271,14 @@ class Store:
         first failing message's error, or all are written with one `executemany` per
         statement.
         """
-        batch = messages if isinstance(messages, list) else list(messages)
+        batch = [current(message) for message in messages]
         if not batch:
             return
         self._put([(message, encode(message)) for message in batch], tool_ids, None)
 
     def upsert_partial(self, message: Message) -> None:
         """Store or refresh the PARTIAL checkpoint of a message that is still streaming."""
+        message = current(message)
         if message.metadata.status != MessageStatus.partial:
             raise StoreError(
                 f"upsert_partial takes a partial message, got status {message.metadata.status.value}",
@@ -291,6 +293,7 @@ class Store:
         Without a checkpoint this is `append`. A final message already stored under the
         id is a DuplicateMessageError.
         """
+        message = current(message)
         if message.metadata.status == MessageStatus.partial:
             raise StoreError(
                 "finalize takes a complete, cancelled or error message, got status partial",
@@ -342,7 +345,7 @@ class Store:
         def run(conn: _sql.Db) -> list[Message]:
             _touch(conn, session_id, _now_us())
             history = decode_all(_fetch_rows(conn, session_id, None, None, None)[0], self._reader)
-            made = list(plan(history))
+            made = [current(message) for message in plan(history)]
             foreign = sorted({m.session_id for m in made} - {session_id})
             if foreign:
                 raise StoreError(f"messages planned for session {session_id!r} belong to {foreign!r}")
