@@ -5,6 +5,9 @@ cost, status) and its blocks wrapped beneath it at the full width, so an 80-colu
 terminal gets 80-column lines instead of a nine-column table whose text column is a
 few characters wide. `sessions` is a table whose id column holds the shortest prefix
 that still tells the sessions apart (every command takes a unique prefix).
+
+Everything stored is shown `inert` (its control characters as visible escapes), escaped
+before it is laid out, so the widths counted are the widths printed.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ._common import cost_of, money, tokens_of
+from ._common import cost_of, inert, money, tokens_of
 
 if TYPE_CHECKING:
     from metis_schema.v2 import Message
@@ -41,6 +44,8 @@ def grid(
     """A plain table that fits the terminal: every column as wide as its widest cell, but
     column `flex` (a title, a model name) cut with `…` to what is left of the width."""
     right = set(right)
+    headers = [inert(str(cell)) for cell in headers]
+    rows = [[inert(str(cell)) for cell in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     fixed = sum(w for i, w in enumerate(widths) if i != flex) + 2 * (len(widths) - 1)
     widths[flex] = max(min(widths[flex], width() - fixed), 4)
@@ -241,11 +246,12 @@ def transcript(
     (`start` numbers the first message)."""
     columns = columns or width()
     for offset, message in enumerate(messages):
-        yield from textwrap.wrap(message_header(start + offset, message), columns, subsequent_indent="    ")
+        header = inert(message_header(start + offset, message))
+        yield from textwrap.wrap(header, columns, subsequent_indent="    ")
         for line in _block_lines(message, full=full):
             yield from (
                 textwrap.wrap(
-                    line,
+                    inert(line, layout=True),
                     columns,
                     initial_indent="  ",
                     subsequent_indent="  ",
@@ -263,9 +269,8 @@ def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> li
     for record in records:
         status = getattr(record.status, "value", record.status)
         where = f"{record.provider} {record.provider_id}" if record.provider else "not sent yet"
-        lines.extend(
-            textwrap.wrap(f"{record.id} {record.name} {status} ({where})", columns, subsequent_indent="    ")
-        )
+        line = inert(f"{record.id} {record.name} {status} ({where})")
+        lines.extend(textwrap.wrap(line, columns, subsequent_indent="    "))
     return lines
 
 
@@ -294,18 +299,8 @@ def session_messages(store: Any, session_id: str, *, start: int, stop: int) -> I
             index += 1
 
 
-def session_lines(
-    store: Any, session_id: str, *, last: int | None = None, full: bool = False
-) -> Iterator[str]:
-    """Everything `show` prints for one session, line by line.
-
-    The session is read twice, a page at a time (`Store.read_pages`): once for the totals
-    the header gives, once for the transcript, so a session of any length is shown holding
-    one page of it.
-    """
-    info = store.get_session(session_id)
-    totals, newer = session_totals(store, session_id)
-    columns = width()
+def _session_header(info: SessionInfo, totals: Totals, newer: Sequence[Exception]) -> Iterator[str]:
+    """The lines `show` prints above the transcript (each one line: `inert` escapes the rest)."""
     yield f"session {info.id}"
     yield f"  title      {session_title(info, totals)}"
     source = session_source(info)
@@ -324,6 +319,21 @@ def session_lines(
     for error in newer:
         yield f"  skipped    {error}"
     yield ""
+
+
+def session_lines(
+    store: Any, session_id: str, *, last: int | None = None, full: bool = False
+) -> Iterator[str]:
+    """Everything `show` prints for one session, line by line.
+
+    The session is read twice, a page at a time (`Store.read_pages`): once for the totals
+    the header gives, once for the transcript, so a session of any length is shown holding
+    one page of it.
+    """
+    info = store.get_session(session_id)
+    totals, newer = session_totals(store, session_id)
+    columns = width()
+    yield from map(inert, _session_header(info, totals, newer))
     start = 0
     if last is not None and last < totals.messages:
         start = totals.messages - last

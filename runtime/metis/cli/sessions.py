@@ -26,6 +26,7 @@ from ._common import (
     drop_lines,
     dump_json,
     echo_err,
+    inert,
     money,
     resolve_session_id,
     tokens_of,
@@ -223,7 +224,7 @@ def price(state: State, session: str, version: str | None, as_of: Any) -> None:
         rows.append((str(i), model, counts, stored, usage.pricing_version, new_cost, by))
     rows.append(("", "total", "", money(stored_total), "", money(repriced_total), ""))
     headers = ("#", "model", "in/out/cached", "stored", "under", "now", "by")
-    click.echo(f"{session_id}: stored cost vs {against}")
+    click.echo(inert(f"{session_id}: stored cost vs {against}"))
     click.echo("\n".join(grid(headers, rows, flex=1, right=(0, 3, 5))))
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._common import console
+from ._common import console, inert
 
 if TYPE_CHECKING:
     from ..store import SessionInfo
@@ -32,6 +32,7 @@ def copy(src: str, dst: str) -> None:
     Sessions already in DST are continued, never duplicated: a second run copies nothing.
     """
     # Imported here, not at module level: `metis --help` must not load the store or rich.
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..store import copy_store, open_store
@@ -53,7 +54,8 @@ def copy(src: str, dst: str) -> None:
             def advance(info: SessionInfo, _messages: int, now: int) -> None:
                 nonlocal copied
                 copied += now
-                bar.update(task, advance=1, copied=copied, description=info.id)
+                # A stored id is shown inert, and never read as rich markup.
+                bar.update(task, advance=1, copied=copied, description=escape(inert(info.id)))
 
             report = copy_store(source, target, advance)
     click.echo(
