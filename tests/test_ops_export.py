@@ -24,7 +24,7 @@ from contracts import openai as openai_contract
 from genai_semconv import SCHEMAS
 from metis.client import Client
 from metis.errors import ProviderError
-from metis.ops import chat_records, dataset_line
+from metis.ops import chat_records, dataset_line, expand
 from metis.store import Store
 from metis_schema.v2 import Message, Role, ToolUseBlock
 from opentelemetry.sdk.trace import TracerProvider
@@ -72,7 +72,12 @@ def test_otel_records_follow_the_genai_conventions_with_usage_cost_and_model(
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
     with make_client(store, provider) as client:
         session_id, history = tool_loop(client, tmp_path)
-    records = list(chat_records(session_id, history))
+    written = list(chat_records(session_id, history))
+    # The second record lists only what its call was sent beyond the first record's input
+    # and output (the user turn, the reply): the two tool results.
+    assert [r["attributes"]["metis.input.messages.omitted"] for r in written] == [0, 2]
+    assert [m["role"] for m in written[1]["attributes"]["gen_ai.input.messages"]] == ["tool", "tool"]
+    records = list(expand(written))
     replies = [m for m in history if m.role == Role.assistant]
     assert len(records) == len(replies) == 2
 
@@ -182,7 +187,7 @@ def test_instrumented_client_emits_one_genai_span_per_exchange(
         session_id, history = tool_loop(client, tmp_path)
 
     finished = exporter.get_finished_spans()
-    records = list(chat_records(session_id, history))
+    records = list(expand(chat_records(session_id, history)))  # each call's input whole, as its span
     assert len(finished) == len(records) == 2
     for span, record in zip(finished, records, strict=True):
         assert span.name == record["name"] and span.kind == SpanKind.CLIENT

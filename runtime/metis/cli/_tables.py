@@ -239,6 +239,41 @@ def message_header(index: int, message: Message) -> str:
     return " · ".join(parts)
 
 
+class _Wrapper(textwrap.TextWrapper):
+    """textwrap's wrapping, with a word longer than a line cut into its lines in one pass.
+
+    textwrap cuts such a word a line at a time, each time copying what is left of it: the
+    time grows with the square of the word's length (one 8 MiB line without a space took
+    18-38 s to show). The lines are the same: the first piece fills what is left of the
+    current line, each next piece a whole line.
+    """
+
+    def _handle_long_word(
+        self, reversed_chunks: list[str], cur_line: list[str], cur_len: int, width: int
+    ) -> None:
+        space_left = 1 if width < 1 else width - cur_len
+        chunk = reversed_chunks[-1]
+        if not self.break_long_words or self.break_on_hyphens or space_left < 1 or not chunk.strip():
+            super()._handle_long_word(reversed_chunks, cur_line, cur_len, width)
+            return
+        reversed_chunks.pop()
+        cur_line.append(chunk[:space_left])
+        step = max(self.width - len(self.subsequent_indent), 1)
+        reversed_chunks.extend(reversed([chunk[i : i + step] for i in range(space_left, len(chunk), step)]))
+
+
+def wrap(text: str, columns: int, *, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
+    """`text` wrapped to `columns` (long words broken, never at hyphens), in linear time."""
+    wrapper = _Wrapper(
+        columns,
+        initial_indent=initial_indent,
+        subsequent_indent=subsequent_indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    return wrapper.wrap(text)
+
+
 def transcript(
     messages: Iterable[Message], *, start: int = 0, full: bool = False, columns: int | None = None
 ) -> Iterator[str]:
@@ -247,19 +282,11 @@ def transcript(
     columns = columns or width()
     for offset, message in enumerate(messages):
         header = inert(message_header(start + offset, message))
-        yield from textwrap.wrap(header, columns, subsequent_indent="    ")
+        yield from wrap(header, columns, subsequent_indent="    ")
         for line in _block_lines(message, full=full):
-            yield from (
-                textwrap.wrap(
-                    inert(line, layout=True),
-                    columns,
-                    initial_indent="  ",
-                    subsequent_indent="  ",
-                    break_long_words=True,
-                    break_on_hyphens=False,
-                )
-                or [""]
-            )
+            yield from wrap(
+                inert(line, layout=True), columns, initial_indent="  ", subsequent_indent="  "
+            ) or [""]
 
 
 def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> list[str]:
@@ -270,33 +297,38 @@ def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> li
         status = getattr(record.status, "value", record.status)
         where = f"{record.provider} {record.provider_id}" if record.provider else "not sent yet"
         line = inert(f"{record.id} {record.name} {status} ({where})")
-        lines.extend(textwrap.wrap(line, columns, subsequent_indent="    "))
+        lines.extend(wrap(line, columns, subsequent_indent="    "))
     return lines
 
 
 def session_totals(store: Any, session_id: str) -> tuple[Totals, list[Exception]]:
-    """The session's totals, read a page at a time, and the rows a newer metis wrote (named,
-    not fatal: the rest of the session still counts)."""
-    totals, newer = Totals(), []
-    for page in store.read_pages(session_id):
-        for message in page.messages:
-            totals.add(message)
-        newer.extend(page.newer)
-    return totals, newer
+    """The session's totals as the database sums them (`Store.session_stats`: no message is
+    read into a model to count it), and an error for each row left out: one a newer metis
+    wrote, or a damaged one (named, not fatal: the rest of the session, and of the store,
+    still counts)."""
+    stats = store.session_stats(session_id)
+    totals = Totals(
+        messages=stats.messages,
+        tokens=stats.tokens,
+        cost=stats.cost,
+        with_usage=stats.with_usage,
+        unpriced=stats.unpriced,
+        first_text=short_title(stats.first_user_text) if stats.first_user_text else None,
+    )
+    return totals, list(stats.problems)
 
 
 def session_messages(store: Any, session_id: str, *, start: int, stop: int) -> Iterator[Message]:
     """The readable messages of the session numbered `start` to `stop` (exclusive) in
     append order, read a page at a time: what `show` prints after counting them, so a
-    message appended meanwhile is not shown beside totals that leave it out."""
-    index = 0
-    for page in store.read_pages(session_id):
-        for message in page.messages:
-            if index >= stop:
-                return
-            if index >= start:
-                yield message
-            index += 1
+    message appended meanwhile is not shown beside totals that leave it out. Every message
+    is read (`ops.audited` names the broken tool links of the whole session on stderr)."""
+    from ..ops import audited
+
+    readable = (message for page in store.read_pages(session_id) for message in page.messages)
+    for index, message in enumerate(audited(session_id, readable)):
+        if start <= index < stop:
+            yield message
 
 
 def _session_header(info: SessionInfo, totals: Totals, newer: Sequence[Exception]) -> Iterator[str]:
@@ -366,4 +398,5 @@ __all__ = [
     "tool_call_lines",
     "transcript",
     "width",
+    "wrap",
 ]

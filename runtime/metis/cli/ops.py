@@ -137,21 +137,28 @@ def compact(state: State, session: str, keep_last: int, summarizer: str | None) 
 def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[bytes]]:
     """Each line of the export, as pieces of its JSON text.
 
-    A `jsonl-messages` line is one session, written as the session is read a page at a
-    time (`Store.iter_messages`), so a session of any length is exported holding one page.
-    An `otel` record carries the whole history its call was sent, so that format reads the
-    session whole: its records are as large as the session before them anyway.
+    Both formats are written as the session is read a page at a time
+    (`Store.iter_messages`), so a session of any length is exported holding one page: a
+    `jsonl-messages` line is one session; an `otel` record lists only what its call was
+    sent that the record before it did not show (`ops.export_otel`), and a compaction's
+    record reads the session again up to it. The first read of each session goes through
+    `ops.audited`, which names its broken tool links on stderr.
     """
     from .. import _json
-    from ..ops import chat_records, dataset_line_text
+    from ..ops import audited, chat_records, dataset_line_text
 
     for session_id in session_ids:
         if fmt == "otel":
-            history = store.load_session(session_id)
-            for record in chat_records(session_id, history):
+            reads = itertools.count()
+
+            def read(session_id: str = session_id, reads: Iterator[int] = reads) -> Iterator[Message]:
+                messages = store.iter_messages(session_id)
+                return audited(session_id, messages) if next(reads) == 0 else messages
+
+            for record in chat_records(session_id, read):
                 yield iter((_json.dumps(record),))
         else:
-            yield dataset_line_text(store.iter_messages(session_id))
+            yield dataset_line_text(audited(session_id, store.iter_messages(session_id)))
 
 
 @db_option

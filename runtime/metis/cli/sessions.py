@@ -118,10 +118,12 @@ def _session_json(store: Any, session_id: str, last: int | None) -> Iterator[str
     are then written in its place (each indented as `dump_json` nests it), read a page at
     a time; the session is read once before, for the count and the title."""
     from ..canonical import dump_message
+    from ..ops import audited
     from ._tables import Totals
 
     info = store.get_session(session_id)
-    totals = Totals.of(store.iter_messages(session_id))  # strict: a newer row is an error here
+    # Strict: a newer row is an error here; a broken tool link is named on stderr.
+    totals = Totals.of(audited(session_id, store.iter_messages(session_id)))
     start = max(0, totals.messages - last) if last else 0
     if start >= totals.messages:
         yield dump_json(_session_doc(store, info, totals, [])) + "\n"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
@@ -36,7 +37,14 @@ from metis_schema.v2 import Message, MessageStatus, Role, ToolResultBlock, ToolU
 
 from .. import _json
 from ..canonical import Decoded
-from ..errors import InvariantError, MessageNotFoundError, SessionNotFoundError, StoreError
+from ..errors import (
+    InvariantError,
+    MessageNotFoundError,
+    MetisError,
+    NewerSchemaError,
+    SessionNotFoundError,
+    StoreError,
+)
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _sql
 from ._checks import BatchChecks, Stored, stored_provider_ids
@@ -49,6 +57,7 @@ from ._types import (
     SUCCEEDED,
     DuplicateMessageError,
     SessionInfo,
+    SessionStats,
     ToolCallRecord,
     ToolCallStatus,
 )
@@ -211,6 +220,34 @@ class Store:
             lambda c: c.all(f"SELECT {c.dialect.session_columns} FROM sessions ORDER BY updated_at DESC, id")
         )
         return [_session(row) for row in rows]
+
+    def session_stats(self, session_id: str) -> SessionStats:
+        """The session's message count, tokens and cost as the database sums them, its first
+        user text, and an error naming each row not counted (see SessionStats).
+
+        For a list of sessions (`metis sessions`, the header of `metis show`): one aggregate
+        query over the session's rows, reading a few fields of each row's metadata in the
+        database, instead of reading every message into a model to print one line. A
+        damaged row (JSON that does not parse, content that is not a list) is named and
+        left out; it does not hide the session, nor the rest of the store.
+        """
+
+        def fetch(conn: _sql.Db) -> SessionStats:
+            _require_session(conn, session_id)
+            row = conn.one(_stats_sql(conn.dialect), (session_id,))
+            stats = SessionStats(
+                messages=int(row[0] or 0),
+                tokens=int(row[1] or 0),
+                cost=_decimal(row[2]),
+                with_usage=int(row[3] or 0),
+                unpriced=int(row[4] or 0),
+            )
+            if row[5]:
+                stats.problems = _row_problems(conn, session_id)
+            stats.first_user_text = _first_user_text(conn, session_id)
+            return stats
+
+        return self._read(fetch)
 
     def delete_session(self, session_id: str) -> None:
         """Remove the session with its messages, tool calls and tool id map, in one transaction."""
@@ -551,6 +588,99 @@ def _fetch_rows(
     if not found_rows:
         return [], None
     return [row[:7] for row in found_rows], int(found_rows[-1][7])
+
+
+_ROLES = "('system', 'user', 'assistant', 'tool')"
+_READABLE, _NEWER = 1, 2
+"""`state` of a row in `_rows_state`: counted; written by a newer metis; otherwise damaged (0)."""
+_FIRST_TEXT_ROWS = 50
+"""User rows looked at for a first text (a session's first user message has one)."""
+
+
+def _rows_state(dialect: _sql.Dialect) -> str:
+    """The session's rows with their `state` (see `_READABLE`), judged in SQL: a row is
+    counted when it is of a version this metis reads, its role is one of the spec's, and
+    its JSON columns are shaped as a message's. (The full check is the reader's, when a
+    message is read.)"""
+    return (
+        f"SELECT id, schema_version, metadata_json, CASE WHEN schema_version > {CURRENT_VERSION} "
+        f"THEN {_NEWER} WHEN schema_version >= 1 AND role IN {_ROLES} AND ({dialect.json_shaped}) "
+        f"THEN {_READABLE} ELSE 0 END AS state FROM messages WHERE session_id = ?"
+    )
+
+
+def _stats_sql(dialect: _sql.Dialect) -> str:
+    """One row: messages, tokens, cost, with usage, unpriced, rows not counted (CASEs nest so
+    that no JSON function ever reads a damaged row's columns)."""
+    number = dialect.usage_number
+
+    def usage(value: str, other: str = "NULL") -> str:
+        inner = f"CASE WHEN {dialect.has_usage} THEN {value} ELSE {other} END"
+        return f"CASE WHEN state = {_READABLE} THEN {inner} END"
+
+    tokens = " + ".join(
+        f"COALESCE({number.format(key)}, 0)"
+        for key in ("input_tokens", "cache_creation_input_tokens", "output_tokens", "cached_input_tokens")
+    )
+    unpriced = f"CASE WHEN {dialect.usage_text.format('pricing_version')} = 'unpriced' THEN 1 ELSE 0 END"
+    return (
+        f"SELECT SUM(CASE WHEN state = {_READABLE} THEN 1 ELSE 0 END), SUM({usage(tokens)}), "
+        f"{dialect.decimal_sum.format(usage(dialect.usage_decimal.format('cost_usd')))}, "
+        f"SUM({usage('1', '0')}), SUM({usage(unpriced, '0')}), "
+        f"SUM(CASE WHEN state = {_READABLE} THEN 0 ELSE 1 END) FROM ({_rows_state(dialect)}) AS r"
+    )
+
+
+def _decimal(value: Any) -> Decimal:
+    """A summed cost as a Decimal (PostgreSQL's numeric; `_conn.DecimalSum`'s text)."""
+    if value is None:
+        return Decimal(0)
+    return value if isinstance(value, Decimal) else Decimal(value)
+
+
+def _row_problems(conn: _sql.Db, session_id: str) -> list[MetisError]:
+    """An error naming each row of the session `session_stats` does not count."""
+    rows = conn.all(
+        f"SELECT id, schema_version, state FROM ({_rows_state(conn.dialect)}) AS r "
+        f"WHERE state <> {_READABLE}",
+        (session_id,),
+    )
+    problems: list[MetisError] = []
+    for mid, version, state in rows:
+        if state == _NEWER:
+            problems.append(
+                NewerSchemaError.of(row=mid, version=int(version), supported=CURRENT_VERSION, message_id=mid)
+            )
+        else:
+            problems.append(
+                StoreError(
+                    f"session {session_id!r}: stored message {mid} is unreadable (its row is not a "
+                    "message document); left out",
+                    message_id=mid,
+                    hint=f"`metis show {session_id}` says what is wrong with it",
+                )
+            )
+    return problems
+
+
+def _first_user_text(conn: _sql.Db, session_id: str) -> str | None:
+    """The first non-blank text block of the session's user messages, read from their
+    content JSON (not into models); None when the first rows have none."""
+    rows = conn.all(
+        f"SELECT {conn.dialect.json_out.format('content_json')} FROM messages "
+        f"WHERE session_id = ? AND role = 'user' ORDER BY {conn.dialect.order} LIMIT {_FIRST_TEXT_ROWS}",
+        (session_id,),
+    )
+    for (content,) in rows:
+        try:
+            blocks = _json.loads(content)
+        except ValueError:
+            continue  # a damaged row: named by session_stats
+        for block in blocks if isinstance(blocks, list) else ():
+            text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+            if isinstance(text, str) and text.strip():
+                return text
+    return None
 
 
 def _write_batch(
