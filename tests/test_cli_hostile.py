@@ -1,6 +1,6 @@
 """Stored content is untrusted (issue 29): what `metis` prints of it cannot drive a terminal,
-and what it writes as JSON holds no raw C1 or bidi control either; a damaged row is named,
-not passed over in silence, and does not hide the rest of the store."""
+and what it writes as JSON holds no raw C1 or bidi control either (item 7); a damaged row is
+named, not passed over in silence, and does not hide the rest of the store (item 8)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,21 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from metis.cli import cli
 from metis.ids import new_tool_id
-from metis.store import Store
+from metis.store import Store, open_store
 from test_cli import run
-from test_store_support import message, tool_call, tool_ids_of, tool_result, user
+from test_store_support import (
+    BACKENDS,
+    conversation,
+    message,
+    new_target,
+    raw_rows,
+    tool_call,
+    tool_ids_of,
+    tool_result,
+    user,
+)
 
 HOSTILE = (
     "\x1b[2J\x1b[H"  # clear the screen, cursor home
@@ -104,3 +115,52 @@ def test_json_outputs_escape_c1_and_bidi_controls_too(runner: CliRunner, db: Pat
         text = out.read_text(encoding="utf-8")
         assert not JSON_UNSAFE.findall(text), fmt
         assert any(HOSTILE in value for line in text.splitlines() for value in _strings(json.loads(line)))
+
+
+# --- damaged rows (issue 29, item 8) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_unreadable_row_does_not_empty_the_list(backend: str, tmp_path: Path) -> None:
+    target = new_target(backend, tmp_path)
+    with open_store(target) as store:
+        sids = [store.create_session("/w", title=f"session {n}").id for n in range(3)]
+        for sid in sids:
+            store.append_many(conversation(sid, 1))
+        damaged = store.load_session(sids[1])[2].id
+    broken = "'{not json'" if backend == "sqlite" else '\'{"not": "a list"}\'::jsonb'
+    assert raw_rows(target, f"UPDATE messages SET content_json = {broken} WHERE id = ? RETURNING id", damaged)
+    result = CliRunner().invoke(cli, ["--db", target, "sessions"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for sid in sids:
+        assert sid[:12] in result.stdout
+    assert f"stored message {damaged} is unreadable" in result.stderr
+    assert "session 1" in result.stdout and " 3 " in result.stdout  # the three rows still readable
+
+
+def test_an_edited_tool_use_id_is_named_by_show_and_export(tmp_path: Path) -> None:
+    db = tmp_path / "edited.sqlite3"
+    with Store.open(db) as store:
+        sid = store.create_session("/w").id
+        store.append_many(conversation(sid, 2))
+        _, call, result, _, *_ = store.load_session(sid)
+    (old,) = tool_ids_of(call)
+    new = new_tool_id()
+    edited = call.model_dump_json(include={"content"}, exclude_none=True).replace(old, new)
+    content = json.dumps(json.loads(edited)["content"])
+    assert raw_rows(
+        str(db), "UPDATE messages SET content_json = ? WHERE id = ? RETURNING id", content, call.id
+    )
+    orphan = f"session {sid}, message {result.id}: answers {old}, which no earlier tool_use made"
+    unanswered = f"session {sid}, message {call.id}: tool call {new} (read_file) has no result"
+    runs = {
+        "show": ["show", sid],
+        "show --json": ["show", sid, "--json"],
+        "otel": ["export", sid, "--format", "otel", "-o", str(tmp_path / "o.jsonl")],
+        "jsonl": ["export", sid, "--format", "jsonl-messages", "-o", str(tmp_path / "j.jsonl")],
+    }
+    for name, args in runs.items():
+        done = CliRunner().invoke(cli, ["--db", str(db), *args])
+        assert done.exit_code == 0, (name, done.output)
+        assert orphan in done.stderr, (name, done.stderr)
+        assert unanswered in done.stderr, (name, done.stderr)
