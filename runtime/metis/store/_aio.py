@@ -22,7 +22,7 @@ from ..canonical import Decoded
 from ..ids import ToolIdMap
 from ._open import open_store
 from ._store import PAGE_SIZE, Store
-from ._types import SessionInfo, ToolCallRecord
+from ._types import SessionInfo, SessionStats, ToolCallRecord
 
 
 class AsyncStore:
@@ -74,6 +74,9 @@ class AsyncStore:
 
     async def list_sessions(self) -> list[SessionInfo]:
         return await asyncio.to_thread(self.store.list_sessions)
+
+    async def session_stats(self, session_id: str) -> SessionStats:
+        return await asyncio.to_thread(self.store.session_stats, session_id)
 
     async def delete_session(self, session_id: str) -> None:
         await asyncio.to_thread(self.store.delete_session, session_id)
