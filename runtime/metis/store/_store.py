@@ -611,15 +611,15 @@ def _rows_state(dialect: _sql.Dialect) -> str:
 
 def _stats_sql(dialect: _sql.Dialect) -> str:
     """One row: messages, tokens, cost, with usage, unpriced, rows not counted (CASEs nest so
-    that no JSON function ever reads a damaged row's columns)."""
-    number = dialect.usage_number
+    that no JSON function ever reads a damaged row's columns). Only the dialect's fragments
+    and the fixed usage keys below become SQL text."""
 
     def usage(value: str, other: str = "NULL") -> str:
         inner = f"CASE WHEN {dialect.has_usage} THEN {value} ELSE {other} END"
         return f"CASE WHEN state = {_READABLE} THEN {inner} END"
 
     tokens = " + ".join(
-        f"COALESCE({number.format(key)}, 0)"
+        f"COALESCE({dialect.usage_number.format(key)}, 0)"
         for key in ("input_tokens", "cache_creation_input_tokens", "output_tokens", "cached_input_tokens")
     )
     unpriced = f"CASE WHEN {dialect.usage_text.format('pricing_version')} = 'unpriced' THEN 1 ELSE 0 END"
