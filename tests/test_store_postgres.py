@@ -419,3 +419,14 @@ def test_store_copy_does_not_show_the_password_of_a_url(tmp_path: Path, url: str
     assert "verified by hash" in result.output
     assert "hunter2secret" not in result.output and "userinfo%" not in result.output
     assert "password=[REDACTED]" in result.output
+
+
+def test_redacted_finds_a_password_however_it_is_written() -> None:
+    from metis.store._open import redacted, url_passwords
+
+    url = "postgresql://me:pa/ss#w@rd%@db.test:5432/app?sslmode=require&pass%77ord=x%20y&user=me"
+    assert redacted(url) == "postgresql://me@db.test:5432/app?sslmode=require&password=[REDACTED]&user=me"
+    assert url_passwords(url) == ["pa/ss#w@rd%", "x%20y", "x y"]
+    assert redacted("postgresql://me@db.test/app") == "postgresql://me@db.test/app"
+    assert redacted("/home/me/metis.sqlite3") == "/home/me/metis.sqlite3"
+    assert url_passwords("postgresql://db.test/app") == []
