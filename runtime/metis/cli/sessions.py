@@ -26,6 +26,7 @@ from ._common import (
     drop_lines,
     dump_json,
     echo_err,
+    inert,
     money,
     resolve_session_id,
     tokens_of,
@@ -150,10 +151,12 @@ def _session_json(store: Any, session_id: str, last: int | None) -> Iterator[str
     are then written in its place (each indented as `dump_json` nests it), read a page at
     a time; the session is read once before, for the count and the title."""
     from ..canonical import dump_message
+    from ..ops import audited
     from ._tables import Totals
 
     info = store.get_session(session_id)
-    totals = Totals.of(store.iter_messages(session_id))  # strict: a newer row is an error here
+    # Strict: a newer row is an error here; a broken tool link is named on stderr.
+    totals = Totals.of(audited(session_id, store.iter_messages(session_id)))
     start = max(0, totals.messages - last) if last else 0
     if start >= totals.messages:
         yield dump_json(_session_doc(store, info, totals, [])) + "\n"
@@ -256,7 +259,7 @@ def price(state: State, session: str, version: str | None, as_of: Any) -> None:
         rows.append((str(i), model, counts, stored, usage.pricing_version, new_cost, by))
     rows.append(("", "total", "", money(stored_total), "", money(repriced_total), ""))
     headers = ("#", "model", "in/out/cached", "stored", "under", "now", "by")
-    click.echo(f"{session_id}: stored cost vs {against}")
+    click.echo(inert(f"{session_id}: stored cost vs {against}"))
     click.echo("\n".join(grid(headers, rows, flex=1, right=(0, 3, 5))))
 
 
