@@ -76,8 +76,13 @@ def repair(state: State, session: str, reason: str | None) -> None:
     if not added:
         click.echo(f"nothing to repair: {session_id} has no unanswered tool calls")
         return
-    click.echo(f"repaired {len(added)} tool call(s) of {session_id}:")
+    calls = [m for m in added if m.metadata.parent_tool_use_id is not None]
     for message in added:
+        if message.metadata.parent_tool_use_id is None:  # a reply cut mid-stream (`settle_partials`)
+            click.echo(f"settled {message.id} of {session_id}: a PARTIAL reply -> cancelled, kept what had arrived")
+    if calls:
+        click.echo(f"repaired {len(calls)} tool call(s) of {session_id}:")
+    for message in calls:
         click.echo(f"  {message.metadata.parent_tool_use_id} -> cancelled, answered by {message.id}")
 
 

@@ -19,11 +19,21 @@ from metis_schema.v2 import Message, ToolDefinition
 from .. import _json
 from ..errors import MetisError
 from ..events import EventSink
-from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
+from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE, Deadline, Deadlines, Watchdog
+from ._http import (
+    ERROR_BODY_LIMIT,
+    Body,
+    provider_error,
+    read_failure,
+    retry_delay,
+    send_failure,
+    stream_cut,
+    stream_failure,
+)
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
 from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
-from ._stream import CheckpointPolicy, EventCallback
+from ._stream import CheckpointPolicy, EventCallback, reply_limit
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
@@ -46,7 +56,15 @@ class Client(ClientBase):
         clock: Callable[[], float] = time.monotonic,
         checkpoints: CheckpointPolicy | None = None,
         default_model: str = DEFAULT_MODEL,
+        send_deadline: float | None = DEFAULT_SEND_DEADLINE,
+        stream_deadline: float | None = DEFAULT_STREAM_DEADLINE,
     ) -> None:
+        """`timeout` bounds each network operation (httpx's connect, read, write, pool);
+        `send_deadline` bounds a whole send (every attempt, the waits between them, a
+        non-streamed body) and `stream_deadline` a whole streamed body, in seconds (None:
+        unbounded), so a server that dribbles cannot hold a request; past one, the send
+        raises DeadlineExceededError naming it."""
+        deadlines = Deadlines(send=send_deadline, stream=stream_deadline)
         self._setup(
             store,
             api_keys=api_keys,
@@ -56,6 +74,7 @@ class Client(ClientBase):
             checkpoints=checkpoints,
             clock=clock,
             default_model=default_model,
+            deadlines=deadlines,
         )
         self.sleep = sleep
         self.http = httpx.Client(transport=transport, timeout=timeout)
@@ -91,55 +110,88 @@ class Client(ClientBase):
 
     # --- HTTP ---------------------------------------------------------------------------------
 
-    def _send_with_retries(self, prepared: Prepared) -> tuple[httpx.Response, float]:
-        """Send until a non-error response (left open for streaming) or a final failure."""
+    def _send_with_retries(self, prepared: Prepared, deadline: Deadline) -> tuple[httpx.Response, float]:
+        """Send until a success (left open for its body) or a final failure, inside `deadline`."""
         content = _json.dumps(prepared.body)
         policy = self.settings.retry
+        name = prepared.adapter.name
         attempt = 0
         while True:
             started = self.settings.clock()
-            request = self.http.build_request("POST", prepared.url, content=content, headers=prepared.headers)
+            deadline.check(name)
+            request = self.http.build_request(
+                "POST",
+                prepared.url,
+                content=content,
+                headers=prepared.headers,
+                timeout=deadline.timeout(self.http.timeout),
+            )
             try:
                 response = self.http.send(request, stream=True)
             except httpx.HTTPError as exc:
-                name = prepared.adapter.name
-                delay: float = send_failure(exc, name=name, url=prepared.url, policy=policy, attempt=attempt)
+                delay: float = send_failure(
+                    exc, name=name, url=prepared.url, policy=policy, attempt=attempt, deadline=deadline
+                )
             else:
-                if response.status_code < 400:
+                if 200 <= response.status_code < 300:
                     return response, started
                 try:
-                    raw = response.read()
+                    body = self._read(response, ERROR_BODY_LIMIT, deadline, name)
                 finally:
                     response.close()
-                error = provider_error(prepared.adapter, response, raw)
-                retry = retry_delay(policy, attempt, response, error)
+                error = provider_error(prepared.adapter, response, body)
+                retry = retry_delay(policy, attempt, response, error, deadline)
                 if retry is None:
                     raise error
                 delay = retry
             self.sleep(delay)
             attempt += 1
 
+    def _read(self, response: httpx.Response, limit: int, deadline: Deadline, name: str) -> Body:
+        """A body read whole, inflated at most to `limit` bytes (then cut), inside `deadline`."""
+        body = Body(limit)
+        with Watchdog(response, deadline) as watchdog:
+            try:
+                for chunk in response.iter_bytes():
+                    if deadline.passed() or not body.add(chunk):
+                        break
+            except httpx.HTTPError as exc:
+                raise read_failure(exc, name=name, deadline=deadline, expired=watchdog.fired.is_set()) from exc
+        if watchdog.fired.is_set() or deadline.passed():
+            raise deadline.error(name)
+        return body
+
     def _exchange(self, core: SessionCore, prepared: Prepared, on_event: EventCallback | None) -> Message:
-        response, started = self._send_with_retries(prepared)
+        name = prepared.adapter.name
+        deadlines, clock = self.settings.deadlines, self.settings.clock
+        send = Deadline("send", deadlines.send, clock)
+        response, started = self._send_with_retries(prepared, send)
         if not prepared.stream:
             try:
-                raw = response.read()
-            except httpx.HTTPError as exc:
-                raise read_failure(exc, name=prepared.adapter.name) from exc
+                body = self._read(response, reply_limit(prepared.context), send, name)
             finally:
                 response.close()
-            return core.reply(prepared, raw, started)
-        run = core.stream(prepared, on_event, started)
+            return core.reply(prepared, body.reply(name), started)
+        run = core.stream(prepared, on_event, started, response.status_code)
+        deadline = Deadline("stream", deadlines.stream, clock)
+        cut = False
+        watchdog = Watchdog(response, deadline)
         try:
-            for chunk in response.iter_bytes():
-                run.feed(chunk)
+            with watchdog:
+                for chunk in response.iter_bytes():
+                    if deadline.passed():
+                        break
+                    run.feed(chunk)
+            cut = watchdog.fired.is_set() or deadline.passed()
         except BaseException as exc:
-            error = stream_failure(exc, run, name=prepared.adapter.name)
+            error = stream_failure(exc, run, name=name, deadline=deadline, expired=watchdog.fired.is_set())
             if error is None:
                 raise
             raise error from exc
         finally:
             response.close()
+        if cut:
+            raise stream_cut(run, deadline, name=name)
         return run.close()
 
 
