@@ -66,7 +66,9 @@ def respond(status: int, body: bytes = b"", headers: dict[str, str] | None = Non
 def respond_json(status: int, value: Any, headers: dict[str, str] | None = None) -> Reply:
     import json
 
-    return respond(status, json.dumps(value).encode(), {"content-type": "application/json", **(headers or {})})
+    return respond(
+        status, json.dumps(value).encode(), {"content-type": "application/json", **(headers or {})}
+    )
 
 
 def chunked(
@@ -141,7 +143,9 @@ class HostileServer:
             block_on_close = False
 
         self._server = Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self
 
     def close(self) -> None:

@@ -66,7 +66,7 @@ def exchange(
             session = sync_client.session(case.model)
             try:
                 reply = session.send("hi", stream=stream, on_event=on_event, **(options or {}))
-            except Exception as exc:  # noqa: BLE001 - the outcome is what the test inspects
+            except Exception as exc:
                 return Outcome(session.id, None, exc, time.monotonic() - started)
             return Outcome(session.id, reply, None, time.monotonic() - started)
 
@@ -77,7 +77,7 @@ def exchange(
                 reply = await asyncio.wait_for(
                     session.send("hi", stream=stream, on_event=on_event, **(options or {})), BOUND
                 )
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return Outcome(session.id, None, exc, time.monotonic() - started)
             return Outcome(session.id, reply, None, time.monotonic() - started)
 
@@ -114,7 +114,15 @@ def _not_a_reply(kind: str, case: ProviderCase) -> tuple[bool, Any, int]:
     return True, chunked(200, [bodies[kind]] if bodies[kind] else [], sse), 200
 
 
-NOT_A_REPLY_KINDS = ["307-valid-reply", "302-stream", "error-object", "html", "null", "empty-array", "nothing"]
+NOT_A_REPLY_KINDS = [
+    "307-valid-reply",
+    "302-stream",
+    "error-object",
+    "html",
+    "null",
+    "empty-array",
+    "nothing",
+]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -143,3 +151,213 @@ def test_an_answer_that_is_not_a_reply_is_a_typed_error_with_the_servers_text(
     else:  # a redirect is refused before any reply is read
         assert rows == []
     assert len(hostile.requests) == 1  # never retried, never followed
+
+
+# --- item 2: retry hints that are not finite numbers --------------------------------------------
+
+ANTHROPIC, OPENAI = PROVIDERS[0], PROVIDERS[1]
+OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+HINTS = [
+    ("retry-after", "nan"),
+    ("retry-after", "NaN"),
+    ("retry-after-ms", "nan"),
+    ("retry-after", "inf"),
+    ("retry-after", "-inf"),
+    ("retry-after-ms", "inf"),
+    ("retry-after", "-5"),
+    ("retry-after-ms", "-1e30"),
+    ("retry-after", "1e400"),
+    ("retry-after", "1e30"),
+    ("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+]
+
+
+@pytest.mark.parametrize(("header", "value"), HINTS, ids=[f"{h}={v}" for h, v in HINTS])
+def test_retry_hints_are_finite_and_bounded(header: str, value: str) -> None:
+    from metis.client import RetryPolicy, parse_retry_after
+
+    hint = parse_retry_after({header: value})
+    assert hint is None or 0.0 <= hint < float("inf")
+    delay = RetryPolicy(max_delay=30.0).delay(0, retry_after=hint)
+    assert delay is not None and 0.0 <= delay <= 30.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("header", "value"), HINTS, ids=[f"{h}={v}" for h, v in HINTS])
+def test_a_retry_after_that_is_no_finite_number_neither_breaks_nor_hangs_a_send(
+    mode: str, header: str, value: str, store: Store, hostile: HostileServer
+) -> None:
+    """`Retry-After: nan` used to raise ValueError from time.sleep (sync) and hang forever in
+    asyncio.sleep (async); any hint is now a bounded wait and the retry goes through."""
+    hostile.add(respond_json(529, OVERLOADED, {header: value}), respond_json(200, ok_body(ANTHROPIC)))
+    outcome = exchange(mode, store, hostile, ANTHROPIC, stream=False, client={"max_retry_delay": 0.05})
+    assert outcome.error is None, repr(outcome.error)
+    assert outcome.reply is not None and outcome.reply.metadata.status == MessageStatus.complete
+    assert len(hostile.requests) == 2 and outcome.seconds < 5
+
+
+# --- item 3: total deadlines ----------------------------------------------------------------------
+
+
+def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-5",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+HELLO = [chat_chunk({"role": "assistant", "content": "Hello"}), chat_chunk({"content": " world"})]
+SSE = {"content-type": "text/event-stream"}
+
+
+def silent(exchange: Any) -> None:
+    """Read the request, then say nothing until the server closes."""
+    exchange.pause(60)
+
+
+def headers_then_silence(exchange: Any) -> None:
+    exchange.write(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    for piece in HELLO:
+        exchange.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+    exchange.pause(60)
+
+
+def assert_deadline(outcome: Outcome, which: str, seconds: float) -> Any:
+    from metis.client import DeadlineExceededError
+
+    assert isinstance(outcome.error, DeadlineExceededError), repr(outcome.error)
+    assert outcome.error.which == which and f"{which} deadline" in str(outcome.error)
+    assert outcome.seconds < seconds + 1.5, outcome.seconds
+    return outcome.error
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_stream_dribbling_keep_alives_ends_at_the_stream_deadline(
+    mode: str, store: Store, hostile: HostileServer
+) -> None:
+    """With a 2 s read timeout, a keep-alive comment every 0.2 s used to hold the stream as
+    long as the server liked; the stream deadline ends it, keeping what arrived."""
+    hostile.add(chunked(200, [*HELLO, b": keep-alive\n\n"], SSE, then=0.2))
+    client = {"timeout": 2.0, "stream_deadline": 1.0}
+    outcome = exchange(mode, store, hostile, OPENAI, stream=True, client=client)
+    error = assert_deadline(outcome, "stream", 1.0)
+    (row,) = assistant_rows(store, outcome.session_id)
+    assert row.metadata.status == MessageStatus.cancelled and error.partial.id == row.id
+    assert row.content[0].text == "Hello world"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_body_dribbling_one_byte_at_a_time_ends_at_the_send_deadline(
+    mode: str, store: Store, hostile: HostileServer
+) -> None:
+    hostile.add(chunked(200, [b" "], {"content-type": "application/json"}, then=0.5))
+    outcome = exchange(
+        mode, store, hostile, OPENAI, stream=False, client={"timeout": 2.0, "send_deadline": 1.5}
+    )
+    assert_deadline(outcome, "send", 1.5)
+    assert assistant_rows(store, outcome.session_id) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_silent_stream_ends_at_the_stream_deadline_not_the_read_timeout(
+    mode: str, store: Store, hostile: HostileServer
+) -> None:
+    hostile.add(headers_then_silence)
+    client = {"timeout": 10.0, "stream_deadline": 1.0}
+    outcome = exchange(mode, store, hostile, OPENAI, stream=True, client=client)
+    assert_deadline(outcome, "stream", 1.0)
+    (row,) = assistant_rows(store, outcome.session_id)
+    assert row.metadata.status == MessageStatus.cancelled and row.content[0].text == "Hello world"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_server_that_never_answers_ends_at_the_send_deadline(
+    mode: str, store: Store, hostile: HostileServer
+) -> None:
+    hostile.add(silent)
+    outcome = exchange(
+        mode, store, hostile, OPENAI, stream=True, client={"timeout": 10.0, "send_deadline": 1.0}
+    )
+    assert_deadline(outcome, "send", 1.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_retry_wait_past_the_send_deadline_is_not_waited(
+    mode: str, store: Store, hostile: HostileServer
+) -> None:
+    """The server asks for 20 s; the send deadline is 1 s: its error is raised at once."""
+    from metis.errors import ProviderError
+
+    hostile.add(respond_json(529, OVERLOADED, {"retry-after": "20"}))
+    client = {"send_deadline": 1.0, "max_retry_delay": 60.0}
+    outcome = exchange(mode, store, hostile, ANTHROPIC, stream=False, client=client)
+    assert isinstance(outcome.error, ProviderError) and outcome.error.status_code == 529
+    assert outcome.seconds < 1.0 and len(hostile.requests) == 1
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), "60", True])
+def test_a_deadline_must_be_a_positive_number_of_seconds(value: Any, store: Store) -> None:
+    from metis.errors import ClientError
+
+    with pytest.raises(ClientError, match="send_deadline"):
+        Client(store, send_deadline=value)
+    with pytest.raises(ClientError, match="stream_deadline"):
+        AsyncClient(store, stream_deadline=value)
+
+
+# --- item 4: compressed bombs ---------------------------------------------------------------------
+
+
+def peak_bytes(run: Callable[[], Outcome]) -> tuple[Outcome, int]:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        outcome = run()
+        return outcome, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_an_error_body_bomb_is_cut_not_inflated(
+    mode: str, encoding: str, store: Store, hostile: HostileServer
+) -> None:
+    """A 500 whose gzip body inflates to 256 MiB: the error is the provider's, its text cut
+    at ERROR_BODY_LIMIT; memory stays far below the bomb (it grew by 1 GiB before)."""
+    from hostile_server import bomb
+    from metis.errors import ProviderError
+
+    body = bomb(256 * MIB, encoding)
+    hostile.add(respond(500, body, {"content-encoding": encoding, "content-type": "text/plain"}))
+    outcome, peak = peak_bytes(
+        lambda: exchange(mode, store, hostile, ANTHROPIC, stream=False, client={"max_retries": 0})
+    )
+    assert isinstance(outcome.error, ProviderError) and outcome.error.status_code == 500, repr(outcome.error)
+    assert peak < 96 * MIB, peak
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_reply_body_bomb_is_a_typed_error(mode: str, store: Store, hostile: HostileServer) -> None:
+    from hostile_server import bomb
+    from metis.errors import BodyLimitError
+
+    body = bomb(64 * MIB)
+    hostile.add(respond(200, body, {"content-encoding": "gzip", "content-type": "application/json"}))
+    outcome, peak = peak_bytes(
+        lambda: exchange(mode, store, hostile, ANTHROPIC, stream=False, options={"max_event_chars": 4 * MIB})
+    )
+    assert isinstance(outcome.error, BodyLimitError), repr(outcome.error)
+    assert outcome.error.limit == 4 * MIB and "4194304 bytes" in str(outcome.error)
+    assert peak < 96 * MIB, peak
+    assert assistant_rows(store, outcome.session_id) == []

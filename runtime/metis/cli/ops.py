@@ -79,7 +79,9 @@ def repair(state: State, session: str, reason: str | None) -> None:
     calls = [m for m in added if m.metadata.parent_tool_use_id is not None]
     for message in added:
         if message.metadata.parent_tool_use_id is None:  # a reply cut mid-stream (`settle_partials`)
-            click.echo(f"settled {message.id} of {session_id}: a PARTIAL reply -> cancelled, kept what had arrived")
+            click.echo(
+                f"settled {message.id} of {session_id}: a PARTIAL reply -> cancelled, kept what had arrived"
+            )
     if calls:
         click.echo(f"repaired {len(calls)} tool call(s) of {session_id}:")
     for message in calls:

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from ._async import AsyncClient, AsyncSession
 from ._config import Endpoint, base_url_env, resolve_endpoint
-from ._errors import ReplayError, RequestCancelledError, RequestTimeoutError, TransportError
+from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE
+from ._errors import (
+    DeadlineExceededError,
+    ReplayError,
+    ReplyNotSavedError,
+    RequestCancelledError,
+    RequestTimeoutError,
+    TransportError,
+)
 from ._replay import Exchange, ReplayTransport
 from ._retry import RetryPolicy, parse_retry_after
 from ._session import DEFAULT_MODEL, Content
@@ -20,17 +28,21 @@ from ._sync import DEFAULT_TIMEOUT, Client, Session
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_SEND_DEADLINE",
+    "DEFAULT_STREAM_DEADLINE",
     "DEFAULT_TIMEOUT",
     "AsyncClient",
     "AsyncSession",
     "CheckpointPolicy",
     "Client",
     "Content",
+    "DeadlineExceededError",
     "Endpoint",
     "EventCallback",
     "Exchange",
     "ReplayError",
     "ReplayTransport",
+    "ReplyNotSavedError",
     "RequestCancelledError",
     "RequestTimeoutError",
     "RetryPolicy",

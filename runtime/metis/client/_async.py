@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,6 +33,7 @@ from ._http import (
     stream_cut,
     stream_failure,
 )
+from ._inflate import ACCEPT_ENCODING, Inflater, ainflated
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
 from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
@@ -74,7 +76,9 @@ class AsyncClient(ClientBase):
             deadlines=deadlines,
         )
         self.sleep = sleep
-        self.http = httpx.AsyncClient(transport=transport, timeout=timeout)
+        self.http = httpx.AsyncClient(
+            transport=transport, timeout=timeout, headers={"accept-encoding": ACCEPT_ENCODING}
+        )
 
     def session(
         self,
@@ -107,7 +111,9 @@ class AsyncClient(ClientBase):
 
     # --- HTTP ---------------------------------------------------------------------------------
 
-    async def _send_with_retries(self, prepared: Prepared, deadline: Deadline) -> tuple[httpx.Response, float]:
+    async def _send_with_retries(
+        self, prepared: Prepared, deadline: Deadline
+    ) -> tuple[httpx.Response, float]:
         content = _json.dumps(prepared.body)
         policy = self.settings.retry
         name = prepared.adapter.name
@@ -148,9 +154,10 @@ class AsyncClient(ClientBase):
         (the caller's `asyncio.timeout` cuts a silent server; this checks between chunks)."""
         body = Body(limit)
         try:
-            async for chunk in response.aiter_bytes():
-                if deadline.passed() or not body.add(chunk):
-                    break
+            async with aclosing(_body(response, name)) as pieces:
+                async for chunk in pieces:
+                    if deadline.passed() or not body.add(chunk):
+                        break
         except httpx.HTTPError as exc:
             raise read_failure(exc, name=name, deadline=deadline) from exc
         if deadline.passed():
@@ -183,8 +190,8 @@ class AsyncClient(ClientBase):
         timer = asyncio.timeout(deadline.remaining())
         cut = False
         try:
-            async with timer:
-                async for chunk in response.aiter_bytes():
+            async with timer, aclosing(_body(response, name)) as pieces:
+                async for chunk in pieces:
                     if deadline.passed():
                         cut = True
                         break
@@ -199,6 +206,18 @@ class AsyncClient(ClientBase):
         if cut:
             raise stream_cut(run, deadline, name=name)
         return run.close()
+
+
+def _body(response: httpx.Response, name: str) -> AsyncGenerator[bytes]:
+    """The response's body inflated in bounded pieces (`_inflate`). A response built whole (an
+    injected transport's) holds its content already inflated."""
+    if response.is_stream_consumed:
+        return ainflated(_whole(response.content), Inflater(None))
+    return ainflated(response.aiter_raw(), Inflater(response.headers.get("content-encoding"), provider=name))
+
+
+async def _whole(content: bytes) -> AsyncIterator[bytes]:
+    yield content
 
 
 class AsyncSession(SessionBase):

@@ -101,7 +101,9 @@ class Deadline:
         def cap(value: float | None) -> float:
             return left if value is None else min(value, left)
 
-        return httpx.Timeout(connect=cap(base.connect), read=cap(base.read), write=cap(base.write), pool=cap(base.pool))
+        return httpx.Timeout(
+            connect=cap(base.connect), read=cap(base.read), write=cap(base.write), pool=cap(base.pool)
+        )
 
     def error(
         self, provider: str, *, partial: Message | None = None, last: BaseException | None = None

@@ -54,7 +54,7 @@ class Body:
                 f"the response body inflates past {self.limit} bytes",
                 limit=self.limit,
                 provider=name,
-                hint="a compressed bomb or a broken server; raise max_event_chars if a reply is really this large",
+                hint="a compressed bomb or a broken server; raise max_event_chars if a reply is this large",
             )
         return self.data()
 

@@ -219,7 +219,9 @@ def not_a_reply(
     """The error for an answer that is not a reply (`NotAReplyError`): the status, and the
     server's text, bounded and made printable, in the message and in `body`."""
     text = raw[:NOT_A_REPLY_BYTES].decode("utf-8", errors="replace")
-    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in " ".join(text.split()))
+    shown = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode() for c in " ".join(text.split())
+    )
     if 300 <= status < 400:
         what = "a redirect" + (f" to {location[:300]}" if location else "") + ", not a reply"
         hint = "metis does not follow redirects: set the provider's base URL to where the server points"
@@ -242,7 +244,7 @@ def reply_not_saved(reply: Message, cause: StoreError, *, checkpointed: bool) ->
     saved), and what becomes of the PARTIAL checkpoint left behind."""
     chars = sum(len(b.text) for b in reply.content if isinstance(b, TextBlock | ThinkingBlock))
     left = (
-        f"; its PARTIAL checkpoint is finalized as CANCELLED by the session's next send or `metis repair`"
+        "; its PARTIAL checkpoint is finalized as CANCELLED by the session's next send or `metis repair`"
         if checkpointed
         else ""
     )
@@ -256,4 +258,12 @@ def reply_not_saved(reply: Message, cause: StoreError, *, checkpointed: bool) ->
     )
 
 
-__all__ = ["NOT_A_REPLY_BYTES", "CheckpointPolicy", "EventCallback", "StreamRun", "not_a_reply", "reply_limit", "reply_not_saved"]
+__all__ = [
+    "NOT_A_REPLY_BYTES",
+    "CheckpointPolicy",
+    "EventCallback",
+    "StreamRun",
+    "not_a_reply",
+    "reply_limit",
+    "reply_not_saved",
+]

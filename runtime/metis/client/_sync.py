@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -30,6 +31,7 @@ from ._http import (
     stream_cut,
     stream_failure,
 )
+from ._inflate import ACCEPT_ENCODING, Inflater, inflated
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
 from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
@@ -77,7 +79,9 @@ class Client(ClientBase):
             deadlines=deadlines,
         )
         self.sleep = sleep
-        self.http = httpx.Client(transport=transport, timeout=timeout)
+        self.http = httpx.Client(
+            transport=transport, timeout=timeout, headers={"accept-encoding": ACCEPT_ENCODING}
+        )
 
     def session(
         self,
@@ -152,11 +156,14 @@ class Client(ClientBase):
         body = Body(limit)
         with Watchdog(response, deadline) as watchdog:
             try:
-                for chunk in response.iter_bytes():
-                    if deadline.passed() or not body.add(chunk):
-                        break
+                with closing(_body(response, name)) as pieces:
+                    for chunk in pieces:
+                        if deadline.passed() or not body.add(chunk):
+                            break
             except httpx.HTTPError as exc:
-                raise read_failure(exc, name=name, deadline=deadline, expired=watchdog.fired.is_set()) from exc
+                raise read_failure(
+                    exc, name=name, deadline=deadline, expired=watchdog.fired.is_set()
+                ) from exc
         if watchdog.fired.is_set() or deadline.passed():
             raise deadline.error(name)
         return body
@@ -177,8 +184,8 @@ class Client(ClientBase):
         cut = False
         watchdog = Watchdog(response, deadline)
         try:
-            with watchdog:
-                for chunk in response.iter_bytes():
+            with watchdog, closing(_body(response, name)) as pieces:
+                for chunk in pieces:
                     if deadline.passed():
                         break
                     run.feed(chunk)
@@ -193,6 +200,14 @@ class Client(ClientBase):
         if cut:
             raise stream_cut(run, deadline, name=name)
         return run.close()
+
+
+def _body(response: httpx.Response, name: str) -> Generator[bytes]:
+    """The response's body inflated in bounded pieces (`_inflate`). A response built whole (an
+    injected transport's) holds its content already inflated."""
+    if response.is_stream_consumed:
+        return inflated([response.content], Inflater(None))
+    return inflated(response.iter_raw(), Inflater(response.headers.get("content-encoding"), provider=name))
 
 
 class Session(SessionBase):

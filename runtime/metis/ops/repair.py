@@ -64,7 +64,9 @@ def settle_partials(store: RepairStore, history: Sequence[Message]) -> list[Mess
         if message.role != Role.assistant or message.metadata.status != MessageStatus.partial:
             continue
         raw = {**(message.metadata.provider_raw or {}), "interrupted": INTERRUPTED}
-        metadata = message.metadata.model_copy(update={"status": MessageStatus.cancelled, "provider_raw": raw})
+        metadata = message.metadata.model_copy(
+            update={"status": MessageStatus.cancelled, "provider_raw": raw}
+        )
         final = message.model_copy(update={"metadata": metadata})
         store.finalize(final)
         settled.append(final)
