@@ -13,6 +13,7 @@ from __future__ import annotations
 import socket
 import socketserver
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from typing import Any
 import pytest
 
 Reply = Callable[["Exchange"], None]
+DRIBBLE_FOR = 30.0
+"""Longest a dribbling reply goes on (seconds), so a client that never gives up still ends."""
 
 
 @dataclass
@@ -80,7 +83,8 @@ def chunked(
     then: float | None = None,
 ) -> Reply:
     """A chunked response sending `pieces` `interval` seconds apart; with `then`, it keeps
-    sending the last piece every `then` seconds until the server closes (a dribbling server)."""
+    sending the last piece every `then` seconds until the server closes, or DRIBBLE_FOR
+    seconds have passed (a dribbling server)."""
     pieces = list(pieces)
 
     def frame(piece: bytes) -> bytes:
@@ -93,7 +97,8 @@ def chunked(
                 return
             exchange.write(frame(piece))
         if then is not None:
-            while exchange.pause(then):
+            ends = time.monotonic() + DRIBBLE_FOR
+            while time.monotonic() < ends and exchange.pause(then):
                 exchange.write(frame(pieces[-1] if pieces else b" "))
             return
         exchange.write(b"0\r\n\r\n")

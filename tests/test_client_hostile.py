@@ -361,3 +361,153 @@ def test_a_reply_body_bomb_is_a_typed_error(mode: str, store: Store, hostile: Ho
     assert outcome.error.limit == 4 * MIB and "4194304 bytes" in str(outcome.error)
     assert peak < 96 * MIB, peak
     assert assistant_rows(store, outcome.session_id) == []
+
+
+# --- item 6: the store fails mid-stream -------------------------------------------------------------
+
+LONG_REPLY = [
+    *HELLO,
+    chat_chunk({"content": ", and"}),
+    chat_chunk({"content": " more"}),
+    chat_chunk({}, "stop"),
+    b"data: [DONE]\n\n",
+]
+
+
+def stream_into_a_failing_store(
+    mode: str, store: Any, server: HostileServer, fail: Callable[[], None]
+) -> tuple[str, BaseException | None]:
+    """Stream LONG_REPLY with a checkpoint per event; `fail` breaks the store after the
+    second event. The session id and what the send raised."""
+    from metis.client import CheckpointPolicy
+
+    server.add(chunked(200, LONG_REPLY, SSE, interval=0.05))
+    seen: list[Any] = []
+
+    def on_event(event: Any) -> None:
+        seen.append(event)
+        if len(seen) == 2:
+            fail()
+
+    kw: dict[str, Any] = {
+        "api_keys": KEYS,
+        "base_urls": {"openai": server.url},
+        "checkpoints": CheckpointPolicy(events=1, seconds=0.0),
+    }
+    if mode == "sync":
+        client = Client(store, **kw)
+        session = client.session(OPENAI.model)
+        try:
+            session.send("hi", stream=True, on_event=on_event)
+        except Exception as exc:  # noqa: BLE001
+            return session.id, exc
+        finally:
+            client.close()
+        return session.id, None
+
+    async def run() -> tuple[str, BaseException | None]:
+        async with AsyncClient(store, **kw) as async_client:
+            session = async_client.session(OPENAI.model)
+            try:
+                await asyncio.wait_for(session.send("hi", stream=True, on_event=on_event), BOUND)
+            except Exception as exc:  # noqa: BLE001
+                return session.id, exc
+            return session.id, None
+
+    return asyncio.run(run())
+
+
+def assert_not_saved(error: BaseException | None) -> None:
+    """The error says the text that arrived was not saved, and carries it."""
+    from metis.client import ReplyNotSavedError
+
+    assert isinstance(error, ReplyNotSavedError), repr(error)
+    assert "NOT saved" in str(error) and "PARTIAL checkpoint" in str(error)
+    assert error.reply.content[0].text == "Hello world, and more"
+
+
+def assert_settled(row: Message) -> None:
+    """A PARTIAL checkpoint finalized as CANCELLED with what had arrived."""
+    assert row.metadata.status == MessageStatus.cancelled
+    assert row.content[0].text.startswith("Hello")
+    assert "interrupted" in (row.metadata.provider_raw or {})
+
+
+def locked_sqlite(tmp_path: Path) -> tuple[Store, Callable[[], None], Callable[[], None]]:
+    """A real SQLite store, and how to make its writes fail (another writer holds the lock
+    past the store's retry budget) and work again."""
+    import sqlite3
+
+    from metis.store import RetryPolicy as StoreRetry
+
+    path = tmp_path / "m.sqlite3"
+    store = Store.open(path, retry=StoreRetry(busy_timeout_ms=5, budget_s=0.2))
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    return store, lambda: holder.execute("BEGIN IMMEDIATE"), lambda: holder.execute("ROLLBACK")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sqlite_failing_mid_stream_says_the_reply_was_not_saved_and_the_next_send_settles_it(
+    mode: str, tmp_path: Path, hostile: HostileServer
+) -> None:
+    store, fail, recover = locked_sqlite(tmp_path)
+    with store:
+        session_id, error = stream_into_a_failing_store(mode, store, hostile, fail)
+        assert_not_saved(error)
+        recover()
+        (row,) = assistant_rows(store, session_id)
+        assert row.metadata.status == MessageStatus.partial  # what the checkpoint kept
+        hostile.add(respond_json(200, ok_body(OPENAI)))
+        with Client(store, api_keys=KEYS, base_urls={"openai": hostile.url}) as client:
+            client.resume(session_id).send("again")
+        settled, answer = assistant_rows(store, session_id)
+        assert_settled(settled)
+        assert answer.metadata.status == MessageStatus.complete
+        sent = json.loads(hostile.requests[-1].body)["messages"]
+        assert [m["role"] for m in sent] == ["user", "user"]  # the cut turn is not replayed
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_repair_settles_the_partial_checkpoint_a_failing_store_left(
+    mode: str, tmp_path: Path, hostile: HostileServer
+) -> None:
+    from metis.ops import repair_session
+
+    store, fail, recover = locked_sqlite(tmp_path)
+    with store:
+        session_id, error = stream_into_a_failing_store(mode, store, hostile, fail)
+        assert_not_saved(error)
+        recover()
+        (settled,) = repair_session(store, session_id)
+        (row,) = assistant_rows(store, session_id)
+        assert_settled(row)
+        assert row == settled
+        assert repair_session(store, session_id) == []
+
+
+def test_postgresql_stopped_mid_stream(tmp_path: Path, hostile: HostileServer) -> None:
+    """A PostgreSQL server of its own, stopped after the first checkpoints and started again."""
+    from metis.store import RetryPolicy as StoreRetry
+    from metis.store import open_store
+    from test_store_support import PgServer, pg_bindir
+
+    bindir = pg_bindir()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binaries")
+    server = PgServer(bindir)
+    try:
+        url = server.fresh()
+        with open_store(url, timeout=1.0, retry=StoreRetry(budget_s=1.0)) as store:
+            session_id, error = stream_into_a_failing_store("sync", store, hostile, server.stop)
+            assert_not_saved(error)
+            server.start()
+            (row,) = assistant_rows(store, session_id)
+            assert row.metadata.status == MessageStatus.partial
+            hostile.add(respond_json(200, ok_body(OPENAI)))
+            with Client(store, api_keys=KEYS, base_urls={"openai": hostile.url}) as client:
+                client.resume(session_id).send("again")
+            settled, answer = assistant_rows(store, session_id)
+            assert_settled(settled)
+            assert answer.metadata.status == MessageStatus.complete
+    finally:
+        server.close()

@@ -5,6 +5,12 @@
 adapter and persists both sides in the store; `session.swap(model)` switches provider
 mid-session after checking the history can survive it. Retries, streaming checkpoints
 and cancellation are handled here so every caller gets them.
+
+No server is trusted: each send and each stream has a total deadline
+(`Client(send_deadline=, stream_deadline=)`, DeadlineExceededError), retry hints are
+bounded, bodies are inflated a bounded piece at a time (BodyLimitError), an answer that
+is not a reply (a redirect, a stream with no reply event) is NotAReplyError with the
+server's text, and a reply the store could not save is ReplyNotSavedError carrying it.
 """
 
 from __future__ import annotations
