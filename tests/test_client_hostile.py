@@ -399,7 +399,7 @@ def stream_into_a_failing_store(
         session = client.session(OPENAI.model)
         try:
             session.send("hi", stream=True, on_event=on_event)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return session.id, exc
         finally:
             client.close()
@@ -410,7 +410,7 @@ def stream_into_a_failing_store(
             session = async_client.session(OPENAI.model)
             try:
                 await asyncio.wait_for(session.send("hi", stream=True, on_event=on_event), BOUND)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return session.id, exc
             return session.id, None
 
@@ -511,3 +511,23 @@ def test_postgresql_stopped_mid_stream(tmp_path: Path, hostile: HostileServer) -
             assert answer.metadata.status == MessageStatus.complete
     finally:
         server.close()
+
+
+def test_metis_repair_settles_the_partial_checkpoint(tmp_path: Path, hostile: HostileServer) -> None:
+    from click.testing import CliRunner
+    from test_cli import run
+
+    store, fail, recover = locked_sqlite(tmp_path)
+    with store:
+        session_id, error = stream_into_a_failing_store("sync", store, hostile, fail)
+        assert_not_saved(error)
+        recover()
+    runner = CliRunner()
+    first = run(runner, "--db", tmp_path / "m.sqlite3", "repair", session_id)
+    assert first.exit_code == 0, first.output
+    assert "a PARTIAL reply -> cancelled" in first.stdout
+    second = run(runner, "--db", tmp_path / "m.sqlite3", "repair", session_id)
+    assert second.stdout.startswith("nothing to repair")
+    with Store.open(tmp_path / "m.sqlite3") as reopened:
+        (row,) = assistant_rows(reopened, session_id)
+        assert_settled(row)

@@ -153,14 +153,16 @@ class AsyncClient(ClientBase):
         """A body read whole, inflated at most to `limit` bytes (then cut), inside `deadline`
         (the caller's `asyncio.timeout` cuts a silent server; this checks between chunks)."""
         body = Body(limit)
+        late = False
         try:
             async with aclosing(_body(response, name)) as pieces:
                 async for chunk in pieces:
-                    if deadline.passed() or not body.add(chunk):
+                    late = deadline.passed()
+                    if late or not body.add(chunk):
                         break
         except httpx.HTTPError as exc:
             raise read_failure(exc, name=name, deadline=deadline) from exc
-        if deadline.passed():
+        if late:
             raise deadline.error(name)
         return body
 
@@ -182,7 +184,7 @@ class AsyncClient(ClientBase):
         except TimeoutError as exc:
             if not timer.expired():
                 raise
-            raise send.error(name, last=exc.__context__) from exc
+            raise send.error(name) from exc
         if not prepared.stream:
             return core.reply(prepared, body.reply(name), started)
         run = core.stream(prepared, on_event, started, response.status_code)

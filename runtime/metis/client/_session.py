@@ -229,7 +229,9 @@ class SessionCore:
         if self.auto_repair:
             self.repair()
         history = self.history()
-        if settle_partials(self.store, history):  # a stream cut before its end was saved
+        # A PARTIAL row here is a stream cut before its end was saved (a crash, a store that
+        # failed): finalize it as CANCELLED. Only rows after the settled prefix can be one.
+        if settle_partials(self.store, history[self._settled :]):
             history = self.history()
         wire_history = self.replayable(history)
         _refuse_unanswered(wire_history, self.id)

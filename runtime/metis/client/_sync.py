@@ -154,17 +154,19 @@ class Client(ClientBase):
     def _read(self, response: httpx.Response, limit: int, deadline: Deadline, name: str) -> Body:
         """A body read whole, inflated at most to `limit` bytes (then cut), inside `deadline`."""
         body = Body(limit)
+        late = False
         with Watchdog(response, deadline) as watchdog:
             try:
                 with closing(_body(response, name)) as pieces:
                     for chunk in pieces:
-                        if deadline.passed() or not body.add(chunk):
+                        late = deadline.passed()
+                        if late or not body.add(chunk):
                             break
             except httpx.HTTPError as exc:
                 raise read_failure(
                     exc, name=name, deadline=deadline, expired=watchdog.fired.is_set()
                 ) from exc
-        if watchdog.fired.is_set() or deadline.passed():
+        if late or watchdog.fired.is_set():  # a body cut by the close of its socket may end "cleanly"
             raise deadline.error(name)
         return body
 
@@ -186,10 +188,11 @@ class Client(ClientBase):
         try:
             with watchdog, closing(_body(response, name)) as pieces:
                 for chunk in pieces:
-                    if deadline.passed():
+                    cut = deadline.passed()
+                    if cut:
                         break
                     run.feed(chunk)
-            cut = watchdog.fired.is_set() or deadline.passed()
+            cut = cut or watchdog.fired.is_set()  # a body cut by the close of its socket may end "cleanly"
         except BaseException as exc:
             error = stream_failure(exc, run, name=name, deadline=deadline, expired=watchdog.fired.is_set())
             if error is None:
