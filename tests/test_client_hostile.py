@@ -531,3 +531,80 @@ def test_metis_repair_settles_the_partial_checkpoint(tmp_path: Path, hostile: Ho
     with Store.open(tmp_path / "m.sqlite3") as reopened:
         (row,) = assistant_rows(reopened, session_id)
         assert_settled(row)
+
+
+# --- the client's own inflation: real replies still arrive ------------------------------------------
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data)
+
+
+def raw_deflate(data: bytes) -> bytes:
+    import zlib
+
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("encoding", ["gzip", "deflate-raw", "deflate-zlib", "identity"])
+def test_compressed_replies_and_streams_still_arrive_whole(
+    mode: str, encoding: str, store: Store, hostile: HostileServer
+) -> None:
+    import zlib
+
+    pack = {
+        "gzip": gzip_bytes,
+        "deflate-raw": raw_deflate,
+        "deflate-zlib": zlib.compress,
+        "identity": lambda data: data,
+    }[encoding]
+    header = {"content-encoding": encoding.split("-", maxsplit=1)[0]}
+    hostile.add(respond(200, pack(json.dumps(ok_body(OPENAI)).encode()), {**header, **SSE}))
+    whole = exchange(mode, store, hostile, OPENAI, stream=False)
+    assert whole.reply is not None and whole.reply.metadata.status == MessageStatus.complete, whole.error
+    stream = pack(b"".join(stream_chunks(OPENAI)))
+    pieces = [stream[at : at + 7] for at in range(0, len(stream), 7)]  # cut anywhere
+    hostile.add(chunked(200, pieces, {**header, **SSE}))
+    streamed = exchange(mode, store, hostile, OPENAI, stream=True)
+    assert streamed.reply is not None, streamed.error
+
+    def blocks(message: Message) -> list[dict[str, Any]]:  # tool ids are minted per reply
+        return [block.model_dump(exclude={"id"}) for block in message.content]
+
+    assert blocks(streamed.reply) == blocks(whole.reply)
+    assert hostile.requests[0].headers["accept-encoding"] == "gzip, deflate"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_stream_bomb_is_bounded_in_memory(mode: str, store: Store, hostile: HostileServer) -> None:
+    """A streamed gzip body of 64 MiB without a line break: the event bound ends it, and no
+    more than about the bound is ever inflated (httpx inflated 64 KiB reads into 64 MiB pieces)."""
+    from hostile_server import bomb
+    from metis.errors import StreamLimitError
+
+    body = bomb(64 * MIB)
+    hostile.add(chunked(200, [body], {"content-encoding": "gzip", **SSE}))
+    outcome, peak = peak_bytes(
+        lambda: exchange(mode, store, hostile, OPENAI, stream=True, options={"max_event_chars": MIB})
+    )
+    assert isinstance(outcome.error, StreamLimitError), repr(outcome.error)
+    assert peak < 24 * MIB, peak
+
+
+def test_an_encoding_not_asked_for_or_corrupt_is_a_typed_error() -> None:
+    from metis.client._inflate import PIECE, Inflater
+    from metis.errors import WireFormatError
+
+    for encoding in ("br", "zstd", "gzip, gzip", "compress"):
+        with pytest.raises(WireFormatError, match="not asked for"):
+            Inflater(encoding)
+    with pytest.raises(WireFormatError, match="corrupt"):
+        list(Inflater("gzip").feed(b"\x1f\x8b\x08\x00garbage-garbage"))
+    bomb_piece = Inflater("gzip")
+    pieces = list(bomb_piece.feed(gzip_bytes(bytes(10 * PIECE + 3))))
+    pieces += list(bomb_piece.close())
+    assert max(map(len, pieces)) <= PIECE and sum(map(len, pieces)) == 10 * PIECE + 3
