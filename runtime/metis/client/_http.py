@@ -1,7 +1,8 @@
 """Reading provider HTTP responses: error bodies to typed errors, bodies to JSON.
 
 Shared by the sync and async clients so both turn a 4xx/5xx into the adapter's own
-ProviderError (the provider's message, not httpx's) and decide retries the same way.
+ProviderError (the provider's message, not httpx's), a 3xx into NotAReplyError, read
+bodies within the same bounds, and decide retries the same way.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ say in far less; the rest of a larger one (a compression bomb) is never inflated
 
 
 class Body:
-    """The bytes of a body read whole, bounded once inflated (httpx hands them inflated).
+    """The bytes of a body read whole, bounded once inflated (`_inflate` hands them on in
+    pieces of at most 64 KiB).
 
     `add` says whether there is room for more: past `limit` the body is `cut` and the
-    reader stops, so a compressed bomb costs at most `limit` plus one inflated chunk.
+    reader stops, so a compressed bomb costs at most `limit` plus one piece.
     """
 
     def __init__(self, limit: int) -> None:
