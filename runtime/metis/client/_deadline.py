@@ -11,7 +11,12 @@ Each deadline is enforced three ways, so neither silence nor dribbling outlasts 
 httpx timeout of a request is capped at the time left; the time left is checked whenever
 bytes arrive; and while a body is read, the sync client arms a watchdog that shuts the
 connection's socket when the deadline passes (a blocked read then returns at once), where
-the async client reads under `asyncio.timeout`.
+the async client runs the whole send, and the whole stream, under `asyncio.timeout`.
+
+One gap is left in the sync client: before a response exists there is no socket to shut
+(httpx does not expose it), so a server that dribbles its *headers* a byte at a time is
+bounded by httpcore's 100 KiB header limit, not by the send deadline; silence there is
+still cut by the capped timeouts.
 """
 
 from __future__ import annotations
