@@ -608,3 +608,27 @@ def test_an_encoding_not_asked_for_or_corrupt_is_a_typed_error() -> None:
     pieces = list(bomb_piece.feed(gzip_bytes(bytes(10 * PIECE + 3))))
     pieces += list(bomb_piece.close())
     assert max(map(len, pieces)) <= PIECE and sum(map(len, pieces)) == 10 * PIECE + 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_whole_reply_the_store_cannot_save_is_carried_by_the_error(
+    mode: str, tmp_path: Path, hostile: HostileServer
+) -> None:
+    """The store starts failing while the server answers: the reply is not lost silently."""
+    from metis.client import ReplyNotSavedError
+
+    store, fail, recover = locked_sqlite(tmp_path)
+    answer = respond_json(200, ok_body(OPENAI))
+
+    def locked_then_answer(exchange_: Any) -> None:
+        fail()
+        answer(exchange_)
+
+    hostile.add(locked_then_answer)
+    with store:
+        outcome = exchange(mode, store, hostile, OPENAI, stream=False)
+        recover()
+        assert isinstance(outcome.error, ReplyNotSavedError), repr(outcome.error)
+        assert "NOT saved" in str(outcome.error) and "PARTIAL" not in str(outcome.error)
+        assert outcome.error.reply.metadata.status == MessageStatus.complete
+        assert assistant_rows(store, outcome.session_id) == []
