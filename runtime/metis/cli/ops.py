@@ -76,8 +76,17 @@ def repair(state: State, session: str, reason: str | None) -> None:
     if not added:
         click.echo(inert(f"nothing to repair: {session_id} has no unanswered tool calls"))
         return
-    click.echo(inert(f"repaired {len(added)} tool call(s) of {session_id}:"))
+    calls = [m for m in added if m.metadata.parent_tool_use_id is not None]
     for message in added:
+        if message.metadata.parent_tool_use_id is None:  # a reply cut mid-stream (`settle_partials`)
+            click.echo(
+                inert(
+                    f"settled {message.id} of {session_id}: a PARTIAL reply -> cancelled, kept what arrived"
+                )
+            )
+    if calls:
+        click.echo(inert(f"repaired {len(calls)} tool call(s) of {session_id}:"))
+    for message in calls:
         click.echo(inert(f"  {message.metadata.parent_tool_use_id} -> cancelled, answered by {message.id}"))
 
 

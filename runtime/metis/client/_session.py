@@ -36,18 +36,19 @@ from ..assembly import RequestContext
 from ..builders import Content
 from ..catalog import load_catalog
 from ..endpoints import normalize_endpoint
-from ..errors import ClientError, MessageNotFoundError
+from ..errors import ClientError, MessageNotFoundError, StoreError
 from ..events import EventSink
 from ..ids import ToolIdMap
 from ..ops import compact
-from ..ops.repair import open_calls
+from ..ops.repair import open_calls, settle_partials
 from ..routing import ChainPolicy, check_swap, decision_record
 from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
+from ._deadline import Deadlines
 from ._http import json_body
 from ._protocols import ExchangeTracer, SessionRecord, SessionStore
 from ._retry import RetryPolicy
-from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms
+from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms, reply_not_saved
 
 _OPTION_NAMES = frozenset(f.name for f in fields(AdapterOptions)) - {
     "model",
@@ -70,6 +71,8 @@ class ClientSettings:
     events: EventSink | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     checkpoints: CheckpointPolicy = field(default_factory=CheckpointPolicy)
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    """Total time a send and a stream may take (`_deadline`)."""
     clock: Callable[[], float] = time.monotonic
     default_model: str = DEFAULT_MODEL
     user_agent: str = "metis/0.1.0"
@@ -225,7 +228,12 @@ class SessionCore:
         tools = tuple(registry)
         if self.auto_repair:
             self.repair()
-        wire_history = self.replayable(self.history())
+        history = self.history()
+        # A PARTIAL row here is a stream cut before its end was saved (a crash, a store that
+        # failed): finalize it as CANCELLED. Only rows after the settled prefix can be one.
+        if settle_partials(self.store, history[self._settled :]):
+            history = self.history()
+        wire_history = self.replayable(history)
         _refuse_unanswered(wire_history, self.id)
         user = self.user_message(content) if content is not None else None
         if user is None and (not wire_history or wire_history[-1].role == Role.assistant):
@@ -302,10 +310,15 @@ class SessionCore:
         message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
         if prepared.compacts_through is not None:
             message = compact.compaction_message(message, prepared.compacts_through)
-        self.store.append(message, tool_ids=self.tool_ids)
+        try:
+            self.store.append(message, tool_ids=self.tool_ids)
+        except StoreError as exc:
+            raise reply_not_saved(message, exc, checkpointed=False) from exc
         return message
 
-    def stream(self, prepared: Prepared, on_event: EventCallback | None, started: float) -> StreamRun:
+    def stream(
+        self, prepared: Prepared, on_event: EventCallback | None, started: float, status: int = 200
+    ) -> StreamRun:
         """The run that assembles, checkpoints and finally stores a streamed reply."""
         return StreamRun(
             prepared.adapter,
@@ -315,6 +328,7 @@ class SessionCore:
             checkpoints=self.settings.checkpoints,
             started=started,
             clock=self.settings.clock,
+            status=status,
         )
 
     def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
@@ -444,6 +458,7 @@ class ClientBase:
         checkpoints: CheckpointPolicy | None,
         clock: Callable[[], float],
         default_model: str,
+        deadlines: Deadlines | None = None,
     ) -> None:
         if store is None or isinstance(store, str | os.PathLike):  # a path or URL: open_store's to open
             from ..store import open_store
@@ -459,6 +474,7 @@ class ClientBase:
             events=events,
             retry=retry,
             checkpoints=checkpoints or CheckpointPolicy(),
+            deadlines=deadlines or Deadlines(),
             clock=clock,
             default_model=default_model,
         )
