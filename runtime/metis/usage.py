@@ -330,11 +330,11 @@ RULES: dict[str, CounterRule] = {
 
 def normalize_usage(provider: str, usage: Mapping[str, Any] | None) -> TokenCounts:
     """Provider usage object -> canonical TokenCounts, by the provider's row of `RULES`."""
+    if not usage:
+        return TokenCounts()
     rule = RULES.get(provider)
     if rule is None:
         raise WireFormatError(f"no usage normalization rule for provider {provider!r}", provider=provider)
-    if not usage:
-        return TokenCounts()
     prompt = rule.prompt.read(usage, provider)
     cached = rule.cached.read(usage, provider) if rule.cached else 0
     written = rule.written.read(usage, provider) if rule.written else 0

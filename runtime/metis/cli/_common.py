@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import MetisError, SessionNotFoundError
-from ..usage import prompt_tokens
 
 if TYPE_CHECKING:  # imported where used: `metis --help` must not pay for them
     from decimal import Decimal
@@ -283,6 +282,8 @@ def tokens_of(message: Message) -> tuple[int, int, int]:
 
     The prompt counts cache reads and writes too (`usage.prompt_tokens`), as every
     command and the OpenTelemetry export count it, so `show`, `price` and `sessions` agree."""
+    from ..usage import prompt_tokens
+
     usage = message.metadata.usage
     if usage is None:
         return (0, 0, 0)

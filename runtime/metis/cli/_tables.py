@@ -361,12 +361,37 @@ __all__ = [
 ]
 
 
+PRICE_HEADERS = ("#", "model", "in/out/cached", "stored", "under", "repriced", "by", "billed", "billed-local")
+_SAME_FOR_ALL = {4: "stored under", 6: "repriced by"}
+"""Columns said once, in a note, when every row has the same value (an 80-column table)."""
+
+
 @dataclass
 class PriceRows:
-    """The rows of `metis price`, their total row, and notes (why rows are unpriced)."""
+    """The table of `metis price` (headers, rows, a total row) and notes: a column whose
+    value every row shares said once, why rows are unpriced, replies not priced."""
 
+    headers: tuple[str, ...] = PRICE_HEADERS
     lines: list[tuple[str, ...]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    def fold(self) -> None:
+        """Drop the version columns every row agrees on and the billed columns no row has."""
+        rows = self.lines[:-1]
+        drop: set[int] = set()
+        said = []
+        for index, label in _SAME_FOR_ALL.items():
+            values = {row[index] for row in rows}
+            if len(values) == 1:
+                drop.add(index)
+                said.append(f"{label} {values.pop()}")
+        self.notes[:0] = said
+        if all(row[7] == "-" for row in rows):
+            drop |= {7, 8}
+            self.notes.append("no reply carries a billed cost from its provider")
+        keep = [i for i in range(len(self.headers)) if i not in drop]
+        self.headers = tuple(self.headers[i] for i in keep)
+        self.lines = [tuple(row[i] for i in keep) for row in self.lines]
 
 
 @dataclass
@@ -464,6 +489,7 @@ def price_rows(
     rows.lines.append(
         ("", "total", "", stored_sum.text(), "", again_sum.text(), "", billed_sum.text(), diff_text)
     )
+    rows.fold()
     for model, reason in sorted(reasons.items()):
         rows.notes.append(f"unpriced {model}: {reason}")
     if stored_sum.unknown or again_sum.unknown:

@@ -210,9 +210,11 @@ def price(state: State, session: str, as_of: Any, version: str | None, prices_fi
     rows = price_rows(
         state.store.iter_messages(session_id), load_catalog(), day=day, version=version, table=table
     )
-    headers = ("#", "model", "in/out/cached", "stored", "under", "repriced", "by", "billed", "billed-local")
-    click.echo(f"{session_id}: stored cost vs {against}; billed where the provider reported it")
-    click.echo("\n".join(grid(headers, rows.lines, flex=1, right=(0, 3, 5, 7, 8))))
+    right = [
+        i for i, h in enumerate(rows.headers) if h in ("#", "stored", "repriced", "billed", "billed-local")
+    ]
+    click.echo(f"{session_id}: stored cost vs {against}")
+    click.echo("\n".join(grid(rows.headers, rows.lines, flex=1, right=right)))
     for note in rows.notes:
         click.echo(note)
 
