@@ -393,3 +393,29 @@ def test_a_reply_with_no_usage_is_not_priced() -> None:
     usage = make_usage(TokenCounts(), pricing_key="openai:gpt-4o", latency_ms=0)
     assert (usage.cost_usd, usage.pricing_version) == (Decimal(0), NO_USAGE)
     assert _genai_prices._resolved.cache_info().currsize == 0  # no price was looked up
+
+
+def test_responses_server_tool_calls_are_counted_from_the_reply_where_usage_has_no_counter() -> None:
+    from metis.usage import content_units
+    from metis_schema.v3 import ServerToolUseBlock, TextBlock
+
+    def call(name: str) -> ServerToolUseBlock:
+        return ServerToolUseBlock(
+            type="server_tool_use", id=f"{name}_1", provider="responses", name=name, input={}
+        )
+
+    content = [
+        call("web_search"),
+        call("web_search"),
+        call("code_interpreter"),
+        TextBlock(type="text", text="x"),
+    ]
+    counts = content_units("responses", TokenCounts(1000, 100), content)
+    assert (counts.web_search_requests, counts.code_execution_requests) == (2, 1)
+    # gpt-5: $1.25 in, $10 out per MTok, web search $10 per 1,000 (code interpreter: no genai-prices rate)
+    usage = make_usage(
+        counts, pricing_key="responses:gpt-5", latency_ms=0, at=datetime(2026, 11, 20, tzinfo=UTC)
+    )
+    assert usage.cost_usd == Decimal("0.02225")
+    # where the usage object counts them (Anthropic), the blocks add nothing
+    assert content_units("anthropic", TokenCounts(1, 1), content) == TokenCounts(1, 1)

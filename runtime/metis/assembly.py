@@ -64,7 +64,7 @@ from .ids import ToolIdMap, new_message_id
 from .invariants import BLOCK_CLASSES, check_message
 from .pricing import make_usage
 from .tools import ToolRegistry
-from .usage import TokenCounts, merge_event
+from .usage import TokenCounts, content_units, merge_event
 from .validation import pydantic_problems
 
 log = logging.getLogger("metis.assembly")
@@ -388,6 +388,7 @@ def _assistant_message(
     entry = load_catalog().resolve(context.model)
     usage = None
     if counts is not None:
+        counts = content_units(provider, counts, content)
         usage = make_usage(
             counts,
             pricing_key=entry.pricing_key,

@@ -39,7 +39,7 @@ is priced on the prompt it reports, not on the sum of its counters.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, NamedTuple
@@ -207,7 +207,8 @@ class CounterRule:
     (Anthropic). `extra_input`/`extra_output` are counts the provider keeps apart that
     are billed as input/output (Gemini's tool-use prompt and thoughts). `units` maps
     UsageUnits fields to their counters; `billed_cost` is where the provider says what it
-    charged. `source` is where the rule is documented.
+    charged; `from_content` counts server-tool calls from the reply's own blocks where the
+    usage object has no counter for them. `source` is where the rule is documented.
     """
 
     source: str
@@ -220,6 +221,9 @@ class CounterRule:
     extra_output: Counter | None = None
     units: Mapping[str, Counter] = field(default_factory=dict)
     billed_cost: tuple[str, ...] = ()
+    from_content: Mapping[str, str] = field(default_factory=dict)
+    """Server tools the usage object does not count: their `server_tool_use` block name ->
+    the UsageUnits field each such block of the reply adds one to (`content_units`)."""
 
 
 def _c(spec: str) -> Counter:
@@ -298,6 +302,10 @@ RULES: dict[str, CounterRule] = {
         cached=_c("input_tokens_details.cached_tokens"),
         written=_c("input_tokens_details.cache_write_tokens"),
         units={"reasoning_tokens": _c("output_tokens_details.reasoning_tokens")},
+        # usage counts no built-in tool call; each is an output item of the reply
+        # (https://platform.openai.com/docs/pricing: web search per 1,000 calls, code
+        # interpreter per container)
+        from_content={"web_search": "web_search_requests", "code_interpreter": "code_execution_requests"},
     ),
     "gemini": CounterRule(
         source="google-genai GenerateContentResponseUsageMetadata (cachedContentTokenCount is part of "
@@ -353,6 +361,23 @@ def normalize_usage(provider: str, usage: Mapping[str, Any] | None) -> TokenCoun
     units["cache_creation_1h_input_tokens"] = min(units["cache_creation_1h_input_tokens"], written)
     billed = _billed(usage, rule.billed_cost, provider) if rule.billed_cost else None
     return TokenCounts._make((prompt, output, cached, written, *units.values(), billed))
+
+
+def content_units(provider: str, counts: TokenCounts, content: Iterable[Any]) -> TokenCounts:
+    """`counts` with the server-tool calls the reply's blocks show and its usage did not
+    count (the provider's `from_content` row); `counts` itself when there are none."""
+    rule = RULES.get(provider)
+    if rule is None or not rule.from_content:
+        return counts
+    found: dict[str, int] = {}
+    for block in content:
+        if getattr(block, "type", None) == "server_tool_use":
+            unit = rule.from_content.get(block.name)
+            if unit is not None:
+                found[unit] = found.get(unit, 0) + 1
+    if not found:
+        return counts
+    return counts._replace(**{unit: max(getattr(counts, unit), n) for unit, n in found.items()})
 
 
 def _billed(usage: Mapping[str, Any], path: tuple[str, ...], provider: str) -> Decimal | None:
@@ -412,6 +437,7 @@ __all__ = [
     "CounterRule",
     "TokenCounts",
     "UsageCountError",
+    "content_units",
     "counts_of",
     "merge_event",
     "normalize_usage",
