@@ -324,6 +324,8 @@ def test_price_shows_the_billed_cost_beside_the_local_one_and_the_difference(tmp
     assert header.split()[-2:] == ["billed", "billed-local"]
     assert row.split()[-2:] == ["$0.0002339", "+$0.000000"]  # billed exactly what was computed
     assert total.split()[-2:] == ["$0.0002339", "+$0.000000"]
+    shown = _run(runner, "--db", db, "show", session, env={"COLUMNS": "200"}).stdout
+    assert "· $0.0002339 (billed $0.0002339)" in shown
 
 
 def test_unpriced_is_unpriced_in_every_command_with_its_reason(tmp_path: Path) -> None:

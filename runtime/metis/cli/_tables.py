@@ -108,6 +108,8 @@ class Totals:
     cost: Decimal = field(default_factory=Decimal)
     with_usage: int = 0
     unpriced: int = 0
+    billed: Decimal | None = None
+    """What providers reported they billed, over the replies that carry it (None: none do)."""
     first_text: str | None = None
 
     def add(self, message: Message) -> None:
@@ -119,6 +121,8 @@ class Totals:
             self.with_usage += 1
             self.cost += usage.cost_usd
             self.unpriced += usage.pricing_version == UNPRICED
+            if usage.billed_cost_usd is not None:
+                self.billed = (self.billed or Decimal(0)) + usage.billed_cost_usd
         if self.first_text is None:
             self.first_text = _user_title(message)
 
@@ -321,7 +325,8 @@ def session_lines(
     yield (
         f"  created    {info.created_at:%Y-%m-%d %H:%M:%S} UTC, updated {info.updated_at:%Y-%m-%d %H:%M:%S}"
     )
-    yield f"  totals     {totals.messages} messages · {totals.tokens:,} tokens · {cost_text(totals)}"
+    billed = "" if totals.billed is None else f" (billed {money(totals.billed)})"
+    yield f"  totals     {totals.messages} messages · {totals.tokens:,} tokens · {cost_text(totals)}{billed}"
     # Rows a newer metis wrote are named here, and every other message is still shown.
     for error in newer:
         yield f"  skipped    {error}"
