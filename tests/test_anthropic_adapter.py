@@ -14,6 +14,7 @@ import copy
 import logging
 import re
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,6 @@ def context(ids: ToolIdMap | None = None, model: str = MODEL, **kw: Any) -> Requ
         message_id="01HZ0000000000000000000777",
         created_at=FIXED_TIME,
         latency_ms=321,
-        pricing_version="2026-05-08",
         **kw,
     )
 
@@ -518,7 +518,7 @@ def test_usage_is_normalized_and_priced_locally() -> None:
         usage.cache_creation_input_tokens,
         usage.output_tokens,
     ) == (4, 8845, 6, 143)
-    assert usage.pricing_version == "2026-05-08" and usage.latency_ms == 321
+    assert usage.pricing_version == f"genai-prices@{version('genai-prices')}" and usage.latency_ms == 321
 
 
 @pytest.mark.parametrize(

@@ -279,6 +279,7 @@ UNTAGGED_NEEDLES = {
     "RequestOptions": '"max_tokens"',
     "ReasoningEffort": '"reasoning_effort"',
     "OutputSchema": '"output_schema"',
+    "UsageUnits": '"units"',
 }
 """For an added definition without a `type` tag: the text that shows a vector uses it."""
 

@@ -322,15 +322,16 @@ def money(value: Decimal | None) -> str:
 
 
 def tokens_of(message: Message) -> tuple[int, int, int]:
-    """(input incl. cache writes, output, cached input) of a message; zeros without usage."""
+    """(whole prompt, output, cached input) of a message; zeros without usage.
+
+    The prompt counts cache reads and writes too (`usage.prompt_tokens`), as every
+    command and the OpenTelemetry export count it, so `show`, `price` and `sessions` agree."""
+    from ..usage import prompt_tokens
+
     usage = message.metadata.usage
     if usage is None:
         return (0, 0, 0)
-    return (
-        usage.input_tokens + usage.cache_creation_input_tokens,
-        usage.output_tokens,
-        usage.cached_input_tokens,
-    )
+    return (prompt_tokens(usage), usage.output_tokens, usage.cached_input_tokens)
 
 
 def cost_of(message: Message) -> Decimal | None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..store import SessionInfo
 
 UNPRICED = "unpriced"
+NO_USAGE = "no-usage"
 _MIN_ID = 12
 """Shortest id prefix shown: `sess_` and 7 ULID characters."""
 _TEXT_LINES = 12
@@ -112,16 +113,21 @@ class Totals:
     cost: Decimal = field(default_factory=Decimal)
     with_usage: int = 0
     unpriced: int = 0
+    billed: Decimal | None = None
+    """What providers reported they billed, over the replies that carry it (None: none do)."""
     first_text: str | None = None
 
     def add(self, message: Message) -> None:
         self.messages += 1
-        self.tokens += sum(tokens_of(message))
+        prompt, output, _ = tokens_of(message)
+        self.tokens += prompt + output
         usage = message.metadata.usage
         if usage is not None:
             self.with_usage += 1
             self.cost += usage.cost_usd
             self.unpriced += usage.pricing_version == UNPRICED
+            if usage.billed_cost_usd is not None:
+                self.billed = (self.billed or Decimal(0)) + usage.billed_cost_usd
         if self.first_text is None:
             self.first_text = _user_title(message)
 
@@ -234,7 +240,7 @@ def message_header(index: int, message: Message) -> str:
     if usage is not None and not (inp or out or cached):  # e.g. a reply imported from a request body
         parts.append("no usage recorded")
     elif usage is not None:
-        parts.append(f"{inp + cached:,} in / {out:,} out" + (f" ({cached:,} cached)" if cached else ""))
+        parts.append(f"{inp:,} in / {out:,} out" + (f" ({cached:,} cached)" if cached else ""))
         parts.append(UNPRICED if usage.pricing_version == UNPRICED else money(cost_of(message)))
     if meta.status.value != "complete":
         parts.append(meta.status.value)
@@ -315,6 +321,7 @@ def session_totals(store: Any, session_id: str) -> tuple[Totals, list[Exception]
         cost=stats.cost,
         with_usage=stats.with_usage,
         unpriced=stats.unpriced,
+        billed=stats.billed,
         first_text=short_title(stats.first_user_text) if stats.first_user_text else None,
     )
     return totals, list(stats.problems)
@@ -348,7 +355,8 @@ def _session_header(info: SessionInfo, totals: Totals, newer: Sequence[Exception
     yield (
         f"  created    {info.created_at:%Y-%m-%d %H:%M:%S} UTC, updated {info.updated_at:%Y-%m-%d %H:%M:%S}"
     )
-    yield f"  totals     {totals.messages} messages · {totals.tokens:,} tokens · {cost_text(totals)}"
+    billed = "" if totals.billed is None else f" (billed {money(totals.billed)})"
+    yield f"  totals     {totals.messages} messages · {totals.tokens:,} tokens · {cost_text(totals)}{billed}"
     # Rows a newer metis wrote are named here, and every other message is still shown.
     for error in newer:
         yield f"  skipped    {error}"
@@ -402,3 +410,143 @@ __all__ = [
     "width",
     "wrap",
 ]
+
+
+PRICE_HEADERS = ("#", "model", "in/out/cached", "stored", "under", "repriced", "by", "billed", "billed-local")
+_SAME_FOR_ALL = {4: "stored under", 6: "repriced by"}
+"""Columns said once, in a note, when every row has the same value (an 80-column table)."""
+
+
+@dataclass
+class PriceRows:
+    """The table of `metis price` (headers, rows, a total row) and notes: a column whose
+    value every row shares said once, why rows are unpriced, replies not priced."""
+
+    headers: tuple[str, ...] = PRICE_HEADERS
+    lines: list[tuple[str, ...]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def fold(self) -> None:
+        """Drop the version columns every row agrees on and the billed columns no row has."""
+        rows = self.lines[:-1]
+        drop: set[int] = set()
+        said = []
+        for index, label in _SAME_FOR_ALL.items():
+            values = {row[index] for row in rows}
+            if len(values) == 1:
+                drop.add(index)
+                said.append(f"{label} {values.pop()}")
+        self.notes[:0] = said
+        if all(row[7] == "-" for row in rows):
+            drop |= {7, 8}
+            self.notes.append("no reply carries a billed cost from its provider")
+        keep = [i for i in range(len(self.headers)) if i not in drop]
+        self.headers = tuple(self.headers[i] for i in keep)
+        self.lines = [tuple(row[i] for i in keep) for row in self.lines]
+
+
+@dataclass
+class _Sum:
+    """A column total that knows how many of its rows had no figure."""
+
+    total: Decimal = field(default_factory=Decimal)
+    known: int = 0
+    unknown: int = 0
+
+    def add(self, value: Decimal | None) -> None:
+        if value is None:
+            self.unknown += 1
+        else:
+            self.total += value
+            self.known += 1
+
+    def text(self) -> str:
+        if not self.known:
+            return UNPRICED if self.unknown else "-"
+        return money(self.total) + ("+" if self.unknown else "")
+
+
+def _signed(value: Decimal) -> str:
+    return ("-" if value < 0 else "+") + money(abs(value))
+
+
+def price_rows(
+    messages: Iterable[Message],
+    catalog: Any,
+    *,
+    day: Any = None,
+    version: str | None = None,
+    table: Any = None,
+) -> PriceRows:
+    """Each priced reply: stored cost, the cost again (at its own date, at `day`, under
+    `version` or an override `table`), the provider's billed cost and billed - repriced.
+
+    Replies with nothing counted are not priced (a note counts them); an unpriced cost is
+    `unpriced`, never $0, and a total over rows some of which are unpriced ends in `+`.
+    """
+    from ..errors import PricingError
+    from ..pricing import price_as_of, reprice
+
+    rows = PriceRows()
+    stored_sum, again_sum, billed_sum, diff_sum = _Sum(), _Sum(), _Sum(), _Sum()
+    reasons: dict[str, str] = {}
+    no_usage = 0
+    for i, message in enumerate(messages):
+        usage, model = message.metadata.usage, message.metadata.model
+        if usage is None or model is None:
+            continue
+        if usage.pricing_version == NO_USAGE:
+            no_usage += 1
+            continue
+        key = catalog.resolve(model).pricing_key
+        try:
+            if day is not None:
+                again = price_as_of(usage, pricing_key=key, day=day, model=model)
+            else:
+                again = reprice(
+                    usage, pricing_key=key, version=version, table=table, model=model, at=message.created_at
+                )
+            again_cost = None if again.pricing_version == UNPRICED else again.cost_usd
+            by = again.pricing_version
+            if again_cost is None:
+                reasons.setdefault(model, again.unpriced_reason or "no price")
+        except PricingError as exc:  # an override table without this model
+            again_cost, by = None, UNPRICED
+            reasons.setdefault(model, str(exc))
+        stored = None if usage.pricing_version == UNPRICED else usage.cost_usd
+        if stored is None and usage.unpriced_reason:
+            reasons.setdefault(model, usage.unpriced_reason)
+        billed = usage.billed_cost_usd
+        diff = billed - again_cost if billed is not None and again_cost is not None else None
+        stored_sum.add(stored)
+        again_sum.add(again_cost)
+        if billed is not None:
+            billed_sum.add(billed)
+            diff_sum.add(diff)
+        rows.lines.append(
+            (
+                str(i),
+                model,
+                "/".join(map(str, tokens_of(message))),
+                UNPRICED if stored is None else money(stored),
+                usage.pricing_version,
+                UNPRICED if again_cost is None else money(again_cost),
+                by,
+                money(billed),
+                "-" if diff is None else _signed(diff),
+            )
+        )
+    diff_text = "-" if not diff_sum.known else _signed(diff_sum.total) + ("+" if diff_sum.unknown else "")
+    rows.lines.append(
+        ("", "total", "", stored_sum.text(), "", again_sum.text(), "", billed_sum.text(), diff_text)
+    )
+    rows.fold()
+    for model, reason in sorted(reasons.items()):
+        rows.notes.append(f"unpriced {model}: {reason}")
+    if stored_sum.unknown or again_sum.unknown:
+        rows.notes.append("a total ending in + leaves out unpriced rows: their cost is unknown, not $0")
+    if no_usage:
+        rows.notes.append(
+            f"{no_usage} repl{'y' if no_usage == 1 else 'ies'} with no usage recorded: not priced"
+        )
+    return rows

@@ -137,7 +137,13 @@ def compact(state: State, session: str, keep_last: int, summarizer: str | None) 
         client.close()
     block = message.content[0]
     usage = message.metadata.usage
-    cost = f"${usage.cost_usd}" if usage is not None else "unpriced"
+    cost = (
+        "no usage"
+        if usage is None
+        else "unpriced"
+        if usage.pricing_version == "unpriced"
+        else f"${usage.cost_usd}"
+    )
     summary = getattr(block, "summary", None) or ""
     echo_err(f"compacted {session_id} with {entry.id} ({cost}); stored as {message.id}")
     click.echo(inert(summary, layout=True))

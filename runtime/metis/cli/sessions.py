@@ -27,9 +27,7 @@ from ._common import (
     dump_json,
     echo_err,
     inert,
-    money,
     resolve_session_id,
-    tokens_of,
 )
 from ._listing import Since
 
@@ -206,61 +204,55 @@ def _session_doc(store: Any, info: SessionInfo, totals: Totals, messages: list[A
 @click.command()
 @click.argument("session")
 @click.option(
-    "--pricing-version", "version", help="Price table to recompute with (default: the current one)."
-)
-@click.option(
     "--as-of",
     "as_of",
     type=click.DateTime(formats=["%Y-%m-%d"]),
-    help="Recompute at the prices in force on this date (YYYY-MM-DD).",
+    help="Reprice at the prices in force on this date (YYYY-MM-DD); default: each reply's own date.",
+)
+@click.option(
+    "--pricing-version",
+    "version",
+    help="Reprice under one named price source (the local table: an override; genai-prices' data).",
+)
+@click.option(
+    "--prices",
+    "prices_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Reprice with your own price table (a PriceTable JSON file): an override.",
 )
 @click.pass_obj
-def price(state: State, session: str, version: str | None, as_of: Any) -> None:
-    """Costs of SESSION as stored, and recomputed under a pricing version or at a date."""
-    from decimal import Decimal
-
+def price(state: State, session: str, as_of: Any, version: str | None, prices_file: Path | None) -> None:
+    """Costs of SESSION: as stored, repriced (at each reply's date, or --as-of, or under a
+    named source), and what the provider billed where it said, with the difference."""
     from ..catalog import load_catalog
-    from ..errors import PricingError
-    from ..pricing import check_version, current_version, price_as_of, reprice
+    from ..pricing import check_version, load_price_table_file
+    from ._tables import grid, price_rows
 
-    if version is not None and as_of is not None:
-        raise click.UsageError("give --pricing-version or --as-of, not both")
+    if sum(x is not None for x in (as_of, version, prices_file)) > 1:
+        raise click.UsageError("give one of --as-of, --pricing-version, --prices")
     session_id = resolve_session_id(state.store, session)
     day: date | None = as_of.date() if as_of is not None else None
-    if day is None:
-        version = check_version(version or current_version())  # unknown: fails before any row
-    from ._tables import grid
-
-    against = f"prices of {day}" if day else f"pricing {version}"
-    catalog = load_catalog()
-    rows: list[tuple[str, ...]] = []
-    stored_total, repriced_total = Decimal(0), Decimal(0)
-    for i, message in enumerate(state.store.iter_messages(session_id)):
-        usage, model = message.metadata.usage, message.metadata.model
-        if usage is None or model is None:
-            continue
-        key = catalog.resolve(model).pricing_key
-        try:
-            again = (
-                price_as_of(usage, pricing_key=key, day=day, model=model)
-                if day
-                else reprice(usage, pricing_key=key, version=version, model=model)
-            )
-        except PricingError:  # that table has no price for this model
-            again = None
-        if again is None or again.pricing_version == "unpriced":
-            new_cost, by = "unpriced", ""
-        else:
-            new_cost, by = money(again.cost_usd), again.pricing_version
-            repriced_total += again.cost_usd
-        stored_total += usage.cost_usd
-        stored = "unpriced" if usage.pricing_version == "unpriced" else money(usage.cost_usd)
-        counts = "/".join(map(str, tokens_of(message)))
-        rows.append((str(i), model, counts, stored, usage.pricing_version, new_cost, by))
-    rows.append(("", "total", "", money(stored_total), "", money(repriced_total), ""))
-    headers = ("#", "model", "in/out/cached", "stored", "under", "now", "by")
+    table = load_price_table_file(prices_file) if prices_file is not None else None
+    if version is not None:
+        version = check_version(version)  # unknown: fails before any row
+    if day:
+        against = f"prices of {day}"
+    elif table is not None:
+        against = f"override {table.pricing_version}"
+    elif version is not None:
+        against = f"pricing {version}"
+    else:
+        against = "prices of each reply's date"
+    rows = price_rows(
+        state.store.iter_messages(session_id), load_catalog(), day=day, version=version, table=table
+    )
+    right = [
+        i for i, h in enumerate(rows.headers) if h in ("#", "stored", "repriced", "billed", "billed-local")
+    ]
     click.echo(inert(f"{session_id}: stored cost vs {against}"))
-    click.echo("\n".join(grid(headers, rows, flex=1, right=(0, 3, 5))))
+    click.echo("\n".join(grid(rows.headers, rows.lines, flex=1, right=right)))
+    for note in rows.notes:
+        click.echo(inert(note))
 
 
 @db_option

@@ -241,6 +241,7 @@ class Store:
                 cost=_decimal(row[2]),
                 with_usage=int(row[3] or 0),
                 unpriced=int(row[4] or 0),
+                billed=_decimal(row[6]) if row[7] else None,
             )
             if row[5]:
                 stats.problems = _row_problems(conn, session_id)
@@ -610,7 +611,8 @@ def _rows_state(dialect: _sql.Dialect) -> str:
 
 
 def _stats_sql(dialect: _sql.Dialect) -> str:
-    """One row: messages, tokens, cost, with usage, unpriced, rows not counted (CASEs nest so
+    """One row: messages, tokens, cost, with usage, unpriced, rows not counted, billed cost and
+    how many replies carry one (CASEs nest so
     that no JSON function ever reads a damaged row's columns). Only the dialect's fragments
     and the fixed usage keys below become SQL text."""
 
@@ -623,11 +625,14 @@ def _stats_sql(dialect: _sql.Dialect) -> str:
         for key in ("input_tokens", "cache_creation_input_tokens", "output_tokens", "cached_input_tokens")
     )
     unpriced = f"CASE WHEN {dialect.usage_text.format('pricing_version')} = 'unpriced' THEN 1 ELSE 0 END"
+    billed = f"CASE WHEN {dialect.usage_text.format('billed_cost_usd')} IS NULL THEN 0 ELSE 1 END"
     return (
         f"SELECT SUM(CASE WHEN state = {_READABLE} THEN 1 ELSE 0 END), SUM({usage(tokens)}), "
         f"{dialect.decimal_sum.format(usage(dialect.usage_decimal.format('cost_usd')))}, "
         f"SUM({usage('1', '0')}), SUM({usage(unpriced, '0')}), "
-        f"SUM(CASE WHEN state = {_READABLE} THEN 0 ELSE 1 END) FROM ({_rows_state(dialect)}) AS r"
+        f"SUM(CASE WHEN state = {_READABLE} THEN 0 ELSE 1 END), "
+        f"{dialect.decimal_sum.format(usage(dialect.usage_decimal.format('billed_cost_usd')))}, "
+        f"SUM({usage(billed, '0')}) FROM ({_rows_state(dialect)}) AS r"
     )
 
 

@@ -85,6 +85,8 @@ class SessionStats:
     with_usage: int = 0
     unpriced: int = 0
     """Messages whose usage was stored unpriced."""
+    billed: Decimal | None = None
+    """What providers reported they billed, over the replies that carry it (None: none do)."""
     first_user_text: str | None = None
     """The first non-blank text of a user message (what an untitled session is called)."""
     problems: list[MetisError] = field(default_factory=list)
