@@ -279,6 +279,8 @@ UNTAGGED_NEEDLES = {
     "RequestOptions": '"max_tokens"',
     "ReasoningEffort": '"reasoning_effort"',
     "OutputSchema": '"output_schema"',
+    "SettingsRevision": '"tools": [',
+    "ExchangeSettings": '"message_id"',
 }
 """For an added definition without a `type` tag: the text that shows a vector uses it."""
 
