@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from metis_schema.v3 import Message
+from metis_schema.v3 import Message, RequestOptions, SettingsRevision, ToolDefinition
 
 from ..ids import ToolIdMap
 
@@ -69,6 +69,22 @@ class SessionStore(Protocol):
     def save_tool_ids(self, session_id: str, tool_ids: ToolIdMap) -> Any: ...
 
     def load_tool_ids(self, session_id: str) -> ToolIdMap: ...
+
+    def record_settings(
+        self,
+        session_id: str,
+        tools: Sequence[ToolDefinition],
+        options: RequestOptions | None = None,
+        *,
+        reply_id: str | None = None,
+    ) -> int:
+        """Record the tools and request options in force (a new revision only when they
+        changed); with `reply_id`, the exchange of that reply as sent with them."""
+        ...
+
+    def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
+        """The session's settings revision (the latest when None); None when it has none."""
+        ...
 
 
 class ExchangeTracer(Protocol):

@@ -24,6 +24,7 @@ from metis_schema.v3 import (
     CatalogEntry,
     Message,
     MessageStatus,
+    RequestOptions,
     Role,
     RoutingDecisionRecord,
     ToolDefinition,
@@ -38,10 +39,11 @@ from ..catalog import load_catalog
 from ..endpoints import normalize_endpoint
 from ..errors import ClientError, MessageNotFoundError
 from ..events import EventSink
-from ..ids import ToolIdMap
+from ..ids import ToolIdMap, new_message_id
 from ..ops import compact
 from ..ops.repair import open_calls
 from ..routing import ChainPolicy, check_swap, decision_record
+from ..settings import request_options
 from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
 from ._http import json_body
@@ -97,13 +99,19 @@ class Prepared:
     covering the session up to this message (`metis.ops.compact`)."""
     secrets: tuple[str, ...] = ()
     """Values redacted from any error this request raises (its API key)."""
+    options: RequestOptions | None = None
+    """The request's options as the store records them (`metis.settings`)."""
 
 
 class SessionCore:
     """State and bookkeeping of one session (see module docstring)."""
 
     def __init__(
-        self, settings: ClientSettings, record: SessionRecord, *, tools: Sequence[ToolDefinition] = ()
+        self,
+        settings: ClientSettings,
+        record: SessionRecord,
+        *,
+        tools: Sequence[ToolDefinition] | None = (),
     ) -> None:
         self.settings = settings
         self.store = settings.store
@@ -116,7 +124,11 @@ class SessionCore:
         self.active_model = catalog.resolve(record.active_model or self.default_model).id
         # The registry checks each tool (§5.4 schema subset, side effects, unique names): a
         # tool the spec refuses fails here, before anything is stored or sent. Replies are
-        # checked against it too (§5.2.4, `RequestContext.tools`).
+        # checked against it too (§5.2.4, `RequestContext.tools`). None: the tool set the
+        # session last recorded (`Store.settings`), so a resumed session sends what it sent.
+        if tools is None:
+            stored = self.store.settings(self.id)
+            tools = () if stored is None else stored.tools
         self.registry = ToolRegistry(tools)
         self.tools: tuple[ToolDefinition, ...] = tuple(self.registry)
         self.tool_ids: ToolIdMap = self.store.load_tool_ids(self.id)
@@ -237,9 +249,19 @@ class SessionCore:
         prepared = self._build(
             entry, pending, registry, stream=stream, override=model is not None, options=options
         )
+        # The reply's id is chosen now, so the exchange is recorded with the tools and
+        # options it is sent with before it is sent (a new settings revision if they changed).
+        prepared.context.message_id = new_message_id()
+        self.store.record_settings(self.id, tools, prepared.options, reply_id=prepared.context.message_id)
         if user is not None:
             self.store.append(user)
         return prepared
+
+    def record_tools(self) -> int:
+        """Record the session's tools as the ones in force, with the options it last recorded
+        (a new settings revision when they differ from the stored ones); the revision."""
+        latest = self.store.settings(self.id)
+        return self.store.record_settings(self.id, self.tools, None if latest is None else latest.options)
 
     def _build(
         self,
@@ -264,6 +286,7 @@ class SessionCore:
             endpoint=sent_to,
             **dict(options),
         )
+        recorded = request_options(adapter_options, adapter.name)  # the caller's, not the server defaults
         if endpoint.custom_base_url and adapter.custom_server_extra:
             adapter_options.extra = _merged(adapter.custom_server_extra, adapter_options.extra)
         body = adapter.to_wire(pending, tuple(registry), adapter_options)
@@ -290,7 +313,7 @@ class SessionCore:
         url = adapter.endpoint(endpoint.base_url, entry.wire_model, stream=stream)
         secrets = (endpoint.api_key,) if endpoint.api_key else ()
         remember(endpoint.api_key)  # kept out of log records too (metis._logredact)
-        return Prepared(adapter, url, headers, body, context, stream, secrets=secrets)
+        return Prepared(adapter, url, headers, body, context, stream, secrets=secrets, options=recorded)
 
     # --- storing ----------------------------------------------------------------------------
 
@@ -487,8 +510,13 @@ class ClientBase:
         )
         return SessionCore(self.settings, record, tools=tools)
 
-    def _resumed_core(self, session_id: str, tools: Sequence[ToolDefinition]) -> SessionCore:
-        return SessionCore(self.settings, self.store.get_session(session_id), tools=tools)
+    def _resumed_core(self, session_id: str, tools: Sequence[ToolDefinition] | None) -> SessionCore:
+        """The stored session; with `tools`, those become its tool set in force (recorded as
+        a new settings revision when they differ), without, the tools it last recorded."""
+        core = SessionCore(self.settings, self.store.get_session(session_id), tools=tools)
+        if tools is not None:
+            core.record_tools()
+        return core
 
     def _close_owned_store(self) -> None:
         if self._close_store is not None:
