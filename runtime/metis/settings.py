@@ -21,7 +21,7 @@ are not options of the conversation and are not recorded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from enum import Enum
 from typing import Any, Protocol
@@ -100,6 +100,34 @@ class SettingsReader(Protocol):
     def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None: ...
 
 
+class SettingsWriter(Protocol):
+    """The store call `record_request` makes (`metis.store.Store` has it)."""
+
+    def record_settings(
+        self,
+        session_id: str,
+        tools: Sequence[ToolDefinition],
+        options: RequestOptions | None = None,
+        *,
+        reply_id: str | None = None,
+    ) -> int: ...
+
+
+def record_request(
+    store: SettingsWriter,
+    session_id: str,
+    tools: Sequence[ToolDefinition],
+    options: AdapterOptions,
+    provider: str | None,
+    *,
+    reply_id: str | None = None,
+) -> int:
+    """Record what a request to `provider` was sent with (an imported one: `WireImport.tools`
+    and `.options`) as the session's settings; with `reply_id`, the exchange its reply
+    answered. The revision (`Store.record_settings`)."""
+    return store.record_settings(session_id, tools, request_options(options, provider), reply_id=reply_id)
+
+
 def in_force(store: SettingsReader, session_id: str) -> tuple[list[ToolDefinition], dict[str, Any]]:
     """The tools and the AdapterOptions fields the session's next exchange is sent with: its
     latest settings revision ([] and {} for a session that recorded none)."""
@@ -114,4 +142,13 @@ def options_document(stored: RequestOptions) -> Mapping[str, Any]:
     return stored.model_dump(mode="json", exclude_none=True)
 
 
-__all__ = ["CANONICAL", "SettingsReader", "adapter_fields", "in_force", "options_document", "request_options"]
+__all__ = [
+    "CANONICAL",
+    "SettingsReader",
+    "SettingsWriter",
+    "adapter_fields",
+    "in_force",
+    "options_document",
+    "record_request",
+    "request_options",
+]

@@ -106,6 +106,17 @@ def store_parsed(store: Any, parsed: _Parsed, *, provider: str, workspace: str) 
         source=parsed.where,
     )
     try:
+        from ..settings import record_request  # the tools and options the request was sent with
+
+        reply_id = None if parsed.reply is None else parsed.reply.id
+        record_request(
+            store,
+            parsed.session_id,
+            parsed.imported.tools,
+            parsed.imported.options,
+            provider,
+            reply_id=reply_id,
+        )
         if parsed.messages:  # one transaction, links checked across the batch
             store.append_many(parsed.messages, tool_ids=parsed.tool_ids)
         else:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from metis_schema.v3 import Message, RequestOptions, SettingsRevision, ToolDefinition
+from metis_schema.v3 import ExchangeSettings, Message, RequestOptions, SettingsRevision, ToolDefinition
 
 from ..ids import ToolIdMap
 
@@ -85,6 +85,14 @@ class SessionStore(Protocol):
     def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
         """The session's settings revision (the latest when None); None when it has none."""
         ...
+
+    def settings_revisions(self, session_id: str) -> Sequence[SettingsRevision]: ...
+
+    def exchange_settings(self, session_id: str) -> Sequence[ExchangeSettings]: ...
+
+    def put_settings(
+        self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
+    ) -> Any: ...
 
 
 class ExchangeTracer(Protocol):
