@@ -12,8 +12,8 @@ at write, with a StoreError naming where it is.
 Modules: `_store` (the Store, over either backend), `sqlite` and `postgres` (the
 backends: transactions and retry under concurrent writers; `_conn` for SQLite),
 `_schema`/`_layout` and `_pg_schema` (tables and their in-place upgrade), `_sql` (the SQL,
-and what each database spells differently), `_codec` (rows <-> models), `_checks` (what
-an append must satisfy), `_open` (a path or URL -> a store), `_copy` (one store into
+and what each database spells differently), `_codec` (rows <-> models), `_settings` (a
+session's tool sets and request options, versioned), `_checks` (what an append must satisfy), `_open` (a path or URL -> a store), `_copy` (one store into
 another), `_paths` (where the file lives).
 """
 
