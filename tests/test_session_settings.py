@@ -325,3 +325,19 @@ def test_show_prints_the_settings_in_force(store: Store, db: Path, tmp_path: Pat
     assert [(e["message_id"], e["revision"]) for e in settings["exchanges"]] == list(
         zip(replies, [1, 2, 3], strict=True)
     )
+
+
+def test_a_tool_history_without_known_tools_is_said_so(
+    store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from test_store_support import tool_call, tool_ids_of, tool_result, user
+
+    # A session stored before tool sets were recorded: tool calls, no settings.
+    sid = store.create_session(str(tmp_path), active_model=ANTHROPIC.model).id
+    call = tool_call(sid)
+    store.append_many([user(sid), call, tool_result(sid, tool_ids_of(call)[0])])
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
+    with client(store, provider) as c, caplog.at_level("WARNING", logger="metis.client"):
+        c.resume(sid).send()
+    (record,) = [r for r in caplog.records if r.name == "metis.client"]
+    assert "calls read_file but no tool definitions are sent" in record.getMessage()

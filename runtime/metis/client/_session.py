@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ from metis_schema.v3 import (
     Role,
     RoutingDecisionRecord,
     ToolDefinition,
+    ToolUseBlock,
 )
 
 from .. import adapters, builders
@@ -60,6 +62,7 @@ _OPTION_NAMES = frozenset(f.name for f in fields(AdapterOptions)) - {
     "endpoint",
 }
 DEFAULT_MODEL = "sonnet"
+_log = logging.getLogger("metis.client")
 
 
 @dataclass
@@ -239,6 +242,8 @@ class SessionCore:
             self.repair()
         wire_history = self.replayable(self.history())
         _refuse_unanswered(wire_history, self.id)
+        if not tools:
+            _warn_toolless(wire_history, self.id)
         user = self.user_message(content) if content is not None else None
         if user is None and (not wire_history or wire_history[-1].role == Role.assistant):
             raise ClientError("nothing to send: give content, or answer the tool calls first")
@@ -383,6 +388,21 @@ class SessionCore:
 
 def _ignore(reply: Message) -> None:
     """What an exchange without a tracer does with its reply."""
+
+
+def _warn_toolless(history: Sequence[Message], session_id: str) -> None:
+    """Say so when a history of tool calls goes out with no tool definitions (a session
+    stored before its tools were recorded, resumed without `tools=`): Anthropic refuses such
+    a request, and other providers see calls to tools they were never shown."""
+    called = sorted({b.name for m in history for b in m.content if isinstance(b, ToolUseBlock)})
+    if called:
+        _log.warning(
+            "session %s: the history calls %s but no tool definitions are sent "
+            "(none recorded for the session); pass tools= to resume()",
+            session_id,
+            ", ".join(called),
+            extra={"session_id": session_id},
+        )
 
 
 def _refuse_unanswered(history: Sequence[Message], session_id: str) -> None:
