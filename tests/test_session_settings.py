@@ -341,3 +341,21 @@ def test_a_tool_history_without_known_tools_is_said_so(
         c.resume(sid).send()
     (record,) = [r for r in caplog.records if r.name == "metis.client"]
     assert "calls read_file but no tool definitions are sent" in record.getMessage()
+
+
+def test_a_stored_tool_outside_the_subset_fails_the_send_not_the_resume(store: Store, tmp_path: Path) -> None:
+    from metis.errors import ToolSchemaError
+
+    # An import keeps a recorded tool as it was sent, `oneOf` and all.
+    odd = WEATHER.model_copy(update={"input_schema": {"type": "object", "oneOf": [{"required": ["city"]}]}})
+    sid = store.create_session(str(tmp_path), active_model=ANTHROPIC.model).id
+    store.record_settings(sid, [odd])
+    provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
+    with client(store, provider) as c:
+        resumed = c.resume(sid)  # opens: reading, repair and compaction need no tools
+        with pytest.raises(ToolSchemaError, match="a stored tool cannot be offered") as caught:
+            resumed.send("Weather?")
+        assert "tools=" in str(caught.value)
+        assert provider.requests == [] and store.load_session(sid) == []
+        c.resume(sid, tools=[WEATHER]).send("Weather?")
+    assert [t["name"] for t in provider.body(0)["tools"]] == ["get_weather"]

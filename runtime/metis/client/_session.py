@@ -39,7 +39,7 @@ from ..assembly import RequestContext
 from ..builders import Content
 from ..catalog import load_catalog
 from ..endpoints import normalize_endpoint
-from ..errors import ClientError, MessageNotFoundError
+from ..errors import ClientError, MessageNotFoundError, ToolSchemaError
 from ..events import EventSink
 from ..ids import ToolIdMap, new_message_id
 from ..ops import compact
@@ -129,10 +129,12 @@ class SessionCore:
         # tool the spec refuses fails here, before anything is stored or sent. Replies are
         # checked against it too (§5.2.4, `RequestContext.tools`). None: the tool set the
         # session last recorded (`Store.settings`), so a resumed session sends what it sent.
+        self._unusable_tools: ToolSchemaError | None = None
         if tools is None:
             stored = self.store.settings(self.id)
-            tools = () if stored is None else stored.tools
-        self.registry = ToolRegistry(tools)
+            self.registry = self._stored_registry(() if stored is None else stored.tools)
+        else:
+            self.registry = ToolRegistry(tools)
         self.tools: tuple[ToolDefinition, ...] = tuple(self.registry)
         self.tool_ids: ToolIdMap = self.store.load_tool_ids(self.id)
         # The history read so far; its first `_settled` messages are final (not PARTIAL),
@@ -143,6 +145,16 @@ class SessionCore:
         # once, here, so that a TypeError raised inside a store's read is never taken for it.
         self._incremental = "after" in inspect.signature(self.store.load_session).parameters
         self.auto_repair = settings.auto_repair
+
+    def _stored_registry(self, tools: Sequence[ToolDefinition]) -> ToolRegistry:
+        """The registry of the tools the session recorded. One outside the §5.4 subset (an
+        import keeps tools as recorded) makes the session's first send fail, not its opening:
+        what needs no tools (compaction, repair, reading) still works."""
+        try:
+            return ToolRegistry(tools)
+        except ToolSchemaError as exc:
+            self._unusable_tools = exc
+            return ToolRegistry(())
 
     # --- reading --------------------------------------------------------------------------
 
@@ -236,6 +248,13 @@ class SessionCore:
             raise ClientError(
                 f"unknown request option(s): {', '.join(unknown)}", hint=f"known: {sorted(_OPTION_NAMES)}"
             )
+        unusable = self._unusable_tools
+        if tools is None and unusable is not None:
+            raise ToolSchemaError(
+                f"session {self.id}: a stored tool cannot be offered: {unusable.message}",
+                path=unusable.path,
+                hint="resume the session with tools= to send it with others",
+            ) from unusable
         registry = self.registry if tools is None else ToolRegistry(tools)
         tools = tuple(registry)
         if self.auto_repair:
