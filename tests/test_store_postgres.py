@@ -89,7 +89,16 @@ def test_the_layout_is_the_spec_tables_in_postgresql_types(url: str) -> None:
         "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position",
     )
     types = {(t, c): d for t, c, d in columns}
-    assert {t for t, _ in types} == {"metis_meta", "sessions", "messages", "tool_calls", "tool_id_map"}
+    assert {t for t, _ in types} == {
+        "metis_meta",
+        "sessions",
+        "messages",
+        "tool_calls",
+        "tool_id_map",
+        "session_settings",
+        "exchange_settings",
+    }
+    assert types["session_settings", "tools_json"] == types["session_settings", "options_json"] == "jsonb"
     assert types["messages", "content_json"] == types["messages", "metadata_json"] == "jsonb"
     assert types["sessions", "routing_policy_json"] == "jsonb"
     for table, column in (

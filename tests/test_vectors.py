@@ -280,6 +280,8 @@ UNTAGGED_NEEDLES = {
     "ReasoningEffort": '"reasoning_effort"',
     "OutputSchema": '"output_schema"',
     "UsageUnits": '"units"',
+    "SettingsRevision": '"tools": [',
+    "ExchangeSettings": '"message_id"',
 }
 """For an added definition without a `type` tag: the text that shows a vector uses it."""
 

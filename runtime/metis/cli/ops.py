@@ -5,13 +5,16 @@
 earlier turns (a request to that model: its API key, or `METIS_REPLAY_FILE` as for
 `metis chat`); `export` writes sessions as
 OpenTelemetry GenAI chat records (`--format otel`) or as a chat-message dataset
-(`--format jsonl-messages`), one JSON document per line, to stdout or `--output`.
+(`--format jsonl-messages`, OpenAI's fine-tuning chat format; `--format trl`, Hugging Face
+TRL's), one JSON document per line, to stdout or `--output`: the sessions named, or `all`,
+kept by `--model` and `--since`.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +28,7 @@ if TYPE_CHECKING:  # `metis --help` loads neither the models nor the store
 
     from ..store import SessionInfo, Store
 
-FORMATS = ("otel", "jsonl-messages")
+FORMATS = ("otel", "jsonl-messages", "trl")
 
 
 def find_message(messages: list[Message], ref: str, session_id: str) -> int:
@@ -154,13 +157,15 @@ def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[
 
     Both formats are written as the session is read a page at a time
     (`Store.iter_messages`), so a session of any length is exported holding one page: a
-    `jsonl-messages` line is one session; an `otel` record lists only what its call was
-    sent that the record before it did not show (`ops.export_otel`), and a compaction's
-    record reads the session again up to it. The first read of each session goes through
+    dataset line is one session, its `tools` column every tool the session recorded
+    (`Store.settings_revisions`); an `otel` record lists only what its call was sent that
+    the record before it did not show (`ops.export_otel`), and a compaction's record reads
+    the session again up to it. The first read of each session goes through
     `ops.audited`, which names its broken tool links on stderr.
     """
     from .. import _json
     from ..ops import audited, chat_records, dataset_line_text
+    from ..ops.export_jsonl import LAYOUTS, session_tools
 
     for session_id in session_ids:
         if fmt == "otel":
@@ -173,7 +178,32 @@ def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[
             for record in chat_records(session_id, read):
                 yield iter((_json.dumps(record),))
         else:
-            yield dataset_line_text(audited(session_id, store.iter_messages(session_id)))
+            tools = session_tools(store.settings_revisions(session_id))
+            yield dataset_line_text(audited(session_id, store.iter_messages(session_id)), tools, LAYOUTS[fmt])
+
+
+def _selected(store: Store, refs: tuple[str, ...], model: str | None, since: datetime | None) -> list[str]:
+    """The sessions `export` writes: the ones named (or every one, oldest first, for `all`),
+    kept when their model is `model` (an id or alias) and they changed on or after `since`."""
+    from ..catalog import load_catalog
+    from ..errors import MetisError
+
+    if "all" in refs:
+        if len(refs) > 1:
+            raise click.UsageError("give session ids, or all, not both")
+        infos = sorted(store.list_sessions(), key=lambda info: (info.created_at, info.id))
+    else:
+        infos = [store.get_session(resolve_session_id(store, ref)) for ref in refs]
+    if model is not None:
+        try:
+            wanted = load_catalog().resolve(model).id
+        except MetisError:  # a model the catalog does not know: compared as written
+            wanted = model
+        infos = [info for info in infos if info.active_model in (wanted, model)]
+    if since is not None:
+        moment = since if since.tzinfo is not None else since.replace(tzinfo=UTC)
+        infos = [info for info in infos if info.updated_at >= moment]
+    return [info.id for info in infos]
 
 
 @db_option
@@ -183,11 +213,27 @@ def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout)."
 )
+@click.option("--model", help="Only sessions whose model is this one (an id or alias).")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),
+    help="Only sessions changed on or after this date (YYYY-MM-DD, or a time; UTC unless given).",
+)
 @click.pass_obj
-def export(state: State, sessions: tuple[str, ...], fmt: str, output: Path | None) -> None:
-    """Write SESSIONS as JSON lines: `otel`, one OpenTelemetry GenAI chat record per model
-    call; `jsonl-messages`, one `{"messages": [...]}` conversation per session."""
-    session_ids = [resolve_session_id(state.store, ref) for ref in sessions]
+def export(
+    state: State,
+    *,
+    sessions: tuple[str, ...],
+    fmt: str,
+    output: Path | None,
+    model: str | None,
+    since: datetime | None,
+) -> None:
+    """Write SESSIONS (ids, prefixes, `last`, or `all`) as JSON lines: `otel`, one
+    OpenTelemetry GenAI chat record per model call; `jsonl-messages` (OpenAI fine-tuning's
+    chat format) or `trl` (Hugging Face TRL's), one `{"messages": [...], "tools": [...]}`
+    conversation per session, all in one file."""
+    session_ids = _selected(state.store, sessions, model, since)
     lines = _lines(state.store, session_ids, fmt)
     if output is None:
         count = _write(lambda data: click.echo(data, nl=False), lines)

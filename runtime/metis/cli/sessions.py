@@ -106,7 +106,9 @@ def show(state: State, session: str, last: int | None, full: bool, as_json: bool
         return
     from ._tables import session_lines
 
-    lines = session_lines(state.store, session_id, last=last, full=full)
+    lines = itertools.chain(
+        session_lines(state.store, session_id, last=last, full=full), settings_lines(state.store, session_id)
+    )
     if not sys.stdout.isatty():
         _write(line + "\n" for line in lines)
         return
@@ -184,6 +186,7 @@ def _session_doc(store: Any, info: SessionInfo, totals: Totals, messages: list[A
         "created_at": info.created_at.isoformat(),
         "updated_at": info.updated_at.isoformat(),
         "message_count": totals.messages,
+        "settings": settings_doc(store, info.id),
         "messages": messages,
         "tool_calls": [
             {
@@ -198,6 +201,48 @@ def _session_doc(store: Any, info: SessionInfo, totals: Totals, messages: list[A
             for r in store.tool_calls(info.id)
         ],
     }
+
+
+def settings_doc(store: Any, session_id: str) -> dict[str, Any]:
+    """`show --json`'s settings: the revision in force (its tools and options), every
+    revision, and the revision each exchange was sent with (`metis.settings`)."""
+    docs = [r.model_dump(mode="json", exclude_none=True) for r in store.settings_revisions(session_id)]
+    latest = docs[-1] if docs else {"revision": None, "tools": [], "options": {}}
+    return {
+        "revision": latest["revision"],
+        "tools": latest["tools"],
+        "options": latest["options"],
+        "revisions": docs,
+        "exchanges": [e.model_dump(mode="json") for e in store.exchange_settings(session_id)],
+    }
+
+
+def settings_note(store: Any, session_id: str) -> str:
+    """One line naming the settings revision a body was built with."""
+    latest = store.settings(session_id)
+    if latest is None:
+        return "settings: none recorded (no tools, no options)"
+    names = ", ".join(t.name for t in latest.tools) or "no tools"
+    return f"settings: revision {latest.revision} ({names})"
+
+
+def settings_lines(store: Any, session_id: str) -> Iterator[str]:
+    """`show`'s closing lines: the tools and request options in force, and how many
+    revisions the session has recorded."""
+    revisions = store.settings_revisions(session_id)
+    if not revisions:
+        return
+    latest = revisions[-1]
+    yield ""
+    yield f"settings in force: revision {latest.revision} of {len(revisions)}"
+    for tool in latest.tools:
+        summary = tool.description.splitlines()[0] if tool.description else ""
+        yield f"  tool {tool.name}" + (f": {summary}" if summary else "")
+    options = latest.options.model_dump(mode="json", exclude_none=True)
+    if not options:
+        yield "  options: none set"
+    for name, value in options.items():
+        yield f"  {name}: {json.dumps(value, ensure_ascii=False)}"
 
 
 @db_option
@@ -267,18 +312,25 @@ def replay(state: State, session: str, model: str) -> None:
     from ..catalog import load_catalog
     from ..client._session import SessionCore
     from ..errors import CapabilityError
+    from ..settings import in_force
 
     session_id = resolve_session_id(state.store, session)
     entry = load_catalog().resolve(model)
     info = state.store.get_session(session_id)
     history = SessionCore.replayable(list(state.store.load_session(session_id)))
     tool_ids = state.store.load_tool_ids(session_id)
+    tools, fields = in_force(state.store, session_id)  # the tools and options it was sent with
     options = AdapterOptions(
-        model=entry.id, session_id=session_id, tool_ids=tool_ids, workspace=Path(info.workspace_path)
+        model=entry.id,
+        session_id=session_id,
+        tool_ids=tool_ids,
+        workspace=Path(info.workspace_path),
+        **fields,
     )
     with DropCapture() as capture:
-        body = adapters.get(entry.provider).to_wire(history, (), options)
+        body = adapters.get(entry.provider).to_wire(history, tools, options)
     click.echo(dump_json(body))
+    echo_err(settings_note(state.store, session_id))
     lines = drop_lines(capture.drops, history)
     echo_err(f"projection to {entry.id}: " + ("nothing dropped" if not lines else f"{len(lines)} drop(s)"))
     for line in lines:
@@ -286,7 +338,7 @@ def replay(state: State, session: str, model: str) -> None:
     from ..routing import check_swap
 
     try:
-        check_swap(history, entry.id)
+        check_swap(history, entry.id, tools=tools)
     except CapabilityError as exc:
         echo_err(f"swap check: refused: {exc.message}", color="red")
     else:

@@ -93,8 +93,11 @@ class AsyncClient(ClientBase):
         `title` and `source` label it in the store (`metis sessions` lists them)."""
         return AsyncSession(self, self._new_core(model, workspace, tools, title=title, source=source))
 
-    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> AsyncSession:
-        """An existing session (SessionNotFoundError if there is none)."""
+    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] | None = None) -> AsyncSession:
+        """An existing session (SessionNotFoundError if there is none), with the tools it last
+        recorded; `tools` replaces them (recorded as the session's new tool set). A stored
+        tool outside the §5.4 schema subset (an imported one may be) makes each send that
+        would offer it a ToolSchemaError: pass `tools=` to resume it with others."""
         return AsyncSession(self, self._resumed_core(session_id, tools))
 
     async def aclose(self) -> None:

@@ -96,8 +96,11 @@ class Client(ClientBase):
         `title` and `source` label it in the store (`metis sessions` lists them)."""
         return Session(self, self._new_core(model, workspace, tools, title=title, source=source))
 
-    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> Session:
-        """An existing session (SessionNotFoundError if there is none)."""
+    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] | None = None) -> Session:
+        """An existing session (SessionNotFoundError if there is none), with the tools it last
+        recorded; `tools` replaces them (recorded as the session's new tool set). A stored
+        tool outside the §5.4 schema subset (an imported one may be) makes each send that
+        would offer it a ToolSchemaError: pass `tools=` to resume it with others."""
         return Session(self, self._resumed_core(session_id, tools))
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from metis_schema.v3 import Message
+from metis_schema.v3 import ExchangeSettings, Message, RequestOptions, SettingsRevision, ToolDefinition
 
 from ..canonical import Decoded
 from ..ids import ToolIdMap
@@ -142,6 +142,32 @@ class AsyncStore:
 
     async def load_tool_ids(self, session_id: str) -> ToolIdMap:
         return await asyncio.to_thread(self.store.load_tool_ids, session_id)
+
+    async def record_settings(
+        self,
+        session_id: str,
+        tools: Sequence[ToolDefinition],
+        options: RequestOptions | None = None,
+        *,
+        reply_id: str | None = None,
+    ) -> int:
+        return await asyncio.to_thread(
+            self.store.record_settings, session_id, list(tools), options, reply_id=reply_id
+        )
+
+    async def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
+        return await asyncio.to_thread(self.store.settings, session_id, revision)
+
+    async def settings_revisions(self, session_id: str) -> list[SettingsRevision]:
+        return await asyncio.to_thread(self.store.settings_revisions, session_id)
+
+    async def exchange_settings(self, session_id: str) -> list[ExchangeSettings]:
+        return await asyncio.to_thread(self.store.exchange_settings, session_id)
+
+    async def put_settings(
+        self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
+    ) -> int:
+        return await asyncio.to_thread(self.store.put_settings, list(revisions), list(exchanges))
 
     async def tool_calls(self, session_id: str) -> list[ToolCallRecord]:
         return await asyncio.to_thread(self.store.tool_calls, session_id)

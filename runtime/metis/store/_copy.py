@@ -7,8 +7,10 @@ stored messages must be the source's first messages, the same by `message_hash` 
 partial checkpoint the source has since finalized is finalized); only the messages
 after them are appended, through the destination's ordinary checked `append_many`, with
 the session's tool id map, so its `tool_calls` rows are built as the source's were. A
-second run finds every message in place and copies nothing. Each session is then
-verified: the destination's messages hash, one by one, to the source's.
+second run finds every message in place and copies nothing. The session's settings
+revisions (its tool sets and request options) and the revision each exchange was sent
+with come along as they are, numbers and times kept (`Store.put_settings`). Each session
+is then verified: the destination's messages hash, one by one, to the source's.
 
 A session holding a row this metis reads only in part (a block type or metadata field
 of a newer writer, which the reader drops with a WARN, spec §10.3) is not copied: copied,
@@ -161,7 +163,16 @@ def _copy_session(src: Store, dst: Store, info: SessionInfo, messages: list[Mess
         dst.append_many(missing[start : start + CHUNK], tool_ids=tool_ids)
     if not missing and dst.load_tool_ids(info.id).to_dict() != tool_ids.to_dict():
         dst.save_tool_ids(info.id, tool_ids)
+    _copy_settings(src, dst, info.id)
     return len(missing), created
+
+
+def _copy_settings(src: Store, dst: Store, session_id: str) -> None:
+    """The session's settings revisions and exchange rows the destination lacks (a
+    revision held differently there is a StoreError from `put_settings`)."""
+    revisions, exchanges = src.settings_revisions(session_id), src.exchange_settings(session_id)
+    if revisions != dst.settings_revisions(session_id) or exchanges != dst.exchange_settings(session_id):
+        dst.put_settings(revisions, exchanges)
 
 
 def _verify(session_id: str, source: list[Message], copied: list[Message]) -> None:

@@ -33,7 +33,18 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import orjson
 from metis_schema import CURRENT_VERSION
-from metis_schema.v3 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import (
+    ExchangeSettings,
+    Message,
+    MessageStatus,
+    RequestOptions,
+    Role,
+    SettingsRevision,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from pydantic import ValidationError
 
 from .. import _json
 from ..canonical import Decoded
@@ -46,7 +57,7 @@ from ..errors import (
     StoreError,
 )
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
-from . import _sql
+from . import _settings, _sql
 from ._checks import BatchChecks, Stored, stored_provider_ids
 from ._codec import Reader, Row, current, decode, decode_all, decode_each, encode, from_micros
 from ._conn import RetryPolicy
@@ -251,12 +262,14 @@ class Store:
         return self._read(fetch)
 
     def delete_session(self, session_id: str) -> None:
-        """Remove the session with its messages, tool calls and tool id map, in one transaction."""
+        """Remove the session with its messages, tool calls, tool id map and settings, in one
+        transaction."""
 
         def delete(conn: _sql.Db) -> None:
             _touch(conn, session_id, _now_us())  # its row locked: no append runs meanwhile
             for table in ("tool_calls", "tool_id_map", "messages"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            _settings.delete(conn, session_id)
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
         self._write(delete)
@@ -510,6 +523,86 @@ class Store:
 
         return ToolIdMap(session_id, [ToolIdEntry(*row) for row in self._read(fetch)])
 
+    # --- settings: the tools and options exchanges were sent with -------------------------------
+
+    def record_settings(
+        self,
+        session_id: str,
+        tools: Sequence[ToolDefinition],
+        options: RequestOptions | None = None,
+        *,
+        reply_id: str | None = None,
+    ) -> int:
+        """Record the tool definitions and request options in force for the session, and
+        return the revision they are: the latest when it holds the same, else a new one
+        (`_settings`). With `reply_id`, the exchange whose reply has (or will have) that
+        message id is recorded as sent with that revision, in the same transaction.
+
+        What the client records before each send and an import records with the messages it
+        reads; `settings` reads it back. SessionNotFoundError when there is no such session,
+        StoreError (nothing written) when a value cannot be stored or `reply_id` is recorded
+        with another revision.
+        """
+        tools_json, options_json = _settings.encode(tools, RequestOptions() if options is None else options)
+        if reply_id is not None:
+            _exchange(session_id, reply_id, 1)  # the id is checked before anything is written
+
+        def run(conn: _sql.Db) -> int:
+            now = _now_us()
+            _touch(conn, session_id, now)  # locks the session: one writer numbers its revisions
+            revision = _settings.record(conn, session_id, tools_json, options_json, now)
+            if reply_id is not None:
+                _settings.link(conn, _exchange(session_id, reply_id, revision))
+            return revision
+
+        return self._write(run)
+
+    def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
+        """The session's settings revision `revision`, or the one in force (its latest) when
+        None; None when the session has recorded no such settings."""
+
+        def fetch(conn: _sql.Db) -> SettingsRevision | None:
+            _require_session(conn, session_id)
+            return _settings.revision(conn, session_id, revision)
+
+        return self._read(fetch)
+
+    def settings_revisions(self, session_id: str) -> list[SettingsRevision]:
+        """Every settings revision of the session, oldest first."""
+
+        def fetch(conn: _sql.Db) -> list[SettingsRevision]:
+            _require_session(conn, session_id)
+            return _settings.revisions(conn, session_id)
+
+        return self._read(fetch)
+
+    def exchange_settings(self, session_id: str) -> list[ExchangeSettings]:
+        """Which revision each exchange of the session was sent with, in the order they were sent."""
+
+        def fetch(conn: _sql.Db) -> list[ExchangeSettings]:
+            _require_session(conn, session_id)
+            return _settings.exchanges(conn, session_id)
+
+        return self._read(fetch)
+
+    def put_settings(
+        self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
+    ) -> int:
+        """Write settings revisions and exchange rows as given, numbers and times kept (a
+        store copied, a session forked), in one transaction; returns how many rows were new.
+        Rows already there as given are skipped; a different revision under the same number,
+        or an exchange recorded otherwise, is a StoreError and nothing is written."""
+        sessions = sorted({r.session_id for r in revisions} | {e.session_id for e in exchanges})
+
+        def run(conn: _sql.Db) -> int:
+            now = _now_us()
+            for session_id in sessions:  # one order for every writer: no deadlock
+                _touch(conn, session_id, now)
+            written = sum(_settings.put_revision(conn, r) for r in revisions)
+            return written + sum(_settings.link(conn, e) for e in exchanges)
+
+        return self._write(run) if sessions else 0
+
     # --- tool calls ----------------------------------------------------------------------------
 
     def tool_calls(self, session_id: str) -> list[ToolCallRecord]:
@@ -700,6 +793,16 @@ def _write_batch(
             _put_one(conn, message, row, mode or _append_mode(message), tool_ids)
     if tool_ids is not None:
         _sync_tool_ids(conn, tool_ids)
+
+
+def _exchange(session_id: str, reply_id: str, revision: int) -> ExchangeSettings:
+    """The exchange row of `reply_id` (StoreError when the id is not a message id)."""
+    try:
+        return ExchangeSettings(session_id=session_id, message_id=reply_id, revision=revision)
+    except ValidationError as exc:
+        raise StoreError(
+            f"session {session_id!r}: reply id {reply_id!r:.80} is not a message id", message_id=None
+        ) from exc
 
 
 def _touch(conn: _sql.Db, session_id: str, now: int) -> None:
