@@ -472,7 +472,8 @@ def _project(
     row: ProviderRow, kind_row: KindRow, tool: ToolDefinition, config: dict[str, Any], session_id: str
 ) -> dict[str, Any]:
     """A declaration made from the portable config, in `row`'s spelling."""
-    body: dict[str, Any] = copy.deepcopy(dict(kind_row.fixed))
+    listed = any(where.split(".", 1)[0].isdigit() for where in kind_row.config.values())
+    body: Any = [] if listed else copy.deepcopy(dict(kind_row.fixed))
     unplaced: list[str] = []
     for key, value in config.items():
         where = kind_row.config.get(key)
@@ -571,7 +572,9 @@ def _get(value: Any, where: str) -> Any:
     return value
 
 
-def _put(body: dict[str, Any], where: str, value: Any) -> None:
+def _put(body: Any, where: str, value: Any) -> None:
+    """Set `value` at dotted `where` in `body` (a dict, or a list for a leading index),
+    making the dicts and lists on the way."""
     parts = where.split(".")
     node: Any = body
     for part, following in itertools.pairwise(parts):
