@@ -498,3 +498,16 @@ def test_strict_meaning_crosses_dialects_and_literals_stay_home() -> None:
         WireImport(messages=imported.messages, tools=[loosened], options=imported.options),
     )
     assert again["tools"][0]["function"]["strict"] is True
+
+
+def test_replayed_beta_tools_name_their_beta_headers() -> None:
+    imported = _import("anthropic", _recorded("anthropic", "tools_mcp.json"))
+    adapter = adapters.get("anthropic")
+    body = _write("anthropic", imported.options.model, imported)
+    assert adapter.request_headers(body) == {
+        "anthropic-beta": "computer-use-2025-01-24,mcp-client-2025-11-20"
+    }
+    body.pop("mcp_servers")
+    assert adapter.request_headers(body) == {
+        "anthropic-beta": "computer-use-2025-01-24,mcp-client-2025-11-20"
+    }
