@@ -511,3 +511,17 @@ def test_replayed_beta_tools_name_their_beta_headers() -> None:
     assert adapter.request_headers(body) == {
         "anthropic-beta": "computer-use-2025-01-24,mcp-client-2025-11-20"
     }
+
+
+@pytest.mark.parametrize("target", ["openai", "gemini", "ollama"])
+def test_deferred_tools_sent_to_a_provider_without_tool_search_say_so_once(
+    target: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="metis.adapters")
+    body = _recorded("anthropic", "tools_server.json")
+    body["tools"] = [body["tools"][4]]  # the deferred function tool
+    models = {"openai": "openai:gpt-4.1", "gemini": "gemini:gemini-2.5-flash", "ollama": "ollama:qwen3"}
+    _write(target, models[target], _import("anthropic", body))
+    warns = [r for r in caplog.records if getattr(r, "block_type", None) == "defer_loading"]
+    assert len(warns) == 1 and "get_weather" in warns[0].reason  # type: ignore[attr-defined]
+    assert all(hasattr(warns[0], f) for f in FIVE)

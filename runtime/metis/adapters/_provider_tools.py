@@ -540,19 +540,19 @@ def write_tools(
     return out
 
 
-def warn_deferred(tools: Sequence[ToolDefinition], *, adapter: str, session_id: str) -> None:
+def warn_deferred(row: ProviderRow, tools: Sequence[ToolDefinition], *, session_id: str) -> None:
     """One WARN when deferred tools go to a provider with no tool search: they are sent
     loaded up front (nothing is lost but the deferral)."""
-    deferred = [t.name for t in tools if t.defer_loading]
-    if deferred:
-        reason = f"{adapter} has no tool search; deferred tools sent loaded: {', '.join(deferred)}"
+    deferred = [t.name for t in tools if t.defer_loading and not is_provider_tool(t)]
+    if deferred and row.by_kind(ToolKind.tool_search) is None:
+        reason = f"{row.provider} has no tool search; deferred tools sent loaded: {', '.join(deferred)}"
         warn_loss(
-            adapter=adapter,
+            adapter=row.provider,
             session_id=session_id,
             message_id=None,
             block_type="defer_loading",
             reason=reason,
-            text=f"{adapter}: {reason}",
+            text=f"{row.provider}: {reason}",
         )
 
 

@@ -72,7 +72,7 @@ from ...errors import WireFormatError
 from .._cache_points import cache_control
 from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._options import merge
-from .._provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, write_tool
+from .._provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, warn_deferred, write_tool
 from .._shared import (
     DIRECTIVES,
     SYSTEM_ROLES,
@@ -176,6 +176,7 @@ def _tools(name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], *, 
     """Function tools (with `strict`, `_strict`) and provider tools in order; a provider
     tool this API asks for with a request field (`web_search_options`) goes there, and an
     OpenRouter plugin back into `plugins` (`plugins`, after the options are merged)."""
+    warn_deferred(row_of(name), tools, session_id=session_id)
     wire_tools: list[dict[str, Any]] = []
     option = OPTIONS.get(name)
     for tool in tools:

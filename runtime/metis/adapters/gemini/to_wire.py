@@ -69,7 +69,7 @@ from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._media import admit, document_losses
 from .._options import merge, own_fields, put
-from .._provider_tools import ROWS, is_provider_tool, write_tool
+from .._provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
 from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
 from .._wire import read
 from ..base import AdapterOptions, WireBody
@@ -145,6 +145,7 @@ def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, A
     is, each provider tool (`_provider_tools`) in an object of its own, except tools an
     import read from one shared object, which go back into one (and into the functions'
     object when they shared it)."""
+    warn_deferred(ROWS[NAME], tools, session_id=session_id)
     out: list[dict[str, Any]] = []
     functions: dict[str, Any] | None = None
     shared: dict[int, dict[str, Any]] = {}  # recorded object index -> the object written for it
