@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from pathlib import Path
 from typing import Any
 
 import golden
@@ -26,11 +27,14 @@ from contracts import openai as openai_contract
 from contracts import responses as responses_contract
 from metis import adapters
 from metis.adapters.base import AdapterOptions, WireImport
+from metis.client import Client
 from metis.errors import CriticalBlockError
 from metis.ids import ToolIdMap
+from metis.store import Store
 from metis.tools import ToolRegistry
 from metis_schema.v3 import SideEffects, ToolDefinition, ToolKind
 from pydantic import TypeAdapter
+from test_client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
 
 SESSION = "sess_provider_tools"
 FIVE = ("session_id", "message_id", "block_type", "adapter", "reason")
@@ -115,9 +119,8 @@ def test_documented_provider_tools_import_to_golden_and_replay_exactly(provider:
     original = _recorded(provider, name)
     imported = _import(provider, original)
     assert imported.dropped == []
-    assert all(
-        t.kind is not None for t in imported.tools if t.provider_data and "tool" in str(t.provider_data)
-    )
+    declared = [t for t in imported.tools if "tool" in (t.provider_data or {}).get(provider, {})]
+    assert declared and all(t.kind not in (None, ToolKind.function) for t in declared)
     document = [t.model_dump(mode="json", exclude_none=True) for t in imported.tools]
     golden.check(provider, name.replace(".json", ".canonical.golden.json"), document)
     model = imported.options.model
@@ -525,3 +528,22 @@ def test_deferred_tools_sent_to_a_provider_without_tool_search_say_so_once(
     warns = [r for r in caplog.records if getattr(r, "block_type", None) == "defer_loading"]
     assert len(warns) == 1 and "get_weather" in warns[0].reason  # type: ignore[attr-defined]
     assert all(hasattr(warns[0], f) for f in FIVE)
+
+
+def test_the_client_sends_provider_tools_given_as_tools(tmp_path: Path) -> None:
+    """`client.session(..., tools=[...])` takes provider tools beside function tools and the
+    request carries them in the provider's spelling."""
+    case = next(c for c in PROVIDERS if c.provider == "anthropic")
+    tools = _import("anthropic", _recorded("anthropic", "tools_server.json")).tools
+    provider = ScriptedProvider().add(json_reply(ok_body(case)))
+    fake = FakeTime()
+    with Store.open(tmp_path / "metis.sqlite3") as store:
+        client = Client(
+            store, transport=provider.transport(), sleep=fake.sleep, clock=fake.clock, api_keys=KEYS
+        )
+        with client:
+            session = client.session(case.model, workspace=tmp_path, tools=tools)
+            session.send("What's new in Python 3.14?")
+    sent = provider.body()
+    assert sent["tools"] == _recorded("anthropic", "tools_server.json")["tools"]
+    CHECKS["anthropic"](sent)
