@@ -5,7 +5,7 @@ whose `kind` names what it does, by meaning, where providers share one (schema v
 `ToolKind`), with the configuration that means the same everywhere in `config` and the
 declaration exactly as its provider spelled it in `provider_data[<provider>]["tool"]`.
 
-One table, one row per provider (`ROWS`): for each kind the provider offers, the wire type
+One table, one row per provider (`_tool_rows.ROWS`): for each kind the provider offers, the wire type
 (or Gemini field) it is written as, the spellings it is read from, and where each portable
 `config` field sits in that provider's declaration. Shared code reads the rows:
 
@@ -40,277 +40,18 @@ import copy
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
-from metis_schema.v3 import ProviderToolConfig, SideEffects, ToolDefinition, ToolKind
+from metis_schema.v3 import ProviderToolConfig, ToolDefinition, ToolKind
 from pydantic import ValidationError
 
 from ..errors import CriticalBlockError, WireFormatError
 from ._lossy import warn_loss
-
-Shape = Literal["typed", "parameters", "keyed", "option", "plugin"]
-"""How a provider writes a tool: `typed` `{type, name?, ...config}` (Anthropic, Responses),
-`parameters` `{type, parameters: {...config}}` (OpenRouter server tools), `keyed`
-`{<field>: {...config}}` (Gemini), `option` a request field (OpenAI Chat
-`web_search_options`), `plugin` an OpenRouter `plugins[]` entry."""
+from ._tool_rows import OPTIONS, PLUGINS, ROWS, SIDE_EFFECTS, KindRow, ProviderRow, row_of
 
 _MAX_NAME = 64
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object"}
-
-SIDE_EFFECTS: Mapping[ToolKind, SideEffects] = MappingProxyType(
-    {
-        ToolKind.web_search: SideEffects.network,
-        ToolKind.web_fetch: SideEffects.network,
-        ToolKind.code_execution: SideEffects.execute,
-        ToolKind.file_search: SideEffects.read,
-        ToolKind.tool_search: SideEffects.none,
-        ToolKind.remote_mcp: SideEffects.network,
-        ToolKind.image_generation: SideEffects.none,
-        ToolKind.computer_use: SideEffects.execute,
-        ToolKind.provider_only: SideEffects.execute,
-    }
-)
-"""What each kind can change; a provider's own tool is unknown, so the broadest class."""
-
-
-@dataclass(frozen=True)
-class KindRow:
-    """One kind at one provider."""
-
-    kind: ToolKind
-    wire: str
-    """The type (or Gemini field) a projection writes."""
-    reads: tuple[str, ...] = ()
-    """Exact spellings read as this kind (besides `wire`)."""
-    prefixes: tuple[str, ...] = ()
-    """Spelling prefixes read as this kind (Anthropic's dated versions)."""
-    name: str | None = None
-    """The fixed `name` the provider wants beside the type (Anthropic)."""
-    config: Mapping[str, str] = field(default_factory=dict)
-    """Portable config field -> dotted path inside the declaration (`0.` a list index)."""
-    fixed: Mapping[str, Any] = field(default_factory=dict)
-    """Fields a projection must write besides the config (a required container)."""
-    portable: bool = True
-    """Whether another provider's definition of the kind can be written here."""
-    needs: tuple[str, ...] = ()
-    """Config fields without which a projection cannot be written."""
-    models: str | None = None
-    """When set, only wire models whose name holds this take a projection."""
-
-    def spellings(self) -> tuple[str, ...]:
-        return (self.wire, *self.reads)
-
-    def matches(self, spelling: str) -> bool:
-        return spelling in self.spellings() or any(spelling.startswith(p) for p in self.prefixes)
-
-
-@dataclass(frozen=True)
-class ProviderRow:
-    """What one provider offers: its tool shape and one KindRow per kind it has."""
-
-    provider: str
-    shape: Shape
-    kinds: tuple[KindRow, ...] = ()
-    location: Literal["tagged", "nested"] = "tagged"
-    """`user_location` on the wire: `{type: "approximate", ...}` or Chat's
-    `{type: "approximate", approximate: {...}}`."""
-
-    def by_spelling(self, spelling: str) -> KindRow | None:
-        return next((row for row in self.kinds if row.matches(spelling)), None)
-
-    def by_kind(self, kind: ToolKind) -> KindRow | None:
-        return next((row for row in self.kinds if row.kind == kind), None)
-
-
-_LOCATED = {
-    "max_uses": "max_uses",
-    "allowed_domains": "allowed_domains",
-    "blocked_domains": "blocked_domains",
-}
-
-ANTHROPIC = ProviderRow(
-    "anthropic",
-    "typed",
-    (
-        KindRow(
-            ToolKind.web_search,
-            "web_search_20250305",
-            prefixes=("web_search_",),
-            name="web_search",
-            config={**_LOCATED, "user_location": "user_location"},
-        ),
-        KindRow(
-            ToolKind.web_fetch,
-            "web_fetch_20250910",
-            prefixes=("web_fetch_",),
-            name="web_fetch",
-            config=_LOCATED,
-        ),
-        KindRow(
-            ToolKind.code_execution,
-            "code_execution_20250825",
-            prefixes=("code_execution_",),
-            name="code_execution",
-        ),
-        KindRow(
-            ToolKind.tool_search,
-            "tool_search_tool_bm25_20251119",
-            prefixes=("tool_search_tool_",),
-            name="tool_search_tool_bm25",
-        ),
-        KindRow(
-            ToolKind.remote_mcp, "mcp_toolset", config={"server_label": "mcp_server_name"}, portable=False
-        ),
-        KindRow(ToolKind.computer_use, "computer_20250124", prefixes=("computer_",), portable=False),
-    ),
-)
-"""Anthropic Messages `tools[]` (A-SDK `tool_union_param.py`; beta `mcp_toolset`, `computer_*`).
-Projections write the versions every current model takes (PAI does the same)."""
-
-RESPONSES = ProviderRow(
-    "responses",
-    "typed",
-    (
-        KindRow(
-            ToolKind.web_search,
-            "web_search",
-            reads=("web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"),
-            config={
-                "allowed_domains": "filters.allowed_domains",
-                "user_location": "user_location",
-                "search_context_size": "search_context_size",
-            },
-        ),
-        KindRow(ToolKind.code_execution, "code_interpreter", fixed={"container": {"type": "auto"}}),
-        KindRow(ToolKind.file_search, "file_search", portable=False),
-        KindRow(ToolKind.tool_search, "tool_search"),
-        KindRow(
-            ToolKind.remote_mcp,
-            "mcp",
-            config={"server_label": "server_label", "server_url": "server_url"},
-            needs=("server_label", "server_url"),
-        ),
-        KindRow(ToolKind.image_generation, "image_generation", portable=False),
-        KindRow(ToolKind.computer_use, "computer", reads=("computer_use_preview",), portable=False),
-    ),
-)
-"""OpenAI Responses `tools[]` (O-SDK `responses/tool_param.py`); `code_interpreter` requires
-a container, `{"type": "auto"}` makes one."""
-
-GEMINI = ProviderRow(
-    "gemini",
-    "keyed",
-    (
-        KindRow(
-            ToolKind.web_search,
-            "googleSearch",
-            reads=("google_search", "googleSearchRetrieval", "google_search_retrieval"),
-        ),
-        KindRow(ToolKind.web_fetch, "urlContext", reads=("url_context",)),
-        KindRow(ToolKind.code_execution, "codeExecution", reads=("code_execution",)),
-        KindRow(ToolKind.file_search, "fileSearch", reads=("file_search",), portable=False),
-        KindRow(
-            ToolKind.remote_mcp,
-            "mcpServers",
-            reads=("mcp_servers",),
-            config={"server_label": "0.name", "server_url": "0.streamableHttpTransport.url"},
-            needs=("server_label", "server_url"),
-        ),
-        KindRow(ToolKind.computer_use, "computerUse", reads=("computer_use",), portable=False),
-    ),
-)
-"""Gemini `tools[]`: one field per Tool object (G-SDK `types.Tool`), camelCase or snake_case
-on the wire (both read; the recorded spelling replays)."""
-
-OPENROUTER = ProviderRow(
-    "openrouter",
-    "parameters",
-    (
-        KindRow(
-            ToolKind.web_search,
-            "openrouter:web_search",
-            config={
-                "allowed_domains": "parameters.allowed_domains",
-                "blocked_domains": "parameters.excluded_domains",
-                "user_location": "parameters.user_location",
-                "search_context_size": "parameters.search_context_size",
-            },
-        ),
-        KindRow(
-            ToolKind.web_fetch,
-            "openrouter:web_fetch",
-            config={
-                "allowed_domains": "parameters.allowed_domains",
-                "blocked_domains": "parameters.blocked_domains",
-                "max_uses": "parameters.max_uses",
-            },
-        ),
-    ),
-)
-"""OpenRouter server tools (openrouter.ai/docs/guides/features/server-tools)."""
-
-OPENROUTER_PLUGIN = ProviderRow(
-    "openrouter",
-    "plugin",
-    (
-        KindRow(
-            ToolKind.web_search,
-            "web",
-            config={
-                "allowed_domains": "include_domains",
-                "blocked_domains": "exclude_domains",
-                "max_uses": "max_uses",
-                "user_location": "user_location",
-            },
-        ),
-    ),
-)
-"""OpenRouter's `plugins: [{"id": "web", ...}]` (read and replayed; never projected to)."""
-
-OPENAI_CHAT = ProviderRow(
-    "openai",
-    "option",
-    (
-        KindRow(
-            ToolKind.web_search,
-            "web_search_options",
-            config={"search_context_size": "search_context_size", "user_location": "user_location"},
-            models="search",
-        ),
-    ),
-    location="nested",
-)
-"""OpenAI Chat Completions: `web_search_options` on search models (O-SDK
-`chat/completion_create_params.py`: `user_location.approximate` nests the place)."""
-
-ROWS: Mapping[str, ProviderRow] = MappingProxyType(
-    {
-        "anthropic": ANTHROPIC,
-        "responses": RESPONSES,
-        "gemini": GEMINI,
-        "openrouter": OPENROUTER,
-        "openai": ProviderRow("openai", "typed"),
-        "mistral": ProviderRow("mistral", "typed"),
-        "ollama": ProviderRow("ollama", "typed"),
-    }
-)
-"""Provider -> its `tools[]` row. OpenAI and Mistral Chat Completions and Ollama have no
-provider-run tool there (a non-function tool they were sent, such as an OpenAI `custom`
-tool, is `provider_only`)."""
-
-OPTIONS: Mapping[str, ProviderRow] = MappingProxyType({"openai": OPENAI_CHAT})
-"""Provider -> the request field that asks for a provider-run tool (Chat web search)."""
-
-PLUGINS: Mapping[str, ProviderRow] = MappingProxyType({"openrouter": OPENROUTER_PLUGIN})
-"""Provider -> its plugins that are provider-run tools (OpenRouter's `web`)."""
-
-
-def row_of(provider: str) -> ProviderRow:
-    """`provider`'s row; a provider the table does not list offers no provider-run tool."""
-    return ROWS.get(provider) or ProviderRow(provider, "typed")
 
 
 def is_provider_tool(tool: ToolDefinition) -> bool:
@@ -381,7 +122,7 @@ def _name(wire_name: Any, kind: ToolKind, spelling: str, taken: set[str]) -> str
         isinstance(wire_name, str)
         and wire_name
         and not _NAME_CHARS.search(wire_name)
-        and len(wire_name) <= 64
+        and len(wire_name) <= _MAX_NAME
     ):
         base = wire_name
     elif kind != ToolKind.provider_only:
@@ -447,7 +188,7 @@ def write_tool(
     elif not kind_row.portable:
         origin = _origin(tool)
         reason = (
-            f"a {kind.value} tool from {origin} does not carry to {row.provider} (its setup is {origin}'s)"
+            f"a {kind.value} tool from {origin} does not carry to {row.provider} (its setup belongs there)"
         )
     elif missing := [k for k in kind_row.needs if k not in config]:
         reason = f"{row.provider}'s {kind.value} tool needs {', '.join(missing)}, which the definition lacks"
@@ -460,7 +201,8 @@ def write_tool(
 
 
 def _same_shape(row: ProviderRow, own: Mapping[str, Any]) -> bool:
-    """A recorded plugin or option replays through its own path, not as a tools[] entry."""
+    """Whether a recorded declaration fits `row`: a plugin replays only as a plugin (and a
+    tools[] entry or request field never as one)."""
     return ("plugin" in own) == (row.shape == "plugin")
 
 
