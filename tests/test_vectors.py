@@ -282,6 +282,9 @@ UNTAGGED_NEEDLES = {
     "UsageUnits": '"units"',
     "SettingsRevision": '"tools": [',
     "ExchangeSettings": '"message_id"',
+    "ToolKind": '"kind": "web_search"',
+    "ProviderToolConfig": '"config": {',
+    "UserLocation": '"user_location": {"',
 }
 """For an added definition without a `type` tag: the text that shows a vector uses it."""
 
