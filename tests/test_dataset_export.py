@@ -286,3 +286,20 @@ def test_export_writes_many_sessions_to_one_file_with_filters(tmp_path: Path) ->
     assert len(exported("all", "--since", "2000-01-01")) == 3
     mixed = run(runner, "--db", db, "export", "all", first, "--format", "trl")
     assert mixed.exit_code == 2 and "not both" in mixed.output
+
+
+def test_the_tools_column_holds_function_tools_only() -> None:
+    from metis.ops.export_jsonl import tools_column
+    from metis_schema.v3 import ToolDefinition
+
+    weather = ToolDefinition(
+        name="get_weather", description="Weather", input_schema={"type": "object"}, side_effects="read"
+    )
+    search = ToolDefinition(
+        name="web_search",
+        description="Search the web",
+        input_schema={"type": "object"},
+        side_effects="network",
+        kind="web_search",
+    )
+    assert [t["function"]["name"] for t in tools_column([weather, search])] == ["get_weather"]

@@ -43,6 +43,7 @@ from metis_schema.v3 import (
     TextBlock,
     ThinkingBlock,
     ToolDefinition,
+    ToolKind,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -203,13 +204,16 @@ def session_tools(revisions: Iterable[SettingsRevision]) -> list[ToolDefinition]
 
 
 def tools_column(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
-    """The `tools` column: each tool in OpenAI's function form (what both layouts read)."""
+    """The `tools` column: each function tool in OpenAI's function form (what both layouts
+    read). A tool the provider ran itself (web search...) has no function form and is no
+    tool a fine-tuned model calls: it is left out (its calls are not in the messages either)."""
     return [
         {
             "type": "function",
             "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
         }
         for t in tools
+        if t.kind in (None, ToolKind.function)
     ]
 
 
