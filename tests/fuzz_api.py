@@ -27,62 +27,175 @@ from fuzz_support import HUGE_INT, MODELS, PROVIDERS, SESSION, paths, with_surro
 from hypothesis import strategies as st
 from metis import _json, adapters
 from metis.adapters import AdapterOptions
-from metis.canonical import message_hash, message_to_json
+from metis.canonical import dump_message, message_hash, message_to_json
 from metis.errors import MetisError
 from metis.ids import ToolIdMap
 from metis.store import Store
 from metis_schema.v2 import Message
 from pydantic import ValidationError
 
+
+class Drawn:
+    """A drawn input whose repr is safe: hypothesis prints the inputs of a failing example,
+    and the repr of an integer past 4,300 digits raises (of a message holding one too)."""
+
+    def __init__(self, value: Any, note: str) -> None:
+        self.value = value
+        self.note = note
+
+    def __repr__(self) -> str:
+        return f"<{self.note}>"
+
+
+def _note(value: Any) -> str:
+    found = _json.unwritable(value)
+    return "nothing hostile" if found is None else f"{found[1]} at {_json.printable(str(list(found[0])))}"
+
+
 HOSTILE: list[Any] = [float("nan"), float("inf"), float("-inf"), HUGE_INT, -HUGE_INT, "\ud800"]
 """Values no JSON text holds (a lone surrogate also goes into existing text and keys)."""
+NUMBERS: list[Any] = [float("nan"), float("inf"), float("-inf"), HUGE_INT, -HUGE_INT]
 
 
 def _hostile(draw: st.DrawFn, old: Any) -> Any:
-    value = draw(st.sampled_from([*HOSTILE, "surrogate"]))
-    return with_surrogate(old) if value == "surrogate" else value
+    """The hostile value of the same kind as `old`, so the value keeps its shape (what a
+    field of the wrong type does is the documents fuzzer's part): text gets a lone
+    surrogate, a number becomes NaN, an infinity or 4,400 digits long; anything else
+    becomes one of HOSTILE."""
+    if isinstance(old, str):
+        return with_surrogate(old)
+    if isinstance(old, int | float) and not isinstance(old, bool):
+        return draw(st.sampled_from(NUMBERS))
+    return draw(st.sampled_from(HOSTILE))
+
+
+def _spots(value: Any) -> list[tuple[str | int, ...]]:
+    """The positions `hostile_value` changes: text, numbers and objects (not null, booleans or lists)."""
+    found = []
+    for path in paths(value):
+        node = value
+        for step in path:
+            node = node[step]
+        if isinstance(node, str | dict) or (isinstance(node, int | float) and not isinstance(node, bool)):
+            found.append(path)
+    return found
 
 
 @st.composite
 def hostile_value(draw: st.DrawFn, seed: Any) -> Any:
-    """`seed` (a JSON value) with one hostile value at one position: a leaf replaced, a key
-    given a lone surrogate, or an object given a new key holding one."""
+    """`seed` (a JSON value) with one hostile value at one position of its own kind: text
+    given a lone surrogate, a number made NaN, infinite or huge, an object given a key with
+    a lone surrogate or a new key holding a hostile value."""
     value = copy.deepcopy(seed)
-    path = draw(st.sampled_from(paths(value)))
+    spots = _spots(value)
+    path = draw(st.sampled_from(spots)) if spots else ()
     if not path:
-        return _hostile(draw, value)
+        return _hostile(draw, value) if not isinstance(value, dict) else {**value, "zz_hostile": HOSTILE[0]}
     parent = value
     for step in path[:-1]:
         parent = parent[step]
     last = path[-1]
     node = parent[last]
-    if isinstance(node, dict) and draw(st.booleans()):
+    if isinstance(node, dict):
         if node and draw(st.booleans()):
             key = draw(st.sampled_from(sorted(node)))
             parent[last] = {(with_surrogate(k) if k == key else k): v for k, v in node.items()}
         else:
-            node["zz_hostile"] = _hostile(draw, None)
+            node["zz_hostile"] = draw(st.sampled_from(HOSTILE))
     else:
         parent[last] = _hostile(draw, node)
     return value
 
 
-@st.composite
-def hostile_message(draw: st.DrawFn) -> Message | None:
-    """A message of every shape with one hostile value in it, or None when the generated
-    model refuses to build it (then metis never sees it)."""
-    doc = draw(hostile_value(draw(st.sampled_from(seed_documents()))))
+@cache
+def api_seed_documents() -> tuple[dict[str, Any], ...]:
+    """Canonical messages to put hostile values into: every shape the store tests build,
+    and what every provider's recorded responses and requests read as (citations, server
+    tools, thinking, media, documents...), as JSON-mode dumps."""
+    from fuzz_support import context, parsed, seeds
+
+    found = list(seed_documents())
+    for provider in PROVIDERS:
+        adapter = adapters.get(provider)
+        for seed in seeds(provider, "response"):
+            message = adapter.from_wire_response(parsed(seed.data), context(provider))
+            found.append(dump_message(message))
+        for seed in seeds(provider, "request"):
+            imported = adapter.from_wire_request(
+                parsed(seed.data), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
+            )
+            found.extend(dump_message(m) for m in imported.messages)
+    return tuple(found)
+
+
+@cache
+def _open_paths() -> tuple[tuple[int, tuple[str | int, ...]], ...]:
+    """(seed index, path) of every position of the seed messages where the generated model
+    takes a lone surrogate or a NaN (free text, tool inputs, provider data...): most
+    positions (ids, times, tags) are refused by the model itself, and drawing them would
+    leave few messages to try."""
+    found = []
+    for index, doc in enumerate(api_seed_documents()):
+        spots = set(_spots(doc))
+        for path in paths(doc):
+            if path and path in spots and _validates(_put(doc, path, _probe(_at(doc, path)))):
+                found.append((index, path))
+    return tuple(found)
+
+
+def _at(doc: Any, path: tuple[str | int, ...]) -> Any:
+    for step in path:
+        doc = doc[step]
+    return doc
+
+
+def _probe(old: Any) -> Any:
+    """A hostile value of `old`'s kind, to ask the model whether it takes one there."""
+    if isinstance(old, dict):
+        return {**old, "zz_hostile": float("nan")}
+    return with_surrogate(old) if isinstance(old, str) else float("nan")
+
+
+def _put(doc: Any, path: tuple[str | int, ...], value: Any) -> Any:
+    out = copy.deepcopy(doc)
+    parent = out
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[path[-1]] = value
+    return out
+
+
+def _validates(doc: Any) -> bool:
     try:
-        return Message.model_validate(doc)
+        Message.model_validate(doc)
     except ValidationError:
-        return None
+        return False
+    return True
+
+
+@st.composite
+def hostile_message(draw: st.DrawFn) -> Drawn:
+    """A message of every shape with one hostile value at a position the model takes one
+    (or, now and then, anywhere), or None when the generated model refuses to build it
+    (then metis never sees it)."""
+    if draw(st.integers(0, 4)):
+        index, path = draw(st.sampled_from(_open_paths()))
+        doc = api_seed_documents()[index]
+        old = _at(doc, path)
+        doc = _put(doc, path, _probe(old) if isinstance(old, dict) else _hostile(draw, old))
+    else:
+        doc = draw(hostile_value(draw(st.sampled_from(api_seed_documents()))))
+    try:
+        return Drawn(Message.model_validate(doc), f"message {doc.get('id')}: {_note(doc)}")
+    except (ValidationError, ValueError):  # ValueError: pydantic on an integer past 4,300 digits
+        return Drawn(None, "a message the model refused")
 
 
 OPTION_FIELDS = ("temperature", "top_p", "max_tokens", "thinking_budget", "stop", "tool_choice", "extra")
 
 
 @st.composite
-def hostile_options(draw: st.DrawFn) -> dict[str, Any]:
+def hostile_options(draw: st.DrawFn) -> Drawn:
     """AdapterOptions fields, one of them (or a value inside it) hostile."""
     name = draw(st.sampled_from(OPTION_FIELDS))
     seeds: dict[str, Any] = {
@@ -94,15 +207,17 @@ def hostile_options(draw: st.DrawFn) -> dict[str, Any]:
         "tool_choice": "auto",
         "extra": {"metadata": {"user": "u1"}, "seed": 7},
     }
-    return {name: draw(hostile_value(seeds[name]))}
+    fields = {name: draw(hostile_value(seeds[name]))}
+    return Drawn(fields, f"options: {_note(fields)}")
 
 
 @st.composite
-def hostile_policy(draw: st.DrawFn) -> dict[str, Any]:
+def hostile_policy(draw: st.DrawFn) -> Drawn:
     """A routing policy with one hostile value in it."""
     policy = {"mode": "default", "fallbacks": ["openai:gpt-4.1"], "max_cost_usd": 0.5, "weights": {"a": 1}}
     value = draw(hostile_value(policy))
-    return value if isinstance(value, dict) else {"policy": value}
+    policy = value if isinstance(value, dict) else {"policy": value}
+    return Drawn(policy, f"routing policy: {_note(policy)}")
 
 
 # --- running one input ----------------------------------------------------------------------
@@ -137,8 +252,9 @@ def _user() -> Message:
     return user(SESSION)
 
 
-def untyped_message(message: Message | None) -> BaseException | None:
+def untyped_message(drawn: Drawn) -> BaseException | None:
     """The non-metis exception a hostile message raised anywhere it goes, or None."""
+    message: Message | None = drawn.value
     if message is None:
         return None
     steps = [lambda: message_hash(message), lambda: message_to_json(message)]
@@ -157,8 +273,9 @@ def _append(message: Message) -> None:
         store.append(message)
 
 
-def untyped_options(fields: dict[str, Any]) -> BaseException | None:
+def untyped_options(drawn: Drawn) -> BaseException | None:
     """The non-metis exception hostile options raised building a request, or None."""
+    fields: dict[str, Any] = drawn.value
     for provider in PROVIDERS:
         found = _untyped(lambda p=provider: _send_body(p, [_user()], **fields))  # type: ignore[misc]
         if found is not None:
@@ -166,8 +283,9 @@ def untyped_options(fields: dict[str, Any]) -> BaseException | None:
     return None
 
 
-def untyped_policy(policy: dict[str, Any]) -> BaseException | None:
+def untyped_policy(drawn: Drawn) -> BaseException | None:
     """The non-metis exception a hostile routing policy raised creating a session, or None."""
+    policy: dict[str, Any] = drawn.value
 
     def run() -> None:
         with Store.open(None) as store:
@@ -191,9 +309,10 @@ class Unsent:
         return httpx.Response(500, json={"error": {"message": "a hostile request was sent"}})
 
 
-def untyped_send(fields: dict[str, Any]) -> BaseException | None:
+def untyped_send(drawn: Drawn) -> BaseException | None:
     """`Session.send("hi", **fields)` through a real Client and store: anything but a
     MetisError is a finding, and so is a request sent or a message stored."""
+    fields: dict[str, Any] = drawn.value
     from metis.client import Client
 
     unsent = Unsent()
@@ -214,6 +333,7 @@ def untyped_send(fields: dict[str, Any]) -> BaseException | None:
 
 __all__ = [
     "HOSTILE",
+    "Drawn",
     "hostile_message",
     "hostile_options",
     "hostile_policy",

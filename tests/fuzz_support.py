@@ -105,6 +105,14 @@ def with_surrogate(old: Any) -> Any:
     return SURROGATES[0]
 
 
+def as_text(old: Any) -> str:
+    """`str(old)`; an integer too long for Python to write as text gives its digits anyway."""
+    try:
+        return str(old)
+    except ValueError:
+        return "9" * 4400
+
+
 REPLACEMENTS: list[Callable[[Any], Any]] = [
     lambda old: None,
     lambda old: 12345,
@@ -124,7 +132,7 @@ REPLACEMENTS: list[Callable[[Any], Any]] = [
     lambda old: nested(1500, 1, True),
     lambda old: nested(1500, "x", False),
     lambda old: nested(260, {"message": "m"}, False),
-    str,
+    as_text,
     lambda old: {"nested": old, "type": 7},
     # round three (issue 29): values only the Python API can carry
     with_surrogate,
@@ -143,7 +151,7 @@ REPLACEMENTS: list[Callable[[Any], Any]] = [
 def mutated_json(draw: st.DrawFn, value: Any) -> Any:
     """`value` with one to three paths mutated (replaced, deleted, given an unknown key, or
     given a lone surrogate in a string or a key)."""
-    value = copy.deepcopy(value)
+    value = _copied(value)
     for _ in range(draw(st.integers(1, 3))):
         where = paths(value)
         path = draw(st.sampled_from(where))
@@ -167,6 +175,19 @@ def mutated_json(draw: st.DrawFn, value: Any) -> Any:
         else:
             parent[last] = draw(st.sampled_from(REPLACEMENTS))(parent[last])
     return value
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy, with the recursion room a value nested a thousand deep (an earlier
+    mutation of the same stream event) needs."""
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        return copy.deepcopy(value)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _surrogate_at(draw: st.DrawFn, node: Any) -> Any:
