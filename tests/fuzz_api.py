@@ -18,6 +18,7 @@ surrogate in an id, which has a pattern) never reaches metis: such inputs are sk
 from __future__ import annotations
 
 import copy
+import math
 from functools import cache
 from typing import Any
 
@@ -48,8 +49,25 @@ class Drawn:
 
 
 def _note(value: Any) -> str:
-    found = _json.unwritable(value)
-    return "nothing hostile" if found is None else f"{found[1]} at {_json.printable(str(list(found[0])))}"
+    """Where the hostile value is, said safely (the fuzzer's own walk: it runs against
+    older trees too, to count what they let escape)."""
+    stack: list[tuple[list[Any], Any]] = [([], value)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if any(0xD800 <= ord(c) <= 0xDFFF for c in key):
+                    return f"a key with a lone surrogate at {where!a}"
+                stack.append(([*where, key], item))
+        elif isinstance(node, list):
+            stack.extend(([*where, i], item) for i, item in enumerate(node))
+        elif isinstance(node, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in node):
+            return f"a lone surrogate at {where!a}"
+        elif isinstance(node, float) and not math.isfinite(node):
+            return f"{node} at {where!a}"
+        elif isinstance(node, int) and abs(node) >= HUGE_INT // 10:
+            return f"an integer of 4,400 digits at {where!a}"
+    return "nothing hostile"
 
 
 HOSTILE: list[Any] = [float("nan"), float("inf"), float("-inf"), HUGE_INT, -HUGE_INT, "\ud800"]
@@ -191,7 +209,16 @@ def hostile_message(draw: st.DrawFn) -> Drawn:
         return Drawn(None, "a message the model refused")
 
 
-OPTION_FIELDS = ("temperature", "top_p", "max_tokens", "thinking_budget", "stop", "tool_choice", "extra")
+OPTION_FIELDS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "thinking_budget",
+    "stop",
+    "tool_choice",
+    "extra",
+    "provider_options",
+)
 
 
 @st.composite
@@ -205,7 +232,12 @@ def hostile_options(draw: st.DrawFn) -> Drawn:
         "thinking_budget": 2048,
         "stop": ["END", "STOP"],
         "tool_choice": "auto",
-        "extra": {"metadata": {"user": "u1"}, "seed": 7},
+        "extra": {"metadata": {"user": "u1", "tags": ["a", "b"]}, "seed": 7, "logit_bias": {"50256": -100.0}},
+        "provider_options": {
+            "openai": {"seed": 7, "metadata": {"user": "u1"}},
+            "anthropic": {"metadata": {"user_id": "u1"}, "top_k": 40},
+            "gemini": {"generationConfig": {"topK": 40.0, "candidateCount": 1}},
+        },
     }
     fields = {name: draw(hostile_value(seeds[name]))}
     return Drawn(fields, f"options: {_note(fields)}")
