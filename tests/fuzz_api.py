@@ -23,7 +23,7 @@ from functools import cache
 from typing import Any
 
 import httpx
-from fuzz_documents import seed_documents
+from fuzz_documents import NotReadBack, seed_documents
 from fuzz_support import HUGE_INT, MODELS, PROVIDERS, SESSION, paths, with_surrogate
 from hypothesis import strategies as st
 from metis import _json, adapters
@@ -300,9 +300,14 @@ def untyped_message(drawn: Drawn) -> BaseException | None:
 
 
 def _append(message: Message) -> None:
-    with Store.open(None) as store:
+    """Stored, or refused; what is stored must read back as it was given (a key's lone
+    surrogate was once stored as U+FFFD without a word)."""
+    with Store.open(":memory:") as store:
         store.create_session("/w", session_id=message.session_id)
         store.append(message)
+        (back,) = store.load_session(message.session_id)
+        if back.model_dump() != message.model_dump():
+            raise NotReadBack(f"message {message.id} was stored and read back different")
 
 
 def untyped_options(drawn: Drawn) -> BaseException | None:
@@ -320,7 +325,7 @@ def untyped_policy(drawn: Drawn) -> BaseException | None:
     policy: dict[str, Any] = drawn.value
 
     def run() -> None:
-        with Store.open(None) as store:
+        with Store.open(":memory:") as store:
             store.create_session("/w", routing_policy=policy)
 
     return _untyped(run)
@@ -349,7 +354,7 @@ def untyped_send(drawn: Drawn) -> BaseException | None:
 
     unsent = Unsent()
     with (
-        Store.open(None) as store,
+        Store.open(":memory:") as store,
         Client(
             store, transport=unsent.transport(), api_keys={"openai": "fuzz-key-not-secret"}, max_retries=0
         ) as client,

@@ -85,7 +85,7 @@ def untyped_document(doc: Any) -> BaseException | None:
     try:
         message_hash(message)
         canonical_json(message)
-        with Store.open(None) as store:
+        with Store.open(":memory:") as store:
             store.create_session("/w", session_id=message.session_id)
             store.append(message)
             (back,) = store.load_session(message.session_id)

@@ -107,15 +107,23 @@ def canonical_json(message: Message) -> bytes:
 
 def _sorted_json(message: Message, data: dict[str, Any], exclude: Any) -> bytes:
     """`data`, the JSON-mode dump of `message`, as sorted-key JSON. A value JSON cannot
-    carry (a NaN or an infinity, which JSON mode has already made None; a lone surrogate;
-    an integer past 4,300 digits) is refused: NotJsonError naming the message and the place.
+    carry (a NaN or an infinity, which JSON mode has already made None; a lone surrogate,
+    which it replaces in a key; an integer past 4,300 digits) is refused: NotJsonError
+    naming the message and the place.
     A Message is built by the caller's own code, so this is where its values first meet
     metis's JSON; the model lets them in, the hash cannot be taken over them."""
     what = f"message {message.id}"
     text = _json.write(data, default=_default, option=orjson.OPT_SORT_KEYS, what=what)
-    if b"null" in text:
-        _json.refuse_non_finite(message.model_dump(exclude=exclude), what)
+    if b"null" in text or _REPLACEMENT in text:
+        # a `null` may be a NaN JSON mode turned into None; a U+FFFD may be a key with a
+        # lone surrogate JSON mode replaced without a word (two messages would hash alike):
+        # look at the values themselves (rare: JSON's own nulls, a real U+FFFD)
+        _json.refuse_unwritable(message.model_dump(exclude=exclude), what)
     return text
+
+
+_REPLACEMENT = "\ufffd".encode()
+"""U+FFFD in UTF-8: what pydantic's JSON mode writes for each byte of a lone surrogate in a key."""
 
 
 def message_hash(message: Message) -> str:
@@ -260,11 +268,30 @@ def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         new_index = {}
     if isinstance(metadata, Mapping):
         meta = {k: v for k, v in metadata.items() if k in _METADATA_FIELDS}
-        skipped.extend(f"metadata.{k}" for k in metadata if k not in _METADATA_FIELDS)
+        skipped.extend(f"metadata.{_json.printable(str(k))}" for k in metadata if k not in _METADATA_FIELDS)
         if critical is not None and isinstance(content, list) and len(new_index) != len(content):
             meta["critical_blocks"] = [new_index[i] for i in critical if i in new_index]
         out["metadata"] = meta
     return out, skipped
+
+
+def _refuse_long_tags(block: Mapping[str, Any], where: str) -> None:
+    """Refuse a union tag (a block's `type`, a citation's) that is an integer past 4,300
+    digits, naming its place. pydantic turns a tag into text to look it up, and for such an
+    integer that raises inside pydantic (printed on stderr as an unraisable error, or
+    failing a test run) before the document is refused; no JSON text holds one."""
+    tags = [(f"{where}.type", block.get("type"))]
+    citations = block.get("citations")
+    if isinstance(citations, list):
+        tags += [
+            (f"{where}.citations[{j}].type", c.get("type"))
+            for j, c in enumerate(citations)
+            if isinstance(c, Mapping)
+        ]
+    for at, tag in tags:
+        if type(tag) is int and _json.unwritable(tag) is not None:
+            problem = FieldProblem(at, f"an integer of more than {_json.MAX_INT_DIGITS:,} digits")
+            raise DocumentError("message", [problem])
 
 
 def _drop_blocks(
@@ -274,9 +301,11 @@ def _drop_blocks(
     new_index: dict[int, int] = {}
     for i, block in enumerate(blocks):
         kind = block.get("type") if isinstance(block, Mapping) else None
+        if isinstance(block, Mapping):
+            _refuse_long_tags(block, f"{path}[{i}]")
         if isinstance(kind, str) and kind not in KNOWN_BLOCK_TYPES:
             mark = ", marked critical" if i in critical else ""
-            skipped.append(f"{path}[{i}] ({kind} block{mark})")
+            skipped.append(f"{path}[{i}] ({_json.printable(kind)} block{mark})")
             continue
         if kind == "tool_result" and isinstance(block, Mapping) and isinstance(block.get("content"), list):
             inner, _ = _drop_blocks(block["content"], f"{path}[{i}].content", skipped, set())
