@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -115,8 +116,9 @@ def hostile_value(draw: st.DrawFn, seed: Any) -> Any:
     last = path[-1]
     node = parent[last]
     if isinstance(node, dict):
-        if node and draw(st.booleans()):
-            key = draw(st.sampled_from(sorted(node)))
+        rename = bool(node) and draw(st.booleans())
+        if rename:
+            key: str = draw(st.sampled_from(sorted(node)))
             parent[last] = {(with_surrogate(k) if k == key else k): v for k, v in node.items()}
         else:
             node["zz_hostile"] = draw(st.sampled_from(HOSTILE))
@@ -289,7 +291,7 @@ def untyped_message(drawn: Drawn) -> BaseException | None:
     message: Message | None = drawn.value
     if message is None:
         return None
-    steps = [lambda: message_hash(message), lambda: message_to_json(message)]
+    steps: list[Callable[[], object]] = [lambda: message_hash(message), lambda: message_to_json(message)]
     steps += [lambda p=p: _send_body(p, [message]) for p in PROVIDERS]  # type: ignore[misc]
     steps.append(lambda: _append(message))
     for step in steps:
@@ -314,7 +316,7 @@ def untyped_options(drawn: Drawn) -> BaseException | None:
     """The non-metis exception hostile options raised building a request, or None."""
     fields: dict[str, Any] = drawn.value
     for provider in PROVIDERS:
-        found = _untyped(lambda p=provider: _send_body(p, [_user()], **fields))  # type: ignore[misc]
+        found = _untyped(lambda p=provider: _send_body(p, [_user()], **fields))
         if found is not None:
             return found
     return None
