@@ -1,6 +1,9 @@
 """Stream framing times (issue 17, item 1), for each framer and through each adapter's
 stream decoder: one 2 MiB event delivered in 1 KiB pieces and in one piece, and (framers)
-a 2.9 MB body of 150,000 small events in one piece.
+a 2.9 MB body of 150,000 small events in one piece. Gemini streams of 5,000 and 20,000
+small text parts (JSON array and SSE, in one piece) show whether the decoder is linear in
+the parts (issue 29, item 12: summing the text so far for each part made it quadratic; 4x
+the parts took 11-13x the time): linear, the second row is about four times the first.
 
 Both were quadratic in places before the framers kept an unfinished event as pieces and
 scanned each piece once. `python -m bench.bench_framing` times this tree;
@@ -122,6 +125,25 @@ def _decoder_bodies() -> dict[str, tuple[str, str, bytes]]:
     }
 
 
+GEMINI_PARTS = (5_000, 20_000)
+
+
+def gemini_parts_body(parts: int, *, sse: bool) -> bytes:
+    """A Gemini stream of `parts` chunks of one short text part each, then the finish."""
+    usage = {"promptTokenCount": 3, "candidatesTokenCount": parts, "totalTokenCount": parts + 3}
+    chunks: list[dict[str, Any]] = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": f"word {i} "}]}, "index": 0}]}
+        for i in range(parts)
+    ]
+    chunks.append(
+        {
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "."}]}, "finishReason": "STOP"}],
+            "usageMetadata": usage,
+        }
+    )
+    return _sse(*((None, c) for c in chunks)) if sse else json.dumps(chunks).encode()
+
+
 def _seconds(framer: Any, body: bytes, piece: int) -> float:
     started = time.perf_counter()
     for i in range(0, len(body), piece):
@@ -153,6 +175,13 @@ def measure() -> dict[str, float | None]:
                 continue
             context = RequestContext(session_id="s", model=model, tool_ids=ToolIdMap("s"))
             out[f"{name}|{label}"] = _seconds(adapter.stream_decoder(context), body, piece)
+    gemini = adapters.get("gemini")
+    for sse in (False, True):
+        for parts in GEMINI_PARTS:
+            body = gemini_parts_body(parts, sse=sse)
+            context = RequestContext(session_id="s", model="gemini:gemini-2.5-flash", tool_ids=ToolIdMap("s"))
+            key = f"gemini ({'sse' if sse else 'array'})|{parts:,} parts in one piece"
+            out[key] = _seconds(gemini.stream_decoder(context), body, len(body))
     return out
 
 
@@ -179,7 +208,14 @@ def _before(rev: str) -> dict[str, float | None]:
 
 def run() -> list[Row]:
     return [
-        Row("framing", key.replace("|", ", 2 MiB event in ").replace("in 150,000", "150,000"), seconds, "s")
+        Row(
+            "framing",
+            key.replace("|", ", ")
+            if "parts" in key
+            else key.replace("|", ", 2 MiB event in ").replace("in 150,000", "150,000"),
+            seconds,
+            "s",
+        )
         for key, seconds in measure().items()
         if seconds is not None
     ]
@@ -197,7 +233,7 @@ def main(argv: list[str]) -> None:
     then = _before(args.before) if args.before else {}
     for key, seconds in now.items():
         what, how = key.split("|")
-        event = how if how.startswith("150") else f"2 MiB event in {how}"
+        event = how if how.startswith("150") or "parts" in how else f"2 MiB event in {how}"
         text = f"{what:17s} {event:29s} {seconds:8.3f} s"
         if args.before:
             was = then.get(key)

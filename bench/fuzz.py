@@ -7,7 +7,15 @@ fuzz_documents.py), run for `--n` inputs in all, spread over three families:
 - `shapes`: bodies and streams drawn from each adapter's declared wire TypedDicts, broken
   at random fields;
 - `documents`: v2 canonical messages, mutated, into the reader, schema check, hashing and
-  the store (which must read back what it accepted).
+  the store (which must read back what it accepted);
+- `api`: what only a Python caller can pass (a lone surrogate, NaN, an infinity, an
+  integer past 4,300 digits) in a message, in request options and in a routing policy,
+  through hashing, every adapter's `to_wire`, the store and `Session.send`
+  (tests/fuzz_api.py, issue 29).
+
+The golden and documents families also put those values into bodies, error bodies,
+streams (as text pieces) and metadata, and label documents schema version 1 so they go
+through the migrations.
 
 Every input that raises anything but a MetisError (or that the store does not read back)
 is a finding; the report gives the inputs tried and the untyped exceptions per target,
@@ -46,6 +54,15 @@ class Target:
 
 def targets() -> list[Target]:
     sys.path.insert(0, str(TESTS))
+    from fuzz_api import (
+        hostile_message,
+        hostile_options,
+        hostile_policy,
+        untyped_message,
+        untyped_options,
+        untyped_policy,
+        untyped_send,
+    )
     from fuzz_documents import mutated_document, untyped_document
     from fuzz_support import KINDS, PROVIDERS, mutated_json, mutated_stream, parsed, seeds, untyped
     from hypothesis import strategies as st
@@ -72,6 +89,10 @@ def targets() -> list[Target]:
             strategy = hostile_stream(provider) if kind == "stream" else hostile(getattr(spec, kind))
             out.append(Target("shapes", f"{provider} {kind}", strategy, checker(provider, kind)))
     out.append(Target("documents", "v2 message", mutated_document(), untyped_document))
+    out.append(Target("api", "message", hostile_message(), untyped_message))
+    out.append(Target("api", "request options", hostile_options(), untyped_options))
+    out.append(Target("api", "routing policy", hostile_policy(), untyped_policy))
+    out.append(Target("api", "Session.send", hostile_options(), untyped_send))
     return out
 
 
@@ -111,11 +132,17 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--n", type=int, default=20_000, help="inputs in all (default 20,000)")
     parser.add_argument("--seed", type=int, help="hypothesis seed (default: random)")
+    parser.add_argument(
+        "--family",
+        action="append",
+        choices=["golden", "shapes", "documents", "api"],
+        help="hunt these families only (repeatable; default: all), the budget spread as usual",
+    )
     args = parser.parse_args(argv)
     logging.disable(logging.CRITICAL)  # the adapters' WARNs about odd input, by the thousand
     warnings.simplefilter("ignore")
-    chosen = targets()
-    weights = {"golden": 0.45, "shapes": 0.45, "documents": 0.10}
+    chosen = [t for t in targets() if not args.family or t.family in args.family]
+    weights = {"golden": 0.40, "shapes": 0.40, "documents": 0.10, "api": 0.10}
     per_family = Counter(t.family for t in chosen)
     started = time.perf_counter()
     for target in chosen:
@@ -129,7 +156,7 @@ def main(argv: list[str]) -> int:
     found = [exc for t in chosen for exc in t.found]
     took = time.perf_counter() - started
     print(f"\ninputs tried: {tried:,}   untyped exceptions: {len(found)}   ({took:.0f} s)")
-    for family in weights:
+    for family in sorted(per_family, key=list(weights).index):
         family_targets = [t for t in chosen if t.family == family]
         print(
             f"  {family:9s} inputs {sum(t.tried for t in family_targets):7,d}"

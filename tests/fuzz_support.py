@@ -4,7 +4,10 @@ hostile-input suite (issue 17, item 4).
 Every wire input an adapter reads (a response, a stream, a recorded request, an error
 body) is mutated the ways a broken server or proxy breaks them: a value swapped for another
 type, null, deleted, nested far past any sane depth, made huge; a stream cut, split at
-odd places, its events dropped, repeated or mutated like a body. Each mutation is drawn
+odd places, its events dropped, repeated or mutated like a body. Round three (issue 29)
+adds what no JSON text can hold but a Python caller can pass: a lone surrogate put into
+any string position (a value or a key), integers past 4,300 digits, NaN and infinities,
+and nesting a thousand deep where a migration or an error excerpt recurses. Each mutation is drawn
 through hypothesis so failures shrink and runs are reproducible (derandomized).
 """
 
@@ -88,6 +91,28 @@ def nested(depth: int, leaf: Any, as_list: bool) -> Any:
     return leaf
 
 
+SURROGATES = ("\ud800", "\udfff", "\udc80")
+"""Lone surrogates: code points a Python str holds but UTF-8 (so JSON text) cannot."""
+HUGE_INT = 10**4400
+"""An integer past the 4,300 digits Python turns into text (and metis reads or writes)."""
+
+
+def with_surrogate(old: Any) -> Any:
+    """A string position given a lone surrogate (inside the old text, when it was text)."""
+    if isinstance(old, str):
+        middle = len(old) // 2
+        return old[:middle] + SURROGATES[len(old) % len(SURROGATES)] + old[middle:]
+    return SURROGATES[0]
+
+
+def as_text(old: Any) -> str:
+    """`str(old)`; an integer too long for Python to write as text gives its digits anyway."""
+    try:
+        return str(old)
+    except ValueError:
+        return "9" * 4400
+
+
 REPLACEMENTS: list[Callable[[Any], Any]] = [
     lambda old: None,
     lambda old: 12345,
@@ -107,22 +132,35 @@ REPLACEMENTS: list[Callable[[Any], Any]] = [
     lambda old: nested(1500, 1, True),
     lambda old: nested(1500, "x", False),
     lambda old: nested(260, {"message": "m"}, False),
-    str,
+    as_text,
     lambda old: {"nested": old, "type": 7},
+    # round three (issue 29): values only the Python API can carry
+    with_surrogate,
+    lambda old: {"\ud800": old},
+    lambda old: HUGE_INT,
+    lambda old: -HUGE_INT,
+    lambda old: float("nan"),
+    lambda old: float("inf"),
+    lambda old: float("-inf"),
+    lambda old: nested(1000, old, False),
+    lambda old: nested(1000, {"message": "m"}, True),
 ]
 
 
 @st.composite
 def mutated_json(draw: st.DrawFn, value: Any) -> Any:
-    """`value` with one to three paths mutated (replaced, deleted, or given an unknown key)."""
-    value = copy.deepcopy(value)
+    """`value` with one to three paths mutated (replaced, deleted, given an unknown key, or
+    given a lone surrogate in a string or a key)."""
+    value = _copied(value)
     for _ in range(draw(st.integers(1, 3))):
         where = paths(value)
         path = draw(st.sampled_from(where))
-        action = draw(st.sampled_from(["replace", "replace", "replace", "delete", "extra"]))
+        action = draw(st.sampled_from(["replace", "replace", "replace", "delete", "extra", "surrogate"]))
         if not path:
             if action == "replace":
                 value = draw(st.sampled_from(REPLACEMENTS))(value)
+            elif action == "surrogate":
+                value = _surrogate_at(draw, value)
             continue
         parent = value
         for step in path[:-1]:
@@ -132,26 +170,58 @@ def mutated_json(draw: st.DrawFn, value: Any) -> Any:
             del parent[last]
         elif action == "extra" and isinstance(parent[last], dict):
             parent[last]["zz_unknown"] = draw(st.sampled_from(REPLACEMENTS))(None)
+        elif action == "surrogate":
+            parent[last] = _surrogate_at(draw, parent[last])
         else:
             parent[last] = draw(st.sampled_from(REPLACEMENTS))(parent[last])
     return value
 
 
+def _copied(value: Any) -> Any:
+    """A deep copy, with the recursion room a value nested a thousand deep (an earlier
+    mutation of the same stream event) needs."""
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        return copy.deepcopy(value)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _surrogate_at(draw: st.DrawFn, node: Any) -> Any:
+    """`node` with a lone surrogate in one of its string positions: itself when it is text,
+    else one of its keys (an object) or a string item (a list), else it becomes one."""
+    if isinstance(node, dict) and node:
+        key = draw(st.sampled_from(sorted(node)))
+        return {(with_surrogate(k) if k == key else k): v for k, v in node.items()}
+    if isinstance(node, list):
+        texts = [i for i, item in enumerate(node) if isinstance(item, str)]
+        if texts:
+            index = draw(st.sampled_from(texts))
+            return [with_surrogate(item) if i == index else item for i, item in enumerate(node)]
+    return with_surrogate(node)
+
+
 def dumps(value: Any) -> bytes:
-    """JSON bytes; values orjson refuses (integers past 64 bits, nesting past 255) are
-    written by the standard library, as a server could."""
+    """JSON bytes; values orjson refuses (integers past 64 bits, nesting past 255, lone
+    surrogates) are written by the standard library, as a server could (a lone surrogate as
+    its `\\ud800` escape, NaN as `NaN`, an integer of any length)."""
     try:
         return orjson.dumps(value)
     except (orjson.JSONEncodeError, TypeError):
         import json
         import sys
 
-        limit = sys.getrecursionlimit()
+        limit, digits = sys.getrecursionlimit(), sys.get_int_max_str_digits()
         sys.setrecursionlimit(max(limit, 10_000))
+        sys.set_int_max_str_digits(0)
         try:
             return json.dumps(value).encode()
         finally:
             sys.setrecursionlimit(limit)
+            sys.set_int_max_str_digits(digits)
 
 
 # --- stream mutations ---------------------------------------------------------------------
@@ -184,8 +254,9 @@ def _mutate_event(draw: st.DrawFn, event: bytes) -> bytes:
 
 
 @st.composite
-def mutated_stream(draw: st.DrawFn, seed: Seed) -> list[bytes]:
-    """The stream's body, mutated, as the pieces it arrives in."""
+def mutated_stream(draw: st.DrawFn, seed: Seed) -> list[bytes] | list[str]:
+    """The stream's body, mutated, as the pieces it arrives in (bytes; now and then text,
+    which `stream_response` also takes, holding a lone surrogate)."""
     events, _ = stream_events(seed)
     for _ in range(draw(st.integers(1, 3))):
         if not events:
@@ -211,6 +282,11 @@ def mutated_stream(draw: st.DrawFn, seed: Seed) -> list[bytes]:
         pieces.append(body[start:cut])
         start = cut
     pieces.append(body[start:])
+    if draw(st.integers(0, 4)) == 0:  # the stream as text pieces, a lone surrogate in one
+        texts = [piece.decode("utf-8", "replace") for piece in pieces]
+        index = draw(st.integers(0, len(texts) - 1))
+        texts[index] = with_surrogate(texts[index])
+        return texts
     return pieces
 
 
@@ -253,6 +329,7 @@ __all__ = [
     "KINDS",
     "MODELS",
     "PROVIDERS",
+    "SURROGATES",
     "Seed",
     "dumps",
     "mutated_json",
@@ -261,4 +338,5 @@ __all__ = [
     "run",
     "seeds",
     "untyped",
+    "with_surrogate",
 ]

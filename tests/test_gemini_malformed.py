@@ -118,7 +118,7 @@ def test_call_arguments_json_cannot_carry_are_a_typed_error() -> None:
     body = response({"text": "a"}, {"functionCall": {"name": "f", "args": {"x": float("inf")}}})
     with pytest.raises(WireFormatError) as info:
         ADAPTER.from_wire_response(body, context())
-    assert info.value.path == "candidates[0].content.parts[1].functionCall.args"
+    assert info.value.path == "candidates[0].content.parts[1].functionCall.args.x"
 
 
 def test_a_response_without_finish_reason_still_completes() -> None:

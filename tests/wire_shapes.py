@@ -194,7 +194,11 @@ def hostile_stream(draw: st.DrawFn, provider: str) -> list[bytes]:
             parts.append(data + b"\n")
             continue
         kind = event.get("type") if isinstance(event, dict) else None
-        name = f"event: {kind}\n".encode() if spec.named and isinstance(kind, str) else b""
+        name = (
+            f"event: {kind}\n".encode(errors="backslashreplace")
+            if spec.named and isinstance(kind, str)
+            else b""
+        )
         parts.append(name + b"data: " + data + b"\n\n")
     if provider in ("openai", "openrouter", "mistral") and draw(st.booleans()):
         parts.append(b"data: [DONE]\n\n")

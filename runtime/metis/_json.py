@@ -28,6 +28,21 @@ NaN and Infinity are not JSON either way: `loads` refuses them (orjson does; the
 `json` is not a fallback, since it reads them), and `dumps` (`write` plus a look) refuses
 a float that is either, where orjson would write `null` without a word (`non_finite`
 says where it is).
+
+Lone surrogates (`"\ud800"` in a Python str) are refused too, on both paths and at every
+entry (issue 29). JSON text is Unicode exchanged as UTF-8 (RFC 8259 §8.1; I-JSON, RFC 7493
+§2.1, forbids the `\ud800` escape outright), and a lone surrogate has no UTF-8 form: orjson
+refuses one in text it reads and in a str it writes, and a message holding one could be
+neither hashed (the hash is over UTF-8 bytes), nor stored, nor sent. Replacing it with
+U+FFFD would change what the caller said without a word, so it is refused with the place
+it is at, like a NaN.
+
+Every refusal of a value is a `NotJsonError` (a MetisError, and a ValueError as before)
+saying what the value was (`what=`) and where in it the bad part is. `unwritable` is the
+one walk that finds it (iterative, so a value nested past Python's recursion limit is
+judged, not crashed on); entry points that take Python values from callers (the adapters'
+wire readers, request options, error bodies, routing policies) call `refuse_unwritable`
+on them as they come in, so the refusal names the input rather than a later writer.
 Everything else is orjson's, unchanged.
 """
 
@@ -44,6 +59,7 @@ from typing import Any
 import orjson
 import pydantic_core
 
+from .errors import NotJsonError
 from .validation import field_path
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
@@ -54,6 +70,8 @@ MAX_INT_DIGITS = 4300
 """Most digits of an integer read or written (see module doc)."""
 MAX_DEPTH = 1024
 """Deepest nesting read (orjson's bound; see module doc)."""
+MAX_WRITE_DEPTH = 254
+"""Most containers nested inside one another that orjson writes (its own bound)."""
 _TOO_LONG = 10**MAX_INT_DIGITS
 
 JSONDecodeError = orjson.JSONDecodeError
@@ -61,8 +79,22 @@ JSONDecodeError = orjson.JSONDecodeError
 
 
 def loads(data: bytes | bytearray | str) -> Any:
-    """The values of a JSON document; integers of any size read exactly (see module doc)."""
-    raw = data.encode() if isinstance(data, str) else bytes(data)
+    """The values of a JSON document; integers of any size read exactly (see module doc).
+
+    Text (a str) holding a lone surrogate is not JSON text (it has no UTF-8 form): a
+    JSONDecodeError saying where, as for any other text that is not JSON."""
+    if isinstance(data, str):
+        try:
+            raw = data.encode()
+        except UnicodeEncodeError as exc:
+            raise JSONDecodeError(
+                f"a lone surrogate (U+{ord(data[exc.start]):04X}) at character {exc.start}: "
+                "not UTF-8, so not JSON text",
+                printable(data[:2000]),
+                exc.start,
+            ) from None
+    else:
+        raw = bytes(data)
     try:
         value = orjson.loads(raw)
     except JSONDecodeError:
@@ -119,54 +151,125 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def write(value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0) -> bytes:
+def write(
+    value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0, what: str = ""
+) -> bytes:
     """orjson's `dumps(value, default=, option=)`, writing integers of any size exactly, and
     nothing more: a NaN or an infinity is written as orjson writes it (`null`).
 
     For callers that look for those themselves, on other values than the ones written (a
     pydantic JSON-mode dump has already turned a NaN into None); everyone else calls
     `dumps`. The exact path takes `default` and OPT_SORT_KEYS only (what metis passes);
-    with any other option orjson's refusal stands.
+    with any other option orjson's refusal stands. A value JSON cannot carry (a lone
+    surrogate, an integer past MAX_INT_DIGITS digits, nesting past MAX_WRITE_DEPTH) is a
+    NotJsonError naming `what` and the place; a value of a type neither JSON nor `default`
+    knows stays orjson's TypeError (a caller's programming error, not input).
     """
     try:
         return orjson.dumps(value, default=default, option=option)
     except TypeError:
+        refuse_unwritable(value, what)
         if option & ~orjson.OPT_SORT_KEYS or _find(value, _is_wide_int) is None:
             raise
-    refuse_too_long(value)
-    refuse_non_finite(value)  # pydantic-core would write the literals NaN and Infinity, not null
     return pydantic_core.to_json(_plain(value, default, bool(option & orjson.OPT_SORT_KEYS)))
 
 
-def dumps(value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0) -> bytes:
-    """`write`, refusing a NaN or an infinite float (ValueError naming the place), which
+def dumps(
+    value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0, what: str = ""
+) -> bytes:
+    """`write`, refusing a NaN or an infinite float (NotJsonError naming the place), which
     orjson would write as `null` without a word: JSON has no way to write either."""
-    text = write(value, default=default, option=option)
+    text = write(value, default=default, option=option, what=what)
     if b"null" in text:  # maybe written for a NaN: look (JSON's own nulls are the usual reason)
-        refuse_non_finite(value)
+        refuse_non_finite(value, what)
     return text
 
 
-def refuse_non_finite(value: Any) -> None:
-    """Raise ValueError, naming the place, when `value` holds a NaN or an infinite float.
+def refuse_non_finite(value: Any, what: str = "") -> None:
+    """Raise NotJsonError, naming the place, when `value` holds a NaN or an infinite float.
 
     For writers that turn one into `null` on their own (orjson; pydantic's JSON mode):
     call it when their output holds a `null`, on the values they were given.
     """
     where = non_finite(value)
     if where is not None:
-        raise ValueError(f"{field_path(where) or '(the value)'}: NaN and Infinity are not JSON")
+        raise _refusal(what, where, _NON_FINITE_WHY)
 
 
-def refuse_too_long(value: Any) -> None:
-    """Raise ValueError, naming the place, when `value` holds an integer of more than
+def refuse_too_long(value: Any, what: str = "") -> None:
+    """Raise NotJsonError, naming the place, when `value` holds an integer of more than
     MAX_INT_DIGITS digits, which `loads` would refuse to read back."""
     where = _find(value, _is_too_long)
     if where is not None:
-        raise ValueError(
-            f"{field_path(where) or '(the value)'}: an integer of more than {MAX_INT_DIGITS:,} digits "
-            "(metis reads and writes integers up to that length)"
-        )
+        raise _refusal(what, where, _TOO_LONG_WHY)
+
+
+_TOO_LONG_WHY = (
+    f"an integer of more than {MAX_INT_DIGITS:,} digits (metis reads and writes integers up to that length)"
+)
+
+
+def unwritable(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> tuple[tuple[str | int, ...], str] | None:
+    """Where the first part of `value` JSON cannot carry is (dict keys and list indexes from
+    the top) and why, or None: a NaN or an infinite float, a string or key holding a lone
+    surrogate, an integer past MAX_INT_DIGITS digits, containers nested past `max_depth`
+    (MAX_WRITE_DEPTH, what orjson writes; readers of values that are not written back as
+    they are pass MAX_DEPTH, what `loads` reads). Keys that are not strings and values of
+    other types are left to the writer (its `default`, or orjson's TypeError: a caller's
+    programming error rather than input). Iterative: a value nested past Python's recursion
+    limit is judged too."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        where, node = stack.pop()
+        kind = type(node)
+        if kind is str:
+            if not node.isascii() and _SURROGATE.search(node):
+                return where, _SURROGATE_WHY
+        elif kind is float:
+            if not math.isfinite(node):
+                return where, _NON_FINITE_WHY
+        elif kind is int:
+            if not -_TOO_LONG < node < _TOO_LONG:
+                return where, _TOO_LONG_WHY
+        elif isinstance(node, dict | list | tuple):
+            if len(where) >= max_depth:
+                verb = "reads" if max_depth == MAX_DEPTH else "writes"
+                return where, f"nesting deeper than {max_depth} levels (the most metis {verb})"
+            if isinstance(node, dict):
+                for key in node:
+                    if isinstance(key, str) and not key.isascii() and _SURROGATE.search(key):
+                        return (*where, key), f"a key holding {_SURROGATE_WHY}"
+                stack.extend(((*where, key), item) for key, item in reversed(node.items()))
+            else:
+                stack.extend(((*where, index), item) for index, item in reversed(list(enumerate(node))))
+    return None
+
+
+def refuse_unwritable(value: Any, what: str = "", max_depth: int = MAX_WRITE_DEPTH) -> None:
+    """Raise NotJsonError (what `value` is, and where and why in it) when `value` holds a
+    part JSON cannot carry (`unwritable`): the one check of a Python value as it enters."""
+    found = unwritable(value, max_depth)
+    if found is not None:
+        raise _refusal(what, *found)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NON_FINITE_WHY = "NaN and Infinity are not JSON"
+_SURROGATE_WHY = "a lone surrogate, which has no UTF-8 form (so no JSON text)"
+
+
+def printable(text: str) -> str:
+    """`text` with each lone surrogate written as its escape (`\\ud800`), so that it can be
+    printed, logged or written as UTF-8; text without one is returned as it is."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _refusal(what: str, where: tuple[str | int, ...], why: str) -> NotJsonError:
+    """`<what>: <place>: <why>` (the place as a field path inside the value, printable)."""
+    place = printable(field_path(where)) or "(the value itself)"
+    return NotJsonError(f"{what}: {place}: {why}" if what else f"{place}: {why}")
 
 
 def has_long_digit_run(text: bytes | str) -> bool:
@@ -202,20 +305,16 @@ def _is_too_long(value: Any) -> bool:
 
 def _find(value: Any, hit: Callable[[Any], bool]) -> tuple[str | int, ...] | None:
     """Where the first value `hit` picks is inside `value` (dict keys and list indexes from
-    the top; () for `value` itself), or None."""
-    if hit(value):
-        return ()
-    items: Any
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, list | tuple):
-        items = enumerate(value)
-    else:
-        return None
-    for key, item in items:
-        inner = _find(item, hit)
-        if inner is not None:
-            return (key, *inner)
+    the top; () for `value` itself), or None. Iterative, as `unwritable`."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        where, node = stack.pop()
+        if hit(node):
+            return where
+        if isinstance(node, dict):
+            stack.extend(((*where, key), item) for key, item in reversed(node.items()))
+        elif isinstance(node, list | tuple):
+            stack.extend(((*where, index), item) for index, item in reversed(list(enumerate(node))))
     return None
 
 
@@ -243,12 +342,16 @@ def _plain(value: Any, default: Callable[[Any], Any] | None, sort: bool) -> Any:
 __all__ = [
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
+    "MAX_WRITE_DEPTH",
     "JSONDecodeError",
     "dumps",
     "has_long_digit_run",
     "loads",
     "non_finite",
+    "printable",
     "refuse_non_finite",
     "refuse_too_long",
+    "refuse_unwritable",
+    "unwritable",
     "write",
 ]

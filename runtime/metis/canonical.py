@@ -44,6 +44,7 @@ from metis_schema.v3 import (
     MessageMetadata,
 )
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from . import _json
 from .errors import DocumentError, FieldProblem, NewerSchemaError
@@ -77,7 +78,19 @@ def _default(value: Any) -> Any:
 
 def dump_message(message: Message) -> dict[str, Any]:
     """The canonical JSON form of `message` (what is stored), provider_raw included."""
-    return message.model_dump(mode="json", exclude_none=True)
+    return _json_mode(message, None)
+
+
+def _json_mode(message: Message, exclude: Any) -> dict[str, Any]:
+    """`message.model_dump(mode="json", exclude_none=True, exclude=exclude)`. pydantic's JSON
+    mode refuses some text holding a lone surrogate (PydanticSerializationError, a bare
+    ValueError): that is a value JSON cannot carry, refused as NotJsonError naming the
+    message and the place, like the ones `_sorted_json` finds."""
+    try:
+        return message.model_dump(mode="json", exclude_none=True, exclude=exclude)
+    except PydanticSerializationError:
+        _json.refuse_unwritable(message.model_dump(exclude=exclude), f"message {message.id}")
+        raise
 
 
 def message_to_json(message: Message) -> bytes:
@@ -87,18 +100,30 @@ def message_to_json(message: Message) -> bytes:
 
 def canonical_json(message: Message) -> bytes:
     """The bytes that are hashed: canonical JSON without provider_raw (see module doc)."""
-    data = message.model_dump(mode="json", exclude_none=True, exclude=_EXCLUDE_RAW)
+    data = _json_mode(message, _EXCLUDE_RAW)
     data["schema_version"] = HASHED_SCHEMA_VERSION
     return _sorted_json(message, data, _EXCLUDE_RAW)
 
 
 def _sorted_json(message: Message, data: dict[str, Any], exclude: Any) -> bytes:
-    """`data`, the JSON-mode dump of `message`, as sorted-key JSON. A NaN or infinity is
-    refused (ValueError, naming the place): JSON mode has already made it None."""
-    text = _json.write(data, default=_default, option=orjson.OPT_SORT_KEYS)
-    if b"null" in text:
-        _json.refuse_non_finite(message.model_dump(exclude=exclude))
+    """`data`, the JSON-mode dump of `message`, as sorted-key JSON. A value JSON cannot
+    carry (a NaN or an infinity, which JSON mode has already made None; a lone surrogate,
+    which it replaces in a key; an integer past 4,300 digits) is refused: NotJsonError
+    naming the message and the place.
+    A Message is built by the caller's own code, so this is where its values first meet
+    metis's JSON; the model lets them in, the hash cannot be taken over them."""
+    what = f"message {message.id}"
+    text = _json.write(data, default=_default, option=orjson.OPT_SORT_KEYS, what=what)
+    if b"null" in text or _REPLACEMENT in text:
+        # a `null` may be a NaN JSON mode turned into None; a U+FFFD may be a key with a
+        # lone surrogate JSON mode replaced without a word (two messages would hash alike):
+        # look at the values themselves (rare: JSON's own nulls, a real U+FFFD)
+        _json.refuse_unwritable(message.model_dump(exclude=exclude), what)
     return text
+
+
+_REPLACEMENT = "\ufffd".encode()
+"""U+FFFD in UTF-8: what pydantic's JSON mode writes for each byte of a lone surrogate in a key."""
 
 
 def message_hash(message: Message) -> str:
@@ -140,9 +165,19 @@ def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None
 
     `row` names where the document is stored (a store's row key) in the NewerSchemaError
     raised when the document's schema_version is newer than CURRENT_VERSION.
+
+    A document given as a mapping is not walked for what JSON text cannot hold (a lone
+    surrogate, a NaN): the walk would cost half a read, and the store, which reads every
+    row through here, hands over only what `metis._json.loads` parsed. A message holding
+    one is refused, with its place, wherever it would be written: hashing, the store, a
+    request (NotJsonError / StoreError). Only what breaks reading itself is refused here:
+    a schema_version past 4,300 digits, nesting pydantic cannot report on.
     """
     data = _parse(doc)
     version = data.get("schema_version")
+    if type(version) is int and _json.unwritable(version) is not None:  # no text holds one; its repr raises
+        problem = FieldProblem("schema_version", f"an integer of more than {_json.MAX_INT_DIGITS:,} digits")
+        raise DocumentError("message", [problem])
     if isinstance(version, int) and not isinstance(version, bool) and version > CURRENT_VERSION:
         message_id = data.get("id") if isinstance(data.get("id"), str) else None
         raise NewerSchemaError.of(row=row, version=version, supported=CURRENT_VERSION, message_id=message_id)
@@ -164,6 +199,11 @@ def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None
     except ValidationError as exc:
         problems = explain(data, "Message", exc)
         raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id) from None
+    except RecursionError:
+        # pydantic reprs the input of a failing field: a value nested near Python's recursion
+        # limit (JSON text may nest 1,024 deep) fails there, not as a ValidationError
+        problem = FieldProblem("", "nested too deeply to validate")
+        raise DocumentError(f"message {message_id or '(no id)'}", [problem], message_id=message_id) from None
     violations = check_message(message)
     if violations:
         problems = [FieldProblem(v.path, v.problem, v.rule) for v in violations]
@@ -217,7 +257,9 @@ def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     out = dict(data)
     metadata = data.get("metadata")
     critical = metadata.get("critical_blocks") if isinstance(metadata, Mapping) else None
-    critical_set = set(critical) if isinstance(critical, list) else set()
+    if not (isinstance(critical, list) and all(type(i) is int for i in critical)):
+        critical = None  # not a list of indexes (an object in it was a TypeError here): validation says so
+    critical_set = set(critical) if critical is not None else set()
     content = data.get("content")
     if isinstance(content, list):
         kept, new_index = _drop_blocks(content, "content", skipped, critical_set)
@@ -226,11 +268,30 @@ def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         new_index = {}
     if isinstance(metadata, Mapping):
         meta = {k: v for k, v in metadata.items() if k in _METADATA_FIELDS}
-        skipped.extend(f"metadata.{k}" for k in metadata if k not in _METADATA_FIELDS)
-        if isinstance(critical, list) and isinstance(content, list) and len(new_index) != len(content):
+        skipped.extend(f"metadata.{_json.printable(str(k))}" for k in metadata if k not in _METADATA_FIELDS)
+        if critical is not None and isinstance(content, list) and len(new_index) != len(content):
             meta["critical_blocks"] = [new_index[i] for i in critical if i in new_index]
         out["metadata"] = meta
     return out, skipped
+
+
+def _refuse_long_tags(block: Mapping[str, Any], where: str) -> None:
+    """Refuse a union tag (a block's `type`, a citation's) that is an integer past 4,300
+    digits, naming its place. pydantic turns a tag into text to look it up, and for such an
+    integer that raises inside pydantic (printed on stderr as an unraisable error, or
+    failing a test run) before the document is refused; no JSON text holds one."""
+    tags = [(f"{where}.type", block.get("type"))]
+    citations = block.get("citations")
+    if isinstance(citations, list):
+        tags += [
+            (f"{where}.citations[{j}].type", c.get("type"))
+            for j, c in enumerate(citations)
+            if isinstance(c, Mapping)
+        ]
+    for at, tag in tags:
+        if type(tag) is int and _json.unwritable(tag) is not None:
+            problem = FieldProblem(at, f"an integer of more than {_json.MAX_INT_DIGITS:,} digits")
+            raise DocumentError("message", [problem])
 
 
 def _drop_blocks(
@@ -240,9 +301,11 @@ def _drop_blocks(
     new_index: dict[int, int] = {}
     for i, block in enumerate(blocks):
         kind = block.get("type") if isinstance(block, Mapping) else None
+        if isinstance(block, Mapping):
+            _refuse_long_tags(block, f"{path}[{i}]")
         if isinstance(kind, str) and kind not in KNOWN_BLOCK_TYPES:
             mark = ", marked critical" if i in critical else ""
-            skipped.append(f"{path}[{i}] ({kind} block{mark})")
+            skipped.append(f"{path}[{i}] ({_json.printable(kind)} block{mark})")
             continue
         if kind == "tool_result" and isinstance(block, Mapping) and isinstance(block.get("content"), list):
             inner, _ = _drop_blocks(block["content"], f"{path}[{i}].content", skipped, set())

@@ -119,6 +119,15 @@ class DocumentError(MetisError):
         super().__init__(f"{what} is invalid: {_listing(self.problems)}", **kw)
 
 
+class NotJsonError(MetisError, ValueError):
+    """A value JSON cannot carry, met where metis writes or takes one (`metis._json`): NaN or
+    an infinity, a lone surrogate in a string or a key (not UTF-8, so not JSON text), an
+    integer of more than 4,300 digits, nesting past what the writer writes. `path` is
+    where inside the value; the message says what the value was (a message, a request
+    option, a routing policy). Also a ValueError, as the JSON layer's refusals always were,
+    so callers that caught those still do."""
+
+
 class InvariantError(MetisError):
     """A message or conversation breaks invariants of spec §5; `violations` lists all of them."""
 
@@ -339,6 +348,7 @@ __all__ = [
     "MigrationError",
     "NewerSchemaError",
     "NotAReplyError",
+    "NotJsonError",
     "PricingError",
     "ProviderError",
     "RecordingError",

@@ -91,18 +91,31 @@ def validate_document(doc: Any, kind: str = "Message", *, version: int | None = 
     `version` defaults to the version a message document declares (a stored v1 message is
     checked against v1, the schema it was written in; reading migrates it from there), and
     otherwise to CURRENT_VERSION.
+
+    A document handed in as Python values may hold what no JSON document can (a lone
+    surrogate, a NaN, an integer past 4,300 digits, nesting past what `loads` reads): that
+    is its one problem, reported at its place before the schema is asked (whose error
+    messages repr the value, which raised ValueError for such an integer).
     """
+    from ._json import MAX_DEPTH, printable, unwritable  # lazy: _json imports field_path from here
+
+    bad = unwritable(doc, MAX_DEPTH)
+    if bad is not None:
+        return [FieldProblem(printable(field_path(bad[0])), bad[1])]
     if version is None:
         in_messages = kind in ("Message", MESSAGE_LIST)
         version = _declared_version(doc) if in_messages else metis_schema.CURRENT_VERSION
-    if kind == MESSAGE_LIST:
-        if not isinstance(doc, list):
-            return [FieldProblem("", f"expected a JSON array of messages, got {type(doc).__name__}")]
-        found: list[tuple[tuple[Any, ...], FieldProblem]] = []
-        for i, item in enumerate(doc):
-            found.extend(_problems("Message", item, version, prefix=(i,)))
-        return _sorted(found)
-    return _sorted(_problems(kind, doc, version, prefix=()))
+    if kind == MESSAGE_LIST and not isinstance(doc, list):
+        return [FieldProblem("", f"expected a JSON array of messages, got {type(doc).__name__}")]
+    try:
+        if kind == MESSAGE_LIST:
+            found: list[tuple[tuple[Any, ...], FieldProblem]] = []
+            for i, item in enumerate(doc):
+                found.extend(_problems("Message", item, version, prefix=(i,)))
+            return _sorted(found)
+        return _sorted(_problems(kind, doc, version, prefix=()))
+    except RecursionError:  # the schema validator recurses per level, and reprs what fails
+        return [FieldProblem("", "nested too deeply to check against the schema")]
 
 
 def _declared_version(doc: Any) -> int:

@@ -23,6 +23,7 @@ from metis_schema.v3 import StopReason
 
 from .. import _json
 from ..errors import ProviderError, retryable_status
+from ..validation import field_path
 from ._options import OutputSchema, merge, put, take
 
 TOOL_NAME = "\x00tool-name\x00"
@@ -203,8 +204,15 @@ class ProviderFacts:
     # --- errors ---------------------------------------------------------------------------
 
     def parse_error(self, body: Any, status_code: int | None = None) -> ProviderError:
-        """A provider error body (bytes, text or parsed) -> ProviderError with its own type and message."""
+        """A provider error body (bytes, text or parsed) -> ProviderError with its own type and message.
+
+        Never raises: whatever the body holds, the error it reports is built. A body that is
+        not JSON, or holds what JSON cannot carry (a lone surrogate, NaN, an integer past
+        4,300 digits, nesting past the writer's bound; `_parsed`), is reported by its text
+        excerpt, which names what is wrong with it and is safe to print, log and store."""
         parsed = _parsed(body)
+        if parsed is None and not isinstance(body, bytes):
+            body = _json.printable(body) if isinstance(body, str) else _excerpt(body)
         envelope = self.error
         message = _get(parsed, envelope.message_at) if envelope.message_at else None
         error_type = _get(parsed, envelope.type_at) if envelope.type_at else None
@@ -355,27 +363,40 @@ def _get(value: Any, path: tuple[str, ...]) -> Any:
 
 
 def _parsed(body: Any) -> Any:
+    """The body's JSON values, or None when it has none metis can carry: text that is not
+    JSON, or values (parsed, or handed in as Python objects) JSON cannot carry — kept, they
+    would fail every later writer of the error (a log, a stored failed exchange)."""
     if isinstance(body, bytes | str):
         try:
-            return _json.loads(body)
+            body = _json.loads(body)
         except (_json.JSONDecodeError, RecursionError):
             return None
-    return body
+    return None if _json.unwritable(body) is not None else body
 
 
 def _text(value: Any) -> str:
+    """A part of a parsed body as text (`_parsed` has held it to what JSON carries)."""
     if isinstance(value, str):
         return value
     try:
         return _json.dumps(value).decode()[:_EXCERPT]
-    except (ValueError, TypeError, RecursionError):
-        return repr(value)[:_EXCERPT]
+    except (ValueError, TypeError):  # a value of a type JSON has no form for
+        return f"({type(value).__name__})"
 
 
 def _excerpt(body: Any) -> str:
+    """The start of a body `_parsed` could not read, safe to print: text with any lone
+    surrogate escaped, or for Python values what JSON cannot carry in them, and where."""
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
-    return (body if isinstance(body, str) else _text(body))[:_EXCERPT]
+    if isinstance(body, str):
+        return _json.printable(body[:_EXCERPT])
+    found = _json.unwritable(body)
+    if found is None:
+        return _text(body)
+    where, why = found
+    at = _json.printable(field_path(where)) or "(the body itself)"
+    return f"an error body metis cannot carry: {at} holds {why}"
 
 
 __all__ = [

@@ -77,7 +77,24 @@ def wire_error(
 
 
 def read(kind: type[_T], value: Any, *, provider: str, path: str = "", what: str = "body") -> _T:
-    """`value` checked against the declared wire type `kind`, or a WireFormatError at its path."""
+    """`value` checked against the declared wire type `kind`, or a WireFormatError at its path.
+
+    A value handed in as Python objects (a caller's body, not text `read_json` parsed) may
+    hold what no JSON text can: a lone surrogate, a NaN, an integer past 4,300 digits,
+    nesting past what `loads` reads. It is refused here, where it enters, at its path
+    (`metis._json.unwritable`): let in, it failed later as an untyped error wherever the
+    reply was hashed, measured or stored."""
+    found = _json.unwritable(value, _json.MAX_DEPTH)  # deeper bounds of their own (provider_raw) stay theirs
+    if found is not None:
+        where, why = found
+        at = _json.printable(_where(path, where, value))
+        raise WireFormatError(
+            f"malformed {provider} {what}: {at or '(root)'} holds {why}", provider=provider, path=at
+        )
+    return _checked(kind, value, provider=provider, path=path, what=what)
+
+
+def _checked(kind: type[_T], value: Any, *, provider: str, path: str, what: str) -> _T:
     try:
         checked: _T = shape(cast(Hashable, kind)).validate_python(value)
         return checked
@@ -96,9 +113,14 @@ def read_json(kind: type[_T], text: bytes | str, *, provider: str, path: str = "
     except _json.JSONDecodeError as exc:
         raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         raise WireFormatError(
-            f"{provider} {what} is not JSON: {exc}", provider=provider, path=path, raw=raw[:2000]
+            f"{provider} {what} is not JSON: {exc}",
+            provider=provider,
+            path=path,
+            raw=_json.printable(raw[:2000]),
         ) from None
-    checked: _T = read(kind, value, provider=provider, path=path, what=what)
+    checked: _T = _checked(
+        kind, value, provider=provider, path=path, what=what
+    )  # parsed text holds only JSON
     return checked
 
 

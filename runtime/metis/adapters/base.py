@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from metis_schema.v3 import AdapterCapabilities, Message, StreamEvent, ToolDefinition
 
+from .. import _json
 from ..assembly import RequestContext, StreamAssembler
 from ..catalog import load_catalog
 from ..errors import ProviderError
@@ -77,6 +78,30 @@ class AdapterOptions:
     """Largest single stream event (a line, an SSE event's data, an array element) the
     reply's stream may send; past it the stream fails with StreamLimitError. None means
     `adapters._framing.DEFAULT_MAX_EVENT_CHARS`."""
+
+    _SENT: ClassVar[tuple[str, ...]] = (
+        "model",
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "stop",
+        "tool_choice",
+        "thinking_budget",
+        "provider_options",
+        "extra",
+    )
+    """The fields whose values go into the request body as they are."""
+
+    def __post_init__(self) -> None:
+        """The values a body will carry must be JSON: a NaN or infinite temperature, a stop
+        string with a lone surrogate, an option of 4,400 digits are refused here, as they
+        enter (NotJsonError naming the option and the place), so a send with one fails
+        before the client stores the user's message or sends anything. Let into a body,
+        they failed as untyped errors wherever the body was written."""
+        for name in self._SENT:
+            _json.refuse_unwritable(getattr(self, name), f"request option {name}")
+        if self.output_schema is not None:
+            _json.refuse_unwritable(vars(self.output_schema), "request option output_schema")
 
 
 @dataclass

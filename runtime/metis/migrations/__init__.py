@@ -17,7 +17,6 @@ unmigrated document to code that expects the new shape.
 
 from __future__ import annotations
 
-import copy
 import importlib
 from collections.abc import Callable
 from types import ModuleType
@@ -101,7 +100,7 @@ def migrate_document(
         )
     if version == target:
         return doc
-    current: Document = copy.deepcopy(doc)
+    current: Document = _copied(doc)
     while version < target:
         migrate = _load_step(version, package)
         step = f"v{version} -> v{version + 1}"
@@ -120,6 +119,25 @@ def migrate_document(
         result["schema_version"] = version
         current = result
     return current
+
+
+def _copied(doc: Document) -> Document:
+    """A copy of a JSON document's containers (its str, number, bool and null leaves are
+    immutable, so shared). Iterative: `copy.deepcopy` recursed once per level and raised
+    RecursionError on metadata nested about a thousand deep, which the JSON reader allows
+    (MAX_DEPTH); the document must reach validation to be refused or kept as it is."""
+    top: Document = dict(doc)
+    stack: list[dict[Any, Any] | list[Any]] = [top]
+    while stack:
+        node = stack.pop()
+        keys = list(node) if isinstance(node, dict) else range(len(node))
+        for key in keys:
+            item = node[key]
+            if isinstance(item, dict | list):
+                item = dict(item) if isinstance(item, dict) else list(item)
+                node[key] = item
+                stack.append(item)
+    return top
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from pydantic_core import PydanticSerializationError
 
 from .. import _json
 from .._gc import GcPaused
-from .._json import has_long_digit_run, refuse_non_finite, refuse_too_long
+from .._json import has_long_digit_run, refuse_non_finite, refuse_too_long, refuse_unwritable
 from ..canonical import CONTENT_LIST, Decoded, read_message
 from ..errors import MetisError, NewerSchemaError, StoreError
 
@@ -101,6 +101,8 @@ def encode(message: Message) -> Row:
         metadata = message.metadata.model_dump_json(exclude_none=True, warnings="error")
         if "null" in content or "null" in metadata:
             refuse_non_finite(message.model_dump(include={"content", "metadata"}))
+        if "\ufffd" in content or "\ufffd" in metadata:  # maybe a key's lone surrogate, replaced
+            refuse_unwritable(message.model_dump(include={"content", "metadata"}))
         if has_long_digit_run(content) or has_long_digit_run(metadata):
             refuse_too_long(message.model_dump(include={"content", "metadata"}))
         return (

@@ -1047,7 +1047,7 @@ def _policy_json(policy: Mapping[str, Any] | None) -> str | None:
     if policy is None:
         return None
     try:
-        return _json.dumps(dict(policy), option=orjson.OPT_SORT_KEYS).decode()
+        return _json.dumps(dict(policy), option=orjson.OPT_SORT_KEYS, what="routing_policy").decode()
     except TypeError as exc:
         raise StoreError(f"routing_policy is not JSON-serializable: {exc}") from exc
 

@@ -51,7 +51,7 @@ class Replay:
         return cls(
             foreign=dict(foreign) if isinstance(foreign, dict) else {},
             extras=dict(extras) if isinstance(extras, dict) else {},
-            cites=dict(cites) if isinstance(cites, dict) else {},
+            cites=_cites(cites),
         )
 
     def dump(self) -> dict[str, Any]:
@@ -155,6 +155,20 @@ def warn_foreign(
         reason=reason,
         text=f"dropped {names} from {where} {message_id}: no canonical type; {fate}",
     )
+
+
+def _cites(kept: Any) -> dict[str, list[dict[str, Any]]]:
+    """provider_raw's `cites` as the writer reads it: a list of kept objects per block key.
+    provider_raw is the caller's to build; an entry of another shape is read as nothing kept
+    (an empty object, so the list stays aligned with the block's citations) rather than
+    failing the request with an AttributeError."""
+    if not isinstance(kept, dict):
+        return {}
+    return {
+        key: [entry if isinstance(entry, dict) else {} for entry in entries]
+        for key, entries in kept.items()
+        if isinstance(entries, list)
+    }
 
 
 __all__ = ["NOTHING_KEPT", "Replay", "response_raw", "warn_foreign"]

@@ -103,6 +103,8 @@ class PartFolder:
         self.string_args: list[str] = []  # calls whose args came as a JSON string, not an object
         self.barrier = False  # an extra part sits after the open block: the next part starts anew
         self.texts: dict[int, list[str]] = {}  # text block index -> its text so far
+        self.text_sizes: dict[int, int] = {}  # text block index -> characters so far (summing
+        # the pieces for each new part made a stream of many small text parts quadratic)
         self.places: list[tuple[int, int] | None] = []  # part n -> (text block, char offset) of its text
         self.citations: dict[int, list[UrlCitation]] = {}  # text block index -> its grounding
         self.server_calls: list[str] = []  # ids of the executableCode parts so far
@@ -185,9 +187,10 @@ class PartFolder:
             index = self._new("text")
         if signature is not None:
             self._sign(index, signature, on_block=False)
-        so_far = self.texts.setdefault(index, [])
-        self._place = (index, sum(map(len, so_far)))
-        so_far.append(text)
+        size = self.text_sizes.get(index, 0)
+        self._place = (index, size)
+        self.texts.setdefault(index, []).append(text)
+        self.text_sizes[index] = size + len(text)
         return [TextDeltaEvent(type="text_delta", index=index, text=text)]
 
     def _thought(self, text: str, signature: str | None) -> list[StreamEvent]:

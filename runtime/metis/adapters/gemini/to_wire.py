@@ -219,6 +219,9 @@ def _block_size(block: ContentBlock) -> tuple[int, int]:
     if isinstance(block, TextBlock | ThinkingBlock):
         return len(block.text), 0
     if isinstance(block, ToolUseBlock):
+        # a caller's message may hold what JSON cannot (json.dumps raised ValueError on an
+        # integer past 4,300 digits): refused as it is met, naming the call
+        _json.refuse_unwritable(block.input, f"tool_use {block.id} input")
         return len(block.name) + len(json.dumps(block.input, ensure_ascii=False)), 0
     if isinstance(block, ImageBlock):
         return 0, 1

@@ -45,6 +45,7 @@ from metis_schema.v3 import (
     ToolUseBlock,
 )
 
+from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
@@ -388,6 +389,9 @@ def _prompt_size(role: Role, content: Iterable[ContentBlock]) -> tuple[int, int]
             case TextBlock() | ThinkingBlock():
                 chars += len(block.text)
             case ToolUseBlock():
+                # a caller's message may hold what JSON cannot (json.dumps raised ValueError
+                # on an integer past 4,300 digits): refused as it is met, naming the call
+                _json.refuse_unwritable(block.input, f"tool_use {block.id} input")
                 chars += len(block.name) + len(
                     json.dumps(block.input, separators=(",", ":"), ensure_ascii=False)
                 )
