@@ -30,6 +30,7 @@ from metis.ids import ToolIdMap
 from metis.migrations import migrate_document
 from metis.store import Store
 from metis.validation import validate_document
+from metis_schema import CURRENT_VERSION
 from test_store_support import assistant, assistant_meta, message, user
 
 SURROGATE = "\ud800"
