@@ -209,6 +209,7 @@ class SessionCore:
         tools: Sequence[ToolDefinition] | None,
         stream: bool,
         options: Mapping[str, Any],
+        reply_id: str | None = None,
     ) -> Prepared:
         """Validate, route, build the body and store the user message; nothing is sent yet.
 
@@ -237,6 +238,8 @@ class SessionCore:
         prepared = self._build(
             entry, pending, registry, stream=stream, override=model is not None, options=options
         )
+        if reply_id is not None:
+            prepared.context.message_id = reply_id
         if user is not None:
             self.store.append(user)
         return prepared
