@@ -243,3 +243,38 @@ def test_metis_serve_runs_the_gateway_as_a_process(upstream: ScriptedUpstream, t
     with open_store(str(store)) as opened:
         sessions = opened.list_sessions()
     assert len(sessions) == 1
+
+
+def test_previous_response_id_continues_on_a_non_openai_model(
+    gateway: Gateway, upstream: ScriptedUpstream
+) -> None:
+    # The Responses SDK continues a stored reply by id; the model is Anthropic's, which has
+    # no server-side state: the gateway sends the whole conversation in its place.
+    upstream.reply("/v1/messages", "anthropic/response_thinking.json")
+    upstream.reply("/v1/messages", "anthropic/response_citations.json")
+    client = _openai(gateway)
+    first = client.responses.create(
+        model="anthropic:claude-sonnet-4-6",
+        input="Weather in Paris?",
+        tools=[
+            {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}
+        ],
+    )
+    call = next(item for item in first.output if item.type == "function_call")
+    second = client.responses.create(
+        model="anthropic:claude-sonnet-4-6",
+        previous_response_id=first.id,
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "14 °C, light rain"}],
+    )
+    assert second.output_text
+    _, sent = upstream.received[-1]
+    assert "previous_response_id" not in sent
+    roles = [turn["role"] for turn in sent["messages"]]
+    assert roles == ["user", "assistant", "user"]
+    tool_use = next(b for b in sent["messages"][1]["content"] if b["type"] == "tool_use")
+    result = sent["messages"][2]["content"][0]
+    assert result == {**result, "type": "tool_result", "tool_use_id": tool_use["id"]}
+    with pytest.raises(openai.NotFoundError):
+        client.responses.create(
+            model="anthropic:claude-sonnet-4-6", previous_response_id="resp_01NOPE", input="hi"
+        )

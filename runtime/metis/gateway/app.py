@@ -98,7 +98,7 @@ def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
         except MessageNotFoundError as exc:
             return _error(inbound, 404, _kind(inbound, 404), str(exc))
         except GatewayRequestError as exc:
-            return _error(inbound, 400, _kind(inbound, 400), str(exc))
+            return _error(inbound, exc.status, _kind(inbound, exc.status), str(exc))
         except MetisError as exc:
             return _error(inbound, 400, _kind(inbound, 400), str(exc))
         return JSONResponse(reply, headers=headers)
@@ -131,7 +131,7 @@ def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
 def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
     message_id = response_id.removeprefix("resp_")
     try:
-        message = exchanges.client.store.get_message(message_id)  # type: ignore[attr-defined]
+        message = exchanges.client.store.get_message(message_id)
     except (MessageNotFoundError, MetisError):
         return _error("responses", 404, "not_found_error", f"no stored response {response_id!r}")
     from ..adapters import AdapterOptions

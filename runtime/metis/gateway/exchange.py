@@ -50,9 +50,12 @@ _SENT_OPTIONS = frozenset(
 
 
 class GatewayRequestError(MetisError):
-    """The client's request cannot be served as sent (bad JSON, an unknown model...)."""
+    """The client's request cannot be served as sent (bad JSON, an unknown model...);
+    `status` is the HTTP status it answers with."""
 
-    status = 400
+    def __init__(self, message: str, *, status: int = 400, **kw: str | None) -> None:
+        super().__init__(message, **kw)
+        self.status = status
 
 
 def target_model(inbound: str, requested: object) -> str:
@@ -120,13 +123,16 @@ class Exchanges:
         adapter = adapters.get(inbound)
         target = target_model(inbound, body.get("model"))
         wanted = headers.get(SESSION_HEADER)
-        if wanted:
+        previous = body.get("previous_response_id") if inbound == "responses" else None
+        if previous is not None:
+            session, body, known = self._continuation(previous, body)
+        elif wanted:
             session = self.client.resume(wanted)
+            known = len(session.messages())
         else:
-            session = self.client.session(target, source=f"gateway:{inbound}")
-        known = len(session.messages())
+            session, known = self.client.session(target, source=f"gateway:{inbound}"), 0
         imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
-        fresh = imported.messages[known:] if wanted else imported.messages
+        fresh = imported.messages[known:]
         if not fresh or fresh[-1].role is Role.assistant:
             raise GatewayRequestError(
                 "the request adds nothing to answer: its last message is the model's",
@@ -145,6 +151,49 @@ class Exchanges:
             include_usage=isinstance(stream_options, dict) and stream_options.get("include_usage") is True,
             model_name=str(body.get("model")),
         )
+
+    def _continuation(self, previous: object, body: dict[str, Any]) -> tuple[Any, dict[str, Any], int]:
+        """A Responses request continuing a stored reply (`previous_response_id`), for any
+        upstream: the session that holds the reply (a fork of it when the reply is not its
+        last message), and the request with that history written in front of its input —
+        so the upstream gets the whole conversation, not an id it never issued — with the
+        number of messages that history imports to (they are stored already)."""
+        if not isinstance(previous, str) or not previous.startswith(REPLY_PREFIX["responses"]):
+            raise GatewayRequestError(
+                f"unknown previous_response_id {previous!r}", path="previous_response_id"
+            )
+        store = self.client.store
+        try:
+            message = store.get_message(previous.removeprefix(REPLY_PREFIX["responses"]))
+        except MetisError as exc:
+            raise GatewayRequestError(
+                f"no stored response {previous!r}", path="previous_response_id", status=404
+            ) from exc
+        session = self.client.resume(message.session_id)
+        history = session.messages()
+        if history[-1].id != message.id:
+            session = session.fork(message.id)
+            history = session.messages()
+        model = message.metadata.model or load_catalog().for_provider("responses")[0].id
+        writer = AdapterOptions(
+            model=_writer_model("responses", model), session_id=session.id, tool_ids=session.tool_ids
+        )
+        responses = adapters.get("responses")
+        written = responses.to_wire(history, [], writer)
+        items = [*written.get("input", [])]
+        given = body.get("input")
+        items += [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
+        continued = {k: v for k, v in body.items() if k != "previous_response_id"}
+        continued["input"] = items
+        if "instructions" in written and "instructions" not in continued:
+            continued["instructions"] = written["instructions"]
+        alone = {"model": body.get("model"), "input": written.get("input", [])}
+        if "instructions" in written:
+            alone["instructions"] = written["instructions"]
+        known = len(
+            responses.from_wire_request(alone, session_id=session.id, tool_ids=session.tool_ids).messages
+        )
+        return session, continued, known
 
     def reply_options(
         self, prepared: Prepared, message_id: str, producer: str | None, endpoint: str | None
