@@ -5,6 +5,9 @@ cost, status) and its blocks wrapped beneath it at the full width, so an 80-colu
 terminal gets 80-column lines instead of a nine-column table whose text column is a
 few characters wide. `sessions` is a table whose id column holds the shortest prefix
 that still tells the sessions apart (every command takes a unique prefix).
+
+Everything stored is shown `inert` (its control characters as visible escapes), escaped
+before it is laid out, so the widths counted are the widths printed.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ._common import cost_of, money, tokens_of
+from ._common import cost_of, inert, money, tokens_of
 
 if TYPE_CHECKING:
     from metis_schema.v3 import Message
@@ -41,6 +44,8 @@ def grid(
     """A plain table that fits the terminal: every column as wide as its widest cell, but
     column `flex` (a title, a model name) cut with `…` to what is left of the width."""
     right = set(right)
+    headers = [inert(str(cell)) for cell in headers]
+    rows = [[inert(str(cell)) for cell in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     fixed = sum(w for i, w in enumerate(widths) if i != flex) + 2 * (len(widths) - 1)
     widths[flex] = max(min(widths[flex], width() - fixed), 4)
@@ -150,13 +155,15 @@ def cost_text(totals: Totals, *, places: int | None = None) -> str:
 
 
 def sessions_lines(rows: Iterable[tuple[SessionInfo, Totals]]) -> list[str]:
-    """The `metis sessions` table: id prefix, last change (UTC), title, messages, tokens, cost."""
+    """The `metis sessions` table: id prefix, last change (UTC), model, title, messages,
+    tokens, cost."""
     rows = list(rows)
     short = short_ids([info.id for info, _ in rows])
     cells = [
         (
             short[info.id],
             info.updated_at.strftime("%m-%d %H:%M"),
+            (info.active_model or "-").partition(":")[2] or "-",  # the name: the id is in --json
             _forked(info, short) + session_title(info, totals),
             str(totals.messages),
             f"{totals.tokens:,}",
@@ -164,8 +171,8 @@ def sessions_lines(rows: Iterable[tuple[SessionInfo, Totals]]) -> list[str]:
         )
         for info, totals in rows
     ]
-    headers = ("id", "updated", "title", "msgs", "tokens", "cost")
-    return grid(headers, cells, flex=2, right=(3, 4, 5))
+    headers = ("id", "updated", "model", "title", "msgs", "tokens", "cost")
+    return grid(headers, cells, flex=3, right=(4, 5, 6))
 
 
 def _forked(info: SessionInfo, short: dict[str, str]) -> str:
@@ -234,6 +241,41 @@ def message_header(index: int, message: Message) -> str:
     return " · ".join(parts)
 
 
+class _Wrapper(textwrap.TextWrapper):
+    """textwrap's wrapping, with a word longer than a line cut into its lines in one pass.
+
+    textwrap cuts such a word a line at a time, each time copying what is left of it: the
+    time grows with the square of the word's length (one 8 MiB line without a space took
+    18-38 s to show). The lines are the same: the first piece fills what is left of the
+    current line, each next piece a whole line.
+    """
+
+    def _handle_long_word(
+        self, reversed_chunks: list[str], cur_line: list[str], cur_len: int, width: int
+    ) -> None:
+        space_left = 1 if width < 1 else width - cur_len
+        chunk = reversed_chunks[-1]
+        if not self.break_long_words or self.break_on_hyphens or space_left < 1 or not chunk.strip():
+            super()._handle_long_word(reversed_chunks, cur_line, cur_len, width)
+            return
+        reversed_chunks.pop()
+        cur_line.append(chunk[:space_left])
+        step = max(self.width - len(self.subsequent_indent), 1)
+        reversed_chunks.extend(reversed([chunk[i : i + step] for i in range(space_left, len(chunk), step)]))
+
+
+def wrap(text: str, columns: int, *, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
+    """`text` wrapped to `columns` (long words broken, never at hyphens), in linear time."""
+    wrapper = _Wrapper(
+        columns,
+        initial_indent=initial_indent,
+        subsequent_indent=subsequent_indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    return wrapper.wrap(text)
+
+
 def transcript(
     messages: Iterable[Message], *, start: int = 0, full: bool = False, columns: int | None = None
 ) -> Iterator[str]:
@@ -241,19 +283,12 @@ def transcript(
     (`start` numbers the first message)."""
     columns = columns or width()
     for offset, message in enumerate(messages):
-        yield from textwrap.wrap(message_header(start + offset, message), columns, subsequent_indent="    ")
+        header = inert(message_header(start + offset, message))
+        yield from wrap(header, columns, subsequent_indent="    ")
         for line in _block_lines(message, full=full):
-            yield from (
-                textwrap.wrap(
-                    line,
-                    columns,
-                    initial_indent="  ",
-                    subsequent_indent="  ",
-                    break_long_words=True,
-                    break_on_hyphens=False,
-                )
-                or [""]
-            )
+            yield from wrap(
+                inert(line, layout=True), columns, initial_indent="  ", subsequent_indent="  "
+            ) or [""]
 
 
 def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> list[str]:
@@ -263,49 +298,43 @@ def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> li
     for record in records:
         status = getattr(record.status, "value", record.status)
         where = f"{record.provider} {record.provider_id}" if record.provider else "not sent yet"
-        lines.extend(
-            textwrap.wrap(f"{record.id} {record.name} {status} ({where})", columns, subsequent_indent="    ")
-        )
+        line = inert(f"{record.id} {record.name} {status} ({where})")
+        lines.extend(wrap(line, columns, subsequent_indent="    "))
     return lines
 
 
 def session_totals(store: Any, session_id: str) -> tuple[Totals, list[Exception]]:
-    """The session's totals, read a page at a time, and the rows a newer metis wrote (named,
-    not fatal: the rest of the session still counts)."""
-    totals, newer = Totals(), []
-    for page in store.read_pages(session_id):
-        for message in page.messages:
-            totals.add(message)
-        newer.extend(page.newer)
-    return totals, newer
+    """The session's totals as the database sums them (`Store.session_stats`: no message is
+    read into a model to count it), and an error for each row left out: one a newer metis
+    wrote, or a damaged one (named, not fatal: the rest of the session, and of the store,
+    still counts)."""
+    stats = store.session_stats(session_id)
+    totals = Totals(
+        messages=stats.messages,
+        tokens=stats.tokens,
+        cost=stats.cost,
+        with_usage=stats.with_usage,
+        unpriced=stats.unpriced,
+        first_text=short_title(stats.first_user_text) if stats.first_user_text else None,
+    )
+    return totals, list(stats.problems)
 
 
 def session_messages(store: Any, session_id: str, *, start: int, stop: int) -> Iterator[Message]:
     """The readable messages of the session numbered `start` to `stop` (exclusive) in
     append order, read a page at a time: what `show` prints after counting them, so a
-    message appended meanwhile is not shown beside totals that leave it out."""
-    index = 0
-    for page in store.read_pages(session_id):
-        for message in page.messages:
-            if index >= stop:
-                return
-            if index >= start:
-                yield message
-            index += 1
+    message appended meanwhile is not shown beside totals that leave it out. Every message
+    is read (`ops.audited` names the broken tool links of the whole session on stderr)."""
+    from ..ops import audited
+
+    readable = (message for page in store.read_pages(session_id) for message in page.messages)
+    for index, message in enumerate(audited(session_id, readable)):
+        if start <= index < stop:
+            yield message
 
 
-def session_lines(
-    store: Any, session_id: str, *, last: int | None = None, full: bool = False
-) -> Iterator[str]:
-    """Everything `show` prints for one session, line by line.
-
-    The session is read twice, a page at a time (`Store.read_pages`): once for the totals
-    the header gives, once for the transcript, so a session of any length is shown holding
-    one page of it.
-    """
-    info = store.get_session(session_id)
-    totals, newer = session_totals(store, session_id)
-    columns = width()
+def _session_header(info: SessionInfo, totals: Totals, newer: Sequence[Exception]) -> Iterator[str]:
+    """The lines `show` prints above the transcript (each one line: `inert` escapes the rest)."""
     yield f"session {info.id}"
     yield f"  title      {session_title(info, totals)}"
     source = session_source(info)
@@ -324,6 +353,21 @@ def session_lines(
     for error in newer:
         yield f"  skipped    {error}"
     yield ""
+
+
+def session_lines(
+    store: Any, session_id: str, *, last: int | None = None, full: bool = False
+) -> Iterator[str]:
+    """Everything `show` prints for one session, line by line.
+
+    The session is read twice, a page at a time (`Store.read_pages`): once for the totals
+    the header gives, once for the transcript, so a session of any length is shown holding
+    one page of it.
+    """
+    info = store.get_session(session_id)
+    totals, newer = session_totals(store, session_id)
+    columns = width()
+    yield from map(inert, _session_header(info, totals, newer))
     start = 0
     if last is not None and last < totals.messages:
         start = totals.messages - last
@@ -356,4 +400,5 @@ __all__ = [
     "tool_call_lines",
     "transcript",
     "width",
+    "wrap",
 ]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ._app import db_option
-from ._common import State, echo_err, resolve_session_id
+from ._common import State, echo_err, inert, json_safe_bytes, resolve_session_id
 
 if TYPE_CHECKING:  # `metis --help` loads neither the models nor the store
     from metis_schema.v3 import Message
@@ -74,11 +74,11 @@ def repair(state: State, session: str, reason: str | None) -> None:
     session_id = resolve_session_id(state.store, session)
     added = repair_session(state.store, session_id, reason=reason or DEFAULT_REASON)
     if not added:
-        click.echo(f"nothing to repair: {session_id} has no unanswered tool calls")
+        click.echo(inert(f"nothing to repair: {session_id} has no unanswered tool calls"))
         return
-    click.echo(f"repaired {len(added)} tool call(s) of {session_id}:")
+    click.echo(inert(f"repaired {len(added)} tool call(s) of {session_id}:"))
     for message in added:
-        click.echo(f"  {message.metadata.parent_tool_use_id} -> cancelled, answered by {message.id}")
+        click.echo(inert(f"  {message.metadata.parent_tool_use_id} -> cancelled, answered by {message.id}"))
 
 
 @db_option
@@ -95,7 +95,7 @@ def fork(state: State, session: str, at: str) -> None:
     i = find_message(messages, at, session_id)
     forked = fork_session(state.store, session_id, at=messages[i].id)
     carried = len(state.store.load_tool_ids(forked.id))
-    click.echo(forked.id)
+    click.echo(inert(forked.id))
     echo_err(
         f"forked {session_id} at #{i} ({messages[i].id}): {i + 1} message(s), "
         f"{carried} tool id binding(s) carried"
@@ -131,27 +131,34 @@ def compact(state: State, session: str, keep_last: int, summarizer: str | None) 
     cost = f"${usage.cost_usd}" if usage is not None else "unpriced"
     summary = getattr(block, "summary", None) or ""
     echo_err(f"compacted {session_id} with {entry.id} ({cost}); stored as {message.id}")
-    click.echo(summary)
+    click.echo(inert(summary, layout=True))
 
 
 def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[bytes]]:
     """Each line of the export, as pieces of its JSON text.
 
-    A `jsonl-messages` line is one session, written as the session is read a page at a
-    time (`Store.iter_messages`), so a session of any length is exported holding one page.
-    An `otel` record carries the whole history its call was sent, so that format reads the
-    session whole: its records are as large as the session before them anyway.
+    Both formats are written as the session is read a page at a time
+    (`Store.iter_messages`), so a session of any length is exported holding one page: a
+    `jsonl-messages` line is one session; an `otel` record lists only what its call was
+    sent that the record before it did not show (`ops.export_otel`), and a compaction's
+    record reads the session again up to it. The first read of each session goes through
+    `ops.audited`, which names its broken tool links on stderr.
     """
     from .. import _json
-    from ..ops import chat_records, dataset_line_text
+    from ..ops import audited, chat_records, dataset_line_text
 
     for session_id in session_ids:
         if fmt == "otel":
-            history = store.load_session(session_id)
-            for record in chat_records(session_id, history):
+            reads = itertools.count()
+
+            def read(session_id: str = session_id, reads: Iterator[int] = reads) -> Iterator[Message]:
+                messages = store.iter_messages(session_id)
+                return audited(session_id, messages) if next(reads) == 0 else messages
+
+            for record in chat_records(session_id, read):
                 yield iter((_json.dumps(record),))
         else:
-            yield dataset_line_text(store.iter_messages(session_id))
+            yield dataset_line_text(audited(session_id, store.iter_messages(session_id)))
 
 
 @db_option
@@ -188,8 +195,9 @@ def _write(write: Callable[[bytes], object], lines: Iterator[Iterator[bytes]]) -
     count, size, batch = 0, 0, []
     for pieces in lines:
         for piece in itertools.chain(pieces, (b"\n",)):
-            batch.append(piece)
-            size += len(piece)
+            safe = json_safe_bytes(piece)  # stored text is untrusted: no raw C1 or bidi controls
+            batch.append(safe)
+            size += len(safe)
             if size >= _WRITE_SIZE:
                 write(b"".join(batch))
                 size, batch = 0, []

@@ -56,6 +56,13 @@ class SessionStore(Protocol):
 
     def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> Any: ...
 
+    def append_planned(
+        self, session_id: str, plan: Callable[[list[Message]], Sequence[Message]]
+    ) -> list[Message]:
+        """Append what `plan` makes of the session's history, read in the same write
+        transaction (`metis.ops.repair` answers the calls still open)."""
+        ...
+
     def upsert_partial(self, message: Message) -> Any: ...
 
     def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> Any: ...

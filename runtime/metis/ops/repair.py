@@ -7,8 +7,11 @@ synthesized TOOL message: `is_error` true, a text saying the call was interrupte
 why, and status CANCELLED, which the store reads as "this call did not run to
 completion" and records as a `cancelled` tool_calls row in the same transaction.
 
-Idempotent: a repaired call is answered, so a second repair finds nothing to do. Open
-calls are read from the history (tool_use blocks of COMPLETE assistant turns without a
+Idempotent: a repaired call is answered, so a second repair finds nothing to do, even one
+running at the same time: the open calls are read inside the write transaction that
+stores their stand-ins (`Store.append_planned`), so of two repairs of one session the
+second waits for the first and then finds nothing open. Open calls are read from the
+history (tool_use blocks of COMPLETE assistant turns without a
 result), the same rule the client applies before sending, so any store that can load a
 session can be repaired. Stand-ins are appended at the end of the session: the store is
 append-only, so a call that later turns already follow is answered after them.
@@ -16,9 +19,9 @@ append-only, so a call that later turns already follow is answered after them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from metis_schema.v3 import (
     Message,
@@ -30,7 +33,7 @@ from metis_schema.v3 import (
     ToolUseBlock,
 )
 
-from ..ids import ToolIdMap, new_message_id
+from ..ids import new_message_id
 
 DEFAULT_REASON = "the tool loop stopped before the tool returned a result"
 """Why a call is said to be interrupted when the caller does not say."""
@@ -39,9 +42,9 @@ DEFAULT_REASON = "the tool loop stopped before the tool returned a result"
 class RepairStore(Protocol):
     """The store operations repair uses (`metis.store.Store` has them)."""
 
-    def load_session(self, session_id: str) -> Sequence[Message]: ...
-
-    def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> Any: ...
+    def append_planned(
+        self, session_id: str, plan: Callable[[list[Message]], Sequence[Message]]
+    ) -> list[Message]: ...
 
 
 def open_calls(history: Sequence[Message]) -> list[ToolUseBlock]:
@@ -101,16 +104,18 @@ def repair_session(
 ) -> list[Message]:
     """Answer every open tool call of the session (see module doc); the stand-ins stored.
 
-    All stand-ins go in one transaction. An empty list means there was nothing to repair.
-    `history`: the session's messages when the caller has just read them (the client
-    does, incrementally), else they are loaded.
+    All stand-ins go in one transaction, which reads the open calls. An empty list means
+    there was nothing to repair. `history`: the session's messages when the caller has
+    just read them (the client does, incrementally); when they hold no open call, no
+    transaction is taken.
     """
-    if history is None:
-        history = store.load_session(session_id)
-    stand_ins = [stand_in(session_id, call, reason) for call in open_calls(history)]
-    if stand_ins:
-        store.append_many(stand_ins)
-    return stand_ins
+    if history is not None and not open_calls(history):
+        return []
+
+    def answers(current: list[Message]) -> list[Message]:
+        return [stand_in(session_id, call, reason) for call in open_calls(current)]
+
+    return store.append_planned(session_id, answers)
 
 
 __all__ = ["DEFAULT_REASON", "RepairStore", "interrupted_text", "open_calls", "repair_session", "stand_in"]

@@ -26,7 +26,7 @@ from ._open import open_store
 from ._paths import default_path, metis_home
 from ._schema import DB_SCHEMA_VERSION
 from ._store import Store
-from ._types import DuplicateMessageError, SessionInfo, ToolCallRecord, ToolCallStatus
+from ._types import DuplicateMessageError, SessionInfo, SessionStats, ToolCallRecord, ToolCallStatus
 
 __all__ = [
     "DB_SCHEMA_VERSION",
@@ -35,6 +35,7 @@ __all__ = [
     "DuplicateMessageError",
     "RetryPolicy",
     "SessionInfo",
+    "SessionStats",
     "Store",
     "ToolCallRecord",
     "ToolCallStatus",
