@@ -28,6 +28,7 @@ from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import Message, MessageMetadata, Role, StopReason, StreamEvent, Usage
 
 from .. import _json
+from ._lossy import warn_loss
 
 if TYPE_CHECKING:
     from .base import AdapterOptions
@@ -95,6 +96,29 @@ def probe(block: Any, reply: ReplyOptions) -> Message:
             "schema_version": CURRENT_VERSION,
         }
     )
+
+
+KEPT_WHOLE = frozenset({"server_tool_use", "server_tool_result", "compaction"})
+"""Blocks a reply writer renders from what the whole reply kept for replay (the provider's
+own item, verbatim), which a stream does not have until it ends: a streamed reply leaves
+them out, with the §7.3 WARN; the stored message keeps them, and the gateway replays them
+upstream from there."""
+
+
+def left_out_of_stream(block: Any, index: int, reply: ReplyOptions, adapter: str) -> bool:
+    """Whether a block that arrived whole stays out of this streamed reply (`KEPT_WHOLE`),
+    logged once."""
+    if block.type not in KEPT_WHOLE:
+        return False
+    warn_loss(
+        adapter=adapter,
+        session_id=reply.options.session_id,
+        message_id=reply.reply_id,
+        block_type=block.type,
+        reason="a streamed reply carries no provider item kept for replay (the stored message keeps it)",
+        text=f"{adapter}: {block.type} block #{index} left out of the streamed reply {reply.reply_id}",
+    )
+    return True
 
 
 PROBE_ID = "0" * 26

@@ -27,7 +27,7 @@ from metis_schema.v3 import (
     Usage,
 )
 
-from .._reply import ReplyEncoder, ReplyOptions, probe, sse, stop_spelling
+from .._reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse, stop_spelling
 from .._shared import produced_here
 from ..base import WireBody
 from .facts import FACTS, PROVIDER
@@ -186,6 +186,9 @@ class AnthropicReplyEncoder(ReplyEncoder):
         """A block delivered whole, written as the whole reply's writer writes it; nothing
         when this client cannot take it (the writer drops it with its WARN). A text block
         whose text already streamed at this index adds only its citations."""
+        if left_out_of_stream(block, index, self._reply, PROVIDER):
+            self._skipped.add(index)
+            return b""
         wires = content(probe(block, self._reply), self._reply)
         if not wires:
             self._skipped.add(index)

@@ -9,7 +9,7 @@ name the same items. Usage counts every input token, the cached ones again in
 `input_tokens_details`. The stream is Responses' event sequence, each event numbered:
 `response.created`, `response.in_progress`, per item `output_item.added`, its part and
 text or argument deltas and their `.done` events, `output_item.done`, then
-`response.completed` (or `response.incomplete`) holding the whole reply.
+`response.completed` (or `response.incomplete`) holding the reply with the items streamed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from metis_schema.v3 import (
     Usage,
 )
 
-from .._reply import ReplyEncoder, ReplyOptions, probe, sse, total_input
+from .._reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse, total_input
 from ..base import WireBody
 from .facts import PROVIDER
 from .to_wire import write_request
@@ -127,6 +127,8 @@ class ResponsesReplyEncoder(ReplyEncoder):
         self._open: tuple[int, dict[str, Any], list[str]] | None = None
         """The open item: its canonical index, the item, and its text or arguments so far."""
         self._seen: set[int] = set()
+        self._done: list[dict[str, Any]] = []
+        """Every item sent whole (`output_item.done`), in order: the closing event's output."""
 
     def _event(self, kind: str, **fields: Any) -> bytes:
         data = {"type": kind, "sequence_number": self._sequence, **fields}
@@ -189,9 +191,12 @@ class ResponsesReplyEncoder(ReplyEncoder):
         return b""  # reasoning from another provider has no item here (the whole writer drops it)
 
     def finish(self, message: Message) -> bytes:
-        body = write_reply(message, self._reply)
+        """The closing event holds the reply with the items this stream sent (a client that
+        reads only the last event and one that gathers the items agree)."""
+        closing = self._close()
+        body = {**write_reply(message, self._reply), "output": list(self._done)}
         kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
-        return self._close() + self._event(kind, response=body)
+        return closing + self._event(kind, response=body)
 
     def fail(self, code: str, message: str) -> bytes:
         failed = self._shell("failed")
@@ -285,12 +290,16 @@ class ResponsesReplyEncoder(ReplyEncoder):
                 arguments=joined,
             )
             item = {**item, "status": "completed", "arguments": joined}
+        self._done.append(item)
         return out + self._event("response.output_item.done", output_index=position, item=item)
 
     def _whole(self, index: int, block: Any) -> bytes:
         """A block delivered whole: its items as the whole reply writes them (none when this
         client cannot take it: the writer drops it with its WARN)."""
         out = b""
+        if left_out_of_stream(block, index, self._reply, PROVIDER):
+            self._seen.add(index)
+            return out
         for item in write_request([probe(block, self._reply)], [], self._reply.options)["input"]:
             wire = output_item(item, self._reply, self._position)
             if wire.get("type") == "message":
