@@ -138,11 +138,16 @@ def replays_opaque(message: Message, provider: str, options: AdapterOptions) -> 
     provider AND the same endpoint (spec §4.3, §7.3). No recorded endpoint, and no target
     endpoint, both mean the provider's own default API. The one test every adapter asks.
     """
-    metadata = message.metadata
-    if metadata.provider != provider:
+    return produced_here(message.metadata.provider, message.metadata.endpoint, provider, options)
+
+
+def produced_here(producer: str | None, endpoint: str | None, provider: str, options: AdapterOptions) -> bool:
+    """`replays_opaque` before the message exists: a reply streamed by `producer` at
+    `endpoint` (the gateway knows both when the first event arrives)."""
+    if producer != provider:
         return False
-    recorded, target = metadata.endpoint, options.endpoint
-    return recorded == target or _endpoint_key(provider, recorded) == _endpoint_key(provider, target)
+    target = options.endpoint
+    return endpoint == target or _endpoint_key(provider, endpoint) == _endpoint_key(provider, target)
 
 
 def _endpoint_key(provider: str, url: str | None) -> str | None:
@@ -266,6 +271,7 @@ __all__ = [
     "own_raw",
     "parse_data_url",
     "produced_at",
+    "produced_here",
     "replays_opaque",
     "resolve_import_model",
     "sent_to",

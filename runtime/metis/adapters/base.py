@@ -14,18 +14,21 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from metis_schema.v3 import AdapterCapabilities, Message, StreamEvent, ToolDefinition
 
 from .. import _json
 from ..assembly import RequestContext, StreamAssembler
 from ..catalog import load_catalog
-from ..errors import ProviderError
+from ..errors import AdapterError, ProviderError
 from ..ids import ToolIdMap
 from ..media import DEFAULT_MAX_MEDIA_BYTES
 from ._facts import ProviderFacts
 from ._options import OutputSchema
+
+if TYPE_CHECKING:
+    from ._reply import ReplyEncoder, ReplyOptions
 
 WireBody = dict[str, Any]
 
@@ -200,6 +203,25 @@ class Adapter(ABC):
         """Headers this request body needs besides auth (Anthropic: the beta features the
         body uses); none by default."""
         return {}
+
+    # --- replies (the gateway's direction) ---------------------------------------------
+
+    def to_wire_reply(self, message: Message, reply: ReplyOptions) -> WireBody:
+        """A canonical ASSISTANT message -> this provider's whole reply body (`adapters._reply`):
+        what `metis serve` answers a client of this wire format with."""
+        raise AdapterError(
+            f"{self.name} does not write replies",
+            provider=self.name,
+            hint="metis serve answers in the anthropic, openai (Chat Completions) and responses formats",
+        )
+
+    def reply_encoder(self, reply: ReplyOptions) -> ReplyEncoder:
+        """A fresh encoder of one streamed reply in this provider's stream format."""
+        raise AdapterError(
+            f"{self.name} does not write reply streams",
+            provider=self.name,
+            hint="metis serve answers in the anthropic, openai (Chat Completions) and responses formats",
+        )
 
     # --- derived ----------------------------------------------------------------------
 

@@ -9,10 +9,10 @@ One module per command group: `wire` (convert, validate), `importing`, `sessions
 
 from __future__ import annotations
 
-from . import chat, demo, importing, models, ops, sessions, store, wire
+from . import chat, demo, importing, models, ops, serve, sessions, store, wire
 from ._app import MetisGroup, cli
 
-for _module in (wire, importing, sessions, models, chat, demo, store, ops):
+for _module in (wire, importing, sessions, models, chat, demo, store, ops, serve):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -240,10 +240,13 @@ class AsyncSession(SessionBase):
         tools: Sequence[ToolDefinition] | None = None,
         stream: bool = False,
         on_event: EventCallback | None = None,
+        reply_id: str | None = None,
         **options: Any,
     ) -> Message:
         """As `Session.send`, awaited."""
-        prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
+        prepared = self.core.prepare(
+            content, model=model, tools=tools, stream=stream, options=options, reply_id=reply_id
+        )
         try:
             with self.core.traced(prepared) as done:
                 reply = await self.client._exchange(self.core, prepared, on_event)

@@ -239,6 +239,7 @@ class SessionCore:
         tools: Sequence[ToolDefinition] | None,
         stream: bool,
         options: Mapping[str, Any],
+        reply_id: str | None = None,
     ) -> Prepared:
         """Validate, route, build the body and store the user message; nothing is sent yet.
 
@@ -281,9 +282,10 @@ class SessionCore:
         prepared = self._build(
             entry, pending, registry, stream=stream, override=model is not None, options=options
         )
-        # The reply's id is chosen now, so the exchange is recorded with the tools and
-        # options it is sent with before it is sent (a new settings revision if they changed).
-        prepared.context.message_id = new_message_id()
+        # The reply's id is chosen now (or given: a gateway names its reply first), so the
+        # exchange is recorded with the tools and options it is sent with before it is sent
+        # (a new settings revision if they changed).
+        prepared.context.message_id = reply_id if reply_id is not None else new_message_id()
         self.store.record_settings(self.id, tools, prepared.options, reply_id=prepared.context.message_id)
         if user is not None:
             self.store.append(user)

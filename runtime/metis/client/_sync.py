@@ -231,14 +231,19 @@ class Session(SessionBase):
         tools: Sequence[ToolDefinition] | None = None,
         stream: bool = False,
         on_event: EventCallback | None = None,
+        reply_id: str | None = None,
         **options: Any,
     ) -> Message:
         """Send `content` (or, with None, continue after tool results) and return the reply.
 
         `model` overrides the model for this message only (routing mode OVERRIDE);
         `options` are AdapterOptions fields (max_tokens, temperature, tool_choice, ...).
+        `reply_id` names the reply message before it exists (a new message id, see
+        `metis.ids.new_message_id`): a gateway streams its reply's id first.
         """
-        prepared = self.core.prepare(content, model=model, tools=tools, stream=stream, options=options)
+        prepared = self.core.prepare(
+            content, model=model, tools=tools, stream=stream, options=options, reply_id=reply_id
+        )
         try:
             with self.core.traced(prepared) as done:
                 reply = self.client._exchange(self.core, prepared, on_event)

@@ -21,11 +21,13 @@ from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._facts import ProviderFacts
+from .._reply import ReplyEncoder, ReplyOptions
 from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 from .betas import beta_headers
 from .facts import FACTS, PROVIDER
 from .from_wire import read_response
 from .importer import import_request
+from .reply import AnthropicReplyEncoder, write_reply
 from .stream import AnthropicStreamDecoder
 from .to_wire import estimate_input_tokens, write_request
 
@@ -73,6 +75,14 @@ class AnthropicAdapter(Adapter):
 
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         return AnthropicStreamDecoder(context)
+
+    def to_wire_reply(self, message: Message, reply: ReplyOptions) -> WireBody:
+        """A whole Messages reply (`reply.write_reply`)."""
+        return write_reply(message, reply)
+
+    def reply_encoder(self, reply: ReplyOptions) -> ReplyEncoder:
+        """Messages SSE from canonical events (`reply.AnthropicReplyEncoder`)."""
+        return AnthropicReplyEncoder(reply)
 
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """Characters / 3.5 plus fixed overheads (method: `to_wire.estimate_input_tokens`)."""

@@ -37,11 +37,13 @@ from ... import _json
 from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
+from .._reply import ReplyEncoder, ReplyOptions
 from .._shared import function_tool
 from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 from .facts import FINISH_REASONS, ChatDialect, chat_facts, stop_reason
 from .from_wire import read_response
 from .importer import import_request
+from .reply import ChatReplyEncoder, write_reply
 from .stream import ChatStreamDecoder
 from .to_wire import write_request
 from .wire import canonical_arguments, kept_arguments, raw_arguments_to_keep
@@ -83,6 +85,14 @@ class ChatCompletionsAdapter(Adapter):
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         """SSE `data:` chunks (`[DONE]`-terminated) -> canonical events; see `ChatStreamDecoder`."""
         return ChatStreamDecoder(self.name, self.dialect, context)
+
+    def to_wire_reply(self, message: Message, reply: ReplyOptions) -> WireBody:
+        """A whole `chat.completion` (`reply.write_reply`)."""
+        return write_reply(self.name, self.dialect, message, reply)
+
+    def reply_encoder(self, reply: ReplyOptions) -> ReplyEncoder:
+        """`chat.completion.chunk` SSE from canonical events (`reply.ChatReplyEncoder`)."""
+        return ChatReplyEncoder(self.name, self.dialect, reply)
 
     @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:

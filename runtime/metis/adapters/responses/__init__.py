@@ -37,11 +37,13 @@ from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._facts import ProviderFacts
+from .._reply import ReplyEncoder, ReplyOptions
 from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 from ..chat.wire import canonical_arguments
 from .facts import DIALECTS, OPEN_RESPONSES, OPENAI, PROVIDER, ResponsesDialect
 from .from_wire import read_response
 from .importer import import_request
+from .reply import ResponsesReplyEncoder, write_reply
 from .stream import ResponsesStreamDecoder
 from .to_wire import DIRECTIVES, write_request
 
@@ -81,6 +83,14 @@ class ResponsesAdapter(Adapter):
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         """Semantic SSE events -> canonical events; see `ResponsesStreamDecoder`."""
         return ResponsesStreamDecoder(OPENAI, context)
+
+    def to_wire_reply(self, message: Message, reply: ReplyOptions) -> WireBody:
+        """A whole `response` object (`reply.write_reply`)."""
+        return write_reply(message, reply)
+
+    def reply_encoder(self, reply: ReplyOptions) -> ReplyEncoder:
+        """Responses SSE from canonical events (`reply.ResponsesReplyEncoder`)."""
+        return ResponsesReplyEncoder(reply)
 
     @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:

@@ -1,0 +1,167 @@
+"""Canonical reply -> an OpenAI Chat Completions reply, whole (`write_reply`) or as SSE
+chunks (`ChatReplyEncoder`): what `metis serve` answers an OpenAI SDK with.
+
+`choices[0].message` is what `to_wire.write_request` makes of the message as an assistant
+message (`adapters._reply` says why); a reply's content is one string, as the API sends
+it. A refusal goes in `refusal`, as OpenAI sends one. Usage counts every prompt token in
+`prompt_tokens`, the cached ones again in `prompt_tokens_details.cached_tokens`, as
+OpenAI does. The stream sends `chat.completion.chunk`s: the role, content and tool-call
+deltas (each call by its position among the reply's calls), a last chunk with the finish
+reason, a usage chunk when the request asked for one (`stream_options.include_usage`),
+then `[DONE]`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from metis_schema.v3 import (
+    BlockEvent,
+    Message,
+    StopReason,
+    StreamEvent,
+    TextBlock,
+    TextDeltaEvent,
+    ToolUseInputDeltaEvent,
+    ToolUseStartEvent,
+    Usage,
+)
+
+from .._reply import ReplyEncoder, ReplyOptions, probe, sse, stop_spelling, total_input
+from ..base import WireBody
+from .facts import FINISH_REASONS, ChatDialect
+from .to_wire import write_request
+
+_FINISH_FALLBACK = {
+    StopReason.refusal: "stop",
+    StopReason.stop_sequence: "stop",
+    StopReason.pause_turn: "stop",
+    StopReason.context_window_exceeded: "length",
+    StopReason.error: "stop",
+    StopReason.other: "stop",
+}
+"""Canonical reasons the SDK's `finish_reason` has no value for -> the nearest it has."""
+
+
+def finish_reason(reason: StopReason | None) -> str:
+    """A canonical stop reason as a Chat Completions `finish_reason`."""
+    if reason in _FINISH_FALLBACK:
+        return _FINISH_FALLBACK[reason]
+    return stop_spelling(FINISH_REASONS, reason, "stop")
+
+
+def usage(counts: Usage | None) -> dict[str, Any]:
+    """Canonical usage -> Chat's `usage` (prompt tokens include the cached ones)."""
+    prompt = total_input(counts)
+    completion = counts.output_tokens if counts else 0
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": counts.cached_input_tokens if counts else 0},
+    }
+
+
+def assistant(name: str, dialect: ChatDialect, message: Message, reply: ReplyOptions) -> dict[str, Any]:
+    """The message as a Chat reply's assistant message: tool calls as the request writer
+    writes them (ids the client sends back, arguments), and the content as one string, the
+    text blocks joined as they streamed (the request writer's paragraph breaks between
+    blocks are for history; a reply's text is one answer, often split only by citations)."""
+    written = write_request(name, dialect, [message], [], reply.options)["messages"]
+    wire = written[0] if written else {}
+    text = "".join(block.text for block in message.content if isinstance(block, TextBlock)) or None
+    out: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+    if wire.get("tool_calls"):
+        out["tool_calls"] = wire["tool_calls"]
+    if message.metadata.stop_reason is StopReason.refusal and text:
+        out["refusal"], out["content"] = text, None
+    return out
+
+
+def write_reply(name: str, dialect: ChatDialect, message: Message, reply: ReplyOptions) -> WireBody:
+    """A whole `POST /v1/chat/completions` reply body for `message`."""
+    return {
+        "id": reply.reply_id,
+        "object": "chat.completion",
+        "created": reply.created,
+        "model": reply.model_name,
+        "choices": [
+            {
+                "index": 0,
+                "message": assistant(name, dialect, message, reply),
+                "finish_reason": finish_reason(message.metadata.stop_reason),
+                "logprobs": None,
+            }
+        ],
+        "usage": usage(message.metadata.usage),
+    }
+
+
+class ChatReplyEncoder(ReplyEncoder):
+    """Canonical stream events -> `chat.completion.chunk` SSE."""
+
+    def __init__(self, name: str, dialect: ChatDialect, reply: ReplyOptions) -> None:
+        self._name = name
+        self._dialect = dialect
+        self._reply = reply
+        self._calls: dict[int, int] = {}
+        """Canonical block index -> the call's position among this reply's tool calls."""
+        self._texts: set[int] = set()
+        """Indexes whose text streamed as deltas (a whole text block there adds nothing)."""
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return sse(
+            {
+                "id": self._reply.reply_id,
+                "object": "chat.completion.chunk",
+                "created": self._reply.created,
+                "model": self._reply.model_name,
+                "choices": [choice],
+            }
+        )
+
+    def start(self) -> bytes:
+        return self._chunk({"role": "assistant"})  # content comes with the first text, if any
+
+    def feed(self, event: StreamEvent) -> bytes:
+        if isinstance(event, TextDeltaEvent):
+            self._texts.add(event.index)
+            return self._chunk({"content": event.text}) if event.text else b""
+        if isinstance(event, ToolUseStartEvent):
+            position = self._calls.setdefault(event.index, len(self._calls))
+            call_id = self._reply.options.tool_ids.outgoing(event.id, self._name)
+            call = {
+                "index": position,
+                "id": call_id,
+                "type": "function",
+                "function": {"name": event.name, "arguments": ""},
+            }
+            return self._chunk({"tool_calls": [call]})
+        if isinstance(event, ToolUseInputDeltaEvent) and event.index in self._calls:
+            call = {"index": self._calls[event.index], "function": {"arguments": event.partial_json}}
+            return self._chunk({"tool_calls": [call]}) if event.partial_json else b""
+        if isinstance(event, BlockEvent) and event.index not in self._texts:
+            text = assistant(self._name, self._dialect, probe(event.block, self._reply), self._reply).get(
+                "content"
+            )
+            return self._chunk({"content": text}) if text else b""
+        return b""  # reasoning has no Chat field (the whole writer drops it with its WARN)
+
+    def finish(self, message: Message) -> bytes:
+        out = self._chunk({}, finish_reason(message.metadata.stop_reason))
+        if self._reply.include_usage:
+            out += sse(
+                {
+                    "id": self._reply.reply_id,
+                    "object": "chat.completion.chunk",
+                    "created": self._reply.created,
+                    "model": self._reply.model_name,
+                    "choices": [],
+                    "usage": usage(message.metadata.usage),
+                }
+            )
+        return out + b"data: [DONE]\n\n"
+
+    def fail(self, code: str, message: str) -> bytes:
+        return sse({"error": {"message": message, "type": code or "api_error", "param": None, "code": code}})

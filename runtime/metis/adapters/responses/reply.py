@@ -1,0 +1,314 @@
+"""Canonical reply -> an OpenAI Responses (Open Responses) reply, whole (`write_reply`)
+or as SSE (`ResponsesReplyEncoder`): what `metis serve` answers a Responses client with.
+
+`output` holds what `to_wire.write_request` makes of the message as assistant input items
+(`adapters._reply` says why), turned into their output form: a text becomes a `message`
+item holding one `output_text` part, and every item gets the id and status a reply's
+items carry. Ids are `<kind>_<reply id>_<position>`, so the stream and the whole reply
+name the same items. Usage counts every input token, the cached ones again in
+`input_tokens_details`. The stream is Responses' event sequence, each event numbered:
+`response.created`, `response.in_progress`, per item `output_item.added`, its part and
+text or argument deltas and their `.done` events, `output_item.done`, then
+`response.completed` (or `response.incomplete`) holding the reply with the items streamed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from metis_schema.v3 import (
+    BlockEvent,
+    Message,
+    StopReason,
+    StreamEvent,
+    TextDeltaEvent,
+    ToolUseEndEvent,
+    ToolUseInputDeltaEvent,
+    ToolUseStartEvent,
+    Usage,
+)
+
+from .._reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse, total_input
+from ..base import WireBody
+from .facts import PROVIDER
+from .to_wire import write_request
+
+_INCOMPLETE = {
+    StopReason.max_tokens: "max_output_tokens",
+    StopReason.context_window_exceeded: "max_output_tokens",
+    StopReason.content_filter: "content_filter",
+}
+"""Canonical stop reasons that make a Responses reply `incomplete`, with the reason it names."""
+
+
+_ERROR_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_prompt"})
+"""Codes a failed response's `error` may name (the API's list); anything else from upstream
+is a server error there, and keeps its own code in the `error` event before it."""
+
+
+def usage(counts: Usage | None) -> dict[str, Any]:
+    """Canonical usage -> Responses `usage` (input tokens include the cached ones)."""
+    prompt = total_input(counts)
+    output = counts.output_tokens if counts else 0
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {
+            "cached_tokens": counts.cached_input_tokens if counts else 0,
+            "cache_write_tokens": counts.cache_creation_input_tokens if counts else 0,
+        },
+        "output_tokens": output,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": prompt + output,
+    }
+
+
+def _item_id(kind: str, reply: ReplyOptions, position: int) -> str:
+    return f"{kind}_{reply.reply_id.removeprefix('resp_')}_{position}"
+
+
+def output_item(item: dict[str, Any], reply: ReplyOptions, position: int) -> dict[str, Any]:
+    """An assistant input item as the reply's output item (ids, status, output parts)."""
+    kind = item.get("type")
+    if kind == "message":
+        text = item.get("content")
+        parts = text if isinstance(text, list) else [{"type": "output_text", "text": text or ""}]
+        out: dict[str, Any] = {
+            "type": "message",
+            "id": item.get("id") or _item_id("msg", reply, position),
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"annotations": [], **part} for part in parts],
+        }
+        if "phase" in item:
+            out["phase"] = item["phase"]
+        return out
+    if kind == "function_call":
+        return {"id": _item_id("fc", reply, position), "status": "completed", **item}
+    return item  # this provider's own items, kept whole for replay, go back as they came
+
+
+def output(message: Message, reply: ReplyOptions) -> list[dict[str, Any]]:
+    """The message as a reply's `output` items."""
+    items = write_request([message], [], reply.options)["input"]
+    return [output_item(item, reply, position) for position, item in enumerate(items)]
+
+
+def write_reply(message: Message, reply: ReplyOptions, *, status: str | None = None) -> WireBody:
+    """A whole `POST /v1/responses` reply body for `message`."""
+    reason = message.metadata.stop_reason
+    incomplete = _INCOMPLETE.get(reason) if reason is not None else None
+    return {
+        "id": reply.reply_id,
+        "object": "response",
+        "created_at": reply.created,
+        "status": status or ("incomplete" if incomplete else "completed"),
+        "model": reply.model_name,
+        "output": output(message, reply),
+        "error": None,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "instructions": None,
+        "metadata": {},
+        "parallel_tool_calls": True,
+        "temperature": None,
+        "top_p": None,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": usage(message.metadata.usage),
+    }
+
+
+class ResponsesReplyEncoder(ReplyEncoder):
+    """Canonical stream events -> Responses SSE, one output item open at a time."""
+
+    def __init__(self, reply: ReplyOptions) -> None:
+        self._reply = reply
+        self._sequence = 0
+        self._position = 0
+        self._open: tuple[int, dict[str, Any], list[str]] | None = None
+        """The open item: its canonical index, the item, and its text or arguments so far."""
+        self._seen: set[int] = set()
+        self._done: list[dict[str, Any]] = []
+        """Every item sent whole (`output_item.done`), in order: the closing event's output."""
+
+    def _event(self, kind: str, **fields: Any) -> bytes:
+        data = {"type": kind, "sequence_number": self._sequence, **fields}
+        self._sequence += 1
+        return sse(data, kind)
+
+    def _shell(self, status: str) -> dict[str, Any]:
+        return {
+            "id": self._reply.reply_id,
+            "object": "response",
+            "created_at": self._reply.created,
+            "status": status,
+            "model": self._reply.model_name,
+            "output": [],
+            "error": None,
+            "incomplete_details": None,
+            "instructions": None,
+            "metadata": {},
+            "parallel_tool_calls": True,
+            "temperature": None,
+            "top_p": None,
+            "tool_choice": "auto",
+            "tools": [],
+        }
+
+    def start(self) -> bytes:
+        return self._event("response.created", response=self._shell("in_progress")) + self._event(
+            "response.in_progress", response=self._shell("in_progress")
+        )
+
+    def feed(self, event: StreamEvent) -> bytes:
+        if isinstance(event, TextDeltaEvent):
+            out = b"" if self._is_open(event.index) else self._open_text(event.index)
+            return out + self._text(event.text) if self._is_open(event.index) else out
+        if isinstance(event, ToolUseStartEvent):
+            call_id = self._reply.options.tool_ids.outgoing(event.id, PROVIDER)
+            item = {
+                "type": "function_call",
+                "id": _item_id("fc", self._reply, self._position),
+                "call_id": call_id,
+                "name": event.name,
+                "arguments": "",
+                "status": "in_progress",
+            }
+            return self._begin(event.index, item)
+        if isinstance(event, ToolUseInputDeltaEvent) and self._is_open(event.index) and event.partial_json:
+            assert self._open is not None
+            self._open[2].append(event.partial_json)
+            item_id = self._open[1]["id"]
+            return self._event(
+                "response.function_call_arguments.delta",
+                item_id=item_id,
+                output_index=self._position - 1,
+                delta=event.partial_json,
+            )
+        if isinstance(event, ToolUseEndEvent):
+            return self._close()
+        if isinstance(event, BlockEvent) and event.index not in self._seen:
+            return self._whole(event.index, event.block)
+        return b""  # reasoning from another provider has no item here (the whole writer drops it)
+
+    def finish(self, message: Message) -> bytes:
+        """The closing event holds the reply with the items this stream sent (a client that
+        reads only the last event and one that gathers the items agree)."""
+        closing = self._close()
+        body = {**write_reply(message, self._reply), "output": list(self._done)}
+        kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
+        return closing + self._event(kind, response=body)
+
+    def fail(self, code: str, message: str) -> bytes:
+        failed = self._shell("failed")
+        failed["error"] = {"code": code if code in _ERROR_CODES else "server_error", "message": message}
+        return (
+            self._close()
+            + self._event("error", code=code, message=message, param=None)
+            + self._event("response.failed", response=failed)
+        )
+
+    # --- items, in index order ---------------------------------------------------------------
+
+    def _is_open(self, index: int) -> bool:
+        return self._open is not None and self._open[0] == index
+
+    def _begin(self, index: int, item: dict[str, Any], *, fresh: bool = False) -> bytes:
+        """Open `item` for canonical block `index` (`fresh`: one more item of a block that
+        arrived whole, which may make several)."""
+        if index in self._seen and not fresh:
+            return b""  # a late event of an item already closed
+        out = self._close()
+        self._seen.add(index)
+        self._open = (index, item, [])
+        out += self._event("response.output_item.added", output_index=self._position, item=item)
+        self._position += 1
+        return out
+
+    def _open_text(self, index: int, *, fresh: bool = False) -> bytes:
+        item = {
+            "type": "message",
+            "id": _item_id("msg", self._reply, self._position),
+            "role": "assistant",
+            "status": "in_progress",
+            "content": [],
+        }
+        out = self._begin(index, item, fresh=fresh)
+        if not self._is_open(index):
+            return out
+        part = {"type": "output_text", "text": "", "annotations": []}
+        return out + self._event(
+            "response.content_part.added",
+            item_id=item["id"],
+            output_index=self._position - 1,
+            content_index=0,
+            part=part,
+        )
+
+    def _text(self, text: str) -> bytes:
+        assert self._open is not None
+        self._open[2].append(text)
+        return self._event(
+            "response.output_text.delta",
+            item_id=self._open[1]["id"],
+            output_index=self._position - 1,
+            content_index=0,
+            delta=text,
+            logprobs=[],
+        )
+
+    def _close(self) -> bytes:
+        if self._open is None:
+            return b""
+        _, item, pieces = self._open
+        self._open = None
+        position = self._position - 1
+        joined = "".join(pieces)
+        out = b""
+        if item["type"] == "message":
+            part = {"type": "output_text", "text": joined, "annotations": []}
+            out += self._event(
+                "response.output_text.done",
+                item_id=item["id"],
+                output_index=position,
+                content_index=0,
+                text=joined,
+                logprobs=[],
+            )
+            out += self._event(
+                "response.content_part.done",
+                item_id=item["id"],
+                output_index=position,
+                content_index=0,
+                part=part,
+            )
+            item = {**item, "status": "completed", "content": [part]}
+        elif item["type"] == "function_call":
+            out += self._event(
+                "response.function_call_arguments.done",
+                item_id=item["id"],
+                output_index=position,
+                arguments=joined,
+            )
+            item = {**item, "status": "completed", "arguments": joined}
+        self._done.append(item)
+        return out + self._event("response.output_item.done", output_index=position, item=item)
+
+    def _whole(self, index: int, block: Any) -> bytes:
+        """A block delivered whole: its items as the whole reply writes them (none when this
+        client cannot take it: the writer drops it with its WARN)."""
+        out = b""
+        if left_out_of_stream(block, index, self._reply, PROVIDER):
+            self._seen.add(index)
+            return out
+        for item in write_request([probe(block, self._reply)], [], self._reply.options)["input"]:
+            wire = output_item(item, self._reply, self._position)
+            if wire.get("type") == "message":
+                out += self._open_text(index, fresh=True)
+                text = "".join(part.get("text", "") for part in wire["content"])
+                if text and self._is_open(index):
+                    out += self._text(text)
+                out += self._close()
+            else:
+                out += self._begin(index, wire, fresh=True) + self._close()
+        self._seen.add(index)
+        return out

@@ -1,0 +1,156 @@
+"""`metis serve`: the ASGI app (FastAPI, for its OpenAPI document and streaming).
+
+Routes speak the APIs the official SDKs call — `POST /v1/chat/completions` (OpenAI Chat;
+also what Mistral and OpenRouter clients speak), `POST /v1/messages` (Anthropic),
+`POST /v1/responses`, `GET /v1/responses/{id}` (Responses / Open Responses) and
+`GET /v1/models` — so an application changes one base URL. Every conversation is stored
+canonically by the metis client behind them (`exchange.Exchanges`).
+
+Untrusted clients: a request body is read up to `max_body_bytes` and refused past it
+(413); it must be a JSON object; every error — ours or the upstream's — answers in the
+inbound API's own error shape with the right status, so the client's SDK raises its own
+typed error. Nothing is half-written: a refused request stores nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from .. import adapters
+from ..catalog import load_catalog
+from ..client import AsyncClient
+from ..errors import MessageNotFoundError, MetisError, ProviderError
+from .exchange import SESSION_HEADER, Exchanges, GatewayRequestError
+
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+"""Largest request body read (a long agent history with images fits; a flood does not)."""
+
+
+def _error(inbound: str, status: int, kind: str, message: str) -> JSONResponse:
+    """An error in the inbound API's shape (what its SDK reads into its typed errors)."""
+    if inbound == "anthropic":
+        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+    else:
+        body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+    return JSONResponse(body, status_code=status)
+
+
+_KIND_BY_STATUS = {
+    400: ("invalid_request_error", "invalid_request_error"),
+    401: ("authentication_error", "authentication_error"),
+    404: ("not_found_error", "not_found_error"),
+    413: ("request_too_large", "invalid_request_error"),
+    429: ("rate_limit_error", "rate_limit_error"),
+    500: ("api_error", "server_error"),
+    502: ("api_error", "server_error"),
+}
+"""Status -> the error type Anthropic's and OpenAI's APIs name for it."""
+
+
+def _kind(inbound: str, status: int) -> str:
+    anthropic, openai = _KIND_BY_STATUS.get(status, ("api_error", "server_error"))
+    return anthropic if inbound == "anthropic" else openai
+
+
+async def _body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None past `limit` bytes (read no further)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> FastAPI:
+    """The gateway app over `client` (its store and upstream settings)."""
+    app = FastAPI(title="metis gateway", version="1", docs_url=None, redoc_url=None)
+    exchanges = Exchanges(client)
+
+    async def serve(inbound: str, request: Request) -> Response:
+        raw = await _body(request, max_body_bytes)
+        if raw is None:
+            return _error(inbound, 413, _kind(inbound, 413), f"request body over {max_body_bytes} bytes")
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            return _error(inbound, 400, _kind(inbound, 400), f"the request body is not JSON: {exc}")
+        if not isinstance(body, dict):
+            return _error(inbound, 400, _kind(inbound, 400), "the request body must be a JSON object")
+        try:
+            prepared = await exchanges.prepare(inbound, body, request.headers)
+            headers = {SESSION_HEADER: prepared.session.id}
+            if prepared.stream:
+                return StreamingResponse(
+                    exchanges.stream(prepared), media_type="text/event-stream", headers=headers
+                )
+            reply, _ = await exchanges.reply(prepared)
+        except ProviderError as exc:
+            status = exc.status_code if exc.status_code and 400 <= exc.status_code < 600 else 502
+            return _error(inbound, status, exc.error_type or _kind(inbound, status), str(exc))
+        except MessageNotFoundError as exc:
+            return _error(inbound, 404, _kind(inbound, 404), str(exc))
+        except GatewayRequestError as exc:
+            return _error(inbound, exc.status, _kind(inbound, exc.status), str(exc))
+        except MetisError as exc:
+            return _error(inbound, 400, _kind(inbound, 400), str(exc))
+        return JSONResponse(reply, headers=headers)
+
+    def route(inbound: str) -> Callable[[Request], Any]:
+        async def handler(request: Request) -> Response:
+            return await serve(inbound, request)
+
+        return handler
+
+    app.post("/v1/chat/completions", summary="OpenAI Chat Completions")(route("openai"))
+    app.post("/v1/messages", summary="Anthropic Messages")(route("anthropic"))
+    app.post("/v1/responses", summary="OpenAI Responses / Open Responses")(route("responses"))
+
+    @app.get("/v1/responses/{response_id}", summary="A stored Responses reply")
+    async def get_response(response_id: str) -> Response:
+        return _stored_response(exchanges, response_id)
+
+    @app.get("/v1/models", summary="The catalog's models")
+    async def models() -> Mapping[str, Any]:
+        entries = list(load_catalog())
+        return {
+            "object": "list",
+            "data": [{"id": e.id, "object": "model", "created": 0, "owned_by": e.provider} for e in entries],
+        }
+
+    return app
+
+
+def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
+    message_id = response_id.removeprefix("resp_")
+    try:
+        message = exchanges.client.store.get_message(message_id)
+    except (MessageNotFoundError, MetisError):
+        return _error("responses", 404, "not_found_error", f"no stored response {response_id!r}")
+    from ..adapters import AdapterOptions
+    from ..adapters._reply import ReplyOptions
+
+    session = exchanges.client.resume(message.session_id)
+    options = ReplyOptions(
+        options=AdapterOptions(
+            model=message.metadata.model or "responses:gpt-5",
+            session_id=message.session_id,
+            tool_ids=session.tool_ids,
+            endpoint=message.metadata.endpoint,
+        ),
+        model_name=(message.metadata.model or "").split(":", 1)[-1],
+        reply_id=response_id,
+        created=int(message.created_at.timestamp()),
+        producer=message.metadata.provider,
+    )
+    return JSONResponse(adapters.get("responses").to_wire_reply(message, options))
+
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
