@@ -21,7 +21,7 @@ import click
 
 from ..errors import CapabilityError, MetisError
 from ._app import db_option
-from ._common import State, money, resolve_session_id, tokens_of
+from ._common import State, inert, money, resolve_session_id, tokens_of
 
 if TYPE_CHECKING:  # the client and models load when a chat starts, not for `metis --help`
     from metis_schema.v3 import Message, StreamEvent
@@ -48,12 +48,15 @@ def _client(state: State, provider: str, base_url: str | None) -> Client:
 def _print_event(event: StreamEvent) -> None:
     from metis_schema.v3 import TextDeltaEvent, ThinkingDeltaEvent, ToolUseStartEvent
 
+    # A model's words are untrusted like any stored content: control characters are shown,
+    # never acted on (a character is one code point, so a sequence split across deltas is
+    # still shown whole)
     if isinstance(event, TextDeltaEvent):
-        click.echo(event.text, nl=False)
+        click.echo(inert(event.text, layout=True), nl=False)
     elif isinstance(event, ThinkingDeltaEvent) and event.text:
-        click.echo(click.style(event.text, dim=True), nl=False)
+        click.echo(click.style(inert(event.text, layout=True), dim=True), nl=False)
     elif isinstance(event, ToolUseStartEvent):
-        click.echo(click.style(f"\n[tool call: {event.name}]", fg="cyan"), nl=False)
+        click.echo(click.style(f"\n[tool call: {inert(event.name)}]", fg="cyan"), nl=False)
 
 
 def _footer(reply: Message) -> str:
@@ -71,10 +74,8 @@ def _exchange(session: Session, text: str, *, stream: bool, max_tokens: int | No
         text, stream=stream, on_event=_print_event if stream else None, max_tokens=max_tokens
     )
     if not stream:
-        click.echo(
-            " ".join(getattr(b, "text", "") for b in reply.content if getattr(b, "type", "") == "text"),
-            nl=False,
-        )
+        text = " ".join(getattr(b, "text", "") for b in reply.content if getattr(b, "type", "") == "text")
+        click.echo(inert(text, layout=True), nl=False)
     click.echo()
     click.echo(click.style(_footer(reply), dim=True))
 
