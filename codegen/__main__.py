@@ -24,24 +24,42 @@ def main(argv: list[str] | None = None) -> int:
         default=Paths.migrations,
         help="where migration stubs are created (default: runtime/metis/migrations/)",
     )
+    parser.add_argument(
+        "--ts-out-dir",
+        type=Path,
+        default=Paths.typescript,
+        help="the TypeScript package's generated modules (default: typescript/generated/)",
+    )
+    parser.add_argument(
+        "--python-only",
+        action="store_true",
+        help="leave the TypeScript package out (for a machine without Node: it is checked in CI)",
+    )
     args = parser.parse_args(argv)
-    paths = Paths(schema=args.schema_dir, out=args.out_dir, migrations=args.migrations_dir)
+    paths = Paths(
+        schema=args.schema_dir,
+        out=args.out_dir,
+        migrations=args.migrations_dir,
+        typescript=None if args.python_only else args.ts_out_dir,
+    )
+    skipped = " (TypeScript skipped: --python-only)" if args.python_only else ""
     try:
         if args.check:
             problems = check(paths)
             if problems:
                 sys.stdout.write("".join(problems))
                 print(
-                    f"codegen --check: {len(problems)} file(s) differ from the schema; "
+                    f"codegen --check: {len(problems)} file(s) differ from the schema{skipped}; "
                     "run `python -m codegen`.",
                     file=sys.stderr,
                 )
                 return 1
-            print("codegen --check: generated/ matches schema/")
+            what = "generated/" if args.python_only else "generated/ and typescript/generated/"
+            print(f"codegen --check: {what} match schema/{skipped}")
             return 0
         for line in write(paths):
             print(line)
-        print("codegen: done")
+        print(f"codegen: done{skipped}")
         return 0
     except (BundleError, CodegenError, TypeScriptError, OSError) as exc:
         print(f"codegen: error: {exc}", file=sys.stderr)
