@@ -157,7 +157,8 @@ def render(paths: Paths) -> dict[Path, str]:
             typescript[ts.LABEL / f"v{v}.js"] = ts.module(v, text, ts_header)
     migrations = [(a, a + 1, f"v{a}_to_v{a + 1}") for a in found[:-1]]
     index_header = _header(
-        ", ".join(f"schema/v{v}" for v in found), _digest_of({k.relative_to(PY_LABEL): t for k, t in files.items()})
+        ", ".join(f"schema/v{v}" for v in found),
+        _digest_of({k.relative_to(PY_LABEL): t for k, t in files.items()}),
     )
     files[PY_LABEL / PACKAGE / "__init__.py"] = env.get_template("package_init.py.j2").render(
         header=index_header,

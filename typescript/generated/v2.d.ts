@@ -1335,7 +1335,10 @@ export interface Definitions {
 }
 export type DefinitionName = keyof Definitions;
 /** The problems of `document` as a `definition` (default Message); none when it is valid. */
-export declare function validate(document: unknown, definition?: DefinitionName): ValidationProblem[];
+export declare function validate(
+  document: unknown,
+  definition?: DefinitionName,
+): ValidationProblem[];
 /** Whether `document` is a valid `definition` (default Message), as a type guard. */
 export declare function isValid<K extends DefinitionName = "Message">(
   document: unknown,
