@@ -26,6 +26,7 @@ from ._common import (
     drop_lines,
     dump_json,
     echo_err,
+    echo_report,
     money,
     resolve_session_id,
     tokens_of,
@@ -253,8 +254,7 @@ def replay(state: State, session: str, model: str) -> None:
     click.echo(dump_json(body))
     lines = drop_lines(capture.drops, history)
     echo_err(f"projection to {entry.id}: " + ("nothing dropped" if not lines else f"{len(lines)} drop(s)"))
-    for line in lines:
-        echo_err(f"  {line}", color="yellow")
+    echo_report(lines)
     from ..routing import check_swap
 
     try:

@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from ..errors import FieldProblem, MetisError
-from ._common import DropCapture, drop_dicts, drop_lines, dump_json, echo_err, read_json
+from ._common import DropCapture, drop_dicts, drop_lines, dump_json, echo_err, echo_report, read_json
 from ._shapes import PROVIDER, refuse_mismatch
 
 
@@ -81,8 +81,7 @@ def convert(source: str, target: str, model: str | None, report_path: Path | Non
     lines = drop_lines(capture.drops, imported.messages)
     summary = f"converted {len(imported.messages)} message(s) {source} → {target} ({target_model})"
     echo_err(summary + (": nothing dropped" if not lines else f"; {len(lines)} note(s):"))
-    for line in lines:
-        echo_err(f"  {line}", color="yellow")
+    echo_report(lines)
 
 
 # --- validate -------------------------------------------------------------------------------
