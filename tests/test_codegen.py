@@ -83,7 +83,13 @@ def test_python_only_leaves_the_typescript_package_alone(tmp_path: Path) -> None
     ts_out.mkdir()
     (ts_out / "stray.js").write_text("x\n", encoding="utf-8")
     proc = run_codegen(
-        "--out-dir", tmp_path / "gen", "--migrations-dir", tmp_path / "mig", "--ts-out-dir", ts_out, "--python-only"
+        "--out-dir",
+        tmp_path / "gen",
+        "--migrations-dir",
+        tmp_path / "mig",
+        "--ts-out-dir",
+        ts_out,
+        "--python-only",
     )
     assert proc.returncode == 0, proc.stderr
     assert [p.name for p in ts_out.iterdir()] == ["stray.js"]
@@ -138,7 +144,9 @@ def test_check_reports_a_stale_typescript_declaration(tmp_path: Path) -> None:
     stale = declarations.read_text(encoding="utf-8").replace('"5m" | "1h"', '"5m"')
     assert stale != declarations.read_text(encoding="utf-8")
     declarations.write_text(stale, encoding="utf-8")
-    proc = run_codegen("--check", "--ts-out-dir", ts_out, "--migrations-dir", tmp_path / "mig", typescript=True)
+    proc = run_codegen(
+        "--check", "--ts-out-dir", ts_out, "--migrations-dir", tmp_path / "mig", typescript=True
+    )
     assert proc.returncode != 0
     assert "--- typescript/generated/v2.d.ts (on disk)" in proc.stdout
     assert '+export type CacheTtl = "5m" | "1h";' in proc.stdout
@@ -160,7 +168,9 @@ def test_typescript_modules_cover_every_version_and_carry_the_header() -> None:
         index = (TS_GENERATED / name).read_text(encoding="utf-8")
         assert f'export * from "./v{metis_schema.CURRENT_VERSION}.js";' in index
     index_js = (TS_GENERATED / "index.js").read_text(encoding="utf-8")
-    assert f"export const VERSIONS = Object.freeze([{', '.join(map(str, metis_schema.VERSIONS))}]);" in index_js
+    assert (
+        f"export const VERSIONS = Object.freeze([{', '.join(map(str, metis_schema.VERSIONS))}]);" in index_js
+    )
     assert f"export const CURRENT_VERSION = {metis_schema.CURRENT_VERSION};" in index_js
 
 
