@@ -19,10 +19,12 @@ import metis
 import metis_schema
 from metis.canonical import canonical_json, message_to_json, read_message
 
+from codegen import hash_vectors
 from tests.node_support import REPO, TOOLING, needs_node
 
 PROGRAM = """\
 import { isValid, messageHash, canonicalJson, validate, v1, VERSIONS, type Message } from "@metis/schema";
+import * as v1ByPath from "@metis/schema/v1";
 
 const fromPython: string = FROM_PYTHON;
 const parsed: unknown = JSON.parse(fromPython);
@@ -46,6 +48,7 @@ console.log(JSON.stringify({
   ours: oursText,
   ours_hash: messageHash(ours),
   v1_has_no_documents: !v1.isValid({ type: "document" }, "ContentBlock"),
+  v1_by_path: v1ByPath.VERSION,
   versions: VERSIONS,
 }));
 """
@@ -60,7 +63,7 @@ TSCONFIG = {
         "outDir": "out",
         "skipLibCheck": False,
     },
-    "files": ["main.ts"],
+    "files": ["main.ts", "hash.ts"],
 }
 
 
@@ -87,14 +90,19 @@ def test_packed_package_installs_and_agrees_with_python_both_ways(tmp_path: Path
     program = PROGRAM.replace("FROM_PYTHON", json.dumps(text))
     (project / "main.ts").write_text(program, encoding="utf-8")
     (project / "tsconfig.json").write_text(json.dumps(TSCONFIG), encoding="utf-8")
+    shutil.copy(TOOLING / "examples" / "hash.ts", project / "hash.ts")  # the docs' example
     _run([str(TOOLING / "node_modules" / ".bin" / "tsc"), "-p", "tsconfig.json"], project)
     out = json.loads(_run([node, "out/main.js"], project))
+    docs_example = _run([node, "out/hash.js"], project).splitlines()
+    assert docs_example[0] == "user 1"
+    assert docs_example[2] == metis.message_hash(read_message(json.dumps(hash_vectors.USER)))
 
     assert out["role"] == "user"
     assert out["python_hash"] == metis.message_hash(message)
     assert out["python_canonical"] == canonical_json(message).decode("utf-8")
     assert metis.message_hash(read_message(out["ours"])) == out["ours_hash"]
     assert out["v1_has_no_documents"] is True
+    assert out["v1_by_path"] == 1
     assert out["versions"] == list(metis_schema.VERSIONS)
 
 
