@@ -147,7 +147,7 @@ def conversation(
     (from 1) is `T0 + k * spacing`.
     """
     from metis.ids import new_message_id, new_tool_id
-    from metis_schema.v2 import Message
+    from metis_schema.v3 import Message
 
     out: list[Any] = []
     while len(out) < n:

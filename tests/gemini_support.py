@@ -21,7 +21,7 @@ from metis.adapters import AdapterOptions
 from metis.adapters.gemini import GeminiAdapter
 from metis.assembly import RequestContext
 from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v2 import Message, ToolDefinition
+from metis_schema.v3 import Message, ToolDefinition
 
 PROVIDER = "gemini"
 FIXED_TIME = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
@@ -99,7 +99,7 @@ def message(role: str, content: list[dict[str, Any]], **metadata: Any) -> Messag
             "content": content,
             "metadata": metadata,
             "created_at": FIXED_TIME,
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
 

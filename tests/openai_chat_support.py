@@ -27,7 +27,7 @@ from metis.adapters import AdapterOptions, WireImport
 from metis.assembly import RequestContext
 from metis.errors import ProviderError
 from metis.ids import ToolIdMap
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ContentBlock,
     Message,
     MessageMetadata,

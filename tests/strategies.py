@@ -20,7 +20,7 @@ import metis_schema
 from hypothesis import strategies as st
 from metis.catalog import load_catalog
 from metis.ids import new_message_id, new_tool_id
-from metis_schema.v2 import Message, ToolDefinition
+from metis_schema.v3 import Message, ToolDefinition
 
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=12)
@@ -163,7 +163,7 @@ def conversations(draw: st.DrawFn, max_turns: int = 4) -> tuple[list[Message], l
                 "content": content,
                 "metadata": metadata or {},
                 "created_at": (created + dt.timedelta(seconds=len(messages))).isoformat(),
-                "schema_version": 2,
+                "schema_version": 3,
             }
         )
 

@@ -29,7 +29,7 @@ from metis.assembly import RequestContext
 from metis.catalog import load_catalog
 from metis.errors import MetisError, ProviderError, UnknownAdapterError
 from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v2 import Message, MessageStatus, Role, StopReason, ToolDefinition
+from metis_schema.v3 import Message, MessageStatus, Role, StopReason, ToolDefinition
 from strategies import conversations
 
 PROVIDERS = ["anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral"]
@@ -212,7 +212,7 @@ def test_stored_response_replays_to_its_own_provider(provider: str) -> None:
         content=[{"type": "text", "text": "hi"}],
         metadata={},
         created_at=FIXED_TIME,
-        schema_version=2,
+        schema_version=3,
     )
     body = adapter.to_wire(
         [user, stored],
@@ -274,7 +274,7 @@ def test_foreign_thinking_is_dropped_with_one_warn(provider: str, caplog: pytest
                 "routing": {"mode": "default", "chosen_model": capable_model(foreign), "reason": "test"},
             },
             "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
     user = Message(
@@ -284,7 +284,7 @@ def test_foreign_thinking_is_dropped_with_one_warn(provider: str, caplog: pytest
         content=[{"type": "text", "text": "hi"}],
         metadata={},
         created_at=FIXED_TIME,
-        schema_version=2,
+        schema_version=3,
     )
     options = AdapterOptions(
         model=capable_model(provider), session_id="sess_lossy", tool_ids=ToolIdMap("sess_lossy")
@@ -316,7 +316,7 @@ def test_a_session_visiting_every_provider_keeps_tool_ids_resolving() -> None:
                     "content": content,
                     "metadata": metadata or {},
                     "created_at": FIXED_TIME,
-                    "schema_version": 2,
+                    "schema_version": 3,
                 }
             )
         )

@@ -28,7 +28,7 @@ from metis.assembly import RequestContext
 from metis.errors import AdapterError, CriticalBlockError, ProviderError, WireFormatError, WorkspaceError
 from metis.events import RecordingSink
 from metis.ids import ToolIdMap
-from metis_schema.v2 import Message, MessageStatus, Role, StopReason, ToolDefinition
+from metis_schema.v3 import Message, MessageStatus, Role, StopReason, ToolDefinition
 from strategies import PNG_1PX
 
 PROVIDER = "anthropic"
@@ -90,7 +90,7 @@ def msg(role: str, content: list[dict[str, Any]], n: int, **metadata: Any) -> Me
             "content": content,
             "metadata": metadata,
             "created_at": FIXED_TIME,
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
 

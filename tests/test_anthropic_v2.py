@@ -25,7 +25,7 @@ from contracts.anthropic import check_request
 from metis.errors import WireFormatError
 from metis.ids import ToolIdMap
 from metis.ops import compact
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     CompactionBlock,
     DocumentBlock,
     Message,

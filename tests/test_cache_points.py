@@ -20,7 +20,7 @@ from contracts import anthropic as anthropic_contract
 from contracts import openrouter as openrouter_contract
 from metis import adapters
 from metis.ids import ToolIdMap
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     CachePoint,
     CacheTtl,
     ImageBlock,

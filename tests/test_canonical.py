@@ -47,7 +47,7 @@ USER_DOC: dict[str, Any] = {
     "content": [{"type": "text", "text": "What's a ULID? — ünïcode ✓"}],
     "metadata": {},
     "created_at": "2026-05-08T12:00:00.123456Z",
-    "schema_version": 2,
+    "schema_version": 3,
 }
 
 ASSISTANT_DOC: dict[str, Any] = {
@@ -82,7 +82,7 @@ ASSISTANT_DOC: dict[str, Any] = {
         "provider_raw": {"adapter": "anthropic", "stop_reason": "tool_use"},
     },
     "created_at": "2026-05-08T12:00:01.000001Z",
-    "schema_version": 2,
+    "schema_version": 3,
 }
 
 TOOL_DOC: dict[str, Any] = {
@@ -105,7 +105,7 @@ TOOL_DOC: dict[str, Any] = {
     ],
     "metadata": {"parent_tool_use_id": "tu_01HZ0000000000000000000100"},
     "created_at": "2026-05-08T12:00:02Z",
-    "schema_version": 2,
+    "schema_version": 3,
 }
 
 USER_HASH = "2441575cb196dae492046a769c39a0f57d1e117439603dc56d3c1c099fbfbbb8"

@@ -24,7 +24,7 @@ from contracts import openai as openai_contract
 from contracts import openrouter as openrouter_contract
 from metis import adapters
 from metis.ids import ToolIdMap
-from metis_schema.v2 import MessageStatus
+from metis_schema.v3 import MessageStatus
 from openai_chat_support import (
     SESSION,
     canonical,

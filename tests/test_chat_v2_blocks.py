@@ -28,7 +28,7 @@ from contracts import openai as openai_contract
 from contracts import openrouter as openrouter_contract
 from metis import adapters
 from metis.ids import ToolIdMap
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AudioBlock,
     DocumentBlock,
     ImageBlock,

@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from metis.catalog import load_catalog
 from metis.cli import cli
 from metis.store import Store
-from metis_schema.v2 import MessageStatus, Role, RoutingMode
+from metis_schema.v3 import MessageStatus, Role, RoutingMode
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 SIGNATURE = "EqQBCkYIBxgCKkB" + "A" * 220
@@ -104,7 +104,14 @@ def files(tmp_path: Path) -> Iterator[dict[str, Path]]:
     }
     paths["anthropic"].write_text(json.dumps(ANTHROPIC_BODY))
     paths["openai"].write_text(json.dumps(OPENAI_BODY))
-    paths["jsonl"].write_text("\n".join(json.dumps(OPENAI_BODY) for _ in range(4)) + "\n")
+    variants = [
+        {
+            **OPENAI_BODY,
+            "messages": [*OPENAI_BODY["messages"][:-1], {"role": "user", "content": f"Question {i}"}],
+        }
+        for i in range(4)
+    ]
+    paths["jsonl"].write_text("\n".join(json.dumps(body) for body in variants) + "\n")
     paths["broken"].write_text('{"model": "gpt-5", "messages": [')
     yield paths
 
@@ -346,8 +353,8 @@ def test_sessions_and_show_bad_input(runner: CliRunner, db: Path, files: dict[st
     result = run(runner, "--db", db, "sessions")
     assert result.exit_code == 0 and "no sessions yet" in result.stderr
     assert_clean_failure(run(runner, "--db", db, "show", "sess_nope"), 1, "no session 'sess_nope'")
-    imported(runner, db, "openai", files["openai"], files["openai"])
-    assert_clean_failure(run(runner, "--db", db, "show", "sess_"), 1, "matches 2 sessions")
+    imported(runner, db, "openai", files["openai"], files["jsonl"])
+    assert_clean_failure(run(runner, "--db", db, "show", "sess_"), 1, "matches 5 sessions")
     assert_clean_failure(run(runner, "--db", db, "frobnicate"), 2, "No such command")
 
 
@@ -405,7 +412,7 @@ def _message(**overrides: Any) -> dict[str, Any]:
         "content": [{"type": "text", "text": "What's a ULID?"}],
         "metadata": {},
         "created_at": "2026-05-08T12:00:00.000000Z",
-        "schema_version": 2,
+        "schema_version": 3,
     }
     doc.update(overrides)
     return doc
@@ -773,7 +780,7 @@ def test_help_loads_neither_models_nor_adapters_nor_http() -> None:
         "import sys; sys.argv = ['metis', '--help']\n"
         "from metis.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('metis_schema.v2', 'metis.adapters', 'metis.store', 'httpx', 'rich', 'pydantic')"
+        "heavy = [m for m in ('metis_schema.v3', 'metis.adapters', 'metis.store', 'httpx', 'rich', 'pydantic')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
@@ -790,7 +797,7 @@ def test_show_fits_80_columns_and_takes_last_and_json(runner: CliRunner, db: Pat
     listing = run(runner, "--db", db, "sessions", env=env)
     assert all(len(line) <= 80 for line in listing.stdout.splitlines())
     header = listing.stdout.splitlines()[0].split()
-    assert header == ["id", "updated", "title", "msgs", "tokens", "cost"]
+    assert header == ["id", "updated", "model", "title", "msgs", "tokens", "cost"]
     session = listing.stdout.splitlines()[2].split()[0]
 
     full = run(runner, "--db", db, "show", session, env=env)

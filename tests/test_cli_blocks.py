@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from metis.cli._common import block_summary
-from metis_schema.v2 import ContentBlock, Message
+from metis_schema.v3 import ContentBlock, Message
 from pydantic import TypeAdapter
 from test_store_support import assistant_meta
 
@@ -30,7 +30,7 @@ def test_every_block_type_has_a_summary(data: dict[str, object]) -> None:
     block = BLOCK.validate_python(data)
     message = Message.model_validate(
         {
-            "schema_version": 2,
+            "schema_version": 3,
             "id": "01JD0000000000000000000001",
             "session_id": "sess_cli_blocks",
             "role": "assistant",
@@ -50,7 +50,7 @@ def test_drop_report_tells_a_dropped_block_from_a_block_sent_in_part() -> None:
 
     message = Message.model_validate(
         {
-            "schema_version": 2,
+            "schema_version": 3,
             "id": "01JD0000000000000000000002",
             "session_id": "sess_cli_blocks",
             "role": "user",
@@ -76,7 +76,7 @@ def test_a_part_that_is_no_block_is_not_called_a_block() -> None:
 
     message = Message.model_validate(
         {
-            "schema_version": 2,
+            "schema_version": 3,
             "id": "01JD0000000000000000000003",
             "session_id": "sess_cli_blocks",
             "role": "user",

@@ -29,7 +29,7 @@ from metis.client import (
 from metis.errors import CapabilityError, ClientError, ProviderError, StoreError
 from metis.events import RecordingSink
 from metis.store import Store
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ImageBlock,
     MessageStatus,
     Role,
@@ -534,7 +534,7 @@ def test_a_tool_outside_the_schema_subset_is_refused_before_any_request(
     store: Store, fake: FakeTime, tmp_path: Path
 ) -> None:
     from metis.errors import ToolSchemaError
-    from metis_schema.v2 import ToolDefinition
+    from metis_schema.v3 import ToolDefinition
 
     bad = ToolDefinition(
         name="lookup",
@@ -562,7 +562,7 @@ def test_reply_tool_inputs_are_checked_against_the_offered_tools(
 ) -> None:
     """§5.2.4 at ingress: an input outside its tool's input_schema (or a call to a tool not
     offered) emits tool_input_invalid; the reply is stored as the model gave it."""
-    from metis_schema.v2 import ToolDefinition
+    from metis_schema.v3 import ToolDefinition
 
     def weather(city_type: str) -> ToolDefinition:
         return ToolDefinition(

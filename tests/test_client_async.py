@@ -13,7 +13,7 @@ from metis.canonical import messages_equal
 from metis.client import AsyncClient, CheckpointPolicy, RequestTimeoutError
 from metis.errors import CapabilityError, ProviderError
 from metis.store import Store
-from metis_schema.v2 import MessageStatus, Role, RoutingMode, TextBlock, TextDeltaEvent
+from metis_schema.v3 import MessageStatus, Role, RoutingMode, TextBlock, TextDeltaEvent
 from test_client_support import (
     KEYS,
     PROVIDERS,

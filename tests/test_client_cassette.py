@@ -14,7 +14,7 @@ import pytest
 import vcr
 from metis.client import Client
 from metis.store import Store
-from metis_schema.v2 import MessageStatus, Role, TextBlock, ToolUseBlock
+from metis_schema.v3 import MessageStatus, Role, TextBlock, ToolUseBlock
 
 CASSETTES = Path(__file__).parent / "cassettes"
 PROVIDER_TOOL_ID = "toolu_01VcrCassette0000000000001"

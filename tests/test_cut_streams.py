@@ -14,7 +14,7 @@ import pytest
 from metis import adapters
 from metis.assembly import RequestContext
 from metis.ids import ToolIdMap
-from metis_schema.v2 import Message, MessageStatus
+from metis_schema.v3 import Message, MessageStatus
 
 ROOT = Path(__file__).parent / "golden"
 MODELS = {

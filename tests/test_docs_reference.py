@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import metis
+import metis_schema
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -100,7 +101,7 @@ def test_every_name_the_docs_use_is_in_the_reference(name: str) -> None:
     ["Message", "MessageMetadata", "TextBlock", "ToolUseBlock", "ToolResultBlock", "ToolDefinition", "Usage"],
 )
 def test_the_models_have_their_own_entries(name: str) -> None:
-    assert f"metis_schema.v2.{name}" in _directives()
+    assert f"metis_schema.v{metis_schema.CURRENT_VERSION}.{name}" in _directives()
 
 
 def test_session_methods_and_the_client_constructor_render() -> None:

@@ -11,7 +11,7 @@ from metis import adapters
 from metis.adapters.base import AdapterOptions
 from metis.assembly import RequestContext
 from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v2 import Message, MessageMetadata, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import Message, MessageMetadata, Role, TextBlock, ToolResultBlock, ToolUseBlock
 
 
 def test_two_calls_sharing_an_id_replay_with_distinct_ids() -> None:
@@ -77,7 +77,7 @@ def _user(text: str) -> Message:
         content=[TextBlock(text=text)],
         created_at=datetime.now(UTC),
         metadata=MessageMetadata(),
-        schema_version=2,
+        schema_version=3,
     )
 
 
@@ -90,7 +90,7 @@ def _result(tool_use_id: str, text: str) -> Message:
         content=[block],
         created_at=datetime.now(UTC),
         metadata=MessageMetadata(parent_tool_use_id=tool_use_id),
-        schema_version=2,
+        schema_version=3,
     )
 
 

@@ -23,7 +23,7 @@ from metis.canonical import message_hash, read_message
 from metis.endpoints import normalize_endpoint
 from metis.errors import AdapterError, WireFormatError
 from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v2 import Message, MessageMetadata, Role, TextBlock
+from metis_schema.v3 import Message, MessageMetadata, Role, TextBlock
 
 SESSION = "sess_provenance"
 PROXY = "https://llm-proxy.example.com:8443/anthropic"
@@ -39,7 +39,7 @@ def _user(text: str) -> Message:
         content=[TextBlock(type="text", text=text)],
         metadata=MessageMetadata(),
         created_at=datetime.now(UTC),
-        schema_version=2,
+        schema_version=3,
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 from metis.client import CheckpointPolicy, Client
 from metis.errors import MetisError
 from metis.store import Store
-from metis_schema.v2 import MessageStatus, Role
+from metis_schema.v3 import MessageStatus, Role
 from test_client_support import FakeTime, ScriptedProvider, stream_reply
 
 

@@ -14,7 +14,7 @@ from metis.adapters.base import AdapterOptions
 from metis.errors import MetisError, UrlFetchError
 from metis.fetch import UrlFetcher
 from metis.ids import ToolIdMap
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 
 PUBLIC = "93.184.216.34"
 DNS = {"images.example": [PUBLIC], "rebind.example": [PUBLIC, "10.0.0.7"], "localhost": ["127.0.0.1"]}
@@ -101,7 +101,7 @@ def _url_image(url: str) -> Message:
             "content": [{"type": "image", "source": {"kind": "url", "data": url}, "media_type": "image/png"}],
             "metadata": {},
             "created_at": "2026-01-01T00:00:00Z",
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
 

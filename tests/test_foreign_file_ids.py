@@ -20,7 +20,7 @@ from metis.adapters import AdapterOptions
 from metis.catalog import load_catalog
 from metis.errors import CriticalBlockError
 from metis.ids import ToolIdMap
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 from test_adapter_contract import PROVIDERS, capable_model
 from test_store_support import assistant_meta, message
 

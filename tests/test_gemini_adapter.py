@@ -42,7 +42,7 @@ from google.genai import types
 from metis.adapters.gemini import DEFAULT_IMPORT_MODEL, SKIP_SIGNATURE
 from metis.errors import CriticalBlockError, InvariantError, ProviderError, WireFormatError, WorkspaceError
 from metis.ids import ToolIdMap
-from metis_schema.v2 import Message, MessageStatus, Role, StopReason
+from metis_schema.v3 import Message, MessageStatus, Role, StopReason
 
 RESPONSES = golden.inputs(PROVIDER, "response")
 _CAMEL = {

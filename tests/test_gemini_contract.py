@@ -31,7 +31,7 @@ from gemini_support import (
 )
 from metis.errors import ProviderError
 from metis.ids import ToolIdMap
-from metis_schema.v2 import MessageStatus, StopReason
+from metis_schema.v3 import MessageStatus, StopReason
 from pydantic import ValidationError
 
 

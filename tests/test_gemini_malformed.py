@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from metis.errors import MetisError, WireFormatError
 from metis.events import RecordingSink
 from metis.ids import ToolIdMap
-from metis_schema.v2 import MessageStatus, StopReason
+from metis_schema.v3 import MessageStatus, StopReason
 
 
 def response(*parts: Any, finish: Any = "STOP") -> dict[str, Any]:

@@ -20,7 +20,7 @@ from metis.adapters.gemini.schema import PARAMETERS
 from metis.errors import WireFormatError
 from metis.ids import ToolIdMap
 from metis.tools import schema_problems
-from metis_schema.v2 import SideEffects, ToolDefinition
+from metis_schema.v3 import SideEffects, ToolDefinition
 
 
 def _import(declarations: list[dict[str, Any]], contents: list[dict[str, Any]] | None = None) -> Any:

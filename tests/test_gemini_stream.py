@@ -28,7 +28,7 @@ from gemini_support import (
 )
 from metis.errors import WireFormatError
 from metis.ids import ToolIdMap
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     MessageCompleteEvent,
     MessageStatus,
     StopReason,

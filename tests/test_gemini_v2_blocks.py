@@ -32,7 +32,7 @@ from gemini_support import (
 )
 from metis.errors import CriticalBlockError
 from metis.ids import ToolIdMap
-from metis_schema.v2 import DocumentBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, UrlCitation
+from metis_schema.v3 import DocumentBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, UrlCitation
 
 PDF = "JVBERi0xLjQKJcfsj6IK"
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEA"

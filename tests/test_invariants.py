@@ -237,7 +237,7 @@ def test_dict_blocks_of_a_constructed_message_are_checked() -> None:
         content=[{"type": "hologram", "data": "x"}, {"type": "text", "text": "hi"}],  # type: ignore[list-item]
         metadata=MessageMetadata(),
         created_at=T0,
-        schema_version=2,
+        schema_version=3,
     )
     assert rules(check_message(bad)) == [("§5.1.3", "content[0].type")]
 
@@ -278,7 +278,7 @@ def test_5_1_5_partial_assistant_is_exempt_from_content_metadata_and_input() -> 
         content=[ToolUseBlock.model_construct(type="tool_use", id=tid(1), name="read_file", input='{"pa')],  # type: ignore[arg-type]
         metadata=MessageMetadata(status=MessageStatus.partial),
         created_at=T0,
-        schema_version=2,
+        schema_version=3,
     )
     assert check_message(partial) == []
     assert check_message(with_content(partial, [])) == []
@@ -298,7 +298,7 @@ def test_5_1_5_the_same_message_at_complete_is_checked() -> None:
         content=[ToolUseBlock.model_construct(type="tool_use", id=tid(1), name="read_file", input='{"pa')],  # type: ignore[arg-type]
         metadata=MessageMetadata(),
         created_at=T0,
-        schema_version=2,
+        schema_version=3,
     )
     assert {v.rule for v in check_message(complete)} == {"§4.2", "§5.3.1", "§5.3.2", "§5.3.3"}
 
@@ -614,7 +614,7 @@ def test_mapping_access_helpers_accept_dict_metadata() -> None:
         content=[{"type": "tool_result", "tool_use_id": tid(1), "content": [{"type": "text", "text": "x"}]}],  # type: ignore[list-item]
         metadata={"parent_tool_use_id": tid(2)},  # type: ignore[arg-type]
         created_at=T0,
-        schema_version=2,
+        schema_version=3,
     )
     assert rules(check_message(constructed)) == [("§5.3.4", "metadata.parent_tool_use_id")]
     assert isinstance(constructed.metadata, Mapping)

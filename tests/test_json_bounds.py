@@ -43,7 +43,7 @@ def test_a_document_with_a_too_long_integer_is_a_document_error() -> None:
         b'{"id": "01HZ0000000000000000000001", "session_id": "s", "role": "user", '
         b'"content": [{"type": "text", "text": "hi"}], "metadata": {"provider_raw": {"n": '
         + b"7" * 4301
-        + b'}}, "created_at": "2026-01-01T00:00:00Z", "schema_version": 2}'
+        + b'}}, "created_at": "2026-01-01T00:00:00Z", "schema_version": 3}'
     )
     with pytest.raises(DocumentError, match="4,300 digits"):
         read_message(doc)

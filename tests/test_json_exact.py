@@ -30,7 +30,7 @@ from metis.canonical import message_hash, read_message
 from metis.client._http import json_body
 from metis.ids import ToolIdMap, new_message_id, new_tool_id
 from metis.store import Store
-from metis_schema.v2 import Message, ToolUseBlock
+from metis_schema.v3 import Message, ToolUseBlock
 
 PROVIDERS = ["anthropic", "openai", "gemini", "ollama", "openrouter"]
 WIDE = {"id": 2**128 + 1, "below": -(2**63) - 1, "above": 2**64, "edge": 2**64 - 1, "f": 0.1}
@@ -81,7 +81,7 @@ def _message(role: str, content: list[dict[str, Any]], metadata: dict[str, Any])
             "content": content,
             "metadata": metadata,
             "created_at": NOW,
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
 

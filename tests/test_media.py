@@ -16,7 +16,7 @@ from metis.adapters.base import AdapterOptions
 from metis.errors import WorkspaceError
 from metis.ids import ToolIdMap
 from metis.media import DEFAULT_MAX_MEDIA_BYTES, MediaBlock, inline_base64, read_workspace_file
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 
 SECRET = b"outside the workspace"
 INSIDE = b"inside the workspace"
@@ -129,7 +129,7 @@ def _image_message(path: str) -> Message:
             "created_at": "2026-01-01T00:00:00Z",
             "session_id": "s",
             "metadata": {},
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
 

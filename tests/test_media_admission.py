@@ -12,7 +12,7 @@ import pytest
 from metis.adapters import AdapterOptions
 from metis.catalog import load_catalog
 from metis.ids import ToolIdMap
-from metis_schema.v2 import AdapterCapabilities, Message
+from metis_schema.v3 import AdapterCapabilities, Message
 from test_adapter_contract import PROVIDERS
 from test_store_support import message
 

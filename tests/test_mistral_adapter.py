@@ -25,7 +25,7 @@ from metis.adapters import AdapterOptions
 from metis.assembly import RequestContext
 from metis.errors import WireFormatError
 from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v2 import Message, MessageStatus, Role, StopReason
+from metis_schema.v3 import Message, MessageStatus, Role, StopReason
 from openai_chat_support import (
     SESSION,
     canonical,
@@ -211,7 +211,7 @@ def _message(role: Role, content: list[dict[str, Any]], **metadata: Any) -> Mess
             "content": content,
             "metadata": metadata,
             "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
 

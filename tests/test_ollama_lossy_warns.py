@@ -20,7 +20,7 @@ import pytest
 from metis.adapters import AdapterOptions, get
 from metis.assembly import RequestContext
 from metis.ids import ToolIdMap
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ImageBlock,
     MediaSource,
     MediaSourceKind,

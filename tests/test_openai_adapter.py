@@ -23,7 +23,7 @@ from metis.adapters import WireImport
 from metis.errors import CriticalBlockError, ProviderError, WireFormatError, WorkspaceError
 from metis.events import RecordingSink
 from metis.ids import ToolIdMap
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ErrorEvent,
     ImageBlock,
     MediaSource,
@@ -1181,7 +1181,7 @@ def test_empty_content_directive_sends_an_empty_string_beside_tool_calls() -> No
     import metis.adapters
     from metis.adapters import AdapterOptions
     from metis.ids import ToolIdMap, new_message_id, new_tool_id
-    from metis_schema.v2 import Message
+    from metis_schema.v3 import Message
 
     call = new_tool_id()
     assistant = Message.model_validate(
@@ -1203,7 +1203,7 @@ def test_empty_content_directive_sends_an_empty_string_beside_tool_calls() -> No
                 },
             },
             "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
     adapter = metis.adapters.get("openai")

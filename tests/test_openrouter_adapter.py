@@ -18,7 +18,7 @@ from contracts import openrouter as contract
 from metis import adapters
 from metis.errors import ProviderError, WireFormatError
 from metis.ids import ToolIdMap
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     CachePoint,
     CacheTtl,
     ErrorEvent,

@@ -20,7 +20,7 @@ from metis.client import AsyncClient, Client
 from metis.errors import ClientError
 from metis.ops import compact
 from metis.store import Store
-from metis_schema.v2 import CompactionBlock, Role, TextBlock
+from metis_schema.v3 import CompactionBlock, Role, TextBlock
 from test_client_support import KEYS, FakeTime, ScriptedProvider, json_reply
 from test_store_support import conversation
 

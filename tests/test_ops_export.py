@@ -26,7 +26,7 @@ from metis.client import Client
 from metis.errors import ProviderError
 from metis.ops import chat_records, dataset_line
 from metis.store import Store
-from metis_schema.v2 import Message, Role, ToolUseBlock
+from metis_schema.v3 import Message, Role, ToolUseBlock
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -259,13 +259,15 @@ def test_metis_export_jsonl_messages_one_line_per_session(tmp_path: Path) -> Non
     runner, db = CliRunner(), tmp_path / "cli.sqlite3"
     path = tmp_path / "recorded.json"
     path.write_text(json.dumps(ANTHROPIC_BODY))
+    other = tmp_path / "recorded-again.json"  # the same turns under another system prompt
+    other.write_text(json.dumps({**ANTHROPIC_BODY, "system": "You are terse, really."}))
     a = imported(runner, db, "anthropic", path)[0]
-    b = imported(runner, db, "anthropic", path)[0]
+    b = imported(runner, db, "anthropic", other)[0]  # (the same file again would add nothing)
 
     result = run(runner, "--db", db, "export", a, b, "--format", "jsonl-messages")
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(lines) == 2  # the same traffic imported twice: the same turns, own tool ids
+    assert len(lines) == 2  # the same turns in two sessions, each with its own tool ids
     assert [m["role"] for m in lines[0]["messages"]] == [m["role"] for m in lines[1]["messages"]]
     for line in lines:
         openai_contract.check_request({"model": "gpt-5", **line})

@@ -22,7 +22,7 @@ from metis.client import Client
 from metis.errors import MessageNotFoundError
 from metis.ops import ForkOrigin, fork_origin, fork_session
 from metis.store import Store, ToolCallStatus, open_store
-from metis_schema.v2 import Message, Role, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import Message, Role, ToolResultBlock, ToolUseBlock
 from test_cli import imported, run
 from test_client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
 from test_store_support import BACKENDS, conversation, new_target

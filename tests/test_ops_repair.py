@@ -20,7 +20,7 @@ from metis.client import Client
 from metis.errors import ClientError
 from metis.ops import DEFAULT_REASON, open_calls, repair_session
 from metis.store import Store, ToolCallStatus, open_store
-from metis_schema.v2 import MessageStatus, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import MessageStatus, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from test_cli import ANTHROPIC_BODY, imported, run
 from test_client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
 from test_store_support import BACKENDS, new_target, tool_call, tool_ids_of, tool_result, user

@@ -15,7 +15,7 @@ import pytest
 from metis import adapters
 from metis.ids import ToolIdMap
 from metis.store import Store
-from metis_schema.v2 import Message, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import Message, ToolResultBlock, ToolUseBlock
 
 SESSION = "sess_01HZ0000000000000000000777"
 TURNS = 333

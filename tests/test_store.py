@@ -19,7 +19,7 @@ from metis.ids import ToolIdMap, new_message_id, new_tool_id
 from metis.store import AsyncStore, DuplicateMessageError, Store, ToolCallStatus, default_path, open_store
 from metis.store._codec import decode, encode, from_micros, to_micros
 from metis_schema import CURRENT_VERSION
-from metis_schema.v2 import MessageStatus
+from metis_schema.v3 import MessageStatus
 from strategies import conversations
 from test_store_support import (
     BACKENDS,

@@ -26,7 +26,7 @@ from metis.assembly import RequestContext
 from metis.canonical import conversation_hash
 from metis.ids import ToolIdMap
 from metis.store import Store
-from metis_schema.v2 import Message, ToolDefinition, ToolResultBlock
+from metis_schema.v3 import Message, ToolDefinition, ToolResultBlock
 from test_store_support import stamp, tool_result, user
 
 SID = "sess_continuity"

@@ -11,7 +11,7 @@ from metis.cli import cli
 from metis.errors import StoreError
 from metis.ids import ToolIdMap
 from metis.store import copy_store, open_store
-from metis_schema.v2 import MessageStatus
+from metis_schema.v3 import MessageStatus
 from test_store_support import BACKENDS, assistant, conversation, new_target, tool_ids_of, user
 
 

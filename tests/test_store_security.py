@@ -119,7 +119,7 @@ def test_api_keys_and_headers_never_reach_the_file(tmp_path: Path) -> None:
     client = client_module.Client(
         store, transport=httpx.MockTransport(handler), api_keys={"anthropic": KEY}, max_retries=0
     )
-    from metis_schema.v2 import ToolDefinition
+    from metis_schema.v3 import ToolDefinition
 
     tool = ToolDefinition(
         name="read_file",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from metis.ids import new_message_id, new_tool_id
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 
 T0 = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 MODEL = "anthropic:claude-sonnet-4-6"
@@ -48,7 +48,7 @@ def message(
             "content": content,
             "metadata": metadata or {},
             "created_at": extra.pop("created_at", None) or stamp(),
-            "schema_version": 2,
+            "schema_version": 3,
         }
     )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from metis.assembly import RequestContext, StreamAssembler
 from metis.ids import ToolIdMap, new_session_id
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     BlockEvent,
     CompactionBlock,
     MessageCompleteEvent,

@@ -15,7 +15,7 @@ from metis.client import Client
 from metis.errors import AdapterError, StreamLimitError
 from metis.ids import ToolIdMap
 from metis.store import Store
-from metis_schema.v2 import MessageStatus
+from metis_schema.v3 import MessageStatus
 from test_client_support import (
     KEYS,
     PROVIDERS,

@@ -10,7 +10,7 @@ from metis.adapters import AdapterOptions
 from metis.errors import ToolSchemaError
 from metis.ids import ToolIdMap
 from metis.tools import ToolRegistry
-from metis_schema.v2 import SideEffects, ToolDefinition
+from metis_schema.v3 import SideEffects, ToolDefinition
 from pydantic import BaseModel
 from test_adapter_contract import capable_model
 from test_store_support import user

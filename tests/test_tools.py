@@ -336,7 +336,7 @@ def test_the_constructor_names_every_bad_field_and_what_it_takes() -> None:
 
 def test_a_constructed_definition_is_the_schema_model_and_registers() -> None:
     import metis
-    from metis_schema.v2 import ToolDefinition as SchemaToolDefinition
+    from metis_schema.v3 import ToolDefinition as SchemaToolDefinition
 
     made = metis.ToolDefinition(
         name="read_file", description="x", input_schema={"type": "object"}, side_effects="read"
@@ -347,7 +347,7 @@ def test_a_constructed_definition_is_the_schema_model_and_registers() -> None:
 
 
 def test_reading_a_definition_keeps_pydantics_validation_path() -> None:
-    from metis_schema.v2 import ToolDefinition as SchemaToolDefinition
+    from metis_schema.v3 import ToolDefinition as SchemaToolDefinition
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError) as caught:

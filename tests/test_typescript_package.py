@@ -38,7 +38,7 @@ const ours: Message = {
   content: [{ type: "text", text: "Écrit en TypeScript: 0.5 + 1e-7 😀" }],
   metadata: { status: "complete" },
   created_at: "2026-05-08T12:00:09.5Z",
-  schema_version: 2,
+  schema_version: 3,
 };
 const oursText = JSON.stringify(ours);
 console.log(JSON.stringify({

@@ -378,7 +378,7 @@ def test_plain_costs_are_the_normalized_fixed_point_value(value: str) -> None:
 def test_assistant_messages_share_no_routing_record() -> None:
     from metis.assembly import RequestContext, finish_assistant
     from metis.ids import ToolIdMap
-    from metis_schema.v2 import Message, TextBlock
+    from metis_schema.v3 import Message, TextBlock
 
     def finished() -> Message:
         context = RequestContext(session_id="sess_x", model="sonnet", tool_ids=ToolIdMap("sess_x"))

@@ -276,6 +276,9 @@ UNTAGGED_NEEDLES = {
     "Citation": '"citations"',
     "ServerToolResultContent": '"server_tool_result"',
     "ModelFamily": '"families"',
+    "RequestOptions": '"max_tokens"',
+    "ReasoningEffort": '"reasoning_effort"',
+    "OutputSchema": '"output_schema"',
 }
 """For an added definition without a `type` tag: the text that shows a vector uses it."""
 

@@ -51,7 +51,7 @@ _FROM: dict[str, str] = {
     "resolve_model": ".catalog",
 }
 _MODULES = frozenset({"adapters", "builders", "catalog", "client", "pricing", "store", "tools"})
-_MODELS = "metis_schema.v2"
+_MODELS = "metis_schema.v3"
 """Every other public name is a canonical model of the current schema version."""
 
 
@@ -79,7 +79,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
-    from metis_schema.v2 import *  # noqa: F403
+    from metis_schema.v3 import *  # noqa: F403
 
     from . import adapters, builders, catalog, client, pricing, store, tools  # noqa: F401
     from .assembly import RequestContext, StreamAssembler  # noqa: F401

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from metis_schema.v2 import (
+from metis_schema import CURRENT_VERSION
+from metis_schema.v3 import (
     BlockEvent,
     ContentBlock,
     ErrorEvent,
@@ -528,7 +529,7 @@ def imported_message(
             content=content,
             metadata=MessageMetadata(**(metadata or {})),
             created_at=created_at,
-            schema_version=2,
+            schema_version=CURRENT_VERSION,
         )
     except ValidationError as exc:
         raise WireFormatError(

@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from metis_schema.v2 import ContentBlock, Message, Role, TextBlock
+from metis_schema import CURRENT_VERSION
+from metis_schema.v3 import ContentBlock, Message, Role, TextBlock
 from pydantic import ValidationError
 
 from .errors import DocumentError
@@ -57,7 +58,7 @@ def message(
                 "content": blocks(content),
                 "metadata": dict(metadata or {}),
                 "created_at": datetime.now(UTC),
-                "schema_version": 2,
+                "schema_version": CURRENT_VERSION,
             }
         )
     except ValidationError as exc:

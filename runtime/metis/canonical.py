@@ -38,7 +38,7 @@ from typing import Any
 
 import orjson
 from metis_schema import CURRENT_VERSION
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ContentBlock,
     Message,
     MessageMetadata,

@@ -24,7 +24,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from metis_schema.v2 import AdapterCapabilities, CatalogEntry, ModelCatalog
+from metis_schema.v3 import AdapterCapabilities, CatalogEntry, ModelCatalog
 from pydantic import ValidationError
 
 from .errors import UnknownModelError

@@ -258,6 +258,11 @@ class UrlFetchError(AdapterError):
     """An image URL was refused (scheme, non-public address, size) or could not be fetched."""
 
 
+class RecordingError(MetisError):
+    """A recording (a VCR cassette, a HAR file, an exchange document) cannot be read; `path`
+    says where in it (`interactions[3].response.body`)."""
+
+
 RETRYABLE_HTTP_BELOW_500 = frozenset({408, 409, 429})
 """Statuses under 500 worth another attempt: request timeout, conflict, rate limit."""
 
@@ -328,6 +333,7 @@ __all__ = [
     "NewerSchemaError",
     "PricingError",
     "ProviderError",
+    "RecordingError",
     "SessionNotFoundError",
     "StoreError",
     "StreamLimitError",

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 from metis_schema import CURRENT_VERSION
-from metis_schema.v2 import ContentBlock, Message, MessageStatus, Role
+from metis_schema.v3 import ContentBlock, Message, MessageStatus, Role
 from pydantic import BaseModel
 
 from .errors import InvariantError
@@ -48,13 +48,15 @@ _V1_BLOCKS: Mapping[str, frozenset[str]] = {
     Role.system: frozenset({"text"}),
     Role.tool: frozenset({"tool_result"}),
 }
+_V2_BLOCKS: Mapping[str, frozenset[str]] = {
+    **_V1_BLOCKS,
+    Role.user: _V1_BLOCKS[Role.user] | {"document", "audio", "video", "search_result"},
+    Role.assistant: _V1_BLOCKS[Role.assistant] | {"server_tool_use", "server_tool_result", "compaction"},
+}
 ALLOWED_BLOCKS_BY_VERSION: Mapping[int, Mapping[str, frozenset[str]]] = {
     1: _V1_BLOCKS,
-    2: {
-        **_V1_BLOCKS,
-        Role.user: _V1_BLOCKS[Role.user] | {"document", "audio", "video", "search_result"},
-        Role.assistant: _V1_BLOCKS[Role.assistant] | {"server_tool_use", "server_tool_result", "compaction"},
-    },
+    2: _V2_BLOCKS,
+    3: _V2_BLOCKS,  # v3 adds types beside messages (options, tool kinds, usage units), no blocks
 }
 """§5.1.3: the block types each role may carry, per schema version (a message is held to
 the rules of the version it declares)."""
@@ -64,6 +66,7 @@ ALLOWED_BLOCKS: Mapping[str, frozenset[str]] = ALLOWED_BLOCKS_BY_VERSION[CURRENT
 TOOL_RESULT_BLOCKS_BY_VERSION: Mapping[int, frozenset[str]] = {
     1: frozenset({"text", "image"}),
     2: frozenset({"text", "image", "document", "search_result"}),
+    3: frozenset({"text", "image", "document", "search_result"}),
 }
 """§4.2: what a tool_result's own content may hold, per schema version."""
 TOOL_RESULT_BLOCKS = TOOL_RESULT_BLOCKS_BY_VERSION[CURRENT_VERSION]

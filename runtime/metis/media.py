@@ -27,7 +27,7 @@ import posixpath
 import stat
 from pathlib import Path
 
-from metis_schema.v2 import AudioBlock, DocumentBlock, ImageBlock, MediaSourceKind, VideoBlock
+from metis_schema.v3 import AudioBlock, DocumentBlock, ImageBlock, MediaSourceKind, VideoBlock
 
 from .errors import WorkspaceError
 

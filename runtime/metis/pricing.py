@@ -23,7 +23,7 @@ from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
-from metis_schema.v2 import ModelPrice, PriceTable, Usage
+from metis_schema.v3 import ModelPrice, PriceTable, Usage
 from pydantic import ValidationError
 
 from . import _genai_prices as _genai

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AdapterCapabilities,
     ImageBlock,
     Message,

@@ -36,7 +36,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from metis_schema import v2 as _models
+from metis_schema import v3 as _models
 from pydantic import ValidationError
 
 from ._json import non_finite

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from metis_schema.v2 import UsageUpdateEvent
+from metis_schema.v3 import UsageUpdateEvent
 
 from .errors import MetisError, WireFormatError
 

@@ -31,7 +31,7 @@ from metis.adapters import AdapterOptions
 from metis.canonical import messages_equal
 from metis.client import Client, Session
 from metis.store import Store
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     Message,
     MessageStatus,
     Role,

@@ -7,7 +7,7 @@ import { canonicalJson, isValid, messageHash, validate, v1, type Message } from 
 const text =
   '{"id":"01HZ0000000000000000000001","session_id":"sess_42","role":"user",' +
   '"content":[{"type":"text","text":"What\'s a ULID?"}],"metadata":{"status":"complete"},' +
-  '"created_at":"2026-05-08T12:00:01.000001Z","schema_version":2}';
+  '"created_at":"2026-05-08T12:00:01.000001Z","schema_version":3}';
 
 const doc: unknown = JSON.parse(text);
 if (isValid(doc)) {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from metis_schema.v2 import CachePoint, CacheTtl
+from metis_schema.v3 import CachePoint, CacheTtl
 from pydantic import BaseModel
 
 NO_CACHE_CONTROL = frozenset({"thinking", "redacted_thinking"})

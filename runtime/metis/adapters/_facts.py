@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from metis_schema.v2 import StopReason
+from metis_schema.v3 import StopReason
 
 from .. import _json
 from ..errors import ProviderError, retryable_status

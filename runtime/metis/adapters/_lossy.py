@@ -11,7 +11,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v2 import ContentBlock, Message, ToolResultBlock
+from metis_schema.v3 import ContentBlock, Message, ToolResultBlock
 
 from ..errors import CriticalBlockError
 

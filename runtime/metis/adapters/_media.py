@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AdapterCapabilities,
     AudioBlock,
     DocumentBlock,

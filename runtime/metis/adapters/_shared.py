@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 from urllib.parse import urlparse
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ContentBlock,
     ImageBlock,
     Message,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from metis_schema.v2 import AdapterCapabilities, Message, StreamEvent, ToolDefinition
+from metis_schema.v3 import AdapterCapabilities, Message, StreamEvent, ToolDefinition
 
 from ..assembly import RequestContext, StreamAssembler
 from ..catalog import load_catalog

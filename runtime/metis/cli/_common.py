@@ -25,7 +25,7 @@ from ..errors import MetisError, SessionNotFoundError
 if TYPE_CHECKING:  # imported where used: `metis --help` must not pay for them
     from decimal import Decimal
 
-    from metis_schema.v2 import Message
+    from metis_schema.v3 import Message
     from rich.console import Console
 
     from ..store import Store
@@ -256,7 +256,7 @@ def drop_dicts(drops: Sequence[Drop], messages: Sequence[Message]) -> list[dict[
 
 def block_summary(message: Message, limit: int = 60) -> str:
     """One line describing a message's blocks (text excerpts, tool names, ids)."""
-    from metis_schema.v2 import (
+    from metis_schema.v3 import (
         AudioBlock,
         CompactionBlock,
         DocumentBlock,

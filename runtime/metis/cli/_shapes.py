@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from ..errors import MetisError
+
 CHAT = frozenset({"openai", "openrouter", "mistral", "ollama"})
 """Providers whose request bodies carry OpenAI-Chat-style `messages` (Ollama's /api/chat too)."""
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document"})
@@ -65,6 +67,46 @@ def refuse_mismatch(body: Mapping[str, Any], provider: str, *, where: str) -> No
             )
 
 
+_REPLY_MARKS: tuple[tuple[str, Any, frozenset[str]], ...] = (
+    ("candidates", None, frozenset({"gemini"})),
+    ("object", "chat.completion", CHAT - {"ollama"}),
+    ("object", "response", frozenset({"responses"})),
+    ("type", "message", frozenset({"anthropic"})),
+    ("done", None, frozenset({"ollama"})),
+)
+"""(key, value or None for any, the providers) of a reply body's top level."""
+
+
+def guess_provider(body: Mapping[str, Any], reply: Any = None, *, model: str | None = None) -> str | None:
+    """The one provider whose format a body (and its reply) can be, for a file that does not
+    say (no URL, no `--from`); ties go to the provider the model (`--model`, else the
+    body's) names, then to the
+    provider that owns the format (OpenAI Chat). None when nothing tells."""
+    from .. import adapters
+    from ..catalog import load_catalog
+
+    fits = set(adapters.names())
+    for _, providers in _marks(body):
+        fits &= providers
+    if "input" in body and "messages" not in body and "contents" not in body:
+        fits &= {"responses"}
+    if isinstance(reply, Mapping):
+        for key, value, providers in _REPLY_MARKS:
+            if key in reply and (value is None or reply[key] == value):
+                fits &= providers
+    model = model or body.get("model")
+    if len(fits) > 1 and isinstance(model, str):
+        try:
+            named = load_catalog().resolve(model, allow_unlisted=False).provider
+        except MetisError:
+            named = None
+        if named in fits:
+            return named
+    if len(fits) > 1 and "openai" in fits and fits <= CHAT | {"anthropic"}:
+        return "openai"
+    return next(iter(fits)) if len(fits) == 1 else None
+
+
 def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
 
@@ -92,4 +134,4 @@ class ProviderChoice(click.Choice):  # type: ignore[type-arg]
 
 PROVIDER = ProviderChoice()
 
-__all__ = ["PROVIDER", "ProviderChoice", "refuse_mismatch"]
+__all__ = ["PROVIDER", "ProviderChoice", "guess_provider", "refuse_mismatch"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ._common import cost_of, money, tokens_of
 
 if TYPE_CHECKING:
-    from metis_schema.v2 import Message
+    from metis_schema.v3 import Message
 
     from ..store import SessionInfo
 
@@ -150,13 +150,15 @@ def cost_text(totals: Totals, *, places: int | None = None) -> str:
 
 
 def sessions_lines(rows: Iterable[tuple[SessionInfo, Totals]]) -> list[str]:
-    """The `metis sessions` table: id prefix, last change (UTC), title, messages, tokens, cost."""
+    """The `metis sessions` table: id prefix, last change (UTC), model, title, messages,
+    tokens, cost."""
     rows = list(rows)
     short = short_ids([info.id for info, _ in rows])
     cells = [
         (
             short[info.id],
             info.updated_at.strftime("%m-%d %H:%M"),
+            (info.active_model or "-").partition(":")[2] or "-",  # the name: the id is in --json
             _forked(info, short) + session_title(info, totals),
             str(totals.messages),
             f"{totals.tokens:,}",
@@ -164,8 +166,8 @@ def sessions_lines(rows: Iterable[tuple[SessionInfo, Totals]]) -> list[str]:
         )
         for info, totals in rows
     ]
-    headers = ("id", "updated", "title", "msgs", "tokens", "cost")
-    return grid(headers, cells, flex=2, right=(3, 4, 5))
+    headers = ("id", "updated", "model", "title", "msgs", "tokens", "cost")
+    return grid(headers, cells, flex=3, right=(4, 5, 6))
 
 
 def _forked(info: SessionInfo, short: dict[str, str]) -> str:
@@ -269,13 +271,18 @@ def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> li
     return lines
 
 
-def session_totals(store: Any, session_id: str) -> tuple[Totals, list[Exception]]:
+def session_totals(
+    store: Any, session_id: str, *, each: Callable[[Message], object] | None = None
+) -> tuple[Totals, list[Exception]]:
     """The session's totals, read a page at a time, and the rows a newer metis wrote (named,
-    not fatal: the rest of the session still counts)."""
+    not fatal: the rest of the session still counts). `each` sees every message on the way
+    (what `sessions --model/--search` match), so a session is read once."""
     totals, newer = Totals(), []
     for page in store.read_pages(session_id):
         for message in page.messages:
             totals.add(message)
+            if each is not None:
+                each(message)
         newer.extend(page.newer)
     return totals, newer
 

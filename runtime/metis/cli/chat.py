@@ -25,7 +25,7 @@ from ._app import db_option
 from ._common import State, money, resolve_session_id, tokens_of
 
 if TYPE_CHECKING:  # the client and models load when a chat starts, not for `metis --help`
-    from metis_schema.v2 import Message, StreamEvent
+    from metis_schema.v3 import Message, StreamEvent
 
     from ..client import Client, Session
 
@@ -47,7 +47,7 @@ def _client(state: State, provider: str, base_url: str | None) -> Client:
 
 
 def _print_event(event: StreamEvent) -> None:
-    from metis_schema.v2 import TextDeltaEvent, ThinkingDeltaEvent, ToolUseStartEvent
+    from metis_schema.v3 import TextDeltaEvent, ThinkingDeltaEvent, ToolUseStartEvent
 
     if isinstance(event, TextDeltaEvent):
         click.echo(event.text, nl=False)

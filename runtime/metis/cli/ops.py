@@ -21,7 +21,7 @@ from ._app import db_option
 from ._common import State, echo_err, resolve_session_id
 
 if TYPE_CHECKING:  # `metis --help` loads neither the models nor the store
-    from metis_schema.v2 import Message
+    from metis_schema.v3 import Message
 
     from ..store import SessionInfo, Store
 

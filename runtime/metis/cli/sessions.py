@@ -31,6 +31,7 @@ from ._common import (
     resolve_session_id,
     tokens_of,
 )
+from ._listing import Since
 
 if TYPE_CHECKING:
     from ..store import SessionInfo
@@ -39,23 +40,55 @@ if TYPE_CHECKING:
 
 @db_option
 @click.command()
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="List at most N sessions, the most recently changed (0: all).",
+)
+@click.option(
+    "--model", help="Only sessions that used MODEL (an id or alias; else any model id containing it)."
+)
+@click.option(
+    "--since", type=Since(), help="Only sessions changed since: YYYY-MM-DD, an ISO time, or 7d, 12h, 30m."
+)
+@click.option(
+    "-s",
+    "--search",
+    metavar="TEXT",
+    help="Only sessions whose title or message text contains TEXT (any case).",
+)
+@click.option("--json", "as_json", is_flag=True, help="As JSON: one object per session.")
 @click.pass_obj
-def sessions(state: State) -> None:
-    """List stored sessions: id (a unique prefix), last change, title, messages, tokens, cost."""
-    from ._tables import session_totals, sessions_lines
+def sessions(state: State, /, as_json: bool, **filters: Any) -> None:
+    """List stored sessions: id (a unique prefix), last change, model, title, messages, tokens, cost."""
+    from ._listing import Query, select, session_row
 
-    infos = list(state.store.list_sessions())
-    if not infos:
+    rows, more, newer = select(state.store, Query(**filters))
+    for error in newer:  # a row written by a newer metis is named, not fatal
+        echo_err(f"skipped: {error}")
+    if as_json:
+        click.echo(dump_json([session_row(info, totals) for info, totals in rows]))
+    elif rows:
+        from ._tables import sessions_lines
+
+        _page(sessions_lines(rows))
+    elif not filters.get("model") and not filters.get("since") and not filters.get("search"):
         echo_err("no sessions yet (`metis demo` makes one, `metis import` reads recorded traffic)")
-        return
-    rows = []
-    for info in infos:
-        # A row written by a newer metis is named, not fatal: the rest of the store still lists.
-        totals, newer = session_totals(state.store, info.id)
-        for error in newer:
-            echo_err(f"skipped: {error}")
-        rows.append((info, totals))
-    click.echo("\n".join(sessions_lines(rows)))
+    else:
+        echo_err("no sessions match")
+    if more:
+        echo_err(f"listed the first {filters['limit']}; {more} more session(s) not shown (-n 0 lists all)")
+
+
+def _page(lines: list[str]) -> None:
+    """Lines to stdout, through a pager on a terminal when they are longer than the screen."""
+    if sys.stdout.isatty() and len(lines) > _screen_lines():
+        click.echo_via_pager(line + "\n" for line in lines)
+    else:
+        click.echo("\n".join(lines))
 
 
 @db_option

@@ -7,7 +7,7 @@ points at that message so the caller can show or resume it.
 
 from __future__ import annotations
 
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 
 from ..errors import ClientError
 

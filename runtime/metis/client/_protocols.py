@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 
 from ..ids import ToolIdMap
 

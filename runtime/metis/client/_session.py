@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Self
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     CatalogEntry,
     Message,
     MessageStatus,

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from metis_schema.v2 import ErrorEvent, Message, StreamEvent
+from metis_schema.v3 import ErrorEvent, Message, StreamEvent
 
 from ..adapters import Adapter
 from ..assembly import RequestContext, StreamAssembler

@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from metis_schema.v2 import Message, ToolDefinition
+from metis_schema.v3 import Message, ToolDefinition
 
 from .. import _json
 from ..errors import MetisError

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metis_schema.v2 import Message, SideEffects, TextBlock, ToolDefinition, ToolUseBlock
+from metis_schema.v3 import Message, SideEffects, TextBlock, ToolDefinition, ToolUseBlock
 
 from ..client import CheckpointPolicy, Client, ReplayTransport, Session
 from ..client._protocols import SessionStore

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     CompactionBlock,
     ContentBlock,
     Message,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ContentBlock,
     ImageBlock,
     MediaSourceKind,

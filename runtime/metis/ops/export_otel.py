@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Any
 
-from metis_schema.v2 import Message, MessageStatus, Role
+from metis_schema.v3 import Message, MessageStatus, Role
 
 from . import compact, genai
 

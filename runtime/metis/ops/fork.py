@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from metis_schema.v2 import CompactionBlock, ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import CompactionBlock, ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
 from ..client._protocols import SessionRecord, SessionStore
 from ..errors import MessageNotFoundError

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AudioBlock,
     CompactionBlock,
     ContentBlock,

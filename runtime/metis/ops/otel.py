@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 
 from .. import _json
 from . import genai

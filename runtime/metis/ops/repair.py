@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     Message,
     MessageMetadata,
     MessageStatus,

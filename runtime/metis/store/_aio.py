@@ -16,7 +16,7 @@ import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 
 from ..canonical import Decoded
 from ..ids import ToolIdMap

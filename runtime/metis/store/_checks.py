@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
-from metis_schema.v2 import Message, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import Message, ToolResultBlock, ToolUseBlock
 
 from ..invariants import Violation, check_links, check_message
 from ._sql import Cursor, Db

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 from pydantic_core import PydanticSerializationError
 
 from .. import _json

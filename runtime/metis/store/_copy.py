@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from metis_schema.v2 import Message, MessageStatus
+from metis_schema.v3 import Message, MessageStatus
 
 from ..canonical import message_hash
 from ..errors import SessionNotFoundError, StoreError

@@ -32,7 +32,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import orjson
 from metis_schema import CURRENT_VERSION
-from metis_schema.v2 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
 
 from .. import _json
 from ..canonical import Decoded

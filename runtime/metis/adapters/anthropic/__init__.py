@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from metis_schema.v2 import Message, StopReason, ToolDefinition
+from metis_schema.v3 import Message, StopReason, ToolDefinition
 
 from ..._gc import bulk
 from ...assembly import RequestContext

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metis_schema.v2 import Citation, Message, TextBlock, UrlCitation
+from metis_schema.v3 import Citation, Message, TextBlock, UrlCitation
 from pydantic import TypeAdapter, ValidationError
 
 from ...errors import WireFormatError

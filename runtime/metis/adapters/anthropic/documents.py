@@ -21,7 +21,7 @@ import binascii
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from metis_schema.v2 import DocumentBlock, MediaSourceKind, SearchResultBlock
+from metis_schema.v3 import DocumentBlock, MediaSourceKind, SearchResultBlock
 from pydantic import BaseModel, ValidationError
 
 from ...errors import WireFormatError

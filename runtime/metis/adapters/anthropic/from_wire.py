@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from metis_schema.v2 import ContentBlock, Message, RedactedThinkingBlock
+from metis_schema.v3 import ContentBlock, Message, RedactedThinkingBlock
 from pydantic import ValidationError
 
 from ...assembly import RequestContext, finish_assistant

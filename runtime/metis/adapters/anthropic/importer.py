@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ContentBlock,
     ImageBlock,
     MediaSource,

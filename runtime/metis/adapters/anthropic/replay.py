@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metis_schema.v2 import Message
+from metis_schema.v3 import Message
 
 from .._lossy import warn_loss
 from .._shared import own_raw

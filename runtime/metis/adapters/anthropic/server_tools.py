@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     CompactionBlock,
     ContentBlock,
     ServerToolResultBlock,

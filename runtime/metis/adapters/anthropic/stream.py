@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     BlockEvent,
     ErrorEvent,
     MessageCompleteEvent,

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AdapterCapabilities,
     CompactionBlock,
     ContentBlock,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from metis_schema.v2 import StopReason
+from metis_schema.v3 import StopReason
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
 from .._facts import (

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from metis_schema.v2 import ContentBlock, Message, RedactedThinkingBlock, TextBlock
+from metis_schema.v3 import ContentBlock, Message, RedactedThinkingBlock, TextBlock
 from pydantic import ValidationError
 
 from ...assembly import RequestContext, finish_assistant, parse_tool_arguments

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     CachePoint,
     ContentBlock,
     Message,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlparse
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AdapterCapabilities,
     AudioBlock,
     DocumentBlock,

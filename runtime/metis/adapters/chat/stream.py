@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     BlockEvent,
     ErrorEvent,
     MessageCompleteEvent,

@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AdapterCapabilities,
     AudioBlock,
     CachePoint,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from metis_schema.v2 import StopReason
+from metis_schema.v3 import StopReason
 
 from ... import _json
 from ...errors import ProviderError

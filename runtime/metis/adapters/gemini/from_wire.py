@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 from typing import Any, TypeVar
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     BlockEvent,
     ErrorEvent,
     Message,

@@ -22,7 +22,7 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AudioBlock,
     ContentBlock,
     DocumentBlock,

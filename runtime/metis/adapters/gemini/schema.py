@@ -26,7 +26,7 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any, Literal
 
-from metis_schema.v2 import ToolDefinition
+from metis_schema.v3 import ToolDefinition
 
 from ...errors import WireFormatError
 from .._schema import Accepts, refused

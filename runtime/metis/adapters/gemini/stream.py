@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metis_schema.v2 import StreamEvent
+from metis_schema.v3 import StreamEvent
 
 from ...assembly import RequestContext
 from ...errors import WireFormatError

@@ -41,7 +41,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AdapterCapabilities,
     AudioBlock,
     ContentBlock,

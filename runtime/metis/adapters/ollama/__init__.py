@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from metis_schema.v2 import Message, ToolDefinition
+from metis_schema.v3 import Message, ToolDefinition
 
 from ..._gc import bulk
 from ...assembly import RequestContext

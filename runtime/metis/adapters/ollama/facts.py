@@ -13,7 +13,7 @@ nest under `options`.
 
 from __future__ import annotations
 
-from metis_schema.v2 import StopReason
+from metis_schema.v3 import StopReason
 
 from .._facts import SCHEMA, ErrorEnvelope, ProviderFacts
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from metis_schema.v2 import ContentBlock, Message, StopReason, TextBlock, ToolUseBlock
+from metis_schema.v3 import ContentBlock, Message, StopReason, TextBlock, ToolUseBlock
 from pydantic import ValidationError
 
 from ...assembly import RequestContext, finish_assistant, parse_tool_arguments

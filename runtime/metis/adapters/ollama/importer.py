@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ContentBlock,
     ImageBlock,
     MediaSource,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,

@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AdapterCapabilities,
     ContentBlock,
     ImageBlock,

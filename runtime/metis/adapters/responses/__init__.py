@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     ImageBlock,
     Message,
     TextBlock,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from metis_schema.v2 import StopReason
+from metis_schema.v3 import StopReason
 
 from .._facts import (
     SCHEMA,

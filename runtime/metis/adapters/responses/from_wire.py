@@ -41,7 +41,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     CompactionBlock,
     ContentBlock,
     Message,

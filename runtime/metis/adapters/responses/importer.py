@@ -31,7 +31,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AudioBlock,
     ContentBlock,
     DocumentBlock,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metis_schema.v2 import ServerToolResultBlock
+from metis_schema.v3 import ServerToolResultBlock
 from pydantic import ValidationError
 
 from ... import _json

@@ -44,7 +44,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     BlockEvent,
     ErrorEvent,
     MessageCompleteEvent,

@@ -39,7 +39,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v2 import (
+from metis_schema.v3 import (
     AudioBlock,
     CompactionBlock,
     DocumentBlock,

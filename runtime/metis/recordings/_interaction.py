@@ -1,0 +1,60 @@
+"""One recorded exchange, whatever container it came in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import _json
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """A request and its reply as recorded (bodies parsed where they are JSON).
+
+    `request` is the request body (a JSON object, or None when the recorder kept none).
+    `response` is what came back: a JSON object (a reply, or an error body), a list (the
+    events of a stream, parsed), text (a stream as sent: SSE, NDJSON, a JSON array) or
+    None. `status` and `url` are there when the container records them; the URL tells
+    the wire format and, for Gemini, the model (`metis.endpoints.route`).
+    """
+
+    where: str
+    """The file, and the interaction's place in it when it holds several (`a.yaml#3`)."""
+    request: Any
+    response: Any = None
+    status: int | None = None
+    url: str | None = None
+    method: str | None = None
+
+
+def part(doc: Any, key: str) -> dict[str, Any]:
+    """`doc[key]` when it is an object, else {} (a recorder that left it out)."""
+    value = doc.get(key) if isinstance(doc, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def payload(text: str | None) -> Any:
+    """A body's text as JSON when it is one JSON value, else the text itself (a stream)."""
+    if text is None or not text.strip():
+        return None
+    try:
+        return _json.loads(text)
+    except ValueError:
+        return text
+
+
+def status_code(value: Any) -> int | None:
+    """`200`, `"200"` or `{"code": 200, "message": "OK"}` -> 200; anything else None."""
+    if isinstance(value, dict):
+        value = value.get("code")
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+__all__ = ["Interaction", "part", "payload", "status_code"]

@@ -1,0 +1,60 @@
+"""HAR files (HTTP Archive 1.2): `log.entries[]`, each a request and its response.
+
+The request body is `request.postData.text`; the reply is `response.content.text`, base64
+when `content.encoding` says so (a browser's binary or compressed capture). Every entry is
+read; which are LLM calls is the URL's to say (`metis.endpoints.route`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import RecordingError
+from ._bodies import base64_bytes, body_text
+from ._interaction import Interaction, part, payload, status_code
+
+
+def is_har(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and isinstance(doc.get("log"), Mapping) and "entries" in doc["log"]
+
+
+def _content(part: Mapping[str, Any], key: str, headers: Any, *, where: str) -> str | None:
+    body = part.get(key)
+    if not isinstance(body, Mapping):
+        return None
+    text = body.get("text")
+    if not isinstance(text, str):
+        return None
+    raw: str | bytes = base64_bytes(text, where=where) if body.get("encoding") == "base64" else text
+    return body_text(raw, headers, where=where)
+
+
+def interactions(doc: Any, *, where: str) -> list[Interaction]:
+    """Every entry of a HAR document (see the module docstring)."""
+    entries = doc["log"]["entries"] if is_har(doc) else None
+    if not isinstance(entries, list):
+        raise RecordingError("not a HAR file: no `log.entries` list", path=where)
+    out = []
+    for i, entry in enumerate(entries):
+        at = f"{where}#{i + 1}"
+        if not isinstance(entry, Mapping):
+            raise RecordingError("an entry must be an object", path=at)
+        request = part(entry, "request")
+        response = part(entry, "response")
+        out.append(
+            Interaction(
+                where=at,
+                request=payload(_content(request, "postData", request.get("headers"), where=f"{at} request")),
+                response=payload(
+                    _content(response, "content", response.get("headers"), where=f"{at} response")
+                ),
+                status=status_code(response.get("status")),
+                url=request.get("url") if isinstance(request.get("url"), str) else None,
+                method=str(request.get("method") or "").upper() or None,
+            )
+        )
+    return out
+
+
+__all__ = ["interactions", "is_har"]
