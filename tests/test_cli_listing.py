@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 from metis.catalog import load_catalog
 from metis.cli import cli
-from metis_schema.v2 import CatalogEntry
+from metis_schema.v3 import CatalogEntry
 
 RECORDINGS = Path(__file__).parent / "fixtures" / "recordings"
 

@@ -18,7 +18,7 @@ from metis.cli import cli
 from metis.endpoints import route
 from metis.fingerprint import prefix_keys
 from metis.store import Store
-from metis_schema.v2 import MessageStatus, Role
+from metis_schema.v3 import MessageStatus, Role
 
 RECORDINGS = Path(__file__).parent / "fixtures" / "recordings"
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
-from metis_schema.v2 import Message, MessageStatus
+from metis_schema.v3 import Message, MessageStatus
 
 from . import _json
 

@@ -22,7 +22,7 @@ from ..errors import MetisError, RecordingError
 from ._shapes import guess_provider, refuse_mismatch
 
 if TYPE_CHECKING:
-    from metis_schema.v2 import CatalogEntry, Message
+    from metis_schema.v3 import CatalogEntry, Message
 
     from ..adapters import Adapter, WireImport
     from ..assembly import RequestContext

@@ -24,7 +24,7 @@ import click
 from ..errors import MetisError
 
 if TYPE_CHECKING:
-    from metis_schema.v2 import Message
+    from metis_schema.v3 import Message
 
     from ..store import SessionInfo
     from ._tables import Totals

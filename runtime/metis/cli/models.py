@@ -15,7 +15,7 @@ from ._common import dump_json
 from ._shapes import PROVIDER
 
 if TYPE_CHECKING:
-    from metis_schema.v2 import AdapterCapabilities
+    from metis_schema.v3 import AdapterCapabilities
 
 CAPABILITIES = (
     ("supports_tools", "tools"),

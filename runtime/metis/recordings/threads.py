@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from metis_schema.v2 import Message, MessageStatus, Role
+from metis_schema.v3 import Message, MessageStatus, Role
 
 from ..fingerprint import prefix_keys
 
