@@ -162,6 +162,8 @@ def index_js(versions: list[int], current: int, header: str) -> str:
             "export const canonicalJson = bound.canonicalJson;",
             "export const messageHash = bound.messageHash;",
             "export const conversationHash = bound.conversationHash;",
+            "export const validateMessage = bound.validateMessage;",
+            "export const isMessage = bound.isMessage;",
             "",
         ]
     )
@@ -173,6 +175,8 @@ def index_dts(versions: list[int], current: int, header: str) -> str:
         [
             header,
             'import type { MessageDocument } from "../lib/canonical.js";',
+            'import type { ValidationProblem } from "../lib/validate.js";',
+            *(f'import type * as v{v} from "./v{v}.js";' for v in versions),
             "",
             *(f'export * as v{v} from "./v{v}.js";' for v in versions),
             f'export * from "./v{current}.js";',
@@ -198,6 +202,15 @@ def index_dts(versions: list[int], current: int, header: str) -> str:
             "export declare function messageHash(document: MessageDocument): string;",
             "/** SHA-256 hex over the message hashes in order, one per line (`metis.conversation_hash`). */",
             "export declare function conversationHash(documents: Iterable<MessageDocument>): string;",
+            "/** A message of any version this package reads (`schema_version` says which). */",
+            f"export type AnyMessage = {' | '.join(f'v{v}.Message' for v in versions)};",
+            "/**",
+            " * The problems of a message document of any version up to the current one, checked by",
+            " * its own version's validator (what Python reads, migrating it); none when it is valid.",
+            " */",
+            "export declare function validateMessage(document: unknown): ValidationProblem[];",
+            "/** Whether `document` is a valid message of any version this package reads. */",
+            "export declare function isMessage(document: unknown): document is AnyMessage;",
             "",
         ]
     )

@@ -2,7 +2,7 @@
 // compute the message_hash Python computes. `tsc --noEmit` (npm test) type-checks it, and
 // tests/test_typescript_package.py compiles and runs the same calls against the installed
 // tarball.
-import { canonicalJson, isValid, messageHash, validate, v1, type Message } from "@metis/schema";
+import { canonicalJson, isMessage, messageHash, validateMessage, v1, type AnyMessage } from "@metis/schema";
 
 const text =
   '{"id":"01HZ0000000000000000000001","session_id":"sess_42","role":"user",' +
@@ -10,13 +10,13 @@ const text =
   '"created_at":"2026-05-08T12:00:01.000001Z","schema_version":3}';
 
 const doc: unknown = JSON.parse(text);
-if (isValid(doc)) {
-  const message: Message = doc; // narrowed by the type guard
+if (isMessage(doc)) {
+  const message: AnyMessage = doc; // narrowed by the type guard; schema_version says which version
   console.log(message.role, message.content.length);
   console.log(canonicalJson(text)); // the bytes Python's metis.canonical.canonical_json writes
   console.log(messageHash(text)); // 07be4d8e1f6c87ada8e4511e8e7411ac5025eda2f0756bbb19d09d1c4d289b53
 } else {
-  console.log(validate(doc)); // [{ path: "content[0].text", message: "...", keyword: "..." }]
+  console.log(validateMessage(doc)); // [{ path: "content[0].text", message: "...", keyword: "..." }]
 }
 
 // An older version's types and validator, side by side: v1 had no document block.

@@ -3,6 +3,10 @@
 // Change the schema, then run `python -m codegen`; `python -m codegen --check` fails
 // when this file is stale or edited.
 import type { MessageDocument } from "../lib/canonical.js";
+import type { ValidationProblem } from "../lib/validate.js";
+import type * as v1 from "./v1.js";
+import type * as v2 from "./v2.js";
+import type * as v3 from "./v3.js";
 
 export * as v1 from "./v1.js";
 export * as v2 from "./v2.js";
@@ -30,3 +34,12 @@ export declare function canonicalJson(document: MessageDocument): string;
 export declare function messageHash(document: MessageDocument): string;
 /** SHA-256 hex over the message hashes in order, one per line (`metis.conversation_hash`). */
 export declare function conversationHash(documents: Iterable<MessageDocument>): string;
+/** A message of any version this package reads (`schema_version` says which). */
+export type AnyMessage = v1.Message | v2.Message | v3.Message;
+/**
+ * The problems of a message document of any version up to the current one, checked by
+ * its own version's validator (what Python reads, migrating it); none when it is valid.
+ */
+export declare function validateMessage(document: unknown): ValidationProblem[];
+/** Whether `document` is a valid message of any version this package reads. */
+export declare function isMessage(document: unknown): document is AnyMessage;

@@ -25,3 +25,5 @@ const bound = canonicalizer({
 export const canonicalJson = bound.canonicalJson;
 export const messageHash = bound.messageHash;
 export const conversationHash = bound.conversationHash;
+export const validateMessage = bound.validateMessage;
+export const isMessage = bound.isMessage;

@@ -15,6 +15,8 @@ export interface Canonicalizer {
   canonicalJson(document: MessageDocument): string;
   messageHash(document: MessageDocument): string;
   conversationHash(documents: Iterable<MessageDocument>): string;
+  validateMessage(document: unknown): ValidationProblem[];
+  isMessage(document: unknown): boolean;
 }
 export declare function canonicalizer(config: {
   current: number;

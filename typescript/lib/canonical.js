@@ -36,25 +36,30 @@ export class MetisDocumentError extends Error {
 export function canonicalizer({ current, schema, validators }) {
   const defs = schema.$defs;
 
+  /** The problems of a message document of any version this package reads (none: valid). */
+  function validateMessage(document) {
+    if (document === null || typeof document !== "object" || Array.isArray(document)) {
+      return [{ path: "", message: "a message is a JSON object", keyword: "type" }];
+    }
+    const version = document.schema_version;
+    if (!Number.isInteger(version) || validators[version] === undefined || version > current) {
+      const known = Object.keys(validators).filter((v) => Number(v) <= current);
+      return [
+        {
+          path: "schema_version",
+          message: `${JSON.stringify(version)} is not a version this package reads (${known.join(", ")})`,
+          keyword: "enum",
+        },
+      ];
+    }
+    return validators[version](document, "Message");
+  }
+
   function read(document) {
     const exact = typeof document === "string" ? parseExact(document) : fromPlain(document);
     const plain = typeof document === "string" ? JSON.parse(document) : document;
-    if (plain === null || typeof plain !== "object" || Array.isArray(plain)) {
-      throw new MetisDocumentError("a message is a JSON object");
-    }
-    const version = plain.schema_version;
-    if (!Number.isInteger(version) || validators[version] === undefined) {
-      throw new MetisDocumentError(
-        version > current
-          ? `schema_version ${version} is newer than this package reads (${current})`
-          : `schema_version ${JSON.stringify(version)} is not one of ${Object.keys(validators).join(", ")}`,
-      );
-    }
-    if (version > current) {
-      throw new MetisDocumentError(`schema_version ${version} is newer than the current version ${current}`);
-    }
-    const problems = validators[version](plain, "Message");
-    if (problems.length) throw new MetisDocumentError(`not a valid v${version} Message`, problems);
+    const problems = validateMessage(plain);
+    if (problems.length) throw new MetisDocumentError("not a valid message", problems);
     return normalize(exact, defs.Message, "");
   }
 
@@ -126,7 +131,13 @@ export function canonicalizer({ current, schema, validators }) {
       .digest("hex");
   }
 
-  return { canonicalJson, messageHash, conversationHash };
+  return {
+    canonicalJson,
+    messageHash,
+    conversationHash,
+    validateMessage,
+    isMessage: (document) => validateMessage(document).length === 0,
+  };
 }
 
 function isObject(value) {

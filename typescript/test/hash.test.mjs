@@ -50,3 +50,15 @@ test("floats are formatted as orjson formats them", () => {
   for (const [value, text] of cases) assert.equal(formatFloat(value), text);
   assert.throws(() => formatFloat(Number.NaN), JsonError);
 });
+
+test("validateMessage checks a message of any version by its own schema_version", async () => {
+  const { validateMessage, isMessage, CURRENT_VERSION, VERSIONS } = await import("@metis/schema");
+  const doc = JSON.parse(vectors[0].document);
+  for (const version of VERSIONS.filter((v) => v <= CURRENT_VERSION)) {
+    assert.deepEqual(validateMessage({ ...doc, schema_version: version }), [], `v${version}`);
+  }
+  const newer = validateMessage({ ...doc, schema_version: CURRENT_VERSION + 1 });
+  assert.equal(newer[0].path, "schema_version");
+  assert.equal(isMessage({ ...doc, content: [] }), false);
+  assert.equal(isMessage([doc]), false);
+});
