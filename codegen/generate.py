@@ -133,7 +133,9 @@ def _public_names(models_source: str) -> list[str]:
 
 
 def render(paths: Paths) -> dict[Path, str]:
-    """Every file codegen owns, as a path naming its root (`_ROOTS`) -> text."""
+    """Every file codegen owns, as a path starting with its root's label (`_roots`) -> text.
+
+    The Python header digests only the Python files, so `--python-only` renders them alike."""
     env = _env()
     found = versions(paths.schema)
     files: dict[Path, str] = {}
