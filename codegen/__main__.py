@@ -11,6 +11,15 @@ from .generate import CodegenError, Paths, check, write
 from .typescript import TypeScriptError
 
 
+def _ts_out(given: Path | None, out_dir: Path) -> Path | None:
+    """Where the TypeScript modules go: as told; else beside the Python output when that was
+    redirected (tests and tools point --out-dir at a temporary tree and must not write the
+    repository's typescript/generated/); else the package's own folder."""
+    if given is not None:
+        return given
+    return Paths.typescript if out_dir == Paths.out else out_dir / "typescript"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 with a diff if generated/ is stale")
@@ -27,8 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ts-out-dir",
         type=Path,
-        default=Paths.typescript,
-        help="the TypeScript package's generated modules (default: typescript/generated/)",
+        default=None,
+        help="the TypeScript package's generated modules (default: typescript/generated/, or "
+        "OUT_DIR/typescript when --out-dir is given: a redirected run writes nothing elsewhere)",
     )
     parser.add_argument(
         "--python-only",
@@ -40,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         schema=args.schema_dir,
         out=args.out_dir,
         migrations=args.migrations_dir,
-        typescript=None if args.python_only else args.ts_out_dir,
+        typescript=None if args.python_only else _ts_out(args.ts_out_dir, args.out_dir),
     )
     skipped = " (TypeScript skipped: --python-only)" if args.python_only else ""
     try:

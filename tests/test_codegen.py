@@ -294,3 +294,21 @@ def test_a_new_schema_version_gets_its_typescript_module_with_nothing_to_configu
     index = (ts_out / "index.js").read_text(encoding="utf-8")
     assert f'import * as v{newest + 1} from "./v{newest + 1}.js";' in index
     assert f"{newest + 1}: v{newest + 1}.validate" in index
+
+
+def test_a_redirected_run_writes_nothing_outside_its_out_dir(tmp_path: Path) -> None:
+    before = files_under(TS_GENERATED)
+    fixture = REPO / "tests" / "fixtures" / "schema_v2"  # other versions than the repository's
+    proc = run_codegen(
+        "--schema-dir",
+        fixture,
+        "--out-dir",
+        tmp_path / "gen",
+        "--migrations-dir",
+        tmp_path / "mig",
+        typescript=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert files_under(TS_GENERATED) == before
+    if not missing_node_tooling():
+        assert (tmp_path / "gen" / "typescript" / "index.js").exists()
