@@ -306,7 +306,6 @@ def test_a_redirected_run_writes_nothing_outside_its_out_dir(tmp_path: Path) -> 
         tmp_path / "gen",
         "--migrations-dir",
         tmp_path / "mig",
-        typescript=True,
     )
     assert proc.returncode == 0, proc.stderr
     assert files_under(TS_GENERATED) == before
