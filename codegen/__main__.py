@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                 )
                 return 1
-            what = "generated/" if args.python_only else "generated/ and typescript/generated/"
-            print(f"codegen --check: {what} match schema/{skipped}")
+            what = "generated/ matches" if args.python_only else "generated/ and typescript/generated/ match"
+            print(f"codegen --check: {what} schema/{skipped}")
             return 0
         for line in write(paths):
             print(line)
