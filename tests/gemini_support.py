@@ -17,6 +17,7 @@ import golden
 import metis.adapters
 import orjson
 from contracts.gemini import check_request
+from metis._genai_prices import data_version
 from metis.adapters import AdapterOptions
 from metis.adapters.gemini import GeminiAdapter
 from metis.assembly import RequestContext
@@ -28,7 +29,8 @@ FIXED_TIME = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 MODEL = "gemini:gemini-2.5-flash"
 SESSION = "sess_gemini"
 MESSAGE_ID = "01HZ0000000000000000000777"
-PRICING = "2026-11-01"
+PRICING = data_version()
+"""The genai-prices data the goldens were priced with (replies dated FIXED_TIME)."""
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 PNG_BYTES = base64.b64decode(PNG_1PX)
 _TOOL_ID = re.compile(r"tu_[0-9A-HJKMNP-TV-Z]{26}")

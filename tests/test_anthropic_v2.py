@@ -142,11 +142,9 @@ def test_request_with_v2_blocks_imports_to_golden(caplog: pytest.LogCaptureFixtu
     assert isinstance(summary.content[0], CompactionBlock) and summary.content[0].provider == PROVIDER
     # strict is canonical; the tool fields with no canonical place are listed, not lost
     assert imported.tools[0].strict is True
-    assert [d["path"] for d in imported.dropped] == [
-        "tools[0].cache_control",
-        "tools[0].defer_loading",
-        "tools[1]",
-    ]
+    # (v3: defer_loading and the server tool are canonical)
+    assert [d["path"] for d in imported.dropped] == ["tools[0].cache_control"]
+    assert imported.tools[0].defer_loading is True and imported.tools[1].kind == "web_search"
     # the custom-content document alone has no canonical form: kept in provider_raw, one WARN
     assert [t for t, _ in _drops(caplog)] == ["document"]
 
@@ -154,16 +152,13 @@ def test_request_with_v2_blocks_imports_to_golden(caplog: pytest.LogCaptureFixtu
 def test_request_with_v2_blocks_replays_as_recorded() -> None:
     """Import, then export to Anthropic: every block back where it was, with its citations
     (a web search citation with its encrypted_index), cache_control, the compaction's
-    signature and the custom-content document; only the tool fields listed as dropped go."""
+    signature and the custom-content document; only the tool field listed as dropped goes."""
     original = wire(REQUEST)
     imported = _import()
-    server_tools = [d["value"] for d in imported.dropped if d["path"] == "tools[1]"]
     body = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
-    body["tools"] = [*body["tools"], *server_tools]
     check_request(body)
     expected = copy.deepcopy(original)
-    for key in ("defer_loading", "cache_control"):
-        del expected["tools"][0][key]
+    del expected["tools"][0]["cache_control"]  # defer_loading and the server tool (v3) are carried
     assert _equivalent(body) == _equivalent(expected)
 
 

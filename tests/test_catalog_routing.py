@@ -331,9 +331,7 @@ def test_catalog_refuses_duplicate_ids_and_aliases() -> None:
 
 
 def test_finish_assistant_records_the_canonical_id_for_an_alias() -> None:
-    context = RequestContext(
-        session_id=SID, model="sonnet", tool_ids=ToolIdMap(SID), pricing_version="2026-05-08"
-    )
+    context = RequestContext(session_id=SID, model="sonnet", tool_ids=ToolIdMap(SID))
     message = finish_assistant(
         context,
         provider="anthropic",

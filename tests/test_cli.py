@@ -383,17 +383,32 @@ def test_replay_shows_body_drops_and_verdict(runner: CliRunner, db: Path, files:
     )
 
 
-def test_price_reprices_under_another_version(runner: CliRunner, db: Path) -> None:
+def test_price_reprices_with_an_override_table_beside_the_stored_cost(
+    runner: CliRunner, db: Path, tmp_path: Path
+) -> None:
     result = run(runner, "demo", "--db", db)
     assert result.exit_code == 0, result.output
     with Store.open(db) as store:
         (info,) = store.list_sessions()
-    result = run(runner, "--db", db, "price", info.id, "--pricing-version", "2026-05-08")
+    rates = {"input_per_mtok_usd": "100", "output_per_mtok_usd": "100"}
+    mine = tmp_path / "mine.json"
+    mine.write_text(
+        json.dumps(
+            {
+                "pricing_version": "mine",
+                "models": {"anthropic:claude-sonnet-4-6": rates, "openai:gpt-5": rates},
+            }
+        )
+    )
+    result = run(runner, "--db", db, "price", info.id, "--prices", mine, env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
-    assert "vs pricing 2026-05-08" in result.stdout and "2026-11-01" in result.stdout
+    assert "vs override mine" in result.stdout and "repriced by override:mine" in result.stdout
     totals = next(line for line in result.stdout.splitlines() if "total" in line)
     stored, repriced = [cell for cell in totals.split() if cell.startswith("$")]
-    assert stored != repriced  # openai:gpt-5's rates differ between the two tables
+    assert stored != repriced
+    with Store.open(db) as store:  # repricing reports beside what was stored, never over it
+        usages = [m.metadata.usage for m in store.iter_messages(info.id) if m.metadata.usage]
+    assert all(u.pricing_version.startswith("genai-prices@") for u in usages)
     assert_clean_failure(
         run(runner, "--db", db, "price", info.id, "--pricing-version", "1999-01-01"),
         1,
@@ -444,7 +459,7 @@ def test_validate_documents_and_wire_bodies(
     assert "invalid MessageList" in result.stdout
     assert "[1].created_at" in result.stdout and "[1].content[0]" in result.stdout
 
-    price = Path(__file__).resolve().parents[1] / "runtime" / "metis" / "data" / "pricing-2026-05-08.json"
+    price = Path(__file__).resolve().parents[1] / "runtime" / "metis" / "data" / "pricing-local.json"
     assert "valid PriceTable" in run(runner, "validate", price).stdout
 
     result = run(runner, "validate", files["anthropic"])
@@ -822,7 +837,10 @@ def test_price_as_of_a_date(runner: CliRunner, db: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "vs prices of 2026-06-01" in result.stdout
     rows = [line.split() for line in result.stdout.splitlines()[3:] if line.split()[0].isdigit()]
-    assert len(rows) == 5 and all(row[-1] == "2026-05-08" for row in rows)  # the table in force that day
+    # genai-prices' prices of that day: gpt-5 at $1.25 in, $0.125 cached, $10 out (the issue's
+    # example: the retired local table said $0.006385 for this reply)
+    assert len(rows) == 5 and "repriced by genai-prices@" in result.stdout
+    assert rows[3][1] == "openai:gpt-5" and rows[3][4] == "$0.0018945"
     assert_clean_failure(run(runner, "--db", db, "price", info.id, "--as-of", "June"), 2, "June")
 
 
@@ -862,7 +880,7 @@ def test_price_under_the_genai_prices_data_and_an_unknown_version(runner: CliRun
     assert result.exit_code == 0, result.output
     assert all(len(line) <= 80 for line in result.stdout.splitlines())
     rows = [line.split() for line in result.stdout.splitlines()[3:] if line.split()[0].isdigit()]
-    assert len(rows) == 5 and all(row[-1] == genai for row in rows)
+    assert len(rows) == 5 and f"repriced by {genai}" in result.stdout  # said once: every row's
     assert_clean_failure(
         run(runner, "--db", db, "price", "last", "--pricing-version", "genai-prices@0.0.0"),
         1,

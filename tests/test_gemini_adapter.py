@@ -492,7 +492,8 @@ def test_import_model_name_and_gemini_only_options() -> None:
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.options.model == "gemini:gemini-2.5-pro"
     assert imported.options.tool_choice == "any" and imported.options.thinking_budget == 0
-    assert [(d["path"], d["value"]) for d in imported.dropped] == [("tools[0].googleSearch", {})]
+    assert imported.dropped == []  # v3: googleSearch is a canonical web_search tool
+    assert [t.kind for t in imported.tools] == ["web_search"]
     # what carries no canonical meaning stays Gemini's own, beside the canonical parts
     assert imported.options.provider_options == {
         "gemini": {

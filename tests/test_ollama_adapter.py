@@ -49,13 +49,15 @@ from metis import (
 )
 from metis.adapters import AdapterOptions, WireImport, get
 from metis.assembly import RequestContext
+from metis.pricing import local_version
 
 PROVIDER = "ollama"
 ADAPTER = get(PROVIDER)
 SESSION = "sess_ollama_tests"
 T0 = datetime(2026, 5, 8, 12, 0, 0, 123456, tzinfo=UTC)
 RESPONSE_ID = "01JTX0000000000000000RESP0"
-PRICING = "2026-11-01"
+PRICING = local_version()
+"""Local models: priced by metis's own table (genai-prices has no Ollama), as an override."""
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 GIF = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
 JPEG_BYTES = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -281,7 +282,7 @@ def test_usage_is_normalized_and_cost_is_local() -> None:
     usage = message.metadata.usage
     assert usage is not None
     assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (386, 1920, 64)
-    assert usage.pricing_version == "2026-11-01"
+    assert usage.pricing_version == f"genai-prices@{version('genai-prices')}"
     assert usage.cost_usd > 0
 
 

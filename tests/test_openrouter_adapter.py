@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import json
 import logging
+from decimal import Decimal
+from importlib.metadata import version
 from typing import Any
 
 import golden
@@ -60,6 +62,8 @@ FLASH = "openrouter:google/gemini-2.5-flash"
 GPT = "openrouter:openai/gpt-5-mini"
 MODEL_OF = {"anthropic": SONNET, "gemini": FLASH, "openai": GPT}
 
+GENAI = f"genai-prices@{version('genai-prices')}"
+
 
 def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     """The adapter's WARNs (not the catalog's, which says once per process what it assumed)."""
@@ -84,7 +88,9 @@ def test_reply_keeps_openrouter_extensions_in_provider_raw(name: str) -> None:
     assert raw["reasoning_details"] == choice["message"]["reasoning_details"]  # kept exactly
     assert raw["native_finish_reason"] == choice["native_finish_reason"]
     assert raw["provider"] == body["provider"]
-    assert raw["reported_cost"] == body["usage"]["cost"]
+    usage = message.metadata.usage
+    assert usage is not None and "reported_cost" not in raw  # one place for it: Usage
+    assert usage.billed_cost_usd == Decimal(str(body["usage"]["cost"]))
 
 
 def test_reasoning_details_become_canonical_thinking() -> None:
@@ -119,8 +125,10 @@ def test_cost_is_local_and_the_reported_cost_is_kept_apart() -> None:
     usage = message.metadata.usage
     assert usage is not None
     assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (357, 1536, 187)
-    assert str(usage.cost_usd) != str((message.metadata.provider_raw or {})["reported_cost"])
-    assert usage.pricing_version == "2026-11-01"
+    assert usage.billed_cost_usd == Decimal("0.0034539")  # usage.cost, kept beside the local cost
+    assert usage.cost_usd == Decimal("0.0043368")  # 357 x 3 + 1536 x 0.30 + 187 x 15 per MTok
+    assert usage.pricing_version == GENAI
+    assert usage.units is not None and usage.units.reasoning_tokens == 52
 
 
 def test_upstream_tool_ids_pass_through_any_format() -> None:

@@ -24,7 +24,7 @@ from contracts import openai as openai_contract
 from genai_semconv import SCHEMAS
 from metis.client import Client
 from metis.errors import ProviderError
-from metis.ops import chat_records, dataset_line
+from metis.ops import chat_records, dataset_line, expand
 from metis.store import Store
 from metis_schema.v3 import Message, Role, ToolUseBlock
 from opentelemetry.sdk.trace import TracerProvider
@@ -72,7 +72,12 @@ def test_otel_records_follow_the_genai_conventions_with_usage_cost_and_model(
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
     with make_client(store, provider) as client:
         session_id, history = tool_loop(client, tmp_path)
-    records = list(chat_records(session_id, history))
+    written = list(chat_records(session_id, history))
+    # The second record lists only what its call was sent beyond the first record's input
+    # and output (the user turn, the reply): the two tool results.
+    assert [r["attributes"]["metis.input.messages.omitted"] for r in written] == [0, 2]
+    assert [m["role"] for m in written[1]["attributes"]["gen_ai.input.messages"]] == ["tool", "tool"]
+    records = list(expand(written))
     replies = [m for m in history if m.role == Role.assistant]
     assert len(records) == len(replies) == 2
 
@@ -182,7 +187,7 @@ def test_instrumented_client_emits_one_genai_span_per_exchange(
         session_id, history = tool_loop(client, tmp_path)
 
     finished = exporter.get_finished_spans()
-    records = list(chat_records(session_id, history))
+    records = list(expand(chat_records(session_id, history)))  # each call's input whole, as its span
     assert len(finished) == len(records) == 2
     for span, record in zip(finished, records, strict=True):
         assert span.name == record["name"] and span.kind == SpanKind.CLIENT
@@ -326,3 +331,65 @@ def test_a_workspace_image_cannot_go_into_a_dataset_line(tmp_path: Path) -> None
     with pytest.raises(ExportError, match="file_ref, which a dataset line cannot carry") as caught:
         dataset_line([picture])
     assert caught.value.message_id == picture.id and caught.value.path == "content"
+
+
+def test_otel_records_expand_to_the_whole_input_of_every_call() -> None:
+    """Issue 29: a record lists only what its call was sent beyond the record before it, and
+    `expand` gives back, for every call, exactly the input the whole-history record had:
+    through SYSTEM messages, tool loops, a cancelled turn (never replayed) and a compaction
+    (which rewrites the history the next call is sent)."""
+    from metis import _json
+    from metis.ops import compact
+    from metis.ops.export_otel import OMITTED, chat_record, sent_before
+    from test_store_support import assistant_meta, message, tool_call, tool_ids_of, tool_result
+
+    sid = "sess_expand"
+    call = tool_call(sid, calls=2)
+    first, second = tool_ids_of(call)
+    history = [
+        message(sid, "system", [{"type": "text", "text": "Be terse."}]),
+        user(sid, "one"),
+        assistant(sid, "two"),
+        user(sid, "three"),
+        call,
+        tool_result(sid, first, "r1"),
+        tool_result(sid, second, "r2"),
+        assistant(sid, "cut off", status="cancelled"),
+        user(sid, "again"),
+        assistant(sid, "four"),
+    ]
+    through = history[-1].id
+    history += [
+        message(
+            sid,
+            "assistant",
+            [
+                {
+                    "type": "compaction",
+                    "provider": compact.COMPACTOR,
+                    "summary": "They talked.",
+                    "data": _json.dumps({"through": through}).decode(),
+                }
+            ],
+            assistant_meta(),
+        ),
+        user(sid, "five"),
+        assistant(sid, "six"),
+        message(sid, "system", [{"type": "text", "text": "Now be verbose."}]),
+        user(sid, "seven"),
+        assistant(sid, "eight"),
+    ]
+    whole = []
+    for i, reply in enumerate(history):
+        if reply.role == Role.assistant:
+            record = chat_record(sid, sent_before(sid, history, i), reply)
+            del record["attributes"][OMITTED]
+            whole.append(record)
+    written = list(chat_records(sid, history))
+    assert list(expand(written)) == whole
+    assert list(expand(chat_records(sid, lambda: iter(history)))) == whole  # read again at the compaction
+    listed = [len(r["attributes"]["gen_ai.input.messages"]) for r in written]
+    # Records: two, the call, the cancelled turn, four, the compaction (its summarizer's
+    # request), six (after the rewrite: the summary and five), eight.
+    assert listed == [1, 1, 2, 1, 1, 2, 1], "each record lists only what is new"
+    assert [r["attributes"][OMITTED] for r in written] == [0, 2, 4, 6, 0, 0, 3]

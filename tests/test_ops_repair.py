@@ -151,3 +151,63 @@ def test_metis_repair_on_imported_traffic(tmp_path: Path) -> None:
         assert last.metadata.status == MessageStatus.cancelled
         assert "recording ended" in last.model_dump_json()
         assert [r.status for r in store.tool_calls(session)] == [ToolCallStatus.cancelled]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_repairs_at_once_answer_each_call_once(backend: str, tmp_path: Path) -> None:
+    """Issue 29, item 10: two repairs of one session started together. The open calls are
+    read inside the write transaction, so the second finds the first's answers and says
+    there is nothing to repair (it used to read them before, and fail "already answered")."""
+    import threading
+
+    target = new_target(backend, tmp_path)
+    with open_store(target) as store:
+        sids = []
+        for _ in range(6):
+            sid = store.create_session(str(tmp_path)).id
+            store.append_many([user(sid), tool_call(sid, calls=2)])
+            sids.append(sid)
+    stores = [open_store(target), open_store(target)]  # two connections, as two processes have
+    try:
+        for sid in sids:
+            start = threading.Barrier(2)
+            outcomes: list[object] = [None, None]
+
+            def run(
+                i: int, sid: str = sid, start: threading.Barrier = start, outcomes: list[object] = outcomes
+            ) -> None:
+                start.wait()
+                try:
+                    outcomes[i] = len(repair_session(stores[i], sid))
+                except Exception as exc:  # the test reports it
+                    outcomes[i] = exc
+
+            threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+            assert sorted(outcomes, key=str) == [0, 2], outcomes
+            assert stores[0].unanswered_tool_calls(sid) == []
+            assert len(stores[0].load_session(sid)) == 4
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_metis_repair_twice_at_once_exits_0_both_times(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "cli.sqlite3"
+    with open_store(db) as store:
+        sid = store.create_session(str(tmp_path)).id
+        store.append_many([user(sid), tool_call(sid, calls=3)])
+    command = [sys.executable, "-c", "from metis.cli import main; main()", "--db", str(db), "repair", sid]
+    runs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"
+    ]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    said = sorted(out.split(":")[0] for out, _ in outputs)
+    assert said == ["nothing to repair", f"repaired 3 tool call(s) of {sid}"], outputs

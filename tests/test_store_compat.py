@@ -194,3 +194,54 @@ def test_a_row_from_a_newer_schema_is_refused_with_a_typed_error(tmp_path: Path)
         newer = f"written in schema v{CURRENT_VERSION + 1}; this metis reads up to v{CURRENT_VERSION}"
         with pytest.raises(MigrationError, match=newer):
             store.load_session(SID)
+
+
+# --- messages of an earlier schema version handed to the store (issue 29, item 13) ------------------
+
+
+def _as_v1(messages: list[Any]) -> list[Any]:
+    """The messages as code written against schema v1 builds them: `metis_schema.v1` models."""
+    from metis_schema import v1
+
+    return [
+        v1.Message.model_validate({**m.model_dump(mode="json", exclude_none=True), "schema_version": 1})
+        for m in messages
+    ]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_v1_message_is_migrated_on_write(backend: str, tmp_path: Path) -> None:
+    from metis.canonical import message_hash
+    from metis.store import open_store
+    from metis.store._types import ToolCallStatus
+    from metis_schema.v3 import Message
+    from test_store_support import new_target, tool_call, tool_ids_of, tool_result
+
+    with open_store(new_target(backend, tmp_path)) as store:
+        sid = store.create_session("/w").id
+        call = tool_call(sid)
+        v2_messages = [user(sid), call, tool_result(sid, tool_ids_of(call)[0])]
+        first, *rest = _as_v1(v2_messages)
+        store.append(first)
+        store.append_many(rest)
+        loaded = store.load_session(sid)
+        assert all(type(m) is Message and m.schema_version == CURRENT_VERSION for m in loaded)
+        assert [message_hash(m) for m in loaded] == [message_hash(m) for m in v2_messages]
+        assert [r.status for r in store.tool_calls(sid)] == [ToolCallStatus.succeeded]
+
+
+def test_what_cannot_be_stored_is_a_typed_error_saying_why() -> None:
+    from metis.errors import DocumentError, StoreError
+    from metis_schema import v1
+
+    with Store.open(":memory:") as store:
+        sid = store.create_session("/w").id
+        (good,) = _as_v1([user(sid)])
+        broken = v1.Message.model_construct(**{**dict(good), "content": []})  # never validated
+        with pytest.raises(DocumentError, match="content") as caught:
+            store.append(broken)
+        assert "serializ" not in str(caught.value).lower()
+        with pytest.raises(StoreError, match=r"not a storable message: a builtins\.dict") as refused:
+            store.append({"id": good.id})  # type: ignore[arg-type]
+        assert f"metis_schema.v{CURRENT_VERSION}.Message" in str(refused.value)
+        assert store.load_session(sid) == []

@@ -100,3 +100,44 @@ def test_the_command_copies_with_a_summary(tmp_path: Path) -> None:
     assert hashes(dst) == hashes(src)
     result = runner.invoke(cli, ["store", "copy", src, "mysql://nowhere/db"])
     assert result.exit_code == 1 and "unknown store URL scheme" in result.output
+
+
+@pytest.mark.parametrize("src_kind", BACKENDS)
+def test_a_row_holding_an_unknown_block_is_not_copied_without_it(tmp_path: Path, src_kind: str) -> None:
+    """Issue 29, item 8: the reader drops a block type this metis does not know; copied, the
+    session would lose it while both hashes (of what this metis read) agree. It is named and
+    left out, the rest is copied, and the command exits 1."""
+    import json
+
+    from metis.errors import SessionNotFoundError
+    from test_store_support import raw_rows
+
+    src, dst = new_target(src_kind, tmp_path), new_target("sqlite", tmp_path)
+    with open_store(src) as store:
+        kept, odd = (store.create_session("/w").id for _ in range(2))
+        store.append_many(conversation(kept, 1))
+        store.append_many(conversation(odd, 1))
+        damaged = store.load_session(odd)[3]
+    content = json.loads(damaged.model_dump_json(include={"content"}))["content"]
+    content.append({"type": "hologram", "data": "from a newer metis"})
+    param = "?" if src_kind == "sqlite" else "?::jsonb"
+    assert raw_rows(
+        src,
+        f"UPDATE messages SET content_json = {param} WHERE id = ? RETURNING id",
+        json.dumps(content),
+        damaged.id,
+    )
+
+    result = CliRunner().invoke(cli, ["store", "copy", src, dst])
+    assert result.exit_code == 1, result.output
+    assert (
+        f"session {odd!r} not copied: message {damaged.id} holds content[1] (hologram block)" in result.stderr
+    )
+    assert "copied 4 of 4 messages (1 of 2 sessions new); all 4 verified by hash" in result.stdout
+    with open_store(dst) as copy:
+        assert len(copy.load_session(kept)) == 4
+        with pytest.raises(SessionNotFoundError):
+            copy.get_session(odd)
+    with open_store(src) as a, open_store(dst) as b:
+        report = copy_store(a, b)
+    assert [left.session_id for left in report.not_copied] == [odd]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,7 +156,8 @@ def test_cli_output_is_the_same_read_in_pages_of_two(tmp_path: Path, monkeypatch
     for args, text in whole.items():
         before = len(pages)
         assert _cli(db, *(a.format(sid=sid) for a in args)) == text, args
-        assert args[-1] == "otel" or len(pages) > before, f"{args} did not read in pages"
+        # `sessions` reads no message: the database counts them (Store.session_stats).
+        assert args == ("sessions",) or len(pages) > before, f"{args} did not read in pages"
     assert json.loads(whole[SHOWN[2]])["message_count"] == 10  # the demo's ten messages, two a page
 
 
@@ -189,3 +191,90 @@ def test_the_async_store_pages_too(store: Store) -> None:
         return [m async for m in AsyncStore(store).iter_messages(sid, page_size=5)]
 
     assert asyncio.run(walk()) == store.load_session(sid)
+
+
+# --- exports and views that grow with the work (issue 29, item 9) ---------------------------------
+
+
+def _chat_session(store: Store, n: int) -> str:
+    """`n` messages: user questions and assistant answers (one model call per two messages)."""
+
+    sid = store.create_session("/w").id
+    store.append_many([user(sid, f"q{i}") if i % 2 == 0 else assistant(sid, f"a{i}") for i in range(n)])
+    return sid
+
+
+def _export(db: Path, sid: str, out: Path) -> int:
+    from click.testing import CliRunner
+    from metis.cli import cli
+
+    args = ["--db", str(db), "export", sid, "--format", "otel", "-o", str(out)]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out.stat().st_size
+
+
+def test_the_otel_export_is_linear_in_the_session(tmp_path: Path) -> None:
+    """Each record used to repeat its call's whole input: 4x the messages wrote 16x the bytes."""
+    db = tmp_path / "otel.sqlite3"
+    with Store.open(db) as store:
+        short, long = _chat_session(store, 400), _chat_session(store, 1_600)
+    small, large = _export(db, short, tmp_path / "s.jsonl"), _export(db, long, tmp_path / "l.jsonl")
+    assert large < 4.5 * small, (small, large)
+
+
+def test_the_otel_export_holds_a_page_not_the_session(tmp_path: Path) -> None:
+    db = tmp_path / "otel-memory.sqlite3"
+    with Store.open(db) as store:
+        small, large = _chat_session(store, 500), _chat_session(store, 5_000)
+    _export(db, small, tmp_path / "warm.jsonl")  # imports and caches warmed outside the measured runs
+    peak_small = _peak(lambda: _export(db, small, tmp_path / "small.jsonl"))
+    peak_large = _peak(lambda: _export(db, large, tmp_path / "large.jsonl"))
+    assert peak_large < 1.5 * peak_small, (peak_small, peak_large)
+
+
+def test_sessions_reads_no_message_into_a_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list is counted by the database: decoding a row would fail here, and nothing does."""
+    from click.testing import CliRunner
+    from metis.cli import cli
+    from metis.cli._tables import Totals
+    from metis.store import _codec
+
+    db = tmp_path / "list.sqlite3"
+    with Store.open(db) as store:
+        sid = _session(store, 3)
+        totals = Totals.of(store.load_session(sid))
+
+    def no_decode(*_: object, **__: object) -> object:
+        raise AssertionError("a message was read into a model")
+
+    monkeypatch.setattr(_codec, "decode", no_decode)
+    result = CliRunner().invoke(cli, ["--db", str(db), "sessions"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    (line,) = [row for row in result.stdout.splitlines() if row.startswith(sid[:12])]
+    assert line.split()[-3:] == [str(totals.messages), f"{totals.tokens:,}", f"${totals.cost:.4f}"]
+
+
+def _show_seconds(db: Path, sid: str) -> float:
+    from click.testing import CliRunner
+    from metis.cli import cli
+
+    started = time.perf_counter()
+    result = CliRunner().invoke(cli, ["--db", str(db), "show", sid], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    return time.perf_counter() - started
+
+
+def test_show_wraps_a_long_line_in_linear_time(tmp_path: Path) -> None:
+    """One line without a space: textwrap took time in the square of its length to cut it."""
+    db = tmp_path / "long-line.sqlite3"
+    with Store.open(db) as store:
+        sids = []
+        for size in (1 << 20, 1 << 22):
+            sid = store.create_session("/w").id
+            store.append(user(sid, "x" * size))
+            sids.append(sid)
+    _show_seconds(db, sids[0])  # warmed
+    small = min(_show_seconds(db, sids[0]) for _ in range(2))
+    large = _show_seconds(db, sids[1])
+    assert large < 8 * small, (small, large)  # 4x the text; quadratic would be 16x

@@ -89,7 +89,16 @@ def test_the_layout_is_the_spec_tables_in_postgresql_types(url: str) -> None:
         "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position",
     )
     types = {(t, c): d for t, c, d in columns}
-    assert {t for t, _ in types} == {"metis_meta", "sessions", "messages", "tool_calls", "tool_id_map"}
+    assert {t for t, _ in types} == {
+        "metis_meta",
+        "sessions",
+        "messages",
+        "tool_calls",
+        "tool_id_map",
+        "session_settings",
+        "exchange_settings",
+    }
+    assert types["session_settings", "tools_json"] == types["session_settings", "options_json"] == "jsonb"
     assert types["messages", "content_json"] == types["messages", "metadata_json"] == "jsonb"
     assert types["sessions", "routing_policy_json"] == "jsonb"
     for table, column in (
@@ -365,3 +374,68 @@ def test_tool_ids_and_calls_survive_a_round_trip(url: str) -> None:
         (call,) = s.tool_calls("sess_ids")
         assert call.provider_id == "toolu_1" and call.status == "succeeded"
         assert s.failed_tool_calls() == {} and s.failed_tool_calls("sess_ids") == {"sess_ids": 0}
+
+
+# --- passwords in store URLs (issue 29, item 1) ---------------------------------------------------
+
+_UNREACHABLE = "127.0.0.1:1"
+"""A loopback port nothing listens on: every connection attempt is refused at once."""
+
+
+def test_no_password_of_a_url_reaches_an_error_or_the_pool_log() -> None:
+    """The userinfo password (even one with an unencoded `%`, which libpq quotes back in its
+    message) and libpq's `?password=` parameter appear neither in the "cannot connect" error
+    nor in psycopg-pool's warnings, which Python prints on stderr while the server is down."""
+    urls = [
+        f"postgresql://me@{_UNREACHABLE}/db?password=hunter2secret",
+        f"postgresql://me:pa%ss%word@{_UNREACHABLE}/db",
+        f"postgresql://me:pa%s@{_UNREACHABLE}/db",  # short: libpq quotes it whole
+        f"postgresql://me:s3cr3t-long@{_UNREACHABLE}/db?sslmode=disable&password=p%41ss%2",
+    ]
+    script = textwrap.dedent(
+        """
+        import sys
+        from metis.errors import StoreError
+        from metis.store import open_store
+        for url in sys.argv[1:]:
+            try:
+                open_store(url, timeout=1)
+            except StoreError as exc:
+                print(exc)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *urls], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.count("cannot connect to PostgreSQL") == len(urls), done.stdout
+    assert "error connecting" in done.stderr  # the pool did log its attempts
+    assert "invalid percent-encoded token" in done.stderr
+    for secret in ("hunter2secret", "pa%ss%word", '"pa%s"', "s3cr3t-long", "p%41ss%2", "pAss%2"):
+        assert secret not in done.stdout + done.stderr, secret
+    assert f"postgresql://me@{_UNREACHABLE}/db?password=[REDACTED]" in done.stdout
+
+
+def test_store_copy_does_not_show_the_password_of_a_url(tmp_path: Path, url: str) -> None:
+    from click.testing import CliRunner
+    from metis.cli import cli
+
+    with open_store(tmp_path / "src.sqlite3") as src:
+        sid = src.create_session("/w").id
+        src.append_many(conversation(sid, 1))
+    target = url.replace("postgres@", "postgres:userinfo%25pw@") + "&password=hunter2secret"
+    result = CliRunner().invoke(cli, ["store", "copy", str(tmp_path / "src.sqlite3"), target])
+    assert result.exit_code == 0, result.output
+    assert "verified by hash" in result.output
+    assert "hunter2secret" not in result.output and "userinfo%" not in result.output
+    assert "password=[REDACTED]" in result.output
+
+
+def test_redacted_finds_a_password_however_it_is_written() -> None:
+    from metis.store._open import redacted, url_passwords
+
+    url = "postgresql://me:pa/ss#w@rd%@db.test:5432/app?sslmode=require&pass%77ord=x%20y&user=me"
+    assert redacted(url) == "postgresql://me@db.test:5432/app?sslmode=require&password=[REDACTED]&user=me"
+    assert url_passwords(url) == ["pa/ss#w@rd%", "x%20y", "x y"]
+    assert redacted("postgresql://me@db.test/app") == "postgresql://me@db.test/app"
+    assert redacted("/home/me/metis.sqlite3") == "/home/me/metis.sqlite3"
+    assert url_passwords("postgresql://db.test/app") == []

@@ -96,7 +96,24 @@ def test_spec_tables_are_exactly_as_written(tmp_path: Path) -> None:
     ]
     ours["messages"] = {**messages, "indexes": spec_messages["indexes"]}
     assert {t: ours[t] for t in spec} == spec
-    assert set(ours) == {*spec, "metis_meta", "tool_id_map"}  # sessions popped from both
+    assert set(ours) == {*spec, "metis_meta", "tool_id_map", "session_settings", "exchange_settings"}
+    # Layout 4: a session's tool sets and options, versioned, and the revision of each exchange.
+    settings, exchanges = ours["session_settings"], ours["exchange_settings"]
+    assert isinstance(settings, dict) and isinstance(exchanges, dict)
+    assert [c[0] for c in settings["columns"]] == [
+        "session_id",
+        "revision",
+        "tools_json",
+        "options_json",
+        "created_at",
+        "schema_version",
+    ]
+    assert settings["fks"] == [("sessions", "session_id", "id")]
+    assert [c[0] for c in exchanges["columns"]] == ["message_id", "session_id", "revision"]
+    assert exchanges["fks"] == [
+        ("session_settings", "revision", "revision"),
+        ("session_settings", "session_id", "session_id"),
+    ]
     tool_id_map = ours["tool_id_map"]
     assert isinstance(tool_id_map, dict)
     assert [c[0] for c in tool_id_map["columns"]] == [

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 from decimal import Decimal
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -23,8 +25,26 @@ from metis.pricing import (
 )
 from metis.usage import TokenCounts, normalize_usage
 from metis.validation import validate_document
+from metis_schema.v3 import PriceTable
 
 DATA = Path(__file__).resolve().parent.parent / "runtime" / "metis" / "data"
+GENAI = f"genai-prices@{version('genai-prices')}"
+LOCAL = load_price_table().pricing_version
+AT = datetime(2026, 11, 20, 12, tzinfo=UTC)
+"""When the replies priced here were made: prices are those in force that day."""
+
+
+def _table(name: str, models: dict[str, tuple[str, str]]) -> PriceTable:
+    """A caller's own price table (an override), rates per MTok as (input, output)."""
+    return PriceTable.model_validate(
+        {
+            "pricing_version": name,
+            "models": {
+                k: {"input_per_mtok_usd": i, "output_per_mtok_usd": o} for k, (i, o) in models.items()
+            },
+        }
+    )
+
 
 # --- per-provider meaning of input_tokens ---------------------------------------------------------
 # Canonical input_tokens is *uncached* input only. The invariant pinned for every provider:
@@ -83,7 +103,9 @@ def test_gemini_prompt_includes_cached_content_and_thoughts_are_output(style: st
         "thoughts_token_count": 100,
     }
     counts = normalize_usage("gemini", camel if style == "camel" else snake)
-    assert counts == TokenCounts(input_tokens=250, output_tokens=400, cached_input_tokens=1000)
+    assert counts == TokenCounts(
+        input_tokens=250, output_tokens=400, cached_input_tokens=1000, reasoning_tokens=100
+    )
 
 
 def test_ollama_counts_are_taken_as_they_are() -> None:
@@ -98,8 +120,9 @@ def test_cached_tokens_are_priced_once_at_the_cache_rate() -> None:
         "openai",
         {"prompt_tokens": 1200, "completion_tokens": 80, "prompt_tokens_details": {"cached_tokens": 1000}},
     )
-    cost = compute_cost(counts, price_for("openai:gpt-5-mini", load_price_table("2026-05-08")))
-    assert cost == Decimal("0.000235")  # (50 + 25 + 160) / 1e6; double counting would give 0.000485
+    usage = make_usage(counts, pricing_key="openai:gpt-5-mini", latency_ms=0, at=AT)
+    assert usage.cost_usd == Decimal("0.000235")  # (50 + 25 + 160) / 1e6; double counting would give 0.000485
+    assert usage.pricing_version == GENAI
 
 
 @pytest.mark.parametrize(
@@ -132,16 +155,14 @@ def test_unknown_provider_usage() -> None:
 
 
 def test_section_8_1_example_costs_0_000654() -> None:
-    usage = make_usage(
-        TokenCounts(8, 42), pricing_key="anthropic:claude-sonnet-4-6", latency_ms=820, version="2026-05-08"
-    )
+    usage = make_usage(TokenCounts(8, 42), pricing_key="anthropic:claude-sonnet-4-6", latency_ms=820, at=AT)
     assert usage.cost_usd == Decimal("0.000654")
-    assert usage.pricing_version == "2026-05-08"
+    assert usage.pricing_version == GENAI
     assert json.loads(usage.model_dump_json())["cost_usd"] == "0.000654"
 
 
 def test_anthropic_cached_and_cache_write_by_hand() -> None:
-    # Sonnet 4.6 (2026-05-08): input 3.00, output 15.00, cache read 0.30, cache write 3.75 per Mtok.
+    # Sonnet 4.6 (genai-prices, Anthropic's price page): input 3.00, output 15.00, cache read 0.30, cache write 3.75 per Mtok.
     #   1,234 x 3.00  =  3,702.0
     #     567 x 15.00 =  8,505.0
     #  45,678 x 0.30  = 13,703.4
@@ -156,31 +177,31 @@ def test_anthropic_cached_and_cache_write_by_hand() -> None:
             "cache_creation_input_tokens": 8910,
         },
     )
-    usage = make_usage(counts, pricing_key="anthropic:claude-sonnet-4-6", latency_ms=1, version="2026-05-08")
+    usage = make_usage(counts, pricing_key="anthropic:claude-sonnet-4-6", latency_ms=1, at=AT)
     assert usage.cost_usd == Decimal("0.0593229")
 
 
 def test_cache_rates_default_to_the_input_rate() -> None:
-    price = price_for("openai:gpt-5", load_price_table("2026-05-08"))
+    price = price_for("openai:gpt-5", _table("mine", {"openai:gpt-5": ("2.50", "10.00")}))
     assert price.cached_read_per_mtok_usd is None
     assert compute_cost(TokenCounts(0, 0, 1_000_000, 0), price) == Decimal("2.50")
 
 
 def test_tiny_costs_are_exact_and_written_without_exponent() -> None:
-    usage = make_usage(
-        TokenCounts(1, 0), pricing_key="openai:gpt-4o-mini", latency_ms=0, version="2026-05-08"
-    )
+    usage = make_usage(TokenCounts(1, 0), pricing_key="openai:gpt-4o-mini", latency_ms=0, at=AT)
     assert usage.cost_usd == Decimal("0.00000015")
     assert '"cost_usd":"0.00000015"' in usage.model_dump_json()
 
 
 def test_reprice_changes_cost_and_version_but_not_counts() -> None:
     counts = TokenCounts(input_tokens=1000, output_tokens=100, cached_input_tokens=0)
-    stored = make_usage(counts, pricing_key="openai:gpt-5", latency_ms=640, version="2026-05-08")
+    old = _table("2026-05-08", {"openai:gpt-5": ("2.50", "10.00")})  # the retired hand-kept rate
+    stored = make_usage(counts, pricing_key="openai:gpt-5", latency_ms=640, table=old)
     assert stored.cost_usd == Decimal("0.0035")  # 1000 x 2.50 + 100 x 10.00
-    again = reprice(stored, pricing_key="openai:gpt-5", version="2026-11-01")
+    assert stored.pricing_version == "override:2026-05-08"  # named as the override it was
+    again = reprice(stored, pricing_key="openai:gpt-5", at=AT)
     assert again.cost_usd == Decimal("0.00225")  # 1000 x 1.25 + 100 x 10.00
-    assert again.pricing_version == "2026-11-01"
+    assert again.pricing_version == GENAI
     for field in (
         "input_tokens",
         "output_tokens",
@@ -189,14 +210,14 @@ def test_reprice_changes_cost_and_version_but_not_counts() -> None:
         "latency_ms",
     ):
         assert getattr(again, field) == getattr(stored, field)
-    assert stored.pricing_version == "2026-05-08"  # the stored usage itself is untouched
+    assert stored.pricing_version == "override:2026-05-08"  # the stored usage itself is untouched
 
 
-def test_new_usage_uses_the_current_table() -> None:
-    assert available_versions() == ["2026-05-08", "2026-11-01"]
-    assert current_version() == "2026-11-01"
+def test_new_usage_is_priced_by_genai_prices() -> None:
+    assert available_versions() == [LOCAL, GENAI]
+    assert current_version() == GENAI
     usage = make_usage(TokenCounts(1, 1), pricing_key="openai:gpt-5", latency_ms=0)
-    assert usage.pricing_version == "2026-11-01"
+    assert usage.pricing_version == GENAI
 
 
 # --- price tables are data validated by the schema -------------------------------------------------------
@@ -207,7 +228,7 @@ def test_shipped_price_tables_validate(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert validate_document(doc, "PriceTable") == []
     table = load_price_table(doc["pricing_version"])
-    assert path.name == f"pricing-{table.pricing_version}.json"
+    assert path.name == "pricing-local.json" and table.pricing_version.startswith("metis-local@")
 
 
 @pytest.mark.parametrize(
@@ -265,7 +286,7 @@ def test_price_table_file_errors(tmp_path: Path) -> None:
 def test_unknown_pricing_version() -> None:
     with pytest.raises(PricingError) as caught:
         load_price_table("1999-01-01")
-    assert "2026-05-08" in str(caught.value)  # the hint lists the known versions
+    assert LOCAL in str(caught.value) and GENAI in str(caught.value)  # the hint lists the known versions
 
 
 # --- unpriced models ---------------------------------------------------------------------------------------
@@ -273,8 +294,8 @@ def test_unknown_pricing_version() -> None:
 
 def test_missing_price_is_an_error_naming_model_and_version() -> None:
     with pytest.raises(PricingError) as caught:
-        price_for("ollama:mystery", load_price_table("2026-05-08"))
-    assert "ollama:mystery" in str(caught.value) and "2026-05-08" in str(caught.value)
+        price_for("ollama:mystery", load_price_table())
+    assert "ollama:mystery" in str(caught.value) and LOCAL in str(caught.value)
 
 
 def test_unpriced_models_cost_zero_under_the_unpriced_version(caplog: pytest.LogCaptureFixture) -> None:
@@ -297,18 +318,37 @@ def test_a_model_no_source_prices_is_unpriced_not_guessed() -> None:
 # --- genai-prices: the maintained source behind the local table --------------------------------------------
 
 
-def test_the_local_table_overrides_genai_prices() -> None:
+def test_genai_prices_is_the_one_source_of_rates_it_has() -> None:
+    # The local table kept sonnet at hand-kept rates; genai-prices has it, so it prices it.
+    assert "anthropic:claude-sonnet-4-6" not in load_price_table().models
     usage = make_usage(TokenCounts(1_000_000, 0), pricing_key="anthropic:claude-sonnet-4-6", latency_ms=0)
-    assert usage.pricing_version == current_version() and usage.cost_usd == Decimal("3")
+    assert usage.pricing_version == GENAI and usage.cost_usd == Decimal("3")
+
+
+def test_no_local_rate_duplicates_one_genai_prices_has() -> None:
+    from metis._genai_prices import cost
+
+    for key in load_price_table().models:
+        assert cost(TokenCounts(1000, 1000), key).cost is None, f"{key}: genai-prices has it; retire it"
+
+
+def test_the_local_table_is_the_default_only_for_models_genai_prices_lacks() -> None:
+    usage = make_usage(TokenCounts(1000, 1000), pricing_key="openrouter:deepseek/deepseek-v3", latency_ms=0)
+    assert usage.pricing_version == LOCAL and usage.cost_usd == Decimal("0.00125")  # 0.25 in + 1.00 out
+
+
+def test_an_explicit_local_version_is_an_override_named_as_such() -> None:
+    usage = make_usage(TokenCounts(10, 10), pricing_key="ollama:qwen3-8b", latency_ms=0, version=LOCAL)
+    assert usage.pricing_version == f"override:{LOCAL}"
+    with pytest.raises(PricingError):  # an override prices alone: no fallback
+        make_usage(TokenCounts(10, 10), pricing_key="openai:gpt-4o", latency_ms=0, version=LOCAL)
 
 
 def test_a_model_the_local_table_lacks_is_priced_by_genai_prices_naming_its_version() -> None:
-    from importlib.metadata import version
-
     usage = make_usage(
         TokenCounts(1_000_000, 1_000_000), pricing_key=UNPRICED, latency_ms=0, model="openai:gpt-4o"
     )
-    assert usage.pricing_version == f"genai-prices@{version('genai-prices')}"
+    assert usage.pricing_version == GENAI
     assert usage.cost_usd == Decimal("12.5")  # $2.50 in + $10 out per MTok
     # cached input is part of genai-prices' input_tokens: the cached share gets the cache rate
     cached = make_usage(
@@ -317,20 +357,19 @@ def test_a_model_the_local_table_lacks_is_priced_by_genai_prices_naming_its_vers
     assert cached.cost_usd == Decimal("1.25")
 
 
-def test_price_as_of_uses_the_table_in_force_that_day() -> None:
+def test_price_as_of_reprices_at_that_days_prices_beside_the_stored_cost() -> None:
     from datetime import date
 
-    from metis.pricing import price_as_of, table_in_force
+    from metis.pricing import price_as_of
 
-    assert table_in_force(date(2020, 1, 1)) is None
-    assert table_in_force(date(2026, 6, 1)).pricing_version == "2026-05-08"
-    assert table_in_force(date(2026, 12, 1)).pricing_version == "2026-11-01"
-    usage = make_usage(TokenCounts(1_000_000, 0), pricing_key="anthropic:claude-sonnet-4-6", latency_ms=0)
-    again = price_as_of(usage, pricing_key="anthropic:claude-sonnet-4-6", day=date(2026, 6, 1))
-    assert again.pricing_version == "2026-05-08"
-    # before any local table: genai-prices' price of that date
-    early = price_as_of(usage, pricing_key="openai:gpt-4o", day=date(2024, 6, 1), model="openai:gpt-4o")
-    assert early.pricing_version.startswith("genai-prices@") and early.cost_usd > 0
+    # Mistral Medium: $0.40/$2.00 until 2026-06-15, $1.50/$7.50 from 2026-06-16 (genai-prices).
+    stored = make_usage(
+        TokenCounts(1_000_000, 0), pricing_key="mistral:mistral-medium-latest", latency_ms=0, at=AT
+    )
+    assert stored.cost_usd == Decimal("1.5")
+    before = price_as_of(stored, pricing_key="mistral:mistral-medium-latest", day=date(2026, 6, 1))
+    assert before.cost_usd == Decimal("0.4") and before.pricing_version == GENAI
+    assert stored.cost_usd == Decimal("1.5")  # what was stored is untouched
 
 
 # --- values metis builds itself are what validation would build ----------------------------------------

@@ -279,6 +279,12 @@ UNTAGGED_NEEDLES = {
     "RequestOptions": '"max_tokens"',
     "ReasoningEffort": '"reasoning_effort"',
     "OutputSchema": '"output_schema"',
+    "UsageUnits": '"units"',
+    "SettingsRevision": '"tools": [',
+    "ExchangeSettings": '"message_id"',
+    "ToolKind": '"kind": "web_search"',
+    "ProviderToolConfig": '"config": {',
+    "UserLocation": '"user_location": {"',
 }
 """For an added definition without a `type` tag: the text that shows a vector uses it."""
 

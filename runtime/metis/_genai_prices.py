@@ -1,11 +1,14 @@
-"""Prices from the maintained `genai-prices` data set, for models metis's own table does not list.
+"""Dated prices from the maintained `genai-prices` data set: metis's one source of prices.
 
-metis's price table (`metis/data/pricing-<date>.json`) is small and hand-kept: the
-override, and what prices the catalog's models offline. Everything else — a new model,
-a dated snapshot name, an OpenRouter route — is looked up in `genai-prices`, which ships
-many providers' prices with the dates they were in force, inside the package (no network).
-The cost it produces is recorded with `pricing_version` `genai-prices@<its version>`, so a
-stored cost still names the data that produced it.
+`genai-prices` ships many providers' prices with the dates they were in force, inside the
+package (no network), in the units prices are set in: tokens by kind (cache reads,
+cache writes by TTL, audio, image), web searches and code executions per thousand, and
+per-request fees. A cost it produces is recorded with `pricing_version`
+`genai-prices@<its version>`, so a stored cost names the data that produced it.
+
+A price is resolved once per (provider, model, day) and kept (`_resolved`, bounded):
+pricing a long history asks the data set once per model and day, not once per message.
+A model whose prices change within a day (an off-peak window) is resolved per call.
 
 The package is imported on first use only: it carries its whole data set as Python, too
 heavy for the commands and sessions that never need it.
@@ -13,11 +16,11 @@ heavy for the commands and sessions that never need it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
-from functools import cache
+from functools import cache, lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, NamedTuple
 
 from .usage import TokenCounts
 
@@ -31,7 +34,7 @@ PROVIDER_IDS = {
     "responses": "openai",
 }
 """metis provider -> genai-prices provider id (Ollama runs locally: no price to look up)."""
-_MISSES_MAX = 1024
+_RESOLVED_MAX = 4096
 
 
 @cache
@@ -43,43 +46,90 @@ def data_version() -> str | None:
         return None
 
 
-_misses: set[str] = set()
+class Priced(NamedTuple):
+    """A cost, or why there is none (`cost` None, `reason` set)."""
+
+    cost: Decimal | None
+    reason: str | None = None
 
 
-def cost(counts: TokenCounts, pricing_key: str, *, at: datetime | None = None) -> Decimal | None:
-    """Cost of `counts` for `pricing_key` (`provider:model`) at time `at`; None when unknown."""
-    if pricing_key in _misses or data_version() is None:
-        return None
+class _Resolved(NamedTuple):
+    model: Any  # genai_prices.types.ModelInfo; None when the lookup failed
+    price: Any  # its ModelPrice for the day; None when it varies within the day
+    reason: str | None
+
+
+def cost(counts: TokenCounts, pricing_key: str, *, at: datetime | None = None) -> Priced:
+    """Cost of `counts` for `pricing_key` (`provider:model`) at time `at` (default now)."""
+    when = at or datetime.now(UTC)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
     provider, _, model = pricing_key.partition(":")
+    if data_version() is None:
+        return Priced(None, "genai-prices is not installed")
     provider_id = PROVIDER_IDS.get(provider)
     if provider_id is None or not model:
-        return None
-    calc = _calc()
-    n_in, n_out, cached, written = counts
+        return Priced(None, f"{SOURCE} prices no {provider or pricing_key!r} models")
+    resolved = _resolved(provider_id, model, when.astimezone(UTC).date())
+    if resolved.model is None:
+        return Priced(None, resolved.reason)
+    price = resolved.price if resolved.price is not None else resolved.model.get_prices(when)
     try:
-        result = calc(
-            _usage(n_in + cached + written, n_out, cached, written),  # its input_tokens include cache
-            model,
-            provider_id=provider_id,
-            genai_request_timestamp=at or datetime.now(UTC),
-        )
+        total = price.calc_price(_usage(counts))["total_price"]
+    except ValueError as exc:  # counts its data model refuses (a breakdown it cannot place)
+        return Priced(None, f"{SOURCE} cannot price these counts of {pricing_key}: {exc}")
+    return Priced(Decimal(total))
+
+
+@lru_cache(maxsize=_RESOLVED_MAX)
+def _resolved(provider_id: str, model: str, day: date) -> _Resolved:
+    """The model's prices in force on `day` (noon UTC), looked up once per (provider, model, day)."""
+    from genai_prices.data_snapshot import get_snapshot
+    from genai_prices.types import TimeOfDateConstraint
+
+    try:
+        _, info = get_snapshot().find_provider_model(model, None, provider_id, None)
     except LookupError:
-        if len(_misses) < _MISSES_MAX:  # names come from callers: bounded
-            _misses.add(pricing_key)
-        return None
-    return Decimal(result.total_price)
+        return _Resolved(None, None, f"{data_version()} has no price for {provider_id} model {model!r}")
+    prices = info.prices
+    if isinstance(prices, list) and any(isinstance(p.constraint, TimeOfDateConstraint) for p in prices):
+        return _Resolved(info, None, None)  # e.g. off-peak hours: resolved at the reply's time
+    noon = datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
+    return _Resolved(info, info.get_prices(noon), None)
 
 
-def _usage(n_in: int, n_out: int, cached: int, written: int) -> Any:
+def _usage(counts: TokenCounts) -> Any:
+    """genai-prices' Usage of `counts`: its input and cache totals include their parts."""
     from genai_prices import Usage
 
-    return Usage(input_tokens=n_in, output_tokens=n_out, cache_read_tokens=cached, cache_write_tokens=written)
+    written = counts.cache_creation_input_tokens
+    values: dict[str, int] = {
+        "input_tokens": counts.input_tokens + counts.cached_input_tokens + written,
+        "output_tokens": counts.output_tokens,
+        "cache_read_tokens": counts.cached_input_tokens,
+        "cache_write_tokens": written,
+    }
+    one_hour = counts.cache_creation_1h_input_tokens
+    if one_hour:
+        values["cache_write_1h_tokens"] = one_hour
+        values["cache_write_5m_tokens"] = written - one_hour
+    for name, value in (
+        ("output_reasoning_tokens", counts.reasoning_tokens),
+        ("input_audio_tokens", counts.input_audio_tokens),
+        ("input_image_tokens", counts.input_image_tokens),
+        ("output_audio_tokens", counts.output_audio_tokens),
+        ("output_image_tokens", counts.output_image_tokens),
+        ("web_searches", counts.web_search_requests),
+        ("code_executions", counts.code_execution_requests),
+    ):
+        if value:
+            values[name] = value
+    return Usage(**values)
 
 
-def _calc() -> Any:
-    from genai_prices import calc_price
+def cache_clear() -> None:
+    """Forget resolved prices (tests that swap the data snapshot)."""
+    _resolved.cache_clear()
 
-    return calc_price
 
-
-__all__ = ["PROVIDER_IDS", "SOURCE", "cost", "data_version"]
+__all__ = ["PROVIDER_IDS", "SOURCE", "Priced", "cache_clear", "cost", "data_version"]

@@ -64,7 +64,7 @@ from .ids import ToolIdMap, new_message_id
 from .invariants import BLOCK_CLASSES, check_message
 from .pricing import make_usage
 from .tools import ToolRegistry
-from .usage import TokenCounts
+from .usage import TokenCounts, content_units, merge_event
 from .validation import pydantic_problems
 
 log = logging.getLogger("metis.assembly")
@@ -388,12 +388,14 @@ def _assistant_message(
     entry = load_catalog().resolve(context.model)
     usage = None
     if counts is not None:
+        counts = content_units(provider, counts, content)
         usage = make_usage(
             counts,
             pricing_key=entry.pricing_key,
             latency_ms=context.latency_ms,
             version=context.pricing_version,
             model=entry.id,
+            at=created_at,
         )
     if context.routing is not None:
         routing = _routing_copy(context.routing)
@@ -597,17 +599,7 @@ class StreamAssembler:
                 # its item done with citations), so it replaces them.
                 self._blocks[event.index] = _Block("block", whole=event.block)
             case UsageUpdateEvent():
-                old = self._counts or TokenCounts()
-                self._counts = TokenCounts(
-                    input_tokens=old.input_tokens if event.input_tokens is None else event.input_tokens,
-                    output_tokens=old.output_tokens if event.output_tokens is None else event.output_tokens,
-                    cached_input_tokens=old.cached_input_tokens
-                    if event.cached_input_tokens is None
-                    else event.cached_input_tokens,
-                    cache_creation_input_tokens=old.cache_creation_input_tokens
-                    if event.cache_creation_input_tokens is None
-                    else event.cache_creation_input_tokens,
-                )
+                self._counts = merge_event(self._counts, event)
             case MessageCompleteEvent():
                 self._complete = event
             case ErrorEvent():

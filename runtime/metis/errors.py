@@ -246,6 +246,15 @@ class StreamLimitError(WireFormatError):
         super().__init__(message, **kw)
 
 
+class BodyLimitError(WireFormatError):
+    """A response body read whole grew past the client's bound once inflated (`limit`, in
+    bytes): a compression bomb must not make the client hold hundreds of megabytes."""
+
+    def __init__(self, message: str, *, limit: int | None = None, **kw: str | None) -> None:
+        self.limit = limit
+        super().__init__(message, **kw)
+
+
 class CriticalBlockError(AdapterError):
     """A block marked critical (metadata.critical_blocks) cannot be carried by the target."""
 
@@ -297,6 +306,12 @@ class ProviderError(AdapterError):
         super().__init__(f"{status}{error_type}: {message}", provider=provider, **kw)
 
 
+class NotAReplyError(ProviderError):
+    """The server answered, but not with a reply: a redirect (which the client does not
+    follow), or a success whose body holds no event of one (an error object, an HTML page,
+    `null`, nothing). `status_code` and `body` (the server's text, bounded) say what came."""
+
+
 # --- store and client ----------------------------------------------------------------------
 
 
@@ -321,6 +336,7 @@ __all__ = [
     "REDACTED",
     "RETRYABLE_HTTP_BELOW_500",
     "AdapterError",
+    "BodyLimitError",
     "CapabilityError",
     "ClientError",
     "CriticalBlockError",
@@ -331,6 +347,7 @@ __all__ = [
     "MetisError",
     "MigrationError",
     "NewerSchemaError",
+    "NotAReplyError",
     "PricingError",
     "ProviderError",
     "RecordingError",

@@ -1,23 +1,26 @@
-"""Local cost computation from versioned price tables (spec §6.4, §13).
+"""Costs from dated prices, at the reply's time (spec §6.4, §13).
 
-Costs are never parroted from a provider: prices change, some providers send no cost,
-and a stored cost must say which table produced it (`Usage.pricing_version`) so it can
-be recomputed under another one (`reprice`). Price tables are JSON data files
-(`metis/data/pricing-<version>.json`) validated against the schema's PriceTable.
-Arithmetic is exact `Decimal`: tokens x rate / 1,000,000, with no rounding.
+One source of dated prices: the maintained `genai-prices` data set (`metis._genai_prices`),
+asked for the prices in force when the reply was made (`Message.created_at`), its costs
+recorded under `genai-prices@<data version>`. metis's own table
+(`metis/data/pricing-local.json`, validated against the schema's PriceTable) is only two
+things: the offline default for models genai-prices lacks (local models at $0, a route
+it does not list), recorded under the table's own version (`metis-local@<date>`); and an
+override a caller names explicitly (`version=`/`table=`, `metis price --prices FILE`),
+recorded as `override:<its version>`. It keeps no rate genai-prices has.
 
-Two sources, one order: metis's own tables (versions named by their date, e.g.
-`2026-11-01`) are the override and the offline default for the catalog's models; the
-maintained `genai-prices` data set prices everything else, its costs recorded under
-`genai-prices@<its version>` (see `metis._genai_prices`). A model neither knows is
-recorded with cost 0 and pricing_version `unpriced`, and shown as unpriced, not $0.
+A model no source prices is recorded with cost 0 under pricing_version `unpriced` and an
+`unpriced_reason`, and shown as unpriced, never as $0. A reply with nothing counted is
+not priced at all (`no-usage`). Arithmetic is exact `Decimal`, with no rounding.
+
+Repricing (`reprice`, `price_as_of`) returns a new Usage beside the stored one; what was
+stored is never changed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from functools import cache
@@ -28,32 +31,37 @@ from pydantic import ValidationError
 
 from . import _genai_prices as _genai
 from .errors import PricingError
-from .usage import TokenCounts, UsageCountError
+from .usage import TokenCounts, UsageCountError, counts_of, units_of
 from .validation import explain
 
 _MILLION = Decimal(1_000_000)
 _log = logging.getLogger("metis.pricing")
 UNPRICED = "unpriced"
-"""pricing_key / pricing_version of models no price table covers."""
-_FILE = re.compile(r"^pricing-(?P<version>.+)\.json$")
+"""pricing_key / pricing_version of models no price source covers."""
+NO_USAGE = "no-usage"
+"""pricing_version of a Usage with nothing counted: not priced, since nothing was used."""
+OVERRIDE = "override:"
+"""Prefix of the pricing_version of a cost from a table the caller chose over genai-prices."""
+_LOCAL_FILE = "pricing-local.json"
 
 
 def _data_dir() -> Path:
     return Path(__file__).resolve().parent / "data"
 
 
+def local_version() -> str:
+    """The version of metis's own table (`metis-local@<date>`)."""
+    return load_price_table().pricing_version
+
+
 def available_versions() -> list[str]:
-    """Pricing versions shipped with metis, oldest first."""
-    found = [m["version"] for p in _data_dir().iterdir() if (m := _FILE.match(p.name))]
-    return sorted(found)
+    """Pricing versions a caller can name: the local table's, then genai-prices' data."""
+    return [local_version(), *filter(None, [_genai.data_version()])]
 
 
 def current_version() -> str:
-    """The newest shipped pricing version: what new usage is priced with."""
-    versions = available_versions()
-    if not versions:
-        raise PricingError("no price tables are installed", hint="reinstall metis")
-    return versions[-1]
+    """What new usage is priced with first: genai-prices' data (the local table without it)."""
+    return _genai.data_version() or local_version()
 
 
 def parse_price_table(text: str, *, source: str = "price table") -> PriceTable:
@@ -67,21 +75,26 @@ def parse_price_table(text: str, *, source: str = "price table") -> PriceTable:
 
 
 @cache
-def load_price_table(version: str | None = None) -> PriceTable:
-    """The shipped price table of `version` (default: the current one)."""
-    version = version or current_version()
-    path = _data_dir() / f"pricing-{version}.json"
+def _local_table() -> PriceTable:
+    path = _data_dir() / _LOCAL_FILE
     if not path.exists():
-        known = [*available_versions(), *filter(None, [_genai.data_version()])]
-        raise PricingError(f"unknown pricing version {version!r}", hint=f"known versions: {', '.join(known)}")
-    table = parse_price_table(path.read_text(encoding="utf-8"), source=path.name)
-    if table.pricing_version != version:
-        raise PricingError(f"{path.name} declares pricing_version {table.pricing_version!r}")
+        raise PricingError(f"{_LOCAL_FILE} is not installed", hint="reinstall metis")
+    return parse_price_table(path.read_text(encoding="utf-8"), source=_LOCAL_FILE)
+
+
+def load_price_table(version: str | None = None) -> PriceTable:
+    """metis's own table; `version`, when given, must be its version."""
+    table = _local_table()
+    if version is not None and version != table.pricing_version:
+        raise PricingError(
+            f"unknown pricing version {version!r}",
+            hint=f"known versions: {', '.join(available_versions())}",
+        )
     return table
 
 
 def check_version(version: str) -> str:
-    """`version` when it names a shipped table or the installed genai-prices data; else PricingError."""
+    """`version` when it names the local table or the installed genai-prices data; else PricingError."""
     if version != _genai.data_version():
         load_price_table(version)
     return version
@@ -99,8 +112,11 @@ def price_for(pricing_key: str, table: PriceTable) -> ModelPrice:
 
 
 def compute_cost(counts: TokenCounts, price: ModelPrice) -> Decimal:
-    """Exact cost in USD of normalized token counts at `price` (cache rates default to input)."""
-    n_in, n_out, cached, written = counts
+    """Exact cost in USD of normalized token counts at a table's `price` (cache rates default to input).
+
+    A table prices tokens only: reasoning, audio and image tokens at the rate of the total
+    they are part of, server-tool requests not at all (genai-prices prices those)."""
+    n_in, n_out, cached, written = counts[:4]
     input_rate = price.input_per_mtok_usd
     total = n_in * input_rate + n_out * price.output_per_mtok_usd
     # Cache terms only when there are such tokens (most replies have none): exact either way.
@@ -126,10 +142,18 @@ def _plain(value: Decimal) -> Decimal:
     return Decimal(format(normal, "f"))
 
 
-def _bad_counts(counts: TokenCounts) -> None:
-    for name, value in zip(TokenCounts._fields, counts, strict=True):
+def _check_counts(counts: TokenCounts, latency_ms: int) -> None:
+    for name, value in zip(TokenCounts._fields[:13], counts[:13], strict=True):
         if type(value) is not int or value < 0:
             raise UsageCountError(f"TokenCounts.{name} must be a non-negative int, got {value!r}", path=name)
+    billed = counts.billed_cost_usd
+    if billed is not None and (not isinstance(billed, Decimal) or not billed.is_finite() or billed < 0):
+        raise UsageCountError(
+            f"TokenCounts.billed_cost_usd must be a non-negative Decimal, got {billed!r}",
+            path="billed_cost_usd",
+        )
+    if type(latency_ms) is not int:
+        raise UsageCountError(f"latency_ms must be an int, got {latency_ms!r}", path="latency_ms")
 
 
 def make_usage(
@@ -142,39 +166,36 @@ def make_usage(
     model: str | None = None,
     at: datetime | None = None,
 ) -> Usage:
-    """A canonical Usage: counts, locally computed cost, and the pricing version used.
+    """A canonical Usage: counts, the cost computed locally at time `at`, and what priced it.
 
-    Where the price comes from (see the module docstring): an explicit `table` or local
-    `version` prices alone (PricingError when it lacks the key); `version` naming the
-    installed genai-prices data uses that alone; by default the current local table is
-    tried first and genai-prices (at time `at`, default now) second. A model neither
-    prices costs 0 under pricing_version `unpriced`, logged at DEBUG only: callers that
-    record usage say so where it is recorded (a CLI warning in the middle of a streamed
-    reply helps nobody), and the stored version says it for ever after.
+    `at` is when the reply was made (its created_at; default now): genai-prices is asked
+    for the prices in force then. By default genai-prices prices first and the local table
+    second (models genai-prices lacks); `version` naming the genai-prices data uses it
+    alone; an explicit `table`, or `version` naming the local table, overrides both
+    (PricingError when it lacks the key) and is recorded as `override:<version>`. A model
+    no source prices costs 0 under pricing_version `unpriced` with the reason, logged at
+    DEBUG only: callers that record usage say so where it is recorded (a CLI warning in
+    the middle of a streamed reply helps nobody), and the stored Usage says it for ever
+    after. Counts that are all zero are not priced (`no-usage`).
     """
-    n_in, n_out, cached, written = counts
-    if not (
-        type(n_in) is int
-        and type(n_out) is int
-        and type(cached) is int
-        and type(written) is int
-        and n_in >= 0
-        and n_out >= 0
-        and cached >= 0
-        and written >= 0
-    ):
-        _bad_counts(counts)
-    if type(latency_ms) is not int:
-        raise UsageCountError(f"latency_ms must be an int, got {latency_ms!r}", path="latency_ms")
-    cost, pricing_version = _priced(counts, pricing_key, model=model, version=version, table=table, at=at)
+    _check_counts(counts, latency_ms)
+    if any(counts[:13]):
+        cost, pricing_version, reason = _priced(
+            counts, pricing_key, model=model, version=version, table=table, at=at
+        )
+    else:
+        cost, pricing_version, reason = Decimal(0), NO_USAGE, None
     return Usage(
-        input_tokens=n_in,
-        output_tokens=n_out,
-        cached_input_tokens=cached,
-        cache_creation_input_tokens=written,
+        input_tokens=counts.input_tokens,
+        output_tokens=counts.output_tokens,
+        cached_input_tokens=counts.cached_input_tokens,
+        cache_creation_input_tokens=counts.cache_creation_input_tokens,
         cost_usd=cost,
         pricing_version=pricing_version,
         latency_ms=latency_ms if latency_ms > 0 else 0,
+        units=units_of(counts),
+        billed_cost_usd=counts.billed_cost_usd,
+        unpriced_reason=reason,
     )
 
 
@@ -186,23 +207,25 @@ def _priced(
     version: str | None,
     table: PriceTable | None,
     at: datetime | None,
-) -> tuple[Decimal, str]:
-    """(cost, pricing_version) of `counts` under the rules of `make_usage`."""
-    lookup = model if pricing_key == UNPRICED and model else pricing_key
+) -> tuple[Decimal, str, str | None]:
+    """(cost, pricing_version, unpriced reason) of `counts` under the rules of `make_usage`."""
     genai = _genai.data_version()
     if table is not None or (version is not None and version != genai):
         table = table or load_price_table(version)
-        return compute_cost(counts, price_for(pricing_key, table)), table.pricing_version
-    if version is None and pricing_key != UNPRICED:
-        table = load_price_table()
-        price = table.models.get(pricing_key)
-        if price is not None:
-            return compute_cost(counts, price), table.pricing_version
-    found = _genai.cost(counts, lookup, at=at) if lookup != UNPRICED else None
-    if found is not None and genai is not None:
-        return _plain(found), genai
-    _log.debug("no price for %s; cost recorded as 0 under pricing_version 'unpriced'", lookup)
-    return Decimal(0), UNPRICED
+        return compute_cost(counts, price_for(pricing_key, table)), OVERRIDE + table.pricing_version, None
+    lookup = model if pricing_key == UNPRICED and model else pricing_key
+    if lookup == UNPRICED:
+        return Decimal(0), UNPRICED, "the model has no pricing key and no model id to look up"
+    found = _genai.cost(counts, lookup, at=at)
+    if found.cost is not None and genai is not None:
+        return _plain(found.cost), genai, None
+    local = load_price_table()
+    price = local.models.get(lookup) if version is None else None
+    if price is not None:
+        return compute_cost(counts, price), local.pricing_version, None
+    reason = f"{found.reason}" + ("" if version is not None else f"; {local.pricing_version} has none either")
+    _log.debug("no price for %s (%s); recorded unpriced", lookup, reason)
+    return Decimal(0), UNPRICED, reason
 
 
 def reprice(
@@ -212,57 +235,30 @@ def reprice(
     version: str | None = None,
     table: PriceTable | None = None,
     model: str | None = None,
+    at: datetime | None = None,
 ) -> Usage:
-    """The same usage priced under another table; counts and latency unchanged."""
+    """The same usage priced again (at time `at`, or under another table); a new Usage,
+    counts, billed cost and latency unchanged, the stored one untouched."""
     return make_usage(
-        _counts(usage),
+        counts_of(usage),
         pricing_key=pricing_key,
         latency_ms=usage.latency_ms,
         version=version,
         table=table,
         model=model,
-    )
-
-
-def _counts(usage: Usage) -> TokenCounts:
-    return TokenCounts(
-        usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.cache_creation_input_tokens
-    )
-
-
-def table_in_force(day: date) -> PriceTable | None:
-    """The newest local table whose `effective_from` is on or before `day` (None: none yet)."""
-    chosen = None
-    for version in available_versions():
-        table = load_price_table(version)
-        start = table.effective_from
-        if start is None or start <= day:
-            chosen = table
-    return chosen
-
-
-def price_as_of(usage: Usage, *, pricing_key: str, day: date, model: str | None = None) -> Usage:
-    """The same usage at the prices in force on `day` (`metis price --as-of`).
-
-    The local table in force that day prices it when it lists the model; otherwise
-    genai-prices at that date; otherwise it is unpriced.
-    """
-    table = table_in_force(day)
-    if table is not None and pricing_key in table.models:
-        return reprice(usage, pricing_key=pricing_key, table=table)
-    at = datetime.combine(day, time(12), tzinfo=UTC)
-    return make_usage(
-        _counts(usage),
-        pricing_key=pricing_key,
-        latency_ms=usage.latency_ms,
-        version=_genai.data_version() or UNPRICED,
-        model=model,
         at=at,
     )
 
 
+def price_as_of(usage: Usage, *, pricing_key: str, day: date, model: str | None = None) -> Usage:
+    """The same usage at the prices in force on `day` (`metis price --as-of`), noon UTC."""
+    return reprice(
+        usage, pricing_key=pricing_key, model=model, at=datetime.combine(day, time(12), tzinfo=UTC)
+    )
+
+
 def load_price_table_file(path: Path) -> PriceTable:
-    """A price table from any file (e.g. a user's own rates)."""
+    """A price table from any file (e.g. a user's own rates, an override)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -277,6 +273,8 @@ def load_price_table_file(path: Path) -> PriceTable:
 
 
 __all__ = [
+    "NO_USAGE",
+    "OVERRIDE",
     "UNPRICED",
     "available_versions",
     "check_version",
@@ -284,10 +282,10 @@ __all__ = [
     "current_version",
     "load_price_table",
     "load_price_table_file",
+    "local_version",
     "make_usage",
     "parse_price_table",
     "price_as_of",
     "price_for",
     "reprice",
-    "table_in_force",
 ]

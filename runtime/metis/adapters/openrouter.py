@@ -16,7 +16,8 @@ extensions, declared in the dialect row below:
   `options.extra`, or an import's `provider_options["openrouter"]`, sent as they are;
 - replies: `native_finish_reason` (in provider_raw and MessageCompleteEvent
   .provider_stop_reason), top-level `provider`, and `usage.cost` as
-  provider_raw["reported_cost"], for comparison only: cost is computed locally;
+  Usage.billed_cost_usd (by its counter rule, `metis.usage.RULES`), beside the cost
+  computed locally, never in its place;
 - tool messages take `image_url` parts (OpenRouter's `ToolResponseMessage.content` is
   `string | ChatMessageContentItem[]`, the same items as a user message): images in tool
   results are carried;

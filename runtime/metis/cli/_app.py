@@ -14,11 +14,11 @@ import click
 
 from .. import __version__
 from ..errors import MetisError
-from ._common import State
+from ._common import State, inert
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    text = " ".join(message.split())
+    text = inert(" ".join(message.split()))  # an error may quote stored content
     click.echo(click.style(f"error: {text}", fg="red"), err=True)
     sys.exit(code)
 
@@ -27,7 +27,8 @@ class _WarningHandler(logging.Handler):
     """Library WARN lines (lossy drops, unpriced models) as yellow lines on stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        click.echo(click.style(f"warning: {record.getMessage()}", fg="yellow"), err=True)
+        text = inert(record.getMessage(), layout=True)  # a warning may quote stored content
+        click.echo(click.style(f"warning: {text}", fg="yellow"), err=True)
 
 
 class MetisGroup(click.Group):

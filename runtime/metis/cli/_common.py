@@ -4,6 +4,12 @@ Commands stay short by leaning on these: `State.store` opens the SQLite store la
 (commands that never touch it, like `convert`, never create a file), `read_json`
 accepts a path or `-`, `DropCapture` collects the adapters' lossy-projection WARN
 lines (spec §7.3) so a command can report what it dropped and why.
+
+Stored content is untrusted: a title, a tool's input or a reply may hold terminal control
+sequences (clear the screen, set the window title, write the clipboard with OSC 52, fake a
+hyperlink, overwrite a line with CR or backspace, reorder it with bidi overrides). Every
+human view passes what it prints through `inert`, and every JSON output through
+`json_safe` (or `json_safe_bytes`).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -50,6 +57,43 @@ class State:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What a terminal acts on instead of showing: C0 controls (ESC starts every CSI and OSC
+sequence), DEL, the 8-bit C1 controls (0x9b is CSI, 0x9d OSC on terminals that take them),
+and the bidi embeddings, overrides and isolates, which reorder the text around them."""
+_CONTROLS_BUT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""`_CONTROLS` less tab and newline, for text laid out over several lines."""
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What JSON may hold raw in a string but a terminal acts on (JSON writers escape C0)."""
+_JSON_UNSAFE_BYTES = re.compile(b"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+"""`_JSON_UNSAFE` in UTF-8: each alternative begins with a lead byte, so it matches only
+whole characters."""
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def inert(text: str, *, layout: bool = False) -> str:
+    """`text` as a terminal may be given it: each control character (see `_CONTROLS`) shown
+    as a visible escape (`\\x1b`, `\\x9b`, `\\u202e`) instead of acted on. `layout`: keep
+    tab and newline (a text laid out over lines). The one sanitizer of every human view;
+    one regex pass, linear in the text."""
+    return (_CONTROLS_BUT_LAYOUT if layout else _CONTROLS).sub(_escape, text)
+
+
+def json_safe(text: str) -> str:
+    """JSON text with DEL, C1 and bidi controls written as `\\u` escapes (the same string
+    to any JSON reader; inert in a terminal). JSON writers already escape C0."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def json_safe_bytes(data: bytes) -> bytes:
+    """`json_safe` for UTF-8 JSON text (orjson's output), without decoding it."""
+    return _JSON_UNSAFE_BYTES.sub(lambda m: b"\\u%04x" % ord(m.group().decode()), data)
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -108,8 +152,8 @@ def read_json_documents(source: str) -> list[Any]:
 
 
 def dump_json(value: Any) -> str:
-    """Pretty JSON for people and pipes alike."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    """Pretty JSON for people and pipes alike (control characters escaped: `json_safe`)."""
+    return json_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
 def resolve_session_id(store: Store, ref: str) -> str:
@@ -314,15 +358,16 @@ def money(value: Decimal | None) -> str:
 
 
 def tokens_of(message: Message) -> tuple[int, int, int]:
-    """(input incl. cache writes, output, cached input) of a message; zeros without usage."""
+    """(whole prompt, output, cached input) of a message; zeros without usage.
+
+    The prompt counts cache reads and writes too (`usage.prompt_tokens`), as every
+    command and the OpenTelemetry export count it, so `show`, `price` and `sessions` agree."""
+    from ..usage import prompt_tokens
+
     usage = message.metadata.usage
     if usage is None:
         return (0, 0, 0)
-    return (
-        usage.input_tokens + usage.cache_creation_input_tokens,
-        usage.output_tokens,
-        usage.cached_input_tokens,
-    )
+    return (prompt_tokens(usage), usage.output_tokens, usage.cached_input_tokens)
 
 
 def cost_of(message: Message) -> Decimal | None:
@@ -331,6 +376,8 @@ def cost_of(message: Message) -> Decimal | None:
 
 
 def echo_err(text: str, *, color: str | None = None) -> None:
+    """A line on stderr (`inert`: it may quote stored content)."""
+    text = inert(text, layout=True)
     click.echo(click.style(text, fg=color) if color else text, err=True)
 
 
@@ -347,6 +394,9 @@ __all__ = [
     "dump_json",
     "echo_err",
     "echo_report",
+    "inert",
+    "json_safe",
+    "json_safe_bytes",
     "money",
     "read_json",
     "read_json_documents",

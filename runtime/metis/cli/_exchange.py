@@ -48,6 +48,8 @@ class Parsed:
     messages: list[Message]
     notes: list[str] = field(default_factory=list)
     """Things the reader had to decide (a default model): printed as warnings naming the file."""
+    reply: Message | None = None
+    """The recorded reply (the last of `messages`), when the recording has one."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ def parse(
     except MetisError as exc:
         raise RecordingError(str(exc), path=where) from None
     messages = [*imported.messages, *([reply] if reply is not None else [])]
-    return Parsed(where, adapter_name, sid, ids, imported, imported.options.model, messages, notes)
+    return Parsed(where, adapter_name, sid, ids, imported, imported.options.model, messages, notes, reply)
 
 
 __all__ = ["MODEL_IN_URL", "Parsed", "Skip", "adapter_for", "parse"]

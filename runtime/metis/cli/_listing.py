@@ -1,7 +1,8 @@
 """Which sessions `metis sessions` lists: the filters, the limit, and the JSON rows.
 
 Filters, cheapest first: `--since` reads the session row only; `--model` and `--search`
-read the session's messages, once, while its totals are counted (`session_totals`):
+read the session's messages a page at a time, until one matches (totals are the
+database's sums, `session_totals`):
 
 - `--model M` keeps sessions whose active model or any message's model is the one M names
   in the catalog (an id or alias) or has M in its id (`gemini`, `sonnet`, `gpt-4o`).
@@ -110,6 +111,16 @@ def _texts(blocks: list[Any]) -> list[str]:
     return out
 
 
+def _watch(store: Any, session_id: str, match: _Match) -> None:
+    """Read the session's messages a page at a time until `match` is satisfied (only a
+    filter that the session row cannot answer reads them; totals come from the database)."""
+    for page in store.read_pages(session_id):
+        for message in page.messages:
+            match(message)
+            if match.ok():
+                return
+
+
 def select(store: Any, query: Query) -> tuple[list[tuple[SessionInfo, Totals]], int, list[Exception]]:
     """(the rows to list, how many more sessions are left unread or unlisted, rows a newer
     metis wrote): most recent first, filtered, at most `query.limit` (0: all)."""
@@ -122,9 +133,11 @@ def select(store: Any, query: Query) -> tuple[list[tuple[SessionInfo, Totals]], 
         if query.limit and len(rows) >= query.limit:
             return rows, len(infos) - n, newer
         match = _Match(query, info)
-        totals, skipped = session_totals(store, info.id, each=match if not match.ok() else None)
-        newer.extend(skipped)
+        if not match.ok():
+            _watch(store, info.id, match)
         if match.ok():
+            totals, skipped = session_totals(store, info.id)
+            newer.extend(skipped)
             rows.append((info, totals))
     return rows, 0, newer
 

@@ -5,18 +5,21 @@ cost, status) and its blocks wrapped beneath it at the full width, so an 80-colu
 terminal gets 80-column lines instead of a nine-column table whose text column is a
 few characters wide. `sessions` is a table whose id column holds the shortest prefix
 that still tells the sessions apart (every command takes a unique prefix).
+
+Everything stored is shown `inert` (its control characters as visible escapes), escaped
+before it is laid out, so the widths counted are the widths printed.
 """
 
 from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ._common import cost_of, money, tokens_of
+from ._common import cost_of, inert, money, tokens_of
 
 if TYPE_CHECKING:
     from metis_schema.v3 import Message
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from ..store import SessionInfo
 
 UNPRICED = "unpriced"
+NO_USAGE = "no-usage"
 _MIN_ID = 12
 """Shortest id prefix shown: `sess_` and 7 ULID characters."""
 _TEXT_LINES = 12
@@ -41,6 +45,8 @@ def grid(
     """A plain table that fits the terminal: every column as wide as its widest cell, but
     column `flex` (a title, a model name) cut with `…` to what is left of the width."""
     right = set(right)
+    headers = [inert(str(cell)) for cell in headers]
+    rows = [[inert(str(cell)) for cell in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     fixed = sum(w for i, w in enumerate(widths) if i != flex) + 2 * (len(widths) - 1)
     widths[flex] = max(min(widths[flex], width() - fixed), 4)
@@ -107,16 +113,21 @@ class Totals:
     cost: Decimal = field(default_factory=Decimal)
     with_usage: int = 0
     unpriced: int = 0
+    billed: Decimal | None = None
+    """What providers reported they billed, over the replies that carry it (None: none do)."""
     first_text: str | None = None
 
     def add(self, message: Message) -> None:
         self.messages += 1
-        self.tokens += sum(tokens_of(message))
+        prompt, output, _ = tokens_of(message)
+        self.tokens += prompt + output
         usage = message.metadata.usage
         if usage is not None:
             self.with_usage += 1
             self.cost += usage.cost_usd
             self.unpriced += usage.pricing_version == UNPRICED
+            if usage.billed_cost_usd is not None:
+                self.billed = (self.billed or Decimal(0)) + usage.billed_cost_usd
         if self.first_text is None:
             self.first_text = _user_title(message)
 
@@ -229,11 +240,46 @@ def message_header(index: int, message: Message) -> str:
     if usage is not None and not (inp or out or cached):  # e.g. a reply imported from a request body
         parts.append("no usage recorded")
     elif usage is not None:
-        parts.append(f"{inp + cached:,} in / {out:,} out" + (f" ({cached:,} cached)" if cached else ""))
+        parts.append(f"{inp:,} in / {out:,} out" + (f" ({cached:,} cached)" if cached else ""))
         parts.append(UNPRICED if usage.pricing_version == UNPRICED else money(cost_of(message)))
     if meta.status.value != "complete":
         parts.append(meta.status.value)
     return " · ".join(parts)
+
+
+class _Wrapper(textwrap.TextWrapper):
+    """textwrap's wrapping, with a word longer than a line cut into its lines in one pass.
+
+    textwrap cuts such a word a line at a time, each time copying what is left of it: the
+    time grows with the square of the word's length (one 8 MiB line without a space took
+    18-38 s to show). The lines are the same: the first piece fills what is left of the
+    current line, each next piece a whole line.
+    """
+
+    def _handle_long_word(
+        self, reversed_chunks: list[str], cur_line: list[str], cur_len: int, width: int
+    ) -> None:
+        space_left = 1 if width < 1 else width - cur_len
+        chunk = reversed_chunks[-1]
+        if not self.break_long_words or self.break_on_hyphens or space_left < 1 or not chunk.strip():
+            super()._handle_long_word(reversed_chunks, cur_line, cur_len, width)
+            return
+        reversed_chunks.pop()
+        cur_line.append(chunk[:space_left])
+        step = max(self.width - len(self.subsequent_indent), 1)
+        reversed_chunks.extend(reversed([chunk[i : i + step] for i in range(space_left, len(chunk), step)]))
+
+
+def wrap(text: str, columns: int, *, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
+    """`text` wrapped to `columns` (long words broken, never at hyphens), in linear time."""
+    wrapper = _Wrapper(
+        columns,
+        initial_indent=initial_indent,
+        subsequent_indent=subsequent_indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    return wrapper.wrap(text)
 
 
 def transcript(
@@ -243,19 +289,12 @@ def transcript(
     (`start` numbers the first message)."""
     columns = columns or width()
     for offset, message in enumerate(messages):
-        yield from textwrap.wrap(message_header(start + offset, message), columns, subsequent_indent="    ")
+        header = inert(message_header(start + offset, message))
+        yield from wrap(header, columns, subsequent_indent="    ")
         for line in _block_lines(message, full=full):
-            yield from (
-                textwrap.wrap(
-                    line,
-                    columns,
-                    initial_indent="  ",
-                    subsequent_indent="  ",
-                    break_long_words=True,
-                    break_on_hyphens=False,
-                )
-                or [""]
-            )
+            yield from wrap(
+                inert(line, layout=True), columns, initial_indent="  ", subsequent_indent="  "
+            ) or [""]
 
 
 def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> list[str]:
@@ -265,40 +304,63 @@ def tool_call_lines(records: Sequence[Any], *, columns: int | None = None) -> li
     for record in records:
         status = getattr(record.status, "value", record.status)
         where = f"{record.provider} {record.provider_id}" if record.provider else "not sent yet"
-        lines.extend(
-            textwrap.wrap(f"{record.id} {record.name} {status} ({where})", columns, subsequent_indent="    ")
-        )
+        line = inert(f"{record.id} {record.name} {status} ({where})")
+        lines.extend(wrap(line, columns, subsequent_indent="    "))
     return lines
 
 
-def session_totals(
-    store: Any, session_id: str, *, each: Callable[[Message], object] | None = None
-) -> tuple[Totals, list[Exception]]:
-    """The session's totals, read a page at a time, and the rows a newer metis wrote (named,
-    not fatal: the rest of the session still counts). `each` sees every message on the way
-    (what `sessions --model/--search` match), so a session is read once."""
-    totals, newer = Totals(), []
-    for page in store.read_pages(session_id):
-        for message in page.messages:
-            totals.add(message)
-            if each is not None:
-                each(message)
-        newer.extend(page.newer)
-    return totals, newer
+def session_totals(store: Any, session_id: str) -> tuple[Totals, list[Exception]]:
+    """The session's totals as the database sums them (`Store.session_stats`: no message is
+    read into a model to count it), and an error for each row left out: one a newer metis
+    wrote, or a damaged one (named, not fatal: the rest of the session, and of the store,
+    still counts)."""
+    stats = store.session_stats(session_id)
+    totals = Totals(
+        messages=stats.messages,
+        tokens=stats.tokens,
+        cost=stats.cost,
+        with_usage=stats.with_usage,
+        unpriced=stats.unpriced,
+        billed=stats.billed,
+        first_text=short_title(stats.first_user_text) if stats.first_user_text else None,
+    )
+    return totals, list(stats.problems)
 
 
 def session_messages(store: Any, session_id: str, *, start: int, stop: int) -> Iterator[Message]:
     """The readable messages of the session numbered `start` to `stop` (exclusive) in
     append order, read a page at a time: what `show` prints after counting them, so a
-    message appended meanwhile is not shown beside totals that leave it out."""
-    index = 0
-    for page in store.read_pages(session_id):
-        for message in page.messages:
-            if index >= stop:
-                return
-            if index >= start:
-                yield message
-            index += 1
+    message appended meanwhile is not shown beside totals that leave it out. Every message
+    is read (`ops.audited` names the broken tool links of the whole session on stderr)."""
+    from ..ops import audited
+
+    readable = (message for page in store.read_pages(session_id) for message in page.messages)
+    for index, message in enumerate(audited(session_id, readable)):
+        if start <= index < stop:
+            yield message
+
+
+def _session_header(info: SessionInfo, totals: Totals, newer: Sequence[Exception]) -> Iterator[str]:
+    """The lines `show` prints above the transcript (each one line: `inert` escapes the rest)."""
+    yield f"session {info.id}"
+    yield f"  title      {session_title(info, totals)}"
+    source = session_source(info)
+    if source:
+        yield f"  source     {source}"
+    if info.parent_session_id:
+        at = f" at message {info.fork_message_id}" if info.fork_message_id else ""
+        yield f"  forked     from {info.parent_session_id}{at}"
+    yield f"  workspace  {info.workspace_path}"
+    yield f"  model      {info.active_model or '-'}"
+    yield (
+        f"  created    {info.created_at:%Y-%m-%d %H:%M:%S} UTC, updated {info.updated_at:%Y-%m-%d %H:%M:%S}"
+    )
+    billed = "" if totals.billed is None else f" (billed {money(totals.billed)})"
+    yield f"  totals     {totals.messages} messages · {totals.tokens:,} tokens · {cost_text(totals)}{billed}"
+    # Rows a newer metis wrote are named here, and every other message is still shown.
+    for error in newer:
+        yield f"  skipped    {error}"
+    yield ""
 
 
 def session_lines(
@@ -313,24 +375,7 @@ def session_lines(
     info = store.get_session(session_id)
     totals, newer = session_totals(store, session_id)
     columns = width()
-    yield f"session {info.id}"
-    yield f"  title      {session_title(info, totals)}"
-    source = session_source(info)
-    if source:
-        yield f"  source     {source}"
-    if info.parent_session_id:
-        at = f" at message {info.fork_message_id}" if info.fork_message_id else ""
-        yield f"  forked     from {info.parent_session_id}{at}"
-    yield f"  workspace  {info.workspace_path}"
-    yield f"  model      {info.active_model or '-'}"
-    yield (
-        f"  created    {info.created_at:%Y-%m-%d %H:%M:%S} UTC, updated {info.updated_at:%Y-%m-%d %H:%M:%S}"
-    )
-    yield f"  totals     {totals.messages} messages · {totals.tokens:,} tokens · {cost_text(totals)}"
-    # Rows a newer metis wrote are named here, and every other message is still shown.
-    for error in newer:
-        yield f"  skipped    {error}"
-    yield ""
+    yield from map(inert, _session_header(info, totals, newer))
     start = 0
     if last is not None and last < totals.messages:
         start = totals.messages - last
@@ -363,4 +408,145 @@ __all__ = [
     "tool_call_lines",
     "transcript",
     "width",
+    "wrap",
 ]
+
+
+PRICE_HEADERS = ("#", "model", "in/out/cached", "stored", "under", "repriced", "by", "billed", "billed-local")
+_SAME_FOR_ALL = {4: "stored under", 6: "repriced by"}
+"""Columns said once, in a note, when every row has the same value (an 80-column table)."""
+
+
+@dataclass
+class PriceRows:
+    """The table of `metis price` (headers, rows, a total row) and notes: a column whose
+    value every row shares said once, why rows are unpriced, replies not priced."""
+
+    headers: tuple[str, ...] = PRICE_HEADERS
+    lines: list[tuple[str, ...]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def fold(self) -> None:
+        """Drop the version columns every row agrees on and the billed columns no row has."""
+        rows = self.lines[:-1]
+        drop: set[int] = set()
+        said = []
+        for index, label in _SAME_FOR_ALL.items():
+            values = {row[index] for row in rows}
+            if len(values) == 1:
+                drop.add(index)
+                said.append(f"{label} {values.pop()}")
+        self.notes[:0] = said
+        if all(row[7] == "-" for row in rows):
+            drop |= {7, 8}
+            self.notes.append("no reply carries a billed cost from its provider")
+        keep = [i for i in range(len(self.headers)) if i not in drop]
+        self.headers = tuple(self.headers[i] for i in keep)
+        self.lines = [tuple(row[i] for i in keep) for row in self.lines]
+
+
+@dataclass
+class _Sum:
+    """A column total that knows how many of its rows had no figure."""
+
+    total: Decimal = field(default_factory=Decimal)
+    known: int = 0
+    unknown: int = 0
+
+    def add(self, value: Decimal | None) -> None:
+        if value is None:
+            self.unknown += 1
+        else:
+            self.total += value
+            self.known += 1
+
+    def text(self) -> str:
+        if not self.known:
+            return UNPRICED if self.unknown else "-"
+        return money(self.total) + ("+" if self.unknown else "")
+
+
+def _signed(value: Decimal) -> str:
+    return ("-" if value < 0 else "+") + money(abs(value))
+
+
+def price_rows(
+    messages: Iterable[Message],
+    catalog: Any,
+    *,
+    day: Any = None,
+    version: str | None = None,
+    table: Any = None,
+) -> PriceRows:
+    """Each priced reply: stored cost, the cost again (at its own date, at `day`, under
+    `version` or an override `table`), the provider's billed cost and billed - repriced.
+
+    Replies with nothing counted are not priced (a note counts them); an unpriced cost is
+    `unpriced`, never $0, and a total over rows some of which are unpriced ends in `+`.
+    """
+    from ..errors import PricingError
+    from ..pricing import price_as_of, reprice
+
+    rows = PriceRows()
+    stored_sum, again_sum, billed_sum, diff_sum = _Sum(), _Sum(), _Sum(), _Sum()
+    reasons: dict[str, str] = {}
+    no_usage = 0
+    for i, message in enumerate(messages):
+        usage, model = message.metadata.usage, message.metadata.model
+        if usage is None or model is None:
+            continue
+        if usage.pricing_version == NO_USAGE:
+            no_usage += 1
+            continue
+        key = catalog.resolve(model).pricing_key
+        try:
+            if day is not None:
+                again = price_as_of(usage, pricing_key=key, day=day, model=model)
+            else:
+                again = reprice(
+                    usage, pricing_key=key, version=version, table=table, model=model, at=message.created_at
+                )
+            again_cost = None if again.pricing_version == UNPRICED else again.cost_usd
+            by = again.pricing_version
+            if again_cost is None:
+                reasons.setdefault(model, again.unpriced_reason or "no price")
+        except PricingError as exc:  # an override table without this model
+            again_cost, by = None, UNPRICED
+            reasons.setdefault(model, str(exc))
+        stored = None if usage.pricing_version == UNPRICED else usage.cost_usd
+        if stored is None and usage.unpriced_reason:
+            reasons.setdefault(model, usage.unpriced_reason)
+        billed = usage.billed_cost_usd
+        diff = billed - again_cost if billed is not None and again_cost is not None else None
+        stored_sum.add(stored)
+        again_sum.add(again_cost)
+        if billed is not None:
+            billed_sum.add(billed)
+            diff_sum.add(diff)
+        rows.lines.append(
+            (
+                str(i),
+                model,
+                "/".join(map(str, tokens_of(message))),
+                UNPRICED if stored is None else money(stored),
+                usage.pricing_version,
+                UNPRICED if again_cost is None else money(again_cost),
+                by,
+                money(billed),
+                "-" if diff is None else _signed(diff),
+            )
+        )
+    diff_text = "-" if not diff_sum.known else _signed(diff_sum.total) + ("+" if diff_sum.unknown else "")
+    rows.lines.append(
+        ("", "total", "", stored_sum.text(), "", again_sum.text(), "", billed_sum.text(), diff_text)
+    )
+    rows.fold()
+    for model, reason in sorted(reasons.items()):
+        rows.notes.append(f"unpriced {model}: {reason}")
+    if stored_sum.unknown or again_sum.unknown:
+        rows.notes.append("a total ending in + leaves out unpriced rows: their cost is unknown, not $0")
+    if no_usage:
+        rows.notes.append(
+            f"{no_usage} repl{'y' if no_usage == 1 else 'ies'} with no usage recorded: not priced"
+        )
+    return rows

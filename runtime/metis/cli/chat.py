@@ -62,9 +62,9 @@ def _footer(reply: Message) -> str:
     where = reply.metadata.model or "?"
     if usage is None:
         return f"[{where}, {reply.metadata.status.value}]"
-    inp, out, cached = tokens_of(reply)
+    inp, out, _ = tokens_of(reply)
     cost = "unpriced" if usage.pricing_version == "unpriced" else money(usage.cost_usd)
-    return f"[{where} · {inp + cached} in / {out} out · {cost} · {usage.latency_ms} ms]"
+    return f"[{where} · {inp} in / {out} out · {cost} · {usage.latency_ms} ms]"
 
 
 def _exchange(session: Session, text: str, *, stream: bool, max_tokens: int | None) -> None:

@@ -69,6 +69,7 @@ def store_parsed(store: Any, parsed: Parsed, *, workspace: str) -> str:
         source=parsed.where,
     )
     try:
+        _record_settings(store, parsed.session_id, parsed)
         if parsed.messages:  # one transaction, links checked across the batch
             store.append_many(parsed.messages, tool_ids=parsed.tool_ids)
         else:
@@ -77,6 +78,16 @@ def store_parsed(store: Any, parsed: Parsed, *, workspace: str) -> str:
         store.delete_session(parsed.session_id)
         raise
     return parsed.session_id
+
+
+def _record_settings(store: Any, session_id: str, parsed: Parsed) -> None:
+    """Record the tools and options the recorded request was sent with (a new revision
+    only when they changed), and the exchange its reply answered."""
+    from ..settings import record_request
+
+    reply_id = None if parsed.reply is None else parsed.reply.id
+    imported = parsed.imported
+    record_request(store, session_id, imported.tools, imported.options, parsed.adapter, reply_id=reply_id)
 
 
 def _inputs(paths: tuple[str, ...]) -> list[str]:
@@ -173,6 +184,7 @@ class _Importer:
     def _append(self, session_id: str, new: list[Message], parsed: Parsed) -> None:
         """The turns past a stored conversation's end, appended to it in one transaction."""
         self.store.append_many(new, tool_ids=parsed.tool_ids)
+        _record_settings(self.store, session_id, parsed)
         self.store.set_active_model(session_id, parsed.model)  # the latest turn's
         self.threads.add(session_id, [*self.threads.messages(session_id), *new])
 

@@ -5,27 +5,30 @@
 earlier turns (a request to that model: its API key, or `METIS_REPLAY_FILE` as for
 `metis chat`); `export` writes sessions as
 OpenTelemetry GenAI chat records (`--format otel`) or as a chat-message dataset
-(`--format jsonl-messages`), one JSON document per line, to stdout or `--output`.
+(`--format jsonl-messages`, OpenAI's fine-tuning chat format; `--format trl`, Hugging Face
+TRL's), one JSON document per line, to stdout or `--output`: the sessions named, or `all`,
+kept by `--model` and `--since`.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from ._app import db_option
-from ._common import State, echo_err, resolve_session_id
+from ._common import State, echo_err, inert, json_safe_bytes, resolve_session_id
 
 if TYPE_CHECKING:  # `metis --help` loads neither the models nor the store
     from metis_schema.v3 import Message
 
     from ..store import SessionInfo, Store
 
-FORMATS = ("otel", "jsonl-messages")
+FORMATS = ("otel", "jsonl-messages", "trl")
 
 
 def find_message(messages: list[Message], ref: str, session_id: str) -> int:
@@ -74,11 +77,20 @@ def repair(state: State, session: str, reason: str | None) -> None:
     session_id = resolve_session_id(state.store, session)
     added = repair_session(state.store, session_id, reason=reason or DEFAULT_REASON)
     if not added:
-        click.echo(f"nothing to repair: {session_id} has no unanswered tool calls")
+        click.echo(inert(f"nothing to repair: {session_id} has no unanswered tool calls"))
         return
-    click.echo(f"repaired {len(added)} tool call(s) of {session_id}:")
+    calls = [m for m in added if m.metadata.parent_tool_use_id is not None]
     for message in added:
-        click.echo(f"  {message.metadata.parent_tool_use_id} -> cancelled, answered by {message.id}")
+        if message.metadata.parent_tool_use_id is None:  # a reply cut mid-stream (`settle_partials`)
+            click.echo(
+                inert(
+                    f"settled {message.id} of {session_id}: a PARTIAL reply -> cancelled, kept what arrived"
+                )
+            )
+    if calls:
+        click.echo(inert(f"repaired {len(calls)} tool call(s) of {session_id}:"))
+    for message in calls:
+        click.echo(inert(f"  {message.metadata.parent_tool_use_id} -> cancelled, answered by {message.id}"))
 
 
 @db_option
@@ -95,7 +107,7 @@ def fork(state: State, session: str, at: str) -> None:
     i = find_message(messages, at, session_id)
     forked = fork_session(state.store, session_id, at=messages[i].id)
     carried = len(state.store.load_tool_ids(forked.id))
-    click.echo(forked.id)
+    click.echo(inert(forked.id))
     echo_err(
         f"forked {session_id} at #{i} ({messages[i].id}): {i + 1} message(s), "
         f"{carried} tool id binding(s) carried"
@@ -128,30 +140,70 @@ def compact(state: State, session: str, keep_last: int, summarizer: str | None) 
         client.close()
     block = message.content[0]
     usage = message.metadata.usage
-    cost = f"${usage.cost_usd}" if usage is not None else "unpriced"
+    cost = (
+        "no usage"
+        if usage is None
+        else "unpriced"
+        if usage.pricing_version == "unpriced"
+        else f"${usage.cost_usd}"
+    )
     summary = getattr(block, "summary", None) or ""
     echo_err(f"compacted {session_id} with {entry.id} ({cost}); stored as {message.id}")
-    click.echo(summary)
+    click.echo(inert(summary, layout=True))
 
 
 def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[bytes]]:
     """Each line of the export, as pieces of its JSON text.
 
-    A `jsonl-messages` line is one session, written as the session is read a page at a
-    time (`Store.iter_messages`), so a session of any length is exported holding one page.
-    An `otel` record carries the whole history its call was sent, so that format reads the
-    session whole: its records are as large as the session before them anyway.
+    Both formats are written as the session is read a page at a time
+    (`Store.iter_messages`), so a session of any length is exported holding one page: a
+    dataset line is one session, its `tools` column every tool the session recorded
+    (`Store.settings_revisions`); an `otel` record lists only what its call was sent that
+    the record before it did not show (`ops.export_otel`), and a compaction's record reads
+    the session again up to it. The first read of each session goes through
+    `ops.audited`, which names its broken tool links on stderr.
     """
     from .. import _json
-    from ..ops import chat_records, dataset_line_text
+    from ..ops import audited, chat_records, dataset_line_text
+    from ..ops.export_jsonl import LAYOUTS, session_tools
 
     for session_id in session_ids:
         if fmt == "otel":
-            history = store.load_session(session_id)
-            for record in chat_records(session_id, history):
+            reads = itertools.count()
+
+            def read(session_id: str = session_id, reads: Iterator[int] = reads) -> Iterator[Message]:
+                messages = store.iter_messages(session_id)
+                return audited(session_id, messages) if next(reads) == 0 else messages
+
+            for record in chat_records(session_id, read):
                 yield iter((_json.dumps(record),))
         else:
-            yield dataset_line_text(store.iter_messages(session_id))
+            tools = session_tools(store.settings_revisions(session_id))
+            yield dataset_line_text(audited(session_id, store.iter_messages(session_id)), tools, LAYOUTS[fmt])
+
+
+def _selected(store: Store, refs: tuple[str, ...], model: str | None, since: datetime | None) -> list[str]:
+    """The sessions `export` writes: the ones named (or every one, oldest first, for `all`),
+    kept when their model is `model` (an id or alias) and they changed on or after `since`."""
+    from ..catalog import load_catalog
+    from ..errors import MetisError
+
+    if "all" in refs:
+        if len(refs) > 1:
+            raise click.UsageError("give session ids, or all, not both")
+        infos = sorted(store.list_sessions(), key=lambda info: (info.created_at, info.id))
+    else:
+        infos = [store.get_session(resolve_session_id(store, ref)) for ref in refs]
+    if model is not None:
+        try:
+            wanted = load_catalog().resolve(model).id
+        except MetisError:  # a model the catalog does not know: compared as written
+            wanted = model
+        infos = [info for info in infos if info.active_model in (wanted, model)]
+    if since is not None:
+        moment = since if since.tzinfo is not None else since.replace(tzinfo=UTC)
+        infos = [info for info in infos if info.updated_at >= moment]
+    return [info.id for info in infos]
 
 
 @db_option
@@ -161,11 +213,27 @@ def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout)."
 )
+@click.option("--model", help="Only sessions whose model is this one (an id or alias).")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),
+    help="Only sessions changed on or after this date (YYYY-MM-DD, or a time; UTC unless given).",
+)
 @click.pass_obj
-def export(state: State, sessions: tuple[str, ...], fmt: str, output: Path | None) -> None:
-    """Write SESSIONS as JSON lines: `otel`, one OpenTelemetry GenAI chat record per model
-    call; `jsonl-messages`, one `{"messages": [...]}` conversation per session."""
-    session_ids = [resolve_session_id(state.store, ref) for ref in sessions]
+def export(
+    state: State,
+    *,
+    sessions: tuple[str, ...],
+    fmt: str,
+    output: Path | None,
+    model: str | None,
+    since: datetime | None,
+) -> None:
+    """Write SESSIONS (ids, prefixes, `last`, or `all`) as JSON lines: `otel`, one
+    OpenTelemetry GenAI chat record per model call; `jsonl-messages` (OpenAI fine-tuning's
+    chat format) or `trl` (Hugging Face TRL's), one `{"messages": [...], "tools": [...]}`
+    conversation per session, all in one file."""
+    session_ids = _selected(state.store, sessions, model, since)
     lines = _lines(state.store, session_ids, fmt)
     if output is None:
         count = _write(lambda data: click.echo(data, nl=False), lines)
@@ -188,8 +256,9 @@ def _write(write: Callable[[bytes], object], lines: Iterator[Iterator[bytes]]) -
     count, size, batch = 0, 0, []
     for pieces in lines:
         for piece in itertools.chain(pieces, (b"\n",)):
-            batch.append(piece)
-            size += len(piece)
+            safe = json_safe_bytes(piece)  # stored text is untrusted: no raw C1 or bidi controls
+            batch.append(safe)
+            size += len(safe)
             if size >= _WRITE_SIZE:
                 write(b"".join(batch))
                 size, batch = 0, []

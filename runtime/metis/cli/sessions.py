@@ -27,9 +27,8 @@ from ._common import (
     dump_json,
     echo_err,
     echo_report,
-    money,
+    inert,
     resolve_session_id,
-    tokens_of,
 )
 from ._listing import Since
 
@@ -108,7 +107,9 @@ def show(state: State, session: str, last: int | None, full: bool, as_json: bool
         return
     from ._tables import session_lines
 
-    lines = session_lines(state.store, session_id, last=last, full=full)
+    lines = itertools.chain(
+        session_lines(state.store, session_id, last=last, full=full), settings_lines(state.store, session_id)
+    )
     if not sys.stdout.isatty():
         _write(line + "\n" for line in lines)
         return
@@ -151,10 +152,12 @@ def _session_json(store: Any, session_id: str, last: int | None) -> Iterator[str
     are then written in its place (each indented as `dump_json` nests it), read a page at
     a time; the session is read once before, for the count and the title."""
     from ..canonical import dump_message
+    from ..ops import audited
     from ._tables import Totals
 
     info = store.get_session(session_id)
-    totals = Totals.of(store.iter_messages(session_id))  # strict: a newer row is an error here
+    # Strict: a newer row is an error here; a broken tool link is named on stderr.
+    totals = Totals.of(audited(session_id, store.iter_messages(session_id)))
     start = max(0, totals.messages - last) if last else 0
     if start >= totals.messages:
         yield dump_json(_session_doc(store, info, totals, [])) + "\n"
@@ -184,6 +187,7 @@ def _session_doc(store: Any, info: SessionInfo, totals: Totals, messages: list[A
         "created_at": info.created_at.isoformat(),
         "updated_at": info.updated_at.isoformat(),
         "message_count": totals.messages,
+        "settings": settings_doc(store, info.id),
         "messages": messages,
         "tool_calls": [
             {
@@ -200,65 +204,101 @@ def _session_doc(store: Any, info: SessionInfo, totals: Totals, messages: list[A
     }
 
 
+def settings_doc(store: Any, session_id: str) -> dict[str, Any]:
+    """`show --json`'s settings: the revision in force (its tools and options), every
+    revision, and the revision each exchange was sent with (`metis.settings`)."""
+    docs = [r.model_dump(mode="json", exclude_none=True) for r in store.settings_revisions(session_id)]
+    latest = docs[-1] if docs else {"revision": None, "tools": [], "options": {}}
+    return {
+        "revision": latest["revision"],
+        "tools": latest["tools"],
+        "options": latest["options"],
+        "revisions": docs,
+        "exchanges": [e.model_dump(mode="json") for e in store.exchange_settings(session_id)],
+    }
+
+
+def settings_note(store: Any, session_id: str) -> str:
+    """One line naming the settings revision a body was built with."""
+    latest = store.settings(session_id)
+    if latest is None:
+        return "settings: none recorded (no tools, no options)"
+    names = ", ".join(t.name for t in latest.tools) or "no tools"
+    return f"settings: revision {latest.revision} ({names})"
+
+
+def settings_lines(store: Any, session_id: str) -> Iterator[str]:
+    """`show`'s closing lines: the tools and request options in force, and how many
+    revisions the session has recorded."""
+    revisions = store.settings_revisions(session_id)
+    if not revisions:
+        return
+    latest = revisions[-1]
+    yield ""
+    yield f"settings in force: revision {latest.revision} of {len(revisions)}"
+    for tool in latest.tools:
+        summary = tool.description.splitlines()[0] if tool.description else ""
+        yield f"  tool {tool.name}" + (f": {summary}" if summary else "")
+    options = latest.options.model_dump(mode="json", exclude_none=True)
+    if not options:
+        yield "  options: none set"
+    for name, value in options.items():
+        yield f"  {name}: {json.dumps(value, ensure_ascii=False)}"
+
+
 @db_option
 @click.command()
 @click.argument("session")
 @click.option(
-    "--pricing-version", "version", help="Price table to recompute with (default: the current one)."
-)
-@click.option(
     "--as-of",
     "as_of",
     type=click.DateTime(formats=["%Y-%m-%d"]),
-    help="Recompute at the prices in force on this date (YYYY-MM-DD).",
+    help="Reprice at the prices in force on this date (YYYY-MM-DD); default: each reply's own date.",
+)
+@click.option(
+    "--pricing-version",
+    "version",
+    help="Reprice under one named price source (the local table: an override; genai-prices' data).",
+)
+@click.option(
+    "--prices",
+    "prices_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Reprice with your own price table (a PriceTable JSON file): an override.",
 )
 @click.pass_obj
-def price(state: State, session: str, version: str | None, as_of: Any) -> None:
-    """Costs of SESSION as stored, and recomputed under a pricing version or at a date."""
-    from decimal import Decimal
-
+def price(state: State, session: str, as_of: Any, version: str | None, prices_file: Path | None) -> None:
+    """Costs of SESSION: as stored, repriced (at each reply's date, or --as-of, or under a
+    named source), and what the provider billed where it said, with the difference."""
     from ..catalog import load_catalog
-    from ..errors import PricingError
-    from ..pricing import check_version, current_version, price_as_of, reprice
+    from ..pricing import check_version, load_price_table_file
+    from ._tables import grid, price_rows
 
-    if version is not None and as_of is not None:
-        raise click.UsageError("give --pricing-version or --as-of, not both")
+    if sum(x is not None for x in (as_of, version, prices_file)) > 1:
+        raise click.UsageError("give one of --as-of, --pricing-version, --prices")
     session_id = resolve_session_id(state.store, session)
     day: date | None = as_of.date() if as_of is not None else None
-    if day is None:
-        version = check_version(version or current_version())  # unknown: fails before any row
-    from ._tables import grid
-
-    against = f"prices of {day}" if day else f"pricing {version}"
-    catalog = load_catalog()
-    rows: list[tuple[str, ...]] = []
-    stored_total, repriced_total = Decimal(0), Decimal(0)
-    for i, message in enumerate(state.store.iter_messages(session_id)):
-        usage, model = message.metadata.usage, message.metadata.model
-        if usage is None or model is None:
-            continue
-        key = catalog.resolve(model).pricing_key
-        try:
-            again = (
-                price_as_of(usage, pricing_key=key, day=day, model=model)
-                if day
-                else reprice(usage, pricing_key=key, version=version, model=model)
-            )
-        except PricingError:  # that table has no price for this model
-            again = None
-        if again is None or again.pricing_version == "unpriced":
-            new_cost, by = "unpriced", ""
-        else:
-            new_cost, by = money(again.cost_usd), again.pricing_version
-            repriced_total += again.cost_usd
-        stored_total += usage.cost_usd
-        stored = "unpriced" if usage.pricing_version == "unpriced" else money(usage.cost_usd)
-        counts = "/".join(map(str, tokens_of(message)))
-        rows.append((str(i), model, counts, stored, usage.pricing_version, new_cost, by))
-    rows.append(("", "total", "", money(stored_total), "", money(repriced_total), ""))
-    headers = ("#", "model", "in/out/cached", "stored", "under", "now", "by")
-    click.echo(f"{session_id}: stored cost vs {against}")
-    click.echo("\n".join(grid(headers, rows, flex=1, right=(0, 3, 5))))
+    table = load_price_table_file(prices_file) if prices_file is not None else None
+    if version is not None:
+        version = check_version(version)  # unknown: fails before any row
+    if day:
+        against = f"prices of {day}"
+    elif table is not None:
+        against = f"override {table.pricing_version}"
+    elif version is not None:
+        against = f"pricing {version}"
+    else:
+        against = "prices of each reply's date"
+    rows = price_rows(
+        state.store.iter_messages(session_id), load_catalog(), day=day, version=version, table=table
+    )
+    right = [
+        i for i, h in enumerate(rows.headers) if h in ("#", "stored", "repriced", "billed", "billed-local")
+    ]
+    click.echo(inert(f"{session_id}: stored cost vs {against}"))
+    click.echo("\n".join(grid(rows.headers, rows.lines, flex=1, right=right)))
+    for note in rows.notes:
+        click.echo(inert(note))
 
 
 @db_option
@@ -273,25 +313,32 @@ def replay(state: State, session: str, model: str) -> None:
     from ..catalog import load_catalog
     from ..client._session import SessionCore
     from ..errors import CapabilityError
+    from ..settings import in_force
 
     session_id = resolve_session_id(state.store, session)
     entry = load_catalog().resolve(model)
     info = state.store.get_session(session_id)
     history = SessionCore.replayable(list(state.store.load_session(session_id)))
     tool_ids = state.store.load_tool_ids(session_id)
+    tools, fields = in_force(state.store, session_id)  # the tools and options it was sent with
     options = AdapterOptions(
-        model=entry.id, session_id=session_id, tool_ids=tool_ids, workspace=Path(info.workspace_path)
+        model=entry.id,
+        session_id=session_id,
+        tool_ids=tool_ids,
+        workspace=Path(info.workspace_path),
+        **fields,
     )
     with DropCapture() as capture:
-        body = adapters.get(entry.provider).to_wire(history, (), options)
+        body = adapters.get(entry.provider).to_wire(history, tools, options)
     click.echo(dump_json(body))
+    echo_err(settings_note(state.store, session_id))
     lines = drop_lines(capture.drops, history)
     echo_err(f"projection to {entry.id}: " + ("nothing dropped" if not lines else f"{len(lines)} drop(s)"))
     echo_report(lines)
     from ..routing import check_swap
 
     try:
-        check_swap(history, entry.id)
+        check_swap(history, entry.id, tools=tools)
     except CapabilityError as exc:
         echo_err(f"swap check: refused: {exc.message}", color="red")
     else:

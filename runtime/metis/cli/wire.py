@@ -14,13 +14,27 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import FieldProblem, MetisError
-from ._common import DropCapture, drop_dicts, drop_lines, dump_json, echo_err, echo_report, read_json
+from ._app import db_option
+from ._common import (
+    DropCapture,
+    State,
+    drop_dicts,
+    drop_lines,
+    dump_json,
+    echo_err,
+    echo_report,
+    read_json,
+    resolve_session_id,
+)
 from ._shapes import PROVIDER, refuse_mismatch
+
+if TYPE_CHECKING:  # `metis --help` loads neither the adapters nor the store
+    from ..adapters import WireImport
 
 
 def default_model(provider: str) -> str:
@@ -33,8 +47,9 @@ def default_model(provider: str) -> str:
     return entries[0].id
 
 
+@db_option
 @click.command()
-@click.option("--from", "source", type=PROVIDER, required=True, help="Provider of the input body.")
+@click.option("--from", "source", type=PROVIDER, help="Provider of the input body (with FILE).")
 @click.option("--to", "target", type=PROVIDER, required=True, help="Provider to convert to.")
 @click.option(
     "--model", help="Target model (id or alias); default: the target provider's first catalog model."
@@ -45,26 +60,43 @@ def default_model(provider: str) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the drop report (JSON) here.",
 )
-@click.argument("file", type=str)
-def convert(source: str, target: str, model: str | None, report_path: Path | None, file: str) -> None:
-    """Convert a recorded request body FILE (or - for stdin) from one provider's format to another's."""
+@click.option(
+    "--session",
+    "session",
+    help="Convert a stored SESSION (an id, a prefix, or `last`) with its tools and options, not a FILE.",
+)
+@click.argument("file", type=str, required=False)
+@click.pass_obj
+def convert(
+    state: State,
+    *,
+    source: str | None,
+    target: str,
+    model: str | None,
+    report_path: Path | None,
+    session: str | None,
+    file: str | None,
+) -> None:
+    """Convert a recorded request body FILE (or - for stdin) from one provider's format to another's,
+    or a stored session (`--session`) with the tools and options it was sent with."""
     from .. import adapters
     from ..adapters._options import dropped_options
     from ..catalog import load_catalog
-    from ..ids import ToolIdMap
 
-    body = read_json(file)
-    if not isinstance(body, Mapping):
-        raise click.ClickException(f"{file}: a request body must be a JSON object")
-    refuse_mismatch(body, source, where="stdin" if file == "-" else file)
+    if (file is None) == (session is None):
+        raise click.UsageError("give a FILE (with --from) or --session, not both")
+    if file is not None and source is None:
+        raise click.UsageError("--from names the provider of FILE")
     entry = load_catalog().resolve(model or default_model(target))
     target_model = entry.id
     if entry.provider != target:
         raise click.UsageError(f"model {target_model} is not a {target} model")
-    tool_ids = ToolIdMap("convert")
     with DropCapture() as capture:
-        imported = adapters.get(source).from_wire_request(dict(body), session_id="convert", tool_ids=tool_ids)
-        options = dataclasses.replace(imported.options, model=target_model, tool_ids=tool_ids)
+        if session is not None:
+            imported, source = _stored_request(state, session, target_model)
+        else:
+            imported = _recorded_request(str(file), str(source), target_model)
+        options = imported.options
         out = adapters.get(target).to_wire(imported.messages, imported.tools, options)
     click.echo(dump_json(out))
     report = {
@@ -82,6 +114,43 @@ def convert(source: str, target: str, model: str | None, report_path: Path | Non
     summary = f"converted {len(imported.messages)} message(s) {source} → {target} ({target_model})"
     echo_err(summary + (": nothing dropped" if not lines else f"; {len(lines)} note(s):"))
     echo_report(lines)
+
+
+def _recorded_request(file: str, source: str, target_model: str) -> WireImport:
+    """A recorded request body read by its provider's importer, its options aimed at the target."""
+    from .. import adapters
+    from ..ids import ToolIdMap
+
+    body = read_json(file)
+    if not isinstance(body, Mapping):
+        raise click.ClickException(f"{file}: a request body must be a JSON object")
+    refuse_mismatch(body, source, where="stdin" if file == "-" else file)
+    tool_ids = ToolIdMap("convert")
+    imported = adapters.get(source).from_wire_request(dict(body), session_id="convert", tool_ids=tool_ids)
+    imported.options = dataclasses.replace(imported.options, model=target_model, tool_ids=tool_ids)
+    return imported
+
+
+def _stored_request(state: State, session: str, target_model: str) -> tuple[WireImport, str]:
+    """A stored session as a request: the messages a provider is sent, the tools and options
+    in force (`metis.settings`), the session's tool id map; and where it came from."""
+    from ..adapters import AdapterOptions, WireImport
+    from ..client._session import SessionCore
+    from ..settings import in_force
+
+    store = state.store
+    session_id = resolve_session_id(store, session)
+    info = store.get_session(session_id)
+    tools, fields = in_force(store, session_id)
+    options = AdapterOptions(
+        model=target_model,
+        session_id=session_id,
+        tool_ids=store.load_tool_ids(session_id),
+        workspace=Path(info.workspace_path),
+        **fields,
+    )
+    history = SessionCore.replayable(list(store.load_session(session_id)))
+    return WireImport(history, tools, options), f"session {session_id}"
 
 
 # --- validate -------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -21,11 +22,22 @@ from metis_schema.v3 import Message, ToolDefinition
 from .. import _json
 from ..errors import MetisError
 from ..events import EventSink
-from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
+from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE, Deadline, Deadlines
+from ._http import (
+    ERROR_BODY_LIMIT,
+    Body,
+    provider_error,
+    read_failure,
+    retry_delay,
+    send_failure,
+    stream_cut,
+    stream_failure,
+)
+from ._inflate import ACCEPT_ENCODING, Inflater, ainflated
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
 from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
-from ._stream import CheckpointPolicy, EventCallback
+from ._stream import CheckpointPolicy, EventCallback, reply_limit
 from ._sync import DEFAULT_TIMEOUT
 
 
@@ -47,7 +59,11 @@ class AsyncClient(ClientBase):
         clock: Callable[[], float] = time.monotonic,
         checkpoints: CheckpointPolicy | None = None,
         default_model: str = DEFAULT_MODEL,
+        send_deadline: float | None = DEFAULT_SEND_DEADLINE,
+        stream_deadline: float | None = DEFAULT_STREAM_DEADLINE,
     ) -> None:
+        """As `Client`; the deadlines are enforced with `asyncio.timeout`."""
+        deadlines = Deadlines(send=send_deadline, stream=stream_deadline)
         self._setup(
             store,
             api_keys=api_keys,
@@ -57,9 +73,12 @@ class AsyncClient(ClientBase):
             checkpoints=checkpoints,
             clock=clock,
             default_model=default_model,
+            deadlines=deadlines,
         )
         self.sleep = sleep
-        self.http = httpx.AsyncClient(transport=transport, timeout=timeout)
+        self.http = httpx.AsyncClient(
+            transport=transport, timeout=timeout, headers={"accept-encoding": ACCEPT_ENCODING}
+        )
 
     def session(
         self,
@@ -74,8 +93,11 @@ class AsyncClient(ClientBase):
         `title` and `source` label it in the store (`metis sessions` lists them)."""
         return AsyncSession(self, self._new_core(model, workspace, tools, title=title, source=source))
 
-    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> AsyncSession:
-        """An existing session (SessionNotFoundError if there is none)."""
+    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] | None = None) -> AsyncSession:
+        """An existing session (SessionNotFoundError if there is none), with the tools it last
+        recorded; `tools` replaces them (recorded as the session's new tool set). A stored
+        tool outside the §5.4 schema subset (an imported one may be) makes each send that
+        would offer it a ToolSchemaError: pass `tools=` to resume it with others."""
         return AsyncSession(self, self._resumed_core(session_id, tools))
 
     async def aclose(self) -> None:
@@ -92,58 +114,115 @@ class AsyncClient(ClientBase):
 
     # --- HTTP ---------------------------------------------------------------------------------
 
-    async def _send_with_retries(self, prepared: Prepared) -> tuple[httpx.Response, float]:
+    async def _send_with_retries(
+        self, prepared: Prepared, deadline: Deadline
+    ) -> tuple[httpx.Response, float]:
         content = _json.dumps(prepared.body)
         policy = self.settings.retry
         name = prepared.adapter.name
         attempt = 0
         while True:
             started = self.settings.clock()
-            request = self.http.build_request("POST", prepared.url, content=content, headers=prepared.headers)
+            deadline.check(name)
+            request = self.http.build_request(
+                "POST",
+                prepared.url,
+                content=content,
+                headers=prepared.headers,
+                timeout=deadline.timeout(self.http.timeout),
+            )
             try:
                 response = await self.http.send(request, stream=True)
             except httpx.HTTPError as exc:
-                delay: float = send_failure(exc, name=name, url=prepared.url, policy=policy, attempt=attempt)
+                delay: float = send_failure(
+                    exc, name=name, url=prepared.url, policy=policy, attempt=attempt, deadline=deadline
+                )
             else:
-                if response.status_code < 400:
+                if 200 <= response.status_code < 300:
                     return response, started
                 try:
-                    raw = await response.aread()
+                    body = await self._read(response, ERROR_BODY_LIMIT, deadline, name)
                 finally:
                     await response.aclose()
-                error = provider_error(prepared.adapter, response, raw)
-                retry = retry_delay(policy, attempt, response, error)
+                error = provider_error(prepared.adapter, response, body)
+                retry = retry_delay(policy, attempt, response, error, deadline)
                 if retry is None:
                     raise error
                 delay = retry
             await self.sleep(delay)
             attempt += 1
 
+    async def _read(self, response: httpx.Response, limit: int, deadline: Deadline, name: str) -> Body:
+        """A body read whole, inflated at most to `limit` bytes (then cut), inside `deadline`
+        (the caller's `asyncio.timeout` cuts a silent server; this checks between chunks)."""
+        body = Body(limit)
+        late = False
+        try:
+            async with aclosing(_body(response, name)) as pieces:
+                async for chunk in pieces:
+                    late = deadline.passed()
+                    if late or not body.add(chunk):
+                        break
+        except httpx.HTTPError as exc:
+            raise read_failure(exc, name=name, deadline=deadline) from exc
+        if late:
+            raise deadline.error(name)
+        return body
+
     async def _exchange(
         self, core: SessionCore, prepared: Prepared, on_event: EventCallback | None
     ) -> Message:
-        response, started = await self._send_with_retries(prepared)
         name = prepared.adapter.name
-        if not prepared.stream:
-            try:
-                raw = await response.aread()
-            except httpx.HTTPError as exc:
-                raise read_failure(exc, name=name) from exc
-            finally:
-                await response.aclose()
-            return core.reply(prepared, raw, started)
-        run = core.stream(prepared, on_event, started)
+        deadlines, clock = self.settings.deadlines, self.settings.clock
+        send = Deadline("send", deadlines.send, clock)
+        timer = asyncio.timeout(send.remaining())
         try:
-            async for chunk in response.aiter_bytes():
-                run.feed(chunk)
+            async with timer:
+                response, started = await self._send_with_retries(prepared, send)
+                if not prepared.stream:
+                    try:
+                        body = await self._read(response, reply_limit(prepared.context), send, name)
+                    finally:
+                        await response.aclose()
+        except TimeoutError as exc:
+            if not timer.expired():
+                raise
+            raise send.error(name) from exc
+        if not prepared.stream:
+            return core.reply(prepared, body.reply(name), started)
+        run = core.stream(prepared, on_event, started, response.status_code)
+        deadline = Deadline("stream", deadlines.stream, clock)
+        timer = asyncio.timeout(deadline.remaining())
+        cut = False
+        try:
+            async with timer, aclosing(_body(response, name)) as pieces:
+                async for chunk in pieces:
+                    if deadline.passed():
+                        cut = True
+                        break
+                    run.feed(chunk)
         except BaseException as exc:  # asyncio.CancelledError included: saved, then re-raised
-            error = stream_failure(exc, run, name=name)
+            error = stream_failure(exc, run, name=name, deadline=deadline, expired=timer.expired())
             if error is None:
                 raise
             raise error from exc
         finally:
             await response.aclose()
+        if cut:
+            raise stream_cut(run, deadline, name=name)
         return run.close()
+
+
+def _body(response: httpx.Response, name: str) -> AsyncGenerator[bytes]:
+    """The response's body inflated in bounded pieces (`_inflate`). A response built whole (an
+    injected transport's) holds its content already inflated."""
+    if response.is_stream_consumed:
+        return ainflated(_whole(response.content), Inflater(None))
+    return ainflated(response.aiter_raw(), Inflater(response.headers.get("content-encoding"), provider=name))
+
+
+async def _whole(content: bytes) -> AsyncIterator[bytes]:
+    yield content
 
 
 class AsyncSession(SessionBase):

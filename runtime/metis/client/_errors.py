@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from metis_schema.v3 import Message
 
-from ..errors import ClientError
+from ..errors import ClientError, StoreError
 
 
 class TransportError(ClientError):
@@ -24,6 +24,35 @@ class RequestTimeoutError(TransportError):
     """The provider did not answer in time; `partial` is the CANCELLED message, if streaming."""
 
 
+class DeadlineExceededError(RequestTimeoutError):
+    """A total deadline passed (`which`: "send" or "stream", `seconds` long; see
+    `Client(send_deadline=..., stream_deadline=...)`); `partial` is the CANCELLED message of
+    a stream it cut."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        which: str,
+        seconds: float | None,
+        partial: Message | None = None,
+        **kw: str | None,
+    ) -> None:
+        self.which = which
+        self.seconds = seconds
+        super().__init__(message, partial=partial, **kw)
+
+
+class ReplyNotSavedError(StoreError):
+    """The store failed while a reply was being saved: what arrived is in `reply` (in
+    memory only) and NOT in the store. A PARTIAL checkpoint it may have left is finalized
+    as CANCELLED by the session's next send or by `metis repair`."""
+
+    def __init__(self, message: str, *, reply: Message, **kw: str | None) -> None:
+        self.reply = reply
+        super().__init__(message, **kw)
+
+
 class RequestCancelledError(TransportError):
     """The caller interrupted the request (Ctrl-C); `partial` is the CANCELLED message."""
 
@@ -32,4 +61,11 @@ class ReplayError(ClientError):
     """A replayed (recorded) exchange does not match the request the client made."""
 
 
-__all__ = ["ReplayError", "RequestCancelledError", "RequestTimeoutError", "TransportError"]
+__all__ = [
+    "DeadlineExceededError",
+    "ReplayError",
+    "ReplyNotSavedError",
+    "RequestCancelledError",
+    "RequestTimeoutError",
+    "TransportError",
+]

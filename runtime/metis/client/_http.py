@@ -1,7 +1,8 @@
 """Reading provider HTTP responses: error bodies to typed errors, bodies to JSON.
 
 Shared by the sync and async clients so both turn a 4xx/5xx into the adapter's own
-ProviderError (the provider's message, not httpx's) and decide retries the same way.
+ProviderError (the provider's message, not httpx's), a 3xx into NotAReplyError, read
+bodies within the same bounds, and decide retries the same way.
 """
 
 from __future__ import annotations
@@ -12,10 +13,52 @@ import httpx
 
 from .. import _json
 from ..adapters import Adapter
-from ..errors import MetisError, ProviderError, WireFormatError
-from ._errors import RequestCancelledError, RequestTimeoutError, TransportError
+from ..errors import BodyLimitError, MetisError, NotAReplyError, ProviderError, WireFormatError
+from ._deadline import Deadline
+from ._errors import ReplyNotSavedError, RequestCancelledError, RequestTimeoutError, TransportError
 from ._retry import RetryPolicy, parse_retry_after
-from ._stream import StreamRun
+from ._stream import StreamRun, not_a_reply
+
+ERROR_BODY_LIMIT = 1024 * 1024
+"""Bytes of an error (or redirect) body read, once inflated: an error says what it has to
+say in far less; the rest of a larger one (a compression bomb) is never inflated."""
+
+
+class Body:
+    """The bytes of a body read whole, bounded once inflated (`_inflate` hands them on in
+    pieces of at most 64 KiB).
+
+    `add` says whether there is room for more: past `limit` the body is `cut` and the
+    reader stops, so a compressed bomb costs at most `limit` plus one piece.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.cut = False
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def add(self, chunk: bytes) -> bool:
+        room = self.limit - self._size
+        if len(chunk) > room:
+            chunk, self.cut = chunk[:room], True
+        self._parts.append(chunk)
+        self._size += len(chunk)
+        return not self.cut
+
+    def data(self) -> bytes:
+        return b"".join(self._parts)
+
+    def reply(self, name: str) -> bytes:
+        """The whole body of a reply; BodyLimitError when it was cut (never parsed half)."""
+        if self.cut:
+            raise BodyLimitError(
+                f"the response body inflates past {self.limit} bytes",
+                limit=self.limit,
+                provider=name,
+                hint="a compressed bomb or a broken server; raise max_event_chars if a reply is this large",
+            )
+        return self.data()
 
 
 def error_body(raw: bytes) -> Any:
@@ -26,18 +69,30 @@ def error_body(raw: bytes) -> Any:
         return raw.decode("utf-8", errors="replace")
 
 
-def provider_error(adapter: Adapter, response: httpx.Response, raw: bytes) -> ProviderError:
-    """The adapter's typed error for an HTTP error response."""
-    return adapter.parse_error(error_body(raw), response.status_code)
+def provider_error(adapter: Adapter, response: httpx.Response, body: Body) -> ProviderError:
+    """The typed error for a response that is not a success: the adapter's own for a 4xx or
+    5xx (its text cut at ERROR_BODY_LIMIT), NotAReplyError for a 3xx (never followed: a
+    POST is not re-sent elsewhere unasked, and a redirect's body is not the reply even
+    when it looks like one)."""
+    status = response.status_code
+    if status < 400:
+        return not_a_reply(adapter.name, status, body.data(), location=response.headers.get("location"))
+    return adapter.parse_error(error_body(body.data()), status)
 
 
 def retry_delay(
-    policy: RetryPolicy, attempt: int, response: httpx.Response, error: ProviderError
+    policy: RetryPolicy, attempt: int, response: httpx.Response, error: ProviderError, deadline: Deadline
 ) -> float | None:
-    """Seconds to wait before retrying this error response, or None to give up now."""
+    """Seconds to wait before retrying this error response, or None to give up now (also
+    when the wait would end past the send deadline: the server's error says more then)."""
+    if isinstance(error, NotAReplyError):
+        return None
     if not policy.should_retry_status(response.status_code, provider_says_retryable=error.retryable):
         return None
-    return policy.delay(attempt, retry_after=parse_retry_after(response.headers))
+    delay = policy.delay(attempt, retry_after=parse_retry_after(response.headers))
+    if delay is None or not deadline.allows(delay):
+        return None
+    return delay
 
 
 def json_body(adapter: Adapter, raw: bytes) -> dict[str, Any]:
@@ -59,39 +114,60 @@ RETRYABLE_TRANSPORT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeo
 """Failures before a response started: the request never reached the model, so retrying is safe."""
 
 
-def send_failure(exc: httpx.HTTPError, *, name: str, url: str, policy: RetryPolicy, attempt: int) -> float:
+def send_failure(
+    exc: httpx.HTTPError, *, name: str, url: str, policy: RetryPolicy, attempt: int, deadline: Deadline
+) -> float:
     """Seconds to wait before retrying after `exc` while sending, or the typed error to raise.
 
     One decision for the sync and async clients: only failures before a response started
-    are retried; a timeout or any other transport failure ends the request.
+    are retried, and only while the wait ends inside the send deadline; a timeout or any
+    other transport failure ends the request (a timeout cut short by the send deadline
+    says so).
     """
     if isinstance(exc, RETRYABLE_TRANSPORT):
         delay = policy.delay(attempt)
-        if delay is not None:
+        if delay is not None and deadline.allows(delay):
             return delay
         raise TransportError(f"cannot reach {name} at {url}: {exc}", provider=name) from exc
     if isinstance(exc, httpx.TimeoutException):
+        if deadline.passed():
+            raise deadline.error(name, last=exc) from exc
         raise RequestTimeoutError(f"{name} timed out: {exc}", provider=name) from exc
     raise TransportError(f"request to {name} failed: {exc}", provider=name) from exc
 
 
-def read_failure(exc: httpx.HTTPError, *, name: str) -> MetisError:
-    """The typed error for a failure while reading a whole (non-streamed) response."""
+def read_failure(exc: httpx.HTTPError, *, name: str, deadline: Deadline, expired: bool = False) -> MetisError:
+    """The typed error for a failure while reading a whole (non-streamed) response;
+    `expired`: the send deadline's watchdog or timer cut the read."""
+    if expired or deadline.passed():
+        return deadline.error(name, last=exc)
     if isinstance(exc, httpx.TimeoutException):
         return RequestTimeoutError(f"{name} timed out: {exc}", provider=name)
     return TransportError(f"reading the {name} response failed: {exc}", provider=name)
 
 
-def stream_failure(exc: BaseException, run: StreamRun, *, name: str) -> MetisError | None:
+def stream_failure(
+    exc: BaseException, run: StreamRun, *, name: str, deadline: Deadline, expired: bool = False
+) -> MetisError | None:
     """Save what arrived as CANCELLED and return the typed error for an interrupted stream.
 
     None means "re-raise `exc` as it is" (e.g. asyncio.CancelledError, after saving). A
     MetisError (a malformed event) is a failed exchange: what arrived is saved as ERROR.
+    `expired`: the stream deadline cut the stream (its watchdog or timer). When the store
+    fails while saving, the ReplyNotSavedError that says so is what is returned.
     """
     if isinstance(exc, MetisError):
-        run.fail(exc)
+        try:
+            run.fail(exc)
+        except ReplyNotSavedError as lost:
+            return lost
         return None
-    partial = run.cancel()
+    if expired or (isinstance(exc, httpx.HTTPError) and deadline.passed()):
+        return stream_cut(run, deadline, name=name)
+    try:
+        partial = run.cancel()
+    except ReplyNotSavedError as lost:
+        return lost
     if isinstance(exc, httpx.TimeoutException):
         message = f"{name} stream timed out; kept what arrived as CANCELLED"
         return RequestTimeoutError(message, partial=partial, provider=name, message_id=partial.id)
@@ -105,13 +181,25 @@ def stream_failure(exc: BaseException, run: StreamRun, *, name: str) -> MetisErr
     return None
 
 
+def stream_cut(run: StreamRun, deadline: Deadline, *, name: str) -> MetisError:
+    """What arrived saved as CANCELLED, and the stream deadline's error pointing at it."""
+    try:
+        partial = run.cancel()
+    except ReplyNotSavedError as lost:
+        return lost
+    return deadline.error(name, partial=partial)
+
+
 __all__ = [
+    "ERROR_BODY_LIMIT",
     "RETRYABLE_TRANSPORT",
+    "Body",
     "error_body",
     "json_body",
     "provider_error",
     "read_failure",
     "retry_delay",
     "send_failure",
+    "stream_cut",
     "stream_failure",
 ]

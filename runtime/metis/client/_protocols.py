@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from metis_schema.v3 import Message
+from metis_schema.v3 import ExchangeSettings, Message, RequestOptions, SettingsRevision, ToolDefinition
 
 from ..ids import ToolIdMap
 
@@ -56,6 +56,13 @@ class SessionStore(Protocol):
 
     def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> Any: ...
 
+    def append_planned(
+        self, session_id: str, plan: Callable[[list[Message]], Sequence[Message]]
+    ) -> list[Message]:
+        """Append what `plan` makes of the session's history, read in the same write
+        transaction (`metis.ops.repair` answers the calls still open)."""
+        ...
+
     def upsert_partial(self, message: Message) -> Any: ...
 
     def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> Any: ...
@@ -69,6 +76,30 @@ class SessionStore(Protocol):
     def save_tool_ids(self, session_id: str, tool_ids: ToolIdMap) -> Any: ...
 
     def load_tool_ids(self, session_id: str) -> ToolIdMap: ...
+
+    def record_settings(
+        self,
+        session_id: str,
+        tools: Sequence[ToolDefinition],
+        options: RequestOptions | None = None,
+        *,
+        reply_id: str | None = None,
+    ) -> int:
+        """Record the tools and request options in force (a new revision only when they
+        changed); with `reply_id`, the exchange of that reply as sent with them."""
+        ...
+
+    def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
+        """The session's settings revision (the latest when None); None when it has none."""
+        ...
+
+    def settings_revisions(self, session_id: str) -> Sequence[SettingsRevision]: ...
+
+    def exchange_settings(self, session_id: str) -> Sequence[ExchangeSettings]: ...
+
+    def put_settings(
+        self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
+    ) -> Any: ...
 
 
 class ExchangeTracer(Protocol):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,9 +25,11 @@ from metis_schema.v3 import (
     CatalogEntry,
     Message,
     MessageStatus,
+    RequestOptions,
     Role,
     RoutingDecisionRecord,
     ToolDefinition,
+    ToolUseBlock,
 )
 
 from .. import adapters, builders
@@ -36,18 +39,20 @@ from ..assembly import RequestContext
 from ..builders import Content
 from ..catalog import load_catalog
 from ..endpoints import normalize_endpoint
-from ..errors import ClientError, MessageNotFoundError
+from ..errors import ClientError, MessageNotFoundError, StoreError, ToolSchemaError
 from ..events import EventSink
-from ..ids import ToolIdMap
+from ..ids import ToolIdMap, new_message_id
 from ..ops import compact
-from ..ops.repair import open_calls
+from ..ops.repair import open_calls, settle_partials
 from ..routing import ChainPolicy, check_swap, decision_record
+from ..settings import request_options
 from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
+from ._deadline import Deadlines
 from ._http import json_body
 from ._protocols import ExchangeTracer, SessionRecord, SessionStore
 from ._retry import RetryPolicy
-from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms
+from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms, reply_not_saved
 
 _OPTION_NAMES = frozenset(f.name for f in fields(AdapterOptions)) - {
     "model",
@@ -58,6 +63,7 @@ _OPTION_NAMES = frozenset(f.name for f in fields(AdapterOptions)) - {
     "endpoint",
 }
 DEFAULT_MODEL = "sonnet"
+_log = logging.getLogger("metis.client")
 
 
 @dataclass
@@ -70,6 +76,8 @@ class ClientSettings:
     events: EventSink | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     checkpoints: CheckpointPolicy = field(default_factory=CheckpointPolicy)
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    """Total time a send and a stream may take (`_deadline`)."""
     clock: Callable[[], float] = time.monotonic
     default_model: str = DEFAULT_MODEL
     user_agent: str = "metis/0.1.0"
@@ -97,13 +105,19 @@ class Prepared:
     covering the session up to this message (`metis.ops.compact`)."""
     secrets: tuple[str, ...] = ()
     """Values redacted from any error this request raises (its API key)."""
+    options: RequestOptions | None = None
+    """The request's options as the store records them (`metis.settings`)."""
 
 
 class SessionCore:
     """State and bookkeeping of one session (see module docstring)."""
 
     def __init__(
-        self, settings: ClientSettings, record: SessionRecord, *, tools: Sequence[ToolDefinition] = ()
+        self,
+        settings: ClientSettings,
+        record: SessionRecord,
+        *,
+        tools: Sequence[ToolDefinition] | None = (),
     ) -> None:
         self.settings = settings
         self.store = settings.store
@@ -116,8 +130,14 @@ class SessionCore:
         self.active_model = catalog.resolve(record.active_model or self.default_model).id
         # The registry checks each tool (§5.4 schema subset, side effects, unique names): a
         # tool the spec refuses fails here, before anything is stored or sent. Replies are
-        # checked against it too (§5.2.4, `RequestContext.tools`).
-        self.registry = ToolRegistry(tools)
+        # checked against it too (§5.2.4, `RequestContext.tools`). None: the tool set the
+        # session last recorded (`Store.settings`), so a resumed session sends what it sent.
+        self._unusable_tools: ToolSchemaError | None = None
+        if tools is None:
+            stored = self.store.settings(self.id)
+            self.registry = self._stored_registry(() if stored is None else stored.tools)
+        else:
+            self.registry = ToolRegistry(tools)
         self.tools: tuple[ToolDefinition, ...] = tuple(self.registry)
         self.tool_ids: ToolIdMap = self.store.load_tool_ids(self.id)
         # The history read so far; its first `_settled` messages are final (not PARTIAL),
@@ -128,6 +148,16 @@ class SessionCore:
         # once, here, so that a TypeError raised inside a store's read is never taken for it.
         self._incremental = "after" in inspect.signature(self.store.load_session).parameters
         self.auto_repair = settings.auto_repair
+
+    def _stored_registry(self, tools: Sequence[ToolDefinition]) -> ToolRegistry:
+        """The registry of the tools the session recorded. One outside the §5.4 subset (an
+        import keeps tools as recorded) makes the session's first send fail, not its opening:
+        what needs no tools (compaction, repair, reading) still works."""
+        try:
+            return ToolRegistry(tools)
+        except ToolSchemaError as exc:
+            self._unusable_tools = exc
+            return ToolRegistry(())
 
     # --- reading --------------------------------------------------------------------------
 
@@ -221,12 +251,26 @@ class SessionCore:
             raise ClientError(
                 f"unknown request option(s): {', '.join(unknown)}", hint=f"known: {sorted(_OPTION_NAMES)}"
             )
+        unusable = self._unusable_tools
+        if tools is None and unusable is not None:
+            raise ToolSchemaError(
+                f"session {self.id}: a stored tool cannot be offered: {unusable.message}",
+                path=unusable.path,
+                hint="resume the session with tools= to send it with others",
+            ) from unusable
         registry = self.registry if tools is None else ToolRegistry(tools)
         tools = tuple(registry)
         if self.auto_repair:
             self.repair()
-        wire_history = self.replayable(self.history())
+        history = self.history()
+        # A PARTIAL row here is a stream cut before its end was saved (a crash, a store that
+        # failed): finalize it as CANCELLED. Only rows after the settled prefix can be one.
+        if settle_partials(self.store, history[self._settled :]):
+            history = self.history()
+        wire_history = self.replayable(history)
         _refuse_unanswered(wire_history, self.id)
+        if not tools:
+            _warn_toolless(wire_history, self.id)
         user = self.user_message(content) if content is not None else None
         if user is None and (not wire_history or wire_history[-1].role == Role.assistant):
             raise ClientError("nothing to send: give content, or answer the tool calls first")
@@ -237,9 +281,19 @@ class SessionCore:
         prepared = self._build(
             entry, pending, registry, stream=stream, override=model is not None, options=options
         )
+        # The reply's id is chosen now, so the exchange is recorded with the tools and
+        # options it is sent with before it is sent (a new settings revision if they changed).
+        prepared.context.message_id = new_message_id()
+        self.store.record_settings(self.id, tools, prepared.options, reply_id=prepared.context.message_id)
         if user is not None:
             self.store.append(user)
         return prepared
+
+    def record_tools(self) -> int:
+        """Record the session's tools as the ones in force, with the options it last recorded
+        (a new settings revision when they differ from the stored ones); the revision."""
+        latest = self.store.settings(self.id)
+        return self.store.record_settings(self.id, self.tools, None if latest is None else latest.options)
 
     def _build(
         self,
@@ -264,6 +318,7 @@ class SessionCore:
             endpoint=sent_to,
             **dict(options),
         )
+        recorded = request_options(adapter_options, adapter.name)  # the caller's, not the server defaults
         if endpoint.custom_base_url and adapter.custom_server_extra:
             adapter_options.extra = _merged(adapter.custom_server_extra, adapter_options.extra)
         body = adapter.to_wire(pending, tuple(registry), adapter_options)
@@ -290,7 +345,7 @@ class SessionCore:
         url = adapter.endpoint(endpoint.base_url, entry.wire_model, stream=stream)
         secrets = (endpoint.api_key,) if endpoint.api_key else ()
         remember(endpoint.api_key)  # kept out of log records too (metis._logredact)
-        return Prepared(adapter, url, headers, body, context, stream, secrets=secrets)
+        return Prepared(adapter, url, headers, body, context, stream, secrets=secrets, options=recorded)
 
     # --- storing ----------------------------------------------------------------------------
 
@@ -302,10 +357,15 @@ class SessionCore:
         message = prepared.adapter.from_wire_response(json_body(prepared.adapter, raw), prepared.context)
         if prepared.compacts_through is not None:
             message = compact.compaction_message(message, prepared.compacts_through)
-        self.store.append(message, tool_ids=self.tool_ids)
+        try:
+            self.store.append(message, tool_ids=self.tool_ids)
+        except StoreError as exc:
+            raise reply_not_saved(message, exc, checkpointed=False) from exc
         return message
 
-    def stream(self, prepared: Prepared, on_event: EventCallback | None, started: float) -> StreamRun:
+    def stream(
+        self, prepared: Prepared, on_event: EventCallback | None, started: float, status: int = 200
+    ) -> StreamRun:
         """The run that assembles, checkpoints and finally stores a streamed reply."""
         return StreamRun(
             prepared.adapter,
@@ -315,6 +375,7 @@ class SessionCore:
             checkpoints=self.settings.checkpoints,
             started=started,
             clock=self.settings.clock,
+            status=status,
         )
 
     def add_tool_result(self, tool_use_id: str, content: Content, *, is_error: bool = False) -> Message:
@@ -360,6 +421,21 @@ class SessionCore:
 
 def _ignore(reply: Message) -> None:
     """What an exchange without a tracer does with its reply."""
+
+
+def _warn_toolless(history: Sequence[Message], session_id: str) -> None:
+    """Say so when a history of tool calls goes out with no tool definitions (a session
+    stored before its tools were recorded, resumed without `tools=`): Anthropic refuses such
+    a request, and other providers see calls to tools they were never shown."""
+    called = sorted({b.name for m in history for b in m.content if isinstance(b, ToolUseBlock)})
+    if called:
+        _log.warning(
+            "session %s: the history calls %s but no tool definitions are sent "
+            "(none recorded for the session); pass tools= to resume()",
+            session_id,
+            ", ".join(called),
+            extra={"session_id": session_id},
+        )
 
 
 def _refuse_unanswered(history: Sequence[Message], session_id: str) -> None:
@@ -444,6 +520,7 @@ class ClientBase:
         checkpoints: CheckpointPolicy | None,
         clock: Callable[[], float],
         default_model: str,
+        deadlines: Deadlines | None = None,
     ) -> None:
         if store is None or isinstance(store, str | os.PathLike):  # a path or URL: open_store's to open
             from ..store import open_store
@@ -459,6 +536,7 @@ class ClientBase:
             events=events,
             retry=retry,
             checkpoints=checkpoints or CheckpointPolicy(),
+            deadlines=deadlines or Deadlines(),
             clock=clock,
             default_model=default_model,
         )
@@ -487,8 +565,13 @@ class ClientBase:
         )
         return SessionCore(self.settings, record, tools=tools)
 
-    def _resumed_core(self, session_id: str, tools: Sequence[ToolDefinition]) -> SessionCore:
-        return SessionCore(self.settings, self.store.get_session(session_id), tools=tools)
+    def _resumed_core(self, session_id: str, tools: Sequence[ToolDefinition] | None) -> SessionCore:
+        """The stored session; with `tools`, those become its tool set in force (recorded as
+        a new settings revision when they differ), without, the tools it last recorded."""
+        core = SessionCore(self.settings, self.store.get_session(session_id), tools=tools)
+        if tools is not None:
+            core.record_tools()
+        return core
 
     def _close_owned_store(self) -> None:
         if self._close_store is not None:

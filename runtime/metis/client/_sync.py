@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -19,11 +20,22 @@ from metis_schema.v3 import Message, ToolDefinition
 from .. import _json
 from ..errors import MetisError
 from ..events import EventSink
-from ._http import provider_error, read_failure, retry_delay, send_failure, stream_failure
+from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE, Deadline, Deadlines, Watchdog
+from ._http import (
+    ERROR_BODY_LIMIT,
+    Body,
+    provider_error,
+    read_failure,
+    retry_delay,
+    send_failure,
+    stream_cut,
+    stream_failure,
+)
+from ._inflate import ACCEPT_ENCODING, Inflater, inflated
 from ._protocols import SessionStore
 from ._retry import RetryPolicy
 from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
-from ._stream import CheckpointPolicy, EventCallback
+from ._stream import CheckpointPolicy, EventCallback, reply_limit
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
@@ -46,7 +58,15 @@ class Client(ClientBase):
         clock: Callable[[], float] = time.monotonic,
         checkpoints: CheckpointPolicy | None = None,
         default_model: str = DEFAULT_MODEL,
+        send_deadline: float | None = DEFAULT_SEND_DEADLINE,
+        stream_deadline: float | None = DEFAULT_STREAM_DEADLINE,
     ) -> None:
+        """`timeout` bounds each network operation (httpx's connect, read, write, pool);
+        `send_deadline` bounds a whole send (every attempt, the waits between them, a
+        non-streamed body) and `stream_deadline` a whole streamed body, in seconds (None:
+        unbounded), so a server that dribbles cannot hold a request; past one, the send
+        raises DeadlineExceededError naming it."""
+        deadlines = Deadlines(send=send_deadline, stream=stream_deadline)
         self._setup(
             store,
             api_keys=api_keys,
@@ -56,9 +76,12 @@ class Client(ClientBase):
             checkpoints=checkpoints,
             clock=clock,
             default_model=default_model,
+            deadlines=deadlines,
         )
         self.sleep = sleep
-        self.http = httpx.Client(transport=transport, timeout=timeout)
+        self.http = httpx.Client(
+            transport=transport, timeout=timeout, headers={"accept-encoding": ACCEPT_ENCODING}
+        )
 
     def session(
         self,
@@ -73,8 +96,11 @@ class Client(ClientBase):
         `title` and `source` label it in the store (`metis sessions` lists them)."""
         return Session(self, self._new_core(model, workspace, tools, title=title, source=source))
 
-    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] = ()) -> Session:
-        """An existing session (SessionNotFoundError if there is none)."""
+    def resume(self, session_id: str, *, tools: Sequence[ToolDefinition] | None = None) -> Session:
+        """An existing session (SessionNotFoundError if there is none), with the tools it last
+        recorded; `tools` replaces them (recorded as the session's new tool set). A stored
+        tool outside the §5.4 schema subset (an imported one may be) makes each send that
+        would offer it a ToolSchemaError: pass `tools=` to resume it with others."""
         return Session(self, self._resumed_core(session_id, tools))
 
     def close(self) -> None:
@@ -91,56 +117,103 @@ class Client(ClientBase):
 
     # --- HTTP ---------------------------------------------------------------------------------
 
-    def _send_with_retries(self, prepared: Prepared) -> tuple[httpx.Response, float]:
-        """Send until a non-error response (left open for streaming) or a final failure."""
+    def _send_with_retries(self, prepared: Prepared, deadline: Deadline) -> tuple[httpx.Response, float]:
+        """Send until a success (left open for its body) or a final failure, inside `deadline`."""
         content = _json.dumps(prepared.body)
         policy = self.settings.retry
+        name = prepared.adapter.name
         attempt = 0
         while True:
             started = self.settings.clock()
-            request = self.http.build_request("POST", prepared.url, content=content, headers=prepared.headers)
+            deadline.check(name)
+            request = self.http.build_request(
+                "POST",
+                prepared.url,
+                content=content,
+                headers=prepared.headers,
+                timeout=deadline.timeout(self.http.timeout),
+            )
             try:
                 response = self.http.send(request, stream=True)
             except httpx.HTTPError as exc:
-                name = prepared.adapter.name
-                delay: float = send_failure(exc, name=name, url=prepared.url, policy=policy, attempt=attempt)
+                delay: float = send_failure(
+                    exc, name=name, url=prepared.url, policy=policy, attempt=attempt, deadline=deadline
+                )
             else:
-                if response.status_code < 400:
+                if 200 <= response.status_code < 300:
                     return response, started
                 try:
-                    raw = response.read()
+                    body = self._read(response, ERROR_BODY_LIMIT, deadline, name)
                 finally:
                     response.close()
-                error = provider_error(prepared.adapter, response, raw)
-                retry = retry_delay(policy, attempt, response, error)
+                error = provider_error(prepared.adapter, response, body)
+                retry = retry_delay(policy, attempt, response, error, deadline)
                 if retry is None:
                     raise error
                 delay = retry
             self.sleep(delay)
             attempt += 1
 
+    def _read(self, response: httpx.Response, limit: int, deadline: Deadline, name: str) -> Body:
+        """A body read whole, inflated at most to `limit` bytes (then cut), inside `deadline`."""
+        body = Body(limit)
+        late = False
+        with Watchdog(response, deadline) as watchdog:
+            try:
+                with closing(_body(response, name)) as pieces:
+                    for chunk in pieces:
+                        late = deadline.passed()
+                        if late or not body.add(chunk):
+                            break
+            except httpx.HTTPError as exc:
+                raise read_failure(
+                    exc, name=name, deadline=deadline, expired=watchdog.fired.is_set()
+                ) from exc
+        if late or watchdog.fired.is_set():  # a body cut by the close of its socket may end "cleanly"
+            raise deadline.error(name)
+        return body
+
     def _exchange(self, core: SessionCore, prepared: Prepared, on_event: EventCallback | None) -> Message:
-        response, started = self._send_with_retries(prepared)
+        name = prepared.adapter.name
+        deadlines, clock = self.settings.deadlines, self.settings.clock
+        send = Deadline("send", deadlines.send, clock)
+        response, started = self._send_with_retries(prepared, send)
         if not prepared.stream:
             try:
-                raw = response.read()
-            except httpx.HTTPError as exc:
-                raise read_failure(exc, name=prepared.adapter.name) from exc
+                body = self._read(response, reply_limit(prepared.context), send, name)
             finally:
                 response.close()
-            return core.reply(prepared, raw, started)
-        run = core.stream(prepared, on_event, started)
+            return core.reply(prepared, body.reply(name), started)
+        run = core.stream(prepared, on_event, started, response.status_code)
+        deadline = Deadline("stream", deadlines.stream, clock)
+        cut = False
+        watchdog = Watchdog(response, deadline)
         try:
-            for chunk in response.iter_bytes():
-                run.feed(chunk)
+            with watchdog, closing(_body(response, name)) as pieces:
+                for chunk in pieces:
+                    cut = deadline.passed()
+                    if cut:
+                        break
+                    run.feed(chunk)
+            cut = cut or watchdog.fired.is_set()  # a body cut by the close of its socket may end "cleanly"
         except BaseException as exc:
-            error = stream_failure(exc, run, name=prepared.adapter.name)
+            error = stream_failure(exc, run, name=name, deadline=deadline, expired=watchdog.fired.is_set())
             if error is None:
                 raise
             raise error from exc
         finally:
             response.close()
+        if cut:
+            raise stream_cut(run, deadline, name=name)
         return run.close()
+
+
+def _body(response: httpx.Response, name: str) -> Generator[bytes]:
+    """The response's body inflated in bounded pieces (`_inflate`). A response built whole (an
+    injected transport's) holds its content already inflated."""
+    if response.is_stream_consumed:
+        return inflated([response.content], Inflater(None))
+    return inflated(response.iter_raw(), Inflater(response.headers.get("content-encoding"), provider=name))
 
 
 class Session(SessionBase):

@@ -6,6 +6,10 @@ tool sets) and new optional fields, each marked `x-metis-added-in: 3`. Every val
 message document is, field for field, a valid v3 document; the chain sets
 `schema_version` to 3.
 
+Usage's v3 fields (`units`, `billed_cost_usd`, `unpriced_reason`) are optional and need no
+data change: a v2 Usage has none of them, and its cost stays as stored, under the
+pricing_version of its time (`metis price` reprices beside it, never over it).
+
 Hashes do not change: `metis.canonical` hashes every message with the schema version
 written as 1 (`HASHED_SCHEMA_VERSION`), so a v2 message read back as v3 keeps its hash.
 """

@@ -8,6 +8,12 @@ fresh `tu_` id, its result and `parent_tool_use_id` renamed with it (and a compa
 map entries for those calls come along, bound to the new ids, so a provider is sent the
 same provider ids it issued and replay stays byte-for-byte what the parent would send.
 
+The settings the copied history was sent with come along too: the parent's settings
+revisions (tool sets and request options) up to the one in force at the fork point — the
+revision the parent's next exchange after it was sent with, else the parent's latest —
+under their own numbers, and the revision of each copied reply, under its new id. A
+resumed fork sends the tools the parent would have sent from there.
+
 Where the fork came from is stored with it: the sessions table's `parent_session_id`
 and `fork_message_id` (`fork_origin` reads them).
 """
@@ -18,7 +24,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from metis_schema.v3 import CompactionBlock, ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import (
+    CompactionBlock,
+    ContentBlock,
+    ExchangeSettings,
+    Message,
+    SettingsRevision,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 from ..client._protocols import SessionRecord, SessionStore
 from ..errors import MessageNotFoundError
@@ -101,6 +115,26 @@ def carried_tool_ids(parent: ToolIdMap, renamed: Mapping[str, str], session_id: 
     return ToolIdMap(session_id, entries)
 
 
+def carried_settings(
+    store: SessionStore, session_id: str, history: Sequence[Message], copies: Sequence[Message], fork_id: str
+) -> tuple[list[SettingsRevision], list[ExchangeSettings]]:
+    """The fork's settings revisions and exchange rows (see module doc): `copies` are the
+    fork's copies of the first messages of the parent's `history`, in order."""
+    revisions = store.settings_revisions(session_id)
+    if not revisions:
+        return [], []
+    sent_with = {e.message_id: e.revision for e in store.exchange_settings(session_id)}
+    later = [sent_with[m.id] for m in history[len(copies) :] if m.id in sent_with]
+    upto = later[0] if later else revisions[-1].revision
+    kept = [r.model_copy(update={"session_id": fork_id}) for r in revisions if r.revision <= upto]
+    exchanges = [
+        ExchangeSettings(session_id=fork_id, message_id=copy.id, revision=sent_with[old.id])
+        for old, copy in zip(history, copies, strict=False)
+        if old.id in sent_with
+    ]
+    return kept, exchanges
+
+
 def fork_session(
     store: SessionStore, session_id: str, *, at: str, new_session_id: str | None = None
 ) -> SessionRecord:
@@ -129,12 +163,14 @@ def fork_session(
     )
     copies, renamed = copy_messages(history[: cut + 1], fork.id)
     store.append_many(copies, tool_ids=carried_tool_ids(store.load_tool_ids(session_id), renamed, fork.id))
+    store.put_settings(*carried_settings(store, session_id, history, copies, fork.id))
     return fork
 
 
 __all__ = [
     "ForkOrigin",
     "ForkedRow",
+    "carried_settings",
     "carried_tool_ids",
     "copy_messages",
     "fork_origin",

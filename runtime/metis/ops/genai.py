@@ -43,6 +43,9 @@ from metis_schema.v3 import (
     VideoBlock,
 )
 
+from ..pricing import UNPRICED
+from ..usage import prompt_tokens
+
 SEMCONV_VERSION = "1.41.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
 """The semantic conventions version every attribute name and shape here follows."""
@@ -174,8 +177,10 @@ def request_attributes(session_id: str, model: str) -> dict[str, Any]:
 
 
 def response_attributes(reply: Message) -> dict[str, Any]:
-    """What the reply adds: finish reason, token usage (input counts cached tokens, as the
-    conventions ask), and metis's own cost, pricing version, model id and message id."""
+    """What the reply adds: finish reason, token usage (input is the whole prompt, cached
+    tokens included, as the conventions ask and as every metis command counts it:
+    `usage.prompt_tokens`), metis's own cost (none when unpriced: the reason instead), the
+    provider's billed cost where known, pricing version, model id and message id."""
     attributes: dict[str, Any] = {
         "gen_ai.response.finish_reasons": [finish_reason(reply)],
         "metis.message.id": reply.id,
@@ -186,16 +191,19 @@ def response_attributes(reply: Message) -> dict[str, Any]:
     if usage is not None:
         attributes.update(
             {
-                "gen_ai.usage.input_tokens": usage.input_tokens
-                + usage.cached_input_tokens
-                + usage.cache_creation_input_tokens,
+                "gen_ai.usage.input_tokens": prompt_tokens(usage),
                 "gen_ai.usage.output_tokens": usage.output_tokens,
                 "gen_ai.usage.cache_read.input_tokens": usage.cached_input_tokens,
                 "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
-                "metis.usage.cost_usd": str(usage.cost_usd),
                 "metis.usage.pricing_version": usage.pricing_version,
             }
         )
+        if usage.pricing_version == UNPRICED:  # no cost is known: none is recorded, the reason is
+            attributes["metis.usage.unpriced_reason"] = usage.unpriced_reason or UNPRICED
+        else:
+            attributes["metis.usage.cost_usd"] = str(usage.cost_usd)
+        if usage.billed_cost_usd is not None:
+            attributes["metis.usage.billed_cost_usd"] = str(usage.billed_cost_usd)
     return attributes
 
 

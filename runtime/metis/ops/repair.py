@@ -7,8 +7,17 @@ synthesized TOOL message: `is_error` true, a text saying the call was interrupte
 why, and status CANCELLED, which the store reads as "this call did not run to
 completion" and records as a `cancelled` tool_calls row in the same transaction.
 
-Idempotent: a repaired call is answered, so a second repair finds nothing to do. Open
-calls are read from the history (tool_use blocks of COMPLETE assistant turns without a
+A reply whose stream was cut without its end being saved (the process died, or the store
+failed mid-stream) stays a PARTIAL checkpoint; repair, and the client before each send
+(`settle_partials`), finalize it in place as CANCELLED with what arrived and
+`provider_raw["interrupted"]` saying why, as a stream cut while the client runs is saved.
+Neither should run while another process is still streaming into the same session.
+
+Idempotent: a repaired call is answered, so a second repair finds nothing to do, even one
+running at the same time: the open calls are read inside the write transaction that
+stores their stand-ins (`Store.append_planned`), so of two repairs of one session the
+second waits for the first and then finds nothing open. Open calls are read from the
+history (tool_use blocks of COMPLETE assistant turns without a
 result), the same rule the client applies before sending, so any store that can load a
 session can be repaired. Stand-ins are appended at the end of the session: the store is
 append-only, so a call that later turns already follow is answered after them.
@@ -16,7 +25,7 @@ append-only, so a call that later turns already follow is answered after them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -41,7 +50,32 @@ class RepairStore(Protocol):
 
     def load_session(self, session_id: str) -> Sequence[Message]: ...
 
-    def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> Any: ...
+    def append_planned(
+        self, session_id: str, plan: Callable[[list[Message]], Sequence[Message]]
+    ) -> list[Message]: ...
+
+    def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> Any: ...
+
+
+INTERRUPTED = "the stream ended without its end being saved; this is what had arrived"
+"""`provider_raw["interrupted"]` of a PARTIAL checkpoint finalized by `settle_partials`."""
+
+
+def settle_partials(store: RepairStore, history: Sequence[Message]) -> list[Message]:
+    """Finalize every PARTIAL assistant checkpoint of `history` as CANCELLED (see module doc);
+    the messages stored. A checkpoint is what had arrived when it was last written."""
+    settled = []
+    for message in history:
+        if message.role != Role.assistant or message.metadata.status != MessageStatus.partial:
+            continue
+        raw = {**(message.metadata.provider_raw or {}), "interrupted": INTERRUPTED}
+        metadata = message.metadata.model_copy(
+            update={"status": MessageStatus.cancelled, "provider_raw": raw}
+        )
+        final = message.model_copy(update={"metadata": metadata})
+        store.finalize(final)
+        settled.append(final)
+    return settled
 
 
 def open_calls(history: Sequence[Message]) -> list[ToolUseBlock]:
@@ -99,18 +133,33 @@ def repair_session(
     reason: str = DEFAULT_REASON,
     history: Sequence[Message] | None = None,
 ) -> list[Message]:
-    """Answer every open tool call of the session (see module doc); the stand-ins stored.
+    """Settle the session's PARTIAL checkpoints and answer every open tool call (see module
+    doc); the messages stored: CANCELLED assistant turns first, then the stand-ins.
 
-    All stand-ins go in one transaction. An empty list means there was nothing to repair.
-    `history`: the session's messages when the caller has just read them (the client
-    does, incrementally), else they are loaded.
+    All stand-ins go in one transaction, which reads the open calls. An empty list means
+    there was nothing to repair. `history`: the session's messages when the caller has
+    just read them (the client does, incrementally); when they hold no open call, no
+    transaction is taken.
     """
     if history is None:
         history = store.load_session(session_id)
-    stand_ins = [stand_in(session_id, call, reason) for call in open_calls(history)]
-    if stand_ins:
-        store.append_many(stand_ins)
-    return stand_ins
+    settled = settle_partials(store, history)
+    if not open_calls(history):
+        return settled
+
+    def answers(current: list[Message]) -> list[Message]:
+        return [stand_in(session_id, call, reason) for call in open_calls(current)]
+
+    return [*settled, *store.append_planned(session_id, answers)]
 
 
-__all__ = ["DEFAULT_REASON", "RepairStore", "interrupted_text", "open_calls", "repair_session", "stand_in"]
+__all__ = [
+    "DEFAULT_REASON",
+    "INTERRUPTED",
+    "RepairStore",
+    "interrupted_text",
+    "open_calls",
+    "repair_session",
+    "settle_partials",
+    "stand_in",
+]

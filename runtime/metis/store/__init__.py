@@ -7,14 +7,18 @@ as canonical models, older schema versions migrated. A session is read whole
 (`load_session`, `read_session`) or a page at a time (`iter_messages`, `read_pages`), the
 latter holding one page however long the session is. What the store writes it reads
 back: an integer past the JSON reader's bound (`metis._json.MAX_INT_DIGITS`) is refused
-at write, with a StoreError naming where it is.
+at write, with a StoreError naming where it is. Beside its messages a session keeps the
+tool definitions and request options its exchanges were sent with, versioned when they
+change (`record_settings`, `settings`, `exchange_settings`: schema v3's `SettingsRevision`
+and `ExchangeSettings`).
 
-Modules: `_store` (the Store, over either backend), `sqlite` and `postgres` (the
-backends: transactions and retry under concurrent writers; `_conn` for SQLite),
-`_schema`/`_layout` and `_pg_schema` (tables and their in-place upgrade), `_sql` (the SQL,
-and what each database spells differently), `_codec` (rows <-> models), `_checks` (what
-an append must satisfy), `_open` (a path or URL -> a store), `_copy` (one store into
-another), `_paths` (where the file lives).
+Modules: `_store` (the Store, over either backend), `sqlite` and `postgres` (the backends:
+transactions and retry under concurrent writers; `_conn` for SQLite), `_schema`/`_layout`
+and `_pg_schema` (tables and their in-place upgrade), `_sql` (the SQL, and what each
+database spells differently), `_codec` (rows <-> models), `_settings` (a session's tool
+sets and request options, versioned), `_checks` (what an append must satisfy), `_open` (a
+path or URL -> a store), `_copy` (one store into another), `_paths` (where the file
+lives).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from ._open import open_store
 from ._paths import default_path, metis_home
 from ._schema import DB_SCHEMA_VERSION
 from ._store import Store
-from ._types import DuplicateMessageError, SessionInfo, ToolCallRecord, ToolCallStatus
+from ._types import DuplicateMessageError, SessionInfo, SessionStats, ToolCallRecord, ToolCallStatus
 
 __all__ = [
     "DB_SCHEMA_VERSION",
@@ -35,6 +39,7 @@ __all__ = [
     "DuplicateMessageError",
     "RetryPolicy",
     "SessionInfo",
+    "SessionStats",
     "Store",
     "ToolCallRecord",
     "ToolCallStatus",

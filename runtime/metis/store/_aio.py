@@ -13,16 +13,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from metis_schema.v3 import Message
+from metis_schema.v3 import ExchangeSettings, Message, RequestOptions, SettingsRevision, ToolDefinition
 
 from ..canonical import Decoded
 from ..ids import ToolIdMap
 from ._open import open_store
 from ._store import PAGE_SIZE, Store
-from ._types import SessionInfo, ToolCallRecord
+from ._types import SessionInfo, SessionStats, ToolCallRecord
 
 
 class AsyncStore:
@@ -75,6 +75,9 @@ class AsyncStore:
     async def list_sessions(self) -> list[SessionInfo]:
         return await asyncio.to_thread(self.store.list_sessions)
 
+    async def session_stats(self, session_id: str) -> SessionStats:
+        return await asyncio.to_thread(self.store.session_stats, session_id)
+
     async def delete_session(self, session_id: str) -> None:
         await asyncio.to_thread(self.store.delete_session, session_id)
 
@@ -89,6 +92,15 @@ class AsyncStore:
 
     async def append_many(self, messages: Iterable[Message], *, tool_ids: ToolIdMap | None = None) -> None:
         await asyncio.to_thread(self.store.append_many, list(messages), tool_ids=tool_ids)
+
+    async def append_planned(
+        self,
+        session_id: str,
+        plan: Callable[[list[Message]], Sequence[Message]],
+        *,
+        tool_ids: ToolIdMap | None = None,
+    ) -> list[Message]:
+        return await asyncio.to_thread(self.store.append_planned, session_id, plan, tool_ids=tool_ids)
 
     async def upsert_partial(self, message: Message) -> None:
         await asyncio.to_thread(self.store.upsert_partial, message)
@@ -130,6 +142,32 @@ class AsyncStore:
 
     async def load_tool_ids(self, session_id: str) -> ToolIdMap:
         return await asyncio.to_thread(self.store.load_tool_ids, session_id)
+
+    async def record_settings(
+        self,
+        session_id: str,
+        tools: Sequence[ToolDefinition],
+        options: RequestOptions | None = None,
+        *,
+        reply_id: str | None = None,
+    ) -> int:
+        return await asyncio.to_thread(
+            self.store.record_settings, session_id, list(tools), options, reply_id=reply_id
+        )
+
+    async def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
+        return await asyncio.to_thread(self.store.settings, session_id, revision)
+
+    async def settings_revisions(self, session_id: str) -> list[SettingsRevision]:
+        return await asyncio.to_thread(self.store.settings_revisions, session_id)
+
+    async def exchange_settings(self, session_id: str) -> list[ExchangeSettings]:
+        return await asyncio.to_thread(self.store.exchange_settings, session_id)
+
+    async def put_settings(
+        self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
+    ) -> int:
+        return await asyncio.to_thread(self.store.put_settings, list(revisions), list(exchanges))
 
     async def tool_calls(self, session_id: str) -> list[ToolCallRecord]:
         return await asyncio.to_thread(self.store.tool_calls, session_id)

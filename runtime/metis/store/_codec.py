@@ -19,7 +19,9 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import Message
+from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
 from .. import _json
@@ -51,6 +53,38 @@ def from_micros(micros: int) -> datetime:
 def iso(micros: int) -> str:
     """RFC 3339 text of a stored time, as canonical JSON writes it (`Z` suffix)."""
     return from_micros(micros).isoformat().replace("+00:00", "Z")
+
+
+def current(message: object) -> Message:
+    """`message` as this metis stores it: a Message of the current schema as it is; a
+    Message of an earlier schema version (a `metis_schema.v1.Message` built by code written
+    against v1) migrated on write, through the chain a stored row of that version is read
+    with (`read_message`: migrated, then validated and checked; a typed error, never a
+    serializer warning, when it cannot be). Anything else is a StoreError.
+    """
+    if isinstance(message, Message):
+        return message
+    kind = type(message)
+    version = getattr(message, "schema_version", None)
+    if not (
+        isinstance(message, BaseModel)
+        and kind.__name__ == "Message"
+        and kind.__module__.startswith("metis_schema.v")
+        and isinstance(version, int)
+    ):
+        raise StoreError(
+            f"not a storable message: a {kind.__module__}.{kind.__qualname__}",
+            hint=f"store a metis_schema.v{CURRENT_VERSION}.Message (metis.builders makes them)",
+        )
+    mid = getattr(message, "id", None)
+    try:
+        document = message.model_dump(mode="json", exclude_none=True, warnings="error")
+    except (AttributeError, TypeError, ValueError, PydanticSerializationError) as exc:
+        raise StoreError(
+            f"not a storable message: its schema v{version} form cannot be written: {exc}",
+            message_id=mid if isinstance(mid, str) else None,
+        ) from exc
+    return read_message(document)
 
 
 def encode(message: Message) -> Row:
@@ -145,6 +179,7 @@ __all__ = [
     "EPOCH",
     "Reader",
     "Row",
+    "current",
     "decode",
     "decode_all",
     "document",

@@ -21,6 +21,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import TypeVar
 
@@ -54,6 +55,26 @@ def is_busy(exc: BaseException) -> bool:
     return "locked" in text or "busy" in text
 
 
+class DecimalSum:
+    """`metis_decimal_sum(x)`, a SQLite aggregate: the exact sum of decimal strings (costs),
+    as text; values that are not decimals are skipped, NULL when none is one."""
+
+    def __init__(self) -> None:
+        self.total: Decimal | None = None
+
+    def step(self, value: object, /) -> None:
+        if isinstance(value, str | int):
+            try:
+                number = Decimal(value)
+            except ArithmeticError:  # not a decimal: a damaged value, not counted
+                return
+            if number.is_finite():
+                self.total = number if self.total is None else self.total + number
+
+    def finalize(self) -> str | None:
+        return None if self.total is None else str(self.total)
+
+
 def connect(path: Path | str, policy: RetryPolicy, *, synchronous: str = "FULL") -> sqlite3.Connection:
     """Open `path` with WAL, foreign keys and a busy timeout; the file is made owner-only."""
     if synchronous.upper() not in {"FULL", "NORMAL", "EXTRA"}:
@@ -67,6 +88,8 @@ def connect(path: Path | str, policy: RetryPolicy, *, synchronous: str = "FULL")
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(policy.busy_timeout_ms)}")
         conn.execute("PRAGMA foreign_keys = ON")
+        # typeshed types an aggregate's values as int only; sqlite3 passes any SQL value
+        conn.create_aggregate("metis_decimal_sum", 1, DecimalSum)  # type: ignore[arg-type]
         with_retry(policy, lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
         conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
     except sqlite3.Error as exc:

@@ -7,14 +7,24 @@ stored messages must be the source's first messages, the same by `message_hash` 
 partial checkpoint the source has since finalized is finalized); only the messages
 after them are appended, through the destination's ordinary checked `append_many`, with
 the session's tool id map, so its `tool_calls` rows are built as the source's were. A
-second run finds every message in place and copies nothing. Each session is then
-verified: the destination's messages hash, one by one, to the source's.
+second run finds every message in place and copies nothing. The session's settings
+revisions (its tool sets and request options) and the revision each exchange was sent
+with come along as they are, numbers and times kept (`Store.put_settings`). Each session
+is then verified: the destination's messages hash, one by one, to the source's.
+
+A session holding a row this metis reads only in part (a block type or metadata field
+of a newer writer, which the reader drops with a WARN, spec §10.3) is not copied: copied,
+it would lose that part, and both hashes, taken of what this metis read, would still
+agree. It is reported (`CopyReport.not_copied`, naming the message and what it holds) and
+the other sessions are copied; a metis that reads the whole row can copy it later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from metis_schema.v3 import Message, MessageStatus
 
@@ -35,8 +45,23 @@ class CopyReport:
     """Sessions in the source."""
     sessions_created: int = 0
     messages: int = 0
-    """Messages in the source (all verified in the destination by hash)."""
+    """Messages of the sessions copied (all verified in the destination by hash)."""
     messages_copied: int = 0
+    not_copied: list[NotCopied] = field(default_factory=list)
+    """Sessions left out: they hold what this metis reads only in part (see module doc)."""
+
+
+@dataclass(frozen=True)
+class NotCopied:
+    """A session left out of a copy, and the parts of its rows this metis does not know."""
+
+    session_id: str
+    parts: tuple[tuple[str | None, tuple[str, ...]], ...]
+    """(message id, what the reader dropped of it) for each such message."""
+
+    def __str__(self) -> str:
+        said = "; ".join(f"message {mid or '(no id)'} holds {', '.join(what)}" for mid, what in self.parts)
+        return f"session {self.session_id!r} not copied: {said} (unknown to this metis: a copy would lose it)"
 
 
 Progress = Callable[[SessionInfo, int, int], None]
@@ -47,9 +72,15 @@ def copy_store(src: Store, dst: Store, progress: Progress | None = None) -> Copy
     """Copy `src` into `dst` (see module doc); StoreError when they disagree."""
     report = CopyReport()
     for info in src.list_sessions():
-        messages = src.load_session(info.id)
-        copied, created = _copy_session(src, dst, info, messages)
+        with _dropped() as dropped:
+            messages = src.load_session(info.id)
         report.sessions += 1
+        if dropped:
+            report.not_copied.append(NotCopied(info.id, tuple(dropped)))
+            if progress is not None:
+                progress(info, len(messages), 0)
+            continue
+        copied, created = _copy_session(src, dst, info, messages)
         report.sessions_created += created
         report.messages += len(messages)
         report.messages_copied += copied
@@ -57,6 +88,35 @@ def copy_store(src: Store, dst: Store, progress: Progress | None = None) -> Copy
         if progress is not None:
             progress(info, len(messages), copied)
     return report
+
+
+class _Drops(logging.Handler):
+    """The reader's WARN for each row it read only in part: (message id, what it dropped)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.found: list[tuple[str | None, tuple[str, ...]]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        skipped = getattr(record, "skipped", None)
+        if skipped:
+            self.found.append((getattr(record, "message_id", None), tuple(map(str, skipped))))
+
+
+@contextmanager
+def _dropped() -> Iterator[list[tuple[str | None, tuple[str, ...]]]]:
+    """What the document reader (`metis.canonical.read_message`, logger `metis.compat`)
+    drops of the rows read meanwhile; its WARN is what says so, so it is let through."""
+    logger = logging.getLogger("metis.compat")
+    handler, saved = _Drops(), logger.level
+    if not logger.isEnabledFor(logging.WARNING):
+        logger.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield handler.found
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved)
 
 
 def _copy_session(src: Store, dst: Store, info: SessionInfo, messages: list[Message]) -> tuple[int, bool]:
@@ -103,7 +163,16 @@ def _copy_session(src: Store, dst: Store, info: SessionInfo, messages: list[Mess
         dst.append_many(missing[start : start + CHUNK], tool_ids=tool_ids)
     if not missing and dst.load_tool_ids(info.id).to_dict() != tool_ids.to_dict():
         dst.save_tool_ids(info.id, tool_ids)
+    _copy_settings(src, dst, info.id)
     return len(missing), created
+
+
+def _copy_settings(src: Store, dst: Store, session_id: str) -> None:
+    """The session's settings revisions and exchange rows the destination lacks (a
+    revision held differently there is a StoreError from `put_settings`)."""
+    revisions, exchanges = src.settings_revisions(session_id), src.exchange_settings(session_id)
+    if revisions != dst.settings_revisions(session_id) or exchanges != dst.exchange_settings(session_id):
+        dst.put_settings(revisions, exchanges)
 
 
 def _verify(session_id: str, source: list[Message], copied: list[Message]) -> None:
@@ -120,4 +189,4 @@ def _verify(session_id: str, source: list[Message], copied: list[Message]) -> No
         )
 
 
-__all__ = ["CHUNK", "CopyReport", "copy_store"]
+__all__ = ["CHUNK", "CopyReport", "NotCopied", "copy_store"]

@@ -7,7 +7,9 @@ SQLite's rowid does); the store assigns it under the session's row lock, so with
 session it is commit order, which incremental reads (`load_session(after=...)`) rely on.
 
 Layout 2 adds the sessions' title, source, parent session and fork point (see
-`_schema.SESSION_LABELS`), nullable, as one ALTER TABLE.
+`_schema.SESSION_LABELS`), nullable, as one ALTER TABLE. Layout 4 adds the sessions' tool
+sets and request options and the revision each exchange was sent with (see
+`_schema.SETTINGS_TABLES`), their documents as `jsonb`.
 
 `MIGRATIONS` lists the DDL from each layout version to the next, as for SQLite; `upgrade`
 applies the missing steps and records the new version in one transaction (PostgreSQL DDL
@@ -106,10 +108,32 @@ CREATE UNIQUE INDEX IF NOT EXISTS idx_messages_session_seq ON messages(session_i
 reads; PostgreSQL has had that index (on `seq`) since layout 1, so the step only makes
 sure of it and the two databases keep one layout number."""
 
+SETTINGS_TABLES_V4 = """
+CREATE TABLE session_settings (
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  revision INTEGER NOT NULL,
+  tools_json JSONB NOT NULL,
+  options_json JSONB NOT NULL,
+  created_at BIGINT NOT NULL,
+  schema_version INTEGER NOT NULL,
+  PRIMARY KEY (session_id, revision)
+);
+CREATE TABLE exchange_settings (
+  message_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  FOREIGN KEY (session_id, revision) REFERENCES session_settings(session_id, revision)
+);
+CREATE INDEX idx_exchange_settings_session ON exchange_settings(session_id, revision);
+"""
+"""Layout 3 → 4: the sessions' tool sets and request options, versioned, and the revision
+each exchange was sent with (as `_schema.SETTINGS_TABLES` for SQLite)."""
+
 MIGRATIONS: tuple[LayoutStep, ...] = (
     LayoutStep(0, TABLES_V1, "create the layout-1 tables"),
     LayoutStep(1, SESSION_LABELS_V2, "add the sessions' title, source, parent session and fork point"),
     LayoutStep(2, MESSAGE_ORDER_V3, "index the messages of a session in append order"),
+    LayoutStep(3, SETTINGS_TABLES_V4, "add the sessions' tool sets and request options, versioned"),
 )
 """One step per layout bump, in order (version 0: an empty database). Old steps never change."""
 
@@ -168,4 +192,12 @@ def upgrade(
     return found, target
 
 
-__all__ = ["MESSAGE_ORDER_V3", "MIGRATIONS", "SESSION_LABELS_V2", "TABLES_V1", "layout_version", "upgrade"]
+__all__ = [
+    "MESSAGE_ORDER_V3",
+    "MIGRATIONS",
+    "SESSION_LABELS_V2",
+    "SETTINGS_TABLES_V4",
+    "TABLES_V1",
+    "layout_version",
+    "upgrade",
+]

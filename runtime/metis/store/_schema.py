@@ -24,13 +24,22 @@ Layout 3 adds an index on `messages(session_id)` (`MESSAGE_ORDER`): in SQLite it
 are (session_id, rowid), so reading a session a page at a time after a given rowid
 (`Store.iter_messages`) is an index range scan; without it each page either re-sorted
 the whole session or scanned every later row of the file.
+
+Layout 4 adds two tables beside the others (`SETTINGS_TABLES`), none of §9.1's changed: a
+session is the whole conversation, so it keeps the tool definitions and request options
+its exchanges were sent with. `session_settings` holds one row per version of them (a
+`SettingsRevision`: a new revision only when the tools or the options change),
+`exchange_settings` one row per exchange naming the revision it was sent with (an
+`ExchangeSettings`), keyed by the id of the exchange's reply. That id is chosen when the
+request is built, before any reply exists, so the row has no foreign key to `messages`: a
+request that failed before a reply was stored leaves a row whose message never came.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-DB_SCHEMA_VERSION = 3
+DB_SCHEMA_VERSION = 4
 """Layout version this code writes and reads."""
 
 SPEC_TABLES = """
@@ -121,6 +130,29 @@ CREATE INDEX IF NOT EXISTS idx_messages_session_order ON messages(session_id);
 """
 """Layout 2 → 3: a session's messages in append (rowid) order, for paged reads."""
 
+SETTINGS_TABLES = """
+CREATE TABLE IF NOT EXISTS session_settings (
+  session_id TEXT NOT NULL,
+  revision INTEGER NOT NULL,            -- 1, 2, ... one per change
+  tools_json TEXT NOT NULL,             -- list of ToolDefinition documents
+  options_json TEXT NOT NULL,           -- a RequestOptions document
+  created_at INTEGER NOT NULL,
+  schema_version INTEGER NOT NULL,
+  PRIMARY KEY (session_id, revision),
+  FOREIGN KEY (session_id) REFERENCES sessions(id)
+);
+
+CREATE TABLE IF NOT EXISTS exchange_settings (
+  message_id TEXT PRIMARY KEY,          -- the exchange's reply (chosen before it exists)
+  session_id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  FOREIGN KEY (session_id, revision) REFERENCES session_settings(session_id, revision)
+);
+CREATE INDEX IF NOT EXISTS idx_exchange_settings_session ON exchange_settings(session_id, revision);
+"""
+"""Layout 3 → 4: the tool sets and request options a session was sent with, versioned, and
+the version each exchange carried (see the module doc)."""
+
 
 @dataclass(frozen=True)
 class LayoutStep:
@@ -139,10 +171,11 @@ MIGRATIONS: tuple[LayoutStep, ...] = (
         "add the sessions' title, source, parent session and fork point; move import notes there",
     ),
     LayoutStep(2, MESSAGE_ORDER, "index the messages of a session in append order"),
+    LayoutStep(3, SETTINGS_TABLES, "add the sessions' tool sets and request options, versioned"),
 )
 """One step per layout bump, in order. A new layout appends a step; old steps never change."""
 
-CREATE_CURRENT = SPEC_TABLES + STORE_TABLES + SESSION_LABELS + MESSAGE_ORDER
+CREATE_CURRENT = SPEC_TABLES + STORE_TABLES + SESSION_LABELS + MESSAGE_ORDER + SETTINGS_TABLES
 """DDL of a fresh file at DB_SCHEMA_VERSION."""
 
 META_VERSION_KEY = "db_schema_version"
@@ -156,6 +189,7 @@ __all__ = [
     "MIGRATIONS",
     "MOVE_IMPORT_NOTES",
     "SESSION_LABELS",
+    "SETTINGS_TABLES",
     "SPEC_TABLES",
     "STORE_TABLES",
     "LayoutStep",

@@ -55,6 +55,21 @@ class Dialect:
     """`{}`, a JSON column, read as JSON text."""
     json_in: str
     """The parameter of a JSON column."""
+    json_shaped: str
+    """True when a row's `content_json` is a JSON array and its `metadata_json` an object
+    (on SQLite, also: both are JSON at all), never failing on a damaged row."""
+    usage_number: str
+    """`{}`, a key of `metadata.usage`, -> its value as a number (a token count)."""
+    usage_decimal: str
+    """`{}`, a key of `metadata.usage` holding a decimal string (`cost_usd`), -> its value
+    as `decimal_sum` takes it (PostgreSQL: numeric, NULL when it is not a decimal)."""
+    decimal_sum: str
+    """`{}` -> the exact sum of `usage_decimal` values: PostgreSQL's numeric SUM; on SQLite
+    `_conn.DecimalSum`, which sums them as Python Decimals (SQLite's SUM adds floats)."""
+    has_usage: str
+    """True when the row's metadata has a `usage` object."""
+    usage_text: str
+    """`{}`, a key of `metadata.usage`, -> its value as text."""
     placeholder: str = "?"
     _texts: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -110,6 +125,15 @@ SQLITE = Dialect(
     order="rowid",
     json_out="{}",
     json_in="?",
+    json_shaped=(
+        "CASE WHEN json_valid(content_json) AND json_valid(metadata_json) THEN "
+        "json_type(content_json) = 'array' AND json_type(metadata_json) = 'object' ELSE 0 END"
+    ),
+    usage_number="CAST(json_extract(metadata_json, '$.usage.{}') AS INTEGER)",
+    usage_decimal="json_extract(metadata_json, '$.usage.{}')",
+    decimal_sum="metis_decimal_sum({})",
+    has_usage="json_type(metadata_json, '$.usage') = 'object'",
+    usage_text="json_extract(metadata_json, '$.usage.{}')",
 )
 POSTGRESQL = Dialect(
     name="postgresql",
@@ -118,6 +142,18 @@ POSTGRESQL = Dialect(
     order="seq",
     json_out="{}::text",
     json_in="?::jsonb",
+    json_shaped="jsonb_typeof(content_json) = 'array' AND jsonb_typeof(metadata_json) = 'object'",
+    usage_number=(
+        "CASE WHEN jsonb_typeof(metadata_json #> '{{usage,{0}}}') = 'number' "
+        "THEN (metadata_json #>> '{{usage,{0}}}')::numeric END"
+    ),
+    usage_decimal=(
+        "CASE WHEN (metadata_json #>> '{{usage,{0}}}') ~ '^-{{0,1}}[0-9]+([.][0-9]+){{0,1}}$' "
+        "THEN (metadata_json #>> '{{usage,{0}}}')::numeric END"
+    ),
+    decimal_sum="SUM({})",
+    has_usage="jsonb_typeof(metadata_json -> 'usage') = 'object'",
+    usage_text="(metadata_json #>> '{{usage,{0}}}')",
     placeholder="%s",  # psycopg's parameter style
 )
 

@@ -27,20 +27,39 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import orjson
 from metis_schema import CURRENT_VERSION
-from metis_schema.v3 import Message, MessageStatus, Role, ToolResultBlock, ToolUseBlock
+from metis_schema.v3 import (
+    ExchangeSettings,
+    Message,
+    MessageStatus,
+    RequestOptions,
+    Role,
+    SettingsRevision,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from pydantic import ValidationError
 
 from .. import _json
 from ..canonical import Decoded
-from ..errors import InvariantError, MessageNotFoundError, SessionNotFoundError, StoreError
+from ..errors import (
+    InvariantError,
+    MessageNotFoundError,
+    MetisError,
+    NewerSchemaError,
+    SessionNotFoundError,
+    StoreError,
+)
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
-from . import _sql
+from . import _settings, _sql
 from ._checks import BatchChecks, Stored, stored_provider_ids
-from ._codec import Reader, Row, decode, decode_all, decode_each, encode, from_micros
+from ._codec import Reader, Row, current, decode, decode_all, decode_each, encode, from_micros
 from ._conn import RetryPolicy
 from ._types import (
     CANCELLED,
@@ -49,6 +68,7 @@ from ._types import (
     SUCCEEDED,
     DuplicateMessageError,
     SessionInfo,
+    SessionStats,
     ToolCallRecord,
     ToolCallStatus,
 )
@@ -212,13 +232,44 @@ class Store:
         )
         return [_session(row) for row in rows]
 
+    def session_stats(self, session_id: str) -> SessionStats:
+        """The session's message count, tokens and cost as the database sums them, its first
+        user text, and an error naming each row not counted (see SessionStats).
+
+        For a list of sessions (`metis sessions`, the header of `metis show`): one aggregate
+        query over the session's rows, reading a few fields of each row's metadata in the
+        database, instead of reading every message into a model to print one line. A
+        damaged row (JSON that does not parse, content that is not a list) is named and
+        left out; it does not hide the session, nor the rest of the store.
+        """
+
+        def fetch(conn: _sql.Db) -> SessionStats:
+            _require_session(conn, session_id)
+            row = conn.one(_stats_sql(conn.dialect), (session_id,))
+            stats = SessionStats(
+                messages=int(row[0] or 0),
+                tokens=int(row[1] or 0),
+                cost=_decimal(row[2]),
+                with_usage=int(row[3] or 0),
+                unpriced=int(row[4] or 0),
+                billed=_decimal(row[6]) if row[7] else None,
+            )
+            if row[5]:
+                stats.problems = _row_problems(conn, session_id)
+            stats.first_user_text = _first_user_text(conn, session_id)
+            return stats
+
+        return self._read(fetch)
+
     def delete_session(self, session_id: str) -> None:
-        """Remove the session with its messages, tool calls and tool id map, in one transaction."""
+        """Remove the session with its messages, tool calls, tool id map and settings, in one
+        transaction."""
 
         def delete(conn: _sql.Db) -> None:
             _touch(conn, session_id, _now_us())  # its row locked: no append runs meanwhile
             for table in ("tool_calls", "tool_id_map", "messages"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            _settings.delete(conn, session_id)
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
         self._write(delete)
@@ -254,11 +305,12 @@ class Store:
     def append(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
         """Check and store one message, with its tool call bookkeeping, in one transaction.
 
-        Raises InvariantError (nothing written) when the message breaks spec §5 or its
-        links, DuplicateMessageError when its id is taken, SessionNotFoundError when its
-        session does not exist. `tool_ids`, the session's id map after the response was
-        parsed, supplies each new tool call's provider id and is saved in the same
-        transaction. A PARTIAL message is stored unchecked, as by `upsert_partial`.
+        A Message of an earlier schema version (`metis_schema.v1.Message`) is migrated
+        on write (`_codec.current`). Raises InvariantError (nothing written) when the
+        message breaks spec §5 or its links, DuplicateMessageError when its id is taken,
+        SessionNotFoundError when its session does not exist. `tool_ids`, the session's id
+        map after the response was parsed, supplies each new tool call's provider id and is
+        saved in the same transaction. A PARTIAL message is stored unchecked, as by `upsert_partial`.
         """
         self.append_many([message], tool_ids=tool_ids)
 
@@ -270,13 +322,14 @@ class Store:
         first failing message's error, or all are written with one `executemany` per
         statement.
         """
-        batch = messages if isinstance(messages, list) else list(messages)
+        batch = [current(message) for message in messages]
         if not batch:
             return
         self._put([(message, encode(message)) for message in batch], tool_ids, None)
 
     def upsert_partial(self, message: Message) -> None:
         """Store or refresh the PARTIAL checkpoint of a message that is still streaming."""
+        message = current(message)
         if message.metadata.status != MessageStatus.partial:
             raise StoreError(
                 f"upsert_partial takes a partial message, got status {message.metadata.status.value}",
@@ -291,6 +344,7 @@ class Store:
         Without a checkpoint this is `append`. A final message already stored under the
         id is a DuplicateMessageError.
         """
+        message = current(message)
         if message.metadata.status == MessageStatus.partial:
             raise StoreError(
                 "finalize takes a complete, cancelled or error message, got status partial",
@@ -313,21 +367,44 @@ class Store:
                     f"tool id map of session {tool_ids.session_id!r} given for messages of "
                     f"{sorted(foreign)!r}"
                 )
-        one_by_one = mode is not None or any(m.metadata.status == _PARTIAL for m, _ in batch)
 
         def run(conn: _sql.Db) -> None:
             now = _now_us()
             for session_id in sorted(sessions):  # one order for every writer: no deadlock
                 _touch(conn, session_id, now)
-            if not one_by_one:
-                _append_all(conn, batch, tool_ids)
-            else:
-                for message, row in batch:
-                    _put_one(conn, message, row, mode or _append_mode(message), tool_ids)
-            if tool_ids is not None:
-                _sync_tool_ids(conn, tool_ids)
+            _write_batch(conn, batch, tool_ids, mode)
 
         self._write(run)
+
+    def append_planned(
+        self,
+        session_id: str,
+        plan: Callable[[list[Message]], Sequence[Message]],
+        *,
+        tool_ids: ToolIdMap | None = None,
+    ) -> list[Message]:
+        """Append, as `append_many` does, the messages `plan` makes of the session's history
+        read inside the same write transaction; the messages appended (none: nothing written).
+
+        For a writer whose messages depend on what the session holds (`metis.ops.repair`
+        answers the calls still open): the session's row is locked first (`_touch`), so the
+        history `plan` sees is the last committed one, and no other writer of the session
+        can change it before these messages are written. Two such writers run one after
+        the other, the second seeing the first's messages.
+        """
+
+        def run(conn: _sql.Db) -> list[Message]:
+            _touch(conn, session_id, _now_us())
+            history = decode_all(_fetch_rows(conn, session_id, None, None, None)[0], self._reader)
+            made = [current(message) for message in plan(history)]
+            foreign = sorted({m.session_id for m in made} - {session_id})
+            if foreign:
+                raise StoreError(f"messages planned for session {session_id!r} belong to {foreign!r}")
+            if made:
+                _write_batch(conn, [(m, encode(m)) for m in made], tool_ids, None)
+            return made
+
+        return self._write(run)
 
     def load_session(
         self, session_id: str, *, include_partial: bool = True, after: str | None = None
@@ -408,36 +485,7 @@ class Store:
         of the last row returned (None when none is). The session must exist unless
         `mark` is given (a later page of a session deleted meanwhile is empty)."""
 
-        def fetch(conn: _sql.Db) -> tuple[list[Row], int | None]:
-            order = conn.dialect.order
-            start = mark
-            if start is None:
-                _require_session(conn, session_id)
-                if after is not None:
-                    found = conn.one(
-                        f"SELECT {order} FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
-                    )
-                    if found is None:
-                        raise MessageNotFoundError(
-                            f"session {session_id!r} has no message {after!r} to read after",
-                            message_id=after,
-                        )
-                    start = found[0]
-            sql = f"SELECT {conn.dialect.message_columns}, {order} FROM messages WHERE session_id = ?"
-            params: list[Any] = [session_id]
-            if start is not None:
-                sql += f" AND {order} > ?"
-                params.append(start)
-            sql += f" ORDER BY {order}"
-            if limit is not None:
-                sql += " LIMIT ?"
-                params.append(limit)
-            found_rows = conn.all(sql, params)
-            if not found_rows:
-                return [], None
-            return [row[:7] for row in found_rows], int(found_rows[-1][7])
-
-        return self._read(fetch)
+        return self._read(lambda conn: _fetch_rows(conn, session_id, after, mark, limit))
 
     def get_message(self, message_id: str) -> Message:
         """One message by id; MessageNotFoundError if it is not stored."""
@@ -474,6 +522,86 @@ class Store:
             ).fetchall()
 
         return ToolIdMap(session_id, [ToolIdEntry(*row) for row in self._read(fetch)])
+
+    # --- settings: the tools and options exchanges were sent with -------------------------------
+
+    def record_settings(
+        self,
+        session_id: str,
+        tools: Sequence[ToolDefinition],
+        options: RequestOptions | None = None,
+        *,
+        reply_id: str | None = None,
+    ) -> int:
+        """Record the tool definitions and request options in force for the session, and
+        return the revision they are: the latest when it holds the same, else a new one
+        (`_settings`). With `reply_id`, the exchange whose reply has (or will have) that
+        message id is recorded as sent with that revision, in the same transaction.
+
+        What the client records before each send and an import records with the messages it
+        reads; `settings` reads it back. SessionNotFoundError when there is no such session,
+        StoreError (nothing written) when a value cannot be stored or `reply_id` is recorded
+        with another revision.
+        """
+        tools_json, options_json = _settings.encode(tools, RequestOptions() if options is None else options)
+        if reply_id is not None:
+            _exchange(session_id, reply_id, 1)  # the id is checked before anything is written
+
+        def run(conn: _sql.Db) -> int:
+            now = _now_us()
+            _touch(conn, session_id, now)  # locks the session: one writer numbers its revisions
+            revision = _settings.record(conn, session_id, tools_json, options_json, now)
+            if reply_id is not None:
+                _settings.link(conn, _exchange(session_id, reply_id, revision))
+            return revision
+
+        return self._write(run)
+
+    def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
+        """The session's settings revision `revision`, or the one in force (its latest) when
+        None; None when the session has recorded no such settings."""
+
+        def fetch(conn: _sql.Db) -> SettingsRevision | None:
+            _require_session(conn, session_id)
+            return _settings.revision(conn, session_id, revision)
+
+        return self._read(fetch)
+
+    def settings_revisions(self, session_id: str) -> list[SettingsRevision]:
+        """Every settings revision of the session, oldest first."""
+
+        def fetch(conn: _sql.Db) -> list[SettingsRevision]:
+            _require_session(conn, session_id)
+            return _settings.revisions(conn, session_id)
+
+        return self._read(fetch)
+
+    def exchange_settings(self, session_id: str) -> list[ExchangeSettings]:
+        """Which revision each exchange of the session was sent with, in the order they were sent."""
+
+        def fetch(conn: _sql.Db) -> list[ExchangeSettings]:
+            _require_session(conn, session_id)
+            return _settings.exchanges(conn, session_id)
+
+        return self._read(fetch)
+
+    def put_settings(
+        self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
+    ) -> int:
+        """Write settings revisions and exchange rows as given, numbers and times kept (a
+        store copied, a session forked), in one transaction; returns how many rows were new.
+        Rows already there as given are skipped; a different revision under the same number,
+        or an exchange recorded otherwise, is a StoreError and nothing is written."""
+        sessions = sorted({r.session_id for r in revisions} | {e.session_id for e in exchanges})
+
+        def run(conn: _sql.Db) -> int:
+            now = _now_us()
+            for session_id in sessions:  # one order for every writer: no deadlock
+                _touch(conn, session_id, now)
+            written = sum(_settings.put_revision(conn, r) for r in revisions)
+            return written + sum(_settings.link(conn, e) for e in exchanges)
+
+        return self._write(run) if sessions else 0
 
     # --- tool calls ----------------------------------------------------------------------------
 
@@ -521,6 +649,160 @@ class Store:
 def _require_session(conn: _sql.Db, session_id: str) -> None:
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
         raise SessionNotFoundError(f"no session {session_id!r}")
+
+
+def _fetch_rows(
+    conn: _sql.Db, session_id: str, after: str | None, mark: int | None, limit: int | None
+) -> tuple[list[Row], int | None]:
+    """`Store._rows` inside a transaction (see there)."""
+    order = conn.dialect.order
+    start = mark
+    if start is None:
+        _require_session(conn, session_id)
+        if after is not None:
+            found = conn.one(
+                f"SELECT {order} FROM messages WHERE id = ? AND session_id = ?", (after, session_id)
+            )
+            if found is None:
+                raise MessageNotFoundError(
+                    f"session {session_id!r} has no message {after!r} to read after",
+                    message_id=after,
+                )
+            start = found[0]
+    sql = f"SELECT {conn.dialect.message_columns}, {order} FROM messages WHERE session_id = ?"
+    params: list[Any] = [session_id]
+    if start is not None:
+        sql += f" AND {order} > ?"
+        params.append(start)
+    sql += f" ORDER BY {order}"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    found_rows = conn.all(sql, params)
+    if not found_rows:
+        return [], None
+    return [row[:7] for row in found_rows], int(found_rows[-1][7])
+
+
+_ROLES = "('system', 'user', 'assistant', 'tool')"
+_READABLE, _NEWER = 1, 2
+"""`state` of a row in `_rows_state`: counted; written by a newer metis; otherwise damaged (0)."""
+_FIRST_TEXT_ROWS = 50
+"""User rows looked at for a first text (a session's first user message has one)."""
+
+
+def _rows_state(dialect: _sql.Dialect) -> str:
+    """The session's rows with their `state` (see `_READABLE`), judged in SQL: a row is
+    counted when it is of a version this metis reads, its role is one of the spec's, and
+    its JSON columns are shaped as a message's. (The full check is the reader's, when a
+    message is read.)"""
+    return (
+        f"SELECT id, schema_version, metadata_json, CASE WHEN schema_version > {CURRENT_VERSION} "
+        f"THEN {_NEWER} WHEN schema_version >= 1 AND role IN {_ROLES} AND ({dialect.json_shaped}) "
+        f"THEN {_READABLE} ELSE 0 END AS state FROM messages WHERE session_id = ?"
+    )
+
+
+def _stats_sql(dialect: _sql.Dialect) -> str:
+    """One row: messages, tokens, cost, with usage, unpriced, rows not counted, billed cost and
+    how many replies carry one (CASEs nest so
+    that no JSON function ever reads a damaged row's columns). Only the dialect's fragments
+    and the fixed usage keys below become SQL text."""
+
+    def usage(value: str, other: str = "NULL") -> str:
+        inner = f"CASE WHEN {dialect.has_usage} THEN {value} ELSE {other} END"
+        return f"CASE WHEN state = {_READABLE} THEN {inner} END"
+
+    tokens = " + ".join(
+        f"COALESCE({dialect.usage_number.format(key)}, 0)"
+        for key in ("input_tokens", "cache_creation_input_tokens", "output_tokens", "cached_input_tokens")
+    )
+    unpriced = f"CASE WHEN {dialect.usage_text.format('pricing_version')} = 'unpriced' THEN 1 ELSE 0 END"
+    billed = f"CASE WHEN {dialect.usage_text.format('billed_cost_usd')} IS NULL THEN 0 ELSE 1 END"
+    return (
+        f"SELECT SUM(CASE WHEN state = {_READABLE} THEN 1 ELSE 0 END), SUM({usage(tokens)}), "
+        f"{dialect.decimal_sum.format(usage(dialect.usage_decimal.format('cost_usd')))}, "
+        f"SUM({usage('1', '0')}), SUM({usage(unpriced, '0')}), "
+        f"SUM(CASE WHEN state = {_READABLE} THEN 0 ELSE 1 END), "
+        f"{dialect.decimal_sum.format(usage(dialect.usage_decimal.format('billed_cost_usd')))}, "
+        f"SUM({usage(billed, '0')}) FROM ({_rows_state(dialect)}) AS r"
+    )
+
+
+def _decimal(value: Any) -> Decimal:
+    """A summed cost as a Decimal (PostgreSQL's numeric; `_conn.DecimalSum`'s text)."""
+    if value is None:
+        return Decimal(0)
+    return value if isinstance(value, Decimal) else Decimal(value)
+
+
+def _row_problems(conn: _sql.Db, session_id: str) -> list[MetisError]:
+    """An error naming each row of the session `session_stats` does not count."""
+    rows = conn.all(
+        f"SELECT id, schema_version, state FROM ({_rows_state(conn.dialect)}) AS r "
+        f"WHERE state <> {_READABLE}",
+        (session_id,),
+    )
+    problems: list[MetisError] = []
+    for mid, version, state in rows:
+        if state == _NEWER:
+            problems.append(
+                NewerSchemaError.of(row=mid, version=int(version), supported=CURRENT_VERSION, message_id=mid)
+            )
+        else:
+            problems.append(
+                StoreError(
+                    f"session {session_id!r}: stored message {mid} is unreadable (its row is not a "
+                    "message document); left out",
+                    message_id=mid,
+                    hint=f"`metis show {session_id}` says what is wrong with it",
+                )
+            )
+    return problems
+
+
+def _first_user_text(conn: _sql.Db, session_id: str) -> str | None:
+    """The first non-blank text block of the session's user messages, read from their
+    content JSON (not into models); None when the first rows have none."""
+    rows = conn.all(
+        f"SELECT {conn.dialect.json_out.format('content_json')} FROM messages "
+        f"WHERE session_id = ? AND role = 'user' ORDER BY {conn.dialect.order} LIMIT {_FIRST_TEXT_ROWS}",
+        (session_id,),
+    )
+    for (content,) in rows:
+        try:
+            blocks = _json.loads(content)
+        except ValueError:
+            continue  # a damaged row: named by session_stats
+        for block in blocks if isinstance(blocks, list) else ():
+            text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+            if isinstance(text, str) and text.strip():
+                return text
+    return None
+
+
+def _write_batch(
+    conn: _sql.Db, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None, mode: Mode | None
+) -> None:
+    """`Store._put`'s writes, its sessions already touched: each message as `mode` says,
+    or appended (a batch of final messages through `_append_all`)."""
+    if mode is None and not any(m.metadata.status == _PARTIAL for m, _ in batch):
+        _append_all(conn, batch, tool_ids)
+    else:
+        for message, row in batch:
+            _put_one(conn, message, row, mode or _append_mode(message), tool_ids)
+    if tool_ids is not None:
+        _sync_tool_ids(conn, tool_ids)
+
+
+def _exchange(session_id: str, reply_id: str, revision: int) -> ExchangeSettings:
+    """The exchange row of `reply_id` (StoreError when the id is not a message id)."""
+    try:
+        return ExchangeSettings(session_id=session_id, message_id=reply_id, revision=revision)
+    except ValidationError as exc:
+        raise StoreError(
+            f"session {session_id!r}: reply id {reply_id!r:.80} is not a message id", message_id=None
+        ) from exc
 
 
 def _touch(conn: _sql.Db, session_id: str, now: int) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import MetisError, StoreError
 
 
 class ToolCallStatus(StrEnum):
@@ -69,8 +70,32 @@ class ToolCallRecord:
     completed_at: datetime | None
 
 
+@dataclass
+class SessionStats:
+    """What a list of sessions says about one, counted by the database (`Store.session_stats`)
+    without reading a message into a model."""
+
+    messages: int = 0
+    """Rows this metis can read (not those below)."""
+    tokens: int = 0
+    """Input (with cache writes and cached reads) and output tokens of every usage."""
+    cost: Decimal = field(default_factory=Decimal)
+    """Sum of the stored costs (exact on PostgreSQL; on SQLite summed as floats, exact to far
+    more places than a list shows)."""
+    with_usage: int = 0
+    unpriced: int = 0
+    """Messages whose usage was stored unpriced."""
+    billed: Decimal | None = None
+    """What providers reported they billed, over the replies that carry it (None: none do)."""
+    first_user_text: str | None = None
+    """The first non-blank text of a user message (what an untitled session is called)."""
+    problems: list[MetisError] = field(default_factory=list)
+    """One error per row not counted: a NewerSchemaError for a row a newer metis wrote, a
+    StoreError naming a damaged row (its JSON broken, or not shaped as a message)."""
+
+
 class DuplicateMessageError(StoreError):
     """A message with this id is already stored; nothing was written."""
 
 
-__all__ = ["DuplicateMessageError", "SessionInfo", "ToolCallRecord", "ToolCallStatus"]
+__all__ = ["DuplicateMessageError", "SessionInfo", "SessionStats", "ToolCallRecord", "ToolCallStatus"]

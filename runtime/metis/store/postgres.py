@@ -32,10 +32,11 @@ from psycopg import errors as pg_errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from .._logredact import remember_password
 from ..errors import StoreError
 from . import _pg_schema
 from ._conn import RetryPolicy
-from ._open import redacted
+from ._open import redacted, url_passwords
 from ._sql import POSTGRESQL, Db, Dialect
 
 T = TypeVar("T")
@@ -74,7 +75,13 @@ class PostgresBackend:
     ) -> PostgresBackend:
         """Connect to the database at `url` (a libpq URL, postgresql://user@host/db) and
         create or upgrade its tables. `timeout`: how long to wait for a connection (the
-        server down, or every pooled connection busy) before a StoreError."""
+        server down, or every pooled connection busy) before a StoreError.
+
+        The URL's passwords are never shown: errors name the URL `redacted`, and the pool's
+        log records (each failed attempt, with libpq's message, which may quote a malformed
+        password) pass through `metis._logredact`'s filter, told them first."""
+        for password in url_passwords(url):
+            remember_password(password)
         pool: ConnectionPool[Any] = ConnectionPool(
             url,
             min_size=min_size,

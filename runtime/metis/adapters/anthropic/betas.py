@@ -5,7 +5,7 @@ its `anthropic-beta` header. A replayed history holding a native compaction bloc
 request whose provider options ask for context management or the MCP connector, needs the
 header whoever built the body, so the header is derived from what the body holds: a table
 of the blocks, block sources, context-management edits and top-level fields each beta
-governs (names from
+governs, and the beta-only tool types (names from
 Anthropic's beta-headers list, as the anthropic SDK's `AnthropicBetaParam` spells them).
 """
 
@@ -37,6 +37,17 @@ EDITS = MappingProxyType(
 FIELDS = MappingProxyType({"mcp_servers": MCP_CLIENT})
 """Top-level request field -> its beta."""
 
+TOOLS = MappingProxyType(
+    {
+        "mcp_toolset": MCP_CLIENT,
+        "computer_20241022": "computer-use-2024-10-22",
+        "computer_20250124": "computer-use-2025-01-24",
+        "computer_20251124": "computer-use-2025-11-24",
+        "advisor_20260301": "advisor-tool-2026-03-01",
+    }
+)
+"""`tools[].type` of a beta-only tool -> its beta (a replayed provider tool, `_provider_tools`)."""
+
 SOURCES = MappingProxyType({"file": FILES_API})
 """A block's `source.type` -> its beta (a document or image by Files API id)."""
 
@@ -44,6 +55,10 @@ SOURCES = MappingProxyType({"file": FILES_API})
 def betas(body: Mapping[str, Any]) -> list[str]:
     """The betas `body` uses, sorted (a body `to_wire` wrote: its shapes are known)."""
     found = {beta for field, beta in FIELDS.items() if field in body}
+    for tool in body.get("tools") or ():
+        beta = TOOLS.get(str(tool.get("type"))) if isinstance(tool, Mapping) else None
+        if beta is not None:
+            found.add(beta)
     management = body.get("context_management")
     if isinstance(management, Mapping):
         for edit in management.get("edits") or ():

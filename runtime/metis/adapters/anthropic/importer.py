@@ -8,9 +8,11 @@ become canonical, in turns and inside tool results; `cache_control` is the block
 server tool blocks and compaction too). Blocks with no canonical type are dropped with a
 WARN naming them and kept verbatim in provider_raw at their position, so an export back
 to Anthropic replays the request as sent. A turn made only of such blocks cannot become
-a valid canonical message and is a WireFormatError. Tools keep `strict`; their other
-fields with no canonical place (`defer_loading`, `cache_control`, `input_examples`, ...)
-and server tools go to `WireImport.dropped`.
+a valid canonical message and is a WireFormatError. Tools keep `strict` (its literal when
+needed, `_strict`) and `defer_loading`; their other fields with no canonical place
+(`cache_control`, `input_examples`, ...) go to `WireImport.dropped`. Server tools
+(`web_search_*`, `code_execution_*`, `tool_search_tool_*`, `mcp_toolset`, ...) become
+canonical provider tools (`_provider_tools`), replayed to Anthropic as they were sent.
 Canonical options are taken out of the top-level option fields (`_options`): the facts
 row's fields, the tool choice and an enabled thinking budget, each leaving what carries no
 canonical meaning (`disable_parallel_tool_use`, `metadata`, `top_k`, adaptive thinking...)
@@ -40,7 +42,9 @@ from ...ids import ToolIdMap
 from .._cache_points import with_cache_point
 from .._lossy import import_drop
 from .._options import option_fields, take
+from .._provider_tools import ROWS, read_tool
 from .._shared import imported_tool, resolve_import_model, url_image_media_type
+from .._strict import read_strict
 from .._wire import read
 from ..base import AdapterOptions, WireBody, WireImport
 from . import wire
@@ -58,7 +62,7 @@ _IMAGE_KEYS = frozenset({"type", "source", "cache_control"})
 _DOCUMENT_KEYS = frozenset({"type", "source", "title", "context", "citations", "cache_control"})
 _SEARCH_RESULT_KEYS = frozenset({"type", "source", "title", "content", "citations", "cache_control"})
 _TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"})
-_TOOL_KEYS = frozenset({"type", "name", "description", "input_schema", "strict"})
+_TOOL_KEYS = frozenset({"type", "name", "description", "input_schema", "strict", "defer_loading"})
 """Keys of a client tool with a canonical field; the others are listed as dropped."""
 
 
@@ -75,16 +79,10 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
         messages.extend(reader.turn(turn, f"messages[{i}]"))
     dropped: list[dict[str, Any]] = []
     tools: list[ToolDefinition] = []
+    taken: set[str] = set()
     for i, tool in enumerate(request.get("tools") or ()):
         if tool.get("type") not in (None, "custom"):  # a server tool (web_search_..., bash_...)
-            import_drop(
-                dropped,
-                adapter=PROVIDER,
-                session_id=session_id,
-                path=f"tools[{i}]",
-                value=body["tools"][i],
-                reason=f"server tool {tool.get('type')!r} has no canonical form",
-            )
+            tools.append(_server_tool(body, i, taken))
             continue
         tool_def = imported_tool(
             tool["name"],
@@ -93,8 +91,10 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
             provider=PROVIDER,
             path=f"tools[{i}]",
         )
-        if tool.get("strict"):
-            tool_def = tool_def.model_copy(update={"strict": True})
+        taken.add(tool_def.name)
+        tool_def = read_strict(tool_def, body["tools"][i], PROVIDER, always=False)
+        if body["tools"][i].get("defer_loading") is True:
+            tool_def = tool_def.model_copy(update={"defer_loading": True})
         tools.append(tool_def)
         for key in sorted(set(body["tools"][i]) - _TOOL_KEYS):
             import_drop(
@@ -108,6 +108,21 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     return WireImport(
         messages=messages, tools=tools, options=_options(body, model, session_id, tool_ids), dropped=dropped
     )
+
+
+def _server_tool(body: WireBody, i: int, taken: set[str]) -> ToolDefinition:
+    """A server tool (or beta `mcp_toolset`, `computer_*`) as a canonical provider tool; an
+    MCP toolset's server URL is read from the request's `mcp_servers` entry of that name
+    (the entry itself stays an Anthropic option, replayed as it was)."""
+    tool = read_tool(ROWS[PROVIDER], body["tools"][i], path=f"tools[{i}]", taken=taken)
+    label = tool.config.server_label if tool.config is not None else None
+    servers = body.get("mcp_servers")
+    if label is not None and isinstance(servers, list):
+        url = next((s.get("url") for s in servers if isinstance(s, dict) and s.get("name") == label), None)
+        if isinstance(url, str) and url and tool.config is not None:
+            config = tool.config.model_copy(update={"server_url": url})
+            tool = tool.model_copy(update={"config": config})
+    return tool
 
 
 def _options(body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap) -> AdapterOptions:

@@ -31,13 +31,12 @@ from metis_schema.v3 import (
     ToolUseEndEvent,
     ToolUseInputDeltaEvent,
     ToolUseStartEvent,
-    UsageUpdateEvent,
 )
 
 from ... import _json
 from ...assembly import RequestContext
 from ...errors import WireFormatError
-from ...usage import normalize_usage
+from ...usage import normalize_usage, usage_event
 from .._framing import SSEFramer
 from .._lossy import log
 from .._wire import read_json
@@ -60,6 +59,8 @@ _USAGE_FIELDS = {
     "cache_creation_input_tokens": "cache_creation_input_tokens",
 }
 """Wire usage key -> UsageUpdateEvent field."""
+_EVENT_COUNTS = {*_USAGE_FIELDS.values(), "units"}
+"""The event fields a partial usage object leaves as they were (None) when it lacks them."""
 
 
 class AnthropicStreamDecoder(StreamDecoder):
@@ -274,9 +275,14 @@ def _usage_event(usage: wire.Usage | None) -> list[StreamEvent]:
     """A usage object -> a usage_update with only the counts it reports (the rest stay as they were)."""
     if usage is None:
         return []
-    counts = normalize_usage(PROVIDER, usage)._asdict()
-    fields = {name: counts[name] for key, name in _USAGE_FIELDS.items() if usage.get(key) is not None}
-    return [UsageUpdateEvent(**fields)] if fields else []
+    counts = normalize_usage(PROVIDER, usage)
+    event = usage_event(counts)
+    fields = {name for key, name in _USAGE_FIELDS.items() if usage.get(key) is not None}
+    if event.units is not None:
+        fields.add("units")
+    if not fields:
+        return []
+    return [event.model_copy(update=dict.fromkeys(_EVENT_COUNTS - fields))]
 
 
 _HANDLERS: dict[Any, Callable[[AnthropicStreamDecoder, Any], list[StreamEvent]]] = {

@@ -60,7 +60,9 @@ from .._cache_points import NO_CACHE_CONTROL, cache_control
 from .._lossy import drop_block, log, warn_loss
 from .._media import admit
 from .._options import merge, own_fields
+from .._provider_tools import ROWS, is_provider_tool, write_tool
 from .._shared import image_base64, produced_at, replays_opaque, sent_to
+from .._strict import write_strict
 from ..base import AdapterOptions, WireBody
 from .citations import write_citations
 from .documents import write_document, write_search_result
@@ -117,8 +119,9 @@ def write_request(
         plain = len(system) == 1 and set(system[0]) == {"type", "text"}
         body["system"] = system[0]["text"] if plain else system
     body["messages"] = turns
-    if tools:
-        body["tools"] = [_tool(t) for t in tools]
+    wire_tools = _tools(tools, options.session_id)
+    if wire_tools:
+        body["tools"] = wire_tools
     choice = FACTS.tool_choice_to_wire(options.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
@@ -226,13 +229,27 @@ def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
     return replay.splice(converted)
 
 
+def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, Any]]:
+    """Function tools and provider tools (`_provider_tools`), in their order."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        if not is_provider_tool(tool):
+            out.append(_tool(tool))
+            continue
+        wire = write_tool(ROWS[PROVIDER], tool, session_id=session_id)
+        if wire is not None:
+            out.append(wire)
+    return out
+
+
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = tool.input_schema
-    if tool.strict:
-        out["strict"] = True
+    write_strict(tool, out, PROVIDER, always=False)
+    if tool.defer_loading:
+        out["defer_loading"] = True
     return out
 
 

@@ -83,7 +83,6 @@ def read_response(name: str, dialect: ChatDialect, body: Any, context: RequestCo
             "native_finish_reason": choice.get("native_finish_reason"),
             "system_fingerprint": reply.get("system_fingerprint"),
             "provider": reply.get("provider"),
-            "reported_cost": usage.get("cost") if usage else None,
             **assistant.raw(),
         },
     )

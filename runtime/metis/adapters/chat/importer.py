@@ -43,7 +43,9 @@ from ...ids import ToolIdMap
 from .._cache_points import cache_control
 from .._lossy import import_drop, warn_loss
 from .._options import option_fields, take
+from .._provider_tools import OPTIONS, PLUGINS, read_tool, row_of
 from .._shared import import_model, imported_tool
+from .._strict import read_strict
 from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import ChatDialect
@@ -64,7 +66,7 @@ from .wire import (
 
 _BODY_KEYS = frozenset({"model", "messages", "tools"})
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", "name", "function_call"})
-_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 _Block = TypeVar("_Block", bound=BaseModel)
 
 
@@ -103,16 +105,19 @@ class _Importer:
             if (m := self.message(w, f"messages[{i}]")) is not None
         ]
         tools = self.tools(request.get("tools") or [])
-        return WireImport(messages=messages, tools=tools, options=self.options(request), dropped=self.dropped)
+        options = self.options(request, tools)
+        return WireImport(messages=messages, tools=tools, options=options, dropped=self.dropped)
 
     # --- options --------------------------------------------------------------------
 
-    def options(self, request: Request) -> AdapterOptions:
+    def options(self, request: Request, tools: list[ToolDefinition]) -> AdapterOptions:
         """Canonical options taken out of the request's option fields (`_options`); what is
-        left is this provider's own, replayed to it alone."""
+        left is this provider's own, replayed to it alone. Fields that ask for a
+        provider-run tool (`web_search_options`, OpenRouter's `web` plugin) become tools."""
         facts = self.dialect.facts
         body = cast(Fields, request)
         fields = option_fields(body, _BODY_KEYS)
+        tools.extend(self.search_tools(fields, {t.name for t in tools}))
         if self.dialect.stream_usage_option and body.get("stream") is True:
             take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
         options = AdapterOptions(
@@ -152,25 +157,53 @@ class _Importer:
             ]
         return out
 
+    def search_tools(self, fields: dict[str, Any], taken: set[str]) -> list[ToolDefinition]:
+        """The option field and plugins that ask for a provider-run tool, taken out of
+        `fields` as canonical tools (a plugin remembers its place in `plugins`)."""
+        out: list[ToolDefinition] = []
+        option = OPTIONS.get(self.name)
+        if option is not None:
+            for kind_row in option.kinds:
+                if kind_row.wire in fields:
+                    wire = {kind_row.wire: fields.pop(kind_row.wire)}
+                    out.append(read_tool(option, wire, path=kind_row.wire, taken=taken))
+        plugins, row = fields.get("plugins"), PLUGINS.get(self.name)
+        if row is not None and isinstance(plugins, list):
+            kept: list[Any] = []
+            for i, plugin in enumerate(plugins):
+                if isinstance(plugin, dict) and row.by_spelling(str(plugin.get("id"))) is not None:
+                    out.append(read_tool(row, plugin, path=f"plugins[{i}]", taken=taken, extra={"plugin": i}))
+                else:
+                    kept.append(plugin)
+            if kept:
+                fields["plugins"] = kept
+            else:
+                del fields["plugins"]
+        return out
+
     # --- tools ----------------------------------------------------------------------
 
     def tools(self, wire: list[Tool]) -> list[ToolDefinition]:
+        """Function tools (`strict` as sent, `_strict`) and other tools as canonical
+        provider tools (`_provider_tools`: OpenRouter's `openrouter:*` server tools by
+        meaning, anything else kept as this provider's own)."""
         out: list[ToolDefinition] = []
+        taken: set[str] = set()
         for i, tool in enumerate(wire):
             path = f"tools[{i}]"
             function = tool.get("function")
             if tool.get("type") != "function" or function is None:
-                self.drop(path, tool, "only function tools have a canonical form")
+                out.append(read_tool(row_of(self.name), cast(Fields, tool), path=path, taken=taken))
                 continue
-            out.append(
-                imported_tool(
-                    function["name"],
-                    function.get("description"),
-                    function.get("parameters"),
-                    provider=self.name,
-                    path=f"{path}.function",
-                )
+            imported = imported_tool(
+                function["name"],
+                function.get("description"),
+                function.get("parameters"),
+                provider=self.name,
+                path=f"{path}.function",
             )
+            taken.add(imported.name)
+            out.append(read_strict(imported, cast(Fields, function), self.name, always=False))
             self.note_cache(tool.get("cache_control"), "tools", path)
             for key in function.keys() - _FUNCTION_KEYS:
                 self.drop(

@@ -174,8 +174,6 @@ class ChatStreamDecoder(StreamDecoder):
                 events.extend(self._choice(choice))
         usage = chunk.get("usage")
         if usage is not None:
-            if usage.get("cost") is not None:
-                self._meta["reported_cost"] = usage["cost"]
             events.append(usage_event(normalize_usage(self.name, usage)))
         return events
 

@@ -72,6 +72,7 @@ from ...errors import WireFormatError
 from .._cache_points import cache_control
 from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._options import merge
+from .._provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, warn_deferred, write_tool
 from .._shared import (
     DIRECTIVES,
     SYSTEM_ROLES,
@@ -81,6 +82,7 @@ from .._shared import (
     replays_opaque,
     split_directives,
 )
+from .._strict import write_strict
 from ..base import AdapterOptions, WireBody
 from .facts import ChatDialect
 from .media import MediaWriter
@@ -119,6 +121,7 @@ def write_request(
     _options(name, dialect, body, tools, options)
     _cache_markers(name, dialect, body, by_id, directives, session_id=options.session_id)
     merge(body, fields)
+    _plugins(name, body, tools, options.session_id)
     return body
 
 
@@ -159,8 +162,7 @@ def _options(
             reason=reason,
             text=f"{name}: {reason}",
         )
-    if tools:
-        body["tools"] = [function_tool(t) for t in tools]
+    _tools(name, body, tools, session_id=options.session_id)
     choice = facts.tool_choice_to_wire(options.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
@@ -168,6 +170,51 @@ def _options(
         body["stream"] = True
         if dialect.stream_usage_option:
             body["stream_options"] = {"include_usage": True}
+
+
+def _tools(name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], *, session_id: str) -> None:
+    """Function tools (with `strict`, `_strict`) and provider tools in order; a provider
+    tool this API asks for with a request field (`web_search_options`) goes there, and an
+    OpenRouter plugin back into `plugins` (`plugins`, after the options are merged)."""
+    warn_deferred(row_of(name), tools, session_id=session_id)
+    wire_tools: list[dict[str, Any]] = []
+    option = OPTIONS.get(name)
+    for tool in tools:
+        if not is_provider_tool(tool):
+            wire = function_tool(tool)
+            write_strict(tool, wire["function"], name, always=False)
+            wire_tools.append(wire)
+            continue
+        if _plugin_of(name, tool) is not None:
+            continue
+        row = option if option is not None and tool.kind and option.by_kind(tool.kind) else row_of(name)
+        written = write_tool(row, tool, session_id=session_id, wire_model=str(body.get("model")))
+        if written is None:
+            continue
+        if row is option:
+            body.update(written)
+        else:
+            wire_tools.append(written)
+    if wire_tools:
+        body["tools"] = wire_tools
+
+
+def _plugin_of(name: str, tool: ToolDefinition) -> int | None:
+    """The `plugins` position of a tool an import read from `name`'s plugins, else None."""
+    at_ = (tool.provider_data or {}).get(name, {}).get("plugin")
+    return at_ if name in PLUGINS and isinstance(at_, int) else None
+
+
+def _plugins(name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], session_id: str) -> None:
+    """Recorded plugins back at their positions in `plugins` (after the merged options)."""
+    for tool in tools:
+        position = _plugin_of(name, tool) if is_provider_tool(tool) else None
+        if position is None:
+            continue
+        wire = write_tool(PLUGINS[name], tool, session_id=session_id)
+        if wire is not None:
+            plugins = body.setdefault("plugins", [])
+            plugins.insert(min(position, len(plugins)), wire)
 
 
 def _cache_markers(

@@ -6,8 +6,10 @@ Model turns are folded by the same `PartFolder` responses use, so an imported tu
 Gemini exactly. Function responses are paired with the previous model turn's calls by id when
 both carry one, else by name in order. Nothing read is lost silently: canonical options are
 taken out of the request's option fields (`_options`), and what they leave (`safetySettings`,
-`generationConfig.topK`, ...) is Gemini's own, `options.provider_options["gemini"]`; parts and
-tools with no canonical form are `WireImport.dropped`.
+`generationConfig.topK`, ...) is Gemini's own, `options.provider_options["gemini"]`; parts
+with no canonical form are `WireImport.dropped`. Built-in tools (`googleSearch`,
+`codeExecution`, `urlContext`, ...) are canonical provider tools (`_provider_tools`), each
+remembering the Tool object it shared with others so the writer groups them again.
 
 A turn of nothing but empty text keeps its place as one empty text block (elsewhere an empty
 text part carries nothing and is a recorded drop). Media parts become the block their media type
@@ -43,6 +45,7 @@ from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._lossy import import_drop
 from .._options import at, option_fields, take
+from .._provider_tools import ROWS, read_tool
 from .._shared import imported_tool, resolve_import_model
 from .._wire import read
 from ..base import AdapterOptions, WireImport
@@ -310,14 +313,22 @@ class _Importer:
 
     def _tools(self, tools: list[Tool]) -> list[ToolDefinition]:
         out: list[ToolDefinition] = []
+        taken: set[str] = set()
         for t, tool in enumerate(tools):
+            # Several tools in one Tool object: remember which, so they replay together.
+            shared = (
+                {"object": t, "with_functions": "functionDeclarations" in tool} if len(tool) > 1 else None
+            )
             for key, value in tool.items():
                 if key != "functionDeclarations":
-                    self._drop(value, f"tools[{t}].{key}", f"a {key} tool has no canonical form")
+                    wire = {key: value}
+                    path = f"tools[{t}].{key}"
+                    out.append(read_tool(ROWS[NAME], wire, path=path, taken=taken, extra=shared))
                     continue
                 for d, declaration in enumerate(tool.get("functionDeclarations") or []):
                     where = f"tools[{t}].functionDeclarations[{d}]"
                     out.append(self._declaration(declaration, where))
+                    taken.add(out[-1].name)
                     for name, extra in declaration.items():
                         if name not in DECLARATION_FIELDS:
                             self._drop(

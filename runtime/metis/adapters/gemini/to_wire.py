@@ -69,6 +69,7 @@ from ...media import workspace_file_base64
 from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._media import admit, document_losses
 from .._options import merge, own_fields, put
+from .._provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
 from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
 from .._wire import read
 from ..base import AdapterOptions, WireBody
@@ -119,8 +120,9 @@ def write_request(
     if writer.system_parts:
         body["systemInstruction"] = {"parts": writer.system_parts}
     body["contents"] = contents
-    if tools:
-        body["tools"] = [{"functionDeclarations": [declaration(tool) for tool in tools]}]
+    wire_tools = _tools(tools, options.session_id)
+    if wire_tools:
+        body["tools"] = wire_tools
     tool_config = FACTS.tool_choice_to_wire(options.tool_choice)
     if tool_config is not None:
         body["toolConfig"] = tool_config
@@ -136,6 +138,44 @@ def write_request(
         )
     merge(body, own_fields(options, NAME))
     return body
+
+
+def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, Any]]:
+    """Tool objects in order: one `functionDeclarations` object where the first function tool
+    is, each provider tool (`_provider_tools`) in an object of its own, except tools an
+    import read from one shared object, which go back into one (and into the functions'
+    object when they shared it)."""
+    warn_deferred(ROWS[NAME], tools, session_id=session_id)
+    out: list[dict[str, Any]] = []
+    functions: dict[str, Any] | None = None
+    shared: dict[int, dict[str, Any]] = {}  # recorded object index -> the object written for it
+    for tool in tools:
+        if not is_provider_tool(tool):
+            if functions is None:
+                functions = {"functionDeclarations": []}
+                out.append(functions)
+            functions["functionDeclarations"].append(declaration(tool))
+            continue
+        wire = write_tool(ROWS[NAME], tool, session_id=session_id)
+        if wire is None:
+            continue
+        own = (tool.provider_data or {}).get(NAME, {})
+        group = own.get("object") if "tool" in own else None
+        if own.get("with_functions") and isinstance(group, int):
+            if functions is None:
+                functions = {"functionDeclarations": []}
+                out.append(functions)
+            shared.setdefault(group, functions)
+        target = shared.get(group) if isinstance(group, int) else None
+        if target is not None:
+            target.update(wire)
+            continue
+        out.append(wire)
+        if isinstance(group, int):
+            shared[group] = wire
+    if functions is not None and not functions["functionDeclarations"]:
+        del functions["functionDeclarations"]
+    return out
 
 
 def declaration(tool: ToolDefinition) -> dict[str, Any]:

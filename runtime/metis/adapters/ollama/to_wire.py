@@ -52,6 +52,7 @@ from .._facts import ToolChoice, tool_choice_meaning
 from .._lossy import drop_block, warn_cache_points, warn_loss
 from .._media import admit
 from .._options import merge, own_fields
+from .._provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
 from .._schema import inline_refs, uses_refs
 from .._shared import function_tool, image_base64, own_raw, parse_data_url
 from ..base import AdapterOptions, WireBody
@@ -147,7 +148,10 @@ def _tools(
             "tool_choice",
             f"Ollama has no tool_choice; {options.tool_choice!r} not sent (the model chooses)",
         )
-    return [_function_tool(tool) for tool in tools]
+    warn_deferred(row_of(NAME), tools, session_id=options.session_id)
+    functions = [_function_tool(tool) for tool in tools if not is_provider_tool(tool)]
+    # Ollama runs no tool itself: a provider tool is dropped with the WARN (`_provider_tools`).
+    return functions + write_tools(row_of(NAME), tools, session_id=options.session_id)
 
 
 def _think(options: AdapterOptions, caps: AdapterCapabilities, model: str) -> bool | None:

@@ -16,11 +16,13 @@ and items with no block. `input_audio` parts become v2 audio, and an image given
 `input_file` parts become v2 documents (a file id as this provider's; a media type not
 given is guessed from the name, else taken as PDF).
 Canonical options are taken out of the top-level option fields by the facts row
-(structured output from `text.format`); the rest, with the directives (`instructions`,
-`builtin_tools`: the built-in tools), is this provider's own entry of
-`options.provider_options`, replayed to it alone. `previous_response_id` is among them,
-with a WARN: the history it points at is on the server, not in the body. A function
-tool's `strict` is `ToolDefinition.strict`.
+(structured output from `text.format`); the rest, with the directives (`instructions`),
+is this provider's own entry of `options.provider_options`, replayed to it alone.
+`previous_response_id` is among them, with a WARN: the history it points at is on the
+server, not in the body. A function tool's `strict` is `ToolDefinition.strict`, its
+literal kept when the boolean would not write it back (`_strict`); built-in tools
+(`web_search`, `code_interpreter`, `mcp`, ...) are canonical provider tools, in order
+(`_provider_tools`).
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._lossy import import_drop
 from .._options import option_fields
+from .._provider_tools import ROWS, read_tool
 from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
+from .._strict import read_strict
 from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
@@ -151,10 +155,13 @@ class _Importer:
     # --- tools ----------------------------------------------------------------------
 
     def tools(self, wire: list[Tool], directives: dict[str, Any]) -> list[ToolDefinition]:
+        """Function tools (with `strict` as sent, `_strict`, and `defer_loading`) and the
+        built-in ones as canonical provider tools (`_provider_tools`), in order."""
         out: list[ToolDefinition] = []
+        taken: set[str] = set()
         for i, tool in enumerate(wire):
             if tool["type"] != "function":
-                directives.setdefault("builtin_tools", []).append(dict(tool))
+                out.append(read_tool(ROWS[PROVIDER], tool, path=f"tools[{i}]", taken=taken))
                 continue
             imported = imported_tool(
                 tool.get("name"),
@@ -163,8 +170,11 @@ class _Importer:
                 provider=PROVIDER,
                 path=f"tools[{i}]",
             )
-            # `strict` is a plain bool on the canonical tool: no validation to redo.
-            out.append(imported.model_copy(update={"strict": True}) if tool.get("strict") else imported)
+            taken.add(imported.name)
+            imported = read_strict(imported, tool, PROVIDER, always=True)
+            if cast(dict[str, Any], tool).get("defer_loading") is True:
+                imported = imported.model_copy(update={"defer_loading": True})
+            out.append(imported)
         return out
 
     # --- items ----------------------------------------------------------------------

@@ -28,9 +28,12 @@ Canonical options go where the facts row says (structured output as `text.format
 provider's `provider_options` entry, then `AdapterOptions.extra`, are deep-merged last
 (other providers' entries are reported as dropped), except the reserved `"metis"` directives:
 `dialect` (the row, set by the client from the base URL), `system_role`, `instructions`,
-and `builtin_tools` (non-function tools appended to `tools`, e.g. `{"type": "web_search"}`).
-Function tools carry `ToolDefinition.strict` (false unless asked: OpenAI's Responses
-default is true, and canonical schemas need not meet strict mode's rules).
+and `builtin_tools` (a caller's non-function tools appended to `tools`, e.g. `{"type":
+"web_search"}`). Canonical provider tools (v3 `kind`) are written in order with the
+function tools (`_provider_tools`: this provider's own declaration verbatim, another's by
+meaning, or dropped with a WARN). Function tools carry `ToolDefinition.strict` (false
+unless asked: OpenAI's Responses default is true, and canonical schemas need not meet
+strict mode's rules), or the literal an import kept (`_strict`), and `defer_loading`.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ from ...media import inline_base64, workspace_file_base64
 from .._lossy import drop_block, warn_cache_points
 from .._media import admit, document_losses
 from .._options import merge
+from .._provider_tools import ROWS, is_provider_tool, write_tool
 from .._shared import (
     DIRECTIVES,
     data_url,
@@ -74,6 +78,7 @@ from .._shared import (
     replays_opaque,
     split_directives,
 )
+from .._strict import write_strict
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
 from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
@@ -139,16 +144,23 @@ def _options(
                 name,
                 extra={"adapter": PROVIDER, "session_id": options.session_id},
             )
-    wire_tools: list[dict[str, Any]] = [
-        {
+    wire_tools: list[dict[str, Any]] = []
+    for tool in tools:
+        if is_provider_tool(tool):
+            wire = write_tool(ROWS[PROVIDER], tool, session_id=options.session_id)
+            if wire is not None:
+                wire_tools.append(wire)
+            continue
+        function: dict[str, Any] = {
             "type": "function",
-            "name": t.name,
-            "description": t.description,
-            "parameters": t.input_schema,
-            "strict": t.strict,
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema,
         }
-        for t in tools
-    ]
+        write_strict(tool, function, PROVIDER, always=True)
+        if tool.defer_loading:
+            function["defer_loading"] = True
+        wire_tools.append(function)
     wire_tools.extend(found.get("builtin_tools") or ())
     if wire_tools:
         body["tools"] = wire_tools

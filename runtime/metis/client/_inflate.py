@@ -1,0 +1,109 @@
+"""Response bodies inflated a bounded piece at a time.
+
+httpx inflates each network read whole: 64 KiB of gzip that inflates 1,000:1 arrives as
+one 64 MiB piece before any bound the client keeps can see it. The client therefore asks
+only for the encodings it inflates itself (`ACCEPT_ENCODING`), reads raw bytes, and turns
+them into pieces of at most `PIECE` bytes with zlib's `max_length`, so every bound on a
+body or a stream event holds in memory too: a compressed bomb costs what the bound allows
+plus one piece. An encoding that was not asked for (br, zstd, anything else) is refused
+with a typed error rather than passed on compressed.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, Iterator
+
+from ..errors import WireFormatError
+
+ACCEPT_ENCODING = "gzip, deflate"
+"""What the client asks servers for: the encodings `Inflater` inflates."""
+PIECE = 64 * 1024
+"""Largest piece of inflated output handed on at once."""
+
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+_ZLIB_WBITS = zlib.MAX_WBITS
+_RAW_WBITS = -zlib.MAX_WBITS
+
+
+class Inflater:
+    """Decodes one body's Content-Encoding (none, gzip or deflate) in bounded pieces."""
+
+    def __init__(self, content_encoding: str | None, *, provider: str | None = None) -> None:
+        self.provider = provider
+        codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
+        codings = [c for c in codings if c and c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise WireFormatError(
+                f"the response's content-encoding {content_encoding!r:.80} was not asked for",
+                provider=provider,
+                hint=f"the client asks for {ACCEPT_ENCODING!r} only",
+            )
+        self.coding = codings[0] if codings else None
+        self._zlib: zlib._Decompress | None = None
+        if self.coding in ("gzip", "x-gzip"):
+            self._zlib = zlib.decompressobj(_GZIP_WBITS)
+        elif self.coding == "deflate":
+            self._zlib = zlib.decompressobj(_ZLIB_WBITS)
+        self._started = False
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """The inflated pieces of `data` (raw bytes of the body, in order)."""
+        if self._zlib is None:
+            for at in range(0, len(data), PIECE):
+                yield data[at : at + PIECE]
+            return
+        yield from self._inflate(data)
+
+    def close(self) -> Iterator[bytes]:
+        """What zlib still holds once the body ended."""
+        if self._zlib is not None:
+            yield from self._inflate(b"")
+            try:
+                tail = self._zlib.flush()
+            except zlib.error as exc:
+                raise self._corrupt(exc) from None
+            if tail:
+                yield tail
+
+    def _inflate(self, data: bytes) -> Iterator[bytes]:
+        assert self._zlib is not None
+        pending = data
+        while True:
+            try:
+                out = self._zlib.decompress(pending, PIECE)
+            except zlib.error as exc:
+                if self.coding == "deflate" and not self._started:
+                    # "deflate" is often sent raw, without the zlib wrapper (as httpx also allows)
+                    self._zlib, self._started = zlib.decompressobj(_RAW_WBITS), True
+                    yield from self._inflate(pending)
+                    return
+                raise self._corrupt(exc) from None
+            self._started = True
+            pending = self._zlib.unconsumed_tail
+            if out:
+                yield out
+            if not pending and len(out) < PIECE:
+                return
+
+    def _corrupt(self, exc: zlib.error) -> WireFormatError:
+        return WireFormatError(f"the response's {self.coding} body is corrupt: {exc}", provider=self.provider)
+
+
+def inflated(raw: Iterable[bytes], inflater: Inflater) -> Generator[bytes]:
+    """A body's raw chunks inflated, in pieces of at most PIECE bytes."""
+    for chunk in raw:
+        yield from inflater.feed(chunk)
+    yield from inflater.close()
+
+
+async def ainflated(raw: AsyncIterator[bytes], inflater: Inflater) -> AsyncGenerator[bytes]:
+    """`inflated` for an async body (close it with `contextlib.aclosing`)."""
+    async for chunk in raw:
+        for piece in inflater.feed(chunk):
+            yield piece
+    for piece in inflater.close():
+        yield piece
+
+
+__all__ = ["ACCEPT_ENCODING", "PIECE", "Inflater", "ainflated", "inflated"]
