@@ -614,6 +614,30 @@ def test_chat_prints_a_model_s_control_characters_inert(runner: CliRunner, db: P
     assert "Hi\\x1b[2J there" in result.stdout and "\\u202eevil" in result.stdout
 
 
+def test_chat_with_a_prompt_answers_once_and_exits_in_a_terminal_too(
+    runner: CliRunner, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import types
+
+    from metis.cli import chat as chat_module
+
+    prompted: list[str] = []
+
+    def fake_input(prompt: str = "") -> str:
+        prompted.append(prompt)
+        return "/quit"
+
+    terminal = types.SimpleNamespace(stdin=types.SimpleNamespace(isatty=lambda: True))
+    monkeypatch.setattr(chat_module, "sys", terminal)
+    monkeypatch.setattr("builtins.input", fake_input)
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps([anthropic_text_stream("Hello there, human.")]))
+    result = run(runner, "--db", db, "chat", "sonnet", "Say hello", env={"METIS_REPLAY_FILE": str(replay)})
+    assert result.exit_code == 0, result.output
+    assert "Hello there, human." in result.stdout
+    assert prompted == [], "a one-shot question must not wait for more input"
+
+
 def test_chat_swaps_mid_session_and_prints_refusals(
     runner: CliRunner, db: Path, tmp_path: Path, files: dict[str, Path]
 ) -> None:

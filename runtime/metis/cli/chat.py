@@ -2,7 +2,8 @@
 
 Inside, `/model X` swaps the session to another model mid-conversation (refused, with
 the reason, when the history can't go there), `/model` shows the active one, and
-`/quit` ends. Given a PROMPT without a terminal it runs one exchange, for scripts.
+`/quit` ends. Given a PROMPT it runs that one exchange and exits, in a terminal too
+(`metis chat MODEL "question"` is a one-shot question; `metis chat MODEL` a conversation).
 
 Testing aid: when `METIS_REPLAY_FILE` names a file of recorded exchanges (see
 `metis.client.ReplayTransport`), requests are answered from it instead of the network,
@@ -150,7 +151,7 @@ def chat(  # noqa: PLR0917 (click passes every option positionally)
     stream: bool,
     max_tokens: int | None,
 ) -> None:
-    """Chat with MODEL (id or alias); with PROMPT and no terminal, one exchange."""
+    """Chat with MODEL (id or alias); with PROMPT, answer it once and exit."""
     from .. import adapters
     from ..catalog import load_catalog
     from ..client import RequestCancelledError
@@ -175,10 +176,9 @@ def chat(  # noqa: PLR0917 (click passes every option positionally)
 
         interactive = sys.stdin.isatty()
         click.echo(click.style(f"session {session.id} · {session.active_model}", dim=True))
-        if prompt is not None:
+        if prompt is not None:  # one question, one answer: a terminal does not make it a chat
             exchange(prompt)
-            if not interactive:
-                return
+            return
         for line in _lines(interactive):
             if not line.strip():
                 continue
