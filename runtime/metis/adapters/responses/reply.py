@@ -93,19 +93,18 @@ def output(message: Message, reply: ReplyOptions) -> list[dict[str, Any]]:
     return [output_item(item, reply, position) for position, item in enumerate(items)]
 
 
-def write_reply(message: Message, reply: ReplyOptions, *, status: str | None = None) -> WireBody:
-    """A whole `POST /v1/responses` reply body for `message`."""
-    reason = message.metadata.stop_reason
-    incomplete = _INCOMPLETE.get(reason) if reason is not None else None
+def envelope(reply: ReplyOptions, status: str) -> dict[str, Any]:
+    """A `response` object with no output yet: what a stream opens with, and what a whole
+    reply fills in."""
     return {
         "id": reply.reply_id,
         "object": "response",
         "created_at": reply.created,
-        "status": status or ("incomplete" if incomplete else "completed"),
+        "status": status,
         "model": reply.model_name,
-        "output": output(message, reply),
+        "output": [],
         "error": None,
-        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "incomplete_details": None,
         "instructions": None,
         "metadata": {},
         "parallel_tool_calls": True,
@@ -113,8 +112,18 @@ def write_reply(message: Message, reply: ReplyOptions, *, status: str | None = N
         "top_p": None,
         "tool_choice": "auto",
         "tools": [],
-        "usage": usage(message.metadata.usage),
     }
+
+
+def write_reply(message: Message, reply: ReplyOptions) -> WireBody:
+    """A whole `POST /v1/responses` reply body for `message`."""
+    reason = message.metadata.stop_reason
+    incomplete = _INCOMPLETE.get(reason) if reason is not None else None
+    body = envelope(reply, "incomplete" if incomplete else "completed")
+    body["output"] = output(message, reply)
+    body["incomplete_details"] = {"reason": incomplete} if incomplete else None
+    body["usage"] = usage(message.metadata.usage)
+    return body
 
 
 class ResponsesReplyEncoder(ReplyEncoder):
@@ -135,28 +144,9 @@ class ResponsesReplyEncoder(ReplyEncoder):
         self._sequence += 1
         return sse(data, kind)
 
-    def _shell(self, status: str) -> dict[str, Any]:
-        return {
-            "id": self._reply.reply_id,
-            "object": "response",
-            "created_at": self._reply.created,
-            "status": status,
-            "model": self._reply.model_name,
-            "output": [],
-            "error": None,
-            "incomplete_details": None,
-            "instructions": None,
-            "metadata": {},
-            "parallel_tool_calls": True,
-            "temperature": None,
-            "top_p": None,
-            "tool_choice": "auto",
-            "tools": [],
-        }
-
     def start(self) -> bytes:
-        return self._event("response.created", response=self._shell("in_progress")) + self._event(
-            "response.in_progress", response=self._shell("in_progress")
+        return self._event("response.created", response=envelope(self._reply, "in_progress")) + self._event(
+            "response.in_progress", response=envelope(self._reply, "in_progress")
         )
 
     def feed(self, event: StreamEvent) -> bytes:
@@ -199,7 +189,7 @@ class ResponsesReplyEncoder(ReplyEncoder):
         return closing + self._event(kind, response=body)
 
     def fail(self, code: str, message: str) -> bytes:
-        failed = self._shell("failed")
+        failed = envelope(self._reply, "failed")
         failed["error"] = {"code": code if code in _ERROR_CODES else "server_error", "message": message}
         return (
             self._close()
