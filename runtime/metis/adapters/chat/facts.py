@@ -96,12 +96,14 @@ def chat_facts(
     never_retry_types: frozenset[str] = frozenset(),
     tool_choice: Mapping[ToolChoice, object] = TOOL_CHOICE,
     file_ids_from: frozenset[str] | None = None,
+    stop_reasons: Mapping[str, StopReason] | None = None,
 ) -> ProviderFacts:
-    """A dialect's ProviderFacts: the shared stop reasons and tool choice, its own envelope and
-    options; by default it reads file ids of its own provider only."""
+    """A dialect's ProviderFacts: the shared stop reasons (with the dialect's own further
+    `stop_reasons`) and tool choice, its own envelope and options; by default it reads file
+    ids of its own provider only."""
     return ProviderFacts(
         provider=provider,
-        stop_reasons=FINISH_REASONS,
+        stop_reasons={**FINISH_REASONS, **(stop_reasons or {})},
         error=error,
         retryable_types=retryable_types,
         never_retry_types=never_retry_types,
@@ -160,6 +162,12 @@ class ChatDialect:
     audio_formats: Mapping[str, str] = field(default_factory=dict)
     """Audio media type -> `input_audio.format` for base64 audio in USER messages; other
     audio is dropped with the WARN (no server here takes audio by URL)."""
+    prefix_marker: bool = False
+    """A conversation ending with an ASSISTANT message (a prefill: the reply continues it)
+    marks that message `prefix: true` (Mistral refuses the conversation otherwise: "Expected
+    last role User or Tool (or Assistant with prefix True)"). The marker is the wire's
+    spelling of a canonical meaning (the trailing assistant message), so an import takes it
+    from the last message and the writer puts it back."""
 
 
 __all__ = [

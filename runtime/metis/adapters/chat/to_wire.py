@@ -117,12 +117,20 @@ def write_request(
         if out is not None:
             wire_messages.append(out)
             by_id[message.id] = out
+    if dialect.prefix_marker and wire_messages and _prefill(wire_messages[-1]):
+        wire_messages[-1]["prefix"] = True
     body: dict[str, Any] = {"model": entry.wire_model, "messages": wire_messages}
     _options(name, dialect, body, tools, options)
     _cache_markers(name, dialect, body, by_id, directives, session_id=options.session_id)
     merge(body, fields)
     _plugins(name, body, tools, options.session_id)
     return body
+
+
+def _prefill(message: dict[str, Any]) -> bool:
+    """Whether a conversation's last wire message is a prefill the reply continues: an
+    assistant message without tool calls (one with calls awaits their results)."""
+    return message["role"] == "assistant" and not message.get("tool_calls")
 
 
 def _directives(name: str, options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -387,7 +395,13 @@ class _Writer:
                 calls.append(self.tool_call(block, raw))
                 self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock) and own_thinking:
-                thoughts.append({"type": "thinking", "thinking": [{"type": "text", "text": block.text}]})
+                thought: dict[str, Any] = {
+                    "type": "thinking",
+                    "thinking": [{"type": "text", "text": block.text}],
+                }
+                if block.signature:
+                    thought["signature"] = block.signature
+                thoughts.append(thought)
                 self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock) and reasoning_key is not None:
                 reasoning.append(block.text)
