@@ -36,7 +36,8 @@ DIALECT = ChatDialect(
     facts=chat_facts(
         "mistral",
         error=ErrorEnvelope(type_at=("type",), message_at=("message",), also_at={"param": ("param",)}),
-        options={"max_tokens": "max_tokens"},
+        # `reasoning_effort` levels as the schema's (mistralai models/reasoningeffort.py).
+        options={"max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort"},
         retryable_types=RETRYABLE_TYPES | {"service_tier_capacity_exceeded"},
         # The prompt and the reply together outgrew the model's context (mistralai
         # ChatCompletionChoiceFinishReason: stop, length, model_length, error, tool_calls).

@@ -131,8 +131,10 @@ def write_request(
             "temperature": options.temperature,
             "top_p": options.top_p,
             "stop": list(options.stop) if options.stop else None,
+            "reasoning_effort": options.reasoning_effort,
         },
         body,
+        session_id=options.session_id,
     )
     # 0 means off (another provider's "off"): no thinking block
     if options.thinking_budget and _thinking_fits(turns, last_assistant, options):

@@ -16,6 +16,7 @@ from metis_schema.v3 import StopReason
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
 from .._facts import (
+    EFFORT_SAME,
     SCHEMA,
     SCHEMA_DESCRIPTION,
     SCHEMA_NAME,
@@ -97,10 +98,14 @@ def chat_facts(
     tool_choice: Mapping[ToolChoice, object] = TOOL_CHOICE,
     file_ids_from: frozenset[str] | None = None,
     stop_reasons: Mapping[str, StopReason] | None = None,
+    option_aliases: Mapping[str, tuple[str, ...]] | None = None,
+    efforts: Mapping[str, str] = EFFORT_SAME,
+    effort_or_budget: bool = False,
 ) -> ProviderFacts:
     """A dialect's ProviderFacts: the shared stop reasons (with the dialect's own further
     `stop_reasons`) and tool choice, its own envelope and options; by default it reads file
-    ids of its own provider only."""
+    ids of its own provider only, and names the reasoning effort levels as the schema does
+    (OpenAI's, OpenRouter's and Mistral's levels)."""
     return ProviderFacts(
         provider=provider,
         stop_reasons={**FINISH_REASONS, **(stop_reasons or {})},
@@ -109,6 +114,9 @@ def chat_facts(
         never_retry_types=never_retry_types,
         tool_choice=tool_choice,
         options={**SAMPLING_OPTIONS, **options},
+        option_aliases=option_aliases or {},
+        efforts=efforts,
+        effort_or_budget=effort_or_budget,
         output_schema=OUTPUT_SCHEMA,
         file_ids_from=frozenset({provider}) if file_ids_from is None else file_ids_from,
     )

@@ -259,9 +259,9 @@ def _part(
 ) -> None:
     kind = part.get("type")
     if kind == "thinking" and dialect.thinking_parts:
-        text, signature = thinking_text(name, part, path)
+        thought, signature = thinking_text(name, part, path)
         signed = {"signature": signature} if signature else {}
-        out.blocks.append(thinking_block({"type": "thinking", "text": text, **signed}))
+        out.blocks.append(thinking_block({"type": "thinking", "text": thought, **signed}))
         return
     text = part.get("text") if kind == "text" else part.get("refusal") if kind == "refusal" else None
     if text is None:

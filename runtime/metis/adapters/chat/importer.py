@@ -124,6 +124,7 @@ class _Importer:
         tools.extend(self.search_tools(fields, {t.name for t in tools}))
         if self.dialect.stream_usage_option and body.get("stream") is True:
             take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
+        spelled: dict[str, str] = {}
         options = AdapterOptions(
             model=self.model_id,
             session_id=self.session_id,
@@ -131,9 +132,11 @@ class _Importer:
             stream=body.get("stream") is True,
             tool_choice=facts.take_tool_choice(fields, "tool_choice"),
             output_schema=facts.take_output_schema(fields),
-            **facts.take_options(fields),
+            **facts.take_options(fields, spelled),
         )
         directives = self.directives()
+        if spelled:  # an option read under an alias (`max_tokens`) replays under it
+            directives["option_paths"] = spelled
         if directives:
             fields[DIRECTIVES] = directives
         if fields:

@@ -120,7 +120,7 @@ def write_request(
     if dialect.prefix_marker and wire_messages and _prefill(wire_messages[-1]):
         wire_messages[-1]["prefix"] = True
     body: dict[str, Any] = {"model": entry.wire_model, "messages": wire_messages}
-    _options(name, dialect, body, tools, options)
+    _options(name, dialect, body, tools, options, directives=directives)
     _cache_markers(name, dialect, body, by_id, directives, session_id=options.session_id)
     merge(body, fields)
     _plugins(name, body, tools, options.session_id)
@@ -149,6 +149,8 @@ def _options(
     body: dict[str, Any],
     tools: Sequence[ToolDefinition],
     options: AdapterOptions,
+    *,
+    directives: dict[str, Any],
 ) -> None:
     facts = dialect.facts
     values = {
@@ -156,20 +158,11 @@ def _options(
         "temperature": options.temperature,
         "top_p": options.top_p,
         "stop": options.stop,
-        "thinking_budget": options.thinking_budget,
+        "thinking_budget": options.thinking_budget,  # OpenAI and Mistral have none: WARN
+        "reasoning_effort": options.reasoning_effort,
     }
-    facts.options_to_wire(values, body)
+    facts.options_to_wire(values, body, session_id=options.session_id, spelled=directives.get("option_paths"))
     facts.output_schema_to_wire(options.output_schema, body)
-    if options.thinking_budget is not None and "thinking_budget" not in facts.options:
-        reason = "thinking_budget has no Chat Completions field; not sent; use reasoning_effort"
-        warn_loss(
-            adapter=name,
-            session_id=options.session_id,
-            message_id=None,
-            block_type="thinking_budget",
-            reason=reason,
-            text=f"{name}: {reason}",
-        )
     _tools(name, body, tools, session_id=options.session_id)
     choice = facts.tool_choice_to_wire(options.tool_choice)
     if choice is not None:

@@ -126,7 +126,9 @@ def write_request(
     tool_config = FACTS.tool_choice_to_wire(options.tool_choice)
     if tool_config is not None:
         body["toolConfig"] = tool_config
-    FACTS.options_to_wire({option: getattr(options, option) for option in FACTS.options}, body)
+    FACTS.options_to_wire(
+        {option: getattr(options, option) for option in FACTS.options}, body, session_id=options.session_id
+    )
     if options.thinking_budget is not None:  # thoughts are shown whenever thinking is on
         put(body, INCLUDE_THOUGHTS, options.thinking_budget != 0)
     FACTS.output_schema_to_wire(options.output_schema, body)

@@ -109,8 +109,10 @@ def write_request(
             "temperature": options.temperature,
             "top_p": options.top_p,
             "stop": options.stop,
+            "reasoning_effort": options.reasoning_effort,  # no field (think levels: provider-only)
         },
         body,
+        session_id=options.session_id,
     )
     FACTS.output_schema_to_wire(options.output_schema, body)
     think = _think(options, caps, entry.id)

@@ -132,18 +132,21 @@ def _options(
     found: dict[str, Any],
 ) -> None:
     facts = dialect.facts
+    # `stop` and `thinking_budget` have no Responses field: options_to_wire says so (WARN).
     facts.options_to_wire(
-        {"max_tokens": options.max_tokens, "temperature": options.temperature, "top_p": options.top_p}, body
+        {
+            "max_tokens": options.max_tokens,
+            "temperature": options.temperature,
+            "top_p": options.top_p,
+            "stop": options.stop,
+            "thinking_budget": options.thinking_budget,
+            "reasoning_effort": options.reasoning_effort,
+        },
+        body,
+        session_id=options.session_id,
+        spelled=found.get("option_paths"),
     )
     facts.output_schema_to_wire(options.output_schema, body)
-    for name, value in (("stop", options.stop), ("thinking_budget", options.thinking_budget)):
-        if value is not None:
-            log.warning(
-                "%s: %s has no Responses API field; not sent (reasoning depth: extra reasoning.effort)",
-                PROVIDER,
-                name,
-                extra={"adapter": PROVIDER, "session_id": options.session_id},
-            )
     wire_tools: list[dict[str, Any]] = []
     for tool in tools:
         if is_provider_tool(tool):
