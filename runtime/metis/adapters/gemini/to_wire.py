@@ -97,6 +97,9 @@ class Replay(TypedDict, total=False):
     endpoint: str
     part_signatures: list[tuple[int, str]]
     extra_parts: list[tuple[int, dict[str, Any]]]
+    part_fields: list[tuple[int, dict[str, Any]]]
+    """A user turn's further part fields (`videoMetadata`, ...) by block index (the importer's
+    `_part_fields`), put back on the part made from that block."""
     unparsed_arguments: dict[str, str]
     string_args: list[str]
 
@@ -326,17 +329,23 @@ class _Writer:
     # user and tool messages
 
     def _user_parts(self, message: Message) -> list[dict[str, Any]]:
+        raw = own_raw(message, NAME)
+        replay = (
+            read(Replay, raw, provider=NAME, path="provider_raw", what="replay data") if raw else Replay()
+        )
+        further = dict(replay.get("part_fields", []))
         parts: list[dict[str, Any]] = []
         for index, block in enumerate(message.content):
+            part: dict[str, Any] | None = None
             if isinstance(block, TextBlock):
                 if block.text:
-                    parts.append({"text": block.text})
+                    part = {"text": block.text}
             elif isinstance(block, Media):
                 part = self._media(block, message, index)
-                if part is not None:
-                    parts.append(part)
             else:
                 _drop(message, index, block.type, "not allowed in a user message")
+            if part is not None:
+                parts.append({**part, **further.get(index, {})})
         return parts or _empty_turn(message)
 
     def _media(self, block: Media, message: Message, index: int) -> dict[str, Any] | None:
