@@ -480,9 +480,9 @@ def test_file_ref_outside_workspace_refused(workspace: Path, path: str) -> None:
 def test_to_wire_text_only_model_without_thinking(caplog: pytest.LogCaptureFixture) -> None:
     messages = [
         user(1, TextBlock(text="hi"), image(MediaSourceKind.base64, PNG)),
-        assistant(
-            2, ThinkingBlock(text="Greet back."), TextBlock(text="Hello!"), model="ollama:llama-3.3-70b"
-        ),
+        # another model's reply: a reply llama wrote with thinking would show it takes thinking
+        # (`_media.request_capabilities`)
+        assistant(2, ThinkingBlock(text="Greet back."), TextBlock(text="Hello!"), model="ollama:qwen3-8b"),
         user(3, TextBlock(text="Think hard: 2+2?")),
     ]
     with caplog.at_level(logging.WARNING):

@@ -11,10 +11,14 @@ name (`gpt-4o`), or `<provider>:<wire name>`. Beyond the listed models:
   recorded model sends the recorded name), `resolved_from` naming the entry;
 - any other name of a known provider is unlisted: its capabilities are assumed, from the
   catalog's `families` (the longest matching wire-name prefix: an unlisted `claude-*` is
-  assumed to carry what a listed Claude carries) or else the provider's conservative
-  defaults (text and tools only); it has no price (`pricing_key` "unpriced"). The entry
-  says so (`assumed`, `resolved_from`) and one WARN per name says what was assumed, so a
-  replay never strips thinking or images silently because a snapshot name was unknown.
+  assumed to carry what a listed Claude carries), else, for a provider serving another's
+  models (`SERVES_MODELS_OF`: OpenAI's Responses API serves the models of its Chat
+  Completions), that provider's entry for the same name (listed, versioned, or its
+  family), else the provider's conservative defaults (text and tools only); it has no price
+  (`pricing_key` "unpriced") but the same model's own. The entry says so (`assumed`,
+  `resolved_from`) and one WARN per name says what was assumed, so a replay never strips
+  thinking or images silently because a snapshot name was unknown. (What a conversation
+  shows a model took widens these further per request: `adapters._media.request_capabilities`.)
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from .pricing import UNPRICED
 from .validation import explain
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral")
+SERVES_MODELS_OF: dict[str, str] = {"responses": "openai"}
+"""Provider -> the provider whose models it serves under the same names: an unlisted
+`responses:gpt-4.1-nano` is `openai:gpt-4.1-nano` (same model, same price; OpenAI's two
+wires)."""
 _UNLISTED_MAX = 256
 _MAX_VERSION_STRIPS = 3
 """Version endings taken off one name at most (`-exp-001` is two)."""
@@ -167,10 +175,18 @@ class Catalog:
             ),
             None,
         )
+        shared = self._served(provider, wire_model) if family is None else None
+        pricing_key = UNPRICED
         if family is not None:
             prefix, like = family
             caps, source = like.capabilities, f"{provider}:{prefix}*"
             what = f"the {source} family's capabilities (those of {like.id})"
+        elif shared is not None:
+            caps, source = shared.capabilities, shared.resolved_from or shared.id
+            pricing_key = shared.pricing_key
+            what = f"the capabilities of {shared.id}, the same model on {shared.provider}" + (
+                f" (assumed from {source})" if shared.assumed else ""
+            )
         else:
             caps, source = _conservative(provider), None
             what = f"{provider}'s conservative defaults (text and tools only)"
@@ -188,7 +204,7 @@ class Catalog:
                 display_name=None,
                 aliases=[],
                 capabilities=caps,
-                pricing_key=UNPRICED,
+                pricing_key=pricing_key,
                 resolved_from=source,
                 assumed=True,
             )
@@ -196,6 +212,19 @@ class Catalog:
             raise UnknownModelError(
                 f"not a model name: {wire_model!r:.80} ({exc.errors()[0]['msg']})", provider=provider
             ) from None
+
+    def _served(self, provider: str, wire_model: str) -> CatalogEntry | None:
+        """The entry of the same name at the provider whose models `provider` serves (listed,
+        versioned, or from that provider's family; never its conservative defaults)."""
+        other = SERVES_MODELS_OF.get(provider)
+        if other is None:
+            return None
+        entry = self._by_wire.get((other, wire_model)) or self._versioned(other, wire_model)
+        if entry is not None:
+            return entry
+        if any(wire_model.startswith(prefix) for prefix, _ in self._families.get(other, ())):
+            return self.resolve(f"{other}:{wire_model}")
+        return None
 
     def for_provider(self, provider: str) -> list[CatalogEntry]:
         """Entries of one provider, in catalog order."""
@@ -261,4 +290,12 @@ def resolve_model(name: str) -> CatalogEntry:
     return load_catalog().resolve(name)
 
 
-__all__ = ["PROVIDERS", "UNPRICED", "Catalog", "load_catalog", "parse_catalog", "resolve_model"]
+__all__ = [
+    "PROVIDERS",
+    "SERVES_MODELS_OF",
+    "UNPRICED",
+    "Catalog",
+    "load_catalog",
+    "parse_catalog",
+    "resolve_model",
+]

@@ -71,6 +71,7 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from .._cache_points import cache_control
 from .._lossy import drop_block, warn_cache_points, warn_loss
+from .._media import request_capabilities
 from .._options import merge
 from .._provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, warn_deferred, write_tool
 from .._shared import (
@@ -102,7 +103,8 @@ def write_request(
     """Canonical messages, tools and options -> the request body (see module doc)."""
     entry = load_catalog().resolve(options.model)
     directives, fields = _directives(name, options)
-    writer = _Writer(name, dialect, options, entry.id, entry.capabilities, directives=directives)
+    caps = request_capabilities(entry, messages, adapter=name)
+    writer = _Writer(name, dialect, options, entry.id, caps, directives=directives)
     if not dialect.cache_control:
         warn_cache_points(
             adapter=name,

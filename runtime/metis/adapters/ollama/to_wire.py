@@ -51,7 +51,7 @@ from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._facts import ToolChoice, tool_choice_meaning
 from .._lossy import drop_block, warn_cache_points, warn_loss
-from .._media import admit
+from .._media import admit, request_capabilities
 from .._options import merge, own_fields
 from .._provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
 from .._schema import inline_refs, uses_refs
@@ -88,7 +88,7 @@ def write_request(
         raise AdapterError(
             f"model {options.model!r} is a {entry.provider} model, not an Ollama one", provider=NAME
         )
-    caps = entry.capabilities
+    caps = request_capabilities(entry, messages, adapter=NAME)
     body: dict[str, Any] = {
         "model": entry.wire_model,
         "messages": _Writer(messages, options, caps, entry.id).wire_messages(),
