@@ -100,6 +100,13 @@ def _holds_cache_point(block: ContentBlock) -> bool:
     return isinstance(block, ToolResultBlock) and any(p.cache_point is not None for p in block.content)
 
 
+def wire_message(path: str) -> str:
+    """The `message_id` of a loss at wire `path` before its canonical message exists: the
+    wire position of the message (`input[3]`), or `REQUEST` for a field outside them."""
+    where = _MESSAGE_AT.match(path)
+    return where.group(0) if where else REQUEST
+
+
 def import_drop(
     dropped: list[dict[str, Any]], *, adapter: str, session_id: str | None, path: str, value: Any, reason: str
 ) -> None:
@@ -110,7 +117,6 @@ def import_drop(
     type is the wire part's `type`, else the last name of its path) and the path."""
     kind = value.get("type") if isinstance(value, dict) else None
     block_type = kind if isinstance(kind, str) and kind else re.sub(r"\[\d+\]$", "", path.rsplit(".", 1)[-1])
-    where = _MESSAGE_AT.match(path)
     log.warning(
         "%s import: dropped %s: %s; listed in WireImport.dropped",
         adapter,
@@ -119,7 +125,7 @@ def import_drop(
         extra={
             "adapter": adapter,
             "session_id": session_id,
-            "message_id": where.group(0) if where else REQUEST,
+            "message_id": wire_message(path),
             "block_type": block_type or "field",
             "path": path,
             "reason": reason,
@@ -128,4 +134,13 @@ def import_drop(
     dropped.append({"path": path, "value": value, "reason": reason})
 
 
-__all__ = ["REQUEST", "drop_block", "import_drop", "is_critical", "log", "warn_cache_points", "warn_loss"]
+__all__ = [
+    "REQUEST",
+    "drop_block",
+    "import_drop",
+    "is_critical",
+    "log",
+    "warn_cache_points",
+    "warn_loss",
+    "wire_message",
+]
