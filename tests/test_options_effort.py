@@ -216,3 +216,42 @@ def test_reasoning_effort_is_a_stored_option_and_an_unknown_level_is_refused() -
         AdapterOptions(
             model=MODELS["openai"], session_id=SESSION, tool_ids=ToolIdMap(SESSION), reasoning_effort="max"
         )
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        (
+            "openrouter",
+            {
+                "model": "openai/gpt-5-mini",
+                "messages": USER,
+                "reasoning": {"effort": "high", "max_tokens": 2000},
+            },
+        ),
+        (
+            "gemini",
+            {
+                "contents": [{"role": "user", "parts": [{"text": "Name a colour."}]}],
+                "generationConfig": {"thinkingConfig": {"thinkingLevel": "high", "thinkingBudget": 2000}},
+            },
+        ),
+    ],
+)
+def test_an_effort_beside_a_budget_where_one_is_taken_stays_the_providers_own(
+    provider: str, body: dict[str, Any]
+) -> None:
+    """The writer sends the budget alone there; so an import keeps the effort as the
+    provider's own option, and the request replays as it was sent."""
+    imported = _import(provider, body)
+    assert (imported.options.thinking_budget, imported.options.reasoning_effort) == (2000, None)
+    again = adapters.get(provider).to_wire(imported.messages, imported.tools, imported.options)
+    where = "reasoning" if provider == "openrouter" else "generationConfig"
+    assert again[where] == {
+        **body[where],
+        **(
+            {"thinkingConfig": {**body[where]["thinkingConfig"], "includeThoughts": True}}
+            if provider == "gemini"
+            else {}
+        ),
+    }

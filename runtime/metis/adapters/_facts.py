@@ -229,11 +229,21 @@ class ProviderFacts:
     def take_options(self, fields: dict[str, Any], spelled: dict[str, str] | None = None) -> dict[str, Any]:
         """The canonical options found at their declared paths (then at their aliases) of an
         import's option fields, taken out of them; the alias each was read at goes into
-        `spelled`. A `stop` that is not a list of strings, and an effort that is none of this
-        provider's levels, stay provider-only."""
+        `spelled`. A `stop` that is not a list of strings, an effort that is none of this
+        provider's levels, and an effort beside a budget where the provider takes one of the
+        two (the writer would send the budget alone) stay provider-only, so the request
+        replays as it was sent."""
         found: dict[str, Any] = {}
         levels = {wire: level for level, wire in self.efforts.items()}
+        budget_at = self.options.get("thinking_budget")
+        both = (
+            self.effort_or_budget
+            and budget_at is not None
+            and _get(fields, tuple(budget_at.split("."))) is not None
+        )
         for option, declared in self.options.items():
+            if option == "reasoning_effort" and both:
+                continue
             for path in (declared, *self.option_aliases.get(option, ())):
                 value = _get(fields, tuple(path.split(".")))
                 if value is None or (option == "stop" and not _strings(value)):
