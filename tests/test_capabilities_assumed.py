@@ -66,6 +66,7 @@ def _losses(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
         ("ollama:gpt-oss:120b", "supports_thinking", "ollama:gpt-oss*"),
         ("responses:gpt-4.1-nano", "supports_images", "openai:gpt-4.1-nano"),
         ("responses:gpt-4o-audio-preview", "supports_audio", "openai:gpt-4o-audio-preview"),
+        ("openrouter:openai/gpt-4.1-nano", "supports_images", "openai:gpt-4.1-nano"),
     ],
 )
 def test_an_unlisted_model_is_what_its_family_or_its_openai_entry_is(
@@ -79,8 +80,9 @@ def test_an_unlisted_model_is_what_its_family_or_its_openai_entry_is(
     assert len(said) <= 1 and all(assumed_from.rstrip("*") in text for text in said)  # once per name
 
 
-def test_a_responses_model_has_its_openai_entrys_price() -> None:
+def test_a_responses_model_has_its_openai_entrys_price_and_an_openrouter_one_its_own() -> None:
     assert load_catalog().resolve("responses:gpt-4.1-nano").pricing_key == "openai:gpt-4.1-nano"
+    assert load_catalog().resolve("openrouter:openai/gpt-4.1-nano").pricing_key == "unpriced"
 
 
 def test_gpt_audio_mini_takes_its_audio_back(caplog: pytest.LogCaptureFixture) -> None:

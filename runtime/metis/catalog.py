@@ -13,10 +13,12 @@ name (`gpt-4o`), or `<provider>:<wire name>`. Beyond the listed models:
   catalog's `families` (the longest matching wire-name prefix: an unlisted `claude-*` is
   assumed to carry what a listed Claude carries), else, for a provider serving another's
   models (`SERVES_MODELS_OF`: OpenAI's Responses API serves the models of its Chat
-  Completions), that provider's entry for the same name (listed, versioned, or its
+  Completions, OpenRouter's `openai/`, `anthropic/`, `google/` and `mistralai/` models are
+  those vendors'), that provider's entry for the same name (listed, versioned, or its
   family), else the provider's conservative defaults (text and tools only); it has no price
-  (`pricing_key` "unpriced") but the same model's own. The entry says so (`assumed`,
-  `resolved_from`) and one WARN per name says what was assumed, so a replay never strips
+  (`pricing_key` "unpriced") but, on another wire of the same vendor, the same model's own.
+  The entry says so (`assumed`, `resolved_from`) and one WARN per name says what was
+  assumed, so a replay never strips
   thinking or images silently because a snapshot name was unknown. (What a conversation
   shows a model took widens these further per request: `adapters._media.request_capabilities`.)
 """
@@ -37,10 +39,20 @@ from .pricing import UNPRICED
 from .validation import explain
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral")
-SERVES_MODELS_OF: dict[str, str] = {"responses": "openai"}
-"""Provider -> the provider whose models it serves under the same names: an unlisted
-`responses:gpt-4.1-nano` is `openai:gpt-4.1-nano` (same model, same price; OpenAI's two
-wires)."""
+SERVES_MODELS_OF: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "responses": (("", "openai", True),),
+    "openrouter": (
+        ("openai/", "openai", False),
+        ("anthropic/", "anthropic", False),
+        ("google/", "gemini", False),
+        ("mistralai/", "mistral", False),
+    ),
+}
+"""Provider -> (wire-name prefix, the provider whose model the rest of the name is, whether
+the price is that entry's too): an unlisted `responses:gpt-4.1-nano` is
+`openai:gpt-4.1-nano` (same model, same price: OpenAI's two wires); an unlisted
+`openrouter:openai/gpt-4.1-nano` takes `openai:gpt-4.1-nano`'s capabilities, not its price
+(OpenRouter bills its own)."""
 _UNLISTED_MAX = 256
 _MAX_VERSION_STRIPS = 3
 """Version endings taken off one name at most (`-exp-001` is two)."""
@@ -175,7 +187,8 @@ class Catalog:
             ),
             None,
         )
-        shared = self._served(provider, wire_model) if family is None else None
+        served = self._served(provider, wire_model) if family is None else None
+        shared = served[0] if served is not None else None
         pricing_key = UNPRICED
         if family is not None:
             prefix, like = family
@@ -183,7 +196,7 @@ class Catalog:
             what = f"the {source} family's capabilities (those of {like.id})"
         elif shared is not None:
             caps, source = shared.capabilities, shared.resolved_from or shared.id
-            pricing_key = shared.pricing_key
+            pricing_key = shared.pricing_key if served is not None and served[1] else UNPRICED
             what = f"the capabilities of {shared.id}, the same model on {shared.provider}" + (
                 f" (assumed from {source})" if shared.assumed else ""
             )
@@ -213,17 +226,18 @@ class Catalog:
                 f"not a model name: {wire_model!r:.80} ({exc.errors()[0]['msg']})", provider=provider
             ) from None
 
-    def _served(self, provider: str, wire_model: str) -> CatalogEntry | None:
-        """The entry of the same name at the provider whose models `provider` serves (listed,
-        versioned, or from that provider's family; never its conservative defaults)."""
-        other = SERVES_MODELS_OF.get(provider)
-        if other is None:
-            return None
-        entry = self._by_wire.get((other, wire_model)) or self._versioned(other, wire_model)
-        if entry is not None:
-            return entry
-        if any(wire_model.startswith(prefix) for prefix, _ in self._families.get(other, ())):
-            return self.resolve(f"{other}:{wire_model}")
+    def _served(self, provider: str, wire_model: str) -> tuple[CatalogEntry, bool] | None:
+        """The entry of the model `provider` serves under `wire_model` at its vendor (listed,
+        versioned, or from that vendor's family; never its conservative defaults), and
+        whether its price is the same (`SERVES_MODELS_OF`)."""
+        for prefix, other, same_price in SERVES_MODELS_OF.get(provider, ()):
+            if not wire_model.startswith(prefix) or len(wire_model) == len(prefix):
+                continue
+            name = wire_model[len(prefix) :]
+            entry = self._by_wire.get((other, name)) or self._versioned(other, name)
+            if entry is None and any(name.startswith(p) for p, _ in self._families.get(other, ())):
+                entry = self.resolve(f"{other}:{name}")
+            return (entry, same_price) if entry is not None else None
         return None
 
     def for_provider(self, provider: str) -> list[CatalogEntry]:
