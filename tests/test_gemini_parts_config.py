@@ -12,12 +12,14 @@ fields without a canonical meaning are reported as Gemini-only options.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import golden
 import pytest
 from gemini_support import ADAPTER, PROVIDER, SESSION, check_request, normalized, wire
 from metis import adapters
 from metis.ids import ToolIdMap
+from metis.settings import request_options
 
 NAME = "request_video_generation_config.json"
 
@@ -94,3 +96,26 @@ def test_sent_elsewhere_each_part_field_and_option_is_one_record(caplog: pytest.
         "generationConfig.thinkingConfig.includeThoughts",
         "generationConfig.topK",
     ]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {
+            "thinkingConfig": {"thinkingBudget": -1, "includeThoughts": True}
+        },  # "automatic" (google-genai ThinkingConfig)
+        {"maxOutputTokens": 0},
+    ],
+)
+def test_a_count_that_means_something_else_stays_geminis_own(config: dict[str, Any]) -> None:
+    """`thinkingBudget: -1` is Gemini's "automatic", no budget: read as one it made the
+    request unstorable (RequestOptions says thinking_budget >= 0) and failed every
+    conversion to Anthropic. It stays Gemini's own option and replays as sent."""
+    recorded = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "generationConfig": config}
+    imported = ADAPTER.from_wire_request(recorded, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert (imported.options.thinking_budget, imported.options.max_tokens) == (None, None)
+    request_options(imported.options, "gemini")  # storable
+    assert ADAPTER.to_wire(imported.messages, imported.tools, imported.options)["generationConfig"] == config
+    imported.options.model = "anthropic:claude-sonnet-4-6"
+    body = adapters.get("anthropic").to_wire(imported.messages, imported.tools, imported.options)
+    assert "thinking" not in body

@@ -49,6 +49,11 @@ recorded value must have to be read as that field."""
 
 _EXCERPT = 500
 
+_LEAST: Mapping[str, int] = {"max_tokens": 1, "thinking_budget": 0}
+"""The least integer each counted canonical option may be (the schema's RequestOptions
+minimums): a recorded value below it means something else on its wire (Gemini's
+`thinkingBudget: -1` is "automatic") and stays provider-only."""
+
 EFFORT_LEVELS: tuple[str, ...] = tuple(level.value for level in ReasoningEffort)
 """The canonical reasoning-effort levels, least to most (the schema's `ReasoningEffort`)."""
 
@@ -229,7 +234,8 @@ class ProviderFacts:
     def take_options(self, fields: dict[str, Any], spelled: dict[str, str] | None = None) -> dict[str, Any]:
         """The canonical options found at their declared paths (then at their aliases) of an
         import's option fields, taken out of them; the alias each was read at goes into
-        `spelled`. A `stop` that is not a list of strings, an effort that is none of this
+        `spelled`. A `stop` that is not a list of strings, a count below its canonical
+        least (`_LEAST`: Gemini's "automatic" thinking budget -1), an effort that is none of this
         provider's levels, and an effort beside a budget where the provider takes one of the
         two (the writer would send the budget alone) stay provider-only, so the request
         replays as it was sent."""
@@ -246,7 +252,7 @@ class ProviderFacts:
                 continue
             for path in (declared, *self.option_aliases.get(option, ())):
                 value = _get(fields, tuple(path.split(".")))
-                if value is None or (option == "stop" and not _strings(value)):
+                if value is None or (option == "stop" and not _strings(value)) or not _counted(option, value):
                     continue
                 if option == "reasoning_effort":
                     if not isinstance(value, str) or value not in levels:
@@ -458,6 +464,12 @@ def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> b
         elif key not in wire or wire[key] != slot:
             return False
     return True
+
+
+def _counted(option: str, value: Any) -> bool:
+    """Whether `value` can be the counted canonical `option` (any value, for the others)."""
+    least = _LEAST.get(option)
+    return least is None or (isinstance(value, int) and not isinstance(value, bool) and value >= least)
 
 
 def _strings(value: Any) -> bool:
