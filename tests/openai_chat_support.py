@@ -96,6 +96,7 @@ def import_document(imported: WireImport) -> dict[str, Any]:
                 "stream",
                 "tool_choice",
                 "thinking_budget",
+                "reasoning_effort",
                 "output_schema",
                 "provider_options",
             )

@@ -689,6 +689,7 @@ def test_recorded_request_imports_to_golden(caplog: pytest.LogCaptureFixture) ->
                 "stream",
                 "tool_choice",
                 "thinking_budget",
+                "reasoning_effort",
             )
         },
         "provider_options": imported.options.provider_options,

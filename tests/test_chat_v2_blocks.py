@@ -654,16 +654,16 @@ def _import_drop() -> None:
 
 
 REPLY = ulid(999)  # openai_chat_support.context's message id
-WARN_SITES: dict[str, tuple[Any, str | None, str]] = {
+WARN_SITES: dict[str, tuple[Any, str, str]] = {
     "reply part with no canonical form": (_reply_part, REPLY, "audio"),
     "reasoning_details item with no canonical form": (_reply_detail, REPLY, "reasoning_details"),
     "tool call of another type": (_reply_custom_call, REPLY, "tool_call"),
     "streamed call without a name": (_stream_nameless_call, REPLY, "tool_use"),
-    "cache points where the API caches itself": (_cache_points_for_openai, None, "cache_breakpoint"),
+    "cache points where the API caches itself": (_cache_points_for_openai, "request", "cache_breakpoint"),
     "cache point naming nothing": (_cache_point_naming_nothing, tid(99), "cache_breakpoint"),
-    "thinking budget without a field": (_thinking_budget_for_openai, None, "thinking_budget"),
-    "mixed system roles": (_mixed_system_roles, None, "system_role"),
-    "import field with no canonical place": (_import_drop, None, "name"),
+    "thinking budget without a field": (_thinking_budget_for_openai, "request", "option"),
+    "mixed system roles": (_mixed_system_roles, "request", "system_role"),
+    "import field with no canonical place": (_import_drop, "messages[0]", "name"),
 }
 
 

@@ -83,7 +83,15 @@ def _replayed(provider: str, reply: Message, ids: ToolIdMap, endpoint: str | Non
 
 
 def _drops(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if getattr(r, "block_type", None) and r.levelno == logging.WARNING]
+    # Gemini's note that the current turn's calls go with the documented skip signature (once
+    # their own is dropped) is no drop of its own
+    return [
+        r
+        for r in caplog.records
+        if getattr(r, "block_type", None)
+        and r.levelno == logging.WARNING
+        and "skip_thought_signature_validator" not in str(getattr(r, "reason", ""))
+    ]
 
 
 @pytest.mark.parametrize("provider", CASES)

@@ -79,6 +79,10 @@ def test_request_import_golden(name: str, fixed_tool_ids: None) -> None:
     golden.check(PROVIDER, golden.expected_name(name), import_document(imported))
     again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
     contract.check_request(again)
+    if name == "request_prefix.json":  # the prefill's `prefix: true` is its meaning: written back
+        assert again == body
+        assert imported.dropped == []
+        return
     # the assistant turn (thinking part, text, Mistral's own call id) replays as it was
     assert again["messages"][2] == body["messages"][2]
     assert again["messages"][3]["tool_call_id"] == body["messages"][3]["tool_call_id"]
@@ -118,6 +122,64 @@ def test_magistral_thinking_is_a_thinking_block_and_goes_back_to_the_same_model_
     contract.check_request(other)
     assert other["messages"][1]["content"] == "Checking both cities now."
     assert [r.block_type for r in caplog.records if hasattr(r, "block_type")] == ["thinking"]  # type: ignore[attr-defined]
+
+
+def test_model_length_is_a_context_window_exceeded_stop_and_a_thinking_signature_is_kept() -> None:
+    """Issue 30 item 7: `model_length` said the context was full (not "other"); a thinking
+    chunk's `signature` is kept on the reply and the stream, and sent back to the same model."""
+    name = "response_thinking_signed_model_length.json"
+    reply = ADAPTER.from_wire_response(recorded(PROVIDER, name), context(MAGISTRAL))
+    assert reply.metadata.stop_reason == StopReason.context_window_exceeded
+    assert reply.content[0].signature == "c2lnbmF0dXJlLW1hZ2lzdHJhbC0x"  # type: ignore[union-attr]
+    streamed = ADAPTER.assemble_stream(
+        [recorded(PROVIDER, "stream_thinking_signed_model_length.sse")], context(MAGISTRAL)
+    )
+    assert streamed.metadata.stop_reason == StopReason.context_window_exceeded
+    assert streamed.content[0].signature == "c2lnbmF0dXJlLW1hZ2lzdHJhbC0x"  # type: ignore[union-attr]
+    user = _message(Role.user, [{"type": "text", "text": "Summarise."}])
+    ask = _message(Role.user, [{"type": "text", "text": "Go on."}])
+    body = ADAPTER.to_wire(
+        [user, streamed, ask],
+        [],
+        AdapterOptions(model=MAGISTRAL, session_id=SESSION, tool_ids=ToolIdMap(SESSION)),
+    )
+    contract.check_request(body)
+    assert body["messages"][1]["content"][0]["signature"] == "c2lnbmF0dXJlLW1hZ2lzdHJhbC0x"
+
+
+def test_a_trailing_assistant_message_is_a_prefix_and_one_from_elsewhere_is_marked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 30 item 7: a conversation ending with an assistant message (Anthropic's prefill)
+    goes to Mistral with `prefix: true`, which Mistral needs to accept it; an assistant turn
+    that awaits tool results is no prefix."""
+    anthropic = adapters.get("anthropic")
+    imported = anthropic.from_wire_request(
+        {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 50,
+            "messages": [
+                {"role": "user", "content": "Name a colour."},
+                {"role": "assistant", "content": "The colour is"},
+            ],
+        },
+        session_id=SESSION,
+        tool_ids=ToolIdMap(SESSION),
+    )
+    options = imported.options
+    options.model = MEDIUM
+    options.provider_options.clear()
+    body = ADAPTER.to_wire(imported.messages, imported.tools, options)
+    contract.check_request(body)
+    assert body["messages"][-1] == {"role": "assistant", "content": "The colour is", "prefix": True}
+    assert "prefix" not in body["messages"][0]
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        again = ADAPTER.from_wire_request(
+            {**body, "messages": [*body["messages"], {"role": "user", "content": "More."}]},
+            session_id=SESSION,
+            tool_ids=ToolIdMap(SESSION),
+        )
+    assert [d["path"] for d in again.dropped] == ["messages[1].prefix"]  # not the last: says more
 
 
 def test_foreign_tool_ids_become_nine_alphanumerics_through_the_session_map(fixed_tool_ids: None) -> None:

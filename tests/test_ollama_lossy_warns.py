@@ -4,7 +4,8 @@ One case per WARN site in `adapters/ollama/` (reply and stream images, a cut str
 line after the end, an import image of unknown format, a dropped import field, tools, tool
 choice and thinking a model cannot take, a tool result's error flag and missing tool name, a
 dropped block): each logs exactly one WARN, through `adapters._lossy`, with session_id,
-message_id (None where the loss belongs to the request or to a message being made),
+message_id ("request" where the loss belongs to the request, the wire position of a
+message being made at import: `adapters._lossy`),
 block_type, adapter and reason.
 """
 
@@ -178,11 +179,15 @@ CASES: dict[str, tuple[Callable[[], None], str | None, str]] = {
     "stream images": (_stream_with_images, REPLY_ID, "image"),
     "stream cut inside a line": (_stream_cut_inside_a_line, REPLY_ID, "stream_line"),
     "stream line after the end": (_stream_line_after_the_end, REPLY_ID, "stream_line"),
-    "import image of unknown format": (_import_image_of_unknown_format, None, "image"),
-    "import field with no canonical place": (_import_unknown_field, None, "name"),
-    "tools to a model without tools": (_tools_to_a_model_without_tools, None, "tools"),
-    "tool choice": (_tool_choice_ollama_cannot_say, None, "tool_choice"),
-    "thinking to a model without thinking": (_thinking_to_a_model_without_thinking, None, "thinking_budget"),
+    "import image of unknown format": (_import_image_of_unknown_format, "messages[0]", "image"),
+    "import field with no canonical place": (_import_unknown_field, "messages[0]", "name"),
+    "tools to a model without tools": (_tools_to_a_model_without_tools, "request", "tools"),
+    "tool choice": (_tool_choice_ollama_cannot_say, "request", "tool_choice"),
+    "thinking to a model without thinking": (
+        _thinking_to_a_model_without_thinking,
+        "request",
+        "thinking_budget",
+    ),
     "tool result error flag": (_tool_result_error_flag, "01JTX000000000000000000003", "tool_result.is_error"),
     "tool result without its call": (
         _tool_result_error_flag,

@@ -306,12 +306,16 @@ def test_request_import_maps_extensions(fixed_tool_ids: None) -> None:
     assert reply.content[0].signature.startswith("EqoE")
 
 
-def test_effort_reasoning_is_an_openrouter_only_option() -> None:
-    imported = ADAPTER.from_wire_request(
-        recorded("openrouter", "request_openai.json"), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
-    )
+def test_effort_reasoning_is_the_canonical_reasoning_effort() -> None:
+    """Issue 30 item 4: `reasoning.effort` is the canonical effort (it was OpenRouter-only)."""
+    body = recorded("openrouter", "request_openai.json")
+    imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
     assert imported.options.thinking_budget is None
-    assert imported.options.provider_options["openrouter"]["reasoning"] == {"effort": "low"}
+    assert imported.options.reasoning_effort == "low"
+    assert "reasoning" not in imported.options.provider_options.get("openrouter", {})
+    assert ADAPTER.to_wire(imported.messages, imported.tools, imported.options)["reasoning"] == {
+        "effort": "low"
+    }
 
 
 def test_budget_beside_other_reasoning_fields_leaves_them_openrouter_only() -> None:

@@ -385,7 +385,7 @@ def test_tools_a_target_lacks_are_dropped_with_one_five_field_warn_each(
     assert [d["block_type"] for d in drops] == [f"{k}_tool" for k in kinds]
     for drop in drops:
         assert drop["session_id"] == SESSION and drop["adapter"] == target and drop["reason"]
-        assert drop["message_id"] is None  # a tool belongs to the request, not to a message
+        assert drop["message_id"] == "request"  # a tool belongs to the request, not to a message
 
 
 def test_a_critical_tool_the_target_lacks_is_refused() -> None:

@@ -36,6 +36,7 @@ from metis.assembly import RequestContext, StreamAssembler
 from metis.errors import AdapterError
 from metis.ids import ToolIdMap
 from metis_schema.v3 import Message, StopReason, StreamEvent
+from openai import LengthFinishReasonError
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
@@ -251,7 +252,11 @@ def _sdk_content(inbound: str, raw: bytes) -> Any:
         state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
         for frame in frames:
             state.handle_chunk(ChatCompletionChunk.model_validate(frame))
-        message = state.get_final_completion().choices[0].message
+        try:
+            completion = state.get_final_completion()
+        except LengthFinishReasonError as exc:  # the SDK's signal for a reply cut at a limit
+            completion = exc.completion
+        message = completion.choices[0].message
         calls = [(c.function.name, orjson.loads(c.function.arguments)) for c in message.tool_calls or []]
         return {"content": message.content, "calls": calls}
     numbers = [frame["sequence_number"] for frame in frames]

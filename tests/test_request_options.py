@@ -154,7 +154,6 @@ REQUESTS: dict[str, dict[str, Any]] = {
 PROVIDER_ONLY: dict[str, dict[str, Any]] = {
     "anthropic": {
         "tool_choice.disable_parallel_tool_use": True,
-        "output_config.effort": "high",
         "metadata.user_id": "u-42",
         "top_k": 5,
     },
@@ -166,7 +165,7 @@ PROVIDER_ONLY: dict[str, dict[str, Any]] = {
         "transforms": ["middle-out"],
     },
     "mistral": {"random_seed": 7, "safe_prompt": True},
-    "responses": {"text.verbosity": "low", "reasoning.effort": "low", "metadata.run": "r-1"},
+    "responses": {"text.verbosity": "low", "metadata.run": "r-1"},
     "gemini": {
         "generationConfig.topK": 40,
         "safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_ONLY_HIGH"}],
@@ -185,6 +184,12 @@ CANONICAL = {
 THINKING = 2048
 SAYS_THINKING_BUDGET = {"anthropic", "openrouter", "gemini"}
 """Providers whose wire states a thinking budget as a number."""
+EFFORT = {"anthropic": "high", "responses": "low"}
+"""The reasoning effort each request above sets (Anthropic `output_config.effort`, Responses
+`reasoning.effort`): canonical since issue 30."""
+NO_EFFORT = {"ollama"}
+EFFORT_OR_BUDGET = {"openrouter", "gemini"}
+"""Targets that take an effort or a budget per request: given both, the budget."""
 NO_STOP = {"responses"}
 NO_TOOL_CHOICE = {"ollama"}
 PROVIDERS = list(REQUESTS)
@@ -239,6 +244,10 @@ def test_convert_maps_canonical_options_and_keeps_provider_only_ones_to_their_pr
         assert getattr(back, option) == (None if unsayable else value), option
     both_say_budget = {source, target} <= SAYS_THINKING_BUDGET
     assert back.thinking_budget == (THINKING if both_say_budget else None)
+    effort = EFFORT.get(source)
+    if target in NO_EFFORT or (target in EFFORT_OR_BUDGET and both_say_budget):
+        effort = None
+    assert back.reasoning_effort == effort
     assert back.output_schema is not None and back.output_schema.schema == SCHEMA
 
     own = PROVIDER_ONLY[source]
@@ -251,7 +260,11 @@ def test_convert_maps_canonical_options_and_keeps_provider_only_ones_to_their_pr
     for path in own:
         assert _at(out, path) != own[path], f"{source}'s {path} must not reach {target}"
     assert sorted(report["options_dropped"]) == sorted(f"{source}:{path}" for path in own)
-    logged = sorted(d["reason"].split(" ", 1)[0] for d in report["dropped"] if d["block_type"] == "option")
+    logged = sorted(
+        d["reason"].split(" ", 1)[0]
+        for d in report["dropped"]
+        if d["block_type"] == "option" and "own option" in d["reason"]
+    )
     assert logged == sorted(own), "one §7.3 record per dropped option"
     assert "nothing dropped" not in stderr
     for path in own:
@@ -274,7 +287,7 @@ def test_foreign_provider_options_are_one_warn_each_with_the_lossy_fields(
         "safetySettings (gemini's own option) goes to gemini only",
     ]
     for record in records:
-        assert (record.session_id, record.message_id, record.adapter) == ("s", None, "anthropic")  # type: ignore[attr-defined]
+        assert (record.session_id, record.message_id, record.adapter) == ("s", "request", "anthropic")  # type: ignore[attr-defined]
     assert "safetySettings" not in body and "generationConfig" not in body
 
 

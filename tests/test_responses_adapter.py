@@ -664,9 +664,9 @@ def test_tools_options_and_lossy_options(caplog: pytest.LogCaptureFixture) -> No
         },
         {"type": "web_search"},
     ]
-    assert "stop" not in body and any(
-        "stop has no Responses API field" in r.getMessage() for r in caplog.records
-    )
+    assert "stop" not in body
+    (said,) = [r for r in caplog.records if "stop has no responses request field" in r.getMessage()]
+    assert (said.block_type, said.message_id, said.adapter) == ("option", "request", "responses")  # type: ignore[attr-defined]
 
 
 def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytest.LogCaptureFixture) -> None:

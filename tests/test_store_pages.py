@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import gc
 import json
-import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from metis.errors import SessionNotFoundError, StoreError
@@ -255,26 +255,36 @@ def test_sessions_reads_no_message_into_a_model(tmp_path: Path, monkeypatch: pyt
     assert line.split()[-3:] == [str(totals.messages), f"{totals.tokens:,}", f"${totals.cost:.4f}"]
 
 
-def _show_seconds(db: Path, sid: str) -> float:
+def test_show_wraps_a_long_line_in_linear_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One line without a space: textwrap cut it a line at a time, copying what was left each
+    time (time in the square of its length). `show` cuts it in one pass: asserted by what
+    runs, not by a clock (a loaded machine makes timings lie), and the lines are textwrap's."""
+    import textwrap
+
     from click.testing import CliRunner
-    from metis.cli import cli
+    from metis.cli import _tables, cli
 
-    started = time.perf_counter()
-    result = CliRunner().invoke(cli, ["--db", str(db), "show", sid], env={"COLUMNS": "80"})
-    assert result.exit_code == 0, result.output
-    return time.perf_counter() - started
+    calls = {"ours": 0, "textwrap's": 0}
+    ours, theirs = _tables._Wrapper._handle_long_word, textwrap.TextWrapper._handle_long_word
 
+    def counted_ours(self: Any, *args: Any) -> None:
+        calls["ours"] += 1
+        ours(self, *args)
 
-def test_show_wraps_a_long_line_in_linear_time(tmp_path: Path) -> None:
-    """One line without a space: textwrap took time in the square of its length to cut it."""
+    def counted_theirs(self: Any, *args: Any) -> None:
+        calls["textwrap's"] += 1
+        theirs(self, *args)
+
+    monkeypatch.setattr(_tables._Wrapper, "_handle_long_word", counted_ours)
+    monkeypatch.setattr(textwrap.TextWrapper, "_handle_long_word", counted_theirs)
     db = tmp_path / "long-line.sqlite3"
     with Store.open(db) as store:
-        sids = []
-        for size in (1 << 20, 1 << 22):
-            sid = store.create_session("/w").id
-            store.append(user(sid, "x" * size))
-            sids.append(sid)
-    _show_seconds(db, sids[0])  # warmed
-    small = min(_show_seconds(db, sids[0]) for _ in range(2))
-    large = _show_seconds(db, sids[1])
-    assert large < 8 * small, (small, large)  # 4x the text; quadratic would be 16x
+        sid = store.create_session("/w").id
+        store.append(user(sid, "x" * (1 << 20)))
+    result = CliRunner().invoke(cli, ["--db", str(db), "show", sid], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert calls == {"ours": 1, "textwrap's": 0}, "the 1 MiB word is cut in one pass"
+    word = "y" * 1000
+    assert _tables.wrap(word, 80, initial_indent="  ", subsequent_indent="  ") == textwrap.wrap(
+        word, 80, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
+    )

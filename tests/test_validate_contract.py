@@ -167,8 +167,10 @@ def test_convert_names_the_options_it_does_not_carry(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["convert", "--from", "openai", "--to", "anthropic", str(src)])
     assert result.exit_code == 0, result.output
     assert "nothing dropped" not in result.stderr
-    for name in ("seed", "reasoning_effort", "response_format.type"):
+    for name in ("seed", "response_format.type"):
         assert f"not sent to anthropic: {name} (openai's own option) goes to openai only" in result.stderr
         assert name.split(".")[0] not in json.loads(result.stdout)
+    # the reasoning effort is canonical (issue 30): carried as Anthropic's effort
+    assert json.loads(result.stdout)["output_config"] == {"effort": "low"}
     same = CliRunner().invoke(cli, ["convert", "--from", "openai", "--to", "openai", str(src)])
     assert json.loads(same.stdout)["seed"] == body("openai")["seed"], "to the same provider: replayed as sent"

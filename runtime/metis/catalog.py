@@ -11,10 +11,16 @@ name (`gpt-4o`), or `<provider>:<wire name>`. Beyond the listed models:
   recorded model sends the recorded name), `resolved_from` naming the entry;
 - any other name of a known provider is unlisted: its capabilities are assumed, from the
   catalog's `families` (the longest matching wire-name prefix: an unlisted `claude-*` is
-  assumed to carry what a listed Claude carries) or else the provider's conservative
-  defaults (text and tools only); it has no price (`pricing_key` "unpriced"). The entry
-  says so (`assumed`, `resolved_from`) and one WARN per name says what was assumed, so a
-  replay never strips thinking or images silently because a snapshot name was unknown.
+  assumed to carry what a listed Claude carries), else, for a provider serving another's
+  models (`SERVES_MODELS_OF`: OpenAI's Responses API serves the models of its Chat
+  Completions, OpenRouter's `openai/`, `anthropic/`, `google/` and `mistralai/` models are
+  those vendors'), that provider's entry for the same name (listed, versioned, or its
+  family), else the provider's conservative defaults (text and tools only); it has no price
+  (`pricing_key` "unpriced") but, on another wire of the same vendor, the same model's own.
+  The entry says so (`assumed`, `resolved_from`) and one WARN per name says what was
+  assumed, so a replay never strips
+  thinking or images silently because a snapshot name was unknown. (What a conversation
+  shows a model took widens these further per request: `adapters._media.request_capabilities`.)
 """
 
 from __future__ import annotations
@@ -33,6 +39,20 @@ from .pricing import UNPRICED
 from .validation import explain
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral")
+SERVES_MODELS_OF: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "responses": (("", "openai", True),),
+    "openrouter": (
+        ("openai/", "openai", False),
+        ("anthropic/", "anthropic", False),
+        ("google/", "gemini", False),
+        ("mistralai/", "mistral", False),
+    ),
+}
+"""Provider -> (wire-name prefix, the provider whose model the rest of the name is, whether
+the price is that entry's too): an unlisted `responses:gpt-4.1-nano` is
+`openai:gpt-4.1-nano` (same model, same price: OpenAI's two wires); an unlisted
+`openrouter:openai/gpt-4.1-nano` takes `openai:gpt-4.1-nano`'s capabilities, not its price
+(OpenRouter bills its own)."""
 _UNLISTED_MAX = 256
 _MAX_VERSION_STRIPS = 3
 """Version endings taken off one name at most (`-exp-001` is two)."""
@@ -167,10 +187,19 @@ class Catalog:
             ),
             None,
         )
+        served = self._served(provider, wire_model) if family is None else None
+        shared = served[0] if served is not None else None
+        pricing_key = UNPRICED
         if family is not None:
             prefix, like = family
             caps, source = like.capabilities, f"{provider}:{prefix}*"
             what = f"the {source} family's capabilities (those of {like.id})"
+        elif shared is not None:
+            caps, source = shared.capabilities, shared.resolved_from or shared.id
+            pricing_key = shared.pricing_key if served is not None and served[1] else UNPRICED
+            what = f"the capabilities of {shared.id}, the same model on {shared.provider}" + (
+                f" (assumed from {source})" if shared.assumed else ""
+            )
         else:
             caps, source = _conservative(provider), None
             what = f"{provider}'s conservative defaults (text and tools only)"
@@ -188,7 +217,7 @@ class Catalog:
                 display_name=None,
                 aliases=[],
                 capabilities=caps,
-                pricing_key=UNPRICED,
+                pricing_key=pricing_key,
                 resolved_from=source,
                 assumed=True,
             )
@@ -196,6 +225,20 @@ class Catalog:
             raise UnknownModelError(
                 f"not a model name: {wire_model!r:.80} ({exc.errors()[0]['msg']})", provider=provider
             ) from None
+
+    def _served(self, provider: str, wire_model: str) -> tuple[CatalogEntry, bool] | None:
+        """The entry of the model `provider` serves under `wire_model` at its vendor (listed,
+        versioned, or from that vendor's family; never its conservative defaults), and
+        whether its price is the same (`SERVES_MODELS_OF`)."""
+        for prefix, other, same_price in SERVES_MODELS_OF.get(provider, ()):
+            if not wire_model.startswith(prefix) or len(wire_model) == len(prefix):
+                continue
+            name = wire_model[len(prefix) :]
+            entry = self._by_wire.get((other, name)) or self._versioned(other, name)
+            if entry is None and any(name.startswith(p) for p, _ in self._families.get(other, ())):
+                entry = self.resolve(f"{other}:{name}")
+            return (entry, same_price) if entry is not None else None
+        return None
 
     def for_provider(self, provider: str) -> list[CatalogEntry]:
         """Entries of one provider, in catalog order."""
@@ -261,4 +304,12 @@ def resolve_model(name: str) -> CatalogEntry:
     return load_catalog().resolve(name)
 
 
-__all__ = ["PROVIDERS", "UNPRICED", "Catalog", "load_catalog", "parse_catalog", "resolve_model"]
+__all__ = [
+    "PROVIDERS",
+    "SERVES_MODELS_OF",
+    "UNPRICED",
+    "Catalog",
+    "load_catalog",
+    "parse_catalog",
+    "resolve_model",
+]

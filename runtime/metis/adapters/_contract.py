@@ -85,6 +85,7 @@ CONTRACTS: Mapping[str, RequestContract] = {
             "container": str | Json | None,
             "mcp_servers": list[Json],
             "context_management": Json | None,
+            "output_config": Json,
         },
     ),
     "openai": RequestContract(

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from metis_schema.v3 import StopReason
+from metis_schema.v3 import ReasoningEffort, StopReason
 
 from .. import _json
 from ..errors import ProviderError, retryable_status
 from ..validation import field_path
+from ._lossy import REQUEST, warn_loss
 from ._options import OutputSchema, merge, put, take
 
 TOOL_NAME = "\x00tool-name\x00"
@@ -47,6 +48,19 @@ _SCHEMA_SLOTS: dict[str, tuple[str, type]] = {
 recorded value must have to be read as that field."""
 
 _EXCERPT = 500
+
+_LEAST: Mapping[str, int] = {"max_tokens": 1, "thinking_budget": 0}
+"""The least integer each counted canonical option may be (the schema's RequestOptions
+minimums): a recorded value below it means something else on its wire (Gemini's
+`thinkingBudget: -1` is "automatic") and stays provider-only."""
+
+EFFORT_LEVELS: tuple[str, ...] = tuple(level.value for level in ReasoningEffort)
+"""The canonical reasoning-effort levels, least to most (the schema's `ReasoningEffort`)."""
+
+EFFORT_SAME: Mapping[str, str] = {level: level for level in EFFORT_LEVELS}
+"""A provider that names every canonical level as the schema does (OpenAI's `ReasoningEffort`,
+OpenRouter's `reasoning.effort`, Mistral's `ReasoningEffort`: each also has levels of its own,
+such as "max", which stay provider-only)."""
 
 
 class ToolChoice(StrEnum):
@@ -108,8 +122,25 @@ class ProviderFacts:
     """Canonical meaning -> wire value; `tool` is a template holding `TOOL_NAME` where the name goes.
     A meaning missing here cannot be said to this provider (the request leaves it out, logged)."""
     options: Mapping[str, str] = field(default_factory=dict)
-    """Canonical option (`max_tokens`, `temperature`, `top_p`, `stop`, and `thinking_budget`
-    where it is one number) -> dotted body path."""
+    """Canonical option (`max_tokens`, `temperature`, `top_p`, `stop`, `reasoning_effort`, and
+    `thinking_budget` where it is one number) -> dotted body path. A canonical option handed
+    to `options_to_wire` that has no path here is reported there as not sent (§7.3)."""
+    option_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Canonical option -> further body paths an import reads as that option (OpenAI Chat's
+    deprecated `max_tokens` beside `max_completion_tokens`). The path a request used is
+    returned by `take_options` (`spelled`) and, handed back to `options_to_wire`, is where the
+    value goes again, so a recorded request replays to its provider as sent. The importer
+    keeps it as the `option_paths` directive (`_shared.DIRECTIVES`): only rows whose writer
+    reads directives (Chat Completions, Responses) declare aliases."""
+    efforts: Mapping[str, str] = field(default_factory=dict)
+    """Canonical reasoning-effort level -> this provider's value, for the levels it has (the
+    `reasoning_effort` path in `options` says where). A level it lacks goes as the nearest
+    one it has (`nearest_effort`), with a WARN naming both; a wire value not listed here (a
+    provider's own "max") stays provider-only."""
+    effort_or_budget: bool = False
+    """The provider takes a reasoning effort or a thinking budget in one request, not both
+    (OpenRouter: "use one of effort or max_tokens"; Gemini: thinkingLevel or thinkingBudget):
+    given both, the budget, the more exact of the two, is sent and the effort reported."""
     output_schema: Mapping[str, Any] = field(default_factory=dict)
     """Where `AdapterOptions.output_schema` goes: a body fragment holding `SCHEMA` (and
     `SCHEMA_NAME`, `SCHEMA_STRICT`, `SCHEMA_DESCRIPTION` where the provider takes them).
@@ -164,23 +195,108 @@ class ProviderFacts:
 
     # --- options --------------------------------------------------------------------------
 
-    def options_to_wire(self, values: Mapping[str, Any], body: dict[str, Any]) -> None:
-        """Write each set canonical option at its declared body path."""
-        for option, path in self.options.items():
-            value = values.get(option)
-            if value is not None:
-                put(body, path, value)
-
-    def take_options(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """The canonical options found at their declared paths of an import's option fields,
-        taken out of them (a `stop` that is not a list of strings stays, provider-only)."""
-        found: dict[str, Any] = {}
-        for option, path in self.options.items():
-            value = _get(fields, tuple(path.split(".")))
-            if value is None or (option == "stop" and not _strings(value)):
+    def options_to_wire(
+        self,
+        values: Mapping[str, Any],
+        body: dict[str, Any],
+        *,
+        session_id: str,
+        spelled: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Write each set canonical option of `values` at its declared body path (or at the
+        alias path `spelled` names for it, where the row declares that alias); a reasoning
+        effort in this provider's levels. What cannot be said here is one §7.3 WARN each: an
+        option with no path in the row, an effort beside a budget where the provider takes
+        one of the two, an effort level sent as the nearest one."""
+        budget = values.get("thinking_budget") is not None and "thinking_budget" in self.options
+        for option, given in values.items():
+            if given is None:
                 continue
-            found[option] = take(fields, path)
+            path = self.options.get(option)
+            if path is None:
+                self._unsaid(session_id, option, f"{option} has no {self.provider} request field; not sent")
+                continue
+            value = given
+            if option == "reasoning_effort":
+                if self.effort_or_budget and budget:
+                    reason = (
+                        f"{self.provider} takes a reasoning effort or a thinking budget, not both; "
+                        f"the budget is sent, reasoning_effort {given} is not"
+                    )
+                    self._unsaid(session_id, option, reason)
+                    continue
+                value = self._effort(given, session_id)
+                if value is None:
+                    continue
+            alias = spelled.get(option) if spelled else None
+            put(body, alias if alias in self.option_aliases.get(option, ()) else path, value)
+
+    def take_options(self, fields: dict[str, Any], spelled: dict[str, str] | None = None) -> dict[str, Any]:
+        """The canonical options found at their declared paths (then at their aliases) of an
+        import's option fields, taken out of them; the alias each was read at goes into
+        `spelled`. A `stop` that is not a list of strings, a count below its canonical
+        least (`_LEAST`: Gemini's "automatic" thinking budget -1), an effort that is none of this
+        provider's levels, and an effort beside a budget where the provider takes one of the
+        two (the writer would send the budget alone) stay provider-only, so the request
+        replays as it was sent."""
+        found: dict[str, Any] = {}
+        levels = {wire: level for level, wire in self.efforts.items()}
+        budget_at = self.options.get("thinking_budget")
+        both = (
+            self.effort_or_budget
+            and budget_at is not None
+            and _get(fields, tuple(budget_at.split("."))) is not None
+        )
+        for option, declared in self.options.items():
+            if option == "reasoning_effort" and both:
+                continue
+            for path in (declared, *self.option_aliases.get(option, ())):
+                value = _get(fields, tuple(path.split(".")))
+                if value is None or (option == "stop" and not _strings(value)) or not _counted(option, value):
+                    continue
+                if option == "reasoning_effort":
+                    if not isinstance(value, str) or value not in levels:
+                        break
+                    take(fields, path)
+                    found[option] = levels[value]
+                else:
+                    found[option] = take(fields, path)
+                if path != declared and spelled is not None:
+                    spelled[option] = path
+                break
         return found
+
+    def nearest_effort(self, level: str) -> str | None:
+        """The level this provider has nearest to canonical `level` (the lower of two as
+        near): None for a provider without levels or a value that is no canonical level."""
+        if level not in EFFORT_LEVELS or not self.efforts:
+            return None
+        if level in self.efforts:
+            return level
+        at = EFFORT_LEVELS.index(level)
+        rank = EFFORT_LEVELS.index
+        return min(self.efforts, key=lambda have: (abs(rank(have) - at), rank(have)))
+
+    def _effort(self, level: str, session_id: str) -> str | None:
+        nearest = self.nearest_effort(level)
+        if nearest is None:
+            self._unsaid(session_id, "reasoning_effort", f"{level!r} is no reasoning effort level; not sent")
+            return None
+        if nearest != level:
+            reason = f"{self.provider} has no {level} reasoning effort; sent as the nearest level, {nearest}"
+            self._unsaid(session_id, "reasoning_effort", reason)
+        return self.efforts[nearest]
+
+    def _unsaid(self, session_id: str, option: str, reason: str) -> None:
+        """One §7.3 WARN for an option this request cannot say as asked (no message to name)."""
+        warn_loss(
+            adapter=self.provider,
+            session_id=session_id,
+            message_id=REQUEST,
+            block_type="option",
+            reason=reason,
+            text=f"{self.provider}: option {option}: {reason}",
+        )
 
     def output_schema_to_wire(self, value: OutputSchema | None, body: dict[str, Any]) -> None:
         """Write a structured-output schema where this provider takes it."""
@@ -350,6 +466,12 @@ def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> b
     return True
 
 
+def _counted(option: str, value: Any) -> bool:
+    """Whether `value` can be the counted canonical `option` (any value, for the others)."""
+    least = _LEAST.get(option)
+    return least is None or (isinstance(value, int) and not isinstance(value, bool) and value >= least)
+
+
 def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
@@ -400,6 +522,8 @@ def _excerpt(body: Any) -> str:
 
 
 __all__ = [
+    "EFFORT_LEVELS",
+    "EFFORT_SAME",
     "SCHEMA",
     "SCHEMA_DESCRIPTION",
     "SCHEMA_NAME",

@@ -14,25 +14,39 @@ it builds its provider's part, and gets the same answers with the same §7.3 rea
 an admitted block, and drops with its part's own reason what that part cannot hold. A
 document that goes without fields its part has no place for says so once
 (`document_losses`), only when it is sent.
+
+The capabilities `admit` is asked with are the request's (`request_capabilities`): the
+catalog's for the target model, widened by what the conversation itself shows that model
+produced. A model that wrote images, audio or thinking in a reply of this history takes
+those kinds back: replaying a conversation to the very model that made it never drops
+them because the catalog knew the model less well than the conversation does. (Blocks a
+user sent are no such evidence: the writer may have dropped them on the way out.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from metis_schema.v3 import (
     AdapterCapabilities,
     AudioBlock,
+    CatalogEntry,
+    ContentBlock,
     DocumentBlock,
     ImageBlock,
     MediaSource,
     MediaSourceKind,
     Message,
+    RedactedThinkingBlock,
+    Role,
+    ThinkingBlock,
+    ToolResultBlock,
     VideoBlock,
 )
 
 from ._facts import ProviderFacts
-from ._lossy import warn_loss
+from ._lossy import log, warn_loss
 
 MediaBlock = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
 """The blocks whose bytes a MediaSource carries."""
@@ -100,6 +114,75 @@ def file_id_refusal(source: MediaSource, facts: ProviderFacts) -> str | None:
     return f"a file id of {owner} means nothing to {facts.provider}"
 
 
+_CAPABILITY_OF: dict[type, tuple[str, str]] = {
+    ImageBlock: ("supports_images", "images"),
+    DocumentBlock: ("supports_documents", "documents"),
+    AudioBlock: ("supports_audio", "audio"),
+    VideoBlock: ("supports_video", "video"),
+    ThinkingBlock: ("supports_thinking", "thinking"),
+    RedactedThinkingBlock: ("supports_thinking", "thinking"),
+}
+"""A block type -> the capability a model that took or produced it has, and its name in a WARN."""
+
+
+def request_capabilities(
+    entry: CatalogEntry, messages: Sequence[Message], *, adapter: str
+) -> AdapterCapabilities:
+    """The capabilities a request to `entry` is written with: the catalog's, widened by the
+    conversation (module doc). Evidence is each reply `entry`'s model wrote
+    (`metadata.model` its canonical id): each kind of block there the catalog says it does
+    not take is taken, with one WARN per kind naming the message that shows it."""
+    caps = entry.capabilities
+    wider: dict[str, Any] = {}
+    for message in messages:
+        if not _written_by(message, entry):
+            continue
+        for block in _blocks(message):
+            found = _CAPABILITY_OF.get(type(block))
+            if found is None or getattr(caps, found[0]) or found[0] in wider:
+                continue
+            wider[found[0]] = True
+            _assumed(entry, message, block.type, found[1], adapter=adapter)
+    return caps.model_copy(update=wider) if wider else caps
+
+
+def _written_by(message: Message, entry: CatalogEntry) -> bool:
+    return message.role == Role.assistant and message.metadata.model in (
+        entry.id,
+        f"{entry.provider}:{entry.wire_model}",
+    )
+
+
+def _blocks(message: Message) -> list[ContentBlock]:
+    """A message's blocks, with those inside its tool results (images, documents)."""
+    out: list[ContentBlock] = []
+    for block in message.content:
+        out.append(block)
+        if isinstance(block, ToolResultBlock):
+            out.extend(block.content)
+    return out
+
+
+def _assumed(entry: CatalogEntry, message: Message, block_type: str, kind: str, *, adapter: str) -> None:
+    """The WARN of one widened capability, with the §7.3 fields naming the evidence."""
+    reason = (
+        f"assuming {entry.id} takes {kind} back: the catalog says it does not take them, "
+        f"but it wrote {kind} in this conversation (message {message.id})"
+    )
+    log.warning(
+        "%s: %s",
+        adapter,
+        reason,
+        extra={
+            "session_id": message.session_id,
+            "message_id": message.id,
+            "block_type": block_type,
+            "adapter": adapter,
+            "reason": reason,
+        },
+    )
+
+
 def document_losses(
     block: DocumentBlock,
     message: Message,
@@ -126,4 +209,11 @@ def document_losses(
         )
 
 
-__all__ = ["DOCUMENT_FIELDS", "MediaBlock", "admit", "document_losses", "file_id_refusal"]
+__all__ = [
+    "DOCUMENT_FIELDS",
+    "MediaBlock",
+    "admit",
+    "document_losses",
+    "file_id_refusal",
+    "request_capabilities",
+]

@@ -3,9 +3,24 @@
 An option either has a canonical meaning or belongs to one provider:
 
 - **Canonical** options (`AdapterOptions.max_tokens`, `temperature`, `top_p`, `stop`,
-  `tool_choice` by meaning, `thinking_budget`, `output_schema`) are read by each importer
-  into those fields and written by each `to_wire` in its provider's own spelling (the
-  facts row says where, `ProviderFacts.options` and `.output_schema`).
+  `tool_choice` by meaning, `thinking_budget`, `reasoning_effort`, `output_schema`) are
+  read by each importer into those fields and written by each `to_wire` in its provider's
+  own spelling (the facts row says where, `ProviderFacts.options` and `.output_schema`;
+  a field read under another name, OpenAI Chat's deprecated `max_tokens`, is an alias of
+  the row and replays under the name it came in, `ProviderFacts.option_aliases`).
+- **Reasoning** has two canonical options, kept apart: `reasoning_effort`, a level by
+  meaning (OpenAI Chat `reasoning_effort`, Responses and OpenRouter `reasoning.effort`,
+  Mistral `reasoning_effort`, Anthropic `output_config.effort`, Gemini
+  `thinkingConfig.thinkingLevel`), sent as the nearest level a provider has
+  (`ProviderFacts.efforts`, WARN when not exact); and `thinking_budget`, a token count
+  (Anthropic `thinking.budget_tokens`, Gemini `thinkingBudget`, OpenRouter
+  `reasoning.max_tokens`). Neither is derived from the other: no provider documents a
+  budget for a level it accepts (OpenRouter documents how its router turns an effort into
+  an upstream's budget, as a share of max_tokens; that is its routing, not a meaning metis
+  restates), so a target without a field for one reports it not sent, and a target that
+  takes one of the two per request (OpenRouter, Gemini) gets the budget, the effort
+  reported (`ProviderFacts.effort_or_budget`). Ollama's `think` takes levels for some
+  models only and stays provider-only.
 - **Provider-only** options (everything else a request sets besides its messages and
   tools: `logit_bias`, `seed`, Gemini's `safetySettings`, Ollama's `keep_alive`, the parts
   of a canonical field's object that carry no canonical meaning, ...) are kept under their

@@ -24,7 +24,7 @@ from ..catalog import load_catalog
 from ..errors import AdapterError, ProviderError
 from ..ids import ToolIdMap
 from ..media import DEFAULT_MAX_MEDIA_BYTES
-from ._facts import ProviderFacts
+from ._facts import EFFORT_LEVELS, ProviderFacts
 from ._options import OutputSchema
 
 if TYPE_CHECKING:
@@ -61,6 +61,10 @@ class AdapterOptions:
     stream: bool = False
     tool_choice: str | None = None
     thinking_budget: int | None = None
+    reasoning_effort: str | None = None
+    """How hard the model should reason, by meaning: a `ReasoningEffort` level ("none" ...
+    "xhigh"), written as the nearest level each provider has (`ProviderFacts.efforts`).
+    Separate from `thinking_budget`: neither is derived from the other (`_options`)."""
     output_schema: OutputSchema | None = None
     """Structured output: the reply must be JSON valid against this schema."""
     provider_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -90,6 +94,7 @@ class AdapterOptions:
         "stop",
         "tool_choice",
         "thinking_budget",
+        "reasoning_effort",
         "provider_options",
         "extra",
     )
@@ -103,6 +108,12 @@ class AdapterOptions:
         they failed as untyped errors wherever the body was written."""
         for name in self._SENT:
             _json.refuse_unwritable(getattr(self, name), f"request option {name}")
+        if self.reasoning_effort is not None and self.reasoning_effort not in EFFORT_LEVELS:
+            raise AdapterError(
+                f"reasoning_effort {self.reasoning_effort!r} is not a reasoning effort level",
+                path="options.reasoning_effort",
+                hint=f"one of {', '.join(EFFORT_LEVELS)}",
+            )
         if self.output_schema is not None:
             _json.refuse_unwritable(vars(self.output_schema), "request option output_schema")
 

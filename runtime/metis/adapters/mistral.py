@@ -6,14 +6,17 @@ The mapping is the shared one in the `chat` package; this row declares what is M
   (`ids.ID_RULES["mistral"]`) for calls that came from elsewhere; Mistral's own ids replay;
 - Magistral models return reasoning as `thinking` content parts (`{"type": "thinking",
   "thinking": [{"type": "text", "text": ...}]}`), in replies and stream deltas: read as
-  ThinkingBlocks and sent back the same way to the same model only (they carry no
-  signature; other providers' thinking is dropped with a WARN). `prompt_mode` is a
+  ThinkingBlocks and sent back the same way to the same model only, with the part's
+  `signature` where it has one (other providers' thinking is dropped with a WARN). `prompt_mode` is a
   Mistral-only option (a caller's `options.extra`, an import's `provider_options`);
 - `tool_choice` spells "must call some tool" as "any" ("required" is an alias Mistral
   also accepts: an imported "required" stays a Mistral-only option and replays as it was);
 - no file, audio or tool-result image parts are written (Mistral spells documents
   `document_url` and takes them by URL or uploaded id only): such blocks are dropped with
   the §7.3 WARN;
+- a conversation ending with an ASSISTANT message (a prefill) marks it `prefix: true`, and
+  an imported `prefix: true` on the last message is that meaning (`ChatDialect.prefix_marker`);
+- `finish_reason: "model_length"` is `context_window_exceeded`;
 - usage is OpenAI's (`prompt_tokens`, `completion_tokens`), always on the last chunk;
 - errors are flat: `{"object": "error", "message", "type", "param", "code"}` (a 422's
   message is the validation detail object, kept as JSON text).
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from metis_schema.v3 import StopReason
+
 from ._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
 from .chat.facts import RETRYABLE_TYPES
@@ -31,8 +36,12 @@ DIALECT = ChatDialect(
     facts=chat_facts(
         "mistral",
         error=ErrorEnvelope(type_at=("type",), message_at=("message",), also_at={"param": ("param",)}),
-        options={"max_tokens": "max_tokens"},
+        # `reasoning_effort` levels as the schema's (mistralai models/reasoningeffort.py).
+        options={"max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort"},
         retryable_types=RETRYABLE_TYPES | {"service_tier_capacity_exceeded"},
+        # The prompt and the reply together outgrew the model's context (mistralai
+        # ChatCompletionChoiceFinishReason: stop, length, model_length, error, tool_calls).
+        stop_reasons={"model_length": StopReason.context_window_exceeded},
         tool_choice={
             ToolChoice.auto: "auto",
             ToolChoice.none: "none",
@@ -45,6 +54,7 @@ DIALECT = ChatDialect(
     cache_control=False,
     stream_usage_option=False,
     thinking_parts=True,
+    prefix_marker=True,
 )
 
 

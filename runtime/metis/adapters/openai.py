@@ -21,9 +21,13 @@ DIALECT = ChatDialect(
         # {"error": {"message", "type", "param", "code": str}}; `param` names the request
         # field at fault and is kept in the message.
         error=ErrorEnvelope(type_at=("error", "type"), also_at={"param": ("error", "param")}),
-        # `max_tokens` is deprecated and rejected by reasoning models; Chat Completions has
-        # no reasoning budget (reasoning_effort is an OpenAI-only option: options.extra).
-        options={"max_tokens": "max_completion_tokens"},
+        # `max_tokens` is deprecated and rejected by reasoning models, but still the most
+        # common spelling in recorded requests: read as the canonical max_tokens too, and
+        # replayed under the name it came in. Chat Completions has no reasoning budget; its
+        # `reasoning_effort` levels are the schema's (openai types/shared/reasoning_effort.py;
+        # its further "max" stays OpenAI-only).
+        options={"max_tokens": "max_completion_tokens", "reasoning_effort": "reasoning_effort"},
+        option_aliases={"max_tokens": ("max_tokens",)},
         # A rate limit's type names the limit hit (tokens or requests per minute): worth a
         # retry even inside a stream, where there is no 429 to say so. An exhausted quota
         # also comes as a 429 and is not.

@@ -3,8 +3,9 @@
 The OpenAI Chat Completions wire (shared mapping in the `chat` package) plus OpenRouter's
 extensions, declared in the dialect row below:
 
-- `reasoning` request parameter: `thinking_budget` -> `{"max_tokens": N}`; other shapes
-  (`effort`, `exclude`, `enabled`) through `options.extra["reasoning"]`;
+- `reasoning` request parameter: `thinking_budget` -> `{"max_tokens": N}`,
+  `reasoning_effort` -> `{"effort": level}` (one of the two: given both, the budget); other
+  shapes (`exclude`, `enabled`) through `options.extra["reasoning"]`;
 - `message.reasoning_details` -> ThinkingBlock (`reasoning.text`, with its signature;
   `reasoning.summary`), RedactedThinkingBlock (`reasoning.encrypted`); the array itself is
   kept in provider_raw and sent back unchanged on the assistant message, to the same model
@@ -54,7 +55,16 @@ DIALECT = ChatDialect(
             type_at=("error", "code"),
             also_at={"upstream": ("error", "metadata", "provider_name"), "raw": ("error", "metadata", "raw")},
         ),
-        options={"max_tokens": "max_tokens", "thinking_budget": "reasoning.max_tokens"},
+        # `max_completion_tokens` (OpenAI's newer name, which OpenRouter also takes) is read
+        # as the canonical max_tokens too and replayed under that name. `reasoning` takes an
+        # effort or a budget, "not both" (https://openrouter.ai/docs/use-cases/reasoning-tokens).
+        options={
+            "max_tokens": "max_tokens",
+            "thinking_budget": "reasoning.max_tokens",
+            "reasoning_effort": "reasoning.effort",
+        },
+        option_aliases={"max_tokens": ("max_completion_tokens",)},
+        effort_or_budget=True,
         retryable_types=RETRYABLE_TYPES | RETRYABLE_STATUS_CODES,
     ),
     reasoning_details=True,

@@ -49,10 +49,21 @@ FACTS = ProviderFacts(
     ),
     # `max_tokens` is required by the API: the writer always sets it (see to_wire._max_tokens).
     options=MappingProxyType(
-        {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop": "stop_sequences"}
+        {
+            "max_tokens": "max_tokens",
+            "temperature": "temperature",
+            "top_p": "top_p",
+            "stop": "stop_sequences",
+            "reasoning_effort": "output_config.effort",
+        }
     ),
+    # `output_config.effort`: low, medium, high, xhigh (and "max", Anthropic's own, which
+    # stays provider-only) (SDK types/output_config_param.py); "none" and "minimal" go as
+    # low, the nearest, with a WARN. The thinking budget is written by to_wire itself
+    # (`thinking.budget_tokens`, bound by max_tokens), beside the effort: Anthropic takes both.
+    efforts=MappingProxyType({level: level for level in ("low", "medium", "high", "xhigh")}),
     # Structured outputs (GA): `output_config.format`, no name or strict flag; the beta's
-    # top-level `output_format` and `output_config.effort` stay provider-only.
+    # top-level `output_format` stays provider-only.
     output_schema=MappingProxyType({"output_config": {"format": {"type": "json_schema", "schema": SCHEMA}}}),
     # Files API uploads (`file_...`), Anthropic's own.
     file_ids_from=frozenset({PROVIDER}),

@@ -38,7 +38,7 @@ from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
 from .._framing import SSEFramer
-from .._lossy import log
+from .._lossy import log, warn_loss
 from .._wire import read_json
 from ..base import StreamDecoder
 from . import wire
@@ -216,9 +216,7 @@ class AnthropicStreamDecoder(StreamDecoder):
             try:
                 block["input"] = _json.loads("".join(parts))
             except _json.JSONDecodeError:  # as for a foreign block: the input it started with stays
-                log.warning(
-                    "streamed %s input at %d is not JSON; read as it started", block.get("type"), index
-                )
+                self._not_json(block, index, "read as it started")
         canonical = assistant_block(block, index, tool_ids=self._context.tool_ids, replay=self._replay)
         lost, self._replay.lost = self._replay.lost, []
         if canonical is None or lost:
@@ -258,6 +256,19 @@ class AnthropicStreamDecoder(StreamDecoder):
             )
         ]
 
+    def _not_json(self, block: dict[str, Any], index: int, what: str) -> None:
+        """One §7.3 WARN: a block's streamed input is not JSON (its input is `what`)."""
+        kind = str(block.get("type") or "block")
+        reason = f"streamed {kind} input at {index} is not JSON; {what}"
+        warn_loss(
+            adapter=PROVIDER,
+            session_id=self._context.session_id,
+            message_id=self._context.message_id,
+            block_type=kind,
+            reason=reason,
+            text=f"{PROVIDER}: {reason}",
+        )
+
     def _finish_foreign(self) -> None:
         """Server-tool blocks stream their input as JSON deltas: fold it into the kept block."""
         for index, parts in self._foreign_json.items():
@@ -267,7 +278,7 @@ class AnthropicStreamDecoder(StreamDecoder):
                 try:
                     block["input"] = _json.loads(text)
                 except _json.JSONDecodeError:
-                    log.warning("streamed %s input at %d is not JSON; kept as sent", block.get("type"), index)
+                    self._not_json(block, index, "kept as sent")
         self._foreign_json.clear()
 
 

@@ -58,7 +58,7 @@ from ...catalog import load_catalog
 from ...errors import AdapterError
 from .._cache_points import NO_CACHE_CONTROL, cache_control
 from .._lossy import drop_block, log, warn_loss
-from .._media import admit
+from .._media import admit, request_capabilities
 from .._options import merge, own_fields
 from .._provider_tools import ROWS, is_provider_tool, write_tool
 from .._shared import image_base64, produced_at, replays_opaque, sent_to
@@ -84,7 +84,7 @@ def write_request(
 ) -> WireBody:
     """The `POST /v1/messages` body for a conversation (see the module docstring)."""
     entry = load_catalog().resolve(options.model)
-    caps = entry.capabilities
+    caps = request_capabilities(entry, messages, adapter=PROVIDER)
     convert = _Writer(options, entry.id, caps).blocks
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
@@ -131,8 +131,10 @@ def write_request(
             "temperature": options.temperature,
             "top_p": options.top_p,
             "stop": list(options.stop) if options.stop else None,
+            "reasoning_effort": options.reasoning_effort,
         },
         body,
+        session_id=options.session_id,
     )
     # 0 means off (another provider's "off"): no thinking block
     if options.thinking_budget and _thinking_fits(turns, last_assistant, options):

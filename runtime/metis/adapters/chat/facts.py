@@ -16,6 +16,7 @@ from metis_schema.v3 import StopReason
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
 from .._facts import (
+    EFFORT_SAME,
     SCHEMA,
     SCHEMA_DESCRIPTION,
     SCHEMA_NAME,
@@ -96,17 +97,26 @@ def chat_facts(
     never_retry_types: frozenset[str] = frozenset(),
     tool_choice: Mapping[ToolChoice, object] = TOOL_CHOICE,
     file_ids_from: frozenset[str] | None = None,
+    stop_reasons: Mapping[str, StopReason] | None = None,
+    option_aliases: Mapping[str, tuple[str, ...]] | None = None,
+    efforts: Mapping[str, str] = EFFORT_SAME,
+    effort_or_budget: bool = False,
 ) -> ProviderFacts:
-    """A dialect's ProviderFacts: the shared stop reasons and tool choice, its own envelope and
-    options; by default it reads file ids of its own provider only."""
+    """A dialect's ProviderFacts: the shared stop reasons (with the dialect's own further
+    `stop_reasons`) and tool choice, its own envelope and options; by default it reads file
+    ids of its own provider only, and names the reasoning effort levels as the schema does
+    (OpenAI's, OpenRouter's and Mistral's levels)."""
     return ProviderFacts(
         provider=provider,
-        stop_reasons=FINISH_REASONS,
+        stop_reasons={**FINISH_REASONS, **(stop_reasons or {})},
         error=error,
         retryable_types=retryable_types,
         never_retry_types=never_retry_types,
         tool_choice=tool_choice,
         options={**SAMPLING_OPTIONS, **options},
+        option_aliases=option_aliases or {},
+        efforts=efforts,
+        effort_or_budget=effort_or_budget,
         output_schema=OUTPUT_SCHEMA,
         file_ids_from=frozenset({provider}) if file_ids_from is None else file_ids_from,
     )
@@ -160,6 +170,12 @@ class ChatDialect:
     audio_formats: Mapping[str, str] = field(default_factory=dict)
     """Audio media type -> `input_audio.format` for base64 audio in USER messages; other
     audio is dropped with the WARN (no server here takes audio by URL)."""
+    prefix_marker: bool = False
+    """A conversation ending with an ASSISTANT message (a prefill: the reply continues it)
+    marks that message `prefix: true` (Mistral refuses the conversation otherwise: "Expected
+    last role User or Tool (or Assistant with prefix True)"). The marker is the wire's
+    spelling of a canonical meaning (the trailing assistant message), so an import takes it
+    from the last message and the writer puts it back."""
 
 
 __all__ = [

@@ -168,10 +168,12 @@ def read_assistant(
     return out
 
 
-def thinking_text(name: str, part: AssistantPart, path: str) -> str:
-    """The text of a Mistral `thinking` part (read as `ThinkingPart`): its text chunks, joined."""
+def thinking_text(name: str, part: AssistantPart, path: str) -> tuple[str, str | None]:
+    """The text of a Mistral `thinking` part (read as `ThinkingPart`): its text chunks,
+    joined; and its `signature` (None when it has none)."""
     checked = read(ThinkingPart, part, provider=name, path=path, what="thinking part")
-    return "".join(c.get("text", "") for c in checked["thinking"] if c.get("type", "text") == "text")
+    text = "".join(c.get("text", "") for c in checked["thinking"] if c.get("type", "text") == "text")
+    return text, checked.get("signature") or None
 
 
 def url_citations(
@@ -257,7 +259,9 @@ def _part(
 ) -> None:
     kind = part.get("type")
     if kind == "thinking" and dialect.thinking_parts:
-        out.blocks.append(thinking_block({"type": "thinking", "text": thinking_text(name, part, path)}))
+        thought, signature = thinking_text(name, part, path)
+        signed = {"signature": signature} if signature else {}
+        out.blocks.append(thinking_block({"type": "thinking", "text": thought, **signed}))
         return
     text = part.get("text") if kind == "text" else part.get("refusal") if kind == "refusal" else None
     if text is None:

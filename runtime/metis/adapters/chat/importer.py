@@ -97,8 +97,12 @@ class _Importer:
         self.assistant_keys = _ASSISTANT_KEYS | set(dialect.plain_reasoning_keys)
         if dialect.reasoning_details:
             self.assistant_keys |= {"reasoning_details"}
+        if dialect.prefix_marker:
+            self.assistant_keys |= {"prefix"}
+        self.last_path = ""
 
     def read(self, request: Request) -> WireImport:
+        self.last_path = f"messages[{len(request['messages']) - 1}]"
         messages = [
             m
             for i, w in enumerate(request["messages"])
@@ -120,6 +124,7 @@ class _Importer:
         tools.extend(self.search_tools(fields, {t.name for t in tools}))
         if self.dialect.stream_usage_option and body.get("stream") is True:
             take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
+        spelled: dict[str, str] = {}
         options = AdapterOptions(
             model=self.model_id,
             session_id=self.session_id,
@@ -127,9 +132,11 @@ class _Importer:
             stream=body.get("stream") is True,
             tool_choice=facts.take_tool_choice(fields, "tool_choice"),
             output_schema=facts.take_output_schema(fields),
-            **facts.take_options(fields),
+            **facts.take_options(fields, spelled),
         )
         directives = self.directives()
+        if spelled:  # an option read under an alias (`max_tokens`) replays under it
+            directives["option_paths"] = spelled
         if directives:
             fields[DIRECTIVES] = directives
         if fields:
@@ -279,6 +286,11 @@ class _Importer:
         for key in sorted(fields.keys() - self.assistant_keys):
             if fields[key] is not None:
                 self.drop(f"{path}.{key}", fields[key], "no canonical place for this assistant field")
+        prefix = fields.get("prefix") if self.dialect.prefix_marker else None
+        if prefix is not None and (prefix is not True or path != self.last_path):
+            # `prefix: true` on the last message is the trailing assistant message's meaning
+            # (`ChatDialect.prefix_marker`), written back by to_wire; anything else says more.
+            self.drop(f"{path}.prefix", prefix, "prefix is the mark of the trailing assistant message only")
         read = read_assistant(self.name, self.dialect, wire, path=path, context=self.context, citations=False)
         for part in read.unsupported:
             self.drop(path, part, "no canonical form")

@@ -221,8 +221,12 @@ class ChatStreamDecoder(StreamDecoder):
         if kind == "thinking" and self.dialect.thinking_parts:
             if self._plain_reasoning is None:
                 self._plain_reasoning = self._new_block()
-            text = thinking_text(self.name, part, "stream.delta.content")
-            return [ThinkingDeltaEvent(type="thinking_delta", index=self._plain_reasoning, text=text)]
+            text, signature = thinking_text(self.name, part, "stream.delta.content")
+            return [
+                ThinkingDeltaEvent(
+                    type="thinking_delta", index=self._plain_reasoning, text=text, signature=signature
+                )
+            ]
         return []
 
     def _new_block(self) -> int:

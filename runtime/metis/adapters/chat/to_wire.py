@@ -71,6 +71,7 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from .._cache_points import cache_control
 from .._lossy import drop_block, warn_cache_points, warn_loss
+from .._media import request_capabilities
 from .._options import merge
 from .._provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, warn_deferred, write_tool
 from .._shared import (
@@ -102,7 +103,8 @@ def write_request(
     """Canonical messages, tools and options -> the request body (see module doc)."""
     entry = load_catalog().resolve(options.model)
     directives, fields = _directives(name, options)
-    writer = _Writer(name, dialect, options, entry.id, entry.capabilities, directives=directives)
+    caps = request_capabilities(entry, messages, adapter=name)
+    writer = _Writer(name, dialect, options, entry.id, caps, directives=directives)
     if not dialect.cache_control:
         warn_cache_points(
             adapter=name,
@@ -117,12 +119,20 @@ def write_request(
         if out is not None:
             wire_messages.append(out)
             by_id[message.id] = out
+    if dialect.prefix_marker and wire_messages and _prefill(wire_messages[-1]):
+        wire_messages[-1]["prefix"] = True
     body: dict[str, Any] = {"model": entry.wire_model, "messages": wire_messages}
-    _options(name, dialect, body, tools, options)
+    _options(name, dialect, body, tools, options, directives=directives)
     _cache_markers(name, dialect, body, by_id, directives, session_id=options.session_id)
     merge(body, fields)
     _plugins(name, body, tools, options.session_id)
     return body
+
+
+def _prefill(message: dict[str, Any]) -> bool:
+    """Whether a conversation's last wire message is a prefill the reply continues: an
+    assistant message without tool calls (one with calls awaits their results)."""
+    return message["role"] == "assistant" and not message.get("tool_calls")
 
 
 def _directives(name: str, options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -141,6 +151,8 @@ def _options(
     body: dict[str, Any],
     tools: Sequence[ToolDefinition],
     options: AdapterOptions,
+    *,
+    directives: dict[str, Any],
 ) -> None:
     facts = dialect.facts
     values = {
@@ -148,20 +160,11 @@ def _options(
         "temperature": options.temperature,
         "top_p": options.top_p,
         "stop": options.stop,
-        "thinking_budget": options.thinking_budget,
+        "thinking_budget": options.thinking_budget,  # OpenAI and Mistral have none: WARN
+        "reasoning_effort": options.reasoning_effort,
     }
-    facts.options_to_wire(values, body)
+    facts.options_to_wire(values, body, session_id=options.session_id, spelled=directives.get("option_paths"))
     facts.output_schema_to_wire(options.output_schema, body)
-    if options.thinking_budget is not None and "thinking_budget" not in facts.options:
-        reason = "thinking_budget has no Chat Completions field; not sent; use reasoning_effort"
-        warn_loss(
-            adapter=name,
-            session_id=options.session_id,
-            message_id=None,
-            block_type="thinking_budget",
-            reason=reason,
-            text=f"{name}: {reason}",
-        )
     _tools(name, body, tools, session_id=options.session_id)
     choice = facts.tool_choice_to_wire(options.tool_choice)
     if choice is not None:
@@ -387,7 +390,13 @@ class _Writer:
                 calls.append(self.tool_call(block, raw))
                 self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock) and own_thinking:
-                thoughts.append({"type": "thinking", "thinking": [{"type": "text", "text": block.text}]})
+                thought: dict[str, Any] = {
+                    "type": "thinking",
+                    "thinking": [{"type": "text", "text": block.text}],
+                }
+                if block.signature:
+                    thought["signature"] = block.signature
+                thoughts.append(thought)
                 self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock) and reasoning_key is not None:
                 reasoning.append(block.text)

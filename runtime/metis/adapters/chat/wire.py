@@ -109,10 +109,12 @@ class AssistantPart(TypedDict):
 
 @with_config(_LOOSE)
 class ThinkingPart(TypedDict):
-    """A Mistral `thinking` content part."""
+    """A Mistral `thinking` content part (mistralai `ThinkChunk`)."""
 
     type: Literal["thinking"]
     thinking: list[ThinkingChunk]
+    signature: NotRequired[str | None]
+    """Replays "some reasoning blocks across turns" (mistralai `ThinkChunk.signature`)."""
 
 
 @with_config(_LOOSE)

@@ -22,7 +22,9 @@ from metis_schema.v3 import Message, ToolDefinition
 
 from ..._gc import bulk
 from ...assembly import RequestContext
+from ...catalog import load_catalog
 from ...ids import ToolIdMap
+from .._media import request_capabilities
 from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, GeminiFacts
 from .from_wire import read_response
@@ -55,7 +57,8 @@ class GeminiAdapter(Adapter):
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
-        return write_request(messages, tools, options, self.capabilities(options.model))
+        caps = request_capabilities(load_catalog().resolve(options.model), messages, adapter=self.name)
+        return write_request(messages, tools, options, caps)
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         return read_response(body, context)

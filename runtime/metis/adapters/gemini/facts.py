@@ -188,8 +188,16 @@ FACTS = GeminiFacts(
             "top_p": "generationConfig.topP",
             "stop": "generationConfig.stopSequences",
             "thinking_budget": "generationConfig.thinkingConfig.thinkingBudget",
+            "reasoning_effort": "generationConfig.thinkingConfig.thinkingLevel",
         }
     ),
+    # `thinkingLevel` (google-genai `ThinkingLevel`: MINIMAL, LOW, MEDIUM, HIGH, XHIGH),
+    # spelled lower-case as the REST documentation's requests do
+    # (https://ai.google.dev/gemini-api/docs/thinking); "none" goes as minimal, the nearest
+    # (Gemini 3 cannot turn thinking off), with a WARN. A request takes a level or a budget,
+    # not both: given both, the budget.
+    efforts=MappingProxyType({level: level for level in ("minimal", "low", "medium", "high", "xhigh")}),
+    effort_or_budget=True,
     # JSON Schema proper goes to `responseJsonSchema`; `responseSchema` (Gemini's OpenAPI
     # subset) and JSON mode without a schema stay provider-only.
     output_schema=MappingProxyType(

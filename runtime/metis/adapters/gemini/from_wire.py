@@ -30,7 +30,6 @@ queries, stay in provider_raw `groundingMetadata`.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, TypeVar
 
 from metis_schema.v3 import (
@@ -57,6 +56,7 @@ from ...assembly import RequestContext, StreamAssembler
 from ...errors import WireFormatError
 from ...usage import TokenCounts, normalize_usage, usage_event
 from ...validation import pydantic_problems
+from .._lossy import warn_loss, wire_message
 from .._wire import read
 from .facts import CODE_EXECUTION, CODE_OK, ENDPOINT_KIND, FACTS, NAME, UNNAMED_CALL
 from .wire import (
@@ -71,8 +71,6 @@ from .wire import (
     ResponseBody,
     Segment,
 )
-
-log = logging.getLogger("metis.adapters.gemini")
 
 _B = TypeVar("_B", ServerToolUseBlock, ServerToolResultBlock)
 
@@ -361,11 +359,17 @@ class PartFolder:
     def _extra(self, part: Part, path: str) -> None:
         """A part with no canonical block (generated media, `toolCall`, ...): kept for replay."""
         self._keep(dict(part))
-        log.warning(
-            "gemini part %s (%s) has no canonical block; kept in provider_raw for replay to gemini",
-            path,
-            ", ".join(sorted(part)),
-            extra={"session_id": self.context.session_id, "adapter": NAME, "path": path},
+        keys = sorted(part)
+        reason = f"part ({', '.join(keys)}) has no canonical block; kept in provider_raw for replay to gemini"
+        warn_loss(
+            adapter=NAME,
+            session_id=self.context.session_id,
+            message_id=self.context.message_id or wire_message(path),
+            block_type=next(
+                (k for k in keys if k not in ("thought", "thoughtSignature")), keys[0] if keys else "part"
+            ),
+            reason=reason,
+            text=f"gemini part {path}: {reason}",
         )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from metis_schema.v3 import (
     AudioBlock,
@@ -195,6 +195,7 @@ class _Importer:
 
     def _user(self, parts: list[Part], path: str, i: int) -> None:
         blocks: list[ContentBlock] = []
+        kept: list[tuple[int, dict[str, Any]]] = []  # (block index, the part's further fields)
         responses: list[tuple[int, FunctionResponse]] = []
         if parts and all(_empty_text(part) for part in parts):
             # the turn is there, with nothing in it: an empty text block keeps it in place, so
@@ -215,12 +216,33 @@ class _Importer:
                 responses = []
             block = self._user_block(part, f"{path}.parts[{j}]")
             if block is not None:
+                further = self._part_fields(part, f"{path}.parts[{j}]")
+                if further:
+                    kept.append((len(blocks), further))
                 blocks.append(block)
         if responses:
             self._tool_messages(responses, path, i)
         if blocks:
-            self._add(Role.user, blocks, path)
+            self._add(Role.user, blocks, path, **_kept_fields(kept))
         self.pending = []  # calls not answered by this turn stay unanswered
+
+    def _part_fields(self, part: Part, where: str) -> dict[str, Any]:
+        """The fields of a user part beside the one its block was made from (`videoMetadata`,
+        `mediaResolution`, ...): no canonical block has a place for them, so each is listed
+        as dropped (WARN) for any other provider, and kept in the message's provider_raw
+        (`part_fields`), which the writer puts back on the part for Gemini (as Anthropic's
+        importer keeps its unknown blocks)."""
+        fields = cast(dict[str, Any], part)
+        further = {
+            key: value for key, value in fields.items() if key not in _BLOCK_KEYS and value is not None
+        }
+        for key, value in further.items():
+            self._drop(
+                value,
+                f"{where}.{key}",
+                "a Gemini part field with no canonical place; replayed to Gemini only",
+            )
+        return further
 
     def _user_block(self, part: Part, where: str) -> ContentBlock | None:
         if part.get("functionCall") is not None:
@@ -373,6 +395,18 @@ class _Importer:
         if fields:
             options.provider_options[NAME] = fields
         return options
+
+
+_BLOCK_KEYS = frozenset({"text", "inlineData", "fileData"})
+"""The user part fields a canonical block is made from (the rest: `_Importer._part_fields`)."""
+
+
+def _kept_fields(kept: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+    """The message metadata keeping a user turn's further part fields, if it has any."""
+    if not kept:
+        return {}
+    raw = {"adapter": NAME, "part_fields": [[index, fields] for index, fields in kept]}
+    return {"provider": NAME, "provider_raw": raw}
 
 
 def _empty_text(part: Part) -> bool:

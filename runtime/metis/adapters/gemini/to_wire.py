@@ -36,7 +36,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -76,8 +75,6 @@ from ..base import AdapterOptions, WireBody
 from .facts import CODE_EXECUTION, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, UNNAMED_CALL
 from .schema import JSON_SCHEMA_FIELD, schema_field
 
-log = logging.getLogger("metis.adapters.gemini")
-
 Media = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
 """The blocks a Gemini media part (`inlineData` / `fileData`) carries."""
 
@@ -97,6 +94,9 @@ class Replay(TypedDict, total=False):
     endpoint: str
     part_signatures: list[tuple[int, str]]
     extra_parts: list[tuple[int, dict[str, Any]]]
+    part_fields: list[tuple[int, dict[str, Any]]]
+    """A user turn's further part fields (`videoMetadata`, ...) by block index (the importer's
+    `_part_fields`), put back on the part made from that block."""
     unparsed_arguments: dict[str, str]
     string_args: list[str]
 
@@ -126,15 +126,24 @@ def write_request(
     tool_config = FACTS.tool_choice_to_wire(options.tool_choice)
     if tool_config is not None:
         body["toolConfig"] = tool_config
-    FACTS.options_to_wire({option: getattr(options, option) for option in FACTS.options}, body)
+    FACTS.options_to_wire(
+        {option: getattr(options, option) for option in FACTS.options}, body, session_id=options.session_id
+    )
     if options.thinking_budget is not None:  # thoughts are shown whenever thinking is on
         put(body, INCLUDE_THOUGHTS, options.thinking_budget != 0)
     FACTS.output_schema_to_wire(options.output_schema, body)
-    _fill_missing_signatures(contents, options.session_id, exact=writer.exact, start=writer.current_turn)
+    _fill_missing_signatures(
+        contents, options.session_id, exact=writer.exact, start=writer.current_turn, origin=writer.origin
+    )
     if contents and contents[0]["role"] == "model":
-        log.warning(
-            "gemini history starts with a model turn; sent as is (no user turn invented)",
-            extra={"session_id": options.session_id, "adapter": NAME, "reason": "history starts with model"},
+        reason = "history starts with a model turn; sent as is (no user turn invented)"
+        warn_loss(
+            adapter=NAME,
+            session_id=options.session_id,
+            message_id=writer.origin[0],
+            block_type="message",
+            reason=reason,
+            text=f"{NAME}: {reason}",
         )
     merge(body, own_fields(options, NAME))
     return body
@@ -235,14 +244,15 @@ def _block_size(block: ContentBlock) -> tuple[int, int]:
 
 
 def _fill_missing_signatures(
-    contents: list[dict[str, Any]], session_id: str, *, exact: set[int], start: int
+    contents: list[dict[str, Any]], session_id: str, *, exact: set[int], start: int, origin: dict[int, str]
 ) -> None:
     """Google's documented fallback for history without signatures (another provider's turns,
     or Gemini turns whose signatures cannot be replayed here): Gemini 3 validates only the
     current turn (after the last plain user message), on the first functionCall of each model
     step there, so exactly those parts get `skip_thought_signature_validator`. Turns replayed
-    exactly (`exact`: indexes into contents) are left as Gemini sent them. One WARN per request."""
-    filled = 0
+    exactly (`exact`: indexes into contents) are left as Gemini sent them. One WARN per request,
+    naming the first message filled (`origin`: content index -> message id)."""
+    filled: list[str] = []
     for i in range(start, len(contents)):
         content = contents[i]
         if content["role"] != "model" or i in exact:
@@ -250,16 +260,19 @@ def _fill_missing_signatures(
         first = next((part for part in content["parts"] if "functionCall" in part), None)
         if first is not None and "thoughtSignature" not in first:
             first["thoughtSignature"] = SKIP_SIGNATURE
-            filled += 1
+            filled.append(origin[i])
     if filled:
-        reason = "function calls in the current turn have no gemini thought signature"
-        log.warning(
-            "session %s: %d gemini function-call turn(s) sent with %s: %s",
-            session_id,
-            filled,
-            SKIP_SIGNATURE,
-            reason,
-            extra={"session_id": session_id, "adapter": NAME, "reason": reason},
+        reason = (
+            f"function calls in the current turn have no gemini thought signature: {len(filled)} "
+            f"turn(s) sent with {SKIP_SIGNATURE}"
+        )
+        warn_loss(
+            adapter=NAME,
+            session_id=session_id,
+            message_id=filled[0],
+            block_type="tool_use",
+            reason=reason,
+            text=f"session {session_id}: {reason}",
         )
 
 
@@ -285,6 +298,7 @@ class _Writer:
         self.model_id = load_catalog().resolve(options.model).id  # as every adapter names it
         self.system_parts: list[dict[str, Any]] = []
         self.exact: set[int] = set()  # contents that replay a Gemini turn of this endpoint exactly
+        self.origin: dict[int, str] = {}  # index in contents of a model turn -> its message's id
         self.current_turn = 0  # index in contents after the last user message
         self.gemini_ids = options.tool_ids.issued_by(NAME)  # canonical ids Gemini itself issued
         self.calls = _call_map(messages)
@@ -316,6 +330,7 @@ class _Writer:
                 if parts:
                     if own:
                         self.exact.add(len(contents))
+                    self.origin[len(contents)] = message.id
                     contents.append({"role": "model", "parts": parts})
         if batch:
             contents.append({"role": "user", "parts": [part for _, part in sorted(batch, key=_order)]})
@@ -324,17 +339,23 @@ class _Writer:
     # user and tool messages
 
     def _user_parts(self, message: Message) -> list[dict[str, Any]]:
+        raw = own_raw(message, NAME)
+        replay = (
+            read(Replay, raw, provider=NAME, path="provider_raw", what="replay data") if raw else Replay()
+        )
+        further = dict(replay.get("part_fields", []))
         parts: list[dict[str, Any]] = []
         for index, block in enumerate(message.content):
+            part: dict[str, Any] | None = None
             if isinstance(block, TextBlock):
                 if block.text:
-                    parts.append({"text": block.text})
+                    part = {"text": block.text}
             elif isinstance(block, Media):
                 part = self._media(block, message, index)
-                if part is not None:
-                    parts.append(part)
             else:
                 _drop(message, index, block.type, "not allowed in a user message")
+            if part is not None:
+                parts.append({**part, **further.get(index, {})})
         return parts or _empty_turn(message)
 
     def _media(self, block: Media, message: Message, index: int) -> dict[str, Any] | None:

@@ -347,6 +347,7 @@ class ToolConfig(TypedDict, total=False):
 @_with_config(_LOOSE)
 class ThinkingConfig(TypedDict, total=False):
     thinkingBudget: Annotated[StrictInt | None, _both("thinkingBudget", "thinking_budget")]
+    thinkingLevel: Annotated[str | None, _both("thinkingLevel", "thinking_level")]
     includeThoughts: Annotated[StrictBool | None, _both("includeThoughts", "include_thoughts")]
 
 

@@ -95,7 +95,7 @@ def _image_block(image: Image, path: str, session_id: str) -> ImageBlock:
         warn_loss(
             adapter=NAME,
             session_id=session_id,
-            message_id=None,
+            message_id=path.split(".", 1)[0],  # the message being made, by its wire position
             block_type="image",
             reason=reason,
             text=f"{NAME} import: {reason}",

@@ -51,7 +51,7 @@ from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._facts import ToolChoice, tool_choice_meaning
 from .._lossy import drop_block, warn_cache_points, warn_loss
-from .._media import admit
+from .._media import admit, request_capabilities
 from .._options import merge, own_fields
 from .._provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
 from .._schema import inline_refs, uses_refs
@@ -88,7 +88,7 @@ def write_request(
         raise AdapterError(
             f"model {options.model!r} is a {entry.provider} model, not an Ollama one", provider=NAME
         )
-    caps = entry.capabilities
+    caps = request_capabilities(entry, messages, adapter=NAME)
     body: dict[str, Any] = {
         "model": entry.wire_model,
         "messages": _Writer(messages, options, caps, entry.id).wire_messages(),
@@ -109,8 +109,10 @@ def write_request(
             "temperature": options.temperature,
             "top_p": options.top_p,
             "stop": options.stop,
+            "reasoning_effort": options.reasoning_effort,  # no field (think levels: provider-only)
         },
         body,
+        session_id=options.session_id,
     )
     FACTS.output_schema_to_wire(options.output_schema, body)
     think = _think(options, caps, entry.id)

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from metis_schema.v3 import StopReason
 
 from .._facts import (
+    EFFORT_SAME,
     SCHEMA,
     SCHEMA_DESCRIPTION,
     SCHEMA_NAME,
@@ -51,8 +52,15 @@ SERVER_TOOL_CALLS = frozenset(
 without `_call`). Calls the client must answer (`computer_call`, `custom_tool_call`,
 shell calls) are not here: they have no canonical block and are kept raw."""
 
-OPTIONS = {"max_tokens": "max_output_tokens", "temperature": "temperature", "top_p": "top_p"}
-"""No `stop` field and no token budget for reasoning (`reasoning.effort` is provider-only)."""
+OPTIONS = {
+    "max_tokens": "max_output_tokens",
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "reasoning_effort": "reasoning.effort",
+}
+"""No `stop` field and no token budget for reasoning; `reasoning.effort` is the canonical
+effort, in the schema's levels (openai `Reasoning.effort`; its further "max" stays
+provider-only), `reasoning.summary` provider-only."""
 
 OUTPUT_SCHEMA: dict[str, object] = {
     "text": {
@@ -81,6 +89,7 @@ FACTS = ProviderFacts(
     never_retry_types=frozenset({"insufficient_quota"}),
     tool_choice=TOOL_CHOICE,
     options=OPTIONS,
+    efforts=EFFORT_SAME,
     output_schema=OUTPUT_SCHEMA,
     # OpenAI's Files API serves both wires (an `input_file`/`input_image` file_id is the
     # same upload a Chat Completions `file` part names).

@@ -57,6 +57,7 @@ from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
+from .._lossy import warn_loss, wire_message
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from ..chat.wire import kept_arguments
@@ -107,6 +108,10 @@ class ItemRead:
     other_items: list[dict[str, Any]] = field(default_factory=list)
     refused: bool = False
     calls: int = 0
+    session_id: str = ""
+    """The session and the reply the items are read into, for the §7.3 WARNs (`message_id`
+    empty while an import makes the message: the WARN names the wire position)."""
+    message_id: str = ""
 
     def close_gaps(self, gaps: list[int]) -> None:
         """Renumber what is kept by block index after indexes that got no block (`gaps`,
@@ -162,13 +167,26 @@ def read_items(
 
 def keep_other(item: dict[str, Any], path: str, out: ItemRead, *, at: int) -> None:
     """An item with no canonical block: kept whole, with the block position `at` it stood at."""
-    log.warning(
-        "%s: output item of type %r has no canonical block; kept in provider_raw, not carried",
-        PROVIDER,
-        item.get("type"),
-        extra={"adapter": PROVIDER, "path": path},
+    kind = str(item.get("type") or "item")
+    _warn(
+        out,
+        path,
+        kind,
+        f"output item of type {kind!r} has no canonical block; kept in provider_raw, not carried",
     )
     out.other_items.append({"at": at, "item": item})
+
+
+def _warn(out: ItemRead, path: str, block_type: str, reason: str) -> None:
+    """One §7.3 WARN of what a read keeps raw rather than carries."""
+    warn_loss(
+        adapter=PROVIDER,
+        session_id=out.session_id,
+        message_id=out.message_id or wire_message(path),
+        block_type=block_type,
+        reason=reason,
+        text=f"{PROVIDER}: {path}: {reason}",
+    )
 
 
 def citations(annotations: list[dict[str, Any]] | None) -> list[UrlCitation] | None:
@@ -200,12 +218,12 @@ def note_annotations(annotations: list[dict[str, Any]] | None, index: int, path:
     annotations = [a for a in annotations or () if a.get("type") != "url_citation"]
     if not annotations:
         return
-    log.warning(
-        "%s: %d annotation(s) (%s) have no canonical citation; kept in provider_raw",
-        PROVIDER,
-        len(annotations),
-        ", ".join(sorted({str(a.get("type")) for a in annotations})),
-        extra={"adapter": PROVIDER, "path": path},
+    kinds = ", ".join(sorted({str(a.get("type")) for a in annotations}))
+    _warn(
+        out,
+        path,
+        "citation",
+        f"{len(annotations)} annotation(s) ({kinds}) have no canonical citation; kept in provider_raw",
     )
     out.annotations[str(index)] = annotations
 
@@ -360,7 +378,8 @@ def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext)
     error = response.get("error")
     if response.get("status") == "failed" and error:
         raise dialect.facts.parse_error({"error": {**error, "type": error.get("type") or error.get("code")}})
-    items = read_items(response["output"], path="output", context=context)
+    out = ItemRead(session_id=context.session_id, message_id=context.message_id or "")
+    items = read_items(response["output"], path="output", context=context, out=out)
     return finish_assistant(
         context,
         provider=PROVIDER,

@@ -52,7 +52,7 @@ from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
-from .._lossy import import_drop
+from .._lossy import import_drop, warn_loss
 from .._options import option_fields
 from .._provider_tools import ROWS, read_tool
 from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
@@ -140,11 +140,17 @@ class _Importer:
             **facts.take_options(fields),
         )
         if body.get("previous_response_id"):
-            log.warning(
-                "%s: request continues response %s; the history it points at is not in this body",
-                PROVIDER,
-                body["previous_response_id"],
-                extra={"adapter": PROVIDER, "session_id": self.session_id, "path": "previous_response_id"},
+            reason = (
+                f"request continues response {body['previous_response_id']}; "
+                "the history it points at is not in this body"
+            )
+            warn_loss(
+                adapter=PROVIDER,
+                session_id=self.session_id,
+                message_id=None,  # the request's own: REQUEST
+                block_type="previous_response_id",
+                reason=reason,
+                text=f"{PROVIDER}: {reason}",
             )
         if directives:
             fields[DIRECTIVES] = directives
@@ -205,7 +211,13 @@ class _Importer:
         if not self.pending:
             return
         items, self.pending = self.pending, []
-        found = read_items(items, path="input", start=self.pending_at, context=self.context, out=ItemRead())
+        found = read_items(
+            items,
+            path="input",
+            start=self.pending_at,
+            context=self.context,
+            out=ItemRead(session_id=self.session_id),
+        )
         for other in found.other_items:
             self.drop(f"input[{self.pending_at}:]", other["item"], "no canonical block")
         found.other_items = []

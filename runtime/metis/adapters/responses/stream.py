@@ -120,7 +120,7 @@ class ResponsesStreamDecoder(StreamDecoder):
         self._whole: dict[int, int] = {}  # output_index -> first block index of an item that arrives complete
         self._filled: set[int] = set()  # block indexes an event has been sent for
         self._annotations: dict[tuple[int, int], list[dict[str, Any]]] = {}
-        self._read = ItemRead()
+        self._read = ItemRead(session_id=context.session_id, message_id=context.message_id or "")
         self._meta: dict[str, Any] = {}
         self._stopped = False
 

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from metis_schema.v3 import (
+    AdapterCapabilities,
     AudioBlock,
     CompactionBlock,
     DocumentBlock,
@@ -65,7 +66,7 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import inline_base64, workspace_file_base64
 from .._lossy import drop_block, warn_cache_points
-from .._media import admit, document_losses
+from .._media import admit, document_losses, request_capabilities
 from .._options import merge
 from .._provider_tools import ROWS, is_provider_tool, write_tool
 from .._shared import (
@@ -103,7 +104,8 @@ def write_request(
     found, extra = directives(options)
     dialect = DIALECTS[found.get("dialect", OPENAI.name)]
     entry = load_catalog().resolve(options.model)
-    writer = _Writer(options, entry.id, found)
+    caps = request_capabilities(entry, messages, adapter=PROVIDER)
+    writer = _Writer(options, entry.id, found, caps)
     body: dict[str, Any] = {"model": entry.wire_model}
     history = list(messages)
     if found.get("instructions") and history and history[0].role == Role.system:
@@ -119,7 +121,7 @@ def write_request(
         session_id=options.session_id,
         reason="this API caches automatically",
     )
-    _options(dialect, body, tools, options, found)
+    _options(dialect, body, tools, options, found, thinks=caps.supports_thinking)
     merge(body, extra)
     return body
 
@@ -130,20 +132,25 @@ def _options(
     tools: Sequence[ToolDefinition],
     options: AdapterOptions,
     found: dict[str, Any],
+    *,
+    thinks: bool,
 ) -> None:
     facts = dialect.facts
+    # `stop` and `thinking_budget` have no Responses field: options_to_wire says so (WARN).
     facts.options_to_wire(
-        {"max_tokens": options.max_tokens, "temperature": options.temperature, "top_p": options.top_p}, body
+        {
+            "max_tokens": options.max_tokens,
+            "temperature": options.temperature,
+            "top_p": options.top_p,
+            "stop": options.stop,
+            "thinking_budget": options.thinking_budget,
+            "reasoning_effort": options.reasoning_effort,
+        },
+        body,
+        session_id=options.session_id,
+        spelled=found.get("option_paths"),
     )
     facts.output_schema_to_wire(options.output_schema, body)
-    for name, value in (("stop", options.stop), ("thinking_budget", options.thinking_budget)):
-        if value is not None:
-            log.warning(
-                "%s: %s has no Responses API field; not sent (reasoning depth: extra reasoning.effort)",
-                PROVIDER,
-                name,
-                extra={"adapter": PROVIDER, "session_id": options.session_id},
-            )
     wire_tools: list[dict[str, Any]] = []
     for tool in tools:
         if is_provider_tool(tool):
@@ -169,10 +176,7 @@ def _options(
         body["tool_choice"] = choice
     if dialect.store is not None:
         body["store"] = dialect.store
-    if (
-        dialect.include_encrypted_reasoning
-        and load_catalog().resolve(options.model).capabilities.supports_thinking
-    ):
+    if dialect.include_encrypted_reasoning and thinks:
         body["include"] = ["reasoning.encrypted_content"]
     if options.stream:
         body["stream"] = True
@@ -181,10 +185,12 @@ def _options(
 class _Writer:
     """One request's input items."""
 
-    def __init__(self, options: AdapterOptions, model_id: str, found: dict[str, Any]) -> None:
+    def __init__(
+        self, options: AdapterOptions, model_id: str, found: dict[str, Any], caps: AdapterCapabilities
+    ) -> None:
         self.options = options
         self.model_id = model_id
-        self.caps = load_catalog().resolve(options.model).capabilities
+        self.caps = caps
         self.system_role: str = found.get("system_role", "system")
         self.items: list[dict[str, Any]] = []
 
