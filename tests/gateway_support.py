@@ -37,6 +37,7 @@ class ScriptedUpstream:
         self.dribble: dict[str, float] = {}
         """Path -> seconds between the SSE events of its streamed replies (sent one by one)."""
         self.received: list[tuple[str, dict[str, Any]]] = []
+        self.headers: list[dict[str, str]] = []
         upstream = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,6 +45,7 @@ class ScriptedUpstream:
                 length = int(self.headers.get("content-length", "0"))
                 body = orjson.loads(self.rfile.read(length)) if length else {}
                 upstream.received.append((self.path, body))
+                upstream.headers.append({k.lower(): v for k, v in self.headers.items()})
                 queue = upstream.replies.get(self.path)
                 if not queue:
                     status, kind, payload = (
@@ -100,10 +102,12 @@ class Gateway:
         max_body_bytes: int | None = None,
         wrap_store: Callable[[Store], Any] | None = None,
         retries: tuple[float, ...] | None = None,
+        upstream_key: str = "upstream-key",
     ) -> None:
         self.store = store
         self._wrap = wrap_store
         self._retries = retries
+        self._key = upstream_key
         self.app: Any = None
         self._ready = threading.Event()
         self._server: uvicorn.Server | None = None
@@ -125,9 +129,7 @@ class Gateway:
         opened = open_store(self.store)
         client = AsyncClient(
             opened if self._wrap is None else self._wrap(opened),
-            api_keys=dict.fromkeys(
-                ("anthropic", "openai", "responses", "gemini", "openrouter"), "upstream-key"
-            ),
+            api_keys=dict.fromkeys(("anthropic", "openai", "responses", "gemini", "openrouter"), self._key),
             base_urls={
                 "anthropic": base,
                 "openai": f"{base}/v1",

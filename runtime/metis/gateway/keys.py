@@ -6,8 +6,9 @@ which the gateway records on every message of the requests made with it. Clients
 a key the way their SDK does: `Authorization: Bearer <key>` (OpenAI) or `x-api-key: <key>`
 (Anthropic).
 
-Who is served (`admit`): with at least one live key in the store, only requests bearing a
-live key; with none (a fresh store), only clients on the loopback interface, anonymously —
+Who is served (`admit`): once a key has been created in the store (revoked ones count, so
+revoking the last key does not open the gateway), only requests bearing a live key; with
+none ever created (a fresh store), only clients on the loopback interface, anonymously —
 a gateway started to try it out on one machine needs no set-up, and one reachable from
 elsewhere never serves strangers by accident. Behind a reverse proxy on the same machine
 every client is loopback: create a key. Upstream provider keys are not gateway keys: they
@@ -82,7 +83,7 @@ def admit(store: Store, headers: Mapping[str, str], client_host: str | None) -> 
         found = store.resolve_gateway_key(key)
         if found is not None:
             return Admission(found.user_id, found.team_id)
-    if store.live_gateway_keys():
+    if store.has_gateway_keys():
         return Admission(refused="a valid gateway key is required (metis keys create)")
     if _loopback(client_host):
         return Admission()

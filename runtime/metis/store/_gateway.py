@@ -103,10 +103,10 @@ def keys(conn: _sql.Db) -> list[GatewayKey]:
     return [_key(row) for row in conn.all(f"SELECT {KEY_COLUMNS} FROM gateway_keys ORDER BY created_at, id")]
 
 
-def key_count(conn: _sql.Db) -> int:
-    """How many keys are live (not revoked)."""
-    row = conn.one("SELECT COUNT(*) FROM gateway_keys WHERE revoked_at IS NULL")
-    return int(row[0])
+def any_key(conn: _sql.Db) -> bool:
+    """Whether any key was ever created (revoked ones count: revoking the last key must not
+    open the gateway)."""
+    return conn.one("SELECT 1 FROM gateway_keys LIMIT 1") is not None
 
 
 def resolve_key(conn: _sql.Db, key: str) -> GatewayKey | None:
@@ -196,9 +196,9 @@ __all__ = [
     "GatewayKey",
     "UsageRow",
     "add_key",
+    "any_key",
     "delete",
     "find_tip",
-    "key_count",
     "key_digest",
     "keys",
     "put_tip",

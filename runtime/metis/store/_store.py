@@ -624,9 +624,9 @@ class Store:
         """Every gateway key's row, revoked ones included, oldest first."""
         return self._read(_gateway.keys)
 
-    def live_gateway_keys(self) -> int:
-        """How many gateway keys are not revoked."""
-        return self._read(_gateway.key_count)
+    def has_gateway_keys(self) -> bool:
+        """Whether a gateway key was ever created (revoked ones count)."""
+        return self._read(_gateway.any_key)
 
     def resolve_gateway_key(self, key: str) -> _gateway.GatewayKey | None:
         """The live gateway key `key` is, else None."""
