@@ -432,3 +432,14 @@ def test_a_client_that_hangs_up_mid_stream_leaves_the_reply_cancelled(
     reply = _messages(gateway.store, session)[-1]
     assert reply.role is Role.assistant and reply.content, "what arrived is kept"
     assert len(upstream.received) == 1
+
+
+def test_a_request_with_nothing_to_answer_stores_nothing(
+    gateway: Gateway, upstream: ScriptedUpstream
+) -> None:
+    with pytest.raises(openai.BadRequestError, match="adds nothing"):
+        _openai(gateway).chat.completions.create(
+            model=SONNET,
+            messages=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+        )
+    assert _sessions(gateway.store) == 0 and upstream.received == []

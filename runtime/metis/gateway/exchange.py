@@ -212,6 +212,12 @@ class Exchanges:
         probe = adapters.get(inbound).from_wire_request(
             body, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
         )
+        if not probe.messages or probe.messages[-1].role is Role.assistant:
+            raise GatewayRequestError(  # refused before any session is made
+                "the request adds nothing to answer: its last message is the model's",
+                path="messages",
+                hint="send the user's turn or the tool results",
+            )
         keys = prefix_keys(probe.messages)
         candidates = [
             key
