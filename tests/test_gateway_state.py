@@ -143,6 +143,28 @@ def test_a_stateless_messages_conversation_keeps_its_thinking_and_its_session(
     assert _shape(gateway.store, session) == ["user:", "assistant:anthropic", "tool:", "assistant:anthropic"]
 
 
+def test_a_retried_request_is_stored_once(gateway: Gateway, upstream: ScriptedUpstream) -> None:
+    # An SDK retries a request the upstream refused (429): the same history again. Its
+    # turns were stored the first time; the retry answers them in the same session.
+    upstream.reply("/v1/messages", "anthropic/response_citations.json")
+    upstream.reply("/v1/messages", "anthropic/error_429.json", status=429)
+    upstream.reply("/v1/messages", "anthropic/response_citations.json")
+    client = _openai(gateway)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "What happened?"}]
+    first = client.chat.completions.with_raw_response.create(model=SONNET, messages=history)
+    history += [
+        first.parse().choices[0].message.model_dump(exclude_none=True),
+        {"role": "user", "content": "More?"},
+    ]
+    with pytest.raises(openai.RateLimitError):
+        client.chat.completions.create(model=SONNET, messages=history)
+    retried = client.chat.completions.with_raw_response.create(model=SONNET, messages=history)
+    session = first.headers[SESSION_HEADER]
+    assert retried.headers[SESSION_HEADER] == session
+    assert [m.role for m in _messages(gateway.store, session)] == [Role.user, Role.assistant] * 2
+    assert [t["role"] for t in upstream.received[-1][1]["messages"]] == ["user", "assistant", "user"]
+
+
 def test_continuation_is_recognized_by_another_process(
     upstream: ScriptedUpstream, gateway: Gateway, store_path: str
 ) -> None:

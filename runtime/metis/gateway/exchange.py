@@ -137,6 +137,8 @@ class Prepared:
     `previous_response_id`)."""
     record: str | None = None
     """Set to `retrying` when the reply could not be recorded at once (`RECORD_HEADER`)."""
+    request_key: str | None = None
+    """The client-view key of the whole request, when it was recognized by fingerprint."""
 
 
 class Exchanges:
@@ -166,16 +168,18 @@ class Exchanges:
         target = target_model(inbound, body.get("model"))
         wanted = headers.get(SESSION_HEADER)
         previous = body.get("previous_response_id") if inbound == "responses" else None
+        request_key = None
         if previous is not None:
             session, body, known = self._continuation(previous, body)
         elif wanted:
             session = self.client.resume(wanted)
             known = len(session.messages())
         else:
-            session, known = self._recognize(inbound, target, body)
+            session, known, request_key = self._recognize(inbound, target, body)
         imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
         fresh = imported.messages[known:]
-        if not fresh or fresh[-1].role is Role.assistant:
+        retry = request_key is not None and known == len(imported.messages)
+        if (not fresh and not retry) or (fresh and fresh[-1].role is Role.assistant):
             raise GatewayRequestError(
                 "the request adds nothing to answer: its last message is the model's",
                 path="messages",
@@ -197,16 +201,20 @@ class Exchanges:
             model_name=str(body.get("model")),
             principal=principal,
             withheld=inbound == "responses" and body.get("store") is False,
+            request_key=request_key,
         )
 
-    def _recognize(self, inbound: str, target: str, body: dict[str, Any]) -> tuple[Any, int]:
-        """The stored session a stateless request continues, and how many of its imported
-        messages that session holds already; a new session and 0 when it continues none.
+    def _recognize(self, inbound: str, target: str, body: dict[str, Any]) -> tuple[Any, int, str]:
+        """The stored session a stateless request continues, how many of its imported
+        messages that session holds already (a new session and 0 when it continues none),
+        and the key of the whole request as the client sent it.
 
         The request's history is fingerprinted as the client sent it (`prefix_keys`) and
         looked up among the tips stored after each reply (`_remember_tip`), keyed the same
-        way, in one indexed query; only prefixes that end at a reply can be a tip. A tip
-        that is no longer its session's last message is a branch: the session is forked
+        way, in one indexed query: the prefixes that end at a reply, and the whole request,
+        which is a tip when the same request failed before (`_remember_request`: a retry,
+        which stores nothing again). A tip followed in its session by turns a provider is
+        sent (not just a failed or cancelled reply) is a branch point: the session is forked
         there, so a regenerated or edited turn never mixes into the other branch.
         """
         probe = adapters.get(inbound).from_wire_request(
@@ -224,14 +232,33 @@ class Exchanges:
             for key, message in zip(keys[:-1], probe.messages[:-1], strict=True)
             if message.role is Role.assistant
         ]
+        candidates.append(keys[-1])
         found = self.store.find_tip(candidates)
         if found is None:
-            return self.client.session(target, source=f"gateway:{inbound}"), 0
+            return self.client.session(target, source=f"gateway:{inbound}"), 0, keys[-1]
         index, session_id, message_id = found
         session = self.client.resume(session_id)
-        if session.messages()[-1].id != message_id:
+        history = session.messages()
+        ids = [m.id for m in history]
+        after = history[ids.index(message_id) + 1 :] if message_id in ids else history
+        if SessionCore.replayable(after):
             session = session.fork(message_id)
-        return session, keys.index(candidates[index]) + 1
+        return session, keys.index(candidates[index]) + 1, keys[-1]
+
+    def _remember_request(self, prepared: Prepared) -> None:
+        """The request got no complete reply (the upstream failed, the client hung up): key
+        the request itself as a tip, so the same request sent again (an SDK's retry) is
+        answered in the same session without storing its turns twice."""
+        if prepared.request_key is None:
+            return
+        history = prepared.session.messages()
+        try:
+            last = next(m for m in reversed(history) if m.role is not Role.assistant)
+            self.store.put_tip(prepared.request_key, prepared.session.id, last.id)
+        except (StopIteration, MetisError) as exc:
+            log.warning(
+                "gateway: session %s: the failed request's tip not kept: %s", prepared.session.id, exc
+            )
 
     def _continuation(self, previous: object, body: dict[str, Any]) -> tuple[Any, dict[str, Any], int]:
         """A Responses request continuing a stored reply (`previous_response_id`), for any
@@ -315,6 +342,9 @@ class Exchanges:
         except ReplyNotSavedError as exc:
             message = self._record_later(prepared, exc, finalize=False)
             return self._write_reply(prepared, message), message
+        except MetisError:
+            self._remember_request(prepared)
+            raise
         body = self._write_reply(prepared, message)  # first: it names the calls' ids the client sees
         self._settle(prepared, message)
         return body, message
@@ -449,9 +479,11 @@ class Exchanges:
             except ReplyNotSavedError as exc:
                 message = self._record_later(prepared, exc, finalize=True)
             except ProviderError as exc:
+                self._remember_request(prepared)
                 yield encoder.fail(exc.error_type or "api_error", str(exc))
                 return
             except MetisError as exc:
+                self._remember_request(prepared)
                 yield encoder.fail("api_error", str(exc))
                 return
                 yield encoder.finish(message)
@@ -464,6 +496,7 @@ class Exchanges:
                 task.cancel()  # the client went away: the send stores what arrived as cancelled
                 with contextlib.suppress(asyncio.CancelledError, MetisError):
                     await task
+                self._remember_request(prepared)
 
 
 __all__ = [
