@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from gateway_support import ScriptedUpstream
 from metis.cli import cli
 from metis.gateway import SESSION_HEADER
-from metis.store import DB_SCHEMA_VERSION, open_store
+from metis.gateway.keys import create_key
+from metis.store import DB_SCHEMA_VERSION, copy_store, open_store
 from test_store_support import BACKENDS, assistant, new_target, postgres, raw_rows, user
 
 GATEWAY_TABLES = ("session_tips", "gateway_keys", "withheld_replies")
@@ -104,6 +105,27 @@ def test_tips_keys_and_usage_on_both_databases(backend: str, tmp_path: Path) -> 
         assert store.resolve_gateway_key(key) is None and store.has_gateway_keys()
     usage = runner.invoke(cli, ["--db", target, "usage", "--by", "user", "--since", "2000-01-01"])
     assert usage.exit_code == 0 and "bob" in usage.output and "alice" in usage.output
+
+
+def test_store_copy_carries_the_gateway_rows(tmp_path: Path) -> None:
+    # SQLite to PostgreSQL, the way to more workers: keys still admit, tips still match.
+    source, target = new_target("sqlite", tmp_path), new_target("postgresql", tmp_path)
+    with open_store(source) as src:
+        info = src.create_session("/w")
+        src.append_many([user(info.id), reply := assistant(info.id)])
+        _, key = create_key(src, user_id="alice")
+        _, gone = create_key(src, user_id="bob")
+        src.revoke_gateway_key(src.gateway_keys()[1].id)
+        src.put_tip("tip", info.id, reply.id)
+        src.withhold_reply(reply.id, info.id)
+        with open_store(target) as dst:
+            assert copy_store(src, dst).gateway_rows == 4
+            assert copy_store(src, dst).gateway_rows == 0, "a second copy adds nothing"
+            found = dst.resolve_gateway_key(key)
+            assert found is not None and found.user_id == "alice"
+            assert dst.resolve_gateway_key(gone) is None
+            assert dst.find_tip(["tip"]) == (0, info.id, reply.id)
+            assert dst.is_withheld(reply.id)
 
 
 def test_two_workers_on_postgresql_store_every_request_once(tmp_path: Path) -> None:

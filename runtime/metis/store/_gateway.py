@@ -55,6 +55,16 @@ class UsageRow:
     cost_usd: Decimal
 
 
+@dataclass(frozen=True)
+class GatewayRows:
+    """Every gateway row of a store, as `metis store copy` carries them: keys with their
+    digests, tips, withheld replies."""
+
+    keys: list[tuple[str, GatewayKey]]
+    tips: list[tuple[str, str, str, int]]
+    withheld: list[tuple[str, str]]
+
+
 USAGE_GROUPS = {"user": "user_id", "team": "team_id", "model": "model"}
 """`usage --by` value -> the metadata key it groups by (fixed names: the only SQL text)."""
 
@@ -139,6 +149,48 @@ def withheld(conn: _sql.Db, message_id: str) -> bool:
     return conn.one("SELECT 1 FROM withheld_replies WHERE message_id = ?", (message_id,)) is not None
 
 
+def export(conn: _sql.Db) -> GatewayRows:
+    keys = conn.all(f"SELECT key_hash, {KEY_COLUMNS} FROM gateway_keys ORDER BY created_at, id")
+    tips = conn.all("SELECT tip_key, session_id, message_id, created_at FROM session_tips ORDER BY tip_key")
+    withheld = conn.all("SELECT message_id, session_id FROM withheld_replies ORDER BY message_id")
+    return GatewayRows(
+        keys=[(str(row[0]), _key(row[1:])) for row in keys],
+        tips=[(str(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in tips],
+        withheld=[(str(r[0]), str(r[1])) for r in withheld],
+    )
+
+
+def merge(conn: _sql.Db, rows: GatewayRows) -> int:
+    """Write rows another store exported; those already here are kept (a key revoked on
+    either side stays revoked; a tip keeps the session it names here). Returns how many
+    rows were new."""
+    before = _counts(conn)
+    for digest, key in rows.keys:
+        conn.execute(
+            f"INSERT INTO gateway_keys (key_hash, {KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET "
+            "revoked_at = COALESCE(gateway_keys.revoked_at, excluded.revoked_at)",
+            (digest, key.id, key.prefix, key.name, key.user_id, key.team_id, key.created_at, key.revoked_at),
+        )
+    for tip in rows.tips:
+        conn.execute(
+            "INSERT INTO session_tips (tip_key, session_id, message_id, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (tip_key) DO NOTHING",
+            tip,
+        )
+    for message_id, session_id in rows.withheld:
+        withhold(conn, message_id, session_id)
+    return _counts(conn) - before
+
+
+def _counts(conn: _sql.Db) -> int:
+    row = conn.one(
+        "SELECT (SELECT COUNT(*) FROM gateway_keys) + (SELECT COUNT(*) FROM session_tips) "
+        "+ (SELECT COUNT(*) FROM withheld_replies)"
+    )
+    return int(row[0])
+
+
 def delete(conn: _sql.Db, session_id: str) -> None:
     """Forget a deleted session's tips and withheld replies."""
     for table in ("session_tips", "withheld_replies"):
@@ -194,13 +246,16 @@ def _key(row: Sequence[Any]) -> GatewayKey:
 __all__ = [
     "USAGE_GROUPS",
     "GatewayKey",
+    "GatewayRows",
     "UsageRow",
     "add_key",
     "any_key",
     "delete",
+    "export",
     "find_tip",
     "key_digest",
     "keys",
+    "merge",
     "put_tip",
     "resolve_key",
     "revoke_key",

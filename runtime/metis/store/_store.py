@@ -643,6 +643,15 @@ class Store:
     def is_withheld(self, message_id: str) -> bool:
         return self._read(lambda conn: _gateway.withheld(conn, message_id))
 
+    def gateway_rows(self) -> _gateway.GatewayRows:
+        """Every gateway row (keys as digests, tips, withheld replies), for a copy."""
+        return self._read(_gateway.export)
+
+    def put_gateway_rows(self, rows: _gateway.GatewayRows) -> int:
+        """Merge another store's gateway rows (`_gateway.merge`) in one transaction; how many
+        were new."""
+        return self._write(lambda conn: _gateway.merge(conn, rows))
+
     def usage(self, by: str, *, since: int | None = None) -> list[_gateway.UsageRow]:
         """Tokens and cost of stored replies grouped by `by` (user, team or model), created at
         or after `since` (microseconds since the epoch) when given; StoreError for another `by`."""
