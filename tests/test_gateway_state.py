@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,41 @@ def test_an_edited_turn_branches_into_a_fork(gateway: Gateway, upstream: Scripte
         Role.user,
         Role.assistant,
     ]
+
+
+def test_concurrent_continuations_of_one_conversation_branch_apart(
+    gateway: Gateway, upstream: ScriptedUpstream, store_path: str
+) -> None:
+    # Several requests continue the same stored conversation at once, each with its own
+    # next turn, through two gateways (two event loops, two connections: as two workers):
+    # one continues the session, the others branch into forks; none mixes in.
+    for _ in range(5):
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+    client = _openai(gateway)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "What happened?"}]
+    first = client.chat.completions.with_raw_response.create(model=SONNET, messages=history)
+    history.append(first.parse().choices[0].message.model_dump(exclude_none=True))
+
+    other = Gateway(upstream, store_path)
+    clients = [client, _openai(other)]
+
+    def ask(n: int) -> str:
+        turn = {"role": "user", "content": f"variant {n}"}
+        raw = clients[n % 2].chat.completions.with_raw_response.create(
+            model=SONNET, messages=[*history, turn]
+        )
+        return raw.headers[SESSION_HEADER]
+
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            sessions = list(pool.map(ask, range(4)))
+    finally:
+        other.close()
+    assert len(set(sessions)) == 4 and first.headers[SESSION_HEADER] in sessions
+    for n, session in enumerate(sessions):
+        messages = _messages(gateway.store, session)
+        assert [m.role for m in messages] == [Role.user, Role.assistant, Role.user, Role.assistant]
+        assert messages[2].content[0].text == f"variant {n}"  # type: ignore[union-attr]
 
 
 def test_a_model_swap_mid_conversation_anthropic_then_gemini(

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, cast
 
@@ -141,6 +141,19 @@ class Prepared:
     """The client-view key of the whole request, when it was recognized by fingerprint."""
 
 
+def _unless_continued(tip: str, fresh: list[Message]) -> Callable[[list[Message]], list[Message]]:
+    """`Store.append_planned`'s plan: `fresh`, unless the session, read under its write
+    lock, holds turns a provider is sent after `tip` (a concurrent request continued the
+    same conversation first, perhaps in another process); then nothing."""
+
+    def plan(history: list[Message]) -> list[Message]:
+        ids = [m.id for m in history]
+        after = history[ids.index(tip) + 1 :] if tip in ids else history
+        return [] if SessionCore.replayable(after) else fresh
+
+    return plan
+
+
 class Exchanges:
     """The gateway's work, over one async client (one store, one HTTP pool)."""
 
@@ -168,14 +181,14 @@ class Exchanges:
         target = target_model(inbound, body.get("model"))
         wanted = headers.get(SESSION_HEADER)
         previous = body.get("previous_response_id") if inbound == "responses" else None
-        request_key = None
+        request_key, tip = None, None
         if previous is not None:
             session, body, known = self._continuation(previous, body)
         elif wanted:
             session = self.client.resume(wanted)
             known = len(session.messages())
         else:
-            session, known, request_key = self._recognize(inbound, target, body)
+            session, known, request_key, tip = self._recognize(inbound, target, body)
         imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
         fresh = imported.messages[known:]
         retry = request_key is not None and known == len(imported.messages)
@@ -188,7 +201,19 @@ class Exchanges:
         if principal != ANONYMOUS:
             for message in fresh:
                 message.metadata.user_id, message.metadata.team_id = principal
-        self.store.append_many(fresh, tool_ids=session.tool_ids)
+        if tip is None or not fresh:
+            self.store.append_many(fresh, tool_ids=session.tool_ids)
+        elif not self.store.append_planned(
+            session.id, _unless_continued(tip, fresh), tool_ids=session.tool_ids
+        ):
+            # another request continued the same conversation first: this one branches off
+            log.info("gateway: session %s was continued meanwhile: branching at %s", session.id, tip)
+            session = session.fork(tip)
+            imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
+            fresh = imported.messages[known:]
+            for message in fresh:
+                message.metadata.user_id, message.metadata.team_id = principal
+            self.store.append_many(fresh, tool_ids=session.tool_ids)
         stream_options = body.get("stream_options")
         return Prepared(
             inbound=inbound,
@@ -204,10 +229,11 @@ class Exchanges:
             request_key=request_key,
         )
 
-    def _recognize(self, inbound: str, target: str, body: dict[str, Any]) -> tuple[Any, int, str]:
+    def _recognize(self, inbound: str, target: str, body: dict[str, Any]) -> tuple[Any, int, str, str | None]:
         """The stored session a stateless request continues, how many of its imported
         messages that session holds already (a new session and 0 when it continues none),
-        and the key of the whole request as the client sent it.
+        the key of the whole request as the client sent it, and the message the request
+        continues from (None: a new session).
 
         The request's history is fingerprinted as the client sent it (`prefix_keys`) and
         looked up among the tips stored after each reply (`_remember_tip`), keyed the same
@@ -235,7 +261,7 @@ class Exchanges:
         candidates.append(keys[-1])
         found = self.store.find_tip(candidates)
         if found is None:
-            return self.client.session(target, source=f"gateway:{inbound}"), 0, keys[-1]
+            return self.client.session(target, source=f"gateway:{inbound}"), 0, keys[-1], None
         index, session_id, message_id = found
         session = self.client.resume(session_id)
         history = session.messages()
@@ -243,7 +269,8 @@ class Exchanges:
         after = history[ids.index(message_id) + 1 :] if message_id in ids else history
         if SessionCore.replayable(after):
             session = session.fork(message_id)
-        return session, keys.index(candidates[index]) + 1, keys[-1]
+            message_id = session.messages()[-1].id  # the fork's copy of it (forks mint ids)
+        return session, keys.index(candidates[index]) + 1, keys[-1], message_id
 
     def _remember_request(self, prepared: Prepared) -> None:
         """The request got no complete reply (the upstream failed, the client hung up): key
