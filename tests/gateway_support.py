@@ -15,6 +15,7 @@ import asyncio
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import orjson
 import uvicorn
 from metis.client import AsyncClient
 from metis.gateway import create_app
+from metis.store import Store, open_store
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -32,7 +34,10 @@ class ScriptedUpstream:
 
     def __init__(self) -> None:
         self.replies: dict[str, deque[tuple[int, str, bytes]]] = defaultdict(deque)
+        self.dribble: dict[str, float] = {}
+        """Path -> seconds between the SSE events of its streamed replies (sent one by one)."""
         self.received: list[tuple[str, dict[str, Any]]] = []
+        self.headers: list[dict[str, str]] = []
         upstream = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,6 +45,7 @@ class ScriptedUpstream:
                 length = int(self.headers.get("content-length", "0"))
                 body = orjson.loads(self.rfile.read(length)) if length else {}
                 upstream.received.append((self.path, body))
+                upstream.headers.append({k.lower(): v for k, v in self.headers.items()})
                 queue = upstream.replies.get(self.path)
                 if not queue:
                     status, kind, payload = (
@@ -51,9 +57,21 @@ class ScriptedUpstream:
                     status, kind, payload = queue.popleft()
                 self.send_response(status)
                 self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(payload)))
+                pause = upstream.dribble.get(self.path)
+                if pause is None:
+                    self.send_header("content-length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                self.send_header("connection", "close")  # the body ends when the connection does
                 self.end_headers()
-                self.wfile.write(payload)
+                for event in payload.split(b"\n\n"):
+                    try:
+                        self.wfile.write(event + b"\n\n")
+                        self.wfile.flush()
+                    except OSError:
+                        return  # the gateway hung up
+                    time.sleep(pause)
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -76,8 +94,21 @@ class ScriptedUpstream:
 class Gateway:
     """`metis serve` on 127.0.0.1 in a thread, its providers pointed at `upstream`."""
 
-    def __init__(self, upstream: ScriptedUpstream, store: str, *, max_body_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        upstream: ScriptedUpstream,
+        store: str,
+        *,
+        max_body_bytes: int | None = None,
+        wrap_store: Callable[[Store], Any] | None = None,
+        retries: tuple[float, ...] | None = None,
+        upstream_key: str = "upstream-key",
+    ) -> None:
         self.store = store
+        self._wrap = wrap_store
+        self._retries = retries
+        self._key = upstream_key
+        self.app: Any = None
         self._ready = threading.Event()
         self._server: uvicorn.Server | None = None
         self._upstream = upstream
@@ -95,11 +126,10 @@ class Gateway:
 
     async def _serve(self) -> None:
         base = self._upstream.url
+        opened = open_store(self.store)
         client = AsyncClient(
-            self.store,
-            api_keys=dict.fromkeys(
-                ("anthropic", "openai", "responses", "gemini", "openrouter"), "upstream-key"
-            ),
+            opened if self._wrap is None else self._wrap(opened),
+            api_keys=dict.fromkeys(("anthropic", "openai", "responses", "gemini", "openrouter"), self._key),
             base_urls={
                 "anthropic": base,
                 "openai": f"{base}/v1",
@@ -109,8 +139,10 @@ class Gateway:
             },
             max_retries=0,
         )
-        kw = {} if self._max_body is None else {"max_body_bytes": self._max_body}
-        app = create_app(client, **kw)
+        kw: dict[str, Any] = {} if self._max_body is None else {"max_body_bytes": self._max_body}
+        if self._retries is not None:
+            kw["retries"] = self._retries
+        app = self.app = create_app(client, **kw)
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
         serving = asyncio.ensure_future(self._server.serve())
@@ -119,6 +151,7 @@ class Gateway:
         self._ready.set()
         await serving
         await client.aclose()
+        opened.close()
 
     def close(self) -> None:
         if self._server is not None:

@@ -97,6 +97,9 @@ def test_the_layout_is_the_spec_tables_in_postgresql_types(url: str) -> None:
         "tool_id_map",
         "session_settings",
         "exchange_settings",
+        "session_tips",
+        "gateway_keys",
+        "withheld_replies",
     }
     assert types["session_settings", "tools_json"] == types["session_settings", "options_json"] == "jsonb"
     assert types["messages", "content_json"] == types["messages", "metadata_json"] == "jsonb"

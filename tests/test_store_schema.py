@@ -96,7 +96,16 @@ def test_spec_tables_are_exactly_as_written(tmp_path: Path) -> None:
     ]
     ours["messages"] = {**messages, "indexes": spec_messages["indexes"]}
     assert {t: ours[t] for t in spec} == spec
-    assert set(ours) == {*spec, "metis_meta", "tool_id_map", "session_settings", "exchange_settings"}
+    assert set(ours) == {
+        *spec,
+        "metis_meta",
+        "tool_id_map",
+        "session_settings",
+        "exchange_settings",
+        "session_tips",
+        "gateway_keys",
+        "withheld_replies",
+    }
     # Layout 4: a session's tool sets and options, versioned, and the revision of each exchange.
     settings, exchanges = ours["session_settings"], ours["exchange_settings"]
     assert isinstance(settings, dict) and isinstance(exchanges, dict)

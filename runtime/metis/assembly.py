@@ -125,6 +125,9 @@ class RequestContext:
     max_event_chars: int | None = None
     """Bound on one event of the reply's stream (`AdapterOptions.max_event_chars`), which
     the stream decoder gives its framer; None: the framer's default."""
+    user_id: str | None = None
+    team_id: str | None = None
+    """The principal the request was made for (a gateway key's), recorded on the reply."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The fields a Message takes as they are (its id, session and time) are checked
@@ -417,6 +420,8 @@ def _assistant_message(
         else _enum(StopReason, stop_reason, provider, "stop_reason"),
         provider_raw=provider_raw,
         endpoint=context.endpoint,
+        user_id=context.user_id,
+        team_id=context.team_id,
     )
     message = Message(
         id=message_id,

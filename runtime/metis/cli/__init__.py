@@ -4,15 +4,15 @@ Every failure a user can cause (a file that is not JSON, an unknown provider or 
 any MetisError) ends as one red line on stderr and a non-zero exit: 2 for usage errors,
 1 for everything else. Tracebacks are for developers: set `METIS_DEBUG=1` to see them.
 One module per command group: `wire` (convert, validate), `importing`, `sessions`
-(sessions, show, price, replay), `models`, `chat`, `demo`.
+(sessions, show, price, replay), `models`, `chat`, `demo`, `serve`, `gateway` (keys, usage).
 """
 
 from __future__ import annotations
 
-from . import chat, demo, importing, models, ops, serve, sessions, store, wire
+from . import chat, demo, gateway, importing, models, ops, serve, sessions, store, wire
 from ._app import MetisGroup, cli
 
-for _module in (wire, importing, sessions, models, chat, demo, store, ops, serve):
+for _module in (wire, importing, sessions, models, chat, demo, store, ops, serve, gateway):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -5,7 +5,8 @@ from the providers' usual environment variables (never stored or logged), base U
 `METIS_<PROVIDER>_BASE_URL` where set. With `--workers N` uvicorn runs N processes, each
 building the app from the environment (`metis.gateway.serve.app_from_env`); several
 processes want a PostgreSQL store (`--db postgresql://…`), SQLite stays the zero-set-up
-default for one.
+default for one. Who may call it: `metis keys` (with no key ever created, loopback
+clients only); what it does with sessions, `store: false` and store failures: docs/gateway.md.
 """
 
 from __future__ import annotations

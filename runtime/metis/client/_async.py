@@ -241,11 +241,19 @@ class AsyncSession(SessionBase):
         stream: bool = False,
         on_event: EventCallback | None = None,
         reply_id: str | None = None,
+        user_id: str | None = None,
+        team_id: str | None = None,
         **options: Any,
     ) -> Message:
         """As `Session.send`, awaited."""
         prepared = self.core.prepare(
-            content, model=model, tools=tools, stream=stream, options=options, reply_id=reply_id
+            content,
+            model=model,
+            tools=tools,
+            stream=stream,
+            options=options,
+            reply_id=reply_id,
+            principal=(user_id, team_id),
         )
         try:
             with self.core.traced(prepared) as done:

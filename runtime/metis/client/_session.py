@@ -240,8 +240,10 @@ class SessionCore:
         stream: bool,
         options: Mapping[str, Any],
         reply_id: str | None = None,
+        principal: tuple[str | None, str | None] = (None, None),
     ) -> Prepared:
         """Validate, route, build the body and store the user message; nothing is sent yet.
+        `principal` (user id, team id) is recorded on the user message and the reply.
 
         Every refusal (an unknown option, unanswered tool calls, a model that cannot carry
         the history, a body the adapter cannot build) happens before the user message is
@@ -273,6 +275,8 @@ class SessionCore:
         if not tools:
             _warn_toolless(wire_history, self.id)
         user = self.user_message(content) if content is not None else None
+        if user is not None and principal != (None, None):
+            user.metadata.user_id, user.metadata.team_id = principal
         if user is None and (not wire_history or wire_history[-1].role == Role.assistant):
             raise ClientError("nothing to send: give content, or answer the tool calls first")
         pending = [*wire_history, *([user] if user else [])]
@@ -286,6 +290,7 @@ class SessionCore:
         # exchange is recorded with the tools and options it is sent with before it is sent
         # (a new settings revision if they changed).
         prepared.context.message_id = reply_id if reply_id is not None else new_message_id()
+        prepared.context.user_id, prepared.context.team_id = principal
         self.store.record_settings(self.id, tools, prepared.options, reply_id=prepared.context.message_id)
         if user is not None:
             self.store.append(user)

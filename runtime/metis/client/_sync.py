@@ -232,6 +232,8 @@ class Session(SessionBase):
         stream: bool = False,
         on_event: EventCallback | None = None,
         reply_id: str | None = None,
+        user_id: str | None = None,
+        team_id: str | None = None,
         **options: Any,
     ) -> Message:
         """Send `content` (or, with None, continue after tool results) and return the reply.
@@ -239,10 +241,17 @@ class Session(SessionBase):
         `model` overrides the model for this message only (routing mode OVERRIDE);
         `options` are AdapterOptions fields (max_tokens, temperature, tool_choice, ...).
         `reply_id` names the reply message before it exists (a new message id, see
-        `metis.ids.new_message_id`): a gateway streams its reply's id first.
+        `metis.ids.new_message_id`): a gateway streams its reply's id first. `user_id` and
+        `team_id` are recorded on the messages this send stores (a gateway's key's principal).
         """
         prepared = self.core.prepare(
-            content, model=model, tools=tools, stream=stream, options=options, reply_id=reply_id
+            content,
+            model=model,
+            tools=tools,
+            stream=stream,
+            options=options,
+            reply_id=reply_id,
+            principal=(user_id, team_id),
         )
         try:
             with self.core.traced(prepared) as done:

@@ -10,6 +10,12 @@ Untrusted clients: a request body is read up to `max_body_bytes` and refused pas
 (413); it must be a JSON object; every error — ours or the upstream's — answers in the
 inbound API's own error shape with the right status, so the client's SDK raises its own
 typed error. Nothing is half-written: a refused request stores nothing.
+
+Every route first admits the request (`keys.admit`): a live gateway key, or, on a store
+with no keys, a loopback client; else 401 in the inbound format. The key's principal is
+recorded on every message the request stores. A store that fails before anything is sent
+upstream answers 503 (nothing sent, nothing half-written); one that fails recording the
+reply does not lose it (`exchange.Exchanges._record_later`).
 """
 
 from __future__ import annotations
@@ -20,12 +26,26 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from metis_schema.v3 import Message, Role
 
 from .. import adapters
+from ..adapters import AdapterOptions
+from ..adapters._reply import ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
-from ..errors import MessageNotFoundError, MetisError, ProviderError
-from .exchange import SESSION_HEADER, Exchanges, GatewayRequestError
+from ..client._session import SessionCore
+from ..errors import MessageNotFoundError, MetisError, ProviderError, StoreError
+from ..ids import ToolIdMap
+from .exchange import (
+    RECORD_HEADER,
+    RECORD_RETRIES,
+    REPLY_PREFIX,
+    SESSION_HEADER,
+    Exchanges,
+    GatewayRequestError,
+    Principal,
+)
+from .keys import admit
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 """Largest request body read (a long agent history with images fits; a flood does not)."""
@@ -43,6 +63,7 @@ def _error(inbound: str, status: int, kind: str, message: str) -> JSONResponse:
 _KIND_BY_STATUS = {
     400: ("invalid_request_error", "invalid_request_error"),
     401: ("authentication_error", "authentication_error"),
+    503: ("api_error", "server_error"),
     404: ("not_found_error", "not_found_error"),
     413: ("request_too_large", "invalid_request_error"),
     429: ("rate_limit_error", "rate_limit_error"),
@@ -69,12 +90,32 @@ async def _body(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> FastAPI:
-    """The gateway app over `client` (its store and upstream settings)."""
+def create_app(
+    client: AsyncClient,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    retries: tuple[float, ...] = RECORD_RETRIES,
+) -> FastAPI:
+    """The gateway app over `client` (its store and upstream settings); `retries` are the
+    delays of the background retries of a reply the store failed to record."""
     app = FastAPI(title="metis gateway", version="1", docs_url=None, redoc_url=None)
-    exchanges = Exchanges(client)
+    exchanges = Exchanges(client, retries=retries)
+    app.state.exchanges = exchanges
+    store = exchanges.store
+
+    def admitted(inbound: str, request: Request) -> Principal | Response:
+        try:
+            found = admit(store, request.headers, request.client.host if request.client else None)
+        except StoreError as exc:
+            return _error(inbound, 503, _kind(inbound, 503), f"the store is unavailable: {exc}")
+        if found.refused is not None:
+            return _error(inbound, 401, _kind(inbound, 401), found.refused)
+        return (found.user_id, found.team_id)
 
     async def serve(inbound: str, request: Request) -> Response:
+        principal = admitted(inbound, request)
+        if isinstance(principal, Response):
+            return principal
         raw = await _body(request, max_body_bytes)
         if raw is None:
             return _error(inbound, 413, _kind(inbound, 413), f"request body over {max_body_bytes} bytes")
@@ -85,13 +126,15 @@ def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
         if not isinstance(body, dict):
             return _error(inbound, 400, _kind(inbound, 400), "the request body must be a JSON object")
         try:
-            prepared = await exchanges.prepare(inbound, body, request.headers)
+            prepared = await exchanges.prepare(inbound, body, request.headers, principal)
             headers = {SESSION_HEADER: prepared.session.id}
             if prepared.stream:
                 return StreamingResponse(
                     exchanges.stream(prepared), media_type="text/event-stream", headers=headers
                 )
             reply, _ = await exchanges.reply(prepared)
+            if prepared.record is not None:
+                headers[RECORD_HEADER] = prepared.record
         except ProviderError as exc:
             status = exc.status_code if exc.status_code and 400 <= exc.status_code < 600 else 502
             return _error(inbound, status, exc.error_type or _kind(inbound, status), str(exc))
@@ -99,6 +142,8 @@ def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
             return _error(inbound, 404, _kind(inbound, 404), str(exc))
         except GatewayRequestError as exc:
             return _error(inbound, exc.status, _kind(inbound, exc.status), str(exc))
+        except StoreError as exc:  # before anything was sent upstream: nothing half-written
+            return _error(inbound, 503, _kind(inbound, 503), f"the store is unavailable: {exc}")
         except MetisError as exc:
             return _error(inbound, 400, _kind(inbound, 400), str(exc))
         return JSONResponse(reply, headers=headers)
@@ -114,11 +159,24 @@ def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
     app.post("/v1/responses", summary="OpenAI Responses / Open Responses")(route("responses"))
 
     @app.get("/v1/responses/{response_id}", summary="A stored Responses reply")
-    async def get_response(response_id: str) -> Response:
+    async def get_response(response_id: str, request: Request) -> Response:
+        principal = admitted("responses", request)
+        if isinstance(principal, Response):
+            return principal
         return _stored_response(exchanges, response_id)
 
+    @app.get("/v1/responses/{response_id}/input_items", summary="A stored Responses reply's input items")
+    async def get_input_items(response_id: str, request: Request) -> Response:
+        principal = admitted("responses", request)
+        if isinstance(principal, Response):
+            return principal
+        return _input_items(exchanges, response_id, request.query_params)
+
     @app.get("/v1/models", summary="The catalog's models")
-    async def models() -> Mapping[str, Any]:
+    async def models(request: Request) -> Any:
+        principal = admitted("openai", request)
+        if isinstance(principal, Response):
+            return principal
         entries = list(load_catalog())
         return {
             "object": "list",
@@ -128,15 +186,26 @@ def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
     return app
 
 
-def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
-    message_id = response_id.removeprefix("resp_")
+def _stored_reply(exchanges: Exchanges, response_id: str) -> Message | Response:
+    """The stored reply a Responses id names, or the 404 OpenAI answers: no such reply, not
+    a reply, or one created with `store: false` (recorded, but not served back by id)."""
+    missing = _error("responses", 404, "not_found_error", f"no stored response {response_id!r}")
+    if not response_id.startswith(REPLY_PREFIX["responses"]):
+        return missing
+    store = exchanges.store
     try:
-        message = exchanges.client.store.get_message(message_id)
+        message = store.get_message(response_id.removeprefix(REPLY_PREFIX["responses"]))
+        if message.role is not Role.assistant or store.is_withheld(message.id):
+            return missing
     except (MessageNotFoundError, MetisError):
-        return _error("responses", 404, "not_found_error", f"no stored response {response_id!r}")
-    from ..adapters import AdapterOptions
-    from ..adapters._reply import ReplyOptions
+        return missing
+    return message
 
+
+def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
+    message = _stored_reply(exchanges, response_id)
+    if isinstance(message, Response):
+        return message
     session = exchanges.client.resume(message.session_id)
     options = ReplyOptions(
         options=AdapterOptions(
@@ -151,6 +220,51 @@ def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
         producer=message.metadata.provider,
     )
     return JSONResponse(adapters.get("responses").to_wire_reply(message, options))
+
+
+def _input_items(exchanges: Exchanges, response_id: str, query: Mapping[str, str]) -> Response:
+    """The Responses API's input item list of a stored reply: the conversation the reply
+    answered (its session up to the reply, as the Responses format writes it; the system
+    prompt is the response's `instructions`, not an item), paged as OpenAI pages it
+    (`order` desc by default, `after` an item id, `limit` 1..100, default 20). Each item's
+    id is the response's id and the item's position, so pages are stable."""
+    message = _stored_reply(exchanges, response_id)
+    if isinstance(message, Response):
+        return message
+    order = query.get("order", "desc")
+    try:
+        limit = int(query.get("limit", "20"))
+    except ValueError:
+        limit = 0
+    if order not in {"asc", "desc"} or not 1 <= limit <= 100:
+        return _error("responses", 400, "invalid_request_error", "order is asc or desc, limit 1..100")
+    session = exchanges.client.resume(message.session_id)
+    history = session.messages()
+    before = SessionCore.replayable(history[: [m.id for m in history].index(message.id)])
+    options = AdapterOptions(
+        model=load_catalog().for_provider("responses")[0].id,
+        session_id=session.id,
+        tool_ids=ToolIdMap(session.id, list(session.tool_ids)),
+        endpoint=message.metadata.endpoint,
+    )
+    written = adapters.get("responses").to_wire(before, [], options).get("input", [])
+    items = [{**item, "id": f"{response_id}_item_{n}"} for n, item in enumerate(written)]
+    if order == "desc":
+        items.reverse()
+    after = query.get("after")
+    if after is not None:
+        ids = [item["id"] for item in items]
+        items = items[ids.index(after) + 1 :] if after in ids else []
+    page = items[:limit]
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": page,
+            "first_id": page[0]["id"] if page else None,
+            "last_id": page[-1]["id"] if page else None,
+            "has_more": len(items) > limit,
+        }
+    )
 
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]

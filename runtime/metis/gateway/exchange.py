@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, cast
 
 from metis_schema.v3 import Message, Role, StreamEvent
 
@@ -27,9 +28,29 @@ from ..adapters import AdapterOptions
 from ..adapters._reply import ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
+from ..client._errors import ReplyNotSavedError
+from ..client._session import SessionCore
 from ..endpoints import normalize_endpoint
 from ..errors import MetisError, ProviderError, UnknownModelError
-from ..ids import new_message_id
+from ..fingerprint import prefix_keys
+from ..ids import ToolIdMap, new_message_id
+from ..store import DuplicateMessageError, Store
+
+log = logging.getLogger("metis.gateway")
+
+Principal = tuple[str | None, str | None]
+"""(user id, team id) a request is made for: its gateway key's."""
+ANONYMOUS: Principal = (None, None)
+
+_PROBE_SESSION = "sess_gateway_probe"
+"""Session id a request is imported under only to fingerprint it (never stored)."""
+
+RECORD_RETRIES = (0.05, 0.2, 1.0, 5.0)
+"""Delays before each retry of a reply the store failed to record (then it is reported lost)."""
+
+RECORD_HEADER = "x-metis-record"
+"""Reply header set when the store failed to record the reply: `retrying` (the reply is
+retried in the background); absent when it was recorded before the reply was written."""
 
 INBOUND_PROVIDER = {"chat": "openai", "messages": "anthropic", "responses": "responses"}
 """Inbound API -> the adapter that reads its requests and writes its replies."""
@@ -110,36 +131,89 @@ class Prepared:
     stream: bool
     include_usage: bool
     model_name: str
+    principal: Principal = ANONYMOUS
+    withheld: bool = False
+    """`store: false`: recorded, but not served back by id (`GET /v1/responses/{id}`,
+    `previous_response_id`)."""
+    record: str | None = None
+    """Set to `retrying` when the reply could not be recorded at once (`RECORD_HEADER`)."""
+    request_key: str | None = None
+    """The client-view key of the whole request, when it was recognized by fingerprint."""
+
+
+def _unless_continued(tip: str, fresh: list[Message]) -> Callable[[list[Message]], list[Message]]:
+    """`Store.append_planned`'s plan: `fresh`, unless the session, read under its write
+    lock, holds turns a provider is sent after `tip` (a concurrent request continued the
+    same conversation first, perhaps in another process); then nothing."""
+
+    def plan(history: list[Message]) -> list[Message]:
+        ids = [m.id for m in history]
+        after = history[ids.index(tip) + 1 :] if tip in ids else history
+        return [] if SessionCore.replayable(after) else fresh
+
+    return plan
 
 
 class Exchanges:
     """The gateway's work, over one async client (one store, one HTTP pool)."""
 
-    def __init__(self, client: AsyncClient) -> None:
+    def __init__(self, client: AsyncClient, *, retries: tuple[float, ...] = RECORD_RETRIES) -> None:
         self.client = client
+        self.store = cast("Store", client.store)
+        """The client's store: the gateway's own rows (tips, keys) are a metis Store's."""
+        self.retries = retries
+        self.pending: set[asyncio.Task[None]] = set()
+        """Background retries of replies not yet recorded."""
+        self.lost = 0
+        """Replies the store never recorded after every retry (each one logged as an error)."""
 
-    async def prepare(self, inbound: str, body: dict[str, Any], headers: Mapping[str, str]) -> Prepared:
-        """Import the request into a session (the one its header names, else a new one)."""
+    async def prepare(
+        self,
+        inbound: str,
+        body: dict[str, Any],
+        headers: Mapping[str, str],
+        principal: Principal = ANONYMOUS,
+    ) -> Prepared:
+        """Import the request into a session: the one its header names, else the stored
+        conversation it continues (`previous_response_id`, else the longest stored tip its
+        history starts with: `_recognize`), else a new one. Only the new turns are stored."""
         adapter = adapters.get(inbound)
         target = target_model(inbound, body.get("model"))
         wanted = headers.get(SESSION_HEADER)
         previous = body.get("previous_response_id") if inbound == "responses" else None
+        request_key, tip = None, None
         if previous is not None:
             session, body, known = self._continuation(previous, body)
         elif wanted:
             session = self.client.resume(wanted)
             known = len(session.messages())
         else:
-            session, known = self.client.session(target, source=f"gateway:{inbound}"), 0
+            session, known, request_key, tip = self._recognize(inbound, target, body)
         imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
         fresh = imported.messages[known:]
-        if not fresh or fresh[-1].role is Role.assistant:
+        retry = request_key is not None and known == len(imported.messages)
+        if (not fresh and not retry) or (fresh and fresh[-1].role is Role.assistant):
             raise GatewayRequestError(
                 "the request adds nothing to answer: its last message is the model's",
                 path="messages",
                 hint="send the user's turn or the tool results",
             )
-        self.client.store.append_many(fresh, tool_ids=session.tool_ids)
+        if principal != ANONYMOUS:
+            for message in fresh:
+                message.metadata.user_id, message.metadata.team_id = principal
+        if tip is None or not fresh:
+            self.store.append_many(fresh, tool_ids=session.tool_ids)
+        elif not self.store.append_planned(
+            session.id, _unless_continued(tip, fresh), tool_ids=session.tool_ids
+        ):
+            # another request continued the same conversation first: this one branches off
+            log.info("gateway: session %s was continued meanwhile: branching at %s", session.id, tip)
+            session = session.fork(tip)
+            imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
+            fresh = imported.messages[known:]
+            for message in fresh:
+                message.metadata.user_id, message.metadata.team_id = principal
+            self.store.append_many(fresh, tool_ids=session.tool_ids)
         stream_options = body.get("stream_options")
         return Prepared(
             inbound=inbound,
@@ -150,7 +224,68 @@ class Exchanges:
             stream=body.get("stream") is True,
             include_usage=isinstance(stream_options, dict) and stream_options.get("include_usage") is True,
             model_name=str(body.get("model")),
+            principal=principal,
+            withheld=inbound == "responses" and body.get("store") is False,
+            request_key=request_key,
         )
+
+    def _recognize(self, inbound: str, target: str, body: dict[str, Any]) -> tuple[Any, int, str, str | None]:
+        """The stored session a stateless request continues, how many of its imported
+        messages that session holds already (a new session and 0 when it continues none),
+        the key of the whole request as the client sent it, and the message the request
+        continues from (None: a new session).
+
+        The request's history is fingerprinted as the client sent it (`prefix_keys`) and
+        looked up among the tips stored after each reply (`_remember_tip`), keyed the same
+        way, in one indexed query: the prefixes that end at a reply, and the whole request,
+        which is a tip when the same request failed before (`_remember_request`: a retry,
+        which stores nothing again). A tip followed in its session by turns a provider is
+        sent (not just a failed or cancelled reply) is a branch point: the session is forked
+        there, so a regenerated or edited turn never mixes into the other branch.
+        """
+        probe = adapters.get(inbound).from_wire_request(
+            body, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
+        )
+        if not probe.messages or probe.messages[-1].role is Role.assistant:
+            raise GatewayRequestError(  # refused before any session is made
+                "the request adds nothing to answer: its last message is the model's",
+                path="messages",
+                hint="send the user's turn or the tool results",
+            )
+        keys = prefix_keys(probe.messages)
+        candidates = [
+            key
+            for key, message in zip(keys[:-1], probe.messages[:-1], strict=True)
+            if message.role is Role.assistant
+        ]
+        candidates.append(keys[-1])
+        found = self.store.find_tip(candidates)
+        if found is None:
+            return self.client.session(target, source=f"gateway:{inbound}"), 0, keys[-1], None
+        index, session_id, message_id = found
+        session = self.client.resume(session_id)
+        history = session.messages()
+        ids = [m.id for m in history]
+        after = history[ids.index(message_id) + 1 :] if message_id in ids else history
+        if SessionCore.replayable(after):
+            session = session.fork(message_id)
+            message_id = session.messages()[-1].id  # the fork's copy of it (forks mint ids)
+        return session, keys.index(candidates[index]) + 1, keys[-1], message_id
+
+    def _remember_request(self, prepared: Prepared) -> None:
+        """The request got no complete reply (the upstream failed, the client hung up): key
+        the request itself as a tip, so the same request sent again (an SDK's retry) is
+        answered in the same session without storing its turns twice."""
+        if prepared.request_key is None:
+            return
+        history = prepared.session.messages()
+        try:
+            last = next(m for m in reversed(history) if m.role is not Role.assistant)
+            self.store.put_tip(prepared.request_key, prepared.session.id, last.id)
+        except (StopIteration, MetisError) as exc:
+            log.warning(
+                "gateway: session %s: the failed request's tip not kept: %s", prepared.session.id, exc
+            )
 
     def _continuation(self, previous: object, body: dict[str, Any]) -> tuple[Any, dict[str, Any], int]:
         """A Responses request continuing a stored reply (`previous_response_id`), for any
@@ -162,13 +297,19 @@ class Exchanges:
             raise GatewayRequestError(
                 f"unknown previous_response_id {previous!r}", path="previous_response_id"
             )
-        store = self.client.store
+        store = self.store
         try:
             message = store.get_message(previous.removeprefix(REPLY_PREFIX["responses"]))
         except MetisError as exc:
             raise GatewayRequestError(
                 f"no stored response {previous!r}", path="previous_response_id", status=404
             ) from exc
+        if store.is_withheld(message.id):
+            raise GatewayRequestError(
+                f"no stored response {previous!r} (it was created with store: false)",
+                path="previous_response_id",
+                status=404,
+            )
         session = self.client.resume(message.session_id)
         history = session.messages()
         if history[-1].id != message.id:
@@ -215,20 +356,117 @@ class Exchanges:
 
     async def reply(self, prepared: Prepared) -> tuple[dict[str, Any], Message]:
         """Send and answer whole."""
-        message = await prepared.session.send(
-            None, model=prepared.target, tools=prepared.tools, reply_id=new_message_id(), **prepared.options
-        )
+        try:
+            message = await prepared.session.send(
+                None,
+                model=prepared.target,
+                tools=prepared.tools,
+                reply_id=new_message_id(),
+                user_id=prepared.principal[0],
+                team_id=prepared.principal[1],
+                **prepared.options,
+            )
+        except ReplyNotSavedError as exc:
+            message = self._record_later(prepared, exc, finalize=False)
+            return self._write_reply(prepared, message), message
+        except MetisError:
+            self._remember_request(prepared)
+            raise
+        body = self._write_reply(prepared, message)  # first: it names the calls' ids the client sees
+        self._settle(prepared, message)
+        return body, message
+
+    def _write_reply(self, prepared: Prepared, message: Message) -> dict[str, Any]:
         options = self.reply_options(
             prepared, message.id, message.metadata.provider, message.metadata.endpoint
         )
-        body = adapters.get(prepared.inbound).to_wire_reply(message, options)
-        self._keep_ids(prepared)
-        return body, message
+        return adapters.get(prepared.inbound).to_wire_reply(message, options)
+
+    def _settle(self, prepared: Prepared, message: Message) -> None:
+        """What follows a recorded reply: the session's tool ids, `store: false`, and the
+        conversation's tip as the client now holds it. A store failure here is logged, not
+        raised: the reply is recorded and still goes back (a later request that misses the
+        tip starts a new session; one that misses the ids has its answers refused)."""
+        try:
+            self._keep_ids(prepared)
+            if prepared.withheld:
+                self.store.withhold_reply(message.id, prepared.session.id)
+            self._remember_tip(prepared, message)
+        except MetisError as exc:
+            log.warning("gateway: reply %s recorded, but not its session's ids or tip: %s", message.id, exc)
+
+    def _remember_tip(self, prepared: Prepared, message: Message) -> None:
+        """Key the session's conversation, as the client sees it after this reply, by its
+        prefix key (`_recognize` looks requests up by it). The client sees the history as
+        the inbound format carries it (thinking another provider wrote is dropped, Chat
+        content is joined into one string...), so the stored history is written with the
+        inbound adapter and imported back before it is fingerprinted."""
+        session = prepared.session
+        history = SessionCore.replayable(session.messages())
+        if not history or history[-1].id != message.id:
+            return  # another writer appended meanwhile: the next request names its turns
+        options = AdapterOptions(
+            model=_writer_model(prepared.inbound, prepared.target),
+            session_id=session.id,
+            tool_ids=ToolIdMap(session.id, list(session.tool_ids)),  # a copy: writing mints ids
+            endpoint=message.metadata.endpoint,
+        )
+        adapter = adapters.get(prepared.inbound)
+        written = adapter.to_wire(history, [], options)
+        seen = adapter.from_wire_request(
+            written, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
+        ).messages
+        keys = prefix_keys(seen)
+        if keys:
+            self.store.put_tip(keys[-1], session.id, message.id)
 
     def _keep_ids(self, prepared: Prepared) -> None:
         """Store the ids the reply gave its calls, so the client's answers, which name them,
         find their calls in the next request (of this process or another)."""
-        self.client.store.save_tool_ids(prepared.session.id, prepared.session.tool_ids)
+        self.store.save_tool_ids(prepared.session.id, prepared.session.tool_ids)
+
+    def _record_later(self, prepared: Prepared, exc: ReplyNotSavedError, *, finalize: bool) -> Message:
+        """The store failed to record a reply: the reply is answered anyway (marked
+        `RECORD_HEADER: retrying`) and recorded in the background, `retries` times at most;
+        a reply still not recorded then is logged as an error and counted in `lost`."""
+        message = exc.reply
+        prepared.record = "retrying"
+        log.warning(
+            "gateway: reply %s of session %s not recorded (%s); retrying",
+            message.id,
+            prepared.session.id,
+            exc,
+        )
+        task = asyncio.ensure_future(self._retry_record(prepared, message, finalize=finalize))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+        return message
+
+    async def _retry_record(self, prepared: Prepared, message: Message, *, finalize: bool) -> None:
+        store = self.store
+        tool_ids = prepared.session.tool_ids
+        for delay in self.retries:
+            await asyncio.sleep(delay)
+            try:
+                if finalize:
+                    store.finalize(message, tool_ids=tool_ids)
+                else:
+                    store.append(message, tool_ids=tool_ids)
+            except DuplicateMessageError:
+                pass  # the failed write had committed after all
+            except MetisError as exc:
+                log.warning("gateway: reply %s still not recorded: %s", message.id, exc)
+                continue
+            self._settle(prepared, message)
+            log.info("gateway: reply %s recorded on retry", message.id)
+            return
+        self.lost += 1
+        log.error(
+            "gateway: reply %s of session %s LOST from the record after %d retries",
+            message.id,
+            prepared.session.id,
+            len(self.retries),
+        )
 
     async def stream(self, prepared: Prepared) -> AsyncIterator[bytes]:
         """Send streamed and answer with the inbound format's stream, event by event."""
@@ -249,6 +487,8 @@ class Exchanges:
                     stream=True,
                     on_event=queue.put_nowait,
                     reply_id=reply_id,
+                    user_id=prepared.principal[0],
+                    team_id=prepared.principal[1],
                     **prepared.options,
                 )
             finally:
@@ -263,20 +503,36 @@ class Exchanges:
                     yield frame
             try:
                 message = await task
+            except ReplyNotSavedError as exc:
+                message = self._record_later(prepared, exc, finalize=True)
             except ProviderError as exc:
+                self._remember_request(prepared)
                 yield encoder.fail(exc.error_type or "api_error", str(exc))
                 return
             except MetisError as exc:
+                self._remember_request(prepared)
                 yield encoder.fail("api_error", str(exc))
                 return
-            frame = encoder.finish(message)
-            self._keep_ids(prepared)
+                yield encoder.finish(message)
+                return
+            frame = encoder.finish(message)  # first: it names the calls' ids the client sees
+            self._settle(prepared, message)
             yield frame
         finally:
             if not task.done():
                 task.cancel()  # the client went away: the send stores what arrived as cancelled
                 with contextlib.suppress(asyncio.CancelledError, MetisError):
                     await task
+                self._remember_request(prepared)
 
 
-__all__ = ["INBOUND_PROVIDER", "SESSION_HEADER", "Exchanges", "GatewayRequestError", "target_model"]
+__all__ = [
+    "ANONYMOUS",
+    "INBOUND_PROVIDER",
+    "RECORD_HEADER",
+    "SESSION_HEADER",
+    "Exchanges",
+    "GatewayRequestError",
+    "Principal",
+    "target_model",
+]

@@ -10,7 +10,10 @@ the session's tool id map, so its `tool_calls` rows are built as the source's we
 second run finds every message in place and copies nothing. The session's settings
 revisions (its tool sets and request options) and the revision each exchange was sent
 with come along as they are, numbers and times kept (`Store.put_settings`). Each session
-is then verified: the destination's messages hash, one by one, to the source's.
+is then verified: the destination's messages hash, one by one, to the source's. The
+gateway's rows (its keys, as digests, the conversation tips and the withheld replies) come
+last, merged (`Store.put_gateway_rows`): a gateway moved to another store keeps its keys
+and recognizes its conversations.
 
 A session holding a row this metis reads only in part (a block type or metadata field
 of a newer writer, which the reader drops with a WARN, spec §10.3) is not copied: copied,
@@ -47,6 +50,8 @@ class CopyReport:
     messages: int = 0
     """Messages of the sessions copied (all verified in the destination by hash)."""
     messages_copied: int = 0
+    gateway_rows: int = 0
+    """Gateway rows (keys, tips, withheld replies) new in the destination."""
     not_copied: list[NotCopied] = field(default_factory=list)
     """Sessions left out: they hold what this metis reads only in part (see module doc)."""
 
@@ -87,6 +92,7 @@ def copy_store(src: Store, dst: Store, progress: Progress | None = None) -> Copy
         _verify(info.id, messages, dst.load_session(info.id))
         if progress is not None:
             progress(info, len(messages), copied)
+    report.gateway_rows = dst.put_gateway_rows(src.gateway_rows())
     return report
 
 

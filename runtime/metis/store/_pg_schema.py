@@ -9,7 +9,8 @@ session it is commit order, which incremental reads (`load_session(after=...)`) 
 Layout 2 adds the sessions' title, source, parent session and fork point (see
 `_schema.SESSION_LABELS`), nullable, as one ALTER TABLE. Layout 4 adds the sessions' tool
 sets and request options and the revision each exchange was sent with (see
-`_schema.SETTINGS_TABLES`), their documents as `jsonb`.
+`_schema.SETTINGS_TABLES`), their documents as `jsonb`. Layout 5 adds the gateway's
+conversation tips, keys and withheld replies (see `_schema.GATEWAY_TABLES`).
 
 `MIGRATIONS` lists the DDL from each layout version to the next, as for SQLite; `upgrade`
 applies the missing steps and records the new version in one transaction (PostgreSQL DDL
@@ -129,11 +130,38 @@ CREATE INDEX idx_exchange_settings_session ON exchange_settings(session_id, revi
 """Layout 3 → 4: the sessions' tool sets and request options, versioned, and the revision
 each exchange was sent with (as `_schema.SETTINGS_TABLES` for SQLite)."""
 
+GATEWAY_TABLES_V5 = """
+CREATE TABLE session_tips (
+  tip_key TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX idx_session_tips_session ON session_tips(session_id);
+CREATE TABLE gateway_keys (
+  id TEXT PRIMARY KEY,
+  key_hash TEXT NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  name TEXT,
+  user_id TEXT,
+  team_id TEXT,
+  created_at BIGINT NOT NULL,
+  revoked_at BIGINT
+);
+CREATE TABLE withheld_replies (
+  message_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL
+);
+"""
+"""Layout 4 → 5: the gateway's conversation tips, keys and withheld replies (as
+`_schema.GATEWAY_TABLES` for SQLite)."""
+
 MIGRATIONS: tuple[LayoutStep, ...] = (
     LayoutStep(0, TABLES_V1, "create the layout-1 tables"),
     LayoutStep(1, SESSION_LABELS_V2, "add the sessions' title, source, parent session and fork point"),
     LayoutStep(2, MESSAGE_ORDER_V3, "index the messages of a session in append order"),
     LayoutStep(3, SETTINGS_TABLES_V4, "add the sessions' tool sets and request options, versioned"),
+    LayoutStep(4, GATEWAY_TABLES_V5, "add the gateway's conversation tips, keys and withheld replies"),
 )
 """One step per layout bump, in order (version 0: an empty database). Old steps never change."""
 
@@ -193,6 +221,7 @@ def upgrade(
 
 
 __all__ = [
+    "GATEWAY_TABLES_V5",
     "MESSAGE_ORDER_V3",
     "MIGRATIONS",
     "SESSION_LABELS_V2",

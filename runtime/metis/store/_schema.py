@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DB_SCHEMA_VERSION = 4
+DB_SCHEMA_VERSION = 5
 """Layout version this code writes and reads."""
 
 SPEC_TABLES = """
@@ -154,6 +154,34 @@ CREATE INDEX IF NOT EXISTS idx_exchange_settings_session ON exchange_settings(se
 the version each exchange carried (see the module doc)."""
 
 
+GATEWAY_TABLES = """
+CREATE TABLE IF NOT EXISTS session_tips (
+  tip_key TEXT PRIMARY KEY,             -- prefix key of the conversation as its client saw it
+  session_id TEXT NOT NULL,
+  message_id TEXT NOT NULL,             -- the message the conversation ends at
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_session_tips_session ON session_tips(session_id);
+
+CREATE TABLE IF NOT EXISTS gateway_keys (
+  id TEXT PRIMARY KEY,                  -- key_<ulid>, shown by `metis keys list`
+  key_hash TEXT NOT NULL UNIQUE,        -- sha256 hex of the key (the key is never stored)
+  prefix TEXT NOT NULL,                 -- the key's first characters, to recognize it
+  name TEXT,
+  user_id TEXT,
+  team_id TEXT,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS withheld_replies (
+  message_id TEXT PRIMARY KEY,          -- a reply sent with `store: false`
+  session_id TEXT NOT NULL
+);
+"""
+"""Layout 4 → 5: the gateway's conversation tips, keys and withheld replies (see the module doc)."""
+
+
 @dataclass(frozen=True)
 class LayoutStep:
     """DDL taking a file from layout `from_version` to `from_version + 1`."""
@@ -172,10 +200,13 @@ MIGRATIONS: tuple[LayoutStep, ...] = (
     ),
     LayoutStep(2, MESSAGE_ORDER, "index the messages of a session in append order"),
     LayoutStep(3, SETTINGS_TABLES, "add the sessions' tool sets and request options, versioned"),
+    LayoutStep(4, GATEWAY_TABLES, "add the gateway's conversation tips, keys and withheld replies"),
 )
 """One step per layout bump, in order. A new layout appends a step; old steps never change."""
 
-CREATE_CURRENT = SPEC_TABLES + STORE_TABLES + SESSION_LABELS + MESSAGE_ORDER + SETTINGS_TABLES
+CREATE_CURRENT = (
+    SPEC_TABLES + STORE_TABLES + SESSION_LABELS + MESSAGE_ORDER + SETTINGS_TABLES + GATEWAY_TABLES
+)
 """DDL of a fresh file at DB_SCHEMA_VERSION."""
 
 META_VERSION_KEY = "db_schema_version"
@@ -184,6 +215,7 @@ META_VERSION_KEY = "db_schema_version"
 __all__ = [
     "CREATE_CURRENT",
     "DB_SCHEMA_VERSION",
+    "GATEWAY_TABLES",
     "MESSAGE_ORDER",
     "META_VERSION_KEY",
     "MIGRATIONS",

@@ -70,6 +70,8 @@ class Dialect:
     """True when the row's metadata has a `usage` object."""
     usage_text: str
     """`{}`, a key of `metadata.usage`, -> its value as text."""
+    meta_text: str
+    """`{}`, a top-level key of `metadata` (`user_id`, `model`), -> its value as text."""
     placeholder: str = "?"
     _texts: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -134,6 +136,7 @@ SQLITE = Dialect(
     decimal_sum="metis_decimal_sum({})",
     has_usage="json_type(metadata_json, '$.usage') = 'object'",
     usage_text="json_extract(metadata_json, '$.usage.{}')",
+    meta_text="json_extract(metadata_json, '$.{}')",
 )
 POSTGRESQL = Dialect(
     name="postgresql",
@@ -154,6 +157,7 @@ POSTGRESQL = Dialect(
     decimal_sum="SUM({})",
     has_usage="jsonb_typeof(metadata_json -> 'usage') = 'object'",
     usage_text="(metadata_json #>> '{{usage,{0}}}')",
+    meta_text="(metadata_json ->> '{}')",
     placeholder="%s",  # psycopg's parameter style
 )
 

@@ -57,7 +57,7 @@ from ..errors import (
     StoreError,
 )
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
-from . import _settings, _sql
+from . import _gateway, _settings, _sql
 from ._checks import BatchChecks, Stored, stored_provider_ids
 from ._codec import Reader, Row, current, decode, decode_all, decode_each, encode, from_micros
 from ._conn import RetryPolicy
@@ -270,6 +270,7 @@ class Store:
             for table in ("tool_calls", "tool_id_map", "messages"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             _settings.delete(conn, session_id)
+            _gateway.delete(conn, session_id)
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
         self._write(delete)
@@ -602,6 +603,61 @@ class Store:
             return written + sum(_settings.link(conn, e) for e in exchanges)
 
         return self._write(run) if sessions else 0
+
+    # --- the gateway's rows (`_gateway`): conversation tips, keys, withheld replies, usage ------
+
+    def put_tip(self, key: str, session_id: str, message_id: str) -> None:
+        """Record that the conversation `key` (a client-view prefix key) ends at `message_id`
+        of `session_id` (replacing the session it named before)."""
+        self._write(lambda conn: _gateway.put_tip(conn, key, session_id, message_id, _now_us()))
+
+    def find_tip(self, keys: Sequence[str]) -> tuple[int, str, str] | None:
+        """(index, session id, message id) of the last of `keys` that is a stored tip, in one
+        indexed query; None when none is."""
+        return self._read(lambda conn: _gateway.find_tip(conn, keys)) if keys else None
+
+    def add_gateway_key(self, key: _gateway.GatewayKey, digest: str) -> None:
+        """Store a gateway key's row under its digest (`_gateway.key_digest`; never the key)."""
+        self._write(lambda conn: _gateway.add_key(conn, key, digest))
+
+    def gateway_keys(self) -> list[_gateway.GatewayKey]:
+        """Every gateway key's row, revoked ones included, oldest first."""
+        return self._read(_gateway.keys)
+
+    def has_gateway_keys(self) -> bool:
+        """Whether a gateway key was ever created (revoked ones count)."""
+        return self._read(_gateway.any_key)
+
+    def resolve_gateway_key(self, key: str) -> _gateway.GatewayKey | None:
+        """The live gateway key `key` is, else None."""
+        return self._read(lambda conn: _gateway.resolve_key(conn, key))
+
+    def revoke_gateway_key(self, key_id: str) -> bool:
+        """Revoke a key by id; False when there is no live key of that id."""
+        return self._write(lambda conn: _gateway.revoke_key(conn, key_id, _now_us()))
+
+    def withhold_reply(self, message_id: str, session_id: str) -> None:
+        """Mark a reply as not to be served back by id (a `store: false` request's)."""
+        self._write(lambda conn: _gateway.withhold(conn, message_id, session_id))
+
+    def is_withheld(self, message_id: str) -> bool:
+        return self._read(lambda conn: _gateway.withheld(conn, message_id))
+
+    def gateway_rows(self) -> _gateway.GatewayRows:
+        """Every gateway row (keys as digests, tips, withheld replies), for a copy."""
+        return self._read(_gateway.export)
+
+    def put_gateway_rows(self, rows: _gateway.GatewayRows) -> int:
+        """Merge another store's gateway rows (`_gateway.merge`) in one transaction; how many
+        were new."""
+        return self._write(lambda conn: _gateway.merge(conn, rows))
+
+    def usage(self, by: str, *, since: int | None = None) -> list[_gateway.UsageRow]:
+        """Tokens and cost of stored replies grouped by `by` (user, team or model), created at
+        or after `since` (microseconds since the epoch) when given; StoreError for another `by`."""
+        if by not in _gateway.USAGE_GROUPS:
+            raise StoreError(f"usage groups by {sorted(_gateway.USAGE_GROUPS)}, not {by!r}")
+        return self._read(lambda conn: _gateway.usage(conn, by, since))
 
     # --- tool calls ----------------------------------------------------------------------------
 
