@@ -15,6 +15,7 @@ import asyncio
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ class ScriptedUpstream:
     def __init__(self) -> None:
         self.replies: dict[str, deque[tuple[int, str, bytes]]] = defaultdict(deque)
         self.received: list[tuple[str, dict[str, Any]]] = []
+        self.fallback: Callable[[str, dict[str, Any]], str | None] | None = None
+        """Names the golden that answers a request nothing is queued for (path, body)."""
         upstream = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -41,7 +44,10 @@ class ScriptedUpstream:
                 body = orjson.loads(self.rfile.read(length)) if length else {}
                 upstream.received.append((self.path, body))
                 queue = upstream.replies.get(self.path)
-                if not queue:
+                fallback = upstream.fallback(self.path, body) if upstream.fallback and not queue else None
+                if fallback:
+                    status, kind, payload = upstream.golden(fallback)
+                elif not queue:
                     status, kind, payload = (
                         500,
                         "application/json",
@@ -64,9 +70,14 @@ class ScriptedUpstream:
 
     def reply(self, path: str, golden: str, status: int = 200) -> None:
         """Queue a golden file (`provider/name`) as the next answer to `path`."""
+        self.replies[path].append(self.golden(golden, status))
+
+    @staticmethod
+    def golden(golden: str, status: int = 200) -> tuple[int, str, bytes]:
+        """A golden file (`provider/name`) as an answer: status, content type, body."""
         payload = (GOLDEN / golden).read_bytes()
         kind = "text/event-stream" if golden.endswith(".sse") else "application/json"
-        self.replies[path].append((status, kind, payload))
+        return status, kind, payload
 
     def close(self) -> None:
         self.server.shutdown()
@@ -98,7 +109,7 @@ class Gateway:
         client = AsyncClient(
             self.store,
             api_keys=dict.fromkeys(
-                ("anthropic", "openai", "responses", "gemini", "openrouter"), "upstream-key"
+                ("anthropic", "openai", "responses", "gemini", "openrouter", "mistral"), "upstream-key"
             ),
             base_urls={
                 "anthropic": base,
@@ -106,6 +117,8 @@ class Gateway:
                 "responses": f"{base}/v1",
                 "gemini": base,
                 "openrouter": f"{base}/api/v1",
+                "mistral": f"{base}/mistral/v1",
+                "ollama": f"{base}/ollama",
             },
             max_retries=0,
         )

@@ -20,11 +20,13 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import adapters
 from ..catalog import load_catalog
 from ..client import AsyncClient
 from ..errors import MessageNotFoundError, MetisError, ProviderError
+from . import openapi
 from .exchange import SESSION_HEADER, Exchanges, GatewayRequestError
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -44,6 +46,7 @@ _KIND_BY_STATUS = {
     400: ("invalid_request_error", "invalid_request_error"),
     401: ("authentication_error", "authentication_error"),
     404: ("not_found_error", "not_found_error"),
+    405: ("invalid_request_error", "invalid_request_error"),
     413: ("request_too_large", "invalid_request_error"),
     429: ("rate_limit_error", "rate_limit_error"),
     500: ("api_error", "server_error"),
@@ -73,6 +76,15 @@ def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
     """The gateway app over `client` (its store and upstream settings)."""
     app = FastAPI(title="metis gateway", version="1", docs_url=None, redoc_url=None)
     exchanges = Exchanges(client)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def refused(request: Request, exc: StarletteHTTPException) -> Response:
+        """What the framework refuses itself (no such route, a method a route does not take)
+        answers in the shape of the API the path belongs to, like every other error."""
+        inbound = "anthropic" if request.url.path.startswith("/v1/messages") else "openai"
+        refusal = _error(inbound, exc.status_code, _kind(inbound, exc.status_code), str(exc.detail))
+        refusal.headers.update(exc.headers or {})
+        return refusal
 
     async def serve(inbound: str, request: Request) -> Response:
         raw = await _body(request, max_body_bytes)
@@ -109,15 +121,25 @@ def create_app(client: AsyncClient, *, max_body_bytes: int = DEFAULT_MAX_BODY_BY
 
         return handler
 
-    app.post("/v1/chat/completions", summary="OpenAI Chat Completions")(route("openai"))
-    app.post("/v1/messages", summary="Anthropic Messages")(route("anthropic"))
-    app.post("/v1/responses", summary="OpenAI Responses / Open Responses")(route("responses"))
+    # the handlers read their bodies raw (bounded); the document declares them (`openapi`)
+    app.openapi = openapi.with_components(app.openapi)  # type: ignore[method-assign]
+    app.post("/v1/chat/completions", summary="OpenAI Chat Completions", **openapi.create_route("Chat"))(
+        route("openai")
+    )
+    app.post("/v1/messages", summary="Anthropic Messages", **openapi.create_route("Messages"))(
+        route("anthropic")
+    )
+    app.post(
+        "/v1/responses", summary="OpenAI Responses / Open Responses", **openapi.create_route("Responses")
+    )(route("responses"))
 
-    @app.get("/v1/responses/{response_id}", summary="A stored Responses reply")
+    @app.get(
+        "/v1/responses/{response_id}", summary="A stored Responses reply", **openapi.stored_response_route()
+    )
     async def get_response(response_id: str) -> Response:
         return _stored_response(exchanges, response_id)
 
-    @app.get("/v1/models", summary="The catalog's models")
+    @app.get("/v1/models", summary="The catalog's models", **openapi.models_route())
     async def models() -> Mapping[str, Any]:
         entries = list(load_catalog())
         return {
