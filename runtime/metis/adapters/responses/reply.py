@@ -93,26 +93,56 @@ def output(message: Message, reply: ReplyOptions) -> list[dict[str, Any]]:
     return [output_item(item, reply, position) for position, item in enumerate(items)]
 
 
-def write_reply(message: Message, reply: ReplyOptions, *, status: str | None = None) -> WireBody:
-    """A whole `POST /v1/responses` reply body for `message`."""
-    reason = message.metadata.stop_reason
-    incomplete = _INCOMPLETE.get(reason) if reason is not None else None
+def resource(reply: ReplyOptions, status: str) -> dict[str, Any]:
+    """The response object around `output`: every field Open Responses' `ResponseResource`
+    requires. The sampling settings are the API's documented defaults — the writer is not
+    given the request, so it does not echo it (`tools` is empty, `instructions` null)."""
     return {
         "id": reply.reply_id,
         "object": "response",
         "created_at": reply.created,
-        "status": status or ("incomplete" if incomplete else "completed"),
+        "completed_at": None,
+        "status": status,
+        "incomplete_details": None,
         "model": reply.model_name,
-        "output": output(message, reply),
-        "error": None,
-        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "previous_response_id": None,
         "instructions": None,
-        "metadata": {},
-        "parallel_tool_calls": True,
-        "temperature": None,
-        "top_p": None,
-        "tool_choice": "auto",
+        "output": [],
+        "error": None,
         "tools": [],
+        "tool_choice": "auto",
+        "truncation": "disabled",
+        "parallel_tool_calls": True,
+        "text": {"format": {"type": "text"}},
+        "top_p": 1.0,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
+        "top_logprobs": 0,
+        "temperature": 1.0,
+        "reasoning": None,
+        "usage": None,
+        "max_output_tokens": None,
+        "max_tool_calls": None,
+        "store": True,
+        "background": False,
+        "service_tier": "default",
+        "metadata": {},
+        "safety_identifier": None,
+        "prompt_cache_key": None,
+    }
+
+
+def write_reply(message: Message, reply: ReplyOptions, *, status: str | None = None) -> WireBody:
+    """A whole `POST /v1/responses` reply body for `message` (completed when the message
+    was: its `created_at`, the time the reply was stored)."""
+    reason = message.metadata.stop_reason
+    incomplete = _INCOMPLETE.get(reason) if reason is not None else None
+    state = status or ("incomplete" if incomplete else "completed")
+    return {
+        **resource(reply, state),
+        "completed_at": int(message.created_at.timestamp()) if state == "completed" else None,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "output": output(message, reply),
         "usage": usage(message.metadata.usage),
     }
 
@@ -136,23 +166,7 @@ class ResponsesReplyEncoder(ReplyEncoder):
         return sse(data, kind)
 
     def _shell(self, status: str) -> dict[str, Any]:
-        return {
-            "id": self._reply.reply_id,
-            "object": "response",
-            "created_at": self._reply.created,
-            "status": status,
-            "model": self._reply.model_name,
-            "output": [],
-            "error": None,
-            "incomplete_details": None,
-            "instructions": None,
-            "metadata": {},
-            "parallel_tool_calls": True,
-            "temperature": None,
-            "top_p": None,
-            "tool_choice": "auto",
-            "tools": [],
-        }
+        return resource(self._reply, status)
 
     def start(self) -> bytes:
         return self._event("response.created", response=self._shell("in_progress")) + self._event(
