@@ -36,6 +36,8 @@ class Paths:
     schema: Path = REPO / "schema"
     out: Path = REPO / "generated"
     migrations: Path = REPO / "runtime" / "metis" / "migrations"
+    typescript: Path | None = ts.OUT
+    """The TypeScript package's generated/ folder; None leaves TypeScript out (`--python-only`)."""
 
 
 def _env() -> Environment:
@@ -131,10 +133,13 @@ def _public_names(models_source: str) -> list[str]:
 
 
 def render(paths: Paths) -> dict[Path, str]:
-    """Every file codegen owns under `paths.out`, as relative path -> text."""
+    """Every file codegen owns, as a path starting with its root's label (`_roots`) -> text.
+
+    The Python header digests only the Python files, so `--python-only` renders them alike."""
     env = _env()
     found = versions(paths.schema)
     files: dict[Path, str] = {}
+    typescript: dict[Path, str] = {}
     current = current_version(paths.schema, found)
     for v in found:
         document = bundler.bundle(paths.schema / f"v{v}")
@@ -142,27 +147,54 @@ def render(paths: Paths) -> dict[Path, str]:
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         header = _header(f"schema/v{v}/*.json", digest)
         models = _models(text, header)
-        base = Path(PACKAGE) / f"v{v}"
+        base = PY_LABEL / PACKAGE / f"v{v}"
         files[base / "schema" / bundler.BUNDLE_NAME] = text
         files[base / "models.py"] = models
         files[base / "__init__.py"] = env.get_template("version_init.py.j2").render(
             header=header, version=v, names=_public_names(models)
         )
-        files[ts.OUT / f"v{v}.d.ts"] = ts.declarations(text, ts.banner(f"schema/v{v}/*.json", digest))
+        if paths.typescript is not None:
+            ts_header = ts.banner(f"schema/v{v}/*.json", digest)
+            typescript[ts.LABEL / f"v{v}.d.ts"] = ts.declarations(v, text, ts_header)
+            typescript[ts.LABEL / f"v{v}.js"] = ts.module(v, text, ts_header)
     migrations = [(a, a + 1, f"v{a}_to_v{a + 1}") for a in found[:-1]]
-    index_header = _header(", ".join(f"schema/v{v}" for v in found), _digest_of(files))
-    files[Path(PACKAGE) / "__init__.py"] = env.get_template("package_init.py.j2").render(
+    index_header = _header(
+        ", ".join(f"schema/v{v}" for v in found),
+        _digest_of({k.relative_to(PY_LABEL): t for k, t in files.items()}),
+    )
+    files[PY_LABEL / PACKAGE / "__init__.py"] = env.get_template("package_init.py.j2").render(
         header=index_header,
         versions=found,
         current=current,
         migrations=migrations,
         bundle_name=bundler.BUNDLE_NAME,
     )
-    files[Path(PACKAGE) / "py.typed"] = ""
-    ts_digest = _digest_of({p: t for p, t in files.items() if p.parts[0] == ts.OUT.name})
-    files[ts.OUT / "index.d.ts"] = ts.index(found, current, ts.banner("schema/v*", ts_digest))
-    files[ts.OUT / "package.json"] = ts.package_json(found, current)
-    return files
+    files[PY_LABEL / PACKAGE / "py.typed"] = ""
+    if paths.typescript is not None:
+        ts_header = ts.banner("schema/v*", _digest_of(typescript))
+        typescript[ts.LABEL / "index.js"] = ts.index_js(found, current, ts_header)
+        typescript[ts.LABEL / "index.d.ts"] = ts.index_dts(found, current, ts_header)
+    return files | typescript
+
+
+PY_LABEL = Path("generated")
+"""How diffs and reports name the Python output root (`Paths.out`)."""
+
+
+def _roots(paths: Paths) -> list[tuple[Path, Path]]:
+    """(label, directory) of every folder codegen owns: what `render`'s keys start with."""
+    roots = [(PY_LABEL / PACKAGE, paths.out / PACKAGE)]
+    if paths.typescript is not None:
+        roots.append((ts.LABEL, paths.typescript))
+    return roots
+
+
+def _target(paths: Paths, key: Path) -> Path:
+    """The file on disk a `render` key names."""
+    for label, directory in _roots(paths):
+        if key.is_relative_to(label):
+            return directory / key.relative_to(label)
+    raise CodegenError(f"{key} is under no folder codegen owns")
 
 
 def _digest_of(files: dict[Path, str]) -> str:
@@ -173,13 +205,14 @@ def _digest_of(files: dict[Path, str]) -> str:
     return h.hexdigest()[:16]
 
 
-def owned(out: Path) -> set[Path]:
-    """Files currently under out/metis_schema and out/typescript (what codegen owns), relative to out."""
+def owned(paths: Paths) -> set[Path]:
+    """Files now in the folders codegen owns (generated/metis_schema, typescript/generated), as
+    `render` keys."""
     found: set[Path] = set()
-    for root in (out / PACKAGE, out / ts.OUT):
+    for label, root in _roots(paths):
         if root.exists():
             found |= {
-                p.relative_to(out)
+                label / p.relative_to(root)
                 for p in root.rglob("*")
                 if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
             }
@@ -190,11 +223,11 @@ def write(paths: Paths) -> list[str]:
     """Regenerate; return a line per file written, removed or stub created."""
     files = render(paths)
     report = []
-    for rel in sorted(owned(paths.out) - files.keys()):
-        (paths.out / rel).unlink()
+    for rel in sorted(owned(paths) - files.keys()):
+        _target(paths, rel).unlink()
         report.append(f"removed {rel}")
     for rel, text in sorted(files.items()):
-        target = paths.out / rel
+        target = _target(paths, rel)
         if target.exists() and target.read_text(encoding="utf-8") == text:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -223,8 +256,8 @@ def check(paths: Paths) -> list[str]:
     """Unified diffs of every difference between generated/ and a fresh render."""
     files = render(paths)
     problems = []
-    for rel in sorted(owned(paths.out) | files.keys()):
-        target = paths.out / rel
+    for rel in sorted(owned(paths) | files.keys()):
+        target = _target(paths, rel)
         want = files.get(rel)
         have = target.read_text(encoding="utf-8") if target.exists() else None
         if want == have:
@@ -238,8 +271,8 @@ def check(paths: Paths) -> list[str]:
         diff = difflib.unified_diff(
             have.splitlines(keepends=True),
             want.splitlines(keepends=True),
-            fromfile=f"generated/{rel} (on disk)",
-            tofile=f"generated/{rel} (from schema)",
+            fromfile=f"{rel} (on disk)",
+            tofile=f"{rel} (from schema)",
         )
         problems.append("".join(diff))
     for a in versions(paths.schema)[:-1]:

@@ -602,6 +602,42 @@ def test_chat_one_shot_streams_and_persists(runner: CliRunner, db: Path, tmp_pat
     assert messages[1].metadata.status == MessageStatus.complete and messages[1].metadata.usage is not None
 
 
+def test_chat_prints_a_model_s_control_characters_inert(runner: CliRunner, db: Path, tmp_path: Path) -> None:
+    # The model's words are untrusted: a clear-screen or a clipboard write (OSC 52) in a
+    # reply is shown as visible escapes, never sent to the terminal.
+    replay = tmp_path / "replay.json"
+    hostile = "Hi\x1b[2J there\x1b]52;c;ZXZpbA==\x07 \u202eevil"
+    replay.write_text(json.dumps([anthropic_text_stream(hostile)]))
+    result = run(runner, "--db", db, "chat", "sonnet", "Say hello", env={"METIS_REPLAY_FILE": str(replay)})
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\u202e" not in result.stdout
+    assert "Hi\\x1b[2J there" in result.stdout and "\\u202eevil" in result.stdout
+
+
+def test_chat_with_a_prompt_answers_once_and_exits_in_a_terminal_too(
+    runner: CliRunner, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import types
+
+    from metis.cli import chat as chat_module
+
+    prompted: list[str] = []
+
+    def fake_input(prompt: str = "") -> str:
+        prompted.append(prompt)
+        return "/quit"
+
+    terminal = types.SimpleNamespace(stdin=types.SimpleNamespace(isatty=lambda: True))
+    monkeypatch.setattr(chat_module, "sys", terminal)
+    monkeypatch.setattr("builtins.input", fake_input)
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps([anthropic_text_stream("Hello there, human.")]))
+    result = run(runner, "--db", db, "chat", "sonnet", "Say hello", env={"METIS_REPLAY_FILE": str(replay)})
+    assert result.exit_code == 0, result.output
+    assert "Hello there, human." in result.stdout
+    assert prompted == [], "a one-shot question must not wait for more input"
+
+
 def test_chat_swaps_mid_session_and_prints_refusals(
     runner: CliRunner, db: Path, tmp_path: Path, files: dict[str, Path]
 ) -> None:

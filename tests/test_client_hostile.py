@@ -485,6 +485,24 @@ def test_repair_settles_the_partial_checkpoint_a_failing_store_left(
         assert repair_session(store, session_id) == []
 
 
+def _until_reachable(store: Any, seconds: float = 60.0) -> None:
+    """Wait until a restarted server answers the store: this test gives the store a 1 s
+    retry budget (so the stop fails fast), which a loaded machine's restart can outlast."""
+    import time
+
+    from metis.errors import StoreError
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            store.list_sessions()
+            return
+        except StoreError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def test_postgresql_stopped_mid_stream(tmp_path: Path, hostile: HostileServer) -> None:
     """A PostgreSQL server of its own, stopped after the first checkpoints and started again."""
     from metis.store import RetryPolicy as StoreRetry
@@ -501,6 +519,7 @@ def test_postgresql_stopped_mid_stream(tmp_path: Path, hostile: HostileServer) -
             session_id, error = stream_into_a_failing_store("sync", store, hostile, server.stop)
             assert_not_saved(error)
             server.start()
+            _until_reachable(store)  # the pool reconnects within its (short, for this test) budget
             (row,) = assistant_rows(store, session_id)
             assert row.metadata.status == MessageStatus.partial
             hostile.add(respond_json(200, ok_body(OPENAI)))

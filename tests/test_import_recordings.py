@@ -352,3 +352,47 @@ def test_a_stream_in_any_framing_is_assembled_by_the_adapter(
     assert last.metadata.status == MessageStatus.complete
     assert [b.text for b in last.content] == ["Once upon a time."]  # type: ignore[union-attr]
     assert last.metadata.usage is not None and last.metadata.usage.output_tokens == 4
+
+
+def test_a_reply_is_stored_and_priced_at_its_recorded_time(
+    runner: CliRunner, db: Path, tmp_path: Path
+) -> None:
+    # A recording of June 2025 costs what it cost then: the reply's own `created` (OpenAI),
+    # else the recording's time (HAR startedDateTime), dates the exchange and its price.
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from metis.pricing import price_as_of
+
+    openai = {
+        "url": "https://api.openai.com/v1/chat/completions",
+        "request": {"model": "o3", "messages": [{"role": "user", "content": "Hi"}]},
+        "response": {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1748779200,  # 2025-06-01T12:00:00Z, before o3's price cut of 2025-06-10
+            "model": "o3-2025-04-16",
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "Hello"}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 1000, "total_tokens": 2000},
+        },
+    }
+    (tmp_path / "openai.json").write_text(json.dumps(openai))
+    har = json.loads((RECORDINGS / "har" / "anthropic.har").read_text())
+    har["log"]["entries"] = har["log"]["entries"][:1]
+    har["log"]["entries"][0]["startedDateTime"] = "2025-03-04T05:06:07.000+01:00"
+    (tmp_path / "anthropic.har").write_text(json.dumps(har))
+    result = run(runner, db, tmp_path / "openai.json", tmp_path / "anthropic.har")
+    assert result.exit_code == 0, result.output
+    with Store.open(db) as store:
+        stored = {i.source: store.load_session(i.id) for i in store.list_sessions()}
+    (chat,) = [m for s, m in stored.items() if s and "openai.json" in s]
+    (claude,) = [m for s, m in stored.items() if s and "anthropic.har" in s]
+    june = datetime(2025, 6, 1, 12, tzinfo=UTC)
+    assert [m.created_at for m in chat] == [june, june]
+    assert [m.created_at for m in claude] == [datetime(2025, 3, 4, 4, 6, 7, tzinfo=UTC)] * 2
+    usage = chat[-1].metadata.usage
+    assert usage is not None
+    then = price_as_of(usage, pricing_key="openai:o3", day=june.date(), model="openai:o3")
+    assert then is not None and usage.cost_usd == then.cost_usd == Decimal("0.05")  # $10/$40 per M

@@ -20,7 +20,7 @@ from metis.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-TOOLING = ("pip install", "nox -s", "python -m codegen")
+TOOLING = ("pip install", "nox -s", "python -m codegen", "python -m pytest", "npm ")
 """Commands of the untested blocks: installing, and the project's own CI tooling."""
 KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY")
 

@@ -255,7 +255,7 @@ def test_convert_maps_canonical_options_and_keeps_provider_only_ones_to_their_pr
     assert logged == sorted(own), "one §7.3 record per dropped option"
     assert "nothing dropped" not in stderr
     for path in own:
-        assert f"dropped option from request [{target}]: {path} is a {source}-only option" in stderr
+        assert f"not sent to {target}: {path} ({source}'s own option) goes to {source} only" in stderr
 
 
 def test_foreign_provider_options_are_one_warn_each_with_the_lossy_fields(
@@ -270,8 +270,8 @@ def test_foreign_provider_options_are_one_warn_each_with_the_lossy_fields(
     body = adapters.get("anthropic").to_wire(imported.messages, imported.tools, options)
     records = [r for r in caplog.records if getattr(r, "block_type", None) == "option"]
     assert sorted(r.reason for r in records) == [  # type: ignore[attr-defined]
-        "generationConfig.topK is a gemini-only option; replayed to gemini only",
-        "safetySettings is a gemini-only option; replayed to gemini only",
+        "generationConfig.topK (gemini's own option) goes to gemini only",
+        "safetySettings (gemini's own option) goes to gemini only",
     ]
     for record in records:
         assert (record.session_id, record.message_id, record.adapter) == ("s", None, "anthropic")  # type: ignore[attr-defined]

@@ -305,3 +305,53 @@ def test_require_valid_input_raises_at_dispatch() -> None:
     with pytest.raises(ToolInputError) as caught:
         registry.require_valid_input("read_file", {"path": 1}, tool_use_id="tu_01HZ0000000000000000000001")
     assert "read_file" in str(caught.value) and "tu_01HZ0000000000000000000001" in str(caught.value)
+
+
+def test_the_public_constructor_raises_a_typed_explained_error() -> None:
+    import metis
+
+    with pytest.raises(metis.ToolDefinitionError) as caught:
+        metis.ToolDefinition(name="read_file", description="Read a file", input_schema={"type": "object"})
+    error = caught.value
+    assert isinstance(error, ToolSchemaError) and isinstance(error, ValueError)
+    assert error.path == "/side_effects"
+    assert "tool 'read_file' does not declare side_effects" in str(error)
+    for word in ("none", "read", "write", "execute", "network", "confirmation prompts", "§4.4"):
+        assert word in str(error)
+    assert [p.path for p in error.problems] == ["side_effects"]
+
+
+def test_the_constructor_names_every_bad_field_and_what_it_takes() -> None:
+    import metis
+
+    with pytest.raises(metis.ToolDefinitionError) as caught:
+        metis.ToolDefinition(
+            name="read file", description="x", input_schema={"type": "object"}, side_effects="often"
+        )
+    text = str(caught.value)
+    assert "name: must be 1 to 64 letters, digits, '_' or '-'" in text
+    assert "side_effects: Input should be 'none', 'read', 'write', 'execute' or 'network'" in text
+    assert {p.path for p in caught.value.problems} == {"name", "side_effects"}
+
+
+def test_a_constructed_definition_is_the_schema_model_and_registers() -> None:
+    import metis
+    from metis_schema.v3 import ToolDefinition as SchemaToolDefinition
+
+    made = metis.ToolDefinition(
+        name="read_file", description="x", input_schema={"type": "object"}, side_effects="read"
+    )
+    assert isinstance(made, SchemaToolDefinition)
+    assert made.requires_workspace is True and made.strict is False
+    assert ToolRegistry([made]).get("read_file") is made
+
+
+def test_reading_a_definition_keeps_pydantics_validation_path() -> None:
+    from metis_schema.v3 import ToolDefinition as SchemaToolDefinition
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        SchemaToolDefinition.model_validate(
+            {"name": "a", "description": "x", "input_schema": {"type": "object"}}
+        )
+    assert caught.value.errors()[0]["type"] == "missing"

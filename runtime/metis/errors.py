@@ -183,6 +183,15 @@ class ToolSchemaError(MetisError):
     """A tool's input_schema uses a construct spec §5.4 disallows (path is its JSON pointer)."""
 
 
+class ToolDefinitionError(ToolSchemaError, ValueError):
+    """A tool definition's own fields are invalid (a missing `side_effects`, a name providers
+    refuse, ...); `problems` lists every one. A ValueError too, as pydantic's own error was."""
+
+    def __init__(self, message: str, problems: Sequence[FieldProblem] = (), **kw: str | None) -> None:
+        self.problems = list(problems)
+        super().__init__(message, **kw)
+
+
 class ToolInputError(MetisError):
     """Tool input does not match the tool's input_schema."""
 
@@ -355,6 +364,7 @@ __all__ = [
     "SessionNotFoundError",
     "StoreError",
     "StreamLimitError",
+    "ToolDefinitionError",
     "ToolInputError",
     "ToolSchemaError",
     "UnknownAdapterError",

@@ -36,13 +36,13 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from metis_schema.v3 import ToolDefinition
+from metis_schema import v3 as _models
 from pydantic import ValidationError
 
 from ._json import non_finite
-from .errors import FieldProblem, ToolInputError, ToolSchemaError, UnknownToolError
+from .errors import FieldProblem, ToolDefinitionError, ToolInputError, ToolSchemaError, UnknownToolError
 from .events import EventSink, emit
-from .validation import field_path, pydantic_problems
+from .validation import field_path
 
 ALLOWED_TYPES = frozenset({"string", "number", "integer", "boolean", "null", "object", "array"})
 ALLOWED_FORMATS = frozenset(
@@ -211,10 +211,50 @@ def _check_keyword(
                 problems.append((here, "enum must be a non-empty list"))
 
 
+SIDE_EFFECTS_HELP = (
+    "side_effects says what running the tool can change: none (a pure computation), read "
+    "(reads files or the network), write (writes files), execute (runs a shell or code) or "
+    "network (changes something over the network). It drives confirmation prompts, routing "
+    "constraints and trace classification, so it has no default: spec §4.4 has every tool "
+    "declare it honestly"
+)
+"""Why `side_effects` is asked for: the hint of every error about it."""
+
+_PROBLEM_TEXT = {
+    (
+        "name",
+        "string_pattern_mismatch",
+    ): "must be 1 to 64 letters, digits, '_' or '-' (what every provider takes)",
+    ("side_effects", "missing"): "is required (none, read, write, execute or network)",
+}
+
+
+def definition_error(data: Mapping[str, Any], exc: ValidationError) -> ToolDefinitionError:
+    """The typed, explained error for a tool definition pydantic refused: at registration,
+    and from the constructor (`ToolDefinition(...)`, whose base `metis_base.ExplainedModel`
+    raises this in place of pydantic's ValidationError)."""
+    name = data.get("name", "(unnamed)")
+    problems = []
+    for error in exc.errors():
+        where = field_path(error["loc"])
+        problems.append(FieldProblem(where, _PROBLEM_TEXT.get((where, error["type"]), error["msg"])))
+    paths = {p.path for p in problems}
+    if "side_effects" in paths and "side_effects" not in data:
+        message = f"tool {name!r} does not declare side_effects"
+        rest = [p for p in problems if p.path != "side_effects"]
+        if rest:
+            message += f", and {'; '.join(map(str, rest))}"
+    else:
+        message = f"tool {name!r} is not a valid ToolDefinition: {'; '.join(map(str, problems))}"
+    first = _pointer(tuple(str(part) for part in exc.errors()[0]["loc"]))
+    hint = SIDE_EFFECTS_HELP if "side_effects" in paths else None
+    return ToolDefinitionError(message, problems, path=first, hint=hint)
+
+
 class _Registered:
     """A definition and its compiled input validator (built on first use)."""
 
-    def __init__(self, tool: ToolDefinition) -> None:
+    def __init__(self, tool: _models.ToolDefinition) -> None:
         self.tool = tool
 
     @cached_property
@@ -227,12 +267,12 @@ class _Registered:
 class ToolRegistry:
     """Tools by canonical name; registration enforces §4.4 and §5.4, use enforces §5.2.4."""
 
-    def __init__(self, tools: Iterable[ToolDefinition | Mapping[str, Any]] = ()) -> None:
+    def __init__(self, tools: Iterable[_models.ToolDefinition | Mapping[str, Any]] = ()) -> None:
         self._tools: dict[str, _Registered] = {}
         for tool in tools:
             self.register(tool)
 
-    def register(self, tool: ToolDefinition | Mapping[str, Any]) -> ToolDefinition:
+    def register(self, tool: _models.ToolDefinition | Mapping[str, Any]) -> _models.ToolDefinition:
         """Add a tool; ToolSchemaError when it is malformed, outside §5.4, or already registered."""
         definition = _definition(tool)
         problems = schema_problems(definition.input_schema)
@@ -248,7 +288,7 @@ class ToolRegistry:
         self._tools[definition.name] = _Registered(definition)
         return definition
 
-    def get(self, name: str) -> ToolDefinition:
+    def get(self, name: str) -> _models.ToolDefinition:
         """The definition registered as `name`; UnknownToolError otherwise."""
         return self._entry(name).tool
 
@@ -261,7 +301,7 @@ class ToolRegistry:
                 f"no tool named {name!r} is registered", hint=f"registered: {known}"
             ) from None
 
-    def __iter__(self) -> Iterator[ToolDefinition]:
+    def __iter__(self) -> Iterator[_models.ToolDefinition]:
         return iter([entry.tool for entry in self._tools.values()])
 
     def __len__(self) -> int:
@@ -316,32 +356,25 @@ class ToolRegistry:
             )
 
 
-def _definition(tool: ToolDefinition | Mapping[str, Any]) -> ToolDefinition:
-    if isinstance(tool, ToolDefinition):
+def _definition(tool: _models.ToolDefinition | Mapping[str, Any]) -> _models.ToolDefinition:
+    if isinstance(tool, _models.ToolDefinition):
         return tool
     if not isinstance(tool, Mapping):
         raise ToolSchemaError(
             f"a tool definition must be a ToolDefinition or a mapping, got {type(tool).__name__}"
         )
-    name = tool.get("name", "(unnamed)")
-    if "side_effects" not in tool:
-        raise ToolSchemaError(
-            f"tool {name!r} does not declare side_effects",
-            path="/side_effects",
-            hint="every tool must declare it honestly (spec §4.4): none, read, write, execute or network",
-        )
     try:
-        return ToolDefinition.model_validate(dict(tool))
+        return _models.ToolDefinition.model_validate(dict(tool))
     except ValidationError as exc:
-        listing = "; ".join(map(str, pydantic_problems(exc)))
-        first = _pointer(tuple(str(part) for part in exc.errors()[0]["loc"]))
-        raise ToolSchemaError(f"tool {name!r} is not a valid ToolDefinition: {listing}", path=first) from None
+        raise definition_error(tool, exc) from None
 
 
 __all__ = [
     "ALLOWED_FORMATS",
     "ALLOWED_TYPES",
     "DISALLOWED",
+    "SIDE_EFFECTS_HELP",
     "ToolRegistry",
+    "definition_error",
     "schema_problems",
 ]

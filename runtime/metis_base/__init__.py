@@ -43,6 +43,7 @@ from pydantic import (
     BaseModel,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    ValidationError,
     model_serializer,
     model_validator,
 )
@@ -231,4 +232,36 @@ class SchemaModel(BaseModel):
         return data
 
 
-__all__ = ["Formatted", "SchemaBaseError", "SchemaModel", "input_problems"]
+_EXPLAINERS: dict[str, tuple[str, str]] = {"ToolDefinition": ("metis.tools", "definition_error")}
+"""Class name -> (module, function) of the runtime code that explains its constructor's errors."""
+
+
+class ExplainedModel(BaseModel):
+    """Base of generated models that people build by hand (`ToolDefinition(...)`): a
+    constructor that fails raises metis's typed error, which says what each bad field is
+    for and what it takes, in place of pydantic's ValidationError.
+
+    The explaining lives in the runtime (`_EXPLAINERS`), imported only when a constructor
+    fails: the runtime imports these models, so this package imports nothing of it up front.
+    `model_validate` (reading documents) is left as it is: its callers explain on their own.
+    """
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            where = _EXPLAINERS.get(type(self).__name__)
+            if where is None:
+                raise
+            import importlib  # the runtime, loaded by now in any process that has metis
+
+            explain = getattr(importlib.import_module(where[0]), where[1])
+            raise explain(data, exc) from None
+
+    # Marked as pydantic's own constructor (as pydantic's RootModel marks its __init__), so
+    # validation (model_validate, a ToolDefinition inside another model) keeps pydantic's
+    # path and errors; only a direct call, `ToolDefinition(...)`, goes through the above.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+
+__all__ = ["ExplainedModel", "Formatted", "SchemaBaseError", "SchemaModel", "input_problems"]

@@ -1,7 +1,7 @@
 // A typed example of every content block of every schema version, and of the documents
 // around them. `tsc --noEmit` (npm test) checks that the generated declarations accept each
 // one, and the @ts-expect-error lines check that they refuse what the schema refuses.
-import type { v1, v2 } from "../../generated/typescript/index.js";
+import type { v1, v2 } from "@metis/schema";
 
 const text: v2.TextBlock = { type: "text", text: "ULIDs sort by time.", cache_point: { ttl: "1h" } };
 const cited: v2.TextBlock = {

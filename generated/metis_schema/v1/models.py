@@ -10,7 +10,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from metis_base import SchemaModel
+from metis_base import ExplainedModel, SchemaModel
 from pydantic import (
     AwareDatetime,
     BaseModel,
@@ -391,7 +391,7 @@ class ThinkingDeltaEvent(BaseModel):
     """
 
 
-class ToolDefinition(BaseModel):
+class ToolDefinition(ExplainedModel):
     """
     A tool exposed to the model. Its input_schema uses the JSON Schema subset of spec §5.4, checked at registration.
     """

@@ -10,7 +10,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from metis_base import SchemaModel
+from metis_base import ExplainedModel, SchemaModel
 from pydantic import (
     AwareDatetime,
     BaseModel,
@@ -1321,7 +1321,7 @@ class TextBlock(BaseModel):
     """
 
 
-class ToolDefinition(BaseModel):
+class ToolDefinition(ExplainedModel):
     """
     A tool exposed to the model. Its input_schema uses the JSON Schema subset of spec §5.4, checked at registration. v3 adds provider-run tools additively: `kind` (absent means `function`, so every v2 tool is unchanged and valid); a tool of another kind keeps the v2 required fields with honest values (its `name` is the provider's tool name or the kind, `input_schema` the empty object schema `{"type": "object"}` since the provider defines the input, `side_effects` what it does, e.g. `network` for web search, `execute` for code execution), carries its portable configuration in `config`, and keeps the provider's own declaration in `provider_data[<provider>].tool` for an exact replay to that provider. A reader that knows only v2 reads such a tool as a function with an open input schema; `kind` is what tells it apart (the provider runs it, or, for `computer_use` and some `provider_only` tools, defines it while the caller runs the calls).
     """

@@ -141,16 +141,32 @@ def own_fields(options: AdapterOptions, provider: str) -> dict[str, Any]:
             merge(fields, entry)
             continue
         for path in paths(entry):
+            reason = _not_sent(path, owner)
             warn_loss(
                 adapter=provider,
                 session_id=options.session_id,
                 message_id=None,
                 block_type="option",
-                reason=f"{path} is a {owner}-only option; replayed to {owner} only",
-                text=f"dropped option {path} for {provider}: a {owner}-only option, replayed to {owner} only",
+                reason=reason,
+                text=f"not sent to {provider}: {reason}",
             )
     merge(fields, options.extra)
     return fields
+
+
+def _not_sent(path: str, owner: str) -> str:
+    """Why `path` of `owner`'s `provider_options` entry is not sent to another provider, in
+    words: an option set for `owner` (by the caller or an imported request), or, under the
+    reserved directives key, what metis kept of `owner`'s request for its replay."""
+    from ._shared import DIRECTIVES  # _shared imports this module
+
+    if path.startswith(f"{DIRECTIVES}."):
+        name = path.removeprefix(f"{DIRECTIVES}.")
+        return (
+            f"{path} (the {name} of the {owner} request, which no canonical field holds: "
+            f"kept by metis to replay it) goes back to {owner} only"
+        )
+    return f"{path} ({owner}'s own option) goes to {owner} only"
 
 
 def dropped_options(options: AdapterOptions, provider: str) -> list[str]:

@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,6 +238,8 @@ class DropCapture(logging.Handler):
 
 def drop_lines(drops: Sequence[Drop], messages: Sequence[Message]) -> list[str]:
     """Human lines for a drop report: which block of which message, and why."""
+    from ..canonical import KNOWN_BLOCK_TYPES
+
     where = {m.id: (i, m.role.value) for i, m in enumerate(messages)}
     lines = []
     for drop in drops:
@@ -245,13 +248,46 @@ def drop_lines(drops: Sequence[Drop], messages: Sequence[Message]) -> list[str]:
         by = f" [{drop.adapter}]" if drop.adapter else ""
         if not drop.block_type:
             lines.append(f"warning{by}: {drop.text}")
-        elif drop.block_type == "option":  # a provider-only option is no block (`adapters/_options.py`)
-            lines.append(f"dropped option from {at}{by}: {drop.reason}")
+        elif drop.block_type == "option":  # another provider's option, no block (`adapters/_options.py`)
+            lines.append(f"not sent to {drop.adapter or 'the target'}: {drop.reason}")
         elif drop.text.startswith("dropped "):  # the block itself went (`_lossy.drop_block`)
             lines.append(f"dropped {drop.block_type} block from {at}{by}: {drop.reason}")
-        else:  # part of a block went (a field, a citation, a cache point); the block was sent
-            lines.append(f"{drop.block_type} of {at}{by}, sent without part of it: {drop.reason}")
+        elif drop.block_type in KNOWN_BLOCK_TYPES:  # part of the block went (a field, a citation)
+            lines.append(f"trimmed {drop.block_type} block of {at}{by}: {drop.reason}")
+        else:  # a part that is no block (a cache point, a system role): the message went without it
+            lines.append(f"{drop.block_type} of {at}{by} not sent: {drop.reason}")
     return lines
+
+
+def report_lines(lines: Sequence[str], columns: int | None) -> list[str]:
+    """A drop report's lines indented under its summary and, for a terminal (`columns`),
+    wrapped at spaces: a path or a model id is never cut in two (a terminal would cut it
+    mid-word at its edge); a word longer than the line stays whole on a line of its own."""
+    out = []
+    for line in lines:
+        if columns is None:
+            out.append(f"  {line}")
+            continue
+        out.extend(
+            textwrap.wrap(
+                line,
+                columns,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return out
+
+
+def echo_report(lines: Sequence[str]) -> None:
+    """`report_lines` on stderr, in yellow: wrapped to the terminal's width when stderr is one."""
+    from ._tables import width
+
+    columns = width() if sys.stderr.isatty() else None
+    for line in report_lines(lines, columns):
+        echo_err(line, color="yellow")
 
 
 def drop_dicts(drops: Sequence[Drop], messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -357,6 +393,7 @@ __all__ = [
     "drop_lines",
     "dump_json",
     "echo_err",
+    "echo_report",
     "inert",
     "json_safe",
     "json_safe_bytes",
@@ -364,6 +401,7 @@ __all__ = [
     "read_json",
     "read_json_documents",
     "read_text",
+    "report_lines",
     "resolve_session_id",
     "tokens_of",
 ]

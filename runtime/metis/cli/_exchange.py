@@ -14,11 +14,13 @@ assistant message the way the client stores a failed exchange.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetisError, RecordingError
+from ..recordings._interaction import moment, unix_moment
 from ._shapes import guess_provider, refuse_mismatch
 
 if TYPE_CHECKING:
@@ -182,6 +184,31 @@ def _reply(adapter: Adapter, interaction: Interaction, context: RequestContext) 
     raise RecordingError(f"the recorded reply is a JSON {type(response).__name__}", path=interaction.where)
 
 
+REPLY_TIMES: Mapping[str, tuple[str, Callable[[Any], datetime | None]]] = {
+    "openai": ("created", unix_moment),
+    "openrouter": ("created", unix_moment),
+    "mistral": ("created", unix_moment),
+    "responses": ("created_at", unix_moment),
+    "ollama": ("created_at", moment),
+}
+"""Adapter -> the whole reply's own creation time (key, reader). Anthropic and Gemini
+replies carry none; their time is the recording's, if it has one."""
+
+
+def reply_time(adapter_name: str, interaction: Interaction) -> datetime | None:
+    """When the recorded reply was made: the provider's own time in the reply, else the
+    recording's (`Interaction.recorded_at`), else None (imported now). A reply is priced at
+    its time (`metis.pricing`): an old recording costs what it cost then."""
+    row = REPLY_TIMES.get(adapter_name)
+    response = interaction.response
+    if row is not None and isinstance(response, Mapping):
+        key, read = row
+        when = read(response.get(key))
+        if when is not None:
+            return when
+    return interaction.recorded_at
+
+
 def parse(
     interaction: Interaction,
     adapter_name: str,
@@ -205,11 +232,15 @@ def parse(
     named, notes = _model(interaction, adapter_name, model)
     try:
         imported = _request(adapter, body, named, sid, ids)
-        context = RequestContext(session_id=sid, model=imported.options.model, tool_ids=ids)
+        when = reply_time(adapter_name, interaction)
+        context = RequestContext(session_id=sid, model=imported.options.model, tool_ids=ids, created_at=when)
         reply = _reply(adapter, interaction, context)
     except MetisError as exc:
         raise RecordingError(str(exc), path=where) from None
-    messages = [*imported.messages, *([reply] if reply is not None else [])]
+    history = imported.messages
+    if when is not None:  # the request was sent when its reply came: one recorded time
+        history = [m.model_copy(update={"created_at": when}) for m in history]
+    messages = [*history, *([reply] if reply is not None else [])]
     return Parsed(where, adapter_name, sid, ids, imported, imported.options.model, messages, notes, reply)
 
 

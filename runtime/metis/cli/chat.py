@@ -2,7 +2,8 @@
 
 Inside, `/model X` swaps the session to another model mid-conversation (refused, with
 the reason, when the history can't go there), `/model` shows the active one, and
-`/quit` ends. Given a PROMPT without a terminal it runs one exchange, for scripts.
+`/quit` ends. Given a PROMPT it runs that one exchange and exits, in a terminal too
+(`metis chat MODEL "question"` is a one-shot question; `metis chat MODEL` a conversation).
 
 Testing aid: when `METIS_REPLAY_FILE` names a file of recorded exchanges (see
 `metis.client.ReplayTransport`), requests are answered from it instead of the network,
@@ -21,7 +22,7 @@ import click
 
 from ..errors import CapabilityError, MetisError
 from ._app import db_option
-from ._common import State, money, resolve_session_id, tokens_of
+from ._common import State, inert, money, resolve_session_id, tokens_of
 
 if TYPE_CHECKING:  # the client and models load when a chat starts, not for `metis --help`
     from metis_schema.v3 import Message, StreamEvent
@@ -48,12 +49,15 @@ def _client(state: State, provider: str, base_url: str | None) -> Client:
 def _print_event(event: StreamEvent) -> None:
     from metis_schema.v3 import TextDeltaEvent, ThinkingDeltaEvent, ToolUseStartEvent
 
+    # A model's words are untrusted like any stored content: control characters are shown,
+    # never acted on (a character is one code point, so a sequence split across deltas is
+    # still shown whole)
     if isinstance(event, TextDeltaEvent):
-        click.echo(event.text, nl=False)
+        click.echo(inert(event.text, layout=True), nl=False)
     elif isinstance(event, ThinkingDeltaEvent) and event.text:
-        click.echo(click.style(event.text, dim=True), nl=False)
+        click.echo(click.style(inert(event.text, layout=True), dim=True), nl=False)
     elif isinstance(event, ToolUseStartEvent):
-        click.echo(click.style(f"\n[tool call: {event.name}]", fg="cyan"), nl=False)
+        click.echo(click.style(f"\n[tool call: {inert(event.name)}]", fg="cyan"), nl=False)
 
 
 def _footer(reply: Message) -> str:
@@ -71,10 +75,8 @@ def _exchange(session: Session, text: str, *, stream: bool, max_tokens: int | No
         text, stream=stream, on_event=_print_event if stream else None, max_tokens=max_tokens
     )
     if not stream:
-        click.echo(
-            " ".join(getattr(b, "text", "") for b in reply.content if getattr(b, "type", "") == "text"),
-            nl=False,
-        )
+        text = " ".join(getattr(b, "text", "") for b in reply.content if getattr(b, "type", "") == "text")
+        click.echo(inert(text, layout=True), nl=False)
     click.echo()
     click.echo(click.style(_footer(reply), dim=True))
 
@@ -149,7 +151,7 @@ def chat(  # noqa: PLR0917 (click passes every option positionally)
     stream: bool,
     max_tokens: int | None,
 ) -> None:
-    """Chat with MODEL (id or alias); with PROMPT and no terminal, one exchange."""
+    """Chat with MODEL (id or alias); with PROMPT, answer it once and exit."""
     from .. import adapters
     from ..catalog import load_catalog
     from ..client import RequestCancelledError
@@ -174,10 +176,9 @@ def chat(  # noqa: PLR0917 (click passes every option positionally)
 
         interactive = sys.stdin.isatty()
         click.echo(click.style(f"session {session.id} · {session.active_model}", dim=True))
-        if prompt is not None:
+        if prompt is not None:  # one question, one answer: a terminal does not make it a chat
             exchange(prompt)
-            if not interactive:
-                return
+            return
         for line in _lines(interactive):
             if not line.strip():
                 continue

@@ -26,6 +26,7 @@ from ._common import (
     drop_lines,
     dump_json,
     echo_err,
+    echo_report,
     inert,
     resolve_session_id,
 )
@@ -333,8 +334,7 @@ def replay(state: State, session: str, model: str) -> None:
     echo_err(settings_note(state.store, session_id))
     lines = drop_lines(capture.drops, history)
     echo_err(f"projection to {entry.id}: " + ("nothing dropped" if not lines else f"{len(lines)} drop(s)"))
-    for line in lines:
-        echo_err(f"  {line}", color="yellow")
+    echo_report(lines)
     from ..routing import check_swap
 
     try:

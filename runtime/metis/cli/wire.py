@@ -27,6 +27,7 @@ from ._common import (
     drop_lines,
     dump_json,
     echo_err,
+    echo_report,
     read_json,
     resolve_session_id,
 )
@@ -112,8 +113,7 @@ def convert(
     lines = drop_lines(capture.drops, imported.messages)
     summary = f"converted {len(imported.messages)} message(s) {source} → {target} ({target_model})"
     echo_err(summary + (": nothing dropped" if not lines else f"; {len(lines)} note(s):"))
-    for line in lines:
-        echo_err(f"  {line}", color="yellow")
+    echo_report(lines)
 
 
 def _recorded_request(file: str, source: str, target_model: str) -> WireImport:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from .. import _json
@@ -26,6 +27,9 @@ class Interaction:
     status: int | None = None
     url: str | None = None
     method: str | None = None
+    recorded_at: datetime | None = None
+    """When the exchange happened, where the container says (HAR `startedDateTime`, Ruby
+    VCR `recorded_at`, an exchange document's `recorded_at`): a reply is priced at its time."""
 
 
 def part(doc: Any, key: str) -> dict[str, Any]:
@@ -57,4 +61,24 @@ def status_code(value: Any) -> int | None:
     return None
 
 
-__all__ = ["Interaction", "part", "payload", "status_code"]
+def moment(value: Any) -> datetime | None:
+    """An RFC 3339 / ISO 8601 time (HAR, VCR), as UTC; None for anything else. A time
+    without an offset is read as UTC, as HTTP recorders write them."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip().replace("Z", "+00:00") if value.strip().endswith("Z") else value.strip()
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def unix_moment(value: Any) -> datetime | None:
+    """Unix seconds (a reply's `created`), as UTC; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e11:
+        return None
+    return datetime.fromtimestamp(value, UTC)
+
+
+__all__ = ["Interaction", "moment", "part", "payload", "status_code", "unix_moment"]

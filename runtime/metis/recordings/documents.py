@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._interaction import Interaction, payload, status_code
+from ._interaction import Interaction, moment, payload, status_code
 
 _WRAPPED_BODY = ("body", "json", "text", "events", "chunks", "content")
 """Keys under which an HTTP logger keeps a body (tried in this order)."""
@@ -57,6 +57,7 @@ def interaction(doc: Mapping[str, Any], *, where: str) -> Interaction:
         status=status,
         url=_url(sent) or _url(doc),
         method=str(sent.get("method") or "").upper() or None,
+        recorded_at=moment(doc.get("recorded_at")),
     )
 
 

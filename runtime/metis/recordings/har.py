@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, part, payload, status_code
+from ._interaction import Interaction, moment, part, payload, status_code
 
 
 def is_har(doc: Any) -> bool:
@@ -52,6 +52,7 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
                 status=status_code(response.get("status")),
                 url=request.get("url") if isinstance(request.get("url"), str) else None,
                 method=str(request.get("method") or "").upper() or None,
+                recorded_at=moment(entry.get("startedDateTime")),
             )
         )
     return out

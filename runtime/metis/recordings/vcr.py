@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, part, payload, status_code
+from ._interaction import Interaction, moment, part, payload, status_code
 
 
 def load_yaml(text: str, *, where: str) -> Any:
@@ -75,6 +75,7 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
                 status=status_code(response.get("status")),
                 url=request.get("uri") if isinstance(request.get("uri"), str) else None,
                 method=str(request.get("method") or "").upper() or None,
+                recorded_at=moment(item.get("recorded_at")),
             )
         )
     return out

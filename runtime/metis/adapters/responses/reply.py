@@ -93,10 +93,11 @@ def output(message: Message, reply: ReplyOptions) -> list[dict[str, Any]]:
     return [output_item(item, reply, position) for position, item in enumerate(items)]
 
 
-def resource(reply: ReplyOptions, status: str) -> dict[str, Any]:
-    """The response object around `output`: every field Open Responses' `ResponseResource`
-    requires. The sampling settings are the API's documented defaults — the writer is not
-    given the request, so it does not echo it (`tools` is empty, `instructions` null)."""
+def envelope(reply: ReplyOptions, status: str) -> dict[str, Any]:
+    """A `response` object with no output yet: what a stream opens with, and what a whole
+    reply fills in. It holds every field Open Responses' `ResponseResource` requires; the
+    sampling settings are the API's documented defaults (the writer is not given the
+    request, so it echoes none of it: `tools` empty, `instructions` null)."""
     return {
         "id": reply.reply_id,
         "object": "response",
@@ -132,19 +133,18 @@ def resource(reply: ReplyOptions, status: str) -> dict[str, Any]:
     }
 
 
-def write_reply(message: Message, reply: ReplyOptions, *, status: str | None = None) -> WireBody:
+def write_reply(message: Message, reply: ReplyOptions) -> WireBody:
     """A whole `POST /v1/responses` reply body for `message` (completed when the message
     was: its `created_at`, the time the reply was stored)."""
     reason = message.metadata.stop_reason
     incomplete = _INCOMPLETE.get(reason) if reason is not None else None
-    state = status or ("incomplete" if incomplete else "completed")
-    return {
-        **resource(reply, state),
-        "completed_at": int(message.created_at.timestamp()) if state == "completed" else None,
-        "incomplete_details": {"reason": incomplete} if incomplete else None,
-        "output": output(message, reply),
-        "usage": usage(message.metadata.usage),
-    }
+    body = envelope(reply, "incomplete" if incomplete else "completed")
+    body["output"] = output(message, reply)
+    body["incomplete_details"] = {"reason": incomplete} if incomplete else None
+    if not incomplete:
+        body["completed_at"] = int(message.created_at.timestamp())
+    body["usage"] = usage(message.metadata.usage)
+    return body
 
 
 class ResponsesReplyEncoder(ReplyEncoder):
@@ -165,12 +165,9 @@ class ResponsesReplyEncoder(ReplyEncoder):
         self._sequence += 1
         return sse(data, kind)
 
-    def _shell(self, status: str) -> dict[str, Any]:
-        return resource(self._reply, status)
-
     def start(self) -> bytes:
-        return self._event("response.created", response=self._shell("in_progress")) + self._event(
-            "response.in_progress", response=self._shell("in_progress")
+        return self._event("response.created", response=envelope(self._reply, "in_progress")) + self._event(
+            "response.in_progress", response=envelope(self._reply, "in_progress")
         )
 
     def feed(self, event: StreamEvent) -> bytes:
@@ -213,7 +210,7 @@ class ResponsesReplyEncoder(ReplyEncoder):
         return closing + self._event(kind, response=body)
 
     def fail(self, code: str, message: str) -> bytes:
-        failed = self._shell("failed")
+        failed = envelope(self._reply, "failed")
         failed["error"] = {"code": code if code in _ERROR_CODES else "server_error", "message": message}
         return (
             self._close()

@@ -1530,3 +1530,87 @@ export interface UsageUpdateEvent {
    */
   billed_cost_usd?: Money | null;
 }
+
+import type { JsonSchema, ValidationProblem } from "../lib/validate.js";
+
+/** The schema version of this module's types, schema and validator. */
+export declare const VERSION: 3;
+/** The bundled JSON Schema of v3 (draft 2020-12), the source of these types. */
+export declare const schema: JsonSchema;
+/** Every definition of the schema by name: what `validate` and `isValid` check against. */
+export interface Definitions {
+  AdapterCapabilities: AdapterCapabilities;
+  AudioBlock: AudioBlock;
+  BlockEvent: BlockEvent;
+  CachePoint: CachePoint;
+  CatalogEntry: CatalogEntry;
+  CharLocationCitation: CharLocationCitation;
+  Citation: Citation;
+  CompactionBlock: CompactionBlock;
+  ContentBlock: ContentBlock;
+  ContentBlockLocationCitation: ContentBlockLocationCitation;
+  DocumentBlock: DocumentBlock;
+  ErrorEvent: ErrorEvent;
+  ExchangeSettings: ExchangeSettings;
+  ImageBlock: ImageBlock;
+  MediaSource: MediaSource;
+  Message: Message;
+  MessageCompleteEvent: MessageCompleteEvent;
+  MessageMetadata: MessageMetadata;
+  MessagePhase: MessagePhase;
+  MessageStatus: MessageStatus;
+  ModelCatalog: ModelCatalog;
+  ModelFamily: ModelFamily;
+  ModelPrice: ModelPrice;
+  Money: Money;
+  OutputSchema: OutputSchema;
+  PageLocationCitation: PageLocationCitation;
+  PriceTable: PriceTable;
+  ProviderToolConfig: ProviderToolConfig;
+  ReasoningEffort: ReasoningEffort;
+  RedactedThinkingBlock: RedactedThinkingBlock;
+  RequestOptions: RequestOptions;
+  Role: Role;
+  RoutingDecisionRecord: RoutingDecisionRecord;
+  RoutingMode: RoutingMode;
+  SearchResultBlock: SearchResultBlock;
+  SearchResultLocationCitation: SearchResultLocationCitation;
+  ServerToolResultBlock: ServerToolResultBlock;
+  ServerToolResultContent: ServerToolResultContent;
+  ServerToolUseBlock: ServerToolUseBlock;
+  SettingsRevision: SettingsRevision;
+  SideEffects: SideEffects;
+  StopReason: StopReason;
+  StreamEvent: StreamEvent;
+  TextBlock: TextBlock;
+  TextDeltaEvent: TextDeltaEvent;
+  ThinkingBlock: ThinkingBlock;
+  ThinkingDeltaEvent: ThinkingDeltaEvent;
+  ToolDefinition: ToolDefinition;
+  ToolKind: ToolKind;
+  ToolResultBlock: ToolResultBlock;
+  ToolResultContent: ToolResultContent;
+  ToolUseBlock: ToolUseBlock;
+  ToolUseEndEvent: ToolUseEndEvent;
+  ToolUseId: ToolUseId;
+  ToolUseInputDeltaEvent: ToolUseInputDeltaEvent;
+  ToolUseStartEvent: ToolUseStartEvent;
+  Ulid: Ulid;
+  UrlCitation: UrlCitation;
+  Usage: Usage;
+  UsageUnits: UsageUnits;
+  UsageUpdateEvent: UsageUpdateEvent;
+  UserLocation: UserLocation;
+  VideoBlock: VideoBlock;
+}
+export type DefinitionName = keyof Definitions;
+/** The problems of `document` as a `definition` (default Message); none when it is valid. */
+export declare function validate(
+  document: unknown,
+  definition?: DefinitionName,
+): ValidationProblem[];
+/** Whether `document` is a valid `definition` (default Message), as a type guard. */
+export declare function isValid<K extends DefinitionName = "Message">(
+  document: unknown,
+  definition?: K,
+): document is Definitions[K];

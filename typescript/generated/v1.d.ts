@@ -775,3 +775,60 @@ export interface ToolDefinition {
    */
   requires_workspace?: boolean;
 }
+
+import type { JsonSchema, ValidationProblem } from "../lib/validate.js";
+
+/** The schema version of this module's types, schema and validator. */
+export declare const VERSION: 1;
+/** The bundled JSON Schema of v1 (draft 2020-12), the source of these types. */
+export declare const schema: JsonSchema;
+/** Every definition of the schema by name: what `validate` and `isValid` check against. */
+export interface Definitions {
+  AdapterCapabilities: AdapterCapabilities;
+  CatalogEntry: CatalogEntry;
+  ContentBlock: ContentBlock;
+  ErrorEvent: ErrorEvent;
+  ImageBlock: ImageBlock;
+  ImageSource: ImageSource;
+  Message: Message;
+  MessageCompleteEvent: MessageCompleteEvent;
+  MessageMetadata: MessageMetadata;
+  MessageStatus: MessageStatus;
+  ModelCatalog: ModelCatalog;
+  ModelPrice: ModelPrice;
+  Money: Money;
+  PriceTable: PriceTable;
+  RedactedThinkingBlock: RedactedThinkingBlock;
+  Role: Role;
+  RoutingDecisionRecord: RoutingDecisionRecord;
+  RoutingMode: RoutingMode;
+  SideEffects: SideEffects;
+  StopReason: StopReason;
+  StreamEvent: StreamEvent;
+  TextBlock: TextBlock;
+  TextDeltaEvent: TextDeltaEvent;
+  ThinkingBlock: ThinkingBlock;
+  ThinkingDeltaEvent: ThinkingDeltaEvent;
+  ToolDefinition: ToolDefinition;
+  ToolResultBlock: ToolResultBlock;
+  ToolResultContent: ToolResultContent;
+  ToolUseBlock: ToolUseBlock;
+  ToolUseEndEvent: ToolUseEndEvent;
+  ToolUseId: ToolUseId;
+  ToolUseInputDeltaEvent: ToolUseInputDeltaEvent;
+  ToolUseStartEvent: ToolUseStartEvent;
+  Ulid: Ulid;
+  Usage: Usage;
+  UsageUpdateEvent: UsageUpdateEvent;
+}
+export type DefinitionName = keyof Definitions;
+/** The problems of `document` as a `definition` (default Message); none when it is valid. */
+export declare function validate(
+  document: unknown,
+  definition?: DefinitionName,
+): ValidationProblem[];
+/** Whether `document` is a valid `definition` (default Message), as a type guard. */
+export declare function isValid<K extends DefinitionName = "Message">(
+  document: unknown,
+  definition?: K,
+): document is Definitions[K];

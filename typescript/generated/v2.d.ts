@@ -1269,3 +1269,78 @@ export interface ToolDefinition {
     [k: string]: {} | undefined;
   };
 }
+
+import type { JsonSchema, ValidationProblem } from "../lib/validate.js";
+
+/** The schema version of this module's types, schema and validator. */
+export declare const VERSION: 2;
+/** The bundled JSON Schema of v2 (draft 2020-12), the source of these types. */
+export declare const schema: JsonSchema;
+/** Every definition of the schema by name: what `validate` and `isValid` check against. */
+export interface Definitions {
+  AdapterCapabilities: AdapterCapabilities;
+  AudioBlock: AudioBlock;
+  BlockEvent: BlockEvent;
+  CachePoint: CachePoint;
+  CatalogEntry: CatalogEntry;
+  CharLocationCitation: CharLocationCitation;
+  Citation: Citation;
+  CompactionBlock: CompactionBlock;
+  ContentBlock: ContentBlock;
+  ContentBlockLocationCitation: ContentBlockLocationCitation;
+  DocumentBlock: DocumentBlock;
+  ErrorEvent: ErrorEvent;
+  ImageBlock: ImageBlock;
+  MediaSource: MediaSource;
+  Message: Message;
+  MessageCompleteEvent: MessageCompleteEvent;
+  MessageMetadata: MessageMetadata;
+  MessagePhase: MessagePhase;
+  MessageStatus: MessageStatus;
+  ModelCatalog: ModelCatalog;
+  ModelFamily: ModelFamily;
+  ModelPrice: ModelPrice;
+  Money: Money;
+  PageLocationCitation: PageLocationCitation;
+  PriceTable: PriceTable;
+  RedactedThinkingBlock: RedactedThinkingBlock;
+  Role: Role;
+  RoutingDecisionRecord: RoutingDecisionRecord;
+  RoutingMode: RoutingMode;
+  SearchResultBlock: SearchResultBlock;
+  SearchResultLocationCitation: SearchResultLocationCitation;
+  ServerToolResultBlock: ServerToolResultBlock;
+  ServerToolResultContent: ServerToolResultContent;
+  ServerToolUseBlock: ServerToolUseBlock;
+  SideEffects: SideEffects;
+  StopReason: StopReason;
+  StreamEvent: StreamEvent;
+  TextBlock: TextBlock;
+  TextDeltaEvent: TextDeltaEvent;
+  ThinkingBlock: ThinkingBlock;
+  ThinkingDeltaEvent: ThinkingDeltaEvent;
+  ToolDefinition: ToolDefinition;
+  ToolResultBlock: ToolResultBlock;
+  ToolResultContent: ToolResultContent;
+  ToolUseBlock: ToolUseBlock;
+  ToolUseEndEvent: ToolUseEndEvent;
+  ToolUseId: ToolUseId;
+  ToolUseInputDeltaEvent: ToolUseInputDeltaEvent;
+  ToolUseStartEvent: ToolUseStartEvent;
+  Ulid: Ulid;
+  UrlCitation: UrlCitation;
+  Usage: Usage;
+  UsageUpdateEvent: UsageUpdateEvent;
+  VideoBlock: VideoBlock;
+}
+export type DefinitionName = keyof Definitions;
+/** The problems of `document` as a `definition` (default Message); none when it is valid. */
+export declare function validate(
+  document: unknown,
+  definition?: DefinitionName,
+): ValidationProblem[];
+/** Whether `document` is a valid `definition` (default Message), as a type guard. */
+export declare function isValid<K extends DefinitionName = "Message">(
+  document: unknown,
+  definition?: K,
+): document is Definitions[K];
