@@ -10,6 +10,9 @@ Untrusted clients: a request body is read up to `max_body_bytes` and refused pas
 (413); it must be a JSON object; every error — ours or the upstream's — answers in the
 inbound API's own error shape with the right status, so the client's SDK raises its own
 typed error. Nothing is half-written: a refused request stores nothing.
+
+`GET /openapi.json` describes every route with the official SDKs' own request, reply and
+stream event types (`openapi`), though the handlers read their bodies raw.
 """
 
 from __future__ import annotations

@@ -167,11 +167,16 @@ _SESSION_PARAMETER = {
 }
 
 
+_OPERATION_IDS = {"Chat": "createChatCompletion", "Messages": "createMessage", "Responses": "createResponse"}
+"""The operation ids the providers' own OpenAPI documents give these routes."""
+
+
 def create_route(api: str) -> dict[str, Any]:
     """The keyword arguments of a create route's declaration (`app.post(path, **...)`)
     for API `api` (`Chat`, `Messages` or `Responses`): its request body and replies."""
     error = "AnthropicError" if api == "Messages" else "OpenAIError"
     return {
+        "operation_id": _OPERATION_IDS[api],
         "responses": {
             200: {
                 "description": "The reply, whole (JSON) or streamed (`stream: true`: Server-Sent Events)",
@@ -197,27 +202,20 @@ def create_route(api: str) -> dict[str, Any]:
 
 def stored_response_route() -> dict[str, Any]:
     """`GET /v1/responses/{response_id}`: a stored Responses reply."""
-    return {
-        "responses": {
-            200: {
-                "description": "The stored reply",
-                "content": {"application/json": {"schema": _ref("Responses.Reply")}},
-            },
-            **_errors("OpenAIError"),
-        }
+    reply = {
+        "description": "The stored reply",
+        "content": {"application/json": {"schema": _ref("Responses.Reply")}},
     }
+    return {"operation_id": "getResponse", "responses": {200: reply, **_errors("OpenAIError")}}
 
 
 def models_route() -> dict[str, Any]:
     """`GET /v1/models`: the catalog in OpenAI's model list shape."""
-    return {
-        "responses": {
-            200: {
-                "description": "The catalog's models",
-                "content": {"application/json": {"schema": _ref("ModelList")}},
-            }
-        }
+    listed = {
+        "description": "The catalog's models",
+        "content": {"application/json": {"schema": _ref("ModelList")}},
     }
+    return {"operation_id": "listModels", "responses": {200: listed, **_errors("OpenAIError")}}
 
 
 def with_components(build: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
