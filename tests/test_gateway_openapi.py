@@ -5,8 +5,8 @@ route's request body (the SDKs' own request types), so a fuzzer generates reques
 could send, and invalid variants of them. Schemathesis then drives `metis serve` on
 loopback, its every provider pointed at the scripted upstream, which answers whatever
 reaches it with a documented reply of that provider (whole or streamed): no request may
-get a 5xx, every reply must match the declared schemas (the SDKs' reply models; each
-API's error shape), and every error must be in the inbound API's shape — Anthropic's
+get a 5xx, every reply must match the declared schemas (the SDKs' reply models, a stream
+event by event against the SDK's stream event types; each API's error shape), and every error must be in the inbound API's shape — Anthropic's
 `{"type": "error", "error": {"type", "message"}}` on `/v1/messages`, OpenAI's
 `{"error": {"message", "type", ...}}` elsewhere — checked here directly as well, not only
 through the document.
