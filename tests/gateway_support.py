@@ -38,6 +38,8 @@ class ScriptedUpstream:
         """Path -> seconds between the SSE events of its streamed replies (sent one by one)."""
         self.received: list[tuple[str, dict[str, Any]]] = []
         self.headers: list[dict[str, str]] = []
+        self.fallback: Callable[[str, dict[str, Any]], str | None] | None = None
+        """Names the golden that answers a request nothing is queued for (path, body)."""
         upstream = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -47,7 +49,10 @@ class ScriptedUpstream:
                 upstream.received.append((self.path, body))
                 upstream.headers.append({k.lower(): v for k, v in self.headers.items()})
                 queue = upstream.replies.get(self.path)
-                if not queue:
+                fallback = upstream.fallback(self.path, body) if upstream.fallback and not queue else None
+                if fallback:
+                    status, kind, payload = upstream.golden(fallback)
+                elif not queue:
                     status, kind, payload = (
                         500,
                         "application/json",
@@ -82,9 +87,14 @@ class ScriptedUpstream:
 
     def reply(self, path: str, golden: str, status: int = 200) -> None:
         """Queue a golden file (`provider/name`) as the next answer to `path`."""
+        self.replies[path].append(self.golden(golden, status))
+
+    @staticmethod
+    def golden(golden: str, status: int = 200) -> tuple[int, str, bytes]:
+        """A golden file (`provider/name`) as an answer: status, content type, body."""
         payload = (GOLDEN / golden).read_bytes()
         kind = "text/event-stream" if golden.endswith(".sse") else "application/json"
-        self.replies[path].append((status, kind, payload))
+        return status, kind, payload
 
     def close(self) -> None:
         self.server.shutdown()
@@ -129,13 +139,17 @@ class Gateway:
         opened = open_store(self.store)
         client = AsyncClient(
             opened if self._wrap is None else self._wrap(opened),
-            api_keys=dict.fromkeys(("anthropic", "openai", "responses", "gemini", "openrouter"), self._key),
+            api_keys=dict.fromkeys(
+                ("anthropic", "openai", "responses", "gemini", "openrouter", "mistral"), self._key
+            ),
             base_urls={
                 "anthropic": base,
                 "openai": f"{base}/v1",
                 "responses": f"{base}/v1",
                 "gemini": base,
                 "openrouter": f"{base}/api/v1",
+                "mistral": f"{base}/mistral/v1",
+                "ollama": f"{base}/ollama",
             },
             max_retries=0,
         )

@@ -16,6 +16,9 @@ with no keys, a loopback client; else 401 in the inbound format. The key's princ
 recorded on every message the request stores. A store that fails before anything is sent
 upstream answers 503 (nothing sent, nothing half-written); one that fails recording the
 reply does not lose it (`exchange.Exchanges._record_later`).
+
+`GET /openapi.json` describes every route with the official SDKs' own request, reply and
+stream event types (`openapi`), though the handlers read their bodies raw.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from metis_schema.v3 import Message, Role
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import adapters
 from ..adapters import AdapterOptions
@@ -34,8 +38,9 @@ from ..adapters._reply import ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
 from ..client._session import SessionCore
-from ..errors import MessageNotFoundError, MetisError, ProviderError, StoreError
+from ..errors import MessageNotFoundError, MetisError, ProviderError, SessionNotFoundError, StoreError
 from ..ids import ToolIdMap
+from . import openapi
 from .exchange import (
     RECORD_HEADER,
     RECORD_RETRIES,
@@ -65,6 +70,7 @@ _KIND_BY_STATUS = {
     401: ("authentication_error", "authentication_error"),
     503: ("api_error", "server_error"),
     404: ("not_found_error", "not_found_error"),
+    405: ("invalid_request_error", "invalid_request_error"),
     413: ("request_too_large", "invalid_request_error"),
     429: ("rate_limit_error", "rate_limit_error"),
     500: ("api_error", "server_error"),
@@ -112,6 +118,15 @@ def create_app(
             return _error(inbound, 401, _kind(inbound, 401), found.refused)
         return (found.user_id, found.team_id)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def refused(request: Request, exc: StarletteHTTPException) -> Response:
+        """What the framework refuses itself (no such route, a method a route does not take)
+        answers in the shape of the API the path belongs to, like every other error."""
+        inbound = "anthropic" if request.url.path.startswith("/v1/messages") else "openai"
+        refusal = _error(inbound, exc.status_code, _kind(inbound, exc.status_code), str(exc.detail))
+        refusal.headers.update(exc.headers or {})
+        return refusal
+
     async def serve(inbound: str, request: Request) -> Response:
         principal = admitted(inbound, request)
         if isinstance(principal, Response):
@@ -138,7 +153,7 @@ def create_app(
         except ProviderError as exc:
             status = exc.status_code if exc.status_code and 400 <= exc.status_code < 600 else 502
             return _error(inbound, status, exc.error_type or _kind(inbound, status), str(exc))
-        except MessageNotFoundError as exc:
+        except (MessageNotFoundError, SessionNotFoundError) as exc:  # a session or reply it names
             return _error(inbound, 404, _kind(inbound, 404), str(exc))
         except GatewayRequestError as exc:
             return _error(inbound, exc.status, _kind(inbound, exc.status), str(exc))
@@ -154,11 +169,21 @@ def create_app(
 
         return handler
 
-    app.post("/v1/chat/completions", summary="OpenAI Chat Completions")(route("openai"))
-    app.post("/v1/messages", summary="Anthropic Messages")(route("anthropic"))
-    app.post("/v1/responses", summary="OpenAI Responses / Open Responses")(route("responses"))
+    # the handlers read their bodies raw (bounded); the document declares them (`openapi`)
+    app.openapi = openapi.with_components(app.openapi)  # type: ignore[method-assign]
+    app.post("/v1/chat/completions", summary="OpenAI Chat Completions", **openapi.create_route("Chat"))(
+        route("openai")
+    )
+    app.post("/v1/messages", summary="Anthropic Messages", **openapi.create_route("Messages"))(
+        route("anthropic")
+    )
+    app.post(
+        "/v1/responses", summary="OpenAI Responses / Open Responses", **openapi.create_route("Responses")
+    )(route("responses"))
 
-    @app.get("/v1/responses/{response_id}", summary="A stored Responses reply")
+    @app.get(
+        "/v1/responses/{response_id}", summary="A stored Responses reply", **openapi.stored_response_route()
+    )
     async def get_response(response_id: str, request: Request) -> Response:
         principal = admitted("responses", request)
         if isinstance(principal, Response):
@@ -172,7 +197,7 @@ def create_app(
             return principal
         return _input_items(exchanges, response_id, request.query_params)
 
-    @app.get("/v1/models", summary="The catalog's models")
+    @app.get("/v1/models", summary="The catalog's models", **openapi.models_route())
     async def models(request: Request) -> Any:
         principal = admitted("openai", request)
         if isinstance(principal, Response):

@@ -95,33 +95,54 @@ def output(message: Message, reply: ReplyOptions) -> list[dict[str, Any]]:
 
 def envelope(reply: ReplyOptions, status: str) -> dict[str, Any]:
     """A `response` object with no output yet: what a stream opens with, and what a whole
-    reply fills in."""
+    reply fills in. It holds every field Open Responses' `ResponseResource` requires; the
+    sampling settings are the API's documented defaults (the writer is not given the
+    request, so it echoes none of it: `tools` empty, `instructions` null)."""
     return {
         "id": reply.reply_id,
         "object": "response",
         "created_at": reply.created,
+        "completed_at": None,
         "status": status,
+        "incomplete_details": None,
         "model": reply.model_name,
+        "previous_response_id": None,
+        "instructions": None,
         "output": [],
         "error": None,
-        "incomplete_details": None,
-        "instructions": None,
-        "metadata": {},
-        "parallel_tool_calls": True,
-        "temperature": None,
-        "top_p": None,
-        "tool_choice": "auto",
         "tools": [],
+        "tool_choice": "auto",
+        "truncation": "disabled",
+        "parallel_tool_calls": True,
+        "text": {"format": {"type": "text"}},
+        "top_p": 1.0,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
+        "top_logprobs": 0,
+        "temperature": 1.0,
+        "reasoning": None,
+        "usage": None,
+        "max_output_tokens": None,
+        "max_tool_calls": None,
+        "store": True,
+        "background": False,
+        "service_tier": "default",
+        "metadata": {},
+        "safety_identifier": None,
+        "prompt_cache_key": None,
     }
 
 
 def write_reply(message: Message, reply: ReplyOptions) -> WireBody:
-    """A whole `POST /v1/responses` reply body for `message`."""
+    """A whole `POST /v1/responses` reply body for `message` (completed when the message
+    was: its `created_at`, the time the reply was stored)."""
     reason = message.metadata.stop_reason
     incomplete = _INCOMPLETE.get(reason) if reason is not None else None
     body = envelope(reply, "incomplete" if incomplete else "completed")
     body["output"] = output(message, reply)
     body["incomplete_details"] = {"reason": incomplete} if incomplete else None
+    if not incomplete:
+        body["completed_at"] = int(message.created_at.timestamp())
     body["usage"] = usage(message.metadata.usage)
     return body
 
