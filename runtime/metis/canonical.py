@@ -274,7 +274,7 @@ def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             skipped.extend(
                 f"metadata.{_json.printable(str(k))}" for k in metadata if k not in _METADATA_FIELDS
             )
-        if critical is not None and new_index is not None and len(new_index) != len(content):
+        if critical is not None and new_index is not None and len(new_index) != len(data["content"]):
             meta = {**meta, "critical_blocks": [new_index[i] for i in critical if i in new_index]}
         out["metadata"] = meta
     return out, skipped
