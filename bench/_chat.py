@@ -18,9 +18,14 @@ SYSTEM = (
     "You are a careful coding assistant working in the user's repository. Read files before "
     "you answer, cite the lines you rely on, and say so when something is not in the code."
 )
-OPENAI_MODEL = "gpt-5"
-ANTHROPIC_MODEL = "claude-sonnet-4-6"
-"""The Anthropic model every system writes its request for (metis: `anthropic:` + this)."""
+OPENAI_MODEL = "gpt-4o"
+"""The model the OpenAI Chat request names (genai-prices prices it)."""
+LOCAL_MODEL = "deepseek/deepseek-v3"
+"""A model only metis's local price table has, named by an OpenRouter request (the same
+OpenAI Chat body otherwise): importing its history must cost what gpt-4o's does."""
+ANTHROPIC_MODEL = "claude-sonnet-4-5"
+"""The Anthropic model every system writes its request for (metis: `anthropic:` + this),
+and the model of the reply (genai-prices prices it)."""
 MAX_TOKENS = 1024
 
 TOOLS: list[dict[str, Any]] = [
@@ -121,9 +126,9 @@ def openai_messages(n: int) -> list[dict[str, Any]]:
     return out
 
 
-def openai_request(n: int) -> dict[str, Any]:
+def openai_request(n: int, model: str = OPENAI_MODEL) -> dict[str, Any]:
     """The OpenAI Chat request body carrying the `n`-message conversation and the tools."""
-    return {"model": OPENAI_MODEL, "messages": openai_messages(n), "tools": TOOLS, "max_tokens": MAX_TOKENS}
+    return {"model": model, "messages": openai_messages(n), "tools": TOOLS, "max_tokens": MAX_TOKENS}
 
 
 @dataclass(frozen=True)

@@ -50,10 +50,11 @@ def to_anthropic(n: int) -> Contender:
     return Contender("metis to_wire", run, _anthropic_shape)
 
 
-def convert(body: dict[str, Any]) -> Contender:
-    """What `metis convert --from openai --to anthropic` does with a request body: import
-    it (a fresh tool id map, as each conversion has), then write it for Anthropic."""
-    source, target = adapters.get("openai"), adapters.get("anthropic")
+def convert(body: dict[str, Any], source_format: str = "openai") -> Contender:
+    """What `metis convert --from <source_format> --to anthropic` does with a request body
+    (OpenAI Chat, or OpenRouter's dialect of it): import it (a fresh tool id map, as each
+    conversion has), then write it for Anthropic."""
+    source, target = adapters.get(source_format), adapters.get("anthropic")
 
     def run() -> Any:
         tool_ids = ToolIdMap("convert")

@@ -8,7 +8,10 @@ below 1, metis is faster.
   `to_wire` against Pydantic AI `AnthropicModel._map_message` and LiteLLM
   `anthropic_messages_pt`; target: metis at least 2x faster than the fastest (<= 0.50);
 - OpenAI request body -> Anthropic request body (what `metis convert` does) against LiteLLM
-  `AnthropicConfig` (`map_openai_params` + `transform_request`); target: at least as fast;
+  `AnthropicConfig` (`map_openai_params` + `transform_request`); target: at least as fast.
+  Twice: the body naming gpt-4o (genai-prices prices it), and the same body sent through
+  OpenRouter naming deepseek/deepseek-v3 (only metis's local table prices it): an import
+  prices no turn (they carry no usage), so the two must cost the same;
 - Anthropic reply bytes -> one message with its usage (metis's also priced) against
   LangChain, Pydantic AI and LiteLLM (see `bench._peers`); target: 4x faster than the
   fastest (<= 0.25);
@@ -33,6 +36,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 
 from bench._chat import (
+    LOCAL_MODEL,
     REPLY,
     REPLY_BLOCKS,
     REPLY_TOOL_CALLS,
@@ -75,6 +79,16 @@ def _convert(n: int, _: ExitStack) -> list[Contender]:
     body = openai_request(n)
     expected = anthropic_shape(body["messages"])
     return [c.checked(expected) for c in (_metis.convert(body), _peers.litellm_convert(body))]
+
+
+def _convert_local(n: int, _: ExitStack) -> list[Contender]:
+    """`_convert` of the body naming a local-table model, read as OpenRouter's (LiteLLM's
+    transform is the same call whatever the source model)."""
+    from bench import _metis, _peers
+
+    body = openai_request(n, LOCAL_MODEL)
+    expected = anthropic_shape(body["messages"])
+    return [c.checked(expected) for c in (_metis.convert(body, "openrouter"), _peers.litellm_convert(body))]
 
 
 def _load(n: int, stack: ExitStack) -> list[Contender]:
@@ -140,12 +154,31 @@ def _comparison_rows(rounds: int) -> list[Row]:
     for n in SIZES:
         seconds = _compared(_convert, n, rounds)
         rows += _against(
-            f"OpenAI body -> Anthropic body, N={n:,}", seconds, scale=1e6 / n, unit="µs/msg", target=1.0
+            f"OpenAI body (gpt-4o) -> Anthropic body, N={n:,}",
+            seconds,
+            scale=1e6 / n,
+            unit="µs/msg",
+            target=1.0,
+        )
+    for n in SIZES:
+        seconds = _compared(_convert_local, n, rounds)
+        rows += _against(
+            f"OpenRouter body ({LOCAL_MODEL}, local table) -> Anthropic body, N={n:,}",
+            seconds,
+            scale=1e6 / n,
+            unit="µs/msg",
+            target=1.0,
         )
     expected = ReplyShape(REPLY_BLOCKS, REPLY_TOOL_CALLS, REPLY["usage"]["output_tokens"])
     replies = [_metis.reply()] + [peer() for peer in _peers.REPLY_PEERS]
     seconds = _timed({c.system: c.checked(expected) for c in replies}, rounds)
-    rows += _against("Anthropic reply bytes -> message + usage", seconds, scale=1e6, unit="µs", target=0.25)
+    rows += _against(
+        "Anthropic reply bytes (claude-sonnet-4-5) -> message + usage",
+        seconds,
+        scale=1e6,
+        unit="µs",
+        target=0.25,
+    )
     seconds = _compared(_load, LOAD_N, rounds)
     rows += _against(f"stored session -> models, N={LOAD_N:,}", seconds, scale=1e3, unit="ms", target=1.0)
     return rows

@@ -295,6 +295,24 @@ def test_unknown_top_level_blocks_are_dropped_and_critical_indices_follow(
     assert skipped == ["content[0] (hologram block, marked critical)", "content[2] (smell block)"]
 
 
+def test_the_drop_step_copies_only_what_it_drops() -> None:
+    # Every stored row goes through the §10.3 drop step; a document holding nothing unknown
+    # (every row this metis wrote) is handed to validation as it is, not rebuilt block by
+    # block, and one with an unknown metadata field copies the metadata alone.
+    from metis.canonical import _drop_unknown
+
+    clean = deepcopy(TOOL_DOC)
+    out, skipped = _drop_unknown(clean)
+    assert skipped == []
+    assert out["content"] is clean["content"] and out["metadata"] is clean["metadata"]
+    extra = deepcopy(ASSISTANT_DOC)
+    extra["metadata"]["sentiment"] = "calm"
+    out, skipped = _drop_unknown(extra)
+    assert skipped == ["metadata.sentiment"]
+    assert out["content"] is extra["content"] and "sentiment" in extra["metadata"]
+    assert "sentiment" not in out["metadata"]
+
+
 def test_known_block_types_are_those_of_the_current_schema() -> None:
     # The spec's six, and whatever the version metis writes adds to them (additive, §4.2.2).
     content_block = json.loads(bundle_path(CURRENT_VERSION).read_text(encoding="utf-8"))["$defs"][

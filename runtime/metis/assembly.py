@@ -223,8 +223,11 @@ def bounded_values(content: Sequence[Any], provider: str, *, message_id: str | N
     at the block's path: checked where blocks enter from a provider, before anything
     serializes them."""
     for index, block in enumerate(content):
+        fields = getattr(type(block), "model_fields", ())
         for name in ("input", "provider_data"):
-            value = getattr(block, name, None)
+            # asked of the class first: a block without the field (most blocks) would
+            # make getattr go through pydantic's __getattr__ and an AttributeError
+            value = getattr(block, name, None) if name in fields else None
             if isinstance(value, dict | list) and _depth_past(value, MAX_VALUE_DEPTH):
                 raise WireFormatError(
                     f"{block.type} {name} nests deeper than {MAX_VALUE_DEPTH} levels",

@@ -251,7 +251,8 @@ def _parse(doc: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
 def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """A copy of `data` without unknown blocks and metadata fields, and what was dropped.
 
-    Never mutates `data`: only the containers that change are copied.
+    Never mutates `data`: only the containers that change are copied (a document holding
+    nothing unknown, as every row this metis wrote, is looked at and handed on as it is).
     """
     skipped: list[str] = []
     out = dict(data)
@@ -261,60 +262,74 @@ def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         critical = None  # not a list of indexes (an object in it was a TypeError here): validation says so
     critical_set = set(critical) if critical is not None else set()
     content = data.get("content")
+    new_index: dict[int, int] | None = None
     if isinstance(content, list):
-        kept, new_index = _drop_blocks(content, "content", skipped, critical_set)
-        out["content"] = kept
-    else:
-        new_index = {}
+        out["content"], new_index = _drop_blocks(content, "content", skipped, critical_set)
     if isinstance(metadata, Mapping):
-        meta = {k: v for k, v in metadata.items() if k in _METADATA_FIELDS}
-        skipped.extend(f"metadata.{_json.printable(str(k))}" for k in metadata if k not in _METADATA_FIELDS)
-        if critical is not None and isinstance(content, list) and len(new_index) != len(content):
-            meta["critical_blocks"] = [new_index[i] for i in critical if i in new_index]
+        meta: Mapping[str, Any]
+        if metadata.keys() <= _METADATA_FIELDS:
+            meta = metadata
+        else:
+            meta = {k: v for k, v in metadata.items() if k in _METADATA_FIELDS}
+            skipped.extend(
+                f"metadata.{_json.printable(str(k))}" for k in metadata if k not in _METADATA_FIELDS
+            )
+        if critical is not None and new_index is not None and len(new_index) != len(data["content"]):
+            meta = {**meta, "critical_blocks": [new_index[i] for i in critical if i in new_index]}
         out["metadata"] = meta
     return out, skipped
 
 
-def _refuse_long_tags(block: Mapping[str, Any], where: str) -> None:
+def _refuse_long_tags(block: Mapping[str, Any], path: str, index: int) -> None:
     """Refuse a union tag (a block's `type`, a citation's) that is an integer past 4,300
     digits, naming its place. pydantic turns a tag into text to look it up, and for such an
     integer that raises inside pydantic (printed on stderr as an unraisable error, or
     failing a test run) before the document is refused; no JSON text holds one."""
-    tags = [(f"{where}.type", block.get("type"))]
-    citations = block.get("citations")
+    tag, citations = block.get("type"), block.get("citations")
+    if type(tag) is not int and not isinstance(citations, list):
+        return  # the usual block: a text tag and no citations
+    where = f"{path}[{index}]"
+    tags = [(f"{where}.type", tag)]
     if isinstance(citations, list):
         tags += [
             (f"{where}.citations[{j}].type", c.get("type"))
             for j, c in enumerate(citations)
             if isinstance(c, Mapping)
         ]
-    for at, tag in tags:
-        if type(tag) is int and _json.unwritable(tag) is not None:
+    for at, value in tags:
+        if type(value) is int and _json.unwritable(value) is not None:
             problem = FieldProblem(at, f"an integer of more than {_json.MAX_INT_DIGITS:,} digits")
             raise DocumentError("message", [problem])
 
 
 def _drop_blocks(
     blocks: list[Any], path: str, skipped: list[str], critical: set[Any]
-) -> tuple[list[Any], dict[int, int]]:
+) -> tuple[list[Any], dict[int, int] | None]:
+    """`blocks` without unknown block types (inside tool_result content too), and where
+    each kept block went (None when every block was kept: `blocks` itself is returned)."""
     kept: list[Any] = []
     new_index: dict[int, int] = {}
+    changed = False
     for i, block in enumerate(blocks):
-        kind = block.get("type") if isinstance(block, Mapping) else None
-        if isinstance(block, Mapping):
-            _refuse_long_tags(block, f"{path}[{i}]")
+        mapping = type(block) is dict or isinstance(block, Mapping)
+        kind = block.get("type") if mapping else None
+        if mapping:
+            _refuse_long_tags(block, path, i)
         if isinstance(kind, str) and kind not in KNOWN_BLOCK_TYPES:
             mark = ", marked critical" if i in critical else ""
             skipped.append(f"{path}[{i}] ({_json.printable(kind)} block{mark})")
+            changed = True
             continue
-        if kind == "tool_result" and isinstance(block, Mapping) and isinstance(block.get("content"), list):
-            inner, _ = _drop_blocks(block["content"], f"{path}[{i}].content", skipped, set())
-            new_index[i] = len(kept)
-            kept.append({**block, "content": inner})
-            continue
+        if kind == "tool_result" and isinstance(block.get("content"), list):
+            inner, moved = _drop_blocks(block["content"], f"{path}[{i}].content", skipped, set())
+            if moved is not None:
+                changed = True
+                new_index[i] = len(kept)
+                kept.append({**block, "content": inner})
+                continue
         new_index[i] = len(kept)
         kept.append(block)
-    return kept, new_index
+    return (kept, new_index) if changed else (blocks, None)
 
 
 __all__ = [

@@ -97,9 +97,19 @@ joins by itself): what `type(block) in BLOCK_CLASSES` recognizes as a block mode
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     """Field access that survives model_construct'ed and hand-built (dict) parts."""
-    if isinstance(obj, Mapping):
+    kind = type(obj)
+    mapping = _IS_MAPPING.get(kind)
+    if mapping is None:
+        mapping = _IS_MAPPING[kind] = isinstance(obj, Mapping)
+    if mapping:
         return obj.get(name, default)
     return getattr(obj, name, default)
+
+
+_IS_MAPPING: dict[type, bool] = {dict: True}
+"""Whether each type met is a Mapping, answered once per type: `isinstance` against the
+Mapping ABC is a Python-level call, and `_get` runs a dozen times per message checked
+(the store checks every row it reads)."""
 
 
 def _kind(block: Any) -> str | None:
