@@ -669,11 +669,14 @@ def test_tools_options_and_lossy_options(caplog: pytest.LogCaptureFixture) -> No
     )
 
 
-def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytest.LogCaptureFixture) -> None:
+def test_import_names_previous_response_id_and_replays(caplog: pytest.LogCaptureFixture) -> None:
     body = recorded(PROVIDER, "request_every_shape.json")
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert any("resp_68c1e0d2a1b08190" in r.getMessage() for r in caplog.records)
+    # named on the first input message (the history is the server's: named, not invented)
+    continues = imported.messages[1].metadata.continues
+    assert continues is not None and continues.response_id == "resp_68c1e0d2a1b08190"
+    assert imported.messages[0].metadata.continues is None  # `instructions` are not carried over
     assert imported.options.provider_options["responses"]["previous_response_id"] == "resp_68c1e0d2a1b08190"
     dropped = {d["path"] for d in imported.dropped}
     assert dropped == {"input[5]"}  # the item_reference; the input_file is a v2 document

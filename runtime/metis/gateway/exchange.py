@@ -27,6 +27,7 @@ from ..adapters import AdapterOptions
 from ..adapters._reply import ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
+from ..continuation import REPLY_PREFIX, find_response
 from ..endpoints import normalize_endpoint
 from ..errors import MetisError, ProviderError, UnknownModelError
 from ..ids import new_message_id
@@ -34,9 +35,6 @@ from ..ids import new_message_id
 INBOUND_PROVIDER = {"chat": "openai", "messages": "anthropic", "responses": "responses"}
 """Inbound API -> the adapter that reads its requests and writes its replies."""
 
-REPLY_PREFIX = {"openai": "chatcmpl-", "anthropic": "msg_", "responses": "resp_"}
-"""Reply id prefix per inbound format; the rest is the stored message's id, so a reply
-can be found again (`GET /v1/responses/{id}`)."""
 
 SESSION_HEADER = "x-metis-session-id"
 """Request header naming the session to continue; the reply names the session it used."""
@@ -162,13 +160,9 @@ class Exchanges:
             raise GatewayRequestError(
                 f"unknown previous_response_id {previous!r}", path="previous_response_id"
             )
-        store = self.client.store
-        try:
-            message = store.get_message(previous.removeprefix(REPLY_PREFIX["responses"]))
-        except MetisError as exc:
-            raise GatewayRequestError(
-                f"no stored response {previous!r}", path="previous_response_id", status=404
-            ) from exc
+        message = find_response(self.client.store, previous)
+        if message is None:
+            raise GatewayRequestError(f"no stored response {previous!r}", path="previous_response_id", status=404)
         session = self.client.resume(message.session_id)
         history = session.messages()
         if history[-1].id != message.id:

@@ -352,6 +352,14 @@ def response_meta(response: Response) -> dict[str, Any]:
     return {k: v for k, v in found.items() if v is not None}
 
 
+def reply_id(message: Message) -> str | None:
+    """The id the provider gave a stored reply of this adapter (`response_meta` kept it), so
+    a later request naming it (`previous_response_id`) can be resolved (`metis.continuation`)."""
+    raw = message.metadata.provider_raw or {}
+    found = raw.get("id") if raw.get("adapter") == PROVIDER else None
+    return found if isinstance(found, str) else None
+
+
 def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext) -> Message:
     """A response object -> one COMPLETE canonical ASSISTANT message."""
     if isinstance(body, dict) and body.get("error") and "output" not in body:
@@ -384,6 +392,7 @@ __all__ = [
     "reasoning_block",
     "reasoning_text",
     "replay_item",
+    "reply_id",
     "response_meta",
     "stop_reason",
     "whole_item_blocks",

@@ -18,8 +18,14 @@ given is guessed from the name, else taken as PDF).
 Canonical options are taken out of the top-level option fields by the facts row
 (structured output from `text.format`); the rest, with the directives (`instructions`),
 is this provider's own entry of `options.provider_options`, replayed to it alone.
-`previous_response_id` is among them, with a WARN: the history it points at is on the
-server, not in the body. A function tool's `strict` is `ToolDefinition.strict`, its
+`previous_response_id` is among them (replayed as sent to this provider), and it is
+*named* in the record: the first message of `input` carries `metadata.continues`
+(a `Continuation`: provider, response id), and so does each TOOL message whose
+`function_call_output` answers a call made in that earlier response — its call id is
+registered in the session's ToolIdMap, so the provider id stays resolvable for the
+replay. Nothing of that history is invented here; the client resolves it from the store
+when it must be written out (`metis.continuation`). Without `previous_response_id`, an
+output answering no earlier call is refused. A function tool's `strict` is `ToolDefinition.strict`, its
 literal kept when the boolean would not write it back (`_strict`); built-in tools
 (`web_search`, `code_interpreter`, `mcp`, ...) are canonical provider tools, in order
 (`_provider_tools`).
@@ -36,6 +42,7 @@ from typing import Any, TypeVar, cast
 from metis_schema.v3 import (
     AudioBlock,
     ContentBlock,
+    Continuation,
     DocumentBlock,
     ImageBlock,
     MediaSource,
@@ -80,6 +87,21 @@ def import_request(
     return _Importer(dialect, session_id, tool_ids, import_model(request, PROVIDER)).read(request)
 
 
+def continuation(request: Request) -> Continuation | None:
+    """The response a request continues (`previous_response_id`), named; None: none."""
+    previous = request.get("previous_response_id")
+    if not previous:
+        return None
+    try:
+        return Continuation(provider=PROVIDER, response_id=previous)
+    except ValidationError as exc:
+        raise WireFormatError(
+            f"cannot be read as canonical: {pydantic_problems(exc)[0]}",
+            provider=PROVIDER,
+            path="previous_response_id",
+        ) from None
+
+
 class _Importer:
     def __init__(
         self, dialect: ResponsesDialect, session_id: str, tool_ids: ToolIdMap, model_id: str
@@ -96,9 +118,11 @@ class _Importer:
         self.system_roles: list[str] = []
         self.pending: list[Item] = []
         self.pending_at = 0
+        self.continues: Continuation | None = None
 
     def read(self, request: Request) -> WireImport:
         directives: dict[str, Any] = {}
+        self.continues = continuation(request)
         instructions = request.get("instructions")
         if instructions is not None:
             self.messages.append(
@@ -108,10 +132,13 @@ class _Importer:
         wire_input = request.get("input")
         if isinstance(wire_input, str):
             self.messages.append(self.new(Role.user, [TextBlock(type="text", text=wire_input)], "input"))
+            self.mark_continued(len(self.messages) - 1)
         else:
+            first = len(self.messages)
             for i, item in enumerate(wire_input or ()):
                 self.item(item, f"input[{i}]", i)
             self.flush()
+            self.mark_continued(first)
         tools = self.tools(request.get("tools") or [], directives)
         if self.system_roles and self.system_roles[0] == "developer":
             directives["system_role"] = "developer"
@@ -139,13 +166,6 @@ class _Importer:
             output_schema=facts.take_output_schema(fields),
             **facts.take_options(fields),
         )
-        if body.get("previous_response_id"):
-            log.warning(
-                "%s: request continues response %s; the history it points at is not in this body",
-                PROVIDER,
-                body["previous_response_id"],
-                extra={"adapter": PROVIDER, "session_id": self.session_id, "path": "previous_response_id"},
-            )
         if directives:
             fields[DIRECTIVES] = directives
         if fields:
@@ -319,11 +339,17 @@ class _Importer:
     def tool(self, item: FunctionCallOutputItem, path: str) -> None:
         call_id = item["call_id"]
         canonical = self.tool_ids.resolve_incoming(PROVIDER, call_id)
+        metadata: dict[str, Any] = {}
+        if canonical is None and self.continues is not None:
+            # The call is in the continued response: named by it, its id kept resolvable.
+            canonical = self.tool_ids.register_incoming(PROVIDER, call_id)
+            metadata["continues"] = self.continues
         if canonical is None:
             raise WireFormatError(
                 f"call_id {call_id!r} answers no earlier function_call",
                 provider=PROVIDER,
                 path=f"{path}.call_id",
+                hint="a request continuing a stored response names it in previous_response_id",
             )
         output = item["output"]
         parts: list[Part] = [{"type": "input_text", "text": output}] if isinstance(output, str) else output
@@ -333,7 +359,16 @@ class _Importer:
             if (b := self.part(p, f"{path}.output[{j}]", images=True)) is not None
         ]
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
-        self.messages.append(self.new(Role.tool, [result], path, parent_tool_use_id=canonical))
+        self.messages.append(self.new(Role.tool, [result], path, parent_tool_use_id=canonical, **metadata))
+
+    def mark_continued(self, first: int) -> None:
+        """The first message of `input` (at `first`) names the continued response."""
+        if self.continues is None or first >= len(self.messages):
+            return
+        message = self.messages[first]
+        if message.metadata.continues is None:
+            metadata = message.metadata.model_copy(update={"continues": self.continues})
+            self.messages[first] = message.model_copy(update={"metadata": metadata})
 
     def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
         return imported_message(
