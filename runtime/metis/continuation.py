@@ -78,9 +78,9 @@ def find_response(
         except MetisError:
             continue
         for message in messages:
-            if message.role is Role.assistant and message.metadata.provider == provider:
-                if read_id(message) == response_id:
-                    return message
+            ours = message.role is Role.assistant and message.metadata.provider == provider
+            if ours and read_id(message) == response_id:
+                return message
     return None
 
 
@@ -131,14 +131,16 @@ def resolve(
     assert continues is not None
     if not needs_history(continues.provider, target_provider, options):
         return list(messages), options
-    found = find_response(store, continues.response_id, provider=continues.provider, first=messages[at].session_id)
+    found = find_response(
+        store, continues.response_id, provider=continues.provider, first=messages[at].session_id
+    )
     if found is None:
         warn_loss(
             adapter=target_provider,
             session_id=messages[at].session_id,
             message_id=messages[at].id,
             block_type="continuation",
-            reason=f"the history of {continues.provider} response {continues.response_id} is not in the store",
+            reason=f"the history of {continues.provider} response {continues.response_id} is not stored",
             text=(
                 f"{target_provider}: message {messages[at].id} continues {continues.provider} response "
                 f"{continues.response_id}, which the store does not hold; sent without that history"

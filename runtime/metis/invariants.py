@@ -318,10 +318,11 @@ def check_links(
             tool_id = _id(block, "tool_use_id")
             owner = tool_uses.get(tool_id) if tool_id is not None else None
             path = f"content[{i}].tool_use_id"
-            if owner is None and continued is None:
-                out.append(
-                    Violation(mid, path, "§5.2.2", f"answers {tool_id}, which no earlier tool_use made")
-                )
+            if owner is None:
+                if continued is None:
+                    out.append(
+                        Violation(mid, path, "§5.2.2", f"answers {tool_id}, which no earlier tool_use made")
+                    )
             elif owner != session:
                 out.append(
                     Violation(

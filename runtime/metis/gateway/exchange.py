@@ -162,7 +162,9 @@ class Exchanges:
             )
         message = find_response(self.client.store, previous)
         if message is None:
-            raise GatewayRequestError(f"no stored response {previous!r}", path="previous_response_id", status=404)
+            raise GatewayRequestError(
+                f"no stored response {previous!r}", path="previous_response_id", status=404
+            )
         session = self.client.resume(message.session_id)
         history = session.messages()
         if history[-1].id != message.id:
