@@ -101,10 +101,15 @@ def _read(cite: Mapping[str, Any]) -> tuple[Citation | None, dict[str, Any]]:
 
 
 def write_citations(
-    message: Message, index: int, citations: Sequence[Citation], kept: Sequence[Mapping[str, Any]]
+    message: Message,
+    index: int,
+    citations: Sequence[Citation],
+    kept: Sequence[Mapping[str, Any]],
+    warned: set[str],
 ) -> list[dict[str, Any]]:
     """The wire citations of block `index` of `message` (`kept`: the opaque keys its reply
-    kept, aligned with `citations`); what Anthropic has no form for is dropped with one WARN."""
+    kept, aligned with `citations`); what Anthropic has no form for is dropped with one WARN
+    per message (`warned`: the ids of messages already warned about in this request)."""
     out: list[dict[str, Any]] = []
     dropped = 0
     for j, cite in enumerate(citations):
@@ -127,14 +132,15 @@ def write_citations(
         title = _TITLE[cite.type]
         fields[title] = fields.get(title)  # required on the wire, nullable
         out.append(fields)
-    if dropped:
+    if dropped and message.id not in warned:
+        warned.add(message.id)
         warn_loss(
             adapter=PROVIDER,
             session_id=message.session_id,
             message_id=message.id,
             block_type="text/citation:url",
             reason="Anthropic takes back only its own web search citations (with their encrypted_index)",
-            text=f"dropped {dropped} url citation(s) of block {index} of message {message.id} "
+            text=f"dropped url citation(s) of message {message.id} (first at block {index}) "
             f"for {PROVIDER}: only Anthropic's own web search citations can go back to it",
         )
     return out

@@ -10,7 +10,8 @@ Stateless by design: the whole history goes in `input` every time (no
   documents: inline data with a filename, a URL, or this provider's own file id).
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
   with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
-  sent back: an input message carries text);
+  sent back: an input message carries text, so another provider's are dropped with one
+  WARN per message, `_lossy.warn_citations`);
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
@@ -64,7 +65,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import inline_base64, workspace_file_base64
-from .._lossy import drop_block, warn_cache_points
+from .._lossy import drop_block, warn_cache_points, warn_citations
 from .._media import admit, document_losses
 from .._options import merge
 from .._provider_tools import ROWS, is_provider_tool, write_tool
@@ -118,6 +119,12 @@ def write_request(
         messages=messages,
         session_id=options.session_id,
         reason="this API caches automatically",
+    )
+    warn_citations(
+        adapter=PROVIDER,
+        messages=messages,
+        reason="an input message carries text; annotations go only on an output message item, "
+        "which needs the stored item's id",
     )
     _options(dialect, body, tools, options, found)
     merge(body, extra)
