@@ -145,6 +145,7 @@ def _random_splits(data: bytes, count: int = 6) -> list[list[bytes]]:
 
 def test_every_stream_golden_with_a_whole_reply_is_paired() -> None:
     assert PAIRS == [
+        "stream_built_in_mcp_tool_search.sse",
         "stream_built_in_results.sse",
         "stream_code_interpreter.sse",
         "stream_compaction.sse",

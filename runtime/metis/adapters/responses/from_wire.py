@@ -60,7 +60,7 @@ from ...validation import pydantic_problems
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from ..chat.wire import kept_arguments
-from .facts import PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .facts import ANSWERS, AWAITS_CLIENT, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
 from .server_results import call_input, server_result
 from .wire import (
     CompactionItem,
@@ -76,7 +76,7 @@ from .wire import (
 log = logging.getLogger("metis.adapters")
 
 SUMMARY_JOIN = "\n\n"
-WHOLE_ITEMS = SERVER_TOOL_CALLS | {"compaction"}
+WHOLE_ITEMS = SERVER_TOOL_CALLS | SERVER_TOOL_ITEMS | {"compaction"}
 """Item types whose blocks the provider delivers complete (`whole_item_blocks`): a stream
 carries them as `block` events, not deltas."""
 INDEX_KEYED = ("reasoning", "server_items", "compaction_ids", "phase", "annotations")
@@ -317,13 +317,40 @@ def whole_item_blocks(
             out.compaction_ids[str(index)] = str(compacted["id"])
         return [CompactionBlock(type="compaction", provider=PROVIDER, data=data)]
     call: ServerCallItem = item  # type: ignore[assignment]
-    name = call["type"].removesuffix("_call")
+    kind = call["type"]
+    if kind in ANSWERS:
+        return _answer_blocks(call, index, path, out)
+    name = kind.removesuffix("_call")
+    item_id = call.get("id") or (call.get("call_id") if kind in SERVER_TOOL_ITEMS else None)
+    if not item_id:
+        raise WireFormatError(f"a {kind} item needs its id", provider=PROVIDER, path=f"{path}.id")
     out.server_items[str(index)] = dict(call)
+    if kind in AWAITS_CLIENT or (kind == "tool_search_call" and call.get("execution") == "client"):
+        out.calls += 1
     use = ServerToolUseBlock(
-        type="server_tool_use", id=call["id"], provider=PROVIDER, name=name, input=call_input(call)
+        type="server_tool_use", id=item_id, provider=PROVIDER, name=name, input=call_input(call)
     )
-    result = server_result(call, name, path)
+    result = server_result({**call, "id": item_id}, name, path)
     return [use] if result is None else [use, result]
+
+
+def _answer_blocks(item: ServerCallItem, index: int, path: str, out: ItemRead) -> list[ContentBlock]:
+    """An item answering an earlier one (`ANSWERS`: a tool search's output, an MCP
+    approval) -> its server_tool_result, answering the block of that item: the one named
+    by the answer's field, else (a server-run search names none) the latest of that type
+    in this run; the item kept whole at `index` and sent back as itself."""
+    field, answered_type = ANSWERS[item["type"]]
+    named = item.get(field)
+    answered = named if isinstance(named, str) and named else None
+    if answered is None or field == "call_id":
+        for kept in reversed(list(out.server_items.values())):
+            if kept.get("type") == answered_type and (answered is None or kept.get("call_id") == answered):
+                answered = kept.get("id") or kept.get("call_id") or answered
+                break
+    answered = answered or item.get("id") or f"{item['type']}@{index}"
+    out.server_items[str(index)] = dict(item)
+    result = server_result(item, answered_type.removesuffix("_call"), path, answers=answered)
+    return [] if result is None else [result]
 
 
 def stop_reason(dialect: ResponsesDialect, response: Response, *, calls: int, refused: bool) -> StopReason:

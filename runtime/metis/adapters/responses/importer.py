@@ -66,7 +66,7 @@ from .._shared import import_model, imported_tool, parse_data_url, url_image_med
 from .._strict import read_strict
 from .._wire import read
 from ..base import AdapterOptions, WireImport
-from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
 from .from_wire import ItemRead, read_items
 from .to_wire import DIRECTIVES
 from .wire import FunctionCallOutputItem, InputAudio, Item, MessageItem, Part, Request, Tool
@@ -76,7 +76,9 @@ _B = TypeVar("_B", ImageBlock, AudioBlock)
 log = logging.getLogger("metis.adapters")
 
 _BODY_KEYS = frozenset({"model", "input", "instructions", "tools"})
-_ASSISTANT_SIDE = frozenset({"reasoning", "function_call", "compaction"}) | SERVER_TOOL_CALLS
+_ASSISTANT_SIDE = (
+    frozenset({"reasoning", "function_call", "compaction"}) | SERVER_TOOL_CALLS | SERVER_TOOL_ITEMS
+)
 
 
 def import_request(

@@ -332,7 +332,11 @@ class _Writer:
                 # This provider's result is part of its call item, already sent with the
                 # server_tool_use: nothing more to send. Any other result is readable only
                 # by the provider (and model) that produced it.
-                if block.provider == PROVIDER and block.tool_use_id in replayed:
+                if block.provider == PROVIDER and block.tool_use_id in replayed and key not in server_items:
+                    continue
+                answer = server_items.get(key) if own and block.provider == PROVIDER else None
+                if answer is not None:  # an item of its own answering an earlier one (ANSWERS)
+                    self.items.append(dict(answer))
                     continue
                 self.drop(message, index, block.type, _result_drop_reason(block))
             elif isinstance(block, CompactionBlock):

@@ -1,0 +1,145 @@
+"""Responses items of the provider's own tools that stand alone (issue 30 item 3):
+`mcp_list_tools`, `mcp_approval_request` / `mcp_approval_response`, `tool_search_call` /
+`tool_search_output`.
+
+Each is a canonical block with its meaning (a server_tool_use: the listing, the call
+awaiting approval, the search; a server_tool_result: the listing's tools, the decision,
+the tools a search loaded), kept whole and sent back as itself to the same model, with no
+WARN; to any other provider the blocks are dropped with the five-field WARN (no other
+provider has these items: Anthropic's MCP connector has no approval step, its tool search
+result is its own block). Goldens: `response_built_in_mcp_tool_search.json` (and its
+stream), `request_built_in_items.json`, `request_built_in_mcp_approval.json`, in the
+shapes of OpenAI's remote MCP and tool search guides (the `dmcp` example) and checked by
+the openai SDK types (tests/golden/responses/_sources.md); the goldens' canonical forms
+are checked by test_responses_adapter.py's golden tests, whole, streamed and split.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import golden
+import pytest
+from contracts import responses as contract
+from metis import adapters
+from metis.adapters import AdapterOptions
+from metis.ids import ToolIdMap, new_message_id
+from metis_schema.v3 import Message, MessageMetadata, Role, StopReason, TextBlock
+from openai_chat_support import SESSION, context, fixed_tool_ids, recorded
+
+__all__ = ["fixed_tool_ids"]
+
+RESPONSES = adapters.get("responses")
+MODEL = "responses:gpt-5"
+ITEM_TYPES = {
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "mcp_approval_response",
+    "tool_search_call",
+    "tool_search_output",
+}
+FIVE = ("session_id", "message_id", "block_type", "adapter", "reason")
+
+
+def _body(name: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(golden.read_input("responses", name))
+    return found
+
+
+def _items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [i for i in items if i.get("type") in ITEM_TYPES]
+
+
+def _user(text: str) -> Message:
+    return Message(
+        id=new_message_id(),
+        session_id=SESSION,
+        role=Role.user,
+        content=[TextBlock(type="text", text=text)],
+        metadata=MessageMetadata(),
+        created_at=golden_time(),
+    )
+
+
+def golden_time() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def test_a_reply_with_the_items_reads_them_by_meaning_and_awaits_the_approval() -> None:
+    body = recorded("responses", "response_built_in_mcp_tool_search.json")
+    contract.check_response(body, open_responses=False)
+    message = RESPONSES.from_wire_response(body, context(MODEL))
+    kinds = [(b.type, getattr(b, "name", None)) for b in message.content]
+    assert kinds == [
+        ("server_tool_use", "mcp_list_tools"),
+        ("server_tool_result", "mcp_list_tools"),
+        ("server_tool_use", "tool_search"),
+        ("server_tool_result", "tool_search"),
+        ("text", None),
+        ("server_tool_use", "mcp_approval_request"),
+    ]
+    assert message.metadata.stop_reason is StopReason.tool_use  # the approval ends the turn
+
+
+def test_the_reply_goes_back_to_its_model_as_its_items_without_a_warn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    body = recorded("responses", "response_built_in_mcp_tool_search.json")
+    reply = RESPONSES.from_wire_response(body, context(MODEL))
+    history = [_user("Roll 2d4+1."), reply, _user("Approved.")]
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        sent = RESPONSES.to_wire(
+            history, [], AdapterOptions(model=MODEL, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+        )
+    assert caplog.records == []
+    assert _items(sent["input"]) == _items(body["output"])
+
+
+def test_another_provider_gets_the_text_and_a_five_field_warn_per_item_block(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    body = recorded("responses", "response_built_in_mcp_tool_search.json")
+    reply = RESPONSES.from_wire_response(body, context(MODEL))
+    history = [_user("Roll 2d4+1."), reply, _user("Approved.")]
+    options = AdapterOptions(
+        model="anthropic:claude-sonnet-4-6", session_id=SESSION, tool_ids=ToolIdMap(SESSION)
+    )
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        sent = adapters.get("anthropic").to_wire(history, [], options)
+    assistant = sent["messages"][1]["content"]
+    assert [b["type"] for b in assistant] == ["text"]
+    dropped = [r for r in caplog.records if getattr(r, "message_id", None) == reply.id]
+    assert len(dropped) == 5  # every server block but the text
+    for record in dropped:
+        assert all(getattr(record, name, None) for name in FIVE)
+
+
+def test_an_imported_history_of_items_replays_them_exactly() -> None:
+    body = _body("request_built_in_items.json")
+    contract.sdk_validate(body)
+    imported = RESPONSES.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.dropped == []
+    again = RESPONSES.to_wire(imported.messages, imported.tools, imported.options)
+    contract.check_request(again, open_responses=False)
+    assert _items(again["input"]) == _items(body["input"])
+
+
+def test_an_approval_continuing_a_response_imports_named_and_replays_exactly() -> None:
+    body = _body("request_built_in_mcp_approval.json")
+    contract.sdk_validate(body)
+    imported = RESPONSES.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert imported.dropped == []
+    (message,) = imported.messages
+    assert message.metadata.continues is not None
+    assert message.metadata.continues.response_id == body["previous_response_id"]
+    (result,) = message.content
+    assert result.type == "server_tool_result"
+    assert result.tool_use_id == body["input"][0]["approval_request_id"]
+    again = RESPONSES.to_wire(imported.messages, imported.tools, imported.options)
+    contract.check_request(again, open_responses=False)
+    assert again["input"] == body["input"]
+    assert again["previous_response_id"] == body["previous_response_id"]
