@@ -2,7 +2,7 @@
 
 Every golden reply whose text carries citations (Anthropic web search and document
 citations, Gemini grounding, OpenAI Chat and OpenRouter url annotations, Responses url
-annotations) is projected, as the middle turn of a conversation, to every other
+annotations and its file citations) is projected, as the middle turn of a conversation, to every other
 provider's request writer. Where the target has a field for a citation (Anthropic text
 `citations`, for its own kinds) it is carried; every projection that carries fewer than
 the message has says so in exactly one WARN for that message, with the five §7.3 fields.
@@ -75,8 +75,17 @@ def _carried(target: str, body: dict[str, object]) -> int:
 
 def test_the_cited_replies_are_the_ones_the_issue_measured() -> None:
     providers = sorted(json.loads(p.read_text(encoding="utf-8"))["metadata"]["provider"] for p in REPLIES)
-    assert providers == ["anthropic", "anthropic", "gemini", "gemini", "openai", "openrouter", "responses"]
-    assert len(PROJECTIONS) == 42
+    assert providers == [
+        "anthropic",
+        "anthropic",
+        "gemini",
+        "gemini",
+        "openai",
+        "openrouter",
+        "responses",
+        "responses",
+    ]
+    assert len(PROJECTIONS) == 48
 
 
 @pytest.mark.parametrize(

@@ -145,6 +145,7 @@ def _random_splits(data: bytes, count: int = 6) -> list[list[bytes]]:
 
 def test_every_stream_golden_with_a_whole_reply_is_paired() -> None:
     assert PAIRS == [
+        "stream_built_in_file_citations.sse",
         "stream_built_in_mcp_tool_search.sse",
         "stream_built_in_results.sse",
         "stream_code_interpreter.sse",
@@ -1118,7 +1119,8 @@ def test_an_error_stream_leaves_no_index_gap_in_provider_raw(announced: str) -> 
     part = {
         "type": "output_text",
         "text": "Partial",
-        "annotations": [{"type": "file_citation", "file_id": "file-1", "filename": "a.pdf", "index": 0}],
+        # an extension's annotation (slug-prefixed, Open Responses): no canonical citation
+        "annotations": [{"type": "acme:footnote", "index": 0}],
         "logprobs": [],
     }
     message_item = {**contract.MESSAGE_ITEM, "content": [part]}

@@ -143,3 +143,45 @@ def test_an_approval_continuing_a_response_imports_named_and_replays_exactly() -
     contract.check_request(again, open_responses=False)
     assert again["input"] == body["input"]
     assert again["previous_response_id"] == body["previous_response_id"]
+
+
+def test_file_annotations_are_canonical_file_citations_read_without_a_warn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`file_citation`, `container_file_citation` and `file_path` are v3 file citations
+    (this provider's file ids), no longer raw annotations with a WARN; the file search's
+    results keep each file id as their search_result's `source`."""
+    body = recorded("responses", "response_built_in_file_citations.json")
+    contract.check_response(body, open_responses=False)
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        message = RESPONSES.from_wire_response(body, context(MODEL))
+    assert caplog.records == []
+    raw = message.metadata.provider_raw or {}
+    assert "annotations" not in raw
+    texts = [b for b in message.content if isinstance(b, TextBlock)]
+    cited = [c.model_dump(exclude_none=True) for b in texts for c in b.citations or ()]
+    wire = [
+        a for i in body["output"] if i["type"] == "message" for p in i["content"] for a in p["annotations"]
+    ]
+    assert [(c["file_id"], c.get("filename"), c.get("container_id")) for c in cited] == [
+        (a["file_id"], a.get("filename"), a.get("container_id")) for a in wire
+    ]
+    assert all(c["provider"] == "responses" and c["type"] == "file" for c in cited)
+    result = message.content[1]
+    assert result.type == "server_tool_result"
+    assert result.content[0].source == body["output"][0]["results"][0]["file_id"]  # type: ignore[union-attr]
+
+
+def test_file_citations_to_anthropic_go_with_one_warn_naming_them(caplog: pytest.LogCaptureFixture) -> None:
+    body = recorded("responses", "response_built_in_file_citations.json")
+    reply = RESPONSES.from_wire_response(body, context(MODEL))
+    history = [_user("What is deep research?"), reply, _user("Thanks.")]
+    options = AdapterOptions(
+        model="anthropic:claude-sonnet-4-6", session_id=SESSION, tool_ids=ToolIdMap(SESSION)
+    )
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        sent = adapters.get("anthropic").to_wire(history, [], options)
+    assert all("citations" not in b for b in sent["messages"][1]["content"])
+    cites = [r for r in caplog.records if str(getattr(r, "block_type", "")).startswith("text/citation")]
+    assert [r.block_type for r in cites] == ["text/citation:file"]  # type: ignore[attr-defined]
+    assert cites[0].message_id == reply.id  # type: ignore[attr-defined]

@@ -4,8 +4,9 @@ importer shares for request history).
 Output items become blocks in order:
 
 - `message`: each `output_text` part a TextBlock, its `url_citation` annotations as v2 url
-  citations (other annotation types have no canonical citation: kept in
-  `provider_raw["annotations"]` with a WARN, §7.3); a `refusal` part a TextBlock and stop
+  citations and its `file_citation`, `container_file_citation` and `file_path` ones as v3
+  file citations (this provider's file ids); an annotation of any other type has no
+  canonical citation: kept in `provider_raw["annotations"]` with a WARN, §7.3; a `refusal` part a TextBlock and stop
   reason `refusal`. `phase` (`commentary` / `final_answer`) is kept in
   `provider_raw["phase"]` by block index and replayed to the same model.
 - `function_call`: a ToolUseBlock whose canonical id maps to `call_id` in the session's
@@ -42,8 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metis_schema.v3 import (
+    Citation,
     CompactionBlock,
     ContentBlock,
+    FileCitation,
     Message,
     RedactedThinkingBlock,
     ServerToolUseBlock,
@@ -171,33 +174,52 @@ def keep_other(item: dict[str, Any], path: str, out: ItemRead, *, at: int) -> No
     out.other_items.append({"at": at, "item": item})
 
 
-def citations(annotations: list[dict[str, Any]] | None) -> list[UrlCitation] | None:
-    """The `url_citation` annotations of an output_text part as v2 url citations (an
-    annotation's fields are not declared on the wire: one of the wrong type is a
+FILE_ANNOTATIONS = frozenset({"file_citation", "container_file_citation", "file_path"})
+"""Annotations naming a file of this provider: v3 FileCitations (`file_citation`: a file
+search result, by position; `container_file_citation`: a file a code interpreter made,
+by span; `file_path`: a link to a generated file, by position)."""
+
+
+def _citation(annotation: dict[str, Any]) -> Citation | None:
+    kind = annotation.get("type")
+    if kind == "url_citation" and annotation.get("url"):
+        return UrlCitation(
+            type="url",
+            url=annotation["url"],
+            title=annotation.get("title"),
+            start_index=annotation.get("start_index"),
+            end_index=annotation.get("end_index"),
+        )
+    if kind in FILE_ANNOTATIONS and annotation.get("file_id"):
+        fields = {
+            k: annotation.get(k) for k in ("filename", "container_id", "start_index", "end_index", "index")
+        }
+        return FileCitation(
+            type="file",
+            provider=PROVIDER,
+            file_id=annotation["file_id"],
+            **{k: v for k, v in fields.items() if v is not None},
+        )
+    return None
+
+
+def citations(annotations: list[dict[str, Any]] | None) -> list[Citation] | None:
+    """The url and file annotations of an output_text part as canonical citations, in
+    order (an annotation's fields are not declared on the wire: one of the wrong type is a
     WireFormatError here)."""
     try:
-        found = [
-            UrlCitation(
-                type="url",
-                url=a["url"],
-                title=a.get("title"),
-                start_index=a.get("start_index"),
-                end_index=a.get("end_index"),
-            )
-            for a in annotations or ()
-            if a.get("type") == "url_citation" and a.get("url")
-        ]
+        found = [c for a in annotations or () if (c := _citation(a)) is not None]
     except ValidationError as exc:
         raise WireFormatError(
-            f"a url_citation annotation cannot be read: {pydantic_problems(exc)[0]}", provider=PROVIDER
+            f"an annotation cannot be read as a citation: {pydantic_problems(exc)[0]}", provider=PROVIDER
         ) from None
     return found or None
 
 
 def note_annotations(annotations: list[dict[str, Any]] | None, index: int, path: str, out: ItemRead) -> None:
-    """Annotations with no canonical citation (file_citation, container_file_citation,
-    file_path) of the text block at `index`: kept raw with a WARN."""
-    annotations = [a for a in annotations or () if a.get("type") != "url_citation"]
+    """Annotations with no canonical citation (a type other than url and file ones) of the
+    text block at `index`: kept raw with a WARN."""
+    annotations = [a for a in annotations or () if _citation(a) is None]
     if not annotations:
         return
     log.warning(
