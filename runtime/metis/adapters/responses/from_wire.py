@@ -6,8 +6,8 @@ Output items become blocks in order:
 - `message`: each `output_text` part a TextBlock, its `url_citation` annotations as v2 url
   citations and its `file_citation`, `container_file_citation` and `file_path` ones as v3
   file citations (this provider's file ids); an annotation of any other type has no
-  canonical citation: kept in `provider_raw["annotations"]` with a WARN, §7.3; a `refusal` part a TextBlock and stop
-  reason `refusal`. `phase` (`commentary` / `final_answer`) is kept in
+  canonical citation: kept in `provider_raw["annotations"]` with a WARN, §7.3; a
+  `refusal` part a TextBlock and stop reason `refusal`. `phase` (`commentary` / `final_answer`) is kept in
   `provider_raw["phase"]` by block index and replayed to the same model.
 - `function_call`: a ToolUseBlock whose canonical id maps to `call_id` in the session's
   ToolIdMap; `arguments` kept verbatim in provider_raw when it is not the canonical
