@@ -19,9 +19,11 @@ from typing import Any
 
 import golden
 import pytest
+from click.testing import CliRunner
 from contracts import responses as contract
 from gateway_support import ScriptedUpstream
 from metis import adapters
+from metis.cli import cli
 from metis.client import Client
 from metis.errors import WireFormatError
 from metis.ids import ToolIdMap
@@ -185,3 +187,34 @@ def test_a_history_the_store_does_not_hold_goes_without_it_with_the_five_field_w
     assert record.message_id == client.store.load_session(session.id)[0].id  # type: ignore[attr-defined]
     assert record.adapter == "anthropic"  # type: ignore[attr-defined]
     assert CONTINUED in record.reason  # type: ignore[attr-defined]
+
+
+# --- metis convert: the same rule ------------------------------------------------------------
+
+
+def test_convert_to_another_provider_writes_the_stored_history(
+    client: Client, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    _first_exchange(client, upstream)
+    request = tmp_path / "continued.json"
+    request.write_text(json.dumps(_request()), encoding="utf-8")
+    db = str(tmp_path / "metis.db")
+    result = CliRunner().invoke(
+        cli,
+        ["--db", db, "convert", "--from", "responses", "--to", "anthropic", str(request)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    sent = json.loads(result.stdout)
+    assert [turn["role"] for turn in sent["messages"]] == ["user", "assistant", "user"]
+    uses = [b["id"] for b in sent["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert [b["tool_use_id"] for b in sent["messages"][2]["content"]] == uses
+    # and to Responses itself the request goes as it came: the id, the outputs
+    result = CliRunner().invoke(
+        cli,
+        ["--db", db, "convert", "--from", "responses", "--to", "responses", str(request)],
+        catch_exceptions=False,
+    )
+    again = json.loads(result.stdout)
+    assert again["previous_response_id"] == CONTINUED
+    assert again["input"] == _request()["input"]
