@@ -218,3 +218,15 @@ def test_convert_to_another_provider_writes_the_stored_history(
     again = json.loads(result.stdout)
     assert again["previous_response_id"] == CONTINUED
     assert again["input"] == _request()["input"]
+
+
+def test_the_same_provider_is_sent_the_id_from_the_reference_when_no_option_gives_it(
+    client: Client, upstream: ScriptedUpstream
+) -> None:
+    # the earlier response is not stored here: the provider that holds it is named it
+    session, _ = _continued_session(client, _request())
+    upstream.reply("/v1/responses", "responses/response_refusal.json")
+    session.send()
+    _, sent = upstream.received[-1]
+    assert sent["previous_response_id"] == CONTINUED
+    assert [i["type"] for i in sent["input"]] == ["function_call_output"] * 2

@@ -121,38 +121,45 @@ def resolve(
     such message, each continued tool result answers the canonical id of the stored call
     it answers (the provider's call id, looked up in both sessions' maps), and the
     continued provider's `previous_response_id` option is left out (the history stands in
-    its place). A history the store does not hold cannot be written: one WARN with the
-    five fields, and the messages go as they are."""
+    its place). Otherwise, and when the store does not hold that history, the provider
+    that holds it is sent its id (`previous_response_id` from the reference when the
+    options do not give it); any other provider gets the messages as they are, with one
+    WARN carrying the five fields."""
     options = dict(provider_options)
     at = next((i for i, m in enumerate(messages) if m.metadata.continues is not None), None)
     if at is None:
         return list(messages), options
     continues = messages[at].metadata.continues
     assert continues is not None
-    if not needs_history(continues.provider, target_provider, options):
-        return list(messages), options
-    found = find_response(
-        store, continues.response_id, provider=continues.provider, first=messages[at].session_id
-    )
-    if found is None:
-        warn_loss(
-            adapter=target_provider,
-            session_id=messages[at].session_id,
-            message_id=messages[at].id,
-            block_type="continuation",
-            reason=f"the history of {continues.provider} response {continues.response_id} is not stored",
-            text=(
-                f"{target_provider}: message {messages[at].id} continues {continues.provider} response "
-                f"{continues.response_id}, which the store does not hold; sent without that history"
-            ),
-        )
-        return list(messages), options
-    history = history_before(store, found)
-    linked = _linker(store, found.session_id, continues.provider, tool_ids)
     own = options.get(continues.provider)
-    if isinstance(own, Mapping) and "previous_response_id" in own:
-        options[continues.provider] = {k: v for k, v in own.items() if k != "previous_response_id"}
-    return [*messages[:at], *history, *(linked(m) for m in messages[at:])], options
+    own = dict(own) if isinstance(own, Mapping) else {}
+    found = None
+    if needs_history(continues.provider, target_provider, options):
+        found = find_response(
+            store, continues.response_id, provider=continues.provider, first=messages[at].session_id
+        )
+    if found is not None:
+        own.pop("previous_response_id", None)
+        if own or continues.provider in options:
+            options[continues.provider] = own
+        history = history_before(store, found)
+        linked = _linker(store, found.session_id, continues.provider, tool_ids)
+        return [*messages[:at], *history, *(linked(m) for m in messages[at:])], options
+    if target_provider == continues.provider:
+        options[continues.provider] = {"previous_response_id": continues.response_id, **own}
+        return list(messages), options
+    warn_loss(
+        adapter=target_provider,
+        session_id=messages[at].session_id,
+        message_id=messages[at].id,
+        block_type="continuation",
+        reason=f"the history of {continues.provider} response {continues.response_id} is not stored",
+        text=(
+            f"{target_provider}: message {messages[at].id} continues {continues.provider} response "
+            f"{continues.response_id}, which the store does not hold; sent without that history"
+        ),
+    )
+    return list(messages), options
 
 
 def _linker(
