@@ -52,12 +52,19 @@ class ContinuationStore(Protocol):
 
 
 def find_response(
-    store: ContinuationStore, response_id: str, *, provider: str = "responses", first: str | None = None
+    store: ContinuationStore,
+    response_id: str,
+    *,
+    provider: str = "responses",
+    first: str | None = None,
+    provider_ids: bool = True,
 ) -> Message | None:
     """The stored ASSISTANT message `response_id` names (see the module doc), or None.
 
     A provider's own id is looked for in session `first` (the continuing session, where a
-    reply is most often kept), then in every other stored session, in order."""
+    reply is most often kept), then in every other stored session, in order; not at all
+    with `provider_ids=False` (the gateway: its clients only ever see its own reply ids,
+    and a wrong one must not cost a walk through the store)."""
     prefix = REPLY_PREFIX.get(provider)
     if prefix is not None and response_id.startswith(prefix):
         try:
@@ -67,7 +74,7 @@ def find_response(
         if message is not None and message.role is Role.assistant:
             return message
     read_id = REPLY_IDS.get(provider)
-    if read_id is None:
+    if read_id is None or not provider_ids:
         return None
     listed = getattr(store, "list_sessions", None)
     sessions = [str(s.id) for s in listed()] if callable(listed) else []

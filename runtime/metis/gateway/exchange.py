@@ -160,7 +160,7 @@ class Exchanges:
             raise GatewayRequestError(
                 f"unknown previous_response_id {previous!r}", path="previous_response_id"
             )
-        message = find_response(self.client.store, previous)
+        message = find_response(self.client.store, previous, provider_ids=False)
         if message is None:
             raise GatewayRequestError(
                 f"no stored response {previous!r}", path="previous_response_id", status=404
