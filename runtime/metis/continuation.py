@@ -30,6 +30,7 @@ from .adapters._lossy import warn_loss
 from .adapters.responses.from_wire import reply_id as responses_reply_id
 from .errors import MetisError
 from .ids import ToolIdMap
+from .ops import compact
 
 REPLY_PREFIX = {"openai": "chatcmpl-", "anthropic": "msg_", "responses": "resp_"}
 """Reply id prefix per wire format of a reply this metis wrote (the gateway); the rest is
@@ -92,15 +93,16 @@ def find_response(
 
 
 def history_before(store: ContinuationStore, message: Message) -> list[Message]:
-    """`message`'s conversation up to and including it: its session's messages, without
-    replies that did not finish (what a send replays)."""
+    """`message`'s conversation up to and including it, as a send replays it: its
+    session's messages without replies that did not finish, each compaction's summary in
+    place of the turns it covers (`ops.compact.project`)."""
     out: list[Message] = []
     for stored in store.load_session(message.session_id):
         if stored.role is not Role.assistant or stored.metadata.status is MessageStatus.complete:
             out.append(stored)
         if stored.id == message.id:
-            return out
-    return out
+            break
+    return compact.project(out)
 
 
 def needs_history(continues_provider: str, target_provider: str, provider_options: Mapping[str, Any]) -> bool:
