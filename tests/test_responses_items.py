@@ -185,3 +185,32 @@ def test_file_citations_to_anthropic_go_with_one_warn_naming_them(caplog: pytest
     cites = [r for r in caplog.records if str(getattr(r, "block_type", "")).startswith("text/citation")]
     assert [r.block_type for r in cites] == ["text/citation:file"]  # type: ignore[attr-defined]
     assert cites[0].message_id == reply.id  # type: ignore[attr-defined]
+
+
+def test_additional_tools_are_request_tools_and_their_item_goes_back_where_it_stood(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`additional_tools` (tools made available at that item): canonical tools of the
+    request, so another provider is offered them by meaning; to Responses the item goes
+    back as it came, before the same message, its tools not declared twice."""
+    body = _body("request_additional_tools.json")
+    contract.sdk_validate(body)
+    with caplog.at_level(logging.WARNING, logger="metis.adapters"):
+        imported = RESPONSES.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    assert caplog.records == [] and imported.dropped == []
+    assert [(t.name, t.kind.value if t.kind else None) for t in imported.tools] == [
+        ("get_weather", None),
+        ("get_forecast", None),
+        ("web_search", "web_search"),
+    ]
+    again = RESPONSES.to_wire(imported.messages, imported.tools, imported.options)
+    contract.check_request(again, open_responses=False)
+    # the item exactly, at its place between the two user turns (written as input parts)
+    assert [i["type"] for i in again["input"]] == ["message", "additional_tools", "message"]
+    assert again["input"][1] == body["input"][1]
+    assert again["tools"] == body["tools"]
+    options = AdapterOptions(
+        model="anthropic:claude-sonnet-4-6", session_id=SESSION, tool_ids=ToolIdMap(SESSION)
+    )
+    sent = adapters.get("anthropic").to_wire(imported.messages, imported.tools, options)
+    assert [t["name"] for t in sent["tools"]] == ["get_weather", "get_forecast", "web_search"]

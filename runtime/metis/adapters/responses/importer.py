@@ -7,10 +7,12 @@ assistant-side items (assistant messages, reasoning, function calls) one ASSISTA
 message read by the reply's own item reader (so reasoning items are kept and replay to
 the same model), each `function_call_output` a TOOL message linked by `call_id`.
 
-Compaction items and the provider's own tool calls join the assistant run (v2 compaction,
+Compaction items and the provider's own tool items join the assistant run (v2 compaction,
 and server_tool_use blocks each followed by the server_tool_result of what the item
-returned, as in a reply). Not carried, each dropped with a WARN and listed in
-`WireImport.dropped`: `item_reference` items (the item lives on the server),
+returned, as in a reply; MCP listings and approvals and tool searches likewise). An
+`additional_tools` item's tools are tools of the request, marked with where the item
+stood (`offered_tools`), so it goes back to this provider as it came. Not carried, each
+dropped with a WARN and listed in `WireImport.dropped`: `item_reference` items (the item lives on the server),
 and items with no block. `input_audio` parts become v2 audio, and an image given by
 `file_id` an image by this provider's file id.
 `input_file` parts become v2 documents (a file id as this provider's; a media type not
@@ -121,6 +123,8 @@ class _Importer:
         self.pending: list[Item] = []
         self.pending_at = 0
         self.continues: Continuation | None = None
+        self.offered: list[tuple[dict[str, Any], str, int]] = []
+        """`additional_tools` items: (item, path, index of the message they stand before)."""
 
     def read(self, request: Request) -> WireImport:
         directives: dict[str, Any] = {}
@@ -142,6 +146,7 @@ class _Importer:
             self.flush()
             self.mark_continued(first)
         tools = self.tools(request.get("tools") or [], directives)
+        tools += self.offered_tools({t.name for t in tools})
         if self.system_roles and self.system_roles[0] == "developer":
             directives["system_role"] = "developer"
         return WireImport(
@@ -179,24 +184,52 @@ class _Importer:
     def tools(self, wire: list[Tool], directives: dict[str, Any]) -> list[ToolDefinition]:
         """Function tools (with `strict` as sent, `_strict`, and `defer_loading`) and the
         built-in ones as canonical provider tools (`_provider_tools`), in order."""
-        out: list[ToolDefinition] = []
         taken: set[str] = set()
-        for i, tool in enumerate(wire):
-            if tool["type"] != "function":
-                out.append(read_tool(ROWS[PROVIDER], tool, path=f"tools[{i}]", taken=taken))
-                continue
-            imported = imported_tool(
-                tool.get("name"),
-                tool.get("description"),
-                tool.get("parameters"),
-                provider=PROVIDER,
-                path=f"tools[{i}]",
-            )
-            taken.add(imported.name)
-            imported = read_strict(imported, tool, PROVIDER, always=True)
-            if cast(dict[str, Any], tool).get("defer_loading") is True:
-                imported = imported.model_copy(update={"defer_loading": True})
-            out.append(imported)
+        return [self.tool_definition(tool, f"tools[{i}]", taken) for i, tool in enumerate(wire)]
+
+    def tool_definition(
+        self, tool: Tool, path: str, taken: set[str], extra: dict[str, Any] | None = None
+    ) -> ToolDefinition:
+        """One wire tool -> its canonical definition; `extra` goes into this provider's
+        `provider_data` entry."""
+        if tool["type"] != "function":
+            return read_tool(ROWS[PROVIDER], tool, path=path, taken=taken, extra=extra)
+        imported = imported_tool(
+            tool.get("name"), tool.get("description"), tool.get("parameters"), provider=PROVIDER, path=path
+        )
+        taken.add(imported.name)
+        imported = read_strict(imported, tool, PROVIDER, always=True)
+        if cast(dict[str, Any], tool).get("defer_loading") is True:
+            imported = imported.model_copy(update={"defer_loading": True})
+        if extra:
+            data = {key: dict(entry) for key, entry in (imported.provider_data or {}).items()}
+            data[PROVIDER] = {**data.get(PROVIDER, {}), **extra}
+            imported = imported.model_copy(update={"provider_data": data})
+        return imported
+
+    def offered_tools(self, taken: set[str]) -> list[ToolDefinition]:
+        """The tools `additional_tools` items make available mid-conversation: canonical
+        tools of the request (what they mean to any provider), each marked in this
+        provider's `provider_data` with `additional_tools: {before}` (the id of the message
+        the item stood before; null: the end), the first of an item also holding the item
+        itself (`item`), so it goes back to this provider as it came, where it stood. A
+        tool the request already declares by that name is not declared twice; an item
+        holding no other is dropped with the WARN."""
+        out: list[ToolDefinition] = []
+        for item, path, at in self.offered:
+            before = self.messages[at].id if at < len(self.messages) else None
+            added = 0
+            for j, tool in enumerate(item.get("tools") or ()):
+                if tool.get("type") == "function" and tool.get("name") in taken:
+                    continue
+                marker: dict[str, Any] = {"before": before}
+                if not added:
+                    marker["item"] = item
+                read = self.tool_definition(tool, f"{path}.tools[{j}]", taken, {"additional_tools": marker})
+                out.append(read)
+                added += 1
+            if not added:
+                self.drop(path, item, "additional_tools offers only tools the request declares already")
         return out
 
     # --- items ----------------------------------------------------------------------
@@ -210,7 +243,9 @@ class _Importer:
             self.pending.append(item)
             return
         self.flush()
-        if kind == "message":
+        if kind == "additional_tools":
+            self.offered.append((dict(item), path, len(self.messages)))
+        elif kind == "message":
             self.message(cast(MessageItem, item), path)
         elif kind == "function_call_output":
             self.tool(cast(FunctionCallOutputItem, item), path)

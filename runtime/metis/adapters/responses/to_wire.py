@@ -24,6 +24,9 @@ Stateless by design: the whole history goes in `input` every time (no
   reply kept go back at their position, to the same model only.
 - TOOL -> a `function_call_output` (a string, or input parts when it holds images);
   `is_error` has no field: the text carries the failure.
+- Tools an imported `additional_tools` item made available (marked in this provider's
+  `provider_data`) go back as that item, before the message it stood before, and are not
+  declared in `tools` again (`offered_items`).
 
 Canonical options go where the facts row says (structured output as `text.format`); this
 provider's `provider_options` entry, then `AdapterOptions.extra`, are deep-merged last
@@ -111,8 +114,12 @@ def write_request(
         texts = [b.text for b in history[0].content if isinstance(b, TextBlock)]
         body["instructions"] = "\n\n".join(texts)
         history = history[1:]
+    offered = offered_items(tools)
     for message in history:
+        writer.items.extend(offered.pop(message.id, ()))
         writer.message(message)
+    for rest in offered.values():
+        writer.items.extend(rest)
     body["input"] = writer.items
     warn_cache_points(
         adapter=PROVIDER,
@@ -129,6 +136,23 @@ def write_request(
     _options(dialect, body, tools, options, found)
     merge(body, extra)
     return body
+
+
+def offered_later(tool: ToolDefinition) -> dict[str, Any] | None:
+    """The `additional_tools` marker an import left on `tool` (see the importer), if any."""
+    marker = (tool.provider_data or {}).get(PROVIDER, {}).get("additional_tools")
+    return marker if isinstance(marker, dict) else None
+
+
+def offered_items(tools: Sequence[ToolDefinition]) -> dict[str | None, list[dict[str, Any]]]:
+    """Message id (None: the end) -> the `additional_tools` items that stood before it, as
+    they came; their tools are not declared in `tools` again."""
+    out: dict[str | None, list[dict[str, Any]]] = {}
+    for tool in tools:
+        marker = offered_later(tool)
+        if marker is not None and isinstance(marker.get("item"), dict):
+            out.setdefault(marker.get("before"), []).append(dict(marker["item"]))
+    return out
 
 
 def _options(
@@ -153,6 +177,8 @@ def _options(
             )
     wire_tools: list[dict[str, Any]] = []
     for tool in tools:
+        if offered_later(tool) is not None:
+            continue  # offered by its `additional_tools` item, where it stood
         if is_provider_tool(tool):
             wire = write_tool(ROWS[PROVIDER], tool, session_id=options.session_id)
             if wire is not None:
