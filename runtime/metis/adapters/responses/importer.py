@@ -219,14 +219,18 @@ class _Importer:
         for item, path, at in self.offered:
             before = self.messages[at].id if at < len(self.messages) else None
             added = 0
-            for j, tool in enumerate(item.get("tools") or ()):
+            offered = read(
+                list[Tool], item.get("tools"), provider=PROVIDER, path=f"{path}.tools", what="request"
+            )
+            for j, tool in enumerate(offered):
                 if tool.get("type") == "function" and tool.get("name") in taken:
                     continue
                 marker: dict[str, Any] = {"before": before}
                 if not added:
                     marker["item"] = item
-                read = self.tool_definition(tool, f"{path}.tools[{j}]", taken, {"additional_tools": marker})
-                out.append(read)
+                out.append(
+                    self.tool_definition(tool, f"{path}.tools[{j}]", taken, {"additional_tools": marker})
+                )
                 added += 1
             if not added:
                 self.drop(path, item, "additional_tools offers only tools the request declares already")
