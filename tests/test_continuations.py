@@ -230,3 +230,37 @@ def test_the_same_provider_is_sent_the_id_from_the_reference_when_no_option_give
     _, sent = upstream.received[-1]
     assert sent["previous_response_id"] == CONTINUED
     assert [i["type"] for i in sent["input"]] == ["function_call_output"] * 2
+
+
+# --- metis import: a continuing exchange joins the conversation it continues -------------------
+
+
+def test_import_appends_a_continuing_exchange_to_the_session_its_response_ends(tmp_path: Path) -> None:
+    """Two recorded exchanges: the first's reply (`response_tools.json`, id CONTINUED), then
+    the request continuing it by id. The second is appended to the first's session, its
+    continuation resolved to the stored reply; imported again, it adds nothing."""
+    first_reply = json.loads(golden.read_input("responses", "response_tools.json"))
+    first = {
+        "model": "gpt-5",
+        "input": "Weather in Paris and Tokyo?",
+        "tools": _request()["tools"],
+    }
+    second_reply = json.loads(golden.read_input("responses", "response_refusal.json"))
+    lines = [{"request": first, "response": first_reply}, {"request": _request(), "response": second_reply}]
+    recording = tmp_path / "exchanges.jsonl"
+    recording.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    db = str(tmp_path / "imported.db")
+    result = CliRunner().invoke(cli, ["--db", db, "import", "--from", "responses", str(recording)])
+    assert result.exit_code == 0, result.output
+    assert "1 stored" in result.stderr and "1 appended" in result.stderr, result.stderr
+    (session_id,) = set(result.stdout.split())
+    with Client(db) as reader:
+        messages = reader.store.load_session(session_id)
+    assert [m.role for m in messages] == [Role.user, Role.assistant, Role.tool, Role.tool, Role.assistant]
+    reply = messages[1]
+    continues = messages[2].metadata.continues
+    assert continues is not None and continues.message_id == reply.id
+    calls = [b.id for b in reply.content if b.type == "tool_use"]
+    assert [m.content[0].tool_use_id for m in messages[2:4]] == calls  # type: ignore[union-attr]
+    again = CliRunner().invoke(cli, ["--db", db, "import", "--from", "responses", str(recording)])
+    assert "2 duplicate" in again.stderr, again.stderr

@@ -92,6 +92,25 @@ def find_response(
     return None
 
 
+def resolved_to(messages: Sequence[Message], found: Message) -> list[Message]:
+    """`messages` with each continuation naming `found`'s response resolved to it
+    (`Continuation.message_id`): the stored reply the id stands for, when an import finds it."""
+    own = {REPLY_PREFIX.get(found.metadata.provider or "", "\0") + found.id}
+    read_id = REPLY_IDS.get(found.metadata.provider or "")
+    if read_id is not None and (response_id := read_id(found)) is not None:
+        own.add(response_id)
+    out: list[Message] = []
+    for message in messages:
+        named = message.metadata.continues
+        if named is None or named.message_id is not None or named.response_id not in own:
+            out.append(message)
+            continue
+        continues = named.model_copy(update={"message_id": found.id})
+        metadata = message.metadata.model_copy(update={"continues": continues})
+        out.append(message.model_copy(update={"metadata": metadata}))
+    return out
+
+
 def history_before(store: ContinuationStore, message: Message) -> list[Message]:
     """`message`'s conversation up to and including it, as a send replays it: its
     session's messages without replies that did not finish, each compaction's summary in
@@ -171,6 +190,17 @@ def resolve(
     return list(messages), options
 
 
+def linked(
+    store: ContinuationStore, messages: Sequence[Message], found: Message, tool_ids: ToolIdMap
+) -> list[Message]:
+    """`messages` (read under `tool_ids`) with their continued tool results answering the
+    calls of `found`'s session by the same provider id: the conversation as it reads after
+    the stored reply."""
+    provider = found.metadata.provider or ""
+    link = _linker(store, found.session_id, provider, tool_ids)
+    return [link(m) for m in messages]
+
+
 def _linker(
     store: ContinuationStore, held_in: str, provider: str, tool_ids: ToolIdMap
 ) -> Callable[[Message], Message]:
@@ -201,6 +231,8 @@ __all__ = [
     "ContinuationStore",
     "find_response",
     "history_before",
+    "linked",
     "needs_history",
     "resolve",
+    "resolved_to",
 ]
