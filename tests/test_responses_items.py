@@ -214,3 +214,13 @@ def test_additional_tools_are_request_tools_and_their_item_goes_back_where_it_st
     )
     sent = adapters.get("anthropic").to_wire(imported.messages, imported.tools, options)
     assert [t["name"] for t in sent["tools"]] == ["get_weather", "get_forecast", "web_search"]
+
+
+def test_a_stream_whose_response_names_no_text_model_ends_without_an_untyped_error() -> None:
+    """The wire declares a response's `id` and `model` as anything: one that is not text is
+    not named on the closing event (a pydantic error escaped before; found by the shape
+    fuzzer)."""
+    response = {"id": ["not", "text"], "model": [], "status": "completed", "output": []}
+    events = [{"type": "response.completed", "response": response}]
+    message = RESPONSES.assemble_stream(contract.sse(events), context(MODEL))
+    assert message.metadata.status.value == "complete"
