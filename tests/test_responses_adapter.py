@@ -145,6 +145,8 @@ def _random_splits(data: bytes, count: int = 6) -> list[list[bytes]]:
 
 def test_every_stream_golden_with_a_whole_reply_is_paired() -> None:
     assert PAIRS == [
+        "stream_built_in_file_citations.sse",
+        "stream_built_in_mcp_tool_search.sse",
         "stream_built_in_results.sse",
         "stream_code_interpreter.sse",
         "stream_compaction.sse",
@@ -669,11 +671,14 @@ def test_tools_options_and_lossy_options(caplog: pytest.LogCaptureFixture) -> No
     assert (said.block_type, said.message_id, said.adapter) == ("option", "request", "responses")  # type: ignore[attr-defined]
 
 
-def test_import_keeps_previous_response_id_with_a_warn_and_replays(caplog: pytest.LogCaptureFixture) -> None:
+def test_import_names_previous_response_id_and_replays(caplog: pytest.LogCaptureFixture) -> None:
     body = recorded(PROVIDER, "request_every_shape.json")
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
         imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert any("resp_68c1e0d2a1b08190" in r.getMessage() for r in caplog.records)
+    # named on the first input message (the history is the server's: named, not invented)
+    continues = imported.messages[1].metadata.continues
+    assert continues is not None and continues.response_id == "resp_68c1e0d2a1b08190"
+    assert imported.messages[0].metadata.continues is None  # `instructions` are not carried over
     assert imported.options.provider_options["responses"]["previous_response_id"] == "resp_68c1e0d2a1b08190"
     dropped = {d["path"] for d in imported.dropped}
     assert dropped == {"input[5]"}  # the item_reference; the input_file is a v2 document
@@ -1114,7 +1119,8 @@ def test_an_error_stream_leaves_no_index_gap_in_provider_raw(announced: str) -> 
     part = {
         "type": "output_text",
         "text": "Partial",
-        "annotations": [{"type": "file_citation", "file_id": "file-1", "filename": "a.pdf", "index": 0}],
+        # an extension's annotation (slug-prefixed, Open Responses): no canonical citation
+        "annotations": [{"type": "acme:footnote", "index": 0}],
         "logprobs": [],
     }
     message_item = {**contract.MESSAGE_ITEM, "content": [part]}

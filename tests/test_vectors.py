@@ -285,6 +285,7 @@ UNTAGGED_NEEDLES = {
     "ToolKind": '"kind": "web_search"',
     "ProviderToolConfig": '"config": {',
     "UserLocation": '"user_location": {"',
+    "Continuation": '"continues": {"',
 }
 """For an added definition without a `type` tag: the text that shows a vector uses it."""
 

@@ -258,6 +258,27 @@ _NON_FINITE_WHY = "NaN and Infinity are not JSON"
 _SURROGATE_WHY = "a lone surrogate, which has no UTF-8 form (so no JSON text)"
 
 
+def copied(value: Any) -> Any:
+    """A copy of a JSON value's containers (its str, number, bool and null leaves are
+    immutable, so shared). Iterative: `copy.deepcopy` recurses once per level and raises
+    RecursionError on a value nested about a thousand deep, which `loads` reads
+    (`MAX_DEPTH`)."""
+    if not isinstance(value, dict | list):
+        return value
+    top: dict[Any, Any] | list[Any] = dict(value) if isinstance(value, dict) else list(value)
+    stack = [top]
+    while stack:
+        node = stack.pop()
+        keys = list(node) if isinstance(node, dict) else range(len(node))
+        for key in keys:
+            item = node[key]
+            if isinstance(item, dict | list):
+                item = dict(item) if isinstance(item, dict) else list(item)
+                node[key] = item
+                stack.append(item)
+    return top
+
+
 def printable(text: str) -> str:
     """`text` with each lone surrogate written as its escape (`\\ud800`), so that it can be
     printed, logged or written as UTF-8; text without one is returned as it is."""
@@ -344,6 +365,7 @@ __all__ = [
     "MAX_INT_DIGITS",
     "MAX_WRITE_DEPTH",
     "JSONDecodeError",
+    "copied",
     "dumps",
     "has_long_digit_run",
     "loads",

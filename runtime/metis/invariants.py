@@ -5,7 +5,8 @@ Message), for validators in other languages; the generated models check types, p
 and discriminators only, and these functions are what Python runs for the rest.
 tests/test_vectors.py runs every schema vector through both and asserts they agree, so
 the two statements cannot drift. The conversation rules (§5.2.2, §5.2.3: a tool_result
-answers exactly one earlier tool_use of the same session) are beyond any single document
+answers exactly one earlier tool_use of the same session, or one made in the provider-held
+response its message names in `metadata.continues`) are beyond any single document
 and live only here. Every check reports *all* violations at once, each with the message
 id, the field path and the spec section, so one run tells the whole story.
 
@@ -315,6 +316,9 @@ def check_links(
     """
     mid = _id(message)
     session = _get(message, "session_id")
+    # A message naming a provider-held response it continues (metadata.continues) may
+    # answer a call made there: that tool_use is named, not in this session (§5.2.2).
+    continued = _get(_get(message, "metadata"), "continues")
     out: list[Violation] = []
     new_uses: set[str] = set()
     new_answers: set[str] = set()
@@ -325,9 +329,10 @@ def check_links(
             owner = tool_uses.get(tool_id) if tool_id is not None else None
             path = f"content[{i}].tool_use_id"
             if owner is None:
-                out.append(
-                    Violation(mid, path, "§5.2.2", f"answers {tool_id}, which no earlier tool_use made")
-                )
+                if continued is None:
+                    out.append(
+                        Violation(mid, path, "§5.2.2", f"answers {tool_id}, which no earlier tool_use made")
+                    )
             elif owner != session:
                 out.append(
                     Violation(

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from metis_schema.v3 import ContentBlock, Message, ToolResultBlock
+from metis_schema.v3 import ContentBlock, Message, TextBlock, ToolResultBlock
 
 from ..errors import CriticalBlockError
 
@@ -94,6 +94,26 @@ def warn_cache_points(*, adapter: str, messages: Sequence[Message], session_id: 
             return
 
 
+def warn_citations(*, adapter: str, messages: Sequence[Message], reason: str) -> None:
+    """One WARN per message whose text blocks hold citations `adapter` has no field for
+    (§7.3): the text goes, its citations do not. A message of `adapter`'s own making is
+    not warned about: a provider whose citations are reply-only takes its own replies back
+    without them by design, and makes them again."""
+    for message in messages:
+        if message.metadata.provider == adapter:
+            continue
+        cited = sum(len(b.citations) for b in message.content if isinstance(b, TextBlock) and b.citations)
+        if cited:
+            warn_loss(
+                adapter=adapter,
+                session_id=message.session_id,
+                message_id=message.id,
+                block_type="text/citations",
+                reason=reason,
+                text=f"dropped {cited} citation(s) of message {message.id} for {adapter}: {reason}",
+            )
+
+
 def _holds_cache_point(block: ContentBlock) -> bool:
     if block.cache_point is not None:
         return True
@@ -141,6 +161,7 @@ __all__ = [
     "is_critical",
     "log",
     "warn_cache_points",
+    "warn_citations",
     "warn_loss",
     "wire_message",
 ]

@@ -36,7 +36,6 @@ Decisions the rows encode (sources: shared/spec/provider-run-tools.md §11.1 and
 
 from __future__ import annotations
 
-import copy
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -45,6 +44,7 @@ from typing import Any
 from metis_schema.v3 import ProviderToolConfig, ToolDefinition, ToolKind
 from pydantic import ValidationError
 
+from .. import _json
 from ..errors import CriticalBlockError, WireFormatError
 from ._lossy import warn_loss
 from ._tool_rows import OPTIONS, PLUGINS, ROWS, SIDE_EFFECTS, KindRow, ProviderRow, row_of
@@ -80,7 +80,7 @@ def read_tool(
     value = wire[spelling] if row.shape in ("keyed", "option") else wire
     config = _read_config(row, kind_row, value) if kind_row is not None else None
     name = _name(wire.get("name") if row.shape == "typed" else None, kind, spelling, taken)
-    data: dict[str, Any] = {"tool": copy.deepcopy(dict(wire)), **(extra or {})}
+    data: dict[str, Any] = {"tool": _json.copied(dict(wire)), **(extra or {})}
     try:
         return ToolDefinition(
             name=name,
@@ -177,7 +177,8 @@ def write_tool(
     recorded = own.get("tool")
     kind = tool.kind or ToolKind.function
     if isinstance(recorded, dict) and _same_shape(row, own):
-        return copy.deepcopy(recorded)
+        kept: dict[str, Any] = _json.copied(recorded)
+        return kept
     kind_row = row.by_kind(kind)
     config = tool.config.model_dump(exclude_none=True) if tool.config is not None else {}
     reason: str | None = None
@@ -215,7 +216,7 @@ def _project(
 ) -> dict[str, Any]:
     """A declaration made from the portable config, in `row`'s spelling."""
     listed = any(where.split(".", 1)[0].isdigit() for where in kind_row.config.values())
-    body: Any = [] if listed else copy.deepcopy(dict(kind_row.fixed))
+    body: Any = [] if listed else _json.copied(dict(kind_row.fixed))
     unplaced: list[str] = []
     for key, value in config.items():
         where = kind_row.config.get(key)

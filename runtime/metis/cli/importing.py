@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from metis_schema.v3 import Message
 
     from ..recordings import Interaction
-    from ..recordings.threads import Threads
+    from ..recordings.threads import Placement, Threads
     from ._exchange import Parsed
 
 PROGRESS_THRESHOLD = 3
@@ -160,12 +160,19 @@ class _Importer:
         with _Warnings() as capture:
             parsed = parse(interaction, adapter, model=self.model)
             placement = self.threads.place(parsed.messages)
+            found = self._continued(parsed)
+            if placement.kind == "new" and found is not None:
+                placement = self._after(found, parsed)
             if placement.kind == "append" and placement.session_id is not None:
                 capture.records.clear()  # read again, under the session's own tool ids
                 ids = self.store.load_tool_ids(placement.session_id)
                 parsed = parse(
                     interaction, adapter, model=self.model, session_id=placement.session_id, tool_ids=ids
                 )
+            if found is not None:
+                from ..continuation import resolved_to
+
+                parsed.messages = resolved_to(parsed.messages, found)
         if placement.kind == "duplicate":
             file.counts["duplicate"] += 1
             return
@@ -180,6 +187,33 @@ class _Importer:
             self.threads.add(parsed.session_id, parsed.messages)
             file.counts["stored"] += 1
         self._done(parsed.session_id, parsed.messages, file.name)
+
+    def _continued(self, parsed: Parsed) -> Message | None:
+        """The stored reply an exchange continuing a provider-held response names (Responses
+        `previous_response_id`; `metis.continuation.find_response`), if the store has it."""
+        from ..continuation import find_response
+
+        named = next((m.metadata.continues for m in parsed.messages if m.metadata.continues), None)
+        if named is None:
+            return None
+        return find_response(self.store, named.response_id, provider=named.provider)
+
+    def _after(self, found: Message, parsed: Parsed) -> Placement:
+        """Where an exchange continuing stored reply `found` goes: placed as the conversation
+        it stands for (the reply's history, then its own messages), so it is appended to the
+        imported session that reply ends, or is a duplicate of what is stored there."""
+        from ..continuation import linked
+        from ..recordings.threads import Placement
+
+        history = self.threads.messages(found.session_id)
+        ends = next((i for i, m in enumerate(history) if m.id == found.id), None)
+        if ends is None:
+            return Placement("new")
+        own = linked(self.store, parsed.messages, found, parsed.tool_ids)  # its results answer those calls
+        placement = self.threads.place([*history[: ends + 1], *own])
+        if placement.kind == "append":
+            return Placement("append", placement.session_id, max(0, placement.start - ends - 1))
+        return placement
 
     def _append(self, session_id: str, new: list[Message], parsed: Parsed) -> None:
         """The turns past a stored conversation's end, appended to it in one transaction."""

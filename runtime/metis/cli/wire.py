@@ -96,8 +96,9 @@ def convert(
             imported, source = _stored_request(state, session, target_model)
         else:
             imported = _recorded_request(str(file), str(source), target_model)
+        messages = _continued(state, imported, target)
         options = imported.options
-        out = adapters.get(target).to_wire(imported.messages, imported.tools, options)
+        out = adapters.get(target).to_wire(messages, imported.tools, options)
     click.echo(dump_json(out))
     report = {
         "from": source,
@@ -114,6 +115,27 @@ def convert(
     summary = f"converted {len(imported.messages)} message(s) {source} → {target} ({target_model})"
     echo_err(summary + (": nothing dropped" if not lines else f"; {len(lines)} note(s):"))
     echo_report(lines)
+
+
+def _continued(state: State, imported: WireImport, target: str) -> list[Any]:
+    """The messages to write: a continued response's history from the store when the target
+    must carry it (`metis.continuation.resolve`; the store is opened only then), its
+    `previous_response_id` left out of the options in its place."""
+    from ..continuation import resolve
+
+    messages = list(imported.messages)
+    if all(m.metadata.continues is None for m in messages):
+        return messages
+    options = imported.options
+    messages, provider_options = resolve(
+        state.store,
+        messages,
+        target_provider=target,
+        tool_ids=options.tool_ids,
+        provider_options=options.provider_options,
+    )
+    imported.options = dataclasses.replace(options, provider_options=provider_options)
+    return messages
 
 
 def _recorded_request(file: str, source: str, target_model: str) -> WireImport:

@@ -32,7 +32,7 @@ from metis_schema.v3 import (
     ToolUseBlock,
 )
 
-from .. import adapters, builders
+from .. import adapters, builders, continuation
 from .._logredact import remember
 from ..adapters import Adapter, AdapterOptions, WireBody
 from ..assembly import RequestContext
@@ -281,6 +281,7 @@ class SessionCore:
             raise ClientError("nothing to send: give content, or answer the tool calls first")
         pending = [*wire_history, *([user] if user else [])]
         entry = load_catalog().resolve(model or self.active_model)
+        pending, options = self._continued(pending, entry.provider, options)
         if entry.id != self.active_model:
             self.check_capable(pending, entry.id, tools)
         prepared = self._build(
@@ -295,6 +296,24 @@ class SessionCore:
         if user is not None:
             self.store.append(user)
         return prepared
+
+    def _continued(
+        self, pending: list[Message], provider: str, options: Mapping[str, Any]
+    ) -> tuple[list[Message], Mapping[str, Any]]:
+        """`pending` with the history a continued response stands for, from the store, when
+        `provider` must be sent it (`metis.continuation.resolve`), and the options to send."""
+        if all(m.metadata.continues is None for m in pending):
+            return pending, options
+        messages, provider_options = continuation.resolve(
+            self.store,
+            pending,
+            target_provider=provider,
+            tool_ids=self.tool_ids,
+            provider_options=options.get("provider_options") or {},
+        )
+        if provider_options:
+            options = {**options, "provider_options": provider_options}
+        return messages, options
 
     def record_tools(self) -> int:
         """Record the session's tools as the ones in force, with the options it last recorded

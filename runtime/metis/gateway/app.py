@@ -38,13 +38,13 @@ from ..adapters._reply import ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
 from ..client._session import SessionCore
+from ..continuation import REPLY_PREFIX
 from ..errors import MessageNotFoundError, MetisError, ProviderError, SessionNotFoundError, StoreError
 from ..ids import ToolIdMap
 from . import openapi
 from .exchange import (
     RECORD_HEADER,
     RECORD_RETRIES,
-    REPLY_PREFIX,
     SESSION_HEADER,
     Exchanges,
     GatewayRequestError,

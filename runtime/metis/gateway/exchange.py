@@ -30,6 +30,7 @@ from ..catalog import load_catalog
 from ..client import AsyncClient
 from ..client._errors import ReplyNotSavedError
 from ..client._session import SessionCore
+from ..continuation import REPLY_PREFIX, find_response
 from ..endpoints import normalize_endpoint
 from ..errors import MetisError, ProviderError, UnknownModelError
 from ..fingerprint import prefix_keys
@@ -55,9 +56,6 @@ retried in the background); absent when it was recorded before the reply was wri
 INBOUND_PROVIDER = {"chat": "openai", "messages": "anthropic", "responses": "responses"}
 """Inbound API -> the adapter that reads its requests and writes its replies."""
 
-REPLY_PREFIX = {"openai": "chatcmpl-", "anthropic": "msg_", "responses": "resp_"}
-"""Reply id prefix per inbound format; the rest is the stored message's id, so a reply
-can be found again (`GET /v1/responses/{id}`)."""
 
 SESSION_HEADER = "x-metis-session-id"
 """Request header naming the session to continue; the reply names the session it used."""
@@ -298,12 +296,11 @@ class Exchanges:
                 f"unknown previous_response_id {previous!r}", path="previous_response_id"
             )
         store = self.store
-        try:
-            message = store.get_message(previous.removeprefix(REPLY_PREFIX["responses"]))
-        except MetisError as exc:
+        message = find_response(store, previous, provider_ids=False)
+        if message is None:
             raise GatewayRequestError(
                 f"no stored response {previous!r}", path="previous_response_id", status=404
-            ) from exc
+            )
         if store.is_withheld(message.id):
             raise GatewayRequestError(
                 f"no stored response {previous!r} (it was created with store: false)",

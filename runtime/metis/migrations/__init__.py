@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from metis_schema import CURRENT_VERSION
 
+from metis import _json
 from metis.errors import MigrationError
 
 Document = dict[str, Any]
@@ -122,22 +123,10 @@ def migrate_document(
 
 
 def _copied(doc: Document) -> Document:
-    """A copy of a JSON document's containers (its str, number, bool and null leaves are
-    immutable, so shared). Iterative: `copy.deepcopy` recursed once per level and raised
-    RecursionError on metadata nested about a thousand deep, which the JSON reader allows
-    (MAX_DEPTH); the document must reach validation to be refused or kept as it is."""
-    top: Document = dict(doc)
-    stack: list[dict[Any, Any] | list[Any]] = [top]
-    while stack:
-        node = stack.pop()
-        keys = list(node) if isinstance(node, dict) else range(len(node))
-        for key in keys:
-            item = node[key]
-            if isinstance(item, dict | list):
-                item = dict(item) if isinstance(item, dict) else list(item)
-                node[key] = item
-                stack.append(item)
-    return top
+    """A copy of a JSON document's containers (`_json.copied`, iterative: metadata nested
+    about a thousand deep, which the JSON reader allows, must reach validation to be
+    refused or kept as it is)."""
+    return cast(Document, _json.copied(doc))
 
 
 __all__ = [

@@ -7,6 +7,8 @@
   and a url citation goes back to Anthropic only with it: one from another provider (an
   OpenAI url annotation) has no Anthropic form and is dropped with the §7.3 WARN.
 - A citation type added later has no canonical form: left out, named in the reader's WARN.
+- A v3 file citation (another provider's file id) has no Anthropic form: dropped with the
+  url citations' WARN (one per message).
 - `file_id` (on document citations of replies) is not part of the request shape: not kept.
 """
 
@@ -101,17 +103,28 @@ def _read(cite: Mapping[str, Any]) -> tuple[Citation | None, dict[str, Any]]:
 
 
 def write_citations(
-    message: Message, index: int, citations: Sequence[Citation], kept: Sequence[Mapping[str, Any]]
+    message: Message,
+    index: int,
+    citations: Sequence[Citation],
+    kept: Sequence[Mapping[str, Any]],
+    warned: set[str],
 ) -> list[dict[str, Any]]:
     """The wire citations of block `index` of `message` (`kept`: the opaque keys its reply
-    kept, aligned with `citations`); what Anthropic has no form for is dropped with one WARN."""
+    kept, aligned with `citations`); what Anthropic has no form for is dropped with one WARN
+    per message (`warned`: the ids of messages already warned about in this request)."""
     out: list[dict[str, Any]] = []
     dropped = 0
+    kinds: set[str] = set()
     for j, cite in enumerate(citations):
+        if cite.type not in _TITLE and not isinstance(cite, UrlCitation):
+            dropped += 1  # a file citation: another provider's file id
+            kinds.add(cite.type)
+            continue
         if isinstance(cite, UrlCitation):
             opaque = kept[j] if j < len(kept) else {}
             if opaque.get("url") != cite.url or not isinstance(opaque.get("encrypted_index"), str):
                 dropped += 1
+                kinds.add(cite.type)
                 continue
             out.append(
                 {
@@ -127,15 +140,17 @@ def write_citations(
         title = _TITLE[cite.type]
         fields[title] = fields.get(title)  # required on the wire, nullable
         out.append(fields)
-    if dropped:
+    if dropped and message.id not in warned:
+        warned.add(message.id)
         warn_loss(
             adapter=PROVIDER,
             session_id=message.session_id,
             message_id=message.id,
-            block_type="text/citation:url",
-            reason="Anthropic takes back only its own web search citations (with their encrypted_index)",
-            text=f"dropped {dropped} url citation(s) of block {index} of message {message.id} "
-            f"for {PROVIDER}: only Anthropic's own web search citations can go back to it",
+            block_type="text/citation:" + ",".join(sorted(kinds)),
+            reason="Anthropic takes back only its own web search citations (with their encrypted_index) "
+            "and document citations",
+            text=f"dropped {'/'.join(sorted(kinds))} citation(s) of message {message.id} (first at block "
+            f"{index}) for {PROVIDER}: only Anthropic's own citations can go back to it",
         )
     return out
 

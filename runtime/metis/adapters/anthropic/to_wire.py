@@ -265,6 +265,8 @@ class _Writer:
         self.caps = caps
         self.outgoing = options.tool_ids.outgoing
         """The id a canonical tool id goes out as (`ToolIdMap.outgoing`: kept, or made compliant)."""
+        self.cites_warned: set[str] = set()
+        """Messages whose dropped citations were already said (one WARN per message)."""
 
     def blocks(
         self, message: Message, items: Sequence[ContentBlock], replay: Replay, inside: int | None = None
@@ -283,7 +285,7 @@ class _Writer:
                     wire = {"type": "text", "text": block.text}
                     if block.citations:
                         kept = replay.cites.get(keys[position], ()) if keys else ()
-                        cites = write_citations(message, index, block.citations, kept)
+                        cites = write_citations(message, index, block.citations, kept, self.cites_warned)
                         if cites:
                             wire["citations"] = cites
                 else:

@@ -38,10 +38,11 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
 - Reasoning goes back only to the provider that produced it: OpenRouter's
   `reasoning_details` and Mistral's thinking parts to the same model; plain reasoning text
   (`replays_plain_reasoning`) under the key it came in.
-- Citations on assistant text are not sent, and not warned about: no dialect's request
-  assistant message declares `annotations` (openai-python `ChatCompletionAssistantMessageParam`,
-  OpenRouter's `ChatAssistantMessage`). They describe a reply to its reader; the model never
-  reads them back, so leaving them out changes nothing the model sees.
+- Citations on assistant text are not sent: no dialect's request assistant message
+  declares `annotations` (openai-python `ChatCompletionAssistantMessageParam`, OpenRouter's
+  `ChatAssistantMessage`). The provider's own replies go back without them by design (it
+  makes them again); another provider's cited text loses them with one WARN per message
+  (`_lossy.warn_citations`), so a projection never drops a source silently.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from .._cache_points import cache_control
-from .._lossy import drop_block, warn_cache_points, warn_loss
+from .._lossy import drop_block, warn_cache_points, warn_citations, warn_loss
 from .._media import request_capabilities
 from .._options import merge
 from .._provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, warn_deferred, write_tool
@@ -112,6 +113,11 @@ def write_request(
             session_id=options.session_id,
             reason="this API caches automatically",
         )
+    warn_citations(
+        adapter=name,
+        messages=messages,
+        reason="a request message has no citations (annotations are reply-only)",
+    )
     wire_messages: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}  # message id -> wire message, for cache breakpoints
     for message in messages:

@@ -65,7 +65,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import InvariantError
 from ...media import workspace_file_base64
-from .._lossy import drop_block, warn_cache_points, warn_loss
+from .._lossy import drop_block, warn_cache_points, warn_citations, warn_loss
 from .._media import admit, document_losses
 from .._options import merge, own_fields, put
 from .._provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
@@ -116,6 +116,7 @@ def write_request(
         session_id=options.session_id,
         reason="Gemini has no per-block cache marker; explicit caching is the cachedContents API",
     )
+    warn_citations(adapter=NAME, messages=messages, reason="a Gemini part has no citation field")
     body: WireBody = {}
     if writer.system_parts:
         body["systemInstruction"] = {"parts": writer.system_parts}

@@ -50,7 +50,7 @@ from ...catalog import load_catalog
 from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._facts import ToolChoice, tool_choice_meaning
-from .._lossy import drop_block, warn_cache_points, warn_loss
+from .._lossy import drop_block, warn_cache_points, warn_citations, warn_loss
 from .._media import admit, request_capabilities
 from .._options import merge, own_fields
 from .._provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
@@ -99,6 +99,7 @@ def write_request(
         session_id=options.session_id,
         reason="Ollama has no per-block cache marker; it keeps its own KV cache",
     )
+    warn_citations(adapter=NAME, messages=messages, reason="an Ollama message carries plain text only")
     wire_tools = _tools(tools, options, caps, entry.id)
     if wire_tools:
         body["tools"] = wire_tools

@@ -52,6 +52,31 @@ SERVER_TOOL_CALLS = frozenset(
 without `_call`). Calls the client must answer (`computer_call`, `custom_tool_call`,
 shell calls) are not here: they have no canonical block and are kept raw."""
 
+SERVER_TOOL_ITEMS = frozenset(
+    {
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "tool_search_call",
+        "tool_search_output",
+        "mcp_approval_response",
+    }
+)
+"""The provider's tool items that stand alone rather than holding a call and its result:
+an MCP server's tool listing (a server_tool_use `mcp_list_tools` with the listing as its
+result), an MCP call awaiting approval and a tool search call (server_tool_use blocks
+`mcp_approval_request`, `tool_search`), and what answers them in a later item
+(`ANSWERS`: server_tool_result blocks). Each is kept whole and goes back as itself."""
+
+ANSWERS: dict[str, tuple[str, str]] = {
+    "tool_search_output": ("call_id", "tool_search_call"),
+    "mcp_approval_response": ("approval_request_id", "mcp_approval_request"),
+}
+"""An answering item -> (its field naming what it answers, the item type it answers)."""
+
+AWAITS_CLIENT = frozenset({"mcp_approval_request"})
+"""Items that end a turn waiting for the client (an approval), like a function call:
+the reply's stop reason is `tool_use` (so is a `tool_search_call` executed by the client)."""
+
 OPTIONS = {
     "max_tokens": "max_output_tokens",
     "temperature": "temperature",
@@ -126,13 +151,16 @@ DIALECTS = {d.name: d for d in (OPENAI, OPEN_RESPONSES)}
 
 
 __all__ = [
+    "ANSWERS",
     "AUDIO_FORMATS",
+    "AWAITS_CLIENT",
     "DIALECTS",
     "FACTS",
     "OPENAI",
     "OPEN_RESPONSES",
     "PROVIDER",
     "SERVER_TOOL_CALLS",
+    "SERVER_TOOL_ITEMS",
     "STATUS_REASONS",
     "TOOL_CHOICE",
     "ResponsesDialect",

@@ -4,9 +4,10 @@ importer shares for request history).
 Output items become blocks in order:
 
 - `message`: each `output_text` part a TextBlock, its `url_citation` annotations as v2 url
-  citations (other annotation types have no canonical citation: kept in
-  `provider_raw["annotations"]` with a WARN, §7.3); a `refusal` part a TextBlock and stop
-  reason `refusal`. `phase` (`commentary` / `final_answer`) is kept in
+  citations and its `file_citation`, `container_file_citation` and `file_path` ones as v3
+  file citations (this provider's file ids); an annotation of any other type has no
+  canonical citation: kept in `provider_raw["annotations"]` with a WARN, §7.3; a
+  `refusal` part a TextBlock and stop reason `refusal`. `phase` (`commentary` / `final_answer`) is kept in
   `provider_raw["phase"]` by block index and replayed to the same model.
 - `function_call`: a ToolUseBlock whose canonical id maps to `call_id` in the session's
   ToolIdMap; `arguments` kept verbatim in provider_raw when it is not the canonical
@@ -42,8 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metis_schema.v3 import (
+    Citation,
     CompactionBlock,
     ContentBlock,
+    FileCitation,
     Message,
     RedactedThinkingBlock,
     ServerToolUseBlock,
@@ -61,7 +64,7 @@ from .._lossy import warn_loss, wire_message
 from .._shared import text_block, thinking_block, tool_use_block
 from .._wire import read
 from ..chat.wire import kept_arguments
-from .facts import PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .facts import ANSWERS, AWAITS_CLIENT, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
 from .server_results import call_input, server_result
 from .wire import (
     CompactionItem,
@@ -77,7 +80,7 @@ from .wire import (
 log = logging.getLogger("metis.adapters")
 
 SUMMARY_JOIN = "\n\n"
-WHOLE_ITEMS = SERVER_TOOL_CALLS | {"compaction"}
+WHOLE_ITEMS = SERVER_TOOL_CALLS | SERVER_TOOL_ITEMS | {"compaction"}
 """Item types whose blocks the provider delivers complete (`whole_item_blocks`): a stream
 carries them as `block` events, not deltas."""
 INDEX_KEYED = ("reasoning", "server_items", "compaction_ids", "phase", "annotations")
@@ -189,33 +192,52 @@ def _warn(out: ItemRead, path: str, block_type: str, reason: str) -> None:
     )
 
 
-def citations(annotations: list[dict[str, Any]] | None) -> list[UrlCitation] | None:
-    """The `url_citation` annotations of an output_text part as v2 url citations (an
-    annotation's fields are not declared on the wire: one of the wrong type is a
+FILE_ANNOTATIONS = frozenset({"file_citation", "container_file_citation", "file_path"})
+"""Annotations naming a file of this provider: v3 FileCitations (`file_citation`: a file
+search result, by position; `container_file_citation`: a file a code interpreter made,
+by span; `file_path`: a link to a generated file, by position)."""
+
+
+def _citation(annotation: dict[str, Any]) -> Citation | None:
+    kind = annotation.get("type")
+    if kind == "url_citation" and annotation.get("url"):
+        return UrlCitation(
+            type="url",
+            url=annotation["url"],
+            title=annotation.get("title"),
+            start_index=annotation.get("start_index"),
+            end_index=annotation.get("end_index"),
+        )
+    if kind in FILE_ANNOTATIONS and annotation.get("file_id"):
+        fields = {
+            k: annotation.get(k) for k in ("filename", "container_id", "start_index", "end_index", "index")
+        }
+        return FileCitation(
+            type="file",
+            provider=PROVIDER,
+            file_id=annotation["file_id"],
+            **{k: v for k, v in fields.items() if v is not None},
+        )
+    return None
+
+
+def citations(annotations: list[dict[str, Any]] | None) -> list[Citation] | None:
+    """The url and file annotations of an output_text part as canonical citations, in
+    order (an annotation's fields are not declared on the wire: one of the wrong type is a
     WireFormatError here)."""
     try:
-        found = [
-            UrlCitation(
-                type="url",
-                url=a["url"],
-                title=a.get("title"),
-                start_index=a.get("start_index"),
-                end_index=a.get("end_index"),
-            )
-            for a in annotations or ()
-            if a.get("type") == "url_citation" and a.get("url")
-        ]
+        found = [c for a in annotations or () if (c := _citation(a)) is not None]
     except ValidationError as exc:
         raise WireFormatError(
-            f"a url_citation annotation cannot be read: {pydantic_problems(exc)[0]}", provider=PROVIDER
+            f"an annotation cannot be read as a citation: {pydantic_problems(exc)[0]}", provider=PROVIDER
         ) from None
     return found or None
 
 
 def note_annotations(annotations: list[dict[str, Any]] | None, index: int, path: str, out: ItemRead) -> None:
-    """Annotations with no canonical citation (file_citation, container_file_citation,
-    file_path) of the text block at `index`: kept raw with a WARN."""
-    annotations = [a for a in annotations or () if a.get("type") != "url_citation"]
+    """Annotations with no canonical citation (a type other than url and file ones) of the
+    text block at `index`: kept raw with a WARN."""
+    annotations = [a for a in annotations or () if _citation(a) is None]
     if not annotations:
         return
     kinds = ", ".join(sorted({str(a.get("type")) for a in annotations}))
@@ -335,13 +357,40 @@ def whole_item_blocks(
             out.compaction_ids[str(index)] = str(compacted["id"])
         return [CompactionBlock(type="compaction", provider=PROVIDER, data=data)]
     call: ServerCallItem = item  # type: ignore[assignment]
-    name = call["type"].removesuffix("_call")
+    kind = call["type"]
+    if kind in ANSWERS:
+        return _answer_blocks(call, index, path, out)
+    name = kind.removesuffix("_call")
+    item_id = call.get("id") or (call.get("call_id") if kind in SERVER_TOOL_ITEMS else None)
+    if not item_id:
+        raise WireFormatError(f"a {kind} item needs its id", provider=PROVIDER, path=f"{path}.id")
     out.server_items[str(index)] = dict(call)
+    if kind in AWAITS_CLIENT or (kind == "tool_search_call" and call.get("execution") == "client"):
+        out.calls += 1
     use = ServerToolUseBlock(
-        type="server_tool_use", id=call["id"], provider=PROVIDER, name=name, input=call_input(call)
+        type="server_tool_use", id=item_id, provider=PROVIDER, name=name, input=call_input(call)
     )
-    result = server_result(call, name, path)
+    result = server_result({**call, "id": item_id}, name, path)
     return [use] if result is None else [use, result]
+
+
+def _answer_blocks(item: ServerCallItem, index: int, path: str, out: ItemRead) -> list[ContentBlock]:
+    """An item answering an earlier one (`ANSWERS`: a tool search's output, an MCP
+    approval) -> its server_tool_result, answering the block of that item: the one named
+    by the answer's field, else (a server-run search names none) the latest of that type
+    in this run; the item kept whole at `index` and sent back as itself."""
+    field, answered_type = ANSWERS[item["type"]]
+    named = item.get(field)
+    answered = named if isinstance(named, str) and named else None
+    if answered is None or field == "call_id":
+        for kept in reversed(list(out.server_items.values())):
+            if kept.get("type") == answered_type and (answered is None or kept.get("call_id") == answered):
+                answered = kept.get("id") or kept.get("call_id") or answered
+                break
+    answered = answered or item.get("id") or f"{item['type']}@{index}"
+    out.server_items[str(index)] = dict(item)
+    result = server_result(item, answered_type.removesuffix("_call"), path, answers=answered)
+    return [] if result is None else [result]
 
 
 def stop_reason(dialect: ResponsesDialect, response: Response, *, calls: int, refused: bool) -> StopReason:
@@ -368,6 +417,14 @@ def response_meta(response: Response) -> dict[str, Any]:
         "incomplete_reason": details.get("reason"),
     }
     return {k: v for k, v in found.items() if v is not None}
+
+
+def reply_id(message: Message) -> str | None:
+    """The id the provider gave a stored reply of this adapter (`response_meta` kept it), so
+    a later request naming it (`previous_response_id`) can be resolved (`metis.continuation`)."""
+    raw = message.metadata.provider_raw or {}
+    found = raw.get("id") if raw.get("adapter") == PROVIDER else None
+    return found if isinstance(found, str) else None
 
 
 def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext) -> Message:
@@ -403,6 +460,7 @@ __all__ = [
     "reasoning_block",
     "reasoning_text",
     "replay_item",
+    "reply_id",
     "response_meta",
     "stop_reason",
     "whole_item_blocks",

@@ -7,10 +7,12 @@ assistant-side items (assistant messages, reasoning, function calls) one ASSISTA
 message read by the reply's own item reader (so reasoning items are kept and replay to
 the same model), each `function_call_output` a TOOL message linked by `call_id`.
 
-Compaction items and the provider's own tool calls join the assistant run (v2 compaction,
+Compaction items and the provider's own tool items join the assistant run (v2 compaction,
 and server_tool_use blocks each followed by the server_tool_result of what the item
-returned, as in a reply). Not carried, each dropped with a WARN and listed in
-`WireImport.dropped`: `item_reference` items (the item lives on the server),
+returned, as in a reply; MCP listings and approvals and tool searches likewise). An
+`additional_tools` item's tools are tools of the request, marked with where the item
+stood (`offered_tools`), so it goes back to this provider as it came. Not carried, each
+dropped with a WARN and listed in `WireImport.dropped`: `item_reference` items (the item lives on the server),
 and items with no block. `input_audio` parts become v2 audio, and an image given by
 `file_id` an image by this provider's file id.
 `input_file` parts become v2 documents (a file id as this provider's; a media type not
@@ -18,8 +20,14 @@ given is guessed from the name, else taken as PDF).
 Canonical options are taken out of the top-level option fields by the facts row
 (structured output from `text.format`); the rest, with the directives (`instructions`),
 is this provider's own entry of `options.provider_options`, replayed to it alone.
-`previous_response_id` is among them, with a WARN: the history it points at is on the
-server, not in the body. A function tool's `strict` is `ToolDefinition.strict`, its
+`previous_response_id` is among them (replayed as sent to this provider), and it is
+*named* in the record: the first message of `input` carries `metadata.continues`
+(a `Continuation`: provider, response id), and so does each TOOL message whose
+`function_call_output` answers a call made in that earlier response — its call id is
+registered in the session's ToolIdMap, so the provider id stays resolvable for the
+replay. Nothing of that history is invented here; the client resolves it from the store
+when it must be written out (`metis.continuation`). Without `previous_response_id`, an
+output answering no earlier call is refused. A function tool's `strict` is `ToolDefinition.strict`, its
 literal kept when the boolean would not write it back (`_strict`); built-in tools
 (`web_search`, `code_interpreter`, `mcp`, ...) are canonical provider tools, in order
 (`_provider_tools`).
@@ -36,6 +44,7 @@ from typing import Any, TypeVar, cast
 from metis_schema.v3 import (
     AudioBlock,
     ContentBlock,
+    Continuation,
     DocumentBlock,
     ImageBlock,
     MediaSource,
@@ -52,14 +61,14 @@ from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
-from .._lossy import import_drop, warn_loss
+from .._lossy import import_drop
 from .._options import option_fields
 from .._provider_tools import ROWS, read_tool
 from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
 from .._strict import read_strict
 from .._wire import read
 from ..base import AdapterOptions, WireImport
-from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, ResponsesDialect
+from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
 from .from_wire import ItemRead, read_items
 from .to_wire import DIRECTIVES
 from .wire import FunctionCallOutputItem, InputAudio, Item, MessageItem, Part, Request, Tool
@@ -69,7 +78,9 @@ _B = TypeVar("_B", ImageBlock, AudioBlock)
 log = logging.getLogger("metis.adapters")
 
 _BODY_KEYS = frozenset({"model", "input", "instructions", "tools"})
-_ASSISTANT_SIDE = frozenset({"reasoning", "function_call", "compaction"}) | SERVER_TOOL_CALLS
+_ASSISTANT_SIDE = (
+    frozenset({"reasoning", "function_call", "compaction"}) | SERVER_TOOL_CALLS | SERVER_TOOL_ITEMS
+)
 
 
 def import_request(
@@ -78,6 +89,21 @@ def import_request(
     """A recorded request body -> canonical messages, tools and options (see module doc)."""
     request = read(Request, body, provider=PROVIDER, what="request")
     return _Importer(dialect, session_id, tool_ids, import_model(request, PROVIDER)).read(request)
+
+
+def continuation(request: Request) -> Continuation | None:
+    """The response a request continues (`previous_response_id`), named; None: none."""
+    previous = request.get("previous_response_id")
+    if not previous:
+        return None
+    try:
+        return Continuation(provider=PROVIDER, response_id=previous)
+    except ValidationError as exc:
+        raise WireFormatError(
+            f"cannot be read as canonical: {pydantic_problems(exc)[0]}",
+            provider=PROVIDER,
+            path="previous_response_id",
+        ) from None
 
 
 class _Importer:
@@ -96,9 +122,13 @@ class _Importer:
         self.system_roles: list[str] = []
         self.pending: list[Item] = []
         self.pending_at = 0
+        self.continues: Continuation | None = None
+        self.offered: list[tuple[dict[str, Any], str, int]] = []
+        """`additional_tools` items: (item, path, index of the message they stand before)."""
 
     def read(self, request: Request) -> WireImport:
         directives: dict[str, Any] = {}
+        self.continues = continuation(request)
         instructions = request.get("instructions")
         if instructions is not None:
             self.messages.append(
@@ -108,11 +138,15 @@ class _Importer:
         wire_input = request.get("input")
         if isinstance(wire_input, str):
             self.messages.append(self.new(Role.user, [TextBlock(type="text", text=wire_input)], "input"))
+            self.mark_continued(len(self.messages) - 1)
         else:
+            first = len(self.messages)
             for i, item in enumerate(wire_input or ()):
                 self.item(item, f"input[{i}]", i)
             self.flush()
+            self.mark_continued(first)
         tools = self.tools(request.get("tools") or [], directives)
+        tools += self.offered_tools({t.name for t in tools})
         if self.system_roles and self.system_roles[0] == "developer":
             directives["system_role"] = "developer"
         return WireImport(
@@ -139,19 +173,6 @@ class _Importer:
             output_schema=facts.take_output_schema(fields),
             **facts.take_options(fields),
         )
-        if body.get("previous_response_id"):
-            reason = (
-                f"request continues response {body['previous_response_id']}; "
-                "the history it points at is not in this body"
-            )
-            warn_loss(
-                adapter=PROVIDER,
-                session_id=self.session_id,
-                message_id=None,  # the request's own: REQUEST
-                block_type="previous_response_id",
-                reason=reason,
-                text=f"{PROVIDER}: {reason}",
-            )
         if directives:
             fields[DIRECTIVES] = directives
         if fields:
@@ -163,24 +184,56 @@ class _Importer:
     def tools(self, wire: list[Tool], directives: dict[str, Any]) -> list[ToolDefinition]:
         """Function tools (with `strict` as sent, `_strict`, and `defer_loading`) and the
         built-in ones as canonical provider tools (`_provider_tools`), in order."""
-        out: list[ToolDefinition] = []
         taken: set[str] = set()
-        for i, tool in enumerate(wire):
-            if tool["type"] != "function":
-                out.append(read_tool(ROWS[PROVIDER], tool, path=f"tools[{i}]", taken=taken))
-                continue
-            imported = imported_tool(
-                tool.get("name"),
-                tool.get("description"),
-                tool.get("parameters"),
-                provider=PROVIDER,
-                path=f"tools[{i}]",
+        return [self.tool_definition(tool, f"tools[{i}]", taken) for i, tool in enumerate(wire)]
+
+    def tool_definition(
+        self, tool: Tool, path: str, taken: set[str], extra: dict[str, Any] | None = None
+    ) -> ToolDefinition:
+        """One wire tool -> its canonical definition; `extra` goes into this provider's
+        `provider_data` entry."""
+        if tool["type"] != "function":
+            return read_tool(ROWS[PROVIDER], tool, path=path, taken=taken, extra=extra)
+        imported = imported_tool(
+            tool.get("name"), tool.get("description"), tool.get("parameters"), provider=PROVIDER, path=path
+        )
+        taken.add(imported.name)
+        imported = read_strict(imported, tool, PROVIDER, always=True)
+        if cast(dict[str, Any], tool).get("defer_loading") is True:
+            imported = imported.model_copy(update={"defer_loading": True})
+        if extra:
+            data = {key: dict(entry) for key, entry in (imported.provider_data or {}).items()}
+            data[PROVIDER] = {**data.get(PROVIDER, {}), **extra}
+            imported = imported.model_copy(update={"provider_data": data})
+        return imported
+
+    def offered_tools(self, taken: set[str]) -> list[ToolDefinition]:
+        """The tools `additional_tools` items make available mid-conversation: canonical
+        tools of the request (what they mean to any provider), each marked in this
+        provider's `provider_data` with `additional_tools: {before}` (the id of the message
+        the item stood before; null: the end), the first of an item also holding the item
+        itself (`item`), so it goes back to this provider as it came, where it stood. A
+        tool the request already declares by that name is not declared twice; an item
+        holding no other is dropped with the WARN."""
+        out: list[ToolDefinition] = []
+        for item, path, at in self.offered:
+            before = self.messages[at].id if at < len(self.messages) else None
+            added = 0
+            offered = read(
+                list[Tool], item.get("tools"), provider=PROVIDER, path=f"{path}.tools", what="request"
             )
-            taken.add(imported.name)
-            imported = read_strict(imported, tool, PROVIDER, always=True)
-            if cast(dict[str, Any], tool).get("defer_loading") is True:
-                imported = imported.model_copy(update={"defer_loading": True})
-            out.append(imported)
+            for j, tool in enumerate(offered):
+                if tool.get("type") == "function" and tool.get("name") in taken:
+                    continue
+                marker: dict[str, Any] = {"before": before}
+                if not added:
+                    marker["item"] = item
+                out.append(
+                    self.tool_definition(tool, f"{path}.tools[{j}]", taken, {"additional_tools": marker})
+                )
+                added += 1
+            if not added:
+                self.drop(path, item, "additional_tools offers only tools the request declares already")
         return out
 
     # --- items ----------------------------------------------------------------------
@@ -194,7 +247,9 @@ class _Importer:
             self.pending.append(item)
             return
         self.flush()
-        if kind == "message":
+        if kind == "additional_tools":
+            self.offered.append((dict(item), path, len(self.messages)))
+        elif kind == "message":
             self.message(cast(MessageItem, item), path)
         elif kind == "function_call_output":
             self.tool(cast(FunctionCallOutputItem, item), path)
@@ -331,11 +386,17 @@ class _Importer:
     def tool(self, item: FunctionCallOutputItem, path: str) -> None:
         call_id = item["call_id"]
         canonical = self.tool_ids.resolve_incoming(PROVIDER, call_id)
+        metadata: dict[str, Any] = {}
+        if canonical is None and self.continues is not None:
+            # The call is in the continued response: named by it, its id kept resolvable.
+            canonical = self.tool_ids.register_incoming(PROVIDER, call_id)
+            metadata["continues"] = self.continues
         if canonical is None:
             raise WireFormatError(
                 f"call_id {call_id!r} answers no earlier function_call",
                 provider=PROVIDER,
                 path=f"{path}.call_id",
+                hint="a request continuing a stored response names it in previous_response_id",
             )
         output = item["output"]
         parts: list[Part] = [{"type": "input_text", "text": output}] if isinstance(output, str) else output
@@ -345,7 +406,16 @@ class _Importer:
             if (b := self.part(p, f"{path}.output[{j}]", images=True)) is not None
         ]
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
-        self.messages.append(self.new(Role.tool, [result], path, parent_tool_use_id=canonical))
+        self.messages.append(self.new(Role.tool, [result], path, parent_tool_use_id=canonical, **metadata))
+
+    def mark_continued(self, first: int) -> None:
+        """The first message of `input` (at `first`) names the continued response."""
+        if self.continues is None or first >= len(self.messages):
+            return
+        message = self.messages[first]
+        if message.metadata.continues is None:
+            metadata = message.metadata.model_copy(update={"continues": self.continues})
+            self.messages[first] = message.model_copy(update={"metadata": metadata})
 
     def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
         return imported_message(

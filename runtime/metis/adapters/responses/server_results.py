@@ -15,7 +15,10 @@ openai-python `types/responses`):
 - code_interpreter_call: `outputs` -> `logs` as text blocks, `image` as url image blocks;
 - image_generation_call: `result` (base64) -> an image block (`output_format`, else PNG,
   the API's default);
-- mcp_call: `output` and `error` -> text blocks.
+- mcp_call: `output` and `error` -> text blocks;
+- mcp_list_tools: `tools` -> a text block per tool (`name: description`), `error` -> is_error;
+- tool_search_output: `tools` -> a text block per loaded tool (a namespace names its tools);
+- mcp_approval_response: `approve` (and `reason`) -> a text block saying the decision.
 
 A field that is absent or null means the item carries no result (a search whose sources
 were not asked for, a call announced but not done): the call alone. A status of `failed`
@@ -38,7 +41,7 @@ from .facts import PROVIDER
 from .wire import ServerCallItem
 
 FAILED = frozenset({"failed", "incomplete"})
-RESULT_FIELDS = frozenset({"results", "outputs", "result", "output", "error"})
+RESULT_FIELDS = frozenset({"results", "outputs", "result", "output", "error", "tools"})
 """Item fields that hold what the tool returned: not part of the call's input."""
 _NOT_INPUT = RESULT_FIELDS | {"type", "id", "status"}
 _IMAGE_FORMATS = {"png": "image/png", "jpeg": "image/jpeg", "jpg": "image/jpeg", "webp": "image/webp"}
@@ -48,15 +51,22 @@ _validate_result = ServerToolResultBlock.__pydantic_validator__.validate_python
 
 def call_input(item: ServerCallItem) -> dict[str, Any]:
     """The call's arguments: a web search's `action` without its sources (those are the
-    result), else the item's fields that are neither its identity nor its result."""
+    result), a tool search's `arguments`, else the item's fields that are neither its
+    identity nor its result."""
+    if item["type"] == "tool_search_call":
+        arguments = item.get("arguments")
+        return arguments if isinstance(arguments, dict) else {"arguments": arguments}
     action = item.get("action")
     if action is not None:
         return {k: v for k, v in action.items() if k != "sources"}
     return {k: v for k, v in item.items() if k not in _NOT_INPUT and v is not None}
 
 
-def server_result(item: ServerCallItem, name: str, path: str) -> ServerToolResultBlock | None:
-    """The server_tool_result of `item` (see module doc), or None when it carries none."""
+def server_result(
+    item: ServerCallItem, name: str, path: str, *, answers: str | None = None
+) -> ServerToolResultBlock | None:
+    """The server_tool_result of `item` (see module doc), or None when it carries none;
+    `answers`: the id of the call it answers when that is another item (else the item's)."""
     content = _content(item)
     status = item.get("status")
     failed = status in FAILED or item.get("error") is not None
@@ -66,7 +76,7 @@ def server_result(item: ServerCallItem, name: str, path: str) -> ServerToolResul
         content = [_text(f"{item['type']} {status or 'failed'}")]
     fields: dict[str, Any] = {
         "type": "server_tool_result",
-        "tool_use_id": item["id"],
+        "tool_use_id": answers or item["id"],
         "provider": PROVIDER,
         "name": name,
         "content": content or [],
@@ -129,6 +139,13 @@ def _content(item: ServerCallItem) -> list[dict[str, Any]] | None:
         fmt = str(item.get("output_format") or "png").lower()
         media_type = _IMAGE_FORMATS.get(fmt, f"image/{fmt}")
         return [{"type": "image", "source": {"kind": "base64", "data": result}, "media_type": media_type}]
+    if kind in ("mcp_list_tools", "tool_search_output"):
+        tools = item.get("tools")
+        return None if tools is None else [_text(_tool_line(t)) for t in tools]
+    if kind == "mcp_approval_response":
+        decision = "approved" if item.get("approve") else "denied"
+        reason = item.get("reason")
+        return [_text(f"{decision}: {reason}" if reason else decision)]
     if kind == "mcp_call":
         found = []
         if item.get("output"):
@@ -137,6 +154,17 @@ def _content(item: ServerCallItem) -> list[dict[str, Any]] | None:
             found.append(_text(_error_text(item["error"])))
         return found or None
     return None
+
+
+def _tool_line(tool: dict[str, Any]) -> str:
+    """One listed or loaded tool as a line: its name (a namespace's, with its tools), and
+    its description when it has one."""
+    name = str(tool.get("name") or tool.get("server_label") or tool.get("type") or "tool")
+    inner = tool.get("tools")
+    if isinstance(inner, list) and inner:
+        name += " (" + ", ".join(str(t.get("name")) for t in inner if isinstance(t, dict)) + ")"
+    description = tool.get("description")
+    return f"{name}: {description}" if description else name
 
 
 def _error_text(error: Any) -> str:

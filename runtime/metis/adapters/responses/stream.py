@@ -397,8 +397,9 @@ class ResponsesStreamDecoder(StreamDecoder):
                     self.dialect, response, calls=self._read.calls, refused=self._read.refused
                 ),
                 provider_stop_reason=details.get("reason") or response.get("status"),
-                response_id=self._meta.get("id"),
-                provider_model=self._meta.get("model"),
+                # an id or model that is not text (the wire declares neither) is not named
+                response_id=_text(self._meta.get("id")),
+                provider_model=_text(self._meta.get("model")),
             )
         )
         return events
@@ -419,6 +420,10 @@ class ResponsesStreamDecoder(StreamDecoder):
                 provider=PROVIDER,
             )
         ]
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 __all__ = ["ResponsesStreamDecoder"]

@@ -10,7 +10,8 @@ Stateless by design: the whole history goes in `input` every time (no
   documents: inline data with a filename, a URL, or this provider's own file id).
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
   with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
-  sent back: an input message carries text);
+  sent back: an input message carries text, so another provider's are dropped with one
+  WARN per message, `_lossy.warn_citations`);
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
@@ -23,6 +24,9 @@ Stateless by design: the whole history goes in `input` every time (no
   reply kept go back at their position, to the same model only.
 - TOOL -> a `function_call_output` (a string, or input parts when it holds images);
   `is_error` has no field: the text carries the failure.
+- Tools an imported `additional_tools` item made available (marked in this provider's
+  `provider_data`) go back as that item, before the message it stood before, and are not
+  declared in `tools` again (`offered_items`).
 
 Canonical options go where the facts row says (structured output as `text.format`); this
 provider's `provider_options` entry, then `AdapterOptions.extra`, are deep-merged last
@@ -65,7 +69,7 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...media import inline_base64, workspace_file_base64
-from .._lossy import drop_block, warn_cache_points
+from .._lossy import drop_block, warn_cache_points, warn_citations
 from .._media import admit, document_losses, request_capabilities
 from .._options import merge
 from .._provider_tools import ROWS, is_provider_tool, write_tool
@@ -112,8 +116,12 @@ def write_request(
         texts = [b.text for b in history[0].content if isinstance(b, TextBlock)]
         body["instructions"] = "\n\n".join(texts)
         history = history[1:]
+    offered = offered_items(tools)
     for message in history:
+        writer.items.extend(offered.pop(message.id, ()))
         writer.message(message)
+    for rest in offered.values():
+        writer.items.extend(rest)
     body["input"] = writer.items
     warn_cache_points(
         adapter=PROVIDER,
@@ -121,9 +129,32 @@ def write_request(
         session_id=options.session_id,
         reason="this API caches automatically",
     )
+    warn_citations(
+        adapter=PROVIDER,
+        messages=messages,
+        reason="an input message carries text; annotations go only on an output message item, "
+        "which needs the stored item's id",
+    )
     _options(dialect, body, tools, options, found, thinks=caps.supports_thinking)
     merge(body, extra)
     return body
+
+
+def offered_later(tool: ToolDefinition) -> dict[str, Any] | None:
+    """The `additional_tools` marker an import left on `tool` (see the importer), if any."""
+    marker = (tool.provider_data or {}).get(PROVIDER, {}).get("additional_tools")
+    return marker if isinstance(marker, dict) else None
+
+
+def offered_items(tools: Sequence[ToolDefinition]) -> dict[str | None, list[dict[str, Any]]]:
+    """Message id (None: the end) -> the `additional_tools` items that stood before it, as
+    they came; their tools are not declared in `tools` again."""
+    out: dict[str | None, list[dict[str, Any]]] = {}
+    for tool in tools:
+        marker = offered_later(tool)
+        if marker is not None and isinstance(marker.get("item"), dict):
+            out.setdefault(marker.get("before"), []).append(dict(marker["item"]))
+    return out
 
 
 def _options(
@@ -153,6 +184,8 @@ def _options(
     facts.output_schema_to_wire(options.output_schema, body)
     wire_tools: list[dict[str, Any]] = []
     for tool in tools:
+        if offered_later(tool) is not None:
+            continue  # offered by its `additional_tools` item, where it stood
         if is_provider_tool(tool):
             wire = write_tool(ROWS[PROVIDER], tool, session_id=options.session_id)
             if wire is not None:
@@ -331,7 +364,11 @@ class _Writer:
                 # This provider's result is part of its call item, already sent with the
                 # server_tool_use: nothing more to send. Any other result is readable only
                 # by the provider (and model) that produced it.
-                if block.provider == PROVIDER and block.tool_use_id in replayed:
+                if block.provider == PROVIDER and block.tool_use_id in replayed and key not in server_items:
+                    continue
+                answer = server_items.get(key) if own and block.provider == PROVIDER else None
+                if answer is not None:  # an item of its own answering an earlier one (ANSWERS)
+                    self.items.append(dict(answer))
                     continue
                 self.drop(message, index, block.type, _result_drop_reason(block))
             elif isinstance(block, CompactionBlock):

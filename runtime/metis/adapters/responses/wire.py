@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
-from .facts import SERVER_TOOL_CALLS
+from .facts import SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
 _READ = ConfigDict(extra="ignore", strict=True)
@@ -197,7 +197,9 @@ class ServerCallItem(TypedDict):
     McpCall); `from_wire.server_results` reads them."""
 
     type: str
-    id: NonEmpty
+    id: NotRequired[NonEmpty]
+    """Required of the calls holding their result (`whole_item_blocks` says so at its path);
+    optional on the standalone items sent as input (`SERVER_TOOL_ITEMS`)."""
     status: NotRequired[str | None]
     action: NotRequired[SearchAction | None]
     results: NotRequired[list[FileSearchResult] | None]
@@ -209,6 +211,14 @@ class ServerCallItem(TypedDict):
     """mcp_call: the tool's output text."""
     error: NotRequired[Any]
     """mcp_call: a string, or an object (`McpToolCallError`: protocol, execution or HTTP error)."""
+    tools: NotRequired[list[dict[str, Any]] | None]
+    """mcp_list_tools: the server's tools; tool_search_output: the tools it loaded."""
+    call_id: NotRequired[str | None]
+    """tool_search_call / tool_search_output: the search's call id (null when server-run)."""
+    execution: NotRequired[str | None]
+    approval_request_id: NotRequired[str | None]
+    approve: NotRequired[bool]
+    reason: NotRequired[str | None]
 
 
 @with_config(_LOOSE)
@@ -231,7 +241,7 @@ Item = Annotated[
     | Annotated[CompactionItem, Tag("compaction")]
     | Annotated[ServerCallItem, Tag("server_call")]
     | Annotated[OtherItem, Tag("other")],
-    _item_kind(_KNOWN, SERVER_TOOL_CALLS),
+    _item_kind(_KNOWN, SERVER_TOOL_CALLS | SERVER_TOOL_ITEMS),
 ]
 
 
