@@ -227,9 +227,7 @@ def test_responses_items_and_annotations_kept_raw_name_the_reply(caplog: pytest.
                     {
                         "type": "output_text",
                         "text": "See the file.",
-                        "annotations": [
-                            {"type": "zz_future_annotation", "start_index": 0, "end_index": 3}
-                        ],
+                        "annotations": [{"type": "zz_future_annotation", "start_index": 0, "end_index": 3}],
                     }
                 ],
             },
