@@ -9,8 +9,9 @@ server tool blocks and compaction too). Blocks with no canonical type are droppe
 WARN naming them and kept verbatim in provider_raw at their position, so an export back
 to Anthropic replays the request as sent. A turn made only of such blocks cannot become
 a valid canonical message and is a WireFormatError. Tools keep `strict` (its literal when
-needed, `_strict`) and `defer_loading`; their other fields with no canonical place
-(`cache_control`, `input_examples`, ...) go to `WireImport.dropped`. Server tools
+needed, `_strict`), `defer_loading` and `cache_control` (in provider_data, replayed to
+Anthropic alone: `_tool_fields`); their other fields with no canonical place
+(`input_examples`, ...) go to `WireImport.dropped`. Server tools
 (`web_search_*`, `code_execution_*`, `tool_search_tool_*`, `mcp_toolset`, ...) become
 canonical provider tools (`_provider_tools`), replayed to Anthropic as they were sent.
 Canonical options are taken out of the top-level option fields (`_options`): the facts
@@ -45,6 +46,7 @@ from .._options import option_fields, take
 from .._provider_tools import ROWS, read_tool
 from .._shared import imported_tool, resolve_import_model, url_image_media_type
 from .._strict import read_strict
+from .._tool_fields import KEPT, read_kept
 from .._wire import read
 from ..base import AdapterOptions, WireBody, WireImport
 from . import wire
@@ -62,8 +64,10 @@ _IMAGE_KEYS = frozenset({"type", "source", "cache_control"})
 _DOCUMENT_KEYS = frozenset({"type", "source", "title", "context", "citations", "cache_control"})
 _SEARCH_RESULT_KEYS = frozenset({"type", "source", "title", "content", "citations", "cache_control"})
 _TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"})
-_TOOL_KEYS = frozenset({"type", "name", "description", "input_schema", "strict", "defer_loading"})
-"""Keys of a client tool with a canonical field; the others are listed as dropped."""
+_TOOL_KEYS = frozenset(
+    {"type", "name", "description", "input_schema", "strict", "defer_loading", *KEPT[PROVIDER]}
+)
+"""Keys of a client tool with a canonical field or kept for replay; the others are listed as dropped."""
 
 
 def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
@@ -93,6 +97,7 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
         )
         taken.add(tool_def.name)
         tool_def = read_strict(tool_def, body["tools"][i], PROVIDER, always=False)
+        tool_def = read_kept(tool_def, body["tools"][i], PROVIDER)
         if body["tools"][i].get("defer_loading") is True:
             tool_def = tool_def.model_copy(update={"defer_loading": True})
         tools.append(tool_def)

@@ -25,6 +25,7 @@
   `output_config.format`); `provider_options["anthropic"]`, then `extra`, are deep-merged
   last, and other providers' options are reported as dropped (`_options.own_fields`).
 - A thinking budget of 0 (another provider's "off") leaves thinking out.
+- A function tool's `cache_control` an import kept goes back on it (`_tool_fields`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from .._options import merge, own_fields
 from .._provider_tools import ROWS, is_provider_tool, write_tool
 from .._shared import image_base64, produced_at, replays_opaque, sent_to
 from .._strict import write_strict
+from .._tool_fields import write_kept
 from ..base import AdapterOptions, WireBody
 from .citations import write_citations
 from .documents import write_document, write_search_result
@@ -252,6 +254,7 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
     write_strict(tool, out, PROVIDER, always=False)
     if tool.defer_loading:
         out["defer_loading"] = True
+    write_kept(tool, out, PROVIDER)
     return out
 
 

@@ -85,6 +85,7 @@ from .._shared import (
     split_directives,
 )
 from .._strict import write_strict
+from .._tool_fields import warn_kept
 from ..base import AdapterOptions, WireBody
 from .facts import ChatDialect
 from .media import MediaWriter
@@ -186,6 +187,7 @@ def _tools(name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], *, 
     tool this API asks for with a request field (`web_search_options`) goes there, and an
     OpenRouter plugin back into `plugins` (`plugins`, after the options are merged)."""
     warn_deferred(row_of(name), tools, session_id=session_id)
+    warn_kept(name, tools, session_id=session_id)
     wire_tools: list[dict[str, Any]] = []
     option = OPTIONS.get(name)
     for tool in tools:

@@ -14,7 +14,11 @@ remembering the Tool object it shared with others so the writer groups them agai
 A turn of nothing but empty text keeps its place as one empty text block (elsewhere an empty
 text part carries nothing and is a recorded drop). Media parts become the block their media type
 names (image, audio, video, else document). Tool schemas in `parameters` are converted to JSON
-Schema, and a `parametersJsonSchema` is kept and marked so it replays as such (`schema.py`).
+Schema, and a `parametersJsonSchema` is kept and marked so it replays as such; a `parameters`
+schema the canonical one would not write back as it came is kept verbatim beside it, replayed
+while the tool is unedited (`schema.py`). A request whose `tools` are spelled in snake_case
+(`function_declarations`) or given as one object instead of a list records that on each of
+its tools (`provider_data["gemini"]["request_tools"]`), so the writer spells them so again.
 """
 
 from __future__ import annotations
@@ -51,8 +55,9 @@ from .._wire import read
 from ..base import AdapterOptions, WireImport
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
-from .schema import JSON_SCHEMA_FIELD, to_json_schema
-from .to_wire import INCLUDE_THOUGHTS
+from .schema import JSON_SCHEMA_FIELD, to_json_schema, with_recorded_parameters
+from .to_wire import INCLUDE_THOUGHTS, SNAKE_CASE, TOOLS_FORM
+from .to_wire import declaration as declaration_of
 from .wire import (
     DECLARATION_FIELDS,
     Content,
@@ -97,7 +102,7 @@ def import_request(
     context = import_context(
         provider=NAME, session_id=session_id, model=resolve_import_model(named, NAME), tool_ids=tool_ids
     )
-    return _Importer(context).run(request)
+    return _Importer(context).run(request, body.get("tools"))
 
 
 def _import_model(value: str | None) -> str | None:
@@ -117,13 +122,18 @@ class _Importer:
         self.pending: list[_Call] = []  # calls of the last model turn
         self.pending_at = -1
 
-    def run(self, request: GenerateContentRequest) -> WireImport:
+    def run(self, request: GenerateContentRequest, raw_tools: Any) -> WireImport:
+        """`raw_tools`: the body's `tools` as sent, before validation renamed and retyped it
+        (what `_tools` keeps verbatim and reads the spelling of)."""
         system = request.get("systemInstruction")
         if system is not None:
             self._system(system)
         for i, content in enumerate(request["contents"]):
             self._content(content, i)
-        tools = self._tools(request.get("tools") or [])
+        tools = self._tools(request.get("tools") or [], _listed(raw_tools))
+        form = _tools_form(raw_tools)
+        if form:
+            tools = [_with_gemini(tool, {TOOLS_FORM: form}) for tool in tools]
         return WireImport(
             messages=self.messages, tools=tools, options=self._options(request), dropped=self.dropped
         )
@@ -333,10 +343,11 @@ class _Importer:
 
     # tools and options
 
-    def _tools(self, tools: list[Tool]) -> list[ToolDefinition]:
+    def _tools(self, tools: list[Tool], raw: list[Any]) -> list[ToolDefinition]:
         out: list[ToolDefinition] = []
         taken: set[str] = set()
         for t, tool in enumerate(tools):
+            raw_declarations = _listed(_function_declarations(raw[t]))
             # Several tools in one Tool object: remember which, so they replay together.
             shared = (
                 {"object": t, "with_functions": "functionDeclarations" in tool} if len(tool) > 1 else None
@@ -349,7 +360,7 @@ class _Importer:
                     continue
                 for d, declaration in enumerate(tool.get("functionDeclarations") or []):
                     where = f"tools[{t}].functionDeclarations[{d}]"
-                    out.append(self._declaration(declaration, where))
+                    out.append(self._declaration(declaration, raw_declarations[d], where))
                     taken.add(out[-1].name)
                     for name, extra in declaration.items():
                         if name not in DECLARATION_FIELDS:
@@ -358,10 +369,10 @@ class _Importer:
                             )
         return out
 
-    def _declaration(self, declaration: FunctionDeclaration, where: str) -> ToolDefinition:
-        """One functionDeclaration: a `parameters` schema converted to JSON Schema, or a
-        `parametersJsonSchema` kept as it is and recorded as such, so it replays in that field
-        (`schema.py`)."""
+    def _declaration(self, declaration: FunctionDeclaration, raw: Any, where: str) -> ToolDefinition:
+        """One functionDeclaration: a `parameters` schema converted to JSON Schema (and kept
+        as sent, `raw`, when the writer would not give it back so), or a `parametersJsonSchema`
+        kept as it is and recorded as such, so it replays in that field (`schema.py`)."""
         parameters = declaration.get("parameters")
         json_schema = declaration.get("parametersJsonSchema")
         schema: dict[str, Any] | None = json_schema
@@ -374,7 +385,10 @@ class _Importer:
             declaration["name"], declaration.get("description"), schema, provider=NAME, path=where
         )
         if parameters is None and json_schema is not None:
-            tool = tool.model_copy(update={"provider_data": {NAME: {"schema_field": JSON_SCHEMA_FIELD}}})
+            tool = _with_gemini(tool, {"schema_field": JSON_SCHEMA_FIELD})
+        sent = raw.get("parameters") if isinstance(raw, dict) else None
+        if parameters is not None and declaration_of(tool).get("parameters") != sent:
+            tool = with_recorded_parameters(tool, sent)
         return tool
 
     def _options(self, request: GenerateContentRequest) -> AdapterOptions:
@@ -395,6 +409,44 @@ class _Importer:
         if fields:
             options.provider_options[NAME] = fields
         return options
+
+
+def _listed(value: Any) -> list[Any]:
+    """A raw array, or the one object Gemini reads as a one-element array (`wire.Many`)."""
+    if isinstance(value, list):
+        return value
+    return [] if value is None else [value]
+
+
+def _function_declarations(raw: Any) -> Any:
+    """A raw Tool object's declarations under either spelling (camelCase wins, as in `wire`)."""
+    if not isinstance(raw, dict):
+        return None
+    return raw.get("functionDeclarations", raw.get("function_declarations"))
+
+
+def _tools_form(raw: Any) -> dict[str, str]:
+    """How a request spelled its `tools`, where the writer's camelCase list would differ:
+    `shape: object` for one Tool object in place of the list, `spelling: snake_case` when its
+    function fields are snake_case only (`to_wire.SNAKE_CASE`)."""
+    form: dict[str, str] = {}
+    if isinstance(raw, dict):
+        form["shape"] = "object"
+    keys: set[str] = set()
+    for tool in _listed(raw):
+        if isinstance(tool, dict):
+            keys.update(tool)
+            keys.update(k for d in _listed(_function_declarations(tool)) if isinstance(d, dict) for k in d)
+    if keys & set(SNAKE_CASE.values()) and not keys & set(SNAKE_CASE):
+        form["spelling"] = "snake_case"
+    return form
+
+
+def _with_gemini(tool: ToolDefinition, fields: dict[str, Any]) -> ToolDefinition:
+    """`tool` with `fields` added to its `provider_data["gemini"]`."""
+    data = {key: dict(entry) for key, entry in (tool.provider_data or {}).items()}
+    data.setdefault(NAME, {}).update(fields)
+    return tool.model_copy(update={"provider_data": data})
 
 
 _BLOCK_KEYS = frozenset({"text", "inlineData", "fileData"})

@@ -18,16 +18,27 @@ when `parameters` would take the schema: the import records the field in the too
 the schema or the request options, because it is about how this one declaration was written,
 travels with the tool wherever the tool goes, and is Gemini's alone (other adapters never read
 `provider_data["gemini"]`).
+
+A recorded `parameters` schema the canonical one would not write back as it came (`STRING`,
+a proto type number, `nullable`, `format: "enum"`, `propertyOrdering`, an int64 bound as a
+string, ...) is kept verbatim in `provider_data["gemini"]["parameters"]`, with the digest of
+the tool's canonical name, description and input_schema it was converted to
+(`["parameters_of"]`, `definition_digest`). A declaration written for that tool replays
+the recorded schema while the canonical fields still hash the same (`recorded_parameters`);
+a tool edited since is written from its canonical form, so an edit is never undone.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any, Literal
 
+import orjson
 from metis_schema.v3 import ToolDefinition
 
+from ... import _json
 from ...errors import WireFormatError
 from .._schema import Accepts, refused
 from .facts import NAME, PARAMETERS_FORMATS, SCHEMA_TYPE_NUMBERS
@@ -113,6 +124,32 @@ def schema_field(tool: ToolDefinition) -> SchemaField:
     return "parameters"
 
 
+def definition_digest(tool: ToolDefinition) -> str:
+    """SHA-256 of the canonical JSON (sorted keys, `metis._json`) of what a declaration is
+    written from: the tool's name, description and input_schema."""
+    fields = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+    return hashlib.sha256(_json.write(fields, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def with_recorded_parameters(tool: ToolDefinition, recorded: Any) -> ToolDefinition:
+    """`tool` keeping the `parameters` schema it was imported from, verbatim, with the digest
+    of its canonical fields (see the module docstring)."""
+    data = {key: dict(entry) for key, entry in (tool.provider_data or {}).items()}
+    data.setdefault(NAME, {}).update(
+        {"parameters": _json.copied(recorded), "parameters_of": definition_digest(tool)}
+    )
+    return tool.model_copy(update={"provider_data": data})
+
+
+def recorded_parameters(tool: ToolDefinition) -> Any | None:
+    """The `parameters` schema an import kept on `tool`, when the tool still says what it
+    said then (its canonical fields hash the same); else None: write from the canonical form."""
+    own = (tool.provider_data or {}).get(NAME, {})
+    if "parameters" not in own or own.get("parameters_of") != definition_digest(tool):
+        return None
+    return _json.copied(own["parameters"])
+
+
 Drop = Callable[[Any, str, str], None]
 """Records what the conversion cannot carry: (value, path, reason)."""
 
@@ -194,4 +231,13 @@ def _type_name(value: str | int, where: str) -> str | None:
     return None if name == "TYPE_UNSPECIFIED" else name.lower()
 
 
-__all__ = ["JSON_SCHEMA_FIELD", "PARAMETERS", "SchemaField", "schema_field", "to_json_schema"]
+__all__ = [
+    "JSON_SCHEMA_FIELD",
+    "PARAMETERS",
+    "SchemaField",
+    "definition_digest",
+    "recorded_parameters",
+    "schema_field",
+    "to_json_schema",
+    "with_recorded_parameters",
+]

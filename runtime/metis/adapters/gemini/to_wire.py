@@ -22,7 +22,10 @@
   as the `executableCode` / `codeExecutionResult` parts it came in; any other server tool block
   ran elsewhere and is dropped (§7.3). Citations are not sent: grounding is reply metadata, and a
   request's text part has no place for it.
-- Tool schemas go in `parameters` or `parametersJsonSchema`, as `schema.schema_field` decides.
+- Tool schemas go in `parameters` or `parametersJsonSchema`, as `schema.schema_field` decides;
+  a recorded `parameters` schema goes back verbatim while its tool is unedited
+  (`schema.recorded_parameters`). `tools` is a camelCase list, unless every tool was imported
+  from one request that sent them in snake_case or as one object (`TOOLS_FORM`): then so again.
 - Tool results travel as `{"output": <text>}`, or `{"error": <text>}` when `is_error`; result
   text that is a JSON object is sent as that object (Gemini treats an object without
   `output`/`error` keys as the whole output; an object with an `error` key as error details),
@@ -38,6 +41,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 from metis_schema.v3 import (
@@ -70,10 +74,11 @@ from .._media import admit, document_losses
 from .._options import merge, own_fields, put
 from .._provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
 from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
+from .._tool_fields import warn_kept
 from .._wire import read
 from ..base import AdapterOptions, WireBody
 from .facts import CODE_EXECUTION, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, UNNAMED_CALL
-from .schema import JSON_SCHEMA_FIELD, schema_field
+from .schema import JSON_SCHEMA_FIELD, recorded_parameters, schema_field
 
 Media = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
 """The blocks a Gemini media part (`inlineData` / `fileData`) carries."""
@@ -81,6 +86,17 @@ Media = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
 INCLUDE_THOUGHTS = "generationConfig.thinkingConfig.includeThoughts"
 """Written from the thinking budget (on unless the budget is 0); an import takes that value
 back out, any other stays Gemini's own."""
+
+TOOLS_FORM = "request_tools"
+"""The key of `provider_data["gemini"]` where an import records how its request spelled
+`tools` when not as this writer does: `{"shape": "object"}` (one Tool object, not a list),
+`{"spelling": "snake_case"}` (`SNAKE_CASE`), or both."""
+
+SNAKE_CASE = MappingProxyType(
+    {"functionDeclarations": "function_declarations", "parametersJsonSchema": "parameters_json_schema"}
+)
+"""The function fields of a Tool object and a declaration this writer names, in snake_case
+(provider tools replay their recorded spelling; `parameters` schemas their recorded form)."""
 
 _IMAGE_TOKENS = 258
 """Gemini bills an image up to 384x384 px as 258 tokens (larger ones tile at 258 each)."""
@@ -150,12 +166,13 @@ def write_request(
     return body
 
 
-def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, Any]]:
+def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, Any]] | dict[str, Any]:
     """Tool objects in order: one `functionDeclarations` object where the first function tool
     is, each provider tool (`_provider_tools`) in an object of its own, except tools an
     import read from one shared object, which go back into one (and into the functions'
-    object when they shared it)."""
+    object when they shared it); spelled as their request did (`_as_recorded`)."""
     warn_deferred(ROWS[NAME], tools, session_id=session_id)
+    warn_kept(NAME, tools, session_id=session_id)
     out: list[dict[str, Any]] = []
     functions: dict[str, Any] | None = None
     shared: dict[int, dict[str, Any]] = {}  # recorded object index -> the object written for it
@@ -185,16 +202,42 @@ def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, A
             shared[group] = wire
     if functions is not None and not functions["functionDeclarations"]:
         del functions["functionDeclarations"]
+    return _as_recorded(out, tools)
+
+
+def _as_recorded(
+    out: list[dict[str, Any]], tools: Sequence[ToolDefinition]
+) -> list[dict[str, Any]] | dict[str, Any]:
+    """`out` in the form the tools' request sent them (`TOOLS_FORM`), when every tool was
+    imported from one such request (an added or foreign tool: the REST camelCase list)."""
+    forms = [(tool.provider_data or {}).get(NAME, {}).get(TOOLS_FORM) for tool in tools]
+    form = forms[0] if forms and isinstance(forms[0], dict) and forms.count(forms[0]) == len(forms) else {}
+    if form.get("spelling") == "snake_case":
+        out = [_snake(tool) for tool in out]
+        key = SNAKE_CASE["functionDeclarations"]
+        for tool in out:
+            if key in tool:
+                tool[key] = [_snake(d) for d in tool[key]]
+    if form.get("shape") == "object" and len(out) == 1:
+        return out[0]
     return out
 
 
+def _snake(fields: dict[str, Any]) -> dict[str, Any]:
+    return {SNAKE_CASE.get(key, key): value for key, value in fields.items()}
+
+
 def declaration(tool: ToolDefinition) -> dict[str, Any]:
-    """A functionDeclaration, its schema in the field `schema.schema_field` picks. A `parameters`
-    schema with no properties is left out: Gemini rejects an OBJECT schema whose `properties`
-    is empty."""
+    """A functionDeclaration: the recorded `parameters` of an unedited tool, else its schema
+    in the field `schema.schema_field` picks. A `parameters` schema with no properties is left
+    out: Gemini rejects an OBJECT schema whose `properties` is empty."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
+    recorded = recorded_parameters(tool)
+    if recorded is not None:
+        out["parameters"] = recorded
+        return out
     schema = tool.input_schema
     field = schema_field(tool)
     if field == JSON_SCHEMA_FIELD or schema.get("properties") or schema.get("type") not in ("object", None):
@@ -594,4 +637,4 @@ def _result_object(text: str, is_error: bool) -> dict[str, Any]:
     return {"error": text} if is_error else {"output": text}
 
 
-__all__ = ["declaration", "estimate_input_tokens", "write_request"]
+__all__ = ["SNAKE_CASE", "TOOLS_FORM", "declaration", "estimate_input_tokens", "write_request"]

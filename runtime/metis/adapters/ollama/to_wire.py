@@ -56,6 +56,7 @@ from .._options import merge, own_fields
 from .._provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
 from .._schema import inline_refs, uses_refs
 from .._shared import function_tool, image_base64, own_raw, parse_data_url
+from .._tool_fields import warn_kept
 from ..base import AdapterOptions, WireBody
 from .facts import FACTS, NAME
 
@@ -153,6 +154,7 @@ def _tools(
             f"Ollama has no tool_choice; {options.tool_choice!r} not sent (the model chooses)",
         )
     warn_deferred(row_of(NAME), tools, session_id=options.session_id)
+    warn_kept(NAME, tools, session_id=options.session_id)
     functions = [_function_tool(tool) for tool in tools if not is_provider_tool(tool)]
     # Ollama runs no tool itself: a provider tool is dropped with the WARN (`_provider_tools`).
     return functions + write_tools(row_of(NAME), tools, session_id=options.session_id)

@@ -84,6 +84,7 @@ from .._shared import (
     split_directives,
 )
 from .._strict import write_strict
+from .._tool_fields import warn_kept
 from ..base import AdapterOptions, WireBody
 from ..chat.wire import canonical_arguments
 from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
@@ -182,6 +183,7 @@ def _options(
         spelled=found.get("option_paths"),
     )
     facts.output_schema_to_wire(options.output_schema, body)
+    warn_kept(PROVIDER, tools, session_id=options.session_id)
     wire_tools: list[dict[str, Any]] = []
     for tool in tools:
         if offered_later(tool) is not None:
