@@ -13,7 +13,6 @@ drop.
 from __future__ import annotations
 
 import base64
-import copy
 import logging
 from pathlib import Path
 from typing import Any
@@ -140,10 +139,11 @@ def test_request_with_v2_blocks_imports_to_golden(caplog: pytest.LogCaptureFixtu
     assert isinstance(inner, ToolResultBlock) and inner.cache_point is not None
     assert isinstance(inner.content[0], SearchResultBlock) and inner.content[0].citations_enabled
     assert isinstance(summary.content[0], CompactionBlock) and summary.content[0].provider == PROVIDER
-    # strict is canonical; the tool fields with no canonical place are listed, not lost
+    # strict is canonical; the tool's cache_control is kept for Anthropic (`_tool_fields`)
     assert imported.tools[0].strict is True
     # (v3: defer_loading and the server tool are canonical)
-    assert [d["path"] for d in imported.dropped] == ["tools[0].cache_control"]
+    assert imported.dropped == []
+    assert imported.tools[0].provider_data == {"anthropic": {"cache_control": {"type": "ephemeral"}}}
     assert imported.tools[0].defer_loading is True and imported.tools[1].kind == "web_search"
     # the custom-content document alone has no canonical form: kept in provider_raw, one WARN
     assert [t for t, _ in _drops(caplog)] == ["document"]
@@ -152,14 +152,12 @@ def test_request_with_v2_blocks_imports_to_golden(caplog: pytest.LogCaptureFixtu
 def test_request_with_v2_blocks_replays_as_recorded() -> None:
     """Import, then export to Anthropic: every block back where it was, with its citations
     (a web search citation with its encrypted_index), cache_control, the compaction's
-    signature and the custom-content document; only the tool field listed as dropped goes."""
+    signature and the custom-content document, and the tools with their cache_control."""
     original = wire(REQUEST)
     imported = _import()
     body = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
     check_request(body)
-    expected = copy.deepcopy(original)
-    del expected["tools"][0]["cache_control"]  # defer_loading and the server tool (v3) are carried
-    assert _equivalent(body) == _equivalent(expected)
+    assert _equivalent(body) == _equivalent(original)
 
 
 # --- citations out --------------------------------------------------------------------------

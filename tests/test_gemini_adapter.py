@@ -369,7 +369,7 @@ def test_import_round_trip_reproduces_the_recorded_request() -> None:
     expected = camel(recorded)  # safetySettings too: a Gemini-only option, replayed to Gemini
     expected["systemInstruction"].pop("role")  # ignored by the API; not canonical
     expected["contents"][0]["role"] = "user"  # a missing role means user
-    expected["tools"] = [expected["tools"]]  # a single tool object is read as a list
+    expected["tools"] = recorded["tools"]  # spelled as recorded: one snake_case object
     assert body == expected
 
 

@@ -239,11 +239,16 @@ def test_a_recorded_parametersJsonSchema_replays_as_such() -> None:
     imported = _import(recorded)
     g, h = imported.tools
     assert g.provider_data == {"gemini": {"schema_field": "parametersJsonSchema"}}
-    assert h.provider_data is None
+    assert (
+        h.provider_data is not None and h.provider_data["gemini"]["parameters"] == recorded[1]["parameters"]
+    )
     body = to_wire(imported.messages, imported.tools, imported.options)
+    assert body["tools"][0]["functionDeclarations"] == recorded  # `OBJECT` too: as it was sent
+    edited = h.model_copy(update={"description": "e"})  # written from the canonical schema
+    body = to_wire(imported.messages, [g, edited], imported.options)
     assert body["tools"][0]["functionDeclarations"] == [
         {"name": "g", "description": "d", "parametersJsonSchema": _OBJECT},
-        {"name": "h", "description": "d", "parameters": _OBJECT},
+        {"name": "h", "description": "e", "parameters": _OBJECT},
     ]
 
 
@@ -306,8 +311,9 @@ def test_an_empty_text_block_is_written_only_when_it_stands_for_the_turn() -> No
 
 def test_sdk_serialized_declarations_import_to_golden_and_replay() -> None:
     """Declarations as google-genai writes them (tests/golden/gemini/SOURCES.md) -> canonical
-    tools (golden), and back: the JSON-Schema-only schema and the recorded
-    parametersJsonSchema go in that field, the OpenAPI-subset one as lower-case `parameters`."""
+    tools (golden), and back as recorded; once edited, the JSON-Schema-only schema and the
+    recorded parametersJsonSchema go in that field, the OpenAPI-subset one as lower-case
+    `parameters`."""
     import golden
     from gemini_support import PROVIDER, wire
 
@@ -324,11 +330,19 @@ def test_sdk_serialized_declarations_import_to_golden_and_replay() -> None:
         "search_menu": [],
         "get_time": [],
     }
-    book, search, clock = to_wire(imported.messages, imported.tools, imported.options)["tools"][0][
+    # as recorded, proto type numbers too (the REST API reads them; google-genai's Type enum
+    # does not, so this body is not put through the SDK check)
+    replayed = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)["tools"]
+    assert replayed == recorded["tools"]
+    edited = [t.model_copy(update={"description": t.description + " Edited."}) for t in imported.tools]
+    book, search, clock = to_wire(imported.messages, edited, imported.options)["tools"][0][
         "functionDeclarations"
     ]
     assert set(book) == {"name", "description", "parametersJsonSchema"}  # `examples`, `email`
-    assert search == recorded["tools"][0]["functionDeclarations"][1]
+    assert search == {
+        **recorded["tools"][0]["functionDeclarations"][1],
+        "description": "Search a menu. Edited.",
+    }
     assert clock["parameters"] == {
         "type": "object",
         "properties": {"zone": {"type": "string", "maxLength": 64}},

@@ -96,14 +96,18 @@ def check_request(body: dict[str, Any]) -> None:
     contents = [_validate(types.Content, item) for item in body["contents"]]
     if "systemInstruction" in body:
         _validate(types.Content, body["systemInstruction"])
-    for tool in body.get("tools", []):
+    tools = body.get("tools", [])
+    tools = [tools] if isinstance(tools, dict) else tools  # one object stands for a one-element list
+    for tool in tools:
         _validate(types.Tool, tool)
     if "toolConfig" in body:
         _validate(types.ToolConfig, body["toolConfig"])
     generation = body.get("generationConfig", {})
     _validate(types.GenerationConfig, generation)
     # The SDK's request-side config gathers the same pieces; it must accept them together.
-    composite = {k: body[k] for k in ("systemInstruction", "tools", "toolConfig") if k in body}
+    composite = {k: body[k] for k in ("systemInstruction", "toolConfig") if k in body}
+    if "tools" in body:
+        composite["tools"] = tools
     _validate(types.GenerateContentConfig, {**generation, **composite})
     _check_turns([c for c in contents if isinstance(c, types.Content)])
 
