@@ -25,7 +25,7 @@ from metis_schema.v3 import Message, Role, StreamEvent
 
 from .. import adapters
 from ..adapters import AdapterOptions
-from ..adapters._reply import ReplyOptions
+from ..adapters._reply import ReplyEncoder, ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
 from ..client._errors import ReplyNotSavedError
@@ -466,7 +466,12 @@ class Exchanges:
         )
 
     async def stream(self, prepared: Prepared) -> AsyncIterator[bytes]:
-        """Send streamed and answer with the inbound format's stream, event by event."""
+        """Send streamed; return the inbound format's stream once the upstream's first
+        event arrived. A send that fails before any event (an upstream error status, a
+        refusal by the client's checks, a store failure) raises here, before the response
+        headers go out, so it answers as a whole reply's failure does: the inbound API's
+        error shape with the upstream's status. A failure after the first event is an
+        in-stream error event, as the providers' own streams end."""
         queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
         provider = load_catalog().resolve(prepared.target).provider
         reply_id = new_message_id()  # the stream names its reply first
@@ -493,11 +498,45 @@ class Exchanges:
 
         task = asyncio.ensure_future(send())
         try:
+            first = await queue.get()
+            if first is None:  # the send ended before any event: its failure is the answer
+                await asyncio.wait([task])
+                failure = task.exception()
+                if isinstance(failure, MetisError) and not isinstance(failure, ReplyNotSavedError):
+                    self._remember_request(prepared)
+                    raise failure
+        except BaseException:
+            await self._abandon(prepared, task)
+            raise
+        return self._frames(prepared, encoder, queue, task, first)
+
+    async def _abandon(self, prepared: Prepared, task: asyncio.Task[Message]) -> None:
+        """The client went away (or the stream cannot start): cancel the send, which stores
+        what arrived as cancelled, and key the request for its retry."""
+        if task.done():
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, MetisError):
+            await task
+        self._remember_request(prepared)
+
+    async def _frames(
+        self,
+        prepared: Prepared,
+        encoder: ReplyEncoder,
+        queue: asyncio.Queue[StreamEvent | None],
+        task: asyncio.Task[Message],
+        first: StreamEvent | None,
+    ) -> AsyncIterator[bytes]:
+        """The inbound format's stream of a send whose first event (`first`) arrived."""
+        try:
             yield encoder.start()
-            while (event := await queue.get()) is not None:
+            event = first
+            while event is not None:
                 frame = encoder.feed(event)
                 if frame:
                     yield frame
+                event = await queue.get()
             try:
                 message = await task
             except ReplyNotSavedError as exc:
@@ -510,17 +549,11 @@ class Exchanges:
                 self._remember_request(prepared)
                 yield encoder.fail("api_error", str(exc))
                 return
-                yield encoder.finish(message)
-                return
             frame = encoder.finish(message)  # first: it names the calls' ids the client sees
             self._settle(prepared, message)
             yield frame
         finally:
-            if not task.done():
-                task.cancel()  # the client went away: the send stores what arrived as cancelled
-                with contextlib.suppress(asyncio.CancelledError, MetisError):
-                    await task
-                self._remember_request(prepared)
+            await self._abandon(prepared, task)
 
 
 __all__ = [
