@@ -23,7 +23,7 @@ from metis.errors import StoreError
 from metis.gateway import SESSION_HEADER
 from metis.gateway.exchange import RECORD_HEADER
 from metis.gateway.keys import admit, create_key
-from metis.store import Store, open_store
+from metis.store import Store, _conn, open_store
 from metis_schema.v3 import Message, MessageStatus, Role
 
 SONNET = "anthropic:claude-sonnet-4-6"
@@ -402,6 +402,26 @@ def test_the_upstream_key_is_never_stored_or_logged(
     data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("s.sqlite3"))
     assert secret.encode() not in data
     assert secret not in caplog.text
+
+
+def test_a_whole_exchange_writes_the_tool_ids_only_when_the_reply_minted_some(
+    gateway: Gateway, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reply without tool calls: its ids were saved with it, so the exchange commits the
+    # session, the imported turn, the settings revision, the reply and the tip: five.
+    commits: list[int] = []
+    write = _conn.write
+
+    def counted(conn: Any, policy: Any, fn: Any) -> Any:
+        commits.append(1)
+        return write(conn, policy, fn)
+
+    monkeypatch.setattr(_conn, "write", counted)
+    upstream.reply("/v1/messages", "anthropic/response_citations.json")
+    _openai(gateway).chat.completions.create(
+        model=SONNET, messages=[{"role": "user", "content": "What happened?"}]
+    )
+    assert len(commits) == 5
 
 
 # --- the reply is never lost when the store fails ---------------------------------------------------

@@ -369,8 +369,9 @@ class Exchanges:
         except MetisError:
             self._remember_request(prepared)
             raise
+        saved = len(prepared.session.tool_ids)  # what the reply's own transaction saved
         body = self._write_reply(prepared, message)  # first: it names the calls' ids the client sees
-        self._settle(prepared, message)
+        await asyncio.to_thread(self._settle, prepared, message, saved)
         return body, message
 
     def _write_reply(self, prepared: Prepared, message: Message) -> dict[str, Any]:
@@ -379,13 +380,22 @@ class Exchanges:
         )
         return adapters.get(prepared.inbound).to_wire_reply(message, options)
 
-    def _settle(self, prepared: Prepared, message: Message) -> None:
+    def _settle(self, prepared: Prepared, message: Message, saved: int | None = None) -> None:
         """What follows a recorded reply: the session's tool ids, `store: false`, and the
         conversation's tip as the client now holds it. A store failure here is logged, not
         raised: the reply is recorded and still goes back (a later request that misses the
-        tip starts a new session; one that misses the ids has its answers refused)."""
+        tip starts a new session; one that misses the ids has its answers refused).
+
+        `saved`: how many tool ids the reply's own transaction saved with it; the ids are
+        written again only when writing the reply for the client minted more (None: always).
+        It runs in a worker thread (`asyncio.to_thread`) before the reply goes back, so the
+        tip is stored before the client can send its next request, and the event loop
+        serves other requests meanwhile; the request's session is not touched by the loop
+        until it returns, and both stores take their own locks (SQLite: one lock around
+        its connection; PostgreSQL: a connection pool)."""
         try:
-            self._keep_ids(prepared)
+            if saved is None or len(prepared.session.tool_ids) != saved:
+                self._keep_ids(prepared)
             if prepared.withheld:
                 self.store.withhold_reply(message.id, prepared.session.id)
             self._remember_tip(prepared, message)
@@ -446,15 +456,15 @@ class Exchanges:
             await asyncio.sleep(delay)
             try:
                 if finalize:
-                    store.finalize(message, tool_ids=tool_ids)
+                    await asyncio.to_thread(store.finalize, message, tool_ids=tool_ids)
                 else:
-                    store.append(message, tool_ids=tool_ids)
+                    await asyncio.to_thread(store.append, message, tool_ids=tool_ids)
             except DuplicateMessageError:
                 pass  # the failed write had committed after all
             except MetisError as exc:
                 log.warning("gateway: reply %s still not recorded: %s", message.id, exc)
                 continue
-            self._settle(prepared, message)
+            await asyncio.to_thread(self._settle, prepared, message)
             log.info("gateway: reply %s recorded on retry", message.id)
             return
         self.lost += 1
@@ -537,8 +547,10 @@ class Exchanges:
                 if frame:
                     yield frame
                 event = await queue.get()
+            saved: int | None = None
             try:
                 message = await task
+                saved = len(prepared.session.tool_ids)  # what the reply's own transaction saved
             except ReplyNotSavedError as exc:
                 message = self._record_later(prepared, exc, finalize=True)
             except ProviderError as exc:
@@ -550,7 +562,8 @@ class Exchanges:
                 yield encoder.fail("api_error", str(exc))
                 return
             frame = encoder.finish(message)  # first: it names the calls' ids the client sees
-            self._settle(prepared, message)
+            if saved is not None:
+                await asyncio.to_thread(self._settle, prepared, message, saved)
             yield frame
         finally:
             await self._abandon(prepared, task)
