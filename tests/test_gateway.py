@@ -179,6 +179,40 @@ def test_upstream_errors_come_back_in_the_clients_format(
         )
 
 
+def test_a_stream_that_fails_before_its_first_event_answers_with_the_status(
+    gateway: Gateway, upstream: ScriptedUpstream
+) -> None:
+    # Nothing streamed yet: the failure is the answer, in the inbound API's error shape with
+    # the upstream's status (not 200 and an in-stream error event), so the SDK raises its
+    # typed status error from `create(stream=True)` as it does for a whole reply.
+    upstream.reply("/v1/messages", "anthropic/error_429.json", status=429)
+    with pytest.raises(openai.RateLimitError) as limited:
+        _openai(gateway).chat.completions.create(
+            model="anthropic:claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    assert limited.value.status_code == 429
+    upstream.reply("/v1/chat/completions", "openai/error_400.json", status=400)
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        _anthropic(gateway).messages.create(
+            model="openai:gpt-4.1", max_tokens=10, messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    assert refused.value.status_code == 400
+    assert isinstance(refused.value.body, dict) and refused.value.body["type"] == "error"
+    sent = len(upstream.received)
+    # refused by the client's own checks (a thinking budget the schema does not allow)
+    # before anything is sent upstream
+    with pytest.raises(anthropic.BadRequestError, match="thinking_budget") as checked:
+        _anthropic(gateway).messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=10,
+            thinking={"type": "enabled", "budget_tokens": -1},
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+        )
+    assert checked.value.status_code == 400
+    assert len(upstream.received) == sent, "the refused request never reached the upstream"
+
+
 def test_bad_requests_are_refused_in_the_clients_format(gateway: Gateway, upstream: ScriptedUpstream) -> None:
     with pytest.raises(openai.BadRequestError, match="unknown model"):
         _openai(gateway).chat.completions.create(

@@ -23,7 +23,7 @@ from metis.errors import StoreError
 from metis.gateway import SESSION_HEADER
 from metis.gateway.exchange import RECORD_HEADER
 from metis.gateway.keys import admit, create_key
-from metis.store import Store, open_store
+from metis.store import Store, _conn, open_store
 from metis_schema.v3 import Message, MessageStatus, Role
 
 SONNET = "anthropic:claude-sonnet-4-6"
@@ -164,6 +164,25 @@ def test_a_retried_request_is_stored_once(gateway: Gateway, upstream: ScriptedUp
     assert retried.headers[SESSION_HEADER] == session
     assert [m.role for m in _messages(gateway.store, session)] == [Role.user, Role.assistant] * 2
     assert [t["role"] for t in upstream.received[-1][1]["messages"]] == ["user", "assistant", "user"]
+
+
+def test_a_retried_stream_the_upstream_refused_is_stored_once(
+    gateway: Gateway, upstream: ScriptedUpstream
+) -> None:
+    # The streamed refusal comes back as the SDK's status error (429, before any event);
+    # the SDK's retry, streamed too, is answered in the same session, its turn stored once.
+    upstream.reply("/v1/messages", "anthropic/error_429.json", status=429)
+    upstream.reply("/v1/messages", "anthropic/stream_citations.sse")
+    client = _openai(gateway)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "What happened?"}]
+    with pytest.raises(openai.RateLimitError) as refused:
+        client.chat.completions.create(model=SONNET, messages=history, stream=True)
+    assert refused.value.status_code == 429
+    retried = client.chat.completions.with_raw_response.create(model=SONNET, messages=history, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in retried.parse() if c.choices)
+    session = retried.headers[SESSION_HEADER]
+    assert _sessions(gateway.store) == 1, "the retry continued the refused request's session"
+    assert [m.role for m in _messages(gateway.store, session)] == [Role.user, Role.assistant]
 
 
 def test_continuation_is_recognized_by_another_process(
@@ -385,6 +404,26 @@ def test_the_upstream_key_is_never_stored_or_logged(
     assert secret not in caplog.text
 
 
+def test_a_whole_exchange_writes_the_tool_ids_only_when_the_reply_minted_some(
+    gateway: Gateway, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reply without tool calls: its ids were saved with it, so the exchange commits the
+    # session, the imported turn, the settings revision, the reply and the tip: five.
+    commits: list[int] = []
+    write = _conn.write
+
+    def counted(conn: Any, policy: Any, fn: Any) -> Any:
+        commits.append(1)
+        return write(conn, policy, fn)
+
+    monkeypatch.setattr(_conn, "write", counted)
+    upstream.reply("/v1/messages", "anthropic/response_citations.json")
+    _openai(gateway).chat.completions.create(
+        model=SONNET, messages=[{"role": "user", "content": "What happened?"}]
+    )
+    assert len(commits) == 5
+
+
 # --- the reply is never lost when the store fails ---------------------------------------------------
 
 
@@ -466,6 +505,30 @@ def test_a_reply_the_store_never_records_is_still_answered_and_reported(
         served.close()
     assert "LOST from the record" in caplog.text
     assert [m.role for m in _messages(store_path, raw.headers[SESSION_HEADER])] == [Role.user]
+
+
+class SettingsFailStore(FlakyStore):
+    """A real Store whose settings revisions (written just before a send) always fail."""
+
+    def record_settings(self, *args: Any, **kw: Any) -> Any:
+        raise StoreError("disk I/O error (injected)")
+
+
+def test_a_stream_the_store_fails_before_sending_answers_503(
+    upstream: ScriptedUpstream, store_path: str
+) -> None:
+    # The store fails before the send: nothing went upstream, nothing streamed; the stream
+    # request answers 503 in the inbound format, not 200 and an error event.
+    served = Gateway(upstream, store_path, wrap_store=lambda store: SettingsFailStore(store, 0))
+    try:
+        with pytest.raises(anthropic.InternalServerError) as failed:
+            _anthropic(served).messages.create(
+                model=SONNET, max_tokens=10, messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+        assert failed.value.status_code == 503
+    finally:
+        served.close()
+    assert upstream.received == []
 
 
 # --- faults -------------------------------------------------------------------------------------------

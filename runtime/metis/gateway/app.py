@@ -144,9 +144,8 @@ def create_app(
             prepared = await exchanges.prepare(inbound, body, request.headers, principal)
             headers = {SESSION_HEADER: prepared.session.id}
             if prepared.stream:
-                return StreamingResponse(
-                    exchanges.stream(prepared), media_type="text/event-stream", headers=headers
-                )
+                frames = await exchanges.stream(prepared)  # raises what fails before any event
+                return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
             reply, _ = await exchanges.reply(prepared)
             if prepared.record is not None:
                 headers[RECORD_HEADER] = prepared.record

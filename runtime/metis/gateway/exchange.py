@@ -25,7 +25,7 @@ from metis_schema.v3 import Message, Role, StreamEvent
 
 from .. import adapters
 from ..adapters import AdapterOptions
-from ..adapters._reply import ReplyOptions
+from ..adapters._reply import ReplyEncoder, ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
 from ..client._errors import ReplyNotSavedError
@@ -369,8 +369,9 @@ class Exchanges:
         except MetisError:
             self._remember_request(prepared)
             raise
+        saved = len(prepared.session.tool_ids)  # what the reply's own transaction saved
         body = self._write_reply(prepared, message)  # first: it names the calls' ids the client sees
-        self._settle(prepared, message)
+        await asyncio.to_thread(self._settle, prepared, message, saved)
         return body, message
 
     def _write_reply(self, prepared: Prepared, message: Message) -> dict[str, Any]:
@@ -379,13 +380,22 @@ class Exchanges:
         )
         return adapters.get(prepared.inbound).to_wire_reply(message, options)
 
-    def _settle(self, prepared: Prepared, message: Message) -> None:
+    def _settle(self, prepared: Prepared, message: Message, saved: int | None = None) -> None:
         """What follows a recorded reply: the session's tool ids, `store: false`, and the
         conversation's tip as the client now holds it. A store failure here is logged, not
         raised: the reply is recorded and still goes back (a later request that misses the
-        tip starts a new session; one that misses the ids has its answers refused)."""
+        tip starts a new session; one that misses the ids has its answers refused).
+
+        `saved`: how many tool ids the reply's own transaction saved with it; the ids are
+        written again only when writing the reply for the client minted more (None: always).
+        It runs in a worker thread (`asyncio.to_thread`) before the reply goes back, so the
+        tip is stored before the client can send its next request, and the event loop
+        serves other requests meanwhile; the request's session is not touched by the loop
+        until it returns, and both stores take their own locks (SQLite: one lock around
+        its connection; PostgreSQL: a connection pool)."""
         try:
-            self._keep_ids(prepared)
+            if saved is None or len(prepared.session.tool_ids) != saved:
+                self._keep_ids(prepared)
             if prepared.withheld:
                 self.store.withhold_reply(message.id, prepared.session.id)
             self._remember_tip(prepared, message)
@@ -446,15 +456,15 @@ class Exchanges:
             await asyncio.sleep(delay)
             try:
                 if finalize:
-                    store.finalize(message, tool_ids=tool_ids)
+                    await asyncio.to_thread(store.finalize, message, tool_ids=tool_ids)
                 else:
-                    store.append(message, tool_ids=tool_ids)
+                    await asyncio.to_thread(store.append, message, tool_ids=tool_ids)
             except DuplicateMessageError:
                 pass  # the failed write had committed after all
             except MetisError as exc:
                 log.warning("gateway: reply %s still not recorded: %s", message.id, exc)
                 continue
-            self._settle(prepared, message)
+            await asyncio.to_thread(self._settle, prepared, message)
             log.info("gateway: reply %s recorded on retry", message.id)
             return
         self.lost += 1
@@ -466,7 +476,12 @@ class Exchanges:
         )
 
     async def stream(self, prepared: Prepared) -> AsyncIterator[bytes]:
-        """Send streamed and answer with the inbound format's stream, event by event."""
+        """Send streamed; return the inbound format's stream once the upstream's first
+        event arrived. A send that fails before any event (an upstream error status, a
+        refusal by the client's checks, a store failure) raises here, before the response
+        headers go out, so it answers as a whole reply's failure does: the inbound API's
+        error shape with the upstream's status. A failure after the first event is an
+        in-stream error event, as the providers' own streams end."""
         queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
         provider = load_catalog().resolve(prepared.target).provider
         reply_id = new_message_id()  # the stream names its reply first
@@ -493,13 +508,49 @@ class Exchanges:
 
         task = asyncio.ensure_future(send())
         try:
+            first = await queue.get()
+            if first is None:  # the send ended before any event: its failure is the answer
+                await asyncio.wait([task])
+                failure = task.exception()
+                if isinstance(failure, MetisError) and not isinstance(failure, ReplyNotSavedError):
+                    self._remember_request(prepared)
+                    raise failure
+        except BaseException:
+            await self._abandon(prepared, task)
+            raise
+        return self._frames(prepared, encoder, queue, task, first)
+
+    async def _abandon(self, prepared: Prepared, task: asyncio.Task[Message]) -> None:
+        """The client went away (or the stream cannot start): cancel the send, which stores
+        what arrived as cancelled, and key the request for its retry."""
+        if task.done():
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, MetisError):
+            await task
+        self._remember_request(prepared)
+
+    async def _frames(
+        self,
+        prepared: Prepared,
+        encoder: ReplyEncoder,
+        queue: asyncio.Queue[StreamEvent | None],
+        task: asyncio.Task[Message],
+        first: StreamEvent | None,
+    ) -> AsyncIterator[bytes]:
+        """The inbound format's stream of a send whose first event (`first`) arrived."""
+        try:
             yield encoder.start()
-            while (event := await queue.get()) is not None:
+            event = first
+            while event is not None:
                 frame = encoder.feed(event)
                 if frame:
                     yield frame
+                event = await queue.get()
+            saved: int | None = None
             try:
                 message = await task
+                saved = len(prepared.session.tool_ids)  # what the reply's own transaction saved
             except ReplyNotSavedError as exc:
                 message = self._record_later(prepared, exc, finalize=True)
             except ProviderError as exc:
@@ -510,17 +561,12 @@ class Exchanges:
                 self._remember_request(prepared)
                 yield encoder.fail("api_error", str(exc))
                 return
-                yield encoder.finish(message)
-                return
             frame = encoder.finish(message)  # first: it names the calls' ids the client sees
-            self._settle(prepared, message)
+            if saved is not None:
+                await asyncio.to_thread(self._settle, prepared, message, saved)
             yield frame
         finally:
-            if not task.done():
-                task.cancel()  # the client went away: the send stores what arrived as cancelled
-                with contextlib.suppress(asyncio.CancelledError, MetisError):
-                    await task
-                self._remember_request(prepared)
+            await self._abandon(prepared, task)
 
 
 __all__ = [
