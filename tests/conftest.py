@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from strategies import PNG_1PX
@@ -26,3 +27,13 @@ def workspace(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "img.png").write_bytes(base64.b64decode(PNG_1PX))
     return root
+
+
+@pytest.fixture
+def upstream() -> Iterator[Any]:
+    """A scripted provider on loopback (`gateway_support.ScriptedUpstream`), closed after the test."""
+    from gateway_support import ScriptedUpstream
+
+    server = ScriptedUpstream()
+    yield server
+    server.close()

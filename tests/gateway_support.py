@@ -172,3 +172,17 @@ class Gateway:
             self._server.should_exit = True
         deadline = time.monotonic() + 10
         self._thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def openai_client(gateway: Gateway, key: str = "any") -> Any:
+    """The official OpenAI SDK pointed at the gateway (no retries: a test sees every answer)."""
+    import openai
+
+    return openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=key, max_retries=0, timeout=20)
+
+
+def anthropic_client(gateway: Gateway, key: str = "any") -> Any:
+    """The official Anthropic SDK pointed at the gateway."""
+    import anthropic
+
+    return anthropic.Anthropic(base_url=gateway.url, api_key=key, max_retries=0, timeout=20)

@@ -84,13 +84,6 @@ def test_without_the_name_the_link_rule_refuses_the_same_result() -> None:
 
 
 @pytest.fixture
-def upstream() -> Iterator[ScriptedUpstream]:
-    server = ScriptedUpstream()
-    yield server
-    server.close()
-
-
-@pytest.fixture
 def client(upstream: ScriptedUpstream, tmp_path: Path) -> Iterator[Client]:
     base = upstream.url
     with Client(

@@ -18,15 +18,10 @@ import anthropic
 import openai
 import pytest
 from gateway_support import Gateway, ScriptedUpstream
+from gateway_support import anthropic_client as _anthropic
+from gateway_support import openai_client as _openai
 from metis.gateway import SESSION_HEADER
 from metis.store import open_store
-
-
-@pytest.fixture
-def upstream() -> Iterator[ScriptedUpstream]:
-    server = ScriptedUpstream()
-    yield server
-    server.close()
 
 
 @pytest.fixture
@@ -34,14 +29,6 @@ def gateway(upstream: ScriptedUpstream, tmp_path: Path) -> Iterator[Gateway]:
     served = Gateway(upstream, str(tmp_path / "gateway.sqlite3"))
     yield served
     served.close()
-
-
-def _openai(gateway: Gateway) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway.url}/v1", api_key="gateway-key", max_retries=0, timeout=20)
-
-
-def _anthropic(gateway: Gateway) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway.url, api_key="gateway-key", max_retries=0, timeout=20)
 
 
 def _stored(gateway: Gateway, session_id: str) -> list[str]:

@@ -19,6 +19,8 @@ import httpx
 import openai
 import pytest
 from gateway_support import Gateway, ScriptedUpstream
+from gateway_support import anthropic_client as _anthropic
+from gateway_support import openai_client as _openai
 from metis.errors import StoreError
 from metis.gateway import SESSION_HEADER
 from metis.gateway.exchange import RECORD_HEADER
@@ -36,13 +38,6 @@ TOOLS = [
 
 
 @pytest.fixture
-def upstream() -> Iterator[ScriptedUpstream]:
-    server = ScriptedUpstream()
-    yield server
-    server.close()
-
-
-@pytest.fixture
 def store_path(tmp_path: Path) -> str:
     return str(tmp_path / "gateway.sqlite3")
 
@@ -52,14 +47,6 @@ def gateway(upstream: ScriptedUpstream, store_path: str) -> Iterator[Gateway]:
     served = Gateway(upstream, store_path)
     yield served
     served.close()
-
-
-def _openai(gateway: Gateway, key: str = "any") -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=key, max_retries=0, timeout=20)
-
-
-def _anthropic(gateway: Gateway, key: str = "any") -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway.url, api_key=key, max_retries=0, timeout=20)
 
 
 def _messages(store: str, session_id: str) -> list[Message]:
