@@ -29,16 +29,14 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from metis_schema.v3 import Message, Role
+from metis_schema.v3 import Message
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import adapters
-from ..adapters import AdapterOptions
 from ..adapters._reply import ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
 from ..client._session import SessionCore
-from ..continuation import REPLY_PREFIX
 from ..errors import MessageNotFoundError, MetisError, ProviderError, SessionNotFoundError, StoreError
 from ..ids import ToolIdMap
 from . import openapi
@@ -49,6 +47,7 @@ from .exchange import (
     Exchanges,
     GatewayRequestError,
     Principal,
+    client_view,
 )
 from .keys import admit
 
@@ -211,18 +210,11 @@ def create_app(
 
 
 def _stored_reply(exchanges: Exchanges, response_id: str) -> Message | Response:
-    """The stored reply a Responses id names, or the 404 OpenAI answers: no such reply, not
-    a reply, or one created with `store: false` (recorded, but not served back by id)."""
-    missing = _error("responses", 404, "not_found_error", f"no stored response {response_id!r}")
-    if not response_id.startswith(REPLY_PREFIX["responses"]):
-        return missing
-    store = exchanges.store
-    try:
-        message = store.get_message(response_id.removeprefix(REPLY_PREFIX["responses"]))
-        if message.role is not Role.assistant or store.is_withheld(message.id):
-            return missing
-    except (MessageNotFoundError, MetisError):
-        return missing
+    """The stored reply a Responses id names (`Exchanges.stored_reply`), or the 404 OpenAI
+    answers."""
+    message = exchanges.stored_reply(response_id)
+    if message is None:
+        return _error("responses", 404, "not_found_error", f"no stored response {response_id!r}")
     return message
 
 
@@ -231,17 +223,15 @@ def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
     if isinstance(message, Response):
         return message
     session = exchanges.client.resume(message.session_id)
+    metadata = message.metadata
     options = ReplyOptions(
-        options=AdapterOptions(
-            model=message.metadata.model or "responses:gpt-5",
-            session_id=message.session_id,
-            tool_ids=session.tool_ids,
-            endpoint=message.metadata.endpoint,
+        options=client_view(
+            "responses", metadata.model, message.session_id, session.tool_ids, metadata.endpoint
         ),
-        model_name=(message.metadata.model or "").split(":", 1)[-1],
+        model_name=(metadata.model or "").split(":", 1)[-1],
         reply_id=response_id,
         created=int(message.created_at.timestamp()),
-        producer=message.metadata.provider,
+        producer=metadata.provider,
     )
     return JSONResponse(adapters.get("responses").to_wire_reply(message, options))
 
@@ -265,12 +255,8 @@ def _input_items(exchanges: Exchanges, response_id: str, query: Mapping[str, str
     session = exchanges.client.resume(message.session_id)
     history = session.messages()
     before = SessionCore.replayable(history[: [m.id for m in history].index(message.id)])
-    options = AdapterOptions(
-        model=load_catalog().for_provider("responses")[0].id,
-        session_id=session.id,
-        tool_ids=ToolIdMap(session.id, list(session.tool_ids)),
-        endpoint=message.metadata.endpoint,
-    )
+    copy = ToolIdMap(session.id, list(session.tool_ids))  # writing mints ids: a copy
+    options = client_view("responses", message.metadata.model, session.id, copy, message.metadata.endpoint)
     written = adapters.get("responses").to_wire(before, [], options).get("input", [])
     items = [{**item, "id": f"{response_id}_item_{n}"} for n, item in enumerate(written)]
     if order == "desc":

@@ -98,14 +98,20 @@ def target_model(inbound: str, requested: object) -> str:
     )
 
 
-def _writer_model(inbound: str, target: str) -> str:
-    """The model a reply writer writes for: the target when the client's API is its
-    provider's, else one of that API's own models (the writer needs a model of its
-    provider; what it asks of it, media and replay, concerns the client's format)."""
+def client_view(
+    inbound: str, model: str | None, session_id: str, tool_ids: ToolIdMap, endpoint: str | None
+) -> AdapterOptions:
+    """The options that write a conversation as a client of the `inbound` API sees it: its
+    replies, the stored reply `GET /v1/responses/{id}` returns, its input items, the history a
+    continuation puts in front, and the view its fingerprint is taken of. The writer needs a
+    model of the inbound API's provider (what it asks of the model, media and replay, concerns
+    the client's format): `model` when it is one, else one of that API's own; `endpoint` is
+    where the conversation's replies came from (opaque reasoning goes back to a client of the
+    same endpoint only)."""
     catalog = load_catalog()
-    if catalog.resolve(target).provider == inbound:
-        return target
-    return catalog.for_provider(inbound)[0].id
+    if model is None or catalog.resolve(model).provider != inbound:
+        model = catalog.for_provider(inbound)[0].id
+    return AdapterOptions(model=model, session_id=session_id, tool_ids=tool_ids, endpoint=endpoint)
 
 
 def _send_options(imported: AdapterOptions) -> dict[str, Any]:
@@ -285,6 +291,17 @@ class Exchanges:
                 "gateway: session %s: the failed request's tip not kept: %s", prepared.session.id, exc
             )
 
+    def stored_reply(self, response_id: str) -> Message | None:
+        """The stored reply a gateway Responses id names (`continuation.find_response`, this
+        gateway's own ids only); None for none, for a message that is no reply, and for one
+        created with `store: false` (recorded, but neither served back by id nor continued)."""
+        if not response_id.startswith(REPLY_PREFIX["responses"]):
+            return None
+        message = find_response(self.store, response_id, provider_ids=False)
+        if message is None or message.role is not Role.assistant or self.store.is_withheld(message.id):
+            return None
+        return message
+
     def _continuation(self, previous: object, body: dict[str, Any]) -> tuple[Any, dict[str, Any], int]:
         """A Responses request continuing a stored reply (`previous_response_id`), for any
         upstream: the session that holds the reply (a fork of it when the reply is not its
@@ -295,15 +312,10 @@ class Exchanges:
             raise GatewayRequestError(
                 f"unknown previous_response_id {previous!r}", path="previous_response_id"
             )
-        store = self.store
-        message = find_response(store, previous, provider_ids=False)
+        message = self.stored_reply(previous)
         if message is None:
             raise GatewayRequestError(
-                f"no stored response {previous!r}", path="previous_response_id", status=404
-            )
-        if store.is_withheld(message.id):
-            raise GatewayRequestError(
-                f"no stored response {previous!r} (it was created with store: false)",
+                f"no stored response {previous!r} (none, or created with store: false)",
                 path="previous_response_id",
                 status=404,
             )
@@ -312,9 +324,8 @@ class Exchanges:
         if history[-1].id != message.id:
             session = session.fork(message.id)
             history = session.messages()
-        model = message.metadata.model or load_catalog().for_provider("responses")[0].id
-        writer = AdapterOptions(
-            model=_writer_model("responses", model), session_id=session.id, tool_ids=session.tool_ids
+        writer = client_view(
+            "responses", message.metadata.model, session.id, session.tool_ids, message.metadata.endpoint
         )
         responses = adapters.get("responses")
         written = responses.to_wire(history, [], writer)
@@ -338,11 +349,8 @@ class Exchanges:
     ) -> ReplyOptions:
         inbound = prepared.inbound
         return ReplyOptions(
-            options=AdapterOptions(
-                model=_writer_model(inbound, prepared.target),
-                session_id=prepared.session.id,
-                tool_ids=prepared.session.tool_ids,
-                endpoint=endpoint,
+            options=client_view(
+                inbound, prepared.target, prepared.session.id, prepared.session.tool_ids, endpoint
             ),
             model_name=prepared.model_name,
             reply_id=REPLY_PREFIX[inbound] + message_id,
@@ -412,12 +420,8 @@ class Exchanges:
         history = SessionCore.replayable(session.messages())
         if not history or history[-1].id != message.id:
             return  # another writer appended meanwhile: the next request names its turns
-        options = AdapterOptions(
-            model=_writer_model(prepared.inbound, prepared.target),
-            session_id=session.id,
-            tool_ids=ToolIdMap(session.id, list(session.tool_ids)),  # a copy: writing mints ids
-            endpoint=message.metadata.endpoint,
-        )
+        copy = ToolIdMap(session.id, list(session.tool_ids))  # writing mints ids: a copy
+        options = client_view(prepared.inbound, prepared.target, session.id, copy, message.metadata.endpoint)
         adapter = adapters.get(prepared.inbound)
         written = adapter.to_wire(history, [], options)
         seen = adapter.from_wire_request(
