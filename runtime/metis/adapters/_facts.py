@@ -16,12 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from metis_schema.v3 import ReasoningEffort, StopReason
 
 from .. import _json
+from .._times import READERS
 from ..errors import ProviderError, retryable_status
 from ..validation import field_path
 from ._lossy import REQUEST, warn_loss
@@ -150,6 +152,19 @@ class ProviderFacts:
     this one reads: its own Files API, and any provider sharing it (OpenAI's Chat
     Completions and Responses read the same uploads). Empty: it takes no file ids. Any
     other provider's file id means nothing here and is dropped (§7.3)."""
+
+    created_at: tuple[str, str] | None = None
+    """Where a whole reply says when it was made: (its key, `iso` or `unix`, a reader of
+    `metis._times`); None when the provider's replies do not say (Anthropic, Gemini). An
+    imported reply is dated, and so priced, by it (`reply_time`)."""
+
+    def reply_time(self, reply: object) -> datetime | None:
+        """When a whole reply body was made, as it says (see `created_at`); None when it
+        does not, or says something that is no time."""
+        if self.created_at is None or not isinstance(reply, Mapping):
+            return None
+        key, kind = self.created_at
+        return READERS[kind](reply.get(key))
 
     def reads_file_id(self, owner: str | None) -> bool:
         """Whether a file id uploaded to `owner` means something to this provider."""

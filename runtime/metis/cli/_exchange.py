@@ -14,13 +14,12 @@ assistant message the way the client stores a failed exchange.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetisError, RecordingError
-from ..recordings._interaction import moment, unix_moment
 from ._shapes import guess_provider, refuse_mismatch
 
 if TYPE_CHECKING:
@@ -184,29 +183,15 @@ def _reply(adapter: Adapter, interaction: Interaction, context: RequestContext) 
     raise RecordingError(f"the recorded reply is a JSON {type(response).__name__}", path=interaction.where)
 
 
-REPLY_TIMES: Mapping[str, tuple[str, Callable[[Any], datetime | None]]] = {
-    "openai": ("created", unix_moment),
-    "openrouter": ("created", unix_moment),
-    "mistral": ("created", unix_moment),
-    "responses": ("created_at", unix_moment),
-    "ollama": ("created_at", moment),
-}
-"""Adapter -> the whole reply's own creation time (key, reader). Anthropic and Gemini
-replies carry none; their time is the recording's, if it has one."""
-
-
 def reply_time(adapter_name: str, interaction: Interaction) -> datetime | None:
-    """When the recorded reply was made: the provider's own time in the reply, else the
-    recording's (`Interaction.recorded_at`), else None (imported now). A reply is priced at
-    its time (`metis.pricing`): an old recording costs what it cost then."""
-    row = REPLY_TIMES.get(adapter_name)
-    response = interaction.response
-    if row is not None and isinstance(response, Mapping):
-        key, read = row
-        when = read(response.get(key))
-        if when is not None:
-            return when
-    return interaction.recorded_at
+    """When the recorded reply was made: the provider's own time in the reply (its facts
+    row's `created_at`), else the recording's (`Interaction.recorded_at`), else None
+    (imported now). A reply is priced at its time (`metis.pricing`): an old recording costs
+    what it cost then."""
+    from .. import adapters
+
+    said = adapters.get(adapter_name).facts.reply_time(interaction.response)
+    return said if said is not None else interaction.recorded_at
 
 
 def parse(

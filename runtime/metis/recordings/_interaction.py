@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from .. import _json
+from .._times import moment
 
 
 @dataclass(frozen=True)
@@ -61,24 +62,4 @@ def status_code(value: Any) -> int | None:
     return None
 
 
-def moment(value: Any) -> datetime | None:
-    """An RFC 3339 / ISO 8601 time (HAR, VCR), as UTC; None for anything else. A time
-    without an offset is read as UTC, as HTTP recorders write them."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip().replace("Z", "+00:00") if value.strip().endswith("Z") else value.strip()
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-
-
-def unix_moment(value: Any) -> datetime | None:
-    """Unix seconds (a reply's `created`), as UTC; None for anything else."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e11:
-        return None
-    return datetime.fromtimestamp(value, UTC)
-
-
-__all__ = ["Interaction", "moment", "part", "payload", "status_code", "unix_moment"]
+__all__ = ["Interaction", "moment", "part", "payload", "status_code"]

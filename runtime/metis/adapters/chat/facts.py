@@ -119,6 +119,7 @@ def chat_facts(
         effort_or_budget=effort_or_budget,
         output_schema=OUTPUT_SCHEMA,
         file_ids_from=frozenset({provider}) if file_ids_from is None else file_ids_from,
+        created_at=("created", "unix"),  # every Chat dialect's reply says when, in Unix seconds
     )
 
 

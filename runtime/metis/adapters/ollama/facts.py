@@ -49,6 +49,7 @@ FACTS = ProviderFacts(
     output_schema={"format": SCHEMA},
     # No Files API: images go inline as base64, so every file id is another provider's.
     file_ids_from=frozenset(),
+    created_at=("created_at", "iso"),
 )
 
 __all__ = ["FACTS", "NAME"]

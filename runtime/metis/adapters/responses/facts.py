@@ -119,6 +119,7 @@ FACTS = ProviderFacts(
     # OpenAI's Files API serves both wires (an `input_file`/`input_image` file_id is the
     # same upload a Chat Completions `file` part names).
     file_ids_from=frozenset({PROVIDER, "openai"}),
+    created_at=("created_at", "unix"),
 )
 """Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
 they differ in what the writer asks for."""
