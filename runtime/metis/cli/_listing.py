@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._times import moment
 from ..errors import MetisError
 
 if TYPE_CHECKING:
@@ -47,13 +48,12 @@ class Since(click.ParamType):  # type: ignore[type-arg]
         ago = _AGO.match(text)
         if ago is not None:
             return datetime.now(UTC) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
+        when = moment(text)
+        if when is None:
             self.fail(
                 f"{text!r} is not a date (YYYY-MM-DD), an ISO time, or an age like 7d or 12h", param, ctx
             )
-        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        return when
 
 
 @dataclass(frozen=True)

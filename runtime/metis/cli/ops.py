@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ import click
 
 from ._app import db_option
 from ._common import State, echo_err, inert, json_safe_bytes, resolve_session_id
+from ._listing import Since
 
 if TYPE_CHECKING:  # `metis --help` loads neither the models nor the store
     from metis_schema.v3 import Message
@@ -200,9 +201,8 @@ def _selected(store: Store, refs: tuple[str, ...], model: str | None, since: dat
         except MetisError:  # a model the catalog does not know: compared as written
             wanted = model
         infos = [info for info in infos if info.active_model in (wanted, model)]
-    if since is not None:
-        moment = since if since.tzinfo is not None else since.replace(tzinfo=UTC)
-        infos = [info for info in infos if info.updated_at >= moment]
+    if since is not None:  # `Since` gives an aware time
+        infos = [info for info in infos if info.updated_at >= since]
     return [info.id for info in infos]
 
 
@@ -216,8 +216,8 @@ def _selected(store: Store, refs: tuple[str, ...], model: str | None, since: dat
 @click.option("--model", help="Only sessions whose model is this one (an id or alias).")
 @click.option(
     "--since",
-    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),
-    help="Only sessions changed on or after this date (YYYY-MM-DD, or a time; UTC unless given).",
+    type=Since(),
+    help="Only sessions changed since: YYYY-MM-DD, an ISO time (UTC unless given), or 7d, 12h, 30m.",
 )
 @click.pass_obj
 def export(
