@@ -153,6 +153,11 @@ class ProviderFacts:
     Completions and Responses read the same uploads). Empty: it takes no file ids. Any
     other provider's file id means nothing here and is dropped (§7.3)."""
 
+    reply_stop_reasons: Mapping[StopReason, str] = field(default_factory=dict)
+    """Canonical stop reason -> the value a reply written for this API's clients says, for
+    reasons the API has no value of its own for (the nearest it has; `stop_reason_to_wire`)."""
+    reply_stop_default: str = ""
+    """What a reply says when no stop reason is known (`stop_reason_to_wire`)."""
     created_at: tuple[str, str] | None = None
     """Where a whole reply says when it was made: (its key, `iso` or `unix`, a reader of
     `metis._times`); None when the provider's replies do not say (Anthropic, Gemini). An
@@ -175,6 +180,20 @@ class ProviderFacts:
     def stop_reason(self, value: object) -> StopReason:
         """The canonical stop reason of a wire value (`other` for anything unknown)."""
         return self.stop_reasons.get(value, StopReason.other) if isinstance(value, str) else StopReason.other
+
+    def stop_reason_to_wire(self, reason: StopReason | None) -> str:
+        """A canonical stop reason as a reply of this provider says it (what `metis serve`
+        writes for this API's clients): `reply_stop_reasons` where the reply's spelling is not
+        the first one `stop_reasons` reads as that reason (the row lists the preferred
+        spelling first), else that first one, else `reply_stop_default`."""
+        if reason is None:
+            return self.reply_stop_default
+        if reason in self.reply_stop_reasons:
+            return self.reply_stop_reasons[reason]
+        return next(
+            (wire for wire, meaning in self.stop_reasons.items() if meaning is reason),
+            self.reply_stop_default,
+        )
 
     # --- tool choice ----------------------------------------------------------------------
 

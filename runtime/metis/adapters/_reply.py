@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from metis_schema import CURRENT_VERSION
-from metis_schema.v3 import Message, MessageMetadata, Role, StopReason, StreamEvent, Usage
+from metis_schema.v3 import Message, MessageMetadata, Role, StreamEvent, Usage
 
 from .. import _json
 from ._lossy import warn_loss
@@ -63,16 +63,6 @@ def sse(data: Any, event: str | None = None) -> bytes:
     """One Server-Sent Event frame (`event:` line where the format names its events)."""
     head = f"event: {event}\n".encode() if event else b""
     return head + b"data: " + _json.dumps(data) + b"\n\n"
-
-
-def stop_spelling(stop_reasons: dict[str, StopReason], reason: StopReason | None, default: str) -> str:
-    """A canonical stop reason in a provider's spelling: the first wire value its facts row
-    reads as that reason (the row is ordered with the preferred spelling first)."""
-    if reason is not None:
-        for wire, meaning in stop_reasons.items():
-            if meaning is reason:
-                return wire
-    return default
 
 
 def total_input(usage: Usage | None) -> int:

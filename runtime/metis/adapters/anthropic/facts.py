@@ -65,6 +65,10 @@ FACTS = ProviderFacts(
     # Structured outputs (GA): `output_config.format`, no name or strict flag; the beta's
     # top-level `output_format` stays provider-only.
     output_schema=MappingProxyType({"output_config": {"format": {"type": "json_schema", "schema": SCHEMA}}}),
+    # A reply written for an Anthropic client: Anthropic has no content-filter nor error
+    # stop reason; the nearest it has.
+    reply_stop_reasons=MappingProxyType({StopReason.content_filter: "refusal", StopReason.error: "end_turn"}),
+    reply_stop_default="end_turn",
     # Files API uploads (`file_...`), Anthropic's own.
     file_ids_from=frozenset({PROVIDER}),
 )

@@ -27,21 +27,16 @@ from metis_schema.v3 import (
     Usage,
 )
 
-from .._reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse, stop_spelling
+from .._reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse
 from .._shared import produced_here
 from ..base import WireBody
 from .facts import FACTS, PROVIDER
 from .to_wire import write_request
 
-_STOP_FALLBACK = {StopReason.content_filter: "refusal", StopReason.error: "end_turn"}
-"""Canonical reasons Anthropic has no value for -> the nearest it has."""
-
 
 def stop_reason(reason: StopReason | None) -> str:
-    """A canonical stop reason as Anthropic spells it."""
-    if reason in _STOP_FALLBACK:
-        return _STOP_FALLBACK[reason]
-    return stop_spelling(dict(FACTS.stop_reasons), reason, "end_turn")
+    """A canonical stop reason as Anthropic spells it (its facts row)."""
+    return FACTS.stop_reason_to_wire(reason)
 
 
 def usage(counts: Usage | None) -> dict[str, int]:

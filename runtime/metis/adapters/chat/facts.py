@@ -88,6 +88,18 @@ OUTPUT_SCHEMA: dict[str, object] = {
 json_schema); JSON mode without a schema (`json_object`) stays provider-only."""
 
 
+REPLY_FINISH_REASONS: Mapping[StopReason, str] = {
+    StopReason.refusal: "stop",  # the refusal's text goes in `message.refusal`
+    StopReason.stop_sequence: "stop",
+    StopReason.pause_turn: "stop",
+    StopReason.context_window_exceeded: "length",
+    StopReason.error: "stop",
+    StopReason.other: "stop",
+}
+"""Canonical reasons the SDKs' `finish_reason` (stop, length, tool_calls, content_filter,
+function_call) has no value for -> the nearest it has, in a reply written for a Chat client."""
+
+
 def chat_facts(
     provider: str,
     *,
@@ -119,6 +131,8 @@ def chat_facts(
         effort_or_budget=effort_or_budget,
         output_schema=OUTPUT_SCHEMA,
         file_ids_from=frozenset({provider}) if file_ids_from is None else file_ids_from,
+        reply_stop_reasons=REPLY_FINISH_REASONS,
+        reply_stop_default="stop",
         created_at=("created", "unix"),  # every Chat dialect's reply says when, in Unix seconds
     )
 

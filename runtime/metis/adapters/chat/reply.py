@@ -27,27 +27,15 @@ from metis_schema.v3 import (
     Usage,
 )
 
-from .._reply import ReplyEncoder, ReplyOptions, probe, sse, stop_spelling, total_input
+from .._reply import ReplyEncoder, ReplyOptions, probe, sse, total_input
 from ..base import WireBody
-from .facts import FINISH_REASONS, ChatDialect
+from .facts import ChatDialect
 from .to_wire import write_request
 
-_FINISH_FALLBACK = {
-    StopReason.refusal: "stop",
-    StopReason.stop_sequence: "stop",
-    StopReason.pause_turn: "stop",
-    StopReason.context_window_exceeded: "length",
-    StopReason.error: "stop",
-    StopReason.other: "stop",
-}
-"""Canonical reasons the SDK's `finish_reason` has no value for -> the nearest it has."""
 
-
-def finish_reason(reason: StopReason | None) -> str:
-    """A canonical stop reason as a Chat Completions `finish_reason`."""
-    if reason in _FINISH_FALLBACK:
-        return _FINISH_FALLBACK[reason]
-    return stop_spelling(FINISH_REASONS, reason, "stop")
+def finish_reason(dialect: ChatDialect, reason: StopReason | None) -> str:
+    """A canonical stop reason as a Chat Completions `finish_reason` (the dialect's row)."""
+    return dialect.facts.stop_reason_to_wire(reason)
 
 
 def usage(counts: Usage | None) -> dict[str, Any]:
@@ -89,7 +77,7 @@ def write_reply(name: str, dialect: ChatDialect, message: Message, reply: ReplyO
             {
                 "index": 0,
                 "message": assistant(name, dialect, message, reply),
-                "finish_reason": finish_reason(message.metadata.stop_reason),
+                "finish_reason": finish_reason(dialect, message.metadata.stop_reason),
                 "logprobs": None,
             }
         ],
@@ -149,7 +137,7 @@ class ChatReplyEncoder(ReplyEncoder):
         return b""  # reasoning has no Chat field (the whole writer drops it with its WARN)
 
     def finish(self, message: Message) -> bytes:
-        out = self._chunk({}, finish_reason(message.metadata.stop_reason))
+        out = self._chunk({}, finish_reason(self._dialect, message.metadata.stop_reason))
         if self._reply.include_usage:
             out += sse(
                 {
