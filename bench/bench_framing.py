@@ -156,16 +156,16 @@ def measure() -> dict[str, float | None]:
     """Seconds per measurement of the metis on the path (None: that tree has no such
     adapter). Keys: `<framer|adapter>|<1 KiB pieces|one piece|150,000 events>`."""
     from metis import adapters
-    from metis.adapters import _framing
+    from metis.adapters._kit import framing
     from metis.assembly import RequestContext
     from metis.ids import ToolIdMap
 
     out: dict[str, float | None] = {}
     for name, (cls, body) in FRAMER_BODIES.items():
-        kind = getattr(_framing, cls)
+        kind = getattr(framing, cls)
         out[f"framer {name}|1 KiB pieces"] = _seconds(kind(), body, 1024)
         out[f"framer {name}|one piece"] = _seconds(kind(), body, len(body))
-    out["framer sse|150,000 events"] = _seconds(_framing.SSEFramer(), _SMALL, len(_SMALL))
+    out["framer sse|150,000 events"] = _seconds(framing.SSEFramer(), _SMALL, len(_SMALL))
     for name, (provider, model, body) in _decoder_bodies().items():
         for label, piece in (("1 KiB pieces", 1024), ("one piece", len(body))):
             try:

@@ -139,7 +139,7 @@ def test_request_with_v2_blocks_imports_to_golden(caplog: pytest.LogCaptureFixtu
     assert isinstance(inner, ToolResultBlock) and inner.cache_point is not None
     assert isinstance(inner.content[0], SearchResultBlock) and inner.content[0].citations_enabled
     assert isinstance(summary.content[0], CompactionBlock) and summary.content[0].provider == PROVIDER
-    # strict is canonical; the tool's cache_control is kept for Anthropic (`_tool_fields`)
+    # strict is canonical; the tool's cache_control is kept for Anthropic (`tool_fields`)
     assert imported.tools[0].strict is True
     # (v3: defer_loading and the server tool are canonical)
     assert imported.dropped == []

@@ -5,7 +5,7 @@
 - a `responses:` model the catalog does not list is its `openai:` entry (the same model on
   OpenAI's other wire: its capabilities and its price): `responses:gpt-4.1-nano` takes images;
 - a model that wrote a block type in this conversation takes it back, whatever the catalog
-  says (`adapters._media.request_capabilities`), with one WARN (the five §7.3 fields) saying
+  says (`adapters._kit.media_admission.request_capabilities`), with one WARN (the five §7.3 fields) saying
   what was assumed and which message shows it.
 
 Each case replays a conversation to the very model that made it; on the old code each lost

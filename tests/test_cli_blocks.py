@@ -94,8 +94,8 @@ def test_a_part_that_is_no_block_is_not_called_a_block() -> None:
 def test_other_providers_options_and_metis_directives_are_worded_apart(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from metis.adapters._options import own_fields
-    from metis.adapters.base import AdapterOptions
+    from metis.adapters._kit.base import AdapterOptions
+    from metis.adapters._kit.options import own_fields
     from metis.cli._common import Drop, drop_lines
     from metis.ids import ToolIdMap
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from metis import adapters
-from metis.adapters.base import AdapterOptions
+from metis.adapters._kit.base import AdapterOptions
 from metis.assembly import RequestContext
 from metis.ids import ToolIdMap, new_message_id
 from metis_schema.v3 import Message, MessageMetadata, Role, TextBlock, ToolResultBlock, ToolUseBlock

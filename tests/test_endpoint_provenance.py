@@ -1,5 +1,5 @@
 """Opaque reasoning goes back only to the endpoint that produced it (issue 15 item 10, spec §4.3,
-§7.3): a reply records the endpoint it came from, and `_shared.replays_opaque` (the one test
+§7.3): a reply records the endpoint it came from, and `provenance.replays_opaque` (the one test
 every adapter asks) replays signatures, encrypted reasoning and thought signatures to the same
 provider at the same endpoint only; a message with no endpoint recorded is the provider's own
 default API."""
@@ -17,7 +17,7 @@ import golden
 import pytest
 from metis import adapters
 from metis.adapters import AdapterOptions
-from metis.adapters._shared import replays_opaque
+from metis.adapters._kit.provenance import replays_opaque
 from metis.assembly import RequestContext
 from metis.canonical import message_hash, read_message
 from metis.endpoints import normalize_endpoint

@@ -7,7 +7,7 @@ Each golden request that declares tools (`tests/golden/<provider>/request_*.json
 three of them differ is kept in the tool's own `provider_data[<provider>]`, replayed to that
 provider alone, and each has a test that an edited or foreign tool behaves as before:
 
-1. Anthropic's `cache_control` on a function tool (`_tool_fields`): back to Anthropic, one
+1. Anthropic's `cache_control` on a function tool (`tool_fields`): back to Anthropic, one
    WARN with the five §7.3 fields anywhere else;
 2. a Gemini `parameters` schema in Gemini's dialect (`STRING`, proto numbers, `nullable`,
    `propertyOrdering`, int64 as strings): replayed verbatim while the tool's canonical
@@ -26,7 +26,7 @@ import golden
 import orjson
 import pytest
 from metis import adapters
-from metis.adapters.base import AdapterOptions, WireImport
+from metis.adapters._kit.base import AdapterOptions, WireImport
 from metis.ids import ToolIdMap
 from metis_schema.v3 import SideEffects, ToolDefinition
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import httpx
 import pytest
 from metis import adapters
-from metis.adapters.base import AdapterOptions
+from metis.adapters._kit.base import AdapterOptions
 from metis.errors import MetisError, UrlFetchError
 from metis.fetch import UrlFetcher
 from metis.ids import ToolIdMap

@@ -1,4 +1,4 @@
-"""A file id goes only to a provider that reads its uploads (spec §7.3, `_media.file_id_refusal`).
+"""A file id goes only to a provider that reads its uploads (spec §7.3, `media_admission.file_id_refusal`).
 
 A `file_id` MediaSource names an upload to one provider's Files API. Every adapter, for
 every media block kind (image, document, audio, video) at the top level of a user turn and

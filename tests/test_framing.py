@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from metis.adapters._framing import JSONArrayFramer, NDJSONFramer, SSEEvent, SSEFramer
+from metis.adapters._kit.framing import JSONArrayFramer, NDJSONFramer, SSEEvent, SSEFramer
 from metis.errors import StreamLimitError, WireFormatError
 
 BIG = 2 * 1024 * 1024

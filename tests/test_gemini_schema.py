@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from gemini_support import ADAPTER, SESSION, options, to_wire
 from google.genai import types
+from metis.adapters.gemini.declarations import PARAMETERS
 from metis.adapters.gemini.facts import SCHEMA_TYPE_NUMBERS
-from metis.adapters.gemini.schema import PARAMETERS
 from metis.errors import WireFormatError
 from metis.ids import ToolIdMap
 from metis.tools import schema_problems

@@ -10,7 +10,7 @@ WARN the adapters log on the way (logger `metis.adapters` and below) must carry
 `message_id` names the canonical message the loss is in; a loss of the request itself (an
 option, a tool definition) carries `"request"`, and a loss met while an import is still
 making the message carries the message's wire position (`messages[2]`, `contents[0]`,
-`input[3]`): decided in `adapters._lossy`.
+`input[3]`): decided in `adapters._kit.losses`.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from metis import adapters
-from metis.adapters.base import AdapterOptions
+from metis.adapters._kit.base import AdapterOptions
 from metis.errors import WorkspaceError
 from metis.ids import ToolIdMap
-from metis.media import DEFAULT_MAX_MEDIA_BYTES, MediaBlock, inline_base64, read_workspace_file
+from metis.workspace import DEFAULT_MAX_MEDIA_BYTES, MediaBlock, inline_base64, read_workspace_file
 from metis_schema.v3 import Message
 
 SECRET = b"outside the workspace"
@@ -155,7 +155,7 @@ def test_every_adapter_applies_the_configured_size_cap(ws: Path, provider: str) 
     )
 
 
-# --- every kind of media block: one contained, capped read (metis.media.inline_base64) --------------
+# --- every kind of media block: one contained, capped read (metis.workspace.inline_base64) --------------
 
 MEDIA_KINDS = {
     "image": "image/png",

@@ -1,4 +1,4 @@
-"""One media admission for every adapter (`adapters/_media.py`): the same question gets the
+"""One media admission for every adapter (`adapters/_kit/media_admission.py`): the same question gets the
 same answer and the same §7.3 reason whichever provider the request goes to, and a document
 that goes without fields its part has no place for says so once, only when it is sent."""
 

@@ -28,7 +28,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from metis.errors import MetisError
 from metis.migrations import MigrationError, migrate_document
-from metis.migrations.ops import (
+from metis.migrations.steps import (
     drop_metadata_field,
     map_blocks,
     rename_metadata_field,
@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metis.migrations.ops import rename_metadata_field
+from metis.migrations.steps import rename_metadata_field
 
 FROM_VERSION = 1
 TO_VERSION = 2

@@ -481,7 +481,7 @@ def test_to_wire_text_only_model_without_thinking(caplog: pytest.LogCaptureFixtu
     messages = [
         user(1, TextBlock(text="hi"), image(MediaSourceKind.base64, PNG)),
         # another model's reply: a reply llama wrote with thinking would show it takes thinking
-        # (`_media.request_capabilities`)
+        # (`media_admission.request_capabilities`)
         assistant(2, ThinkingBlock(text="Greet back."), TextBlock(text="Hello!"), model="ollama:qwen3-8b"),
         user(3, TextBlock(text="Think hard: 2+2?")),
     ]

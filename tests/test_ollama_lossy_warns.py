@@ -3,9 +3,9 @@
 One case per WARN site in `adapters/ollama/` (reply and stream images, a cut stream line, a
 line after the end, an import image of unknown format, a dropped import field, tools, tool
 choice and thinking a model cannot take, a tool result's error flag and missing tool name, a
-dropped block): each logs exactly one WARN, through `adapters._lossy`, with session_id,
+dropped block): each logs exactly one WARN, through `adapters._kit.losses`, with session_id,
 message_id ("request" where the loss belongs to the request, the wire position of a
-message being made at import: `adapters._lossy`),
+message being made at import: `adapters._kit.losses`),
 block_type, adapter and reason.
 """
 

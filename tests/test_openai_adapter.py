@@ -673,9 +673,9 @@ def test_arguments_keep_wide_integers_exactly_and_refuse_nan() -> None:
 def test_block_helpers_build_what_the_model_constructors_build() -> None:
     """Response blocks are validated by calling the models' validators on a dict: the same
     values, the same fields set, the same refusals as the constructors."""
-    from metis.adapters._shared import text_block as _text_block
-    from metis.adapters._shared import thinking_block as _thinking_block
-    from metis.adapters._shared import tool_use_block as _tool_use_block
+    from metis.adapters._kit.importing import text_block as _text_block
+    from metis.adapters._kit.importing import thinking_block as _thinking_block
+    from metis.adapters._kit.importing import tool_use_block as _tool_use_block
     from pydantic import ValidationError
 
     pairs = [

@@ -26,7 +26,7 @@ from contracts import mistral as mistral_contract
 from contracts import openai as openai_contract
 from contracts import responses as responses_contract
 from metis import adapters
-from metis.adapters.base import AdapterOptions, WireImport
+from metis.adapters._kit.base import AdapterOptions, WireImport
 from metis.client import Client
 from metis.errors import CriticalBlockError
 from metis.ids import ToolIdMap

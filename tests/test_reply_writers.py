@@ -31,7 +31,7 @@ from anthropic.lib.streaming._beta_messages import accumulate_event
 from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
 from golden import ROOT
 from metis.adapters import AdapterOptions
-from metis.adapters._reply import KEPT_WHOLE, ReplyOptions
+from metis.adapters._kit.reply import KEPT_WHOLE, ReplyOptions
 from metis.assembly import RequestContext, StreamAssembler
 from metis.errors import AdapterError
 from metis.ids import ToolIdMap

@@ -1,4 +1,4 @@
-"""The one options rule (adapters/_options.py), for every provider pair and through `metis convert`.
+"""The one options rule (adapters/_kit/options.py), for every provider pair and through `metis convert`.
 
 Each provider's request below sets every canonical option it can say (max tokens,
 temperature, top_p, stop, a named tool choice, a thinking budget, a structured-output
@@ -26,7 +26,7 @@ import pytest
 from click.testing import CliRunner
 from metis import adapters
 from metis.adapters import AdapterOptions, OutputSchema
-from metis.adapters._options import option_fields
+from metis.adapters._kit.options import option_fields
 from metis.cli import cli
 from metis.client import Client
 from metis.ids import ToolIdMap

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metis.migrations.ops import rename_metadata_field
+from metis.migrations.steps import rename_metadata_field
 
 FROM_VERSION = 1
 TO_VERSION = 2

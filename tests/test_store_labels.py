@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from metis.errors import SessionNotFoundError, StoreError
-from metis.store import DB_SCHEMA_VERSION, AsyncStore, Store, _schema, copy_store, open_store
-from metis.store import _pg_schema as pg_schema
+from metis.store import DB_SCHEMA_VERSION, AsyncStore, Store, _sqlite_ddl, copy_store, open_store
+from metis.store import _pg_ddl as pg_schema
 from metis.store._codec import encode
 from test_store_support import BACKENDS, conversation, new_target, postgres, raw_rows
 
@@ -135,7 +135,7 @@ def make_layout1_file(path: Path) -> list[object]:
     """A file exactly as the previous release wrote it: layout 1, a session with messages."""
     msgs = conversation("sess_old", 2)
     conn = sqlite3.connect(path)
-    conn.executescript(_schema.SPEC_TABLES + _schema.STORE_TABLES)
+    conn.executescript(_sqlite_ddl.SPEC_TABLES + _sqlite_ddl.STORE_TABLES)
     conn.execute("INSERT INTO metis_meta VALUES ('db_schema_version', '1')")
     conn.execute(
         "INSERT INTO sessions VALUES ('sess_old', '/old', ?, "

@@ -18,8 +18,8 @@ import psycopg
 import pytest
 from metis.errors import StoreError
 from metis.store import DB_SCHEMA_VERSION, DuplicateMessageError, RetryPolicy, Store, open_store
-from metis.store import _pg_schema as pg_schema
-from metis.store._schema import LayoutStep
+from metis.store import _pg_ddl as pg_schema
+from metis.store._sqlite_ddl import LayoutStep
 from test_store_support import conversation, postgres, raw_rows, tool_ids_of, user
 
 TESTS = Path(__file__).resolve().parent
@@ -434,7 +434,7 @@ def test_store_copy_does_not_show_the_password_of_a_url(tmp_path: Path, url: str
 
 
 def test_redacted_finds_a_password_however_it_is_written() -> None:
-    from metis.store._open import redacted, url_passwords
+    from metis.store._urls import redacted, url_passwords
 
     url = "postgresql://me:pa/ss#w@rd%@db.test:5432/app?sslmode=require&pass%77ord=x%20y&user=me"
     assert redacted(url) == "postgresql://me@db.test:5432/app?sslmode=require&password=[REDACTED]&user=me"

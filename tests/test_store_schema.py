@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from metis.errors import StoreError
-from metis.store import DB_SCHEMA_VERSION, Store, _layout, _schema
+from metis.store import DB_SCHEMA_VERSION, Store, _layout, _sqlite_ddl
 from metis.store._conn import RetryPolicy, connect
-from metis.store._schema import LayoutStep
+from metis.store._sqlite_ddl import LayoutStep
 from test_store_support import conversation, tool_ids_of
 
 SPEC_DDL = """
@@ -203,7 +203,7 @@ def test_a_failed_upgrade_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch:
     make_v0_file(path)
     before = describe(sqlite3.connect(path))
     broken = (
-        LayoutStep(0, _schema.STORE_TABLES + "\nCREATE TABLE half_done (x);\nTHIS IS NOT SQL;", "broken"),
+        LayoutStep(0, _sqlite_ddl.STORE_TABLES + "\nCREATE TABLE half_done (x);\nTHIS IS NOT SQL;", "broken"),
     )
     conn = connect(path, RetryPolicy())
     with pytest.raises(StoreError, match="syntax error"):
@@ -217,7 +217,7 @@ def test_upgrade_runs_every_missing_step_in_order(tmp_path: Path) -> None:
     with Store.open(path):
         pass
     later = (
-        *_schema.MIGRATIONS,
+        *_sqlite_ddl.MIGRATIONS,
         LayoutStep(DB_SCHEMA_VERSION, "CREATE TABLE next_marker (x INTEGER);", "next"),
         LayoutStep(DB_SCHEMA_VERSION + 1, "ALTER TABLE next_marker ADD COLUMN y TEXT;", "after next"),
     )

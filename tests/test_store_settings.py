@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from metis.errors import NewerSchemaError, SessionNotFoundError, StoreError
 from metis.ids import new_message_id
-from metis.store import AsyncStore, Store, _schema, copy_store, open_store
+from metis.store import AsyncStore, Store, _sqlite_ddl, copy_store, open_store
 from metis_schema.v3 import ExchangeSettings, RequestOptions, SettingsRevision, ToolDefinition
 from test_store_support import BACKENDS, assistant, conversation, new_target, raw_rows, user
 
@@ -170,7 +170,7 @@ def test_a_revision_a_newer_metis_wrote_is_named_not_misread(target: str) -> Non
 def test_a_layout_3_file_gains_the_tables_in_place(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(path)
-    step3 = "\n".join(step.sql for step in _schema.MIGRATIONS[:3])
+    step3 = "\n".join(step.sql for step in _sqlite_ddl.MIGRATIONS[:3])
     conn.executescript(step3)
     conn.execute("INSERT INTO metis_meta VALUES ('db_schema_version', '3')")
     conn.execute(
@@ -183,7 +183,7 @@ def test_a_layout_3_file_gains_the_tables_in_place(tmp_path: Path) -> None:
         assert store.settings("sess_old") is None
         store.append(user("sess_old"))
         assert store.record_settings("sess_old", [WEATHER]) == 1
-    assert raw_rows(str(path), "SELECT value FROM metis_meta") == [(str(_schema.DB_SCHEMA_VERSION),)]
+    assert raw_rows(str(path), "SELECT value FROM metis_meta") == [(str(_sqlite_ddl.DB_SCHEMA_VERSION),)]
 
 
 def test_the_async_store_has_them_too(tmp_path: Path) -> None:

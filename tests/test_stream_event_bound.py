@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from metis import adapters
 from metis.adapters import AdapterOptions
-from metis.adapters._framing import DEFAULT_MAX_EVENT_CHARS, NDJSONFramer, SSEFramer
+from metis.adapters._kit.framing import DEFAULT_MAX_EVENT_CHARS, NDJSONFramer, SSEFramer
 from metis.assembly import RequestContext
 from metis.client import Client
 from metis.errors import AdapterError, StreamLimitError

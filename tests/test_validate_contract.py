@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from metis import adapters
-from metis.adapters._contract import CONTRACTS, check_request
+from metis.adapters._kit.contract import CONTRACTS, check_request
 from metis.cli import cli
 
 GOLDEN = Path(__file__).parent / "golden"

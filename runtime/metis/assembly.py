@@ -480,7 +480,7 @@ def import_context(
     """The context every importer builds its ASSISTANT turns with (through finish_assistant).
 
     A recorded request says nothing of who wrote its history or what it cost: each turn
-    records the requested model (`model`, a catalog id: `_shared.import_model` resolves
+    records the requested model (`model`, a catalog id: `importing.import_model` resolves
     it), zero usage priced as such, no stop reason, and a routing record that says where
     the turn came from.
     """

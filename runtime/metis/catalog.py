@@ -20,7 +20,7 @@ name (`gpt-4o`), or `<provider>:<wire name>`. Beyond the listed models:
   The entry says so (`assumed`, `resolved_from`) and one WARN per name says what was
   assumed, so a replay never strips
   thinking or images silently because a snapshot name was unknown. (What a conversation
-  shows a model took widens these further per request: `adapters._media.request_capabilities`.)
+  shows a model took widens these further per request: `adapters._kit.media_admission.request_capabilities`.)
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from metis_schema.v3 import Message, MessageStatus, Role, ToolResultBlock
 
-from .adapters._lossy import warn_loss
+from .adapters._kit.losses import warn_loss
 from .adapters.responses.from_wire import reply_id as responses_reply_id
 from .errors import MetisError
 from .ids import ToolIdMap

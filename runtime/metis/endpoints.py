@@ -86,7 +86,7 @@ ROUTES: tuple[Route, ...] = (
     _row("anthropic", r"/v1/messages"),
 )
 """Endpoint -> wire format, first match wins: the provider's own hosts, then paths any
-compatible server uses. Provider facts as data (see `metis.adapters._facts`)."""
+compatible server uses. Provider facts as data (see `metis.adapters._kit.facts`)."""
 
 
 @dataclass(frozen=True)

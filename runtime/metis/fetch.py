@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from .errors import UrlFetchError
-from .media import DEFAULT_MAX_MEDIA_BYTES
+from .workspace import DEFAULT_MAX_MEDIA_BYTES
 
 Resolver = Callable[[str, int], Sequence[str]]
 """host, port -> the IP addresses it resolves to (injectable for tests)."""

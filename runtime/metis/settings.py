@@ -11,7 +11,7 @@ reader (resume, `metis replay`, `convert --session`, fork, show, export):
 - the canonical options (`max_tokens` ... `output_schema`, and any other field the two have
   in common) are kept as they are; `OutputSchema.schema` is the record's `json_schema`;
 - `provider_options` are kept under their provider's name, as the adapters' one rule has
-  them (`adapters/_options.py`), and the caller's `extra` (its own fields for the provider
+  them (`adapters/_kit/options.py`), and the caller's `extra` (its own fields for the provider
   it called) is kept as part of that provider's entry, which is what it was: replayed to
   that provider, reported as dropped for any other.
 
@@ -29,8 +29,8 @@ from typing import Any, Protocol
 from metis_schema.v3 import RequestOptions, SettingsRevision, ToolDefinition
 from pydantic import ValidationError
 
-from .adapters._options import OutputSchema, merge
-from .adapters.base import AdapterOptions
+from .adapters._kit.base import AdapterOptions
+from .adapters._kit.options import OutputSchema, merge
 from .errors import DocumentError
 from .validation import pydantic_problems
 

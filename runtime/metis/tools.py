@@ -16,7 +16,7 @@ first request a provider rejects. The subset enforced here:
   for every ordinary model: `anyOf` (each branch a schema of this subset; an `Optional`
   field is `anyOf: [X, {"type": "null"}]`), `$defs` at the root, and `$ref` to one of them
   (`#/$defs/Name`, the form nested pydantic models use). An adapter whose provider cannot
-  take references lowers them (`adapters._schema.inline_refs`; Gemini's
+  take references lowers them (`adapters._kit.tool_schema.inline_refs`; Gemini's
   `parametersJsonSchema`).
 - Disallowed (named in the error with its JSON pointer): any other `$ref`, `definitions`,
   `oneOf`, `allOf`, `not`, `if`/`then`/`else`, `patternProperties`,

@@ -5,15 +5,15 @@ from __future__ import annotations
 from importlib import import_module
 
 from ..errors import UnknownAdapterError
-from .base import Adapter, AdapterOptions, OutputSchema, StreamDecoder, WireBody, WireImport
+from ._kit.base import Adapter, AdapterOptions, OutputSchema, StreamDecoder, WireBody, WireImport
 
 _MODULES: dict[str, str] = {
     "anthropic": "metis.adapters.anthropic",
-    "openai": "metis.adapters.openai",
-    "openrouter": "metis.adapters.openrouter",
+    "openai": "metis.adapters.chat.openai",
+    "openrouter": "metis.adapters.chat.openrouter",
     "gemini": "metis.adapters.gemini",
     "ollama": "metis.adapters.ollama",
-    "mistral": "metis.adapters.mistral",
+    "mistral": "metis.adapters.chat.mistral",
     "responses": "metis.adapters.responses",
 }
 _cache: dict[str, Adapter] = {}

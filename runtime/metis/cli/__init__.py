@@ -9,10 +9,10 @@ One module per command group: `wire` (convert, validate), `importing`, `sessions
 
 from __future__ import annotations
 
-from . import chat, demo, gateway, importing, models, ops, serve, sessions, store, wire
+from . import chat, convert, demo, gateway, importing, models, ops, serve, sessions, store
 from ._app import MetisGroup, cli
 
-for _module in (wire, importing, sessions, models, chat, demo, store, ops, serve, gateway):
+for _module in (convert, importing, sessions, models, chat, demo, store, ops, serve, gateway):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -311,14 +311,14 @@ def replay(state: State, session: str, model: str) -> None:
     from .. import adapters
     from ..adapters import AdapterOptions
     from ..catalog import load_catalog
-    from ..client._session import SessionCore
     from ..errors import CapabilityError
+    from ..ops.compact import replayable
     from ..settings import in_force
 
     session_id = resolve_session_id(state.store, session)
     entry = load_catalog().resolve(model)
     info = state.store.get_session(session_id)
-    history = SessionCore.replayable(list(state.store.load_session(session_id)))
+    history = replayable(list(state.store.load_session(session_id)))
     tool_ids = state.store.load_tool_ids(session_id)
     tools, fields = in_force(state.store, session_id)  # the tools and options it was sent with
     options = AdapterOptions(

@@ -37,7 +37,7 @@ def copy(src: str, dst: str) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..store import copy_store, open_store
-    from ..store._open import redacted
+    from ..store._urls import redacted
 
     with open_store(src) as source, open_store(dst) as target:
         total = len(source.list_sessions())

@@ -26,7 +26,7 @@ from ._errors import (
     RequestTimeoutError,
     TransportError,
 )
-from ._replay import Exchange, ReplayTransport
+from ._recorded import Exchange, ReplayTransport
 from ._retry import RetryPolicy, parse_retry_after
 from ._session import DEFAULT_MODEL, Content
 from ._stream import CheckpointPolicy, EventCallback

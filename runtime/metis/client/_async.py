@@ -22,6 +22,7 @@ from metis_schema.v3 import Message, ToolDefinition
 from .. import _json
 from ..errors import MetisError
 from ..events import EventSink
+from ..protocols import SessionStore
 from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE, Deadline, Deadlines
 from ._http import (
     ERROR_BODY_LIMIT,
@@ -34,7 +35,6 @@ from ._http import (
     stream_failure,
 )
 from ._inflate import ACCEPT_ENCODING, Inflater, ainflated
-from ._protocols import SessionStore
 from ._retry import RetryPolicy
 from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
 from ._stream import CheckpointPolicy, EventCallback, reply_limit

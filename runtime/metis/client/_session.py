@@ -44,13 +44,13 @@ from ..events import EventSink
 from ..ids import ToolIdMap, new_message_id
 from ..ops import compact
 from ..ops.repair import open_calls, settle_partials
+from ..protocols import ExchangeTracer, SessionRecord, SessionStore
 from ..routing import ChainPolicy, check_swap, decision_record
 from ..settings import request_options
 from ..tools import ToolRegistry
 from ._config import Endpoint, resolve_endpoint
 from ._deadline import Deadlines
 from ._http import json_body
-from ._protocols import ExchangeTracer, SessionRecord, SessionStore
 from ._retry import RetryPolicy
 from ._stream import CheckpointPolicy, EventCallback, StreamRun, elapsed_ms, reply_not_saved
 
@@ -192,19 +192,6 @@ class SessionCore:
         self._history, self._settled = history, settled
         return list(history)
 
-    @staticmethod
-    def replayable(history: Sequence[Message]) -> list[Message]:
-        """The messages a provider is sent: everything but assistant turns that did not finish.
-
-        A CANCELLED or ERROR reply stays in the store for the record, but replaying it
-        could hand the provider a tool call that was never answered or a half sentence
-        it would treat as its own prefill. A compaction's summary stands in for the turns
-        it covers (`metis.ops.compact.project`).
-        """
-        return compact.project(
-            [m for m in history if m.role != Role.assistant or m.metadata.status == MessageStatus.complete]
-        )
-
     # --- building -------------------------------------------------------------------------
 
     def user_message(self, content: Content) -> Message:
@@ -270,7 +257,7 @@ class SessionCore:
         # failed): finalize it as CANCELLED. Only rows after the settled prefix can be one.
         if settle_partials(self.store, history[self._settled :]):
             history = self.history()
-        wire_history = self.replayable(history)
+        wire_history = compact.replayable(history)
         _refuse_unanswered(wire_history, self.id)
         if not tools:
             _warn_toolless(wire_history, self.id)
@@ -419,7 +406,7 @@ class SessionCore:
     def prepare_compaction(self, keep_last: int, summarizer: str | None) -> Prepared:
         """The summarizer's request for a compaction that keeps the last `keep_last` messages
         (`metis.ops.compact`); its reply is stored by `reply` as the compaction."""
-        plan = compact.plan(self.replayable(self.history()), keep_last, self.id)
+        plan = compact.plan(compact.replayable(self.history()), keep_last, self.id)
         entry = load_catalog().resolve(summarizer or self.active_model)
         request = compact.summary_request(self.id, plan.covered)
         no_tools = ToolRegistry(())
@@ -434,12 +421,12 @@ class SessionCore:
         tracer = self.settings.tracer
         if tracer is None:
             return nullcontext(_ignore)
-        return tracer.exchange(self.id, prepared.context.model, self.replayable(self.history()))
+        return tracer.exchange(self.id, prepared.context.model, compact.replayable(self.history()))
 
     def swap(self, model: str) -> str:
         """Make `model` the sticky model if the history allows it (spec §8.4); returns its id."""
         target = load_catalog().resolve(model).id
-        self.check_capable(self.replayable(self.history()), target, self.tools)
+        self.check_capable(compact.replayable(self.history()), target, self.tools)
         self.store.set_active_model(self.id, target)
         self.active_model = target
         return target

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from metis_schema.v3 import ErrorEvent, Message, StreamEvent, TextBlock, ThinkingBlock
 
 from ..adapters import Adapter
-from ..adapters._framing import DEFAULT_MAX_EVENT_CHARS
+from ..adapters._kit.framing import DEFAULT_MAX_EVENT_CHARS
 from ..assembly import RequestContext, StreamAssembler
 from ..errors import MetisError, NotAReplyError, ProviderError, StoreError, StreamLimitError
+from ..protocols import SessionStore
 from ._errors import ReplyNotSavedError
-from ._protocols import SessionStore
 
 NOT_A_REPLY_BYTES = 2000
 """How much of a body that is not a reply its error keeps (the server's words, bounded)."""

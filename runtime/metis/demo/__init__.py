@@ -20,8 +20,8 @@ from pathlib import Path
 from metis_schema.v3 import Message, SideEffects, TextBlock, ToolDefinition, ToolUseBlock
 
 from ..client import CheckpointPolicy, Client, ReplayTransport, Session
-from ..client._protocols import SessionStore
 from ..errors import CapabilityError, ClientError
+from ..protocols import SessionStore
 
 DATA = Path(__file__).resolve().parent
 PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="

@@ -33,12 +33,12 @@ from metis_schema.v3 import Message
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import adapters
-from ..adapters._reply import ReplyOptions
+from ..adapters._kit.reply import ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
-from ..client._session import SessionCore
 from ..errors import MessageNotFoundError, MetisError, ProviderError, SessionNotFoundError, StoreError
 from ..ids import ToolIdMap
+from ..ops.compact import replayable
 from . import openapi
 from .exchange import (
     RECORD_HEADER,
@@ -254,7 +254,7 @@ def _input_items(exchanges: Exchanges, response_id: str, query: Mapping[str, str
         return _error("responses", 400, "invalid_request_error", "order is asc or desc, limit 1..100")
     session = exchanges.client.resume(message.session_id)
     history = session.messages()
-    before = SessionCore.replayable(history[: [m.id for m in history].index(message.id)])
+    before = replayable(history[: [m.id for m in history].index(message.id)])
     copy = ToolIdMap(session.id, list(session.tool_ids))  # writing mints ids: a copy
     options = client_view("responses", message.metadata.model, session.id, copy, message.metadata.endpoint)
     written = adapters.get("responses").to_wire(before, [], options).get("input", [])

@@ -4,7 +4,7 @@ the upstream provider through the metis client -> the reply in the client's form
 The inbound format's adapter imports the request (its history, tools and options) into
 a session; the session sends it to the model the request names, whatever provider that
 is; the reply is stored like any other and written back by the inbound adapter's reply
-writer (`adapters._reply`). Nothing here translates a wire format itself.
+writer (`adapters._kit.reply`). Nothing here translates a wire format itself.
 
 The model field names any catalog model or alias (`anthropic:claude-sonnet-4-6` through
 the OpenAI SDK, `sonnet`); a bare provider model name (`gpt-4o` to `/v1/chat/completions`,
@@ -25,16 +25,16 @@ from metis_schema.v3 import Message, Role, StreamEvent
 
 from .. import adapters
 from ..adapters import AdapterOptions
-from ..adapters._reply import ReplyEncoder, ReplyOptions
+from ..adapters._kit.reply import ReplyEncoder, ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
 from ..client._errors import ReplyNotSavedError
-from ..client._session import SessionCore
 from ..continuation import REPLY_PREFIX, find_response
 from ..endpoints import normalize_endpoint
 from ..errors import MetisError, ProviderError, UnknownModelError
 from ..fingerprint import prefix_keys
 from ..ids import ToolIdMap, new_message_id
+from ..ops.compact import replayable
 from ..store import DuplicateMessageError, Store
 
 log = logging.getLogger("metis.gateway")
@@ -153,7 +153,7 @@ def _unless_continued(tip: str, fresh: list[Message]) -> Callable[[list[Message]
     def plan(history: list[Message]) -> list[Message]:
         ids = [m.id for m in history]
         after = history[ids.index(tip) + 1 :] if tip in ids else history
-        return [] if SessionCore.replayable(after) else fresh
+        return [] if replayable(after) else fresh
 
     return plan
 
@@ -271,7 +271,7 @@ class Exchanges:
         history = session.messages()
         ids = [m.id for m in history]
         after = history[ids.index(message_id) + 1 :] if message_id in ids else history
-        if SessionCore.replayable(after):
+        if replayable(after):
             session = session.fork(message_id)
             message_id = session.messages()[-1].id  # the fork's copy of it (forks mint ids)
         return session, keys.index(candidates[index]) + 1, keys[-1], message_id
@@ -417,7 +417,7 @@ class Exchanges:
         content is joined into one string...), so the stored history is written with the
         inbound adapter and imported back before it is fingerprinted."""
         session = prepared.session
-        history = SessionCore.replayable(session.messages())
+        history = replayable(session.messages())
         if not history or history[-1].id != message.id:
             return  # another writer appended meanwhile: the next request names its turns
         copy = ToolIdMap(session.id, list(session.tool_ids))  # writing mints ids: a copy

@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from ..adapters import names
 from ..client import AsyncClient
 from ..store import Store, open_store
-from ..store._open import is_postgres_url
+from ..store._urls import is_postgres_url
 from .app import DEFAULT_MAX_BODY_BYTES, create_app
 
 

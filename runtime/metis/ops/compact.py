@@ -4,7 +4,7 @@
 every turn but the last K (`plan`, `summary_request`) and stores its answer as an
 ASSISTANT message holding one v2 compaction block (`compaction_message`). Nothing stored
 is removed or rewritten: the stored turns stay, and only the projection — what the next
-request is sent (`project`, applied by `SessionCore.replayable`) — changes: SYSTEM
+request is sent (`project`, applied by `replayable`) — changes: SYSTEM
 messages, then the summary, then the turns after the ones it covers.
 
 Which turns a compaction covers: the block's `provider` is "metis" (metis made it; the
@@ -99,6 +99,20 @@ def summary_turn(message: Message, block: CompactionBlock) -> Message:
             "content": [TextBlock(type="text", text=text)],
             "metadata": MessageMetadata(),
         }
+    )
+
+
+def replayable(history: Sequence[Message]) -> list[Message]:
+    """The messages a provider is sent: everything but assistant turns that did not finish.
+
+    A CANCELLED or ERROR reply stays in the store for the record, but replaying it
+    could hand the provider a tool call that was never answered or a half sentence
+    it would treat as its own prefill. A compaction's summary stands in for the turns
+    it covers (`project`). The client, the gateway, `export` and `convert` all send what
+    this returns; it lives here, below the client, so operations need not import it.
+    """
+    return project(
+        [m for m in history if m.role != Role.assistant or m.metadata.status == MessageStatus.complete]
     )
 
 
@@ -214,6 +228,7 @@ __all__ = [
     "plan",
     "project",
     "renamed",
+    "replayable",
     "summary_request",
     "summary_turn",
     "through_of",

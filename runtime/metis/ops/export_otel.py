@@ -48,13 +48,6 @@ History = Sequence[Message] | Callable[[], Iterable[Message]]
 """A session's messages in order: a list, or a function that reads them (again) from the start."""
 
 
-def replayable(history: Sequence[Message]) -> list[Message]:
-    """The messages a provider is sent: the client's rule (`SessionCore.replayable`)."""
-    from ..client._session import SessionCore
-
-    return SessionCore.replayable(history)
-
-
 def chat_record(session_id: str, sent: Sequence[Message], reply: Message) -> dict[str, Any]:
     """The record of one call: `sent` (the request's history, whole) answered by `reply`."""
     model = reply.metadata.model or "unknown:unknown"
@@ -80,7 +73,7 @@ def chat_record(session_id: str, sent: Sequence[Message], reply: Message) -> dic
 def sent_before(session_id: str, history: Sequence[Message], i: int) -> list[Message]:
     """What the call that produced `history[i]` was sent: the projection of what precedes
     it, or, for a compaction, the summarizer's request over the turns it covers."""
-    sent = replayable(history[:i])
+    sent = compact.replayable(history[:i])
     found = compact.covered_through(history[i])
     if found is None:
         return sent
@@ -89,7 +82,7 @@ def sent_before(session_id: str, history: Sequence[Message], i: int) -> list[Mes
 
 
 def _replayed(message: Message) -> bool:
-    """Whether `SessionCore.replayable` keeps the message (before compactions apply)."""
+    """Whether `compact.replayable` keeps the message (before compactions apply)."""
     return message.role != Role.assistant or message.metadata.status == MessageStatus.complete
 
 
@@ -109,7 +102,7 @@ def chat_records(session_id: str, history: History) -> Iterator[dict[str, Any]]:
         if message.role == Role.assistant and compact.covered_through(message) is not None:
             before = list(itertools.islice(read(), i + 1))  # the session again, up to here
             yield chat_record(session_id, sent_before(session_id, before, i), message)
-            projected = replayable(before)  # the history rewritten: the next call omits nothing
+            projected = compact.replayable(before)  # the history rewritten: the next call omits nothing
             system = [m for m in projected if m.role == Role.system]
             new, sent, carried = [m for m in projected if m.role != Role.system], 0, 0
             continue
@@ -147,4 +140,4 @@ def expand(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         yield {**record, "attributes": attributes}
 
 
-__all__ = ["OMITTED", "History", "chat_record", "chat_records", "expand", "replayable", "sent_before"]
+__all__ = ["OMITTED", "History", "chat_record", "chat_records", "expand", "sent_before"]

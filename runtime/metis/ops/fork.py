@@ -34,9 +34,9 @@ from metis_schema.v3 import (
     ToolUseBlock,
 )
 
-from ..client._protocols import SessionRecord, SessionStore
 from ..errors import MessageNotFoundError
 from ..ids import ToolIdEntry, ToolIdMap, new_message_id, new_tool_id
+from ..protocols import SessionRecord, SessionStore
 from . import compact
 
 

@@ -4,7 +4,7 @@ Streams are assembled by the adapters (`Adapter.assemble_stream`), never parsed 
 module only hands them the framing their decoder expects. A recording may keep a stream
 as sent (SSE, NDJSON, a JSON array) or as a list of parsed events; when the framing is
 not the decoder's, the events are split with the adapters' own framers
-(`adapters._framing`) and written again in the decoder's framing.
+(`adapters._kit.framing`) and written again in the decoder's framing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import _json
-from ..adapters._framing import JSONArrayFramer, NDJSONFramer, SSEFramer
+from ..adapters._kit.framing import JSONArrayFramer, NDJSONFramer, SSEFramer
 
 NDJSON_STREAMS = frozenset({"ollama"})
 """Adapters whose stream is NDJSON; every other one's is SSE."""

@@ -13,7 +13,7 @@ change (`record_settings`, `settings`, `exchange_settings`: schema v3's `Setting
 and `ExchangeSettings`).
 
 Modules: `_store` (the Store, over either backend), `sqlite` and `postgres` (the backends:
-transactions and retry under concurrent writers; `_conn` for SQLite), `_schema`/`_layout`
+transactions and retry under concurrent writers; `_conn` for SQLite), `tool_schema`/`_layout`
 and `_pg_schema` (tables and their in-place upgrade), `_sql` (the SQL, and what each
 database spells differently), `_codec` (rows <-> models), `_settings` (a session's tool
 sets and request options, versioned), `_checks` (what an append must satisfy), `_open` (a
@@ -28,7 +28,7 @@ from ._conn import RetryPolicy
 from ._copy import CopyReport, copy_store
 from ._open import open_store
 from ._paths import default_path, metis_home
-from ._schema import DB_SCHEMA_VERSION
+from ._sqlite_ddl import DB_SCHEMA_VERSION
 from ._store import Store
 from ._types import DuplicateMessageError, SessionInfo, SessionStats, ToolCallRecord, ToolCallStatus
 

@@ -34,10 +34,10 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .._logredact import remember_password
 from ..errors import StoreError
-from . import _pg_schema
+from . import _pg_ddl
 from ._conn import RetryPolicy
-from ._open import redacted, url_passwords
 from ._sql import POSTGRESQL, Db, Dialect
+from ._urls import redacted, url_passwords
 
 T = TypeVar("T")
 
@@ -101,7 +101,7 @@ class PostgresBackend:
             ) from exc
         backend = cls(pool, retry or RetryPolicy(), timeout)
         try:
-            backend.write(_pg_schema.upgrade)
+            backend.write(_pg_ddl.upgrade)
         except BaseException:
             pool.close()
             raise

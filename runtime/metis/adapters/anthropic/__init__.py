@@ -20,9 +20,9 @@ from metis_schema.v3 import Message, StopReason, ToolDefinition
 from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
-from .._facts import ProviderFacts
-from .._reply import ReplyEncoder, ReplyOptions
-from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.facts import ProviderFacts
+from .._kit.reply import ReplyEncoder, ReplyOptions
 from .betas import beta_headers
 from .facts import FACTS, PROVIDER
 from .from_wire import read_response

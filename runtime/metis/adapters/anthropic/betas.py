@@ -46,7 +46,7 @@ TOOLS = MappingProxyType(
         "advisor_20260301": "advisor-tool-2026-03-01",
     }
 )
-"""`tools[].type` of a beta-only tool -> its beta (a replayed provider tool, `_provider_tools`)."""
+"""`tools[].type` of a beta-only tool -> its beta (a replayed provider tool, `provider_tools`)."""
 
 SOURCES = MappingProxyType({"file": FILES_API})
 """A block's `source.type` -> its beta (a document or image by Files API id)."""

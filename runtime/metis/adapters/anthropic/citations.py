@@ -22,11 +22,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from ...errors import WireFormatError
 from ...validation import pydantic_problems
-from .._cache_points import with_cache_point
-from .._lossy import warn_loss
-from .._shared import text_block
+from .._kit.cache_points import with_cache_point
+from .._kit.importing import text_block
+from .._kit.losses import warn_loss
 from .facts import PROVIDER
-from .replay import Replay
+from .provider_raw import Replay
 
 _CITATION: TypeAdapter[Citation] = TypeAdapter(Citation)
 

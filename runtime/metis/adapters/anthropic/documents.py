@@ -10,7 +10,7 @@ Both sit in user turns and inside tool_result content.
   canonical fields.
 - Out, Anthropic reads PDFs and plain text only: another media type or text that is not
   UTF-8 is dropped with the §7.3 WARN (the writer's `drop`); a file id of another provider
-  never gets here (the writer's `_media.admit` drops it).
+  never gets here (the writer's `media_admission.admit` drops it).
 - A search result maps field for field; `citations.enabled` is `citations_enabled`.
 """
 
@@ -25,10 +25,10 @@ from metis_schema.v3 import DocumentBlock, MediaSourceKind, SearchResultBlock
 from pydantic import BaseModel, ValidationError
 
 from ...errors import WireFormatError
-from ...media import workspace_file_base64
 from ...validation import pydantic_problems
-from .._cache_points import with_cache_point
-from ..base import AdapterOptions
+from ...workspace import workspace_file_base64
+from .._kit.base import AdapterOptions
+from .._kit.cache_points import with_cache_point
 from .facts import PROVIDER
 
 PDF = "application/pdf"
@@ -121,7 +121,7 @@ def _document_source(
     block: DocumentBlock, options: AdapterOptions, drop: Callable[[str], None]
 ) -> dict[str, Any] | None:
     kind, media = block.source.kind, block.media_type
-    if kind == MediaSourceKind.file_id:  # Anthropic's own upload (`_media.admit` refused others)
+    if kind == MediaSourceKind.file_id:  # Anthropic's own upload (`media_admission.admit` refused others)
         return {"type": "file", "file_id": block.source.data}
     if media not in (PDF, PLAIN):
         drop(f"Anthropic documents are {PDF} or {PLAIN}, not {media}")

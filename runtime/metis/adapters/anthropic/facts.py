@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from metis_schema.v3 import StopReason
 
-from .._facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 
 PROVIDER = "anthropic"
 

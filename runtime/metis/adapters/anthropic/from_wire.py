@@ -23,13 +23,13 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
-from .._cache_points import with_cache_point
-from .._shared import thinking_block, tool_use_block
-from .._wire import read
+from .._kit.cache_points import with_cache_point
+from .._kit.importing import thinking_block, tool_use_block
+from .._kit.reader import read
 from . import wire
 from .citations import read_text
 from .facts import FACTS, PROVIDER
-from .replay import Replay, response_raw, warn_foreign
+from .provider_raw import Replay, response_raw, warn_foreign
 from .server_tools import read_compaction, read_server_tool_result, read_server_tool_use
 
 

@@ -9,12 +9,12 @@ server tool blocks and compaction too). Blocks with no canonical type are droppe
 WARN naming them and kept verbatim in provider_raw at their position, so an export back
 to Anthropic replays the request as sent. A turn made only of such blocks cannot become
 a valid canonical message and is a WireFormatError. Tools keep `strict` (its literal when
-needed, `_strict`), `defer_loading` and `cache_control` (in provider_data, replayed to
-Anthropic alone: `_tool_fields`); their other fields with no canonical place
+needed, `strict`), `defer_loading` and `cache_control` (in provider_data, replayed to
+Anthropic alone: `tool_fields`); their other fields with no canonical place
 (`input_examples`, ...) go to `WireImport.dropped`. Server tools
 (`web_search_*`, `code_execution_*`, `tool_search_tool_*`, `mcp_toolset`, ...) become
-canonical provider tools (`_provider_tools`), replayed to Anthropic as they were sent.
-Canonical options are taken out of the top-level option fields (`_options`): the facts
+canonical provider tools (`provider_tools`), replayed to Anthropic as they were sent.
+Canonical options are taken out of the top-level option fields (`options`): the facts
 row's fields, the tool choice and an enabled thinking budget, each leaving what carries no
 canonical meaning (`disable_parallel_tool_use`, `metadata`, `top_k`, adaptive thinking...)
 in `options.provider_options["anthropic"]`, replayed to Anthropic alone.
@@ -40,21 +40,22 @@ from metis_schema.v3 import (
 from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
-from .._cache_points import with_cache_point
-from .._lossy import import_drop
-from .._options import option_fields, take
-from .._provider_tools import ROWS, read_tool
-from .._shared import imported_tool, resolve_import_model, url_image_media_type
-from .._strict import read_strict
-from .._tool_fields import KEPT, read_kept
-from .._wire import read
-from ..base import AdapterOptions, WireBody, WireImport
+from .._kit.base import AdapterOptions, WireBody, WireImport
+from .._kit.cache_points import with_cache_point
+from .._kit.images import url_image_media_type
+from .._kit.importing import imported_tool, resolve_import_model
+from .._kit.losses import import_drop
+from .._kit.options import option_fields, take
+from .._kit.provider_tools import ROWS, read_tool
+from .._kit.reader import read
+from .._kit.strict import read_strict
+from .._kit.tool_fields import KEPT, read_kept
 from . import wire
 from .citations import read_text
 from .documents import read_document, read_search_result
 from .facts import FACTS, PROVIDER
 from .from_wire import assistant_block
-from .replay import Replay, warn_foreign
+from .provider_raw import Replay, warn_foreign
 
 _CONTENT = frozenset({"messages", "system", "tools"})
 """Top-level request fields the import maps as content; every other one is an option."""

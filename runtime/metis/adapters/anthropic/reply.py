@@ -2,7 +2,7 @@
 (`AnthropicReplyEncoder`): what `metis serve` answers an Anthropic SDK with.
 
 The reply's `content` is what `to_wire.write_request` makes of the message as an
-assistant turn (`adapters._reply` says why); the envelope adds the id, the stop reason in
+assistant turn (`adapters._kit.reply` says why); the envelope adds the id, the stop reason in
 Anthropic's spelling and usage in Anthropic's counting (`input_tokens` without cache
 reads and writes, as canonical usage counts it). The stream follows Anthropic's event
 order: `message_start`, then each block's `content_block_start` / deltas /
@@ -27,9 +27,9 @@ from metis_schema.v3 import (
     Usage,
 )
 
-from .._reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse
-from .._shared import produced_here
-from ..base import WireBody
+from .._kit.base import WireBody
+from .._kit.provenance import produced_here
+from .._kit.reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse
 from .facts import FACTS, PROVIDER
 from .to_wire import write_request
 

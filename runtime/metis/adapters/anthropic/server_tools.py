@@ -34,7 +34,7 @@ from metis_schema.v3 import (
     ServerToolUseBlock,
 )
 
-from .._cache_points import with_cache_point
+from .._kit.cache_points import with_cache_point
 from .documents import read_document, valid_block
 from .facts import PROVIDER
 

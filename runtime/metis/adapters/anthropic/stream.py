@@ -37,14 +37,14 @@ from ... import _json
 from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
-from .._framing import SSEFramer
-from .._lossy import log, warn_loss
-from .._wire import read_json
-from ..base import StreamDecoder
+from .._kit.base import StreamDecoder
+from .._kit.framing import SSEFramer
+from .._kit.losses import log, warn_loss
+from .._kit.reader import read_json
 from . import wire
 from .facts import FACTS, PROVIDER
 from .from_wire import assistant_block
-from .replay import Replay, response_raw, warn_foreign
+from .provider_raw import Replay, response_raw, warn_foreign
 
 _EVENT: Any = wire.StreamEvent
 """The declared event union (an alias, not a class: `read_json` gives it back untyped)."""

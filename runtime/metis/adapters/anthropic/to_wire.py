@@ -10,7 +10,7 @@
 - Tool ids go out through the session's ToolIdMap (`^[a-zA-Z0-9_-]+$`), so a call keeps
   its `toolu_...` id on replay and a foreign id is replaced by a compliant one.
 - Thinking is replayed byte-exact, in its original position, only from messages this
-  adapter produced at the endpoint the request goes to (`_shared.replays_opaque`) and only
+  adapter produced at the endpoint the request goes to (`provenance.replays_opaque`) and only
   when signed: Anthropic rejects unsigned or foreign thinking, and a proxy's signatures
   verify only at that proxy, so those blocks are dropped with a WARN (§7.3). Blocks kept
   in provider_raw (server tool results) go back only there too.
@@ -23,9 +23,9 @@
   thinking) is dropped with a WARN; blocks kept in provider_raw go back where they were.
 - Canonical options go where the facts row says (structured output as
   `output_config.format`); `provider_options["anthropic"]`, then `extra`, are deep-merged
-  last, and other providers' options are reported as dropped (`_options.own_fields`).
+  last, and other providers' options are reported as dropped (`options.own_fields`).
 - A thinking budget of 0 (another provider's "off") leaves thinking out.
-- A function tool's `cache_control` an import kept goes back on it (`_tool_fields`).
+- A function tool's `cache_control` an import kept goes back on it (`tool_fields`).
 """
 
 from __future__ import annotations
@@ -57,19 +57,20 @@ from metis_schema.v3 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
-from .._cache_points import NO_CACHE_CONTROL, cache_control
-from .._lossy import drop_block, log, warn_loss
-from .._media import admit, request_capabilities
-from .._options import merge, own_fields
-from .._provider_tools import ROWS, is_provider_tool, write_tool
-from .._shared import image_base64, produced_at, replays_opaque, sent_to
-from .._strict import write_strict
-from .._tool_fields import write_kept
-from ..base import AdapterOptions, WireBody
+from .._kit.base import AdapterOptions, WireBody
+from .._kit.cache_points import NO_CACHE_CONTROL, cache_control
+from .._kit.images import image_base64
+from .._kit.losses import drop_block, log, warn_loss
+from .._kit.media_admission import admit, request_capabilities
+from .._kit.options import merge, own_fields
+from .._kit.provenance import produced_at, replays_opaque, sent_to
+from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
+from .._kit.strict import write_strict
+from .._kit.tool_fields import write_kept
 from .citations import write_citations
 from .documents import write_document, write_search_result
 from .facts import FACTS, PROVIDER
-from .replay import NOTHING_KEPT, Replay
+from .provider_raw import NOTHING_KEPT, Replay
 from .server_tools import write_compaction, write_server_tool_result, write_server_tool_use
 
 DEFAULT_MAX_TOKENS = 8192
@@ -234,7 +235,7 @@ def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
 
 
 def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, Any]]:
-    """Function tools and provider tools (`_provider_tools`), in their order."""
+    """Function tools and provider tools (`provider_tools`), in their order."""
     out: list[dict[str, Any]] = []
     for tool in tools:
         if not is_provider_tool(tool):

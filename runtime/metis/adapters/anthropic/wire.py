@@ -1,7 +1,7 @@
 """The Anthropic Messages API's wire objects, declared once (as vercel/ai's
 `anthropic-messages-api.ts` declares one schema per wire object).
 
-Every read of Anthropic JSON goes through these shapes (`_wire.read`), so pydantic-core
+Every read of Anthropic JSON goes through these shapes (`reader.read`), so pydantic-core
 does the type checks and a failure is one WireFormatError at its JSON path. The shapes are
 as loose as the API itself: optional fields are optional; an object replayed as sent (a
 content block, the tool choice) keeps its undeclared keys (a tool call's `caller`, a

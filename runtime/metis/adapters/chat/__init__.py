@@ -7,7 +7,7 @@ mapping reads the row and has no per-provider branches of its own.
 
 By direction, as vercel/ai's provider packages are split:
 
-- `wire`: the declared wire objects, read through `_wire.read`;
+- `wire`: the declared wire objects, read through `reader.read`;
 - `facts`: `ChatDialect`, the shared finish reasons and tool-choice table;
 - `to_wire`: canonical -> request body (`write_request`);
 - `media`: image, document, audio and video blocks <-> content parts, both directions;
@@ -37,9 +37,9 @@ from ... import _json
 from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
-from .._reply import ReplyEncoder, ReplyOptions
-from .._shared import function_tool
-from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.importing import function_tool
+from .._kit.reply import ReplyEncoder, ReplyOptions
 from .facts import FINISH_REASONS, ChatDialect, chat_facts, stop_reason
 from .from_wire import read_response
 from .importer import import_request

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from metis_schema.v3 import StopReason
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
-from .._facts import (
+from .._kit.facts import (
     EFFORT_SAME,
     SCHEMA,
     SCHEMA_DESCRIPTION,

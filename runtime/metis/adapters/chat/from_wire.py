@@ -33,9 +33,9 @@ from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
-from .._lossy import warn_loss
-from .._shared import text_block, thinking_block, tool_use_block, validate_text
-from .._wire import read
+from .._kit.importing import text_block, thinking_block, tool_use_block, validate_text
+from .._kit.losses import warn_loss
+from .._kit.reader import read
 from .facts import ChatDialect, stop_reason
 from .wire import (
     Annotation,

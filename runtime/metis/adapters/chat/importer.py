@@ -1,7 +1,7 @@
 """A recorded Chat Completions request -> canonical messages, tools and options (the importer).
 
 The body is read once through the declared `Request` shape. Canonical options are taken
-out of the top-level option fields by the dialect's facts row (`_options`): a tool choice
+out of the top-level option fields by the dialect's facts row (`options`): a tool choice
 only when writing it back gives the same wire value (a tool named "auto" stays), a
 nested option leaving what sits beside it (`reasoning: {"max_tokens": N, "exclude": true}`
 keeps `exclude`). The rest is this provider's own, in `options.provider_options[name]`.
@@ -40,17 +40,17 @@ from pydantic import BaseModel, ValidationError
 from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
-from .._cache_points import cache_control
-from .._lossy import import_drop, warn_loss
-from .._options import option_fields, take
-from .._provider_tools import OPTIONS, PLUGINS, read_tool, row_of
-from .._shared import import_model, imported_tool
-from .._strict import read_strict
-from .._wire import read
-from ..base import AdapterOptions, WireImport
+from .._kit.base import AdapterOptions, WireImport
+from .._kit.cache_points import cache_control
+from .._kit.importing import import_model, imported_tool
+from .._kit.losses import import_drop, warn_loss
+from .._kit.options import option_fields, take
+from .._kit.provider_tools import OPTIONS, PLUGINS, read_tool, row_of
+from .._kit.reader import read
+from .._kit.strict import read_strict
 from .facts import ChatDialect
 from .from_wire import not_canonical, read_assistant, response_raw
-from .media import MediaReader
+from .media_parts import MediaReader
 from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
 from .wire import (
     Content,
@@ -115,7 +115,7 @@ class _Importer:
     # --- options --------------------------------------------------------------------
 
     def options(self, request: Request, tools: list[ToolDefinition]) -> AdapterOptions:
-        """Canonical options taken out of the request's option fields (`_options`); what is
+        """Canonical options taken out of the request's option fields (`options`); what is
         left is this provider's own, replayed to it alone. Fields that ask for a
         provider-run tool (`web_search_options`, OpenRouter's `web` plugin) become tools."""
         facts = self.dialect.facts
@@ -191,8 +191,8 @@ class _Importer:
     # --- tools ----------------------------------------------------------------------
 
     def tools(self, wire: list[Tool]) -> list[ToolDefinition]:
-        """Function tools (`strict` as sent, `_strict`) and other tools as canonical
-        provider tools (`_provider_tools`: OpenRouter's `openrouter:*` server tools by
+        """Function tools (`strict` as sent, `strict`) and other tools as canonical
+        provider tools (`provider_tools`: OpenRouter's `openrouter:*` server tools by
         meaning, anything else kept as this provider's own)."""
         out: list[ToolDefinition] = []
         taken: set[str] = set()

@@ -2,7 +2,7 @@
 chunks (`ChatReplyEncoder`): what `metis serve` answers an OpenAI SDK with.
 
 `choices[0].message` is what `to_wire.write_request` makes of the message as an assistant
-message (`adapters._reply` says why); a reply's content is one string, as the API sends
+message (`adapters._kit.reply` says why); a reply's content is one string, as the API sends
 it. A refusal goes in `refusal`, as OpenAI sends one. Usage counts every prompt token in
 `prompt_tokens`, the cached ones again in `prompt_tokens_details.cached_tokens`, as
 OpenAI does. The stream sends `chat.completion.chunk`s: the role, content and tool-call
@@ -27,8 +27,8 @@ from metis_schema.v3 import (
     Usage,
 )
 
-from .._reply import ReplyEncoder, ReplyOptions, probe, sse, total_input
-from ..base import WireBody
+from .._kit.base import WireBody
+from .._kit.reply import ReplyEncoder, ReplyOptions, probe, sse, total_input
 from .facts import ChatDialect
 from .to_wire import write_request
 

@@ -35,9 +35,9 @@ from metis_schema.v3 import (
 
 from ...assembly import RequestContext
 from ...usage import normalize_usage, usage_event
-from .._framing import SSEEvent, SSEFramer
-from .._wire import read_json
-from ..base import StreamDecoder
+from .._kit.base import StreamDecoder
+from .._kit.framing import SSEEvent, SSEFramer
+from .._kit.reader import read_json
 from .facts import ChatDialect, stop_reason
 from .from_wire import DETAIL_TEXT_KEYS, cited_text_block, response_raw, thinking_text, url_citations, warn
 from .wire import (

@@ -4,7 +4,7 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
 
 - Canonical options go where the dialect's facts row says (`max_tokens` field, structured
   output as `response_format` json_schema); this provider's `provider_options` entry and
-  then `AdapterOptions.extra` are deep-merged into the body last (`_options.own_fields`:
+  then `AdapterOptions.extra` are deep-merged into the body last (`options.own_fields`:
   other providers' entries are reported as dropped), except the reserved key `"metis"`,
   a dict of directives to this adapter that is never sent:
   - `system_role`: `"system"` (default) or `"developer"`, the role SYSTEM messages get;
@@ -42,7 +42,7 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
   declares `annotations` (openai-python `ChatCompletionAssistantMessageParam`, OpenRouter's
   `ChatAssistantMessage`). The provider's own replies go back without them by design (it
   makes them again); another provider's cited text loses them with one WARN per message
-  (`_lossy.warn_citations`), so a projection never drops a source silently.
+  (`losses.warn_citations`), so a projection never drops a source silently.
 """
 
 from __future__ import annotations
@@ -70,25 +70,18 @@ from metis_schema.v3 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
-from .._cache_points import cache_control
-from .._lossy import drop_block, warn_cache_points, warn_citations, warn_loss
-from .._media import request_capabilities
-from .._options import merge
-from .._provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, warn_deferred, write_tool
-from .._shared import (
-    DIRECTIVES,
-    SYSTEM_ROLES,
-    foreign_reasoning,
-    function_tool,
-    own_raw,
-    replays_opaque,
-    split_directives,
-)
-from .._strict import write_strict
-from .._tool_fields import warn_kept
-from ..base import AdapterOptions, WireBody
+from .._kit.base import AdapterOptions, WireBody
+from .._kit.cache_points import cache_control
+from .._kit.importing import function_tool
+from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
+from .._kit.media_admission import request_capabilities
+from .._kit.options import DIRECTIVES, SYSTEM_ROLES, merge, split_directives
+from .._kit.provenance import foreign_reasoning, own_raw, replays_opaque
+from .._kit.provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, warn_deferred, write_tool
+from .._kit.strict import write_strict
+from .._kit.tool_fields import warn_kept
 from .facts import ChatDialect
-from .media import MediaWriter
+from .media_parts import MediaWriter
 from .wire import canonical_arguments
 
 DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
@@ -183,7 +176,7 @@ def _options(
 
 
 def _tools(name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], *, session_id: str) -> None:
-    """Function tools (with `strict`, `_strict`) and provider tools in order; a provider
+    """Function tools (with `strict`, `strict`) and provider tools in order; a provider
     tool this API asks for with a request field (`web_search_options`) goes there, and an
     OpenRouter plugin back into `plugins` (`plugins`, after the options are merged)."""
     warn_deferred(row_of(name), tools, session_id=session_id)

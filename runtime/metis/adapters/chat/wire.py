@@ -1,6 +1,6 @@
 """The Chat Completions wire objects, declared once (OpenAI's API reference and OpenRouter's).
 
-Every body, stream chunk and recorded request is read through `_wire.read` with these
+Every body, stream chunk and recorded request is read through `reader.read` with these
 shapes: pydantic-core checks the types, and a failure is one WireFormatError at the JSON
 path. The shapes are as loose as the servers are: unknown keys are accepted everywhere (kept
 where metis keeps or lists the object whole, `_LOOSE`; not copied where it only reads

@@ -24,8 +24,8 @@ from ..._gc import bulk
 from ...assembly import RequestContext
 from ...catalog import load_catalog
 from ...ids import ToolIdMap
-from .._media import request_capabilities
-from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.media_admission import request_capabilities
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, GeminiFacts
 from .from_wire import read_response
 from .importer import import_request

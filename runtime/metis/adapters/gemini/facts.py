@@ -19,7 +19,7 @@ from metis_schema.v3 import StopReason
 
 from ... import _json
 from ...errors import ProviderError
-from .._facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 
 NAME = "gemini"
 ENDPOINT_KIND = "generativelanguage"

@@ -56,8 +56,8 @@ from ...assembly import RequestContext, StreamAssembler
 from ...errors import WireFormatError
 from ...usage import TokenCounts, normalize_usage, usage_event
 from ...validation import pydantic_problems
-from .._lossy import warn_loss, wire_message
-from .._wire import read
+from .._kit.losses import warn_loss, wire_message
+from .._kit.reader import read
 from .facts import CODE_EXECUTION, CODE_OK, ENDPOINT_KIND, FACTS, NAME, UNNAMED_CALL
 from .wire import (
     CitationSource,

@@ -5,10 +5,10 @@ The body is checked once against the declared `GenerateContentRequest`; what fol
 Model turns are folded by the same `PartFolder` responses use, so an imported turn replays to
 Gemini exactly. Function responses are paired with the previous model turn's calls by id when
 both carry one, else by name in order. Nothing read is lost silently: canonical options are
-taken out of the request's option fields (`_options`), and what they leave (`safetySettings`,
+taken out of the request's option fields (`options`), and what they leave (`safetySettings`,
 `generationConfig.topK`, ...) is Gemini's own, `options.provider_options["gemini"]`; parts
 with no canonical form are `WireImport.dropped`. Built-in tools (`googleSearch`,
-`codeExecution`, `urlContext`, ...) are canonical provider tools (`_provider_tools`), each
+`codeExecution`, `urlContext`, ...) are canonical provider tools (`provider_tools`), each
 remembering the Tool object it shared with others so the writer groups them again.
 
 A turn of nothing but empty text keeps its place as one empty text block (elsewhere an empty
@@ -47,15 +47,15 @@ from ...assembly import RequestContext, StreamAssembler, import_context, importe
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
-from .._lossy import import_drop
-from .._options import at, option_fields, take
-from .._provider_tools import ROWS, read_tool
-from .._shared import imported_tool, resolve_import_model
-from .._wire import read
-from ..base import AdapterOptions, WireImport
+from .._kit.base import AdapterOptions, WireImport
+from .._kit.importing import imported_tool, resolve_import_model
+from .._kit.losses import import_drop
+from .._kit.options import at, option_fields, take
+from .._kit.provider_tools import ROWS, read_tool
+from .._kit.reader import read
+from .declarations import JSON_SCHEMA_FIELD, to_json_schema, with_recorded_parameters
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
-from .schema import JSON_SCHEMA_FIELD, to_json_schema, with_recorded_parameters
 from .to_wire import INCLUDE_THOUGHTS, SNAKE_CASE, TOOLS_FORM
 from .to_wire import declaration as declaration_of
 from .wire import (

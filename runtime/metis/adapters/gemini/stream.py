@@ -16,9 +16,9 @@ from metis_schema.v3 import StreamEvent
 
 from ...assembly import RequestContext
 from ...errors import WireFormatError
-from .._framing import JSONArrayFramer, SSEFramer
-from .._wire import read_json
-from ..base import StreamDecoder
+from .._kit.base import StreamDecoder
+from .._kit.framing import JSONArrayFramer, SSEFramer
+from .._kit.reader import read_json
 from .facts import NAME
 from .from_wire import ResponseState
 from .wire import GenerateContentResponse

@@ -8,7 +8,7 @@
   provider's id is never sent.
 - Replay data (thought signatures, extra parts, arguments Gemini sent as text) is used only for
   messages this adapter produced for this endpoint kind (`provider_raw.endpoint`) at the
-  endpoint the request goes to (`_shared.replays_opaque`); those turns go
+  endpoint the request goes to (`provenance.replays_opaque`); those turns go
   back exactly as Gemini sent them. Other turns of the current turn get Google's documented
   `skip_thought_signature_validator` on their first call.
 - History starting with a model turn is sent as is, with a WARN: no user turn is invented.
@@ -33,7 +33,7 @@
   reverses this, so a recorded response object round-trips unchanged.
 - Canonical options go where the facts row says (structured output as `responseMimeType`
   application/json + `responseJsonSchema`); `provider_options["gemini"]`, then `extra`, are
-  deep-merged last, other providers' options reported as dropped (`_options.own_fields`).
+  deep-merged last, other providers' options reported as dropped (`options.own_fields`).
 """
 
 from __future__ import annotations
@@ -68,17 +68,18 @@ from typing_extensions import TypedDict
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import InvariantError
-from ...media import workspace_file_base64
-from .._lossy import drop_block, warn_cache_points, warn_citations, warn_loss
-from .._media import admit, document_losses
-from .._options import merge, own_fields, put
-from .._provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
-from .._shared import own_raw, parse_data_url, produced_at, replays_opaque, sent_to
-from .._tool_fields import warn_kept
-from .._wire import read
-from ..base import AdapterOptions, WireBody
+from ...workspace import workspace_file_base64
+from .._kit.base import AdapterOptions, WireBody
+from .._kit.images import parse_data_url
+from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
+from .._kit.media_admission import admit, document_losses
+from .._kit.options import merge, own_fields, put
+from .._kit.provenance import own_raw, produced_at, replays_opaque, sent_to
+from .._kit.provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
+from .._kit.reader import read
+from .._kit.tool_fields import warn_kept
+from .declarations import JSON_SCHEMA_FIELD, recorded_parameters, schema_field
 from .facts import CODE_EXECUTION, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, UNNAMED_CALL
-from .schema import JSON_SCHEMA_FIELD, recorded_parameters, schema_field
 
 Media = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
 """The blocks a Gemini media part (`inlineData` / `fileData`) carries."""
@@ -168,7 +169,7 @@ def write_request(
 
 def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, Any]] | dict[str, Any]:
     """Tool objects in order: one `functionDeclarations` object where the first function tool
-    is, each provider tool (`_provider_tools`) in an object of its own, except tools an
+    is, each provider tool (`provider_tools`) in an object of its own, except tools an
     import read from one shared object, which go back into one (and into the functions'
     object when they shared it); spelled as their request did (`_as_recorded`)."""
     warn_deferred(ROWS[NAME], tools, session_id=session_id)
@@ -405,7 +406,7 @@ class _Writer:
     def _media(self, block: Media, message: Message, index: int) -> dict[str, Any] | None:
         """An image, document, audio or video block -> `inlineData` (base64 bytes: inline,
         a data: URL, or a workspace file) or `fileData` (an http(s) URL, or a file Gemini's File
-        API holds). What the model or Gemini cannot take (`_media.admit`: another provider's
+        API holds). What the model or Gemini cannot take (`media_admission.admit`: another provider's
         file id among it) is dropped with the WARN."""
         refused = admit(block, self.caps, self.model_id, FACTS)
         if refused is not None:

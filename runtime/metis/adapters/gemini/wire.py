@@ -1,7 +1,7 @@
 """Gemini's wire objects, declared once (generativelanguage v1beta REST, google-genai 3.4 `types`).
 
 Every body, stream chunk and error envelope the adapter reads is checked against these shapes
-by `_wire.read`, so a value of the wrong type is a WireFormatError at its JSON path and the
+by `reader.read`, so a value of the wrong type is a WireFormatError at its JSON path and the
 readers after it do no type checks of their own.
 
 As loose as Gemini itself:

@@ -23,8 +23,8 @@ from metis_schema.v3 import Message, ToolDefinition
 from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
-from .._facts import ProviderFacts
-from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.facts import ProviderFacts
 from . import to_wire as _to_wire
 from .facts import FACTS, NAME
 from .from_wire import read_response

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from metis_schema.v3 import StopReason
 
-from .._facts import SCHEMA, ErrorEnvelope, ProviderFacts
+from .._kit.facts import SCHEMA, ErrorEnvelope, ProviderFacts
 
 NAME = "ollama"
 

@@ -4,7 +4,7 @@ The body is checked once against `wire.ChatRequest`; what follows only maps. Too
 name no call: each pairs with the earliest unanswered call of the preceding assistant turn
 that has its `tool_name` (or simply the earliest, when the client sent no name, as many
 do). Canonical options (the sampling ones under `options`, a `format` that is a JSON
-Schema) are taken out of the top-level option fields (`_options`); what they leave
+Schema) are taken out of the top-level option fields (`options`); what they leave
 (`keep_alive`, `think`, `format: "json"`, `options.num_ctx`, ...) is Ollama's own,
 `options.provider_options["ollama"]`, replayed to Ollama alone. A top-level field that is
 no Ollama request field (the server ignores those) and a message field a role cannot carry
@@ -37,12 +37,12 @@ from ...assembly import RequestContext, import_context, imported_assistant, impo
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
-from .._contract import known_fields
-from .._lossy import import_drop, warn_loss
-from .._options import option_fields
-from .._shared import import_model, imported_tool
-from .._wire import read
-from ..base import AdapterOptions, WireImport
+from .._kit.base import AdapterOptions, WireImport
+from .._kit.contract import known_fields
+from .._kit.importing import import_model, imported_tool
+from .._kit.losses import import_drop, warn_loss
+from .._kit.options import option_fields
+from .._kit.reader import read
 from .facts import FACTS, NAME
 from .from_wire import Raw, reply_content
 from .wire import ChatRequest, Image, RequestMessage, RequestTool

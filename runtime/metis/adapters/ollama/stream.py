@@ -26,10 +26,10 @@ from metis_schema.v3 import (
 from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage
-from .._framing import NDJSONFramer
-from .._lossy import warn_loss
-from .._wire import read_json
-from ..base import StreamDecoder
+from .._kit.base import StreamDecoder
+from .._kit.framing import NDJSONFramer
+from .._kit.losses import warn_loss
+from .._kit.reader import read_json
 from .facts import FACTS, NAME
 from .from_wire import Raw, arguments_text, stop_reason
 from .wire import ReplyMessage, StreamLine, ToolCall

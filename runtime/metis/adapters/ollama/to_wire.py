@@ -49,15 +49,17 @@ from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
-from .._facts import ToolChoice, tool_choice_meaning
-from .._lossy import drop_block, warn_cache_points, warn_citations, warn_loss
-from .._media import admit, request_capabilities
-from .._options import merge, own_fields
-from .._provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
-from .._schema import inline_refs, uses_refs
-from .._shared import function_tool, image_base64, own_raw, parse_data_url
-from .._tool_fields import warn_kept
-from ..base import AdapterOptions, WireBody
+from .._kit.base import AdapterOptions, WireBody
+from .._kit.facts import ToolChoice, tool_choice_meaning
+from .._kit.images import image_base64, parse_data_url
+from .._kit.importing import function_tool
+from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
+from .._kit.media_admission import admit, request_capabilities
+from .._kit.options import merge, own_fields
+from .._kit.provenance import own_raw
+from .._kit.provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
+from .._kit.tool_fields import warn_kept
+from .._kit.tool_schema import inline_refs, uses_refs
 from .facts import FACTS, NAME
 
 TEXT_JOIN = "\n\n"
@@ -82,7 +84,7 @@ def write_request(
     messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
 ) -> WireBody:
     """`{model, messages, tools?, stream, options?, format?, think?}`, then Ollama's own
-    options and `extra` deep-merged on top (`_options.own_fields`: their `options` merge
+    options and `extra` deep-merged on top (`options.own_fields`: their `options` merge
     into the sampling ones), so any Ollama knob can be passed."""
     entry = load_catalog().resolve(options.model)
     if entry.provider != NAME:
@@ -126,7 +128,7 @@ def write_request(
 
 def _function_tool(tool: ToolDefinition) -> dict[str, Any]:
     """The function tool, its schema's references inlined: Ollama decodes `parameters` into a
-    fixed struct that resolves none (see `adapters._schema`)."""
+    fixed struct that resolves none (see `adapters._kit.tool_schema`)."""
     wire = function_tool(tool)
     if uses_refs(tool.input_schema):
         wire["function"]["parameters"] = inline_refs(tool.input_schema, tool=tool.name, provider=NAME)
@@ -156,7 +158,7 @@ def _tools(
     warn_deferred(row_of(NAME), tools, session_id=options.session_id)
     warn_kept(NAME, tools, session_id=options.session_id)
     functions = [_function_tool(tool) for tool in tools if not is_provider_tool(tool)]
-    # Ollama runs no tool itself: a provider tool is dropped with the WARN (`_provider_tools`).
+    # Ollama runs no tool itself: a provider tool is dropped with the WARN (`provider_tools`).
     return functions + write_tools(row_of(NAME), tools, session_id=options.session_id)
 
 

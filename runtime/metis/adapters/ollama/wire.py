@@ -1,7 +1,7 @@
 """Ollama's `/api/chat` wire objects, declared once (checked against ollama 0.6.3 and its
 Python SDK's `ChatRequest` / `ChatResponse`).
 
-Every read of Ollama JSON goes through these shapes (`_wire.read` / `read_json`), so
+Every read of Ollama JSON goes through these shapes (`reader.read` / `read_json`), so
 pydantic-core does the type checks and a failure is one WireFormatError at its JSON path.
 They are as loose as the server, whose Go decoder ignores unknown keys (`extra="allow"`:
 `created_at`, `logprobs`, fields added later stay readable), and as strict as it about
@@ -28,7 +28,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
 from ...errors import WireFormatError
-from .._shared import parse_data_url
+from .._kit.images import parse_data_url
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
 

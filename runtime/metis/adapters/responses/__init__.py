@@ -8,7 +8,7 @@ items, reasoning goes back as encrypted_content to the model that produced it, s
 
 By direction, as the other adapter packages:
 
-- `wire`: the declared wire objects, read through `_wire.read`;
+- `wire`: the declared wire objects, read through `reader.read`;
 - `facts`: the `ResponsesDialect` rows and their ProviderFacts;
 - `to_wire`: canonical -> request body (`write_request`);
 - `from_wire`: response object -> canonical message (`read_response`);
@@ -36,9 +36,9 @@ from ... import _json
 from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
-from .._facts import ProviderFacts
-from .._reply import ReplyEncoder, ReplyOptions
-from ..base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.facts import ProviderFacts
+from .._kit.reply import ReplyEncoder, ReplyOptions
 from ..chat.wire import canonical_arguments
 from .facts import DIALECTS, OPEN_RESPONSES, OPENAI, PROVIDER, ResponsesDialect
 from .from_wire import read_response

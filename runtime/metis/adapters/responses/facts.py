@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from metis_schema.v3 import StopReason
 
-from .._facts import (
+from .._kit.facts import (
     EFFORT_SAME,
     SCHEMA,
     SCHEMA_DESCRIPTION,

@@ -28,9 +28,9 @@ registered in the session's ToolIdMap, so the provider id stays resolvable for t
 replay. Nothing of that history is invented here; the client resolves it from the store
 when it must be written out (`metis.continuation`). Without `previous_response_id`, an
 output answering no earlier call is refused. A function tool's `strict` is `ToolDefinition.strict`, its
-literal kept when the boolean would not write it back (`_strict`); built-in tools
+literal kept when the boolean would not write it back (`strict`); built-in tools
 (`web_search`, `code_interpreter`, `mcp`, ...) are canonical provider tools, in order
-(`_provider_tools`).
+(`provider_tools`).
 """
 
 from __future__ import annotations
@@ -61,13 +61,14 @@ from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
-from .._lossy import import_drop
-from .._options import option_fields
-from .._provider_tools import ROWS, read_tool
-from .._shared import import_model, imported_tool, parse_data_url, url_image_media_type
-from .._strict import read_strict
-from .._wire import read
-from ..base import AdapterOptions, WireImport
+from .._kit.base import AdapterOptions, WireImport
+from .._kit.images import parse_data_url, url_image_media_type
+from .._kit.importing import import_model, imported_tool
+from .._kit.losses import import_drop
+from .._kit.options import option_fields
+from .._kit.provider_tools import ROWS, read_tool
+from .._kit.reader import read
+from .._kit.strict import read_strict
 from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
 from .from_wire import ItemRead, read_items
 from .to_wire import DIRECTIVES
@@ -159,7 +160,7 @@ class _Importer:
     # --- options --------------------------------------------------------------------
 
     def options(self, request: Request, directives: dict[str, Any]) -> AdapterOptions:
-        """Canonical options taken out of the request's option fields (`_options`); what is
+        """Canonical options taken out of the request's option fields (`options`); what is
         left (with the directives) is this provider's own, replayed to it alone."""
         facts = self.dialect.facts
         body = cast(dict[str, Any], request)
@@ -182,8 +183,8 @@ class _Importer:
     # --- tools ----------------------------------------------------------------------
 
     def tools(self, wire: list[Tool], directives: dict[str, Any]) -> list[ToolDefinition]:
-        """Function tools (with `strict` as sent, `_strict`, and `defer_loading`) and the
-        built-in ones as canonical provider tools (`_provider_tools`), in order."""
+        """Function tools (with `strict` as sent, `strict`, and `defer_loading`) and the
+        built-in ones as canonical provider tools (`provider_tools`), in order."""
         taken: set[str] = set()
         return [self.tool_definition(tool, f"tools[{i}]", taken) for i, tool in enumerate(wire)]
 

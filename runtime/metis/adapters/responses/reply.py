@@ -2,7 +2,7 @@
 or as SSE (`ResponsesReplyEncoder`): what `metis serve` answers a Responses client with.
 
 `output` holds what `to_wire.write_request` makes of the message as assistant input items
-(`adapters._reply` says why), turned into their output form: a text becomes a `message`
+(`adapters._kit.reply` says why), turned into their output form: a text becomes a `message`
 item holding one `output_text` part, and every item gets the id and status a reply's
 items carry. Ids are `<kind>_<reply id>_<position>`, so the stream and the whole reply
 name the same items. Usage counts every input token, the cached ones again in
@@ -28,8 +28,8 @@ from metis_schema.v3 import (
     Usage,
 )
 
-from .._reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse, total_input
-from ..base import WireBody
+from .._kit.base import WireBody
+from .._kit.reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse, total_input
 from .facts import PROVIDER
 from .to_wire import write_request
 

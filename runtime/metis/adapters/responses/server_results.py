@@ -36,7 +36,7 @@ from pydantic import ValidationError
 from ... import _json
 from ...errors import WireFormatError
 from ...validation import pydantic_problems
-from .._shared import url_image_media_type
+from .._kit.images import url_image_media_type
 from .facts import PROVIDER
 from .wire import ServerCallItem
 

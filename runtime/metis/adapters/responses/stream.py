@@ -59,9 +59,9 @@ from metis_schema.v3 import (
 from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
-from .._framing import SSEEvent, SSEFramer
-from .._wire import read_json
-from ..base import StreamDecoder
+from .._kit.base import StreamDecoder
+from .._kit.framing import SSEEvent, SSEFramer
+from .._kit.reader import read_json
 from ..chat.wire import raw_arguments_to_keep
 from .facts import PROVIDER, ResponsesDialect
 from .from_wire import (

@@ -11,7 +11,7 @@ Stateless by design: the whole history goes in `input` every time (no
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
   with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
   sent back: an input message carries text, so another provider's are dropped with one
-  WARN per message, `_lossy.warn_citations`);
+  WARN per message, `losses.warn_citations`);
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
@@ -34,10 +34,10 @@ provider's `provider_options` entry, then `AdapterOptions.extra`, are deep-merge
 `dialect` (the row, set by the client from the base URL), `system_role`, `instructions`,
 and `builtin_tools` (a caller's non-function tools appended to `tools`, e.g. `{"type":
 "web_search"}`). Canonical provider tools (v3 `kind`) are written in order with the
-function tools (`_provider_tools`: this provider's own declaration verbatim, another's by
+function tools (`provider_tools`: this provider's own declaration verbatim, another's by
 meaning, or dropped with a WARN). Function tools carry `ToolDefinition.strict` (false
 unless asked: OpenAI's Responses default is true, and canonical schemas need not meet
-strict mode's rules), or the literal an import kept (`_strict`), and `defer_loading`.
+strict mode's rules), or the literal an import kept (`strict`), and `defer_loading`.
 """
 
 from __future__ import annotations
@@ -68,24 +68,16 @@ from metis_schema.v3 import (
 from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
-from ...media import inline_base64, workspace_file_base64
-from .._lossy import drop_block, warn_cache_points, warn_citations
-from .._media import admit, document_losses, request_capabilities
-from .._options import merge
-from .._provider_tools import ROWS, is_provider_tool, write_tool
-from .._shared import (
-    DIRECTIVES,
-    data_url,
-    foreign_reasoning,
-    image_base64,
-    own_raw,
-    produced_at,
-    replays_opaque,
-    split_directives,
-)
-from .._strict import write_strict
-from .._tool_fields import warn_kept
-from ..base import AdapterOptions, WireBody
+from ...workspace import inline_base64, workspace_file_base64
+from .._kit.base import AdapterOptions, WireBody
+from .._kit.images import data_url, image_base64
+from .._kit.losses import drop_block, warn_cache_points, warn_citations
+from .._kit.media_admission import admit, document_losses, request_capabilities
+from .._kit.options import DIRECTIVES, merge, split_directives
+from .._kit.provenance import foreign_reasoning, own_raw, produced_at, replays_opaque
+from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
+from .._kit.strict import write_strict
+from .._kit.tool_fields import warn_kept
 from ..chat.wire import canonical_arguments
 from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
 
@@ -266,7 +258,7 @@ class _Writer:
         self, block: ImageBlock | DocumentBlock | AudioBlock, message: Message, index: int
     ) -> dict[str, Any] | None:
         """An `input_image`, `input_file` or `input_audio` part, or None when the target
-        cannot take the block (`_media.admit`, the audio formats: dropped with the WARN)."""
+        cannot take the block (`media_admission.admit`, the audio formats: dropped with the WARN)."""
         refused = admit(block, self.caps, self.model_id, FACTS)
         if refused is None and isinstance(block, AudioBlock):
             refused = self.audio_refused(block)

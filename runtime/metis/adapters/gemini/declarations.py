@@ -11,7 +11,7 @@ A functionDeclaration carries its schema in one of two fields:
   lists, ...). Kept as it came.
 
 On export the canonical schema goes as `parameters` when every keyword in it is one that field
-takes (`PARAMETERS`, a table read by `_schema.refused`), else as `parametersJsonSchema`, which
+takes (`PARAMETERS`, a table read by `tool_schema.refused`), else as `parametersJsonSchema`, which
 takes all of §5.4. A declaration recorded with `parametersJsonSchema` is replayed with it even
 when `parameters` would take the schema: the import records the field in the tool's
 `provider_data["gemini"]["schema_field"]` (`schema_field`). That fact lives on the tool, not in
@@ -40,7 +40,7 @@ from metis_schema.v3 import ToolDefinition
 
 from ... import _json
 from ...errors import WireFormatError
-from .._schema import Accepts, refused
+from .._kit.tool_schema import Accepts, refused
 from .facts import NAME, PARAMETERS_FORMATS, SCHEMA_TYPE_NUMBERS
 from .wire import Schema
 

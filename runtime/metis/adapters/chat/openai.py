@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ._facts import ErrorEnvelope, ProviderFacts
-from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .chat.facts import RETRYABLE_TYPES, WAV_MP3
+from .._kit.facts import ErrorEnvelope, ProviderFacts
+from . import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .facts import RETRYABLE_TYPES, WAV_MP3
 
 DIALECT = ChatDialect(
     facts=chat_facts(

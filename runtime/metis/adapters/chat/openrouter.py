@@ -42,9 +42,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ._facts import ErrorEnvelope, ProviderFacts
-from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .chat.facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
+from .._kit.facts import ErrorEnvelope, ProviderFacts
+from . import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
 
 DIALECT = ChatDialect(
     facts=chat_facts(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..errors import ToolSchemaError
+from ...errors import ToolSchemaError
 
 _LOCAL_REF = "#/$defs/"
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from metis_schema.v3 import ExchangeSettings, Message, RequestOptions, SettingsRevision, ToolDefinition
 
-from ..ids import ToolIdMap
+from .ids import ToolIdMap
 
 
 class SessionRecord(Protocol):

@@ -42,14 +42,18 @@ calling, merged last (after the provider's entry), whatever that target is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
 
-from ._lossy import warn_loss
+from metis_schema.v3 import ReasoningEffort
 
-if TYPE_CHECKING:
-    from .base import AdapterOptions
+from ... import _json
+from ...errors import AdapterError, WireFormatError
+from ...ids import ToolIdMap
+from ...workspace import DEFAULT_MAX_MEDIA_BYTES
+from .losses import warn_loss
 
 NOT_OPTIONS = frozenset({"model", "stream"})
 """Top-level fields that are never options: the model is the target's own, and whether a
@@ -71,6 +75,123 @@ class OutputSchema:
     """OpenAI's strict mode; None leaves it to the provider's default."""
     description: str | None = None
     """What the output is for (OpenAI's `description`), where a provider takes one."""
+
+
+EFFORT_LEVELS: tuple[str, ...] = tuple(level.value for level in ReasoningEffort)
+"""The canonical reasoning-effort levels, least to most (the schema's `ReasoningEffort`)."""
+
+
+@dataclass
+class AdapterOptions:
+    """Request options that are not messages or tools (the rule: `adapters/_kit/options.py`).
+
+    `model` is a canonical id or alias (resolved through the catalog to the wire name).
+    Options with a canonical meaning have fields here (`max_tokens` ... `output_schema`;
+    `tool_choice` by meaning: "auto", "any", "none" or a tool's name), which every adapter
+    writes in its provider's spelling. Options of one provider only live in
+    `provider_options[provider]`: an importer fills its own provider's entry with what the
+    recorded request set beyond the canonical fields, and `to_wire` replays that entry to
+    the same provider only, reporting any other provider's entry as dropped (spec §7.3).
+    `extra` holds the caller's own knobs for the provider it is calling (spec §2.2.2),
+    merged into the body last, e.g. `{"reasoning": {"effort": "high"}}` for OpenRouter or
+    `{"keep_alive": "5m"}` for Ollama, and `extra["metis"]` directives to the adapter itself.
+    `stream` is the client's choice for this request, never a carried option.
+    """
+
+    model: str
+    session_id: str
+    tool_ids: ToolIdMap
+    workspace: Path | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    stream: bool = False
+    tool_choice: str | None = None
+    thinking_budget: int | None = None
+    reasoning_effort: str | None = None
+    """How hard the model should reason, by meaning: a `ReasoningEffort` level ("none" ...
+    "xhigh"), written as the nearest level each provider has (`ProviderFacts.efforts`).
+    Separate from `thinking_budget`: neither is derived from the other (`options`)."""
+    output_schema: OutputSchema | None = None
+    """Structured output: the reply must be JSON valid against this schema."""
+    provider_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Provider name -> that provider's own request fields (nested as on its wire), replayed
+    to it alone; see the class docstring."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    allow_url_fetch: bool = False
+    """Opt-in: fetch image URLs a provider cannot take by reference (Ollama)."""
+    url_fetcher: Callable[[str], bytes] | None = None
+    """The fetcher to use; None means `metis.fetch.UrlFetcher()` (public http(s) only)."""
+    max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
+    """Largest file_ref read from the workspace (`metis.workspace`)."""
+    endpoint: str | None = None
+    """The base URL the request goes to (`metis.endpoints`), None for the provider's own
+    default API: opaque reasoning goes back only to the endpoint that produced it
+    (`provenance.replays_opaque`)."""
+    max_event_chars: int | None = None
+    """Largest single stream event (a line, an SSE event's data, an array element) the
+    reply's stream may send; past it the stream fails with StreamLimitError. None means
+    `adapters._kit.framing.DEFAULT_MAX_EVENT_CHARS`."""
+
+    _SENT: ClassVar[tuple[str, ...]] = (
+        "model",
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "stop",
+        "tool_choice",
+        "thinking_budget",
+        "reasoning_effort",
+        "provider_options",
+        "extra",
+    )
+    """The fields whose values go into the request body as they are."""
+
+    def __post_init__(self) -> None:
+        """The values a body will carry must be JSON: a NaN or infinite temperature, a stop
+        string with a lone surrogate, an option of 4,400 digits are refused here, as they
+        enter (NotJsonError naming the option and the place), so a send with one fails
+        before the client stores the user's message or sends anything. Let into a body,
+        they failed as untyped errors wherever the body was written."""
+        for name in self._SENT:
+            _json.refuse_unwritable(getattr(self, name), f"request option {name}")
+        if self.reasoning_effort is not None and self.reasoning_effort not in EFFORT_LEVELS:
+            raise AdapterError(
+                f"reasoning_effort {self.reasoning_effort!r} is not a reasoning effort level",
+                path="options.reasoning_effort",
+                hint=f"one of {', '.join(EFFORT_LEVELS)}",
+            )
+        if self.output_schema is not None:
+            _json.refuse_unwritable(vars(self.output_schema), "request option output_schema")
+
+
+DIRECTIVES = "metis"
+"""The key of `AdapterOptions.extra` (and of a provider's `provider_options` entry, where an
+import records how the request was shaped) holding directives to an adapter (never sent)."""
+SYSTEM_ROLES = ("system", "developer")
+"""How OpenAI-family wires may name the system role (`metis.system_role` picks one)."""
+
+
+def split_directives(options: AdapterOptions, provider: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metis directives, the rest of the fields to merge into `provider`'s body), the
+    directives' shared keys checked; the fields are `options.own_fields` (this provider's
+    `provider_options` entry, then `extra`; other providers' entries reported as dropped).
+
+    Chat Completions and Responses read the same `metis` directives; each adapter checks
+    the keys only it knows after this."""
+    fields = own_fields(options, provider)
+    directives = fields.pop(DIRECTIVES, None) or {}
+    if not isinstance(directives, dict):
+        raise WireFormatError(
+            "options.extra['metis'] must be a dict of adapter directives", path="extra.metis"
+        )
+    role = directives.get("system_role", "system")
+    if role not in SYSTEM_ROLES:
+        raise WireFormatError(
+            f"system_role must be 'system' or 'developer', not {role!r}", path="extra.metis.system_role"
+        )
+    return directives, fields
 
 
 def option_fields(body: Mapping[str, Any], content: Iterable[str]) -> dict[str, Any]:
@@ -173,8 +294,6 @@ def _not_sent(path: str, owner: str) -> str:
     """Why `path` of `owner`'s `provider_options` entry is not sent to another provider, in
     words: an option set for `owner` (by the caller or an imported request), or, under the
     reserved directives key, what metis kept of `owner`'s request for its replay."""
-    from ._shared import DIRECTIVES  # _shared imports this module
-
     if path.startswith(f"{DIRECTIVES}."):
         name = path.removeprefix(f"{DIRECTIVES}.")
         return (

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import Message, MessageMetadata, Role, StreamEvent, Usage
 
-from .. import _json
-from ._lossy import warn_loss
+from ... import _json
+from .losses import warn_loss
 
 if TYPE_CHECKING:
     from .base import AdapterOptions

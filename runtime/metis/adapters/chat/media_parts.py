@@ -27,10 +27,10 @@ from metis_schema.v3 import (
 from pydantic import ValidationError
 
 from ...errors import WireFormatError
-from ...media import workspace_file_base64
-from .._media import MediaBlock, admit, document_losses
-from .._shared import data_url, image_base64, parse_data_url, url_image_media_type
-from ..base import AdapterOptions
+from ...workspace import workspace_file_base64
+from .._kit.base import AdapterOptions
+from .._kit.images import data_url, image_base64, parse_data_url, url_image_media_type
+from .._kit.media_admission import MediaBlock, admit, document_losses
 from .facts import ChatDialect
 from .from_wire import not_canonical
 from .wire import Fields, FilePart, InputAudio, Part, VideoUrl
@@ -62,7 +62,7 @@ class MediaWriter:
         self.drop = drop
 
     def admitted(self, block: MediaBlock, message: Message, index: int) -> bool:
-        """Whether the target model and provider take `block` at all (`_media.admit`);
+        """Whether the target model and provider take `block` at all (`media_admission.admit`);
         dropped with the WARN when not."""
         refused = admit(block, self.caps, self.model_id, self.dialect.facts)
         if refused is not None:

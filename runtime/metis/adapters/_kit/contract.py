@@ -28,8 +28,8 @@ from typing import Annotated, Any, Literal, NotRequired, Required, Union, cast, 
 from pydantic import AliasChoices, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict, get_type_hints
 
-from ..errors import FieldProblem, UnknownAdapterError
-from . import _wire
+from ...errors import FieldProblem, UnknownAdapterError
+from . import reader
 
 Json = dict[str, Any]
 Number = int | float
@@ -283,9 +283,9 @@ def check_request(provider: str, body: Any) -> list[FieldProblem]:
     """What `provider` would refuse in the request `body` (empty when it keeps to the contract)."""
     strict = strict_shape(provider)
     try:
-        _wire.shape(cast(Hashable, strict)).validate_python(body)
+        reader.shape(cast(Hashable, strict)).validate_python(body)
     except ValidationError as exc:
-        return _merged([_problem(provider, path, error) for path, error in _wire.located(exc, body)])
+        return _merged([_problem(provider, path, error) for path, error in reader.located(exc, body)])
     except RecursionError:
         return [FieldProblem("", f"the {provider} request is nested too deeply to check")]
     return []

@@ -1,6 +1,6 @@
 """The provider-run tool table: one row per provider, one KindRow per kind it offers.
 
-Data only, read by `_provider_tools` (how to read and write a declaration). Sources:
+Data only, read by `provider_tools` (how to read and write a declaration). Sources:
 shared/spec/provider-run-tools.md §11.1 and the providers' SDK types named on each row.
 """
 

@@ -4,7 +4,7 @@
 provider becomes the equivalent body for another (`from_wire_request`, then `to_wire`),
 and every block the target cannot carry is listed with the adapter's reason, because a
 silent drop is the one failure a conversion must never have (spec §7.3). Options follow
-the adapters' one rule (`adapters/_options.py`): canonical ones are mapped to the target,
+the adapters' one rule (`adapters/_kit/options.py`): canonical ones are mapped to the target,
 the source's provider-only ones reach the source's own provider alone and are listed as
 dropped for any other.
 """
@@ -80,7 +80,7 @@ def convert(
     """Convert a recorded request body FILE (or - for stdin) from one provider's format to another's,
     or a stored session (`--session`) with the tools and options it was sent with."""
     from .. import adapters
-    from ..adapters._options import dropped_options
+    from ..adapters._kit.options import dropped_options
     from ..catalog import load_catalog
 
     if (file is None) == (session is None):
@@ -157,7 +157,7 @@ def _stored_request(state: State, session: str, target_model: str) -> tuple[Wire
     """A stored session as a request: the messages a provider is sent, the tools and options
     in force (`metis.settings`), the session's tool id map; and where it came from."""
     from ..adapters import AdapterOptions, WireImport
-    from ..client._session import SessionCore
+    from ..ops.compact import replayable
     from ..settings import in_force
 
     store = state.store
@@ -171,7 +171,7 @@ def _stored_request(state: State, session: str, target_model: str) -> tuple[Wire
         workspace=Path(info.workspace_path),
         **fields,
     )
-    history = SessionCore.replayable(list(store.load_session(session_id)))
+    history = replayable(list(store.load_session(session_id)))
     return WireImport(history, tools, options), f"session {session_id}"
 
 
@@ -235,7 +235,7 @@ def _wire_checks(doc: Any, provider: str) -> list[tuple[str, list[FieldProblem]]
     """The two named checks of a request body: the provider's own contract (would the
     provider accept it?) and metis's import (can metis read it?). Either can fail alone:
     an Anthropic body without max_tokens imports but is refused by Anthropic."""
-    from ..adapters._contract import check_request
+    from ..adapters._kit.contract import check_request
 
     if not isinstance(doc, Mapping):
         return [("request contract", [FieldProblem("", f"a {provider} request body must be a JSON object")])]

@@ -20,7 +20,7 @@ from typing import Any
 
 from metis_schema.v3 import ContentBlock, Message, TextBlock, ToolResultBlock
 
-from ..errors import CriticalBlockError
+from ...errors import CriticalBlockError
 
 log = logging.getLogger("metis.adapters")
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from metis_schema.v3 import Message
 
-from .._lossy import warn_loss
-from .._shared import own_raw
+from .._kit.losses import warn_loss
+from .._kit.provenance import own_raw
 from .facts import PROVIDER
 
 

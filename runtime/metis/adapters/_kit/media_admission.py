@@ -45,8 +45,8 @@ from metis_schema.v3 import (
     VideoBlock,
 )
 
-from ._facts import ProviderFacts
-from ._lossy import log, warn_loss
+from .facts import ProviderFacts
+from .losses import log, warn_loss
 
 MediaBlock = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
 """The blocks whose bytes a MediaSource carries."""

@@ -28,9 +28,9 @@ from typing import ClassVar
 
 from metis_schema.v3 import StopReason
 
-from ._facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
-from .chat import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .chat.facts import RETRYABLE_TYPES
+from .._kit.facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from . import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .facts import RETRYABLE_TYPES
 
 DIALECT = ChatDialect(
     facts=chat_facts(

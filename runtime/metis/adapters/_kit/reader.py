@@ -17,9 +17,9 @@ from typing import Any, TypeVar, cast
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from .. import _json
-from ..errors import WireFormatError
-from ..validation import field_path
+from ... import _json
+from ...errors import WireFormatError
+from ...validation import field_path
 
 _T = TypeVar("_T")
 

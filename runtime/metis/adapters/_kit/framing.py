@@ -23,7 +23,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from ..errors import AdapterError, StreamLimitError, WireFormatError
+from ...errors import AdapterError, StreamLimitError, WireFormatError
 
 DEFAULT_MAX_EVENT_CHARS = 64 * 1024 * 1024
 """Default bound on one event. Generous on purpose: image-generating models (Gemini, the

@@ -5,7 +5,7 @@ whose `kind` names what it does, by meaning, where providers share one (schema v
 `ToolKind`), with the configuration that means the same everywhere in `config` and the
 declaration exactly as its provider spelled it in `provider_data[<provider>]["tool"]`.
 
-One table, one row per provider (`_tool_rows.ROWS`): for each kind the provider offers, the wire type
+One table, one row per provider (`tool_rows.ROWS`): for each kind the provider offers, the wire type
 (or Gemini field) it is written as, the spellings it is read from, and where each portable
 `config` field sits in that provider's declaration. Shared code reads the rows:
 
@@ -44,10 +44,10 @@ from typing import Any
 from metis_schema.v3 import ProviderToolConfig, ToolDefinition, ToolKind
 from pydantic import ValidationError
 
-from .. import _json
-from ..errors import CriticalBlockError, WireFormatError
-from ._lossy import warn_loss
-from ._tool_rows import OPTIONS, PLUGINS, ROWS, SIDE_EFFECTS, KindRow, ProviderRow, row_of
+from ... import _json
+from ...errors import CriticalBlockError, WireFormatError
+from .losses import warn_loss
+from .tool_rows import OPTIONS, PLUGINS, ROWS, SIDE_EFFECTS, KindRow, ProviderRow, row_of
 
 _MAX_NAME = 64
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")

@@ -7,7 +7,7 @@ is declared here once per provider (`ProviderFacts`) and interpreted by the base
 Inverse tables (wire tool choice -> canonical meaning) are derived, never kept by hand.
 
 The option rows are read both ways: a writer puts each canonical option where its row says,
-an importer `take`s it back out of the request's option fields (`_options.option_fields`),
+an importer `take`s it back out of the request's option fields (`options.option_fields`),
 so whatever a row does not cover stays behind as the provider-only remainder.
 """
 
@@ -20,14 +20,14 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from metis_schema.v3 import ReasoningEffort, StopReason
+from metis_schema.v3 import StopReason
 
-from .. import _json
-from .._times import READERS
-from ..errors import ProviderError, retryable_status
-from ..validation import field_path
-from ._lossy import REQUEST, warn_loss
-from ._options import OutputSchema, merge, put, take
+from ... import _json
+from ..._times import READERS
+from ...errors import ProviderError, retryable_status
+from ...validation import field_path
+from .losses import REQUEST, warn_loss
+from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
 
 TOOL_NAME = "\x00tool-name\x00"
 """Placeholder for the tool's name inside a `ProviderFacts.tool_choice["tool"]` template."""
@@ -55,9 +55,6 @@ _LEAST: Mapping[str, int] = {"max_tokens": 1, "thinking_budget": 0}
 """The least integer each counted canonical option may be (the schema's RequestOptions
 minimums): a recorded value below it means something else on its wire (Gemini's
 `thinkingBudget: -1` is "automatic") and stays provider-only."""
-
-EFFORT_LEVELS: tuple[str, ...] = tuple(level.value for level in ReasoningEffort)
-"""The canonical reasoning-effort levels, least to most (the schema's `ReasoningEffort`)."""
 
 EFFORT_SAME: Mapping[str, str] = {level: level for level in EFFORT_LEVELS}
 """A provider that names every canonical level as the schema does (OpenAI's `ReasoningEffort`,
@@ -132,7 +129,7 @@ class ProviderFacts:
     deprecated `max_tokens` beside `max_completion_tokens`). The path a request used is
     returned by `take_options` (`spelled`) and, handed back to `options_to_wire`, is where the
     value goes again, so a recorded request replays to its provider as sent. The importer
-    keeps it as the `option_paths` directive (`_shared.DIRECTIVES`): only rows whose writer
+    keeps it as the `option_paths` directive (`options.DIRECTIVES`): only rows whose writer
     reads directives (Chat Completions, Responses) declare aliases."""
     efforts: Mapping[str, str] = field(default_factory=dict)
     """Canonical reasoning-effort level -> this provider's value, for the levels it has (the

@@ -11,111 +11,23 @@ derives sync and async streaming, stream assembly and capability lookup from the
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from metis_schema.v3 import AdapterCapabilities, Message, StreamEvent, ToolDefinition
 
-from .. import _json
-from ..assembly import RequestContext, StreamAssembler
-from ..catalog import load_catalog
-from ..errors import AdapterError, ProviderError
-from ..ids import ToolIdMap
-from ..media import DEFAULT_MAX_MEDIA_BYTES
-from ._facts import EFFORT_LEVELS, ProviderFacts
-from ._options import OutputSchema
+from ...assembly import RequestContext, StreamAssembler
+from ...catalog import load_catalog
+from ...errors import AdapterError, ProviderError
+from ...ids import ToolIdMap
+from .facts import ProviderFacts
+from .options import AdapterOptions, OutputSchema
 
 if TYPE_CHECKING:
-    from ._reply import ReplyEncoder, ReplyOptions
+    from .reply import ReplyEncoder, ReplyOptions
 
 WireBody = dict[str, Any]
-
-
-@dataclass
-class AdapterOptions:
-    """Request options that are not messages or tools (the rule: `adapters/_options.py`).
-
-    `model` is a canonical id or alias (resolved through the catalog to the wire name).
-    Options with a canonical meaning have fields here (`max_tokens` ... `output_schema`;
-    `tool_choice` by meaning: "auto", "any", "none" or a tool's name), which every adapter
-    writes in its provider's spelling. Options of one provider only live in
-    `provider_options[provider]`: an importer fills its own provider's entry with what the
-    recorded request set beyond the canonical fields, and `to_wire` replays that entry to
-    the same provider only, reporting any other provider's entry as dropped (spec §7.3).
-    `extra` holds the caller's own knobs for the provider it is calling (spec §2.2.2),
-    merged into the body last, e.g. `{"reasoning": {"effort": "high"}}` for OpenRouter or
-    `{"keep_alive": "5m"}` for Ollama, and `extra["metis"]` directives to the adapter itself.
-    `stream` is the client's choice for this request, never a carried option.
-    """
-
-    model: str
-    session_id: str
-    tool_ids: ToolIdMap
-    workspace: Path | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    stop: list[str] | None = None
-    stream: bool = False
-    tool_choice: str | None = None
-    thinking_budget: int | None = None
-    reasoning_effort: str | None = None
-    """How hard the model should reason, by meaning: a `ReasoningEffort` level ("none" ...
-    "xhigh"), written as the nearest level each provider has (`ProviderFacts.efforts`).
-    Separate from `thinking_budget`: neither is derived from the other (`_options`)."""
-    output_schema: OutputSchema | None = None
-    """Structured output: the reply must be JSON valid against this schema."""
-    provider_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Provider name -> that provider's own request fields (nested as on its wire), replayed
-    to it alone; see the class docstring."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    allow_url_fetch: bool = False
-    """Opt-in: fetch image URLs a provider cannot take by reference (Ollama)."""
-    url_fetcher: Callable[[str], bytes] | None = None
-    """The fetcher to use; None means `metis.fetch.UrlFetcher()` (public http(s) only)."""
-    max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
-    """Largest file_ref read from the workspace (`metis.media`)."""
-    endpoint: str | None = None
-    """The base URL the request goes to (`metis.endpoints`), None for the provider's own
-    default API: opaque reasoning goes back only to the endpoint that produced it
-    (`_shared.replays_opaque`)."""
-    max_event_chars: int | None = None
-    """Largest single stream event (a line, an SSE event's data, an array element) the
-    reply's stream may send; past it the stream fails with StreamLimitError. None means
-    `adapters._framing.DEFAULT_MAX_EVENT_CHARS`."""
-
-    _SENT: ClassVar[tuple[str, ...]] = (
-        "model",
-        "max_tokens",
-        "temperature",
-        "top_p",
-        "stop",
-        "tool_choice",
-        "thinking_budget",
-        "reasoning_effort",
-        "provider_options",
-        "extra",
-    )
-    """The fields whose values go into the request body as they are."""
-
-    def __post_init__(self) -> None:
-        """The values a body will carry must be JSON: a NaN or infinite temperature, a stop
-        string with a lone surrogate, an option of 4,400 digits are refused here, as they
-        enter (NotJsonError naming the option and the place), so a send with one fails
-        before the client stores the user's message or sends anything. Let into a body,
-        they failed as untyped errors wherever the body was written."""
-        for name in self._SENT:
-            _json.refuse_unwritable(getattr(self, name), f"request option {name}")
-        if self.reasoning_effort is not None and self.reasoning_effort not in EFFORT_LEVELS:
-            raise AdapterError(
-                f"reasoning_effort {self.reasoning_effort!r} is not a reasoning effort level",
-                path="options.reasoning_effort",
-                hint=f"one of {', '.join(EFFORT_LEVELS)}",
-            )
-        if self.output_schema is not None:
-            _json.refuse_unwritable(vars(self.output_schema), "request option output_schema")
 
 
 @dataclass
@@ -126,7 +38,7 @@ class WireImport:
     message, a tool or a canonical option is kept in `options.provider_options[provider]`
     (replayed to that provider, reported as dropped for any other), and `dropped` lists
     what the import read inside the messages and tools but could not carry
-    (`_lossy.import_drop`: `{path, value, reason}` entries, each also a WARN).
+    (`losses.import_drop`: `{path, value, reason}` entries, each also a WARN).
     """
 
     messages: list[Message]
@@ -218,7 +130,7 @@ class Adapter(ABC):
     # --- replies (the gateway's direction) ---------------------------------------------
 
     def to_wire_reply(self, message: Message, reply: ReplyOptions) -> WireBody:
-        """A canonical ASSISTANT message -> this provider's whole reply body (`adapters._reply`):
+        """A canonical ASSISTANT message -> this provider's whole reply body (`adapters._kit.reply`):
         what `metis serve` answers a client of this wire format with."""
         raise AdapterError(
             f"{self.name} does not write replies",

@@ -7,7 +7,7 @@ the tool list's prefix up to that tool). An import keeps such a field in the too
 it, writes it back as it came (`write_kept`), and every other writer says it is not sent
 with one §7.3 WARN carrying the five fields for the request (`warn_kept`), as the import
 said before the field was kept. The table `KEPT` is the one place these fields are listed;
-the same mechanism `_strict` uses for `strict_literal`.
+the same mechanism `strict` uses for `strict_literal`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from metis_schema.v3 import ToolDefinition
 
-from .. import _json
-from ._lossy import warn_loss
+from ... import _json
+from .losses import warn_loss
 
 KEPT: Mapping[str, Mapping[str, str]] = MappingProxyType(
     {

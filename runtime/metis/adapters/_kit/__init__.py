@@ -1,0 +1,1 @@
+"""The adapter framework every provider package is built on (see adapters/README.md)."""

@@ -1,0 +1,108 @@
+"""What every importer (and reply reader) shares: the model a recorded request names,
+imported tool definitions, the function-tool shape of the OpenAI family, and canonical
+blocks built from provider values.
+
+A wire tool carries no side-effect declaration, so an imported ToolDefinition assumes the
+broadest one (`execute`) rather than inventing safety."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeGuard
+
+from metis_schema.v3 import ContentBlock, SideEffects, TextBlock, ThinkingBlock, ToolDefinition, ToolUseBlock
+
+from ...catalog import load_catalog
+from ...errors import MetisError, WireFormatError
+from ...invariants import BLOCK_CLASSES
+
+
+def function_tool(tool: ToolDefinition) -> dict[str, Any]:
+    """A ToolDefinition in the OpenAI/OpenRouter/Ollama function-tool shape."""
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
+    }
+
+
+def imported_tool(name: Any, description: Any, schema: Any, *, provider: str, path: str) -> ToolDefinition:
+    """A ToolDefinition from a recorded wire tool (side effects unknown: assume `execute`)."""
+    if not isinstance(name, str) or not name:
+        raise WireFormatError("tool has no name", provider=provider, path=path)
+    if schema is None:
+        schema = {"type": "object", "properties": {}}
+    if not isinstance(schema, dict):
+        raise WireFormatError("tool parameters must be a JSON object", provider=provider, path=path)
+    try:
+        return ToolDefinition(
+            name=name,
+            description=description if isinstance(description, str) else "",
+            input_schema=schema,
+            side_effects=SideEffects.execute,
+        )
+    except ValueError as exc:
+        raise WireFormatError(
+            f"tool {name!r} cannot be imported: {exc}", provider=provider, path=path
+        ) from exc
+
+
+def import_model(body: Mapping[str, Any], provider: str) -> str:
+    """The canonical model id a recorded request names: its `model`, at `provider`.
+
+    Every importer needs one (each imported assistant turn records it); a request without
+    a model, or with one the catalog cannot resolve, is a WireFormatError at `model`.
+    """
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise WireFormatError("request has no model", provider=provider, path="model")
+    return resolve_import_model(f"{provider}:{model}", provider)
+
+
+def resolve_import_model(model: str, provider: str) -> str:
+    """The catalog id of the model a recorded request was sent to (`import_model`, or one
+    the caller names when the body has none); a WireFormatError at `model` when unknown."""
+    try:
+        return load_catalog().resolve(model).id
+    except MetisError as exc:
+        raise WireFormatError(
+            f"model {model!r} cannot be resolved: {exc}", provider=provider, path="model", raw=model[:200]
+        ) from exc
+
+
+# Blocks made from provider values are validated by the models' own pydantic-core
+# validators, called on a dict: the same validation `TextBlock(...)` runs, without
+# BaseModel.__init__'s Python-level frame and keyword packing, which every block of every
+# reply would otherwise pay.
+validate_text = TextBlock.__pydantic_validator__.validate_python
+validate_tool_use = ToolUseBlock.__pydantic_validator__.validate_python
+validate_thinking = ThinkingBlock.__pydantic_validator__.validate_python
+
+
+def text_block(text: str) -> TextBlock:
+    """`TextBlock(type="text", text=text)`, validated by `validate_text`."""
+    block: TextBlock = validate_text({"type": "text", "text": text})
+    return block
+
+
+def tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
+    """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated."""
+    block: ToolUseBlock = validate_tool_use({"type": "tool_use", "id": tool_id, "name": name, "input": value})
+    return block
+
+
+def thinking_block(fields: dict[str, Any]) -> ThinkingBlock:
+    """`ThinkingBlock(**fields)`, validated; the fields given are the fields set."""
+    block: ThinkingBlock = validate_thinking(fields)
+    return block
+
+
+_OTHER_BLOCKS: frozenset[type] = BLOCK_CLASSES - {ToolUseBlock}
+
+
+def is_tool_use(block: ContentBlock) -> TypeGuard[ToolUseBlock]:
+    """`isinstance(block, ToolUseBlock)`, paying for `isinstance` only on an unknown class.
+
+    pydantic's model metaclass is an ABCMeta, so `isinstance` against a block class costs
+    several times the identity test that settles every block of a validated message."""
+    kind = type(block)
+    return kind is ToolUseBlock or (kind not in _OTHER_BLOCKS and isinstance(block, ToolUseBlock))
