@@ -282,6 +282,9 @@ def test_export_writes_many_sessions_to_one_file_with_filters(tmp_path: Path) ->
     assert exported("all", "--model", "gpt-5") == ["Bye"]
     assert len(exported("all", "--model", "sonnet")) == 2  # an alias, resolved by the catalog
     assert exported(first, second, third, "--model", "openai:gpt-5") == ["Bye"]
+    # --model reads as `metis sessions --model` does: text in a model id matches too
+    assert len(exported("all", "--model", "claude")) == 2
+    assert exported("all", "--model", "no-such-model") == []
     assert exported("all", "--since", "2999-01-01") == []
     assert len(exported("all", "--since", "2000-01-01")) == 3
     mixed = run(runner, "--db", db, "export", "all", first, "--format", "trl")

@@ -121,6 +121,17 @@ def _watch(store: Any, session_id: str, match: _Match) -> None:
                 return
 
 
+def matches(store: Any, query: Query, info: SessionInfo) -> bool:
+    """Whether the session `info` passes the query's filters (`--since`, `--model`,
+    `--search`): the one reading of those words for every command that takes them."""
+    if query.since is not None and info.updated_at < query.since:
+        return False
+    match = _Match(query, info)
+    if not match.ok():
+        _watch(store, info.id, match)
+    return match.ok()
+
+
 def select(store: Any, query: Query) -> tuple[list[tuple[SessionInfo, Totals]], int, list[Exception]]:
     """(the rows to list, how many more sessions are left unread or unlisted, rows a newer
     metis wrote): most recent first, filtered, at most `query.limit` (0: all)."""
@@ -132,10 +143,7 @@ def select(store: Any, query: Query) -> tuple[list[tuple[SessionInfo, Totals]], 
     for n, info in enumerate(infos):
         if query.limit and len(rows) >= query.limit:
             return rows, len(infos) - n, newer
-        match = _Match(query, info)
-        if not match.ok():
-            _watch(store, info.id, match)
-        if match.ok():
+        if matches(store, query, info):
             totals, skipped = session_totals(store, info.id)
             newer.extend(skipped)
             rows.append((info, totals))
@@ -168,4 +176,4 @@ def session_row(info: SessionInfo, totals: Totals) -> dict[str, Any]:
     }
 
 
-__all__ = ["DEFAULT_LIMIT", "Query", "Since", "select", "session_row"]
+__all__ = ["DEFAULT_LIMIT", "Query", "Since", "matches", "select", "session_row"]

@@ -185,9 +185,9 @@ def _lines(store: Store, session_ids: list[str], fmt: str) -> Iterator[Iterator[
 
 def _selected(store: Store, refs: tuple[str, ...], model: str | None, since: datetime | None) -> list[str]:
     """The sessions `export` writes: the ones named (or every one, oldest first, for `all`),
-    kept when their model is `model` (an id or alias) and they changed on or after `since`."""
-    from ..catalog import load_catalog
-    from ..errors import MetisError
+    kept by `--model` and `--since` as `metis sessions` reads them (`_listing.matches`: a
+    model the catalog names, or text in a model id; any message's model counts)."""
+    from ._listing import Query, matches
 
     if "all" in refs:
         if len(refs) > 1:
@@ -195,15 +195,8 @@ def _selected(store: Store, refs: tuple[str, ...], model: str | None, since: dat
         infos = sorted(store.list_sessions(), key=lambda info: (info.created_at, info.id))
     else:
         infos = [store.get_session(resolve_session_id(store, ref)) for ref in refs]
-    if model is not None:
-        try:
-            wanted = load_catalog().resolve(model).id
-        except MetisError:  # a model the catalog does not know: compared as written
-            wanted = model
-        infos = [info for info in infos if info.active_model in (wanted, model)]
-    if since is not None:  # `Since` gives an aware time
-        infos = [info for info in infos if info.updated_at >= since]
-    return [info.id for info in infos]
+    query = Query(model=model, since=since)
+    return [info.id for info in infos if matches(store, query, info)]
 
 
 @db_option
@@ -213,7 +206,9 @@ def _selected(store: Store, refs: tuple[str, ...], model: str | None, since: dat
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout)."
 )
-@click.option("--model", help="Only sessions whose model is this one (an id or alias).")
+@click.option(
+    "--model", help="Only sessions that used MODEL (an id or alias; else any model id containing it)."
+)
 @click.option(
     "--since",
     type=Since(),
