@@ -243,7 +243,6 @@ class Store:
         """
 
         def fetch(conn: _sql.Db) -> SessionStats:
-            _require_session(conn, session_id)
             row = conn.one(_stats_sql(conn.dialect), (session_id,))
             stats = SessionStats(
                 messages=int(row[0] or 0),
@@ -258,7 +257,7 @@ class Store:
             stats.first_user_text = _first_user_text(conn, session_id)
             return stats
 
-        return self._read(fetch)
+        return self._read_session(session_id, fetch)
 
     def delete_session(self, session_id: str) -> None:
         """Remove the session with its messages, tool calls, tool id map and settings, in one
@@ -379,6 +378,17 @@ class Store:
             return fn(conn, now)
 
         return self._write(run)
+
+    def _read_session(self, session_id: str, fn: Callable[[_sql.Db], T]) -> T:
+        """`fn(conn)` in one read transaction, after checking that the session exists
+        (SessionNotFoundError): the read-side twin of `_locked`, for every read of one
+        session's rows."""
+
+        def run(conn: _sql.Db) -> T:
+            _require_session(conn, session_id)
+            return fn(conn)
+
+        return self._read(run)
 
     def append_planned(
         self,
@@ -512,15 +522,15 @@ class Store:
     def load_tool_ids(self, session_id: str) -> ToolIdMap:
         """The session's tool id map as last saved (empty if never saved)."""
 
-        def fetch(conn: _sql.Db) -> list[Any]:
-            _require_session(conn, session_id)
-            return conn.execute(
+        rows = self._read_session(
+            session_id,
+            lambda conn: conn.all(
                 "SELECT canonical, provider, provider_id, origin FROM tool_id_map "
                 "WHERE session_id = ? ORDER BY seq",
                 (session_id,),
-            ).fetchall()
-
-        return ToolIdMap(session_id, [ToolIdEntry(*row) for row in self._read(fetch)])
+            ),
+        )
+        return ToolIdMap(session_id, [ToolIdEntry(*row) for row in rows])
 
     # --- settings: the tools and options exchanges were sent with -------------------------------
 
@@ -557,30 +567,15 @@ class Store:
     def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
         """The session's settings revision `revision`, or the one in force (its latest) when
         None; None when the session has recorded no such settings."""
-
-        def fetch(conn: _sql.Db) -> SettingsRevision | None:
-            _require_session(conn, session_id)
-            return _settings.revision(conn, session_id, revision)
-
-        return self._read(fetch)
+        return self._read_session(session_id, lambda conn: _settings.revision(conn, session_id, revision))
 
     def settings_revisions(self, session_id: str) -> list[SettingsRevision]:
         """Every settings revision of the session, oldest first."""
-
-        def fetch(conn: _sql.Db) -> list[SettingsRevision]:
-            _require_session(conn, session_id)
-            return _settings.revisions(conn, session_id)
-
-        return self._read(fetch)
+        return self._read_session(session_id, lambda conn: _settings.revisions(conn, session_id))
 
     def exchange_settings(self, session_id: str) -> list[ExchangeSettings]:
         """Which revision each exchange of the session was sent with, in the order they were sent."""
-
-        def fetch(conn: _sql.Db) -> list[ExchangeSettings]:
-            _require_session(conn, session_id)
-            return _settings.exchanges(conn, session_id)
-
-        return self._read(fetch)
+        return self._read_session(session_id, lambda conn: _settings.exchanges(conn, session_id))
 
     def put_settings(
         self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
@@ -663,33 +658,19 @@ class Store:
         return self._tool_calls(session_id, " AND status = 'pending'")
 
     def _tool_calls(self, session_id: str, where: str) -> list[ToolCallRecord]:
-        def fetch(conn: _sql.Db) -> list[Any]:
-            _require_session(conn, session_id)
-            return conn.execute(
-                f"SELECT {_sql.TOOL_CALL_COLUMNS} FROM tool_calls "
-                f"WHERE session_id = ?{where} ORDER BY created_at, id",
-                (session_id,),
-            ).fetchall()
-
-        return [_tool_call(row) for row in self._read(fetch)]
+        sql = f"SELECT {_sql.TOOL_CALL_COLUMNS} FROM tool_calls WHERE session_id = ?{where} "
+        rows = self._read_session(session_id, lambda c: c.all(sql + "ORDER BY created_at, id", (session_id,)))
+        return [_tool_call(row) for row in rows]
 
     def failed_tool_calls(self, session_id: str | None = None) -> dict[str, int]:
         """Failed tool calls per session (spec §9.2); one session (even at 0) when named."""
 
-        def count(conn: _sql.Db) -> dict[str, int]:
-            if session_id is not None:
-                _require_session(conn, session_id)
-                row = conn.execute(
-                    "SELECT COUNT(*) FROM tool_calls WHERE session_id = ? AND status = 'failed'",
-                    (session_id,),
-                ).fetchone()
-                return {session_id: int(row[0])}
-            rows = conn.execute(
-                "SELECT session_id, COUNT(*) FROM tool_calls WHERE status = 'failed' GROUP BY session_id"
-            ).fetchall()
-            return {sid: int(n) for sid, n in rows}
-
-        return self._read(count)
+        if session_id is not None:
+            sql = "SELECT COUNT(*) FROM tool_calls WHERE session_id = ? AND status = 'failed'"
+            row = self._read_session(session_id, lambda c: c.one(sql, (session_id,)))
+            return {session_id: int(row[0])}
+        sql = "SELECT session_id, COUNT(*) FROM tool_calls WHERE status = 'failed' GROUP BY session_id"
+        return {sid: int(n) for sid, n in self._read(lambda c: c.all(sql))}
 
 
 # --- helpers (run inside a transaction) ------------------------------------------------------------
