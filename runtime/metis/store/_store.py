@@ -217,9 +217,7 @@ class Store:
 
     def get_session(self, session_id: str) -> SessionInfo:
         """The session's row; SessionNotFoundError if there is none."""
-        row = self._read(
-            lambda c: c.one(f"SELECT {c.dialect.session_columns} FROM sessions WHERE id = ?", (session_id,))
-        )
+        row = self._read(lambda conn: _session_row(conn, session_id))
         if row is None:
             raise SessionNotFoundError(f"no session {session_id!r}")
         return _session(row)
@@ -292,9 +290,7 @@ class Store:
             )
             if cur.rowcount == 0:
                 raise SessionNotFoundError(f"no session {session_id!r}")
-            return conn.one(
-                f"SELECT {conn.dialect.session_columns} FROM sessions WHERE id = ?", (session_id,)
-            )
+            return _session_row(conn, session_id)
 
         return _session(self._write(update))
 
@@ -674,6 +670,11 @@ class Store:
 
 
 # --- helpers (run inside a transaction) ------------------------------------------------------------
+
+
+def _session_row(conn: _sql.Db, session_id: str) -> Any:
+    """The session's row (`_session` reads it), or None."""
+    return conn.one(f"SELECT {conn.dialect.session_columns} FROM sessions WHERE id = ?", (session_id,))
 
 
 def _require_session(conn: _sql.Db, session_id: str) -> None:
