@@ -9,7 +9,7 @@ mentions, one indexed lookup (`metis.invariants.check_links`). One rule comes fr
 store's layout and is added here: `created_at` must be UTC (§4.1; the column holds UTC
 microseconds, so another offset could not be read back as written).
 
-A batch of appends (`BatchChecks`) asks the same questions with one query for the whole
+A batch of writes (`BatchChecks`) asks the same questions with one query for the whole
 batch instead of one per message, and answers later messages from what the earlier ones
 of the batch will have written: the same verdicts, in the same order.
 """
@@ -81,7 +81,7 @@ def _check_utc(message: Message, found: list[Violation]) -> None:
 
 
 Stored = tuple[str, str | None]
-"""(session id, status) of a stored message, as `_store._existing` reads it."""
+"""(session id, status) of a stored message."""
 
 
 def stored_messages(conn: Db, ids: Iterable[str]) -> dict[str, Stored]:
@@ -121,19 +121,21 @@ def has_stored_map(conn: Db, session_id: str) -> bool:
 
 
 class BatchChecks:
-    """`violations` and duplicate detection for a batch of appends (or one message), in order.
+    """`violations` and duplicate detection for a batch of writes (or one message), in order.
 
-    Built inside the batch's transaction: two lookups (the batch's tool ids in
-    `tool_calls`, its message ids in `messages`) replace the per-message queries. Then,
-    message by message, `violations` answers as if the earlier messages had been written
-    and looked up again, and `written` records what writing one changed: its
-    id is taken, the tool_use rows it opened exist (open), the tool_use rows it answered
-    are answered (exactly the rows the store's UPDATE matches: same id, same session).
+    Built inside the batch's transaction: two lookups (the tool ids of the `checked`
+    messages in `tool_calls`, the ids of all `messages` in `messages`) replace the
+    per-message queries. (A PARTIAL checkpoint is written unchecked, §5.1.5: it is among
+    `messages`, for its id, and not among `checked`.) Then, message by message,
+    `violations` answers as if the earlier messages had been written and looked up again,
+    and `written` records what writing one changed: its id is taken, the tool_use rows
+    it opened exist (open), the tool_use rows it answered are answered (exactly the rows
+    the store's UPDATE matches: same id, same session).
     """
 
-    def __init__(self, conn: Db, messages: Sequence[Message]) -> None:
+    def __init__(self, conn: Db, messages: Sequence[Message], checked: Sequence[Message]) -> None:
         wanted: set[str] = set()
-        for message in messages:
+        for message in checked:
             wanted |= referenced_ids(message)
         known = known_calls(conn, wanted) if wanted else {}
         self._tool_uses = {tool_id: call.session_id for tool_id, call in known.items()}
@@ -155,7 +157,7 @@ class BatchChecks:
         return found
 
     def existing(self, message_id: str) -> Stored | None:
-        """What `_store._existing` would find under this id now."""
+        """(session id, status) of the message stored under this id now, if any."""
         return self._stored.get(message_id)
 
     def written(self, message_id: str, session_id: str, status: str) -> None:

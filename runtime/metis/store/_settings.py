@@ -62,57 +62,48 @@ def encode(tools: Sequence[ToolDefinition], options: RequestOptions) -> tuple[st
     return tools_json, options_json
 
 
-def latest_revision(conn: _sql.Db, session_id: str) -> tuple[int, Any, Any] | None:
-    """(revision, tools, options) of the session's latest revision, as JSON values."""
+def _row(conn: _sql.Db, session_id: str, number: int | None, columns: str) -> Any:
+    """`columns` of the session's revision `number` (its latest with None), or None: the one
+    lookup of a revision, to read it and to write beside it."""
+    sql = f"SELECT {columns} FROM session_settings WHERE session_id = ?"
+    if number is None:
+        return conn.one(sql + " ORDER BY revision DESC LIMIT 1", (session_id,))
+    return conn.one(sql + " AND revision = ?", (session_id, number))
+
+
+def _put(
+    conn: _sql.Db, session_id: str, number: int | None, settings: tuple[str, str], created: int
+) -> tuple[int, bool]:
+    """(revision, written): write `settings` (tools_json, options_json) as revision `number`,
+    or with None as the session's next one, unless the revision looked at (that number;
+    the latest) holds the same (compared as JSON values, so the text either database keeps
+    them as does not matter). StoreError when another revision holds the number given."""
     j = conn.dialect.json_out
-    row = conn.one(
-        f"SELECT revision, {j.format('tools_json')}, {j.format('options_json')} FROM session_settings "
-        "WHERE session_id = ? ORDER BY revision DESC LIMIT 1",
-        (session_id,),
-    )
-    return None if row is None else (int(row[0]), _json.loads(row[1]), _json.loads(row[2]))
+    stored = _row(conn, session_id, number, f"revision, {j.format('tools_json')}, {j.format('options_json')}")
+    if stored is not None:
+        if (_json.loads(stored[1]), _json.loads(stored[2])) == tuple(map(_json.loads, settings)):
+            return int(stored[0]), False
+        if number is not None:
+            raise StoreError(
+                f"session {session_id!r} already holds another settings revision {number}",
+                hint="the two stores hold different settings for this session",
+            )
+    if number is None:
+        number = 1 if stored is None else int(stored[0]) + 1
+    conn.execute(_insert(conn.dialect), (session_id, number, *settings, created, CURRENT_VERSION))
+    return number, True
 
 
 def record(conn: _sql.Db, session_id: str, tools_json: str, options_json: str, now: int) -> int:
     """The revision these settings are: the latest when it holds the same, else a new one."""
-    latest = latest_revision(conn, session_id)
-    if latest is not None and latest[1] == _json.loads(tools_json) and latest[2] == _json.loads(options_json):
-        return latest[0]
-    revision = 1 if latest is None else latest[0] + 1
-    row = (session_id, revision, tools_json, options_json, now, CURRENT_VERSION)
-    conn.execute(_insert(conn.dialect), row)
-    return revision
+    return _put(conn, session_id, None, (tools_json, options_json), now)[0]
 
 
 def put_revision(conn: _sql.Db, revision: SettingsRevision) -> bool:
     """Write a revision as given (a copy or a fork); False when the same is already there,
     StoreError when a different one holds its number."""
-    tools_json, options_json = encode(revision.tools, revision.options)
-    j = conn.dialect.json_out
-    row = conn.one(
-        f"SELECT {j.format('tools_json')}, {j.format('options_json')} FROM session_settings "
-        "WHERE session_id = ? AND revision = ?",
-        (revision.session_id, revision.revision),
-    )
-    if row is not None:
-        if (_json.loads(row[0]), _json.loads(row[1])) == (_json.loads(tools_json), _json.loads(options_json)):
-            return False
-        raise StoreError(
-            f"session {revision.session_id!r} already holds another settings revision {revision.revision}",
-            hint="the two stores hold different settings for this session",
-        )
-    conn.execute(
-        _insert(conn.dialect),
-        (
-            revision.session_id,
-            revision.revision,
-            tools_json,
-            options_json,
-            to_micros(revision.created_at),
-            CURRENT_VERSION,
-        ),
-    )
-    return True
+    settings = encode(revision.tools, revision.options)
+    return _put(conn, revision.session_id, revision.revision, settings, to_micros(revision.created_at))[1]
 
 
 def link(conn: _sql.Db, exchange: ExchangeSettings) -> bool:
@@ -153,11 +144,7 @@ def revisions(conn: _sql.Db, session_id: str) -> list[SettingsRevision]:
 
 def revision(conn: _sql.Db, session_id: str, number: int | None) -> SettingsRevision | None:
     """Revision `number` of the session (the latest with None); None when there is none."""
-    sql = f"SELECT {_columns(conn.dialect)} FROM session_settings WHERE session_id = ?"
-    if number is None:
-        row = conn.one(sql + " ORDER BY revision DESC LIMIT 1", (session_id,))
-    else:
-        row = conn.one(sql + " AND revision = ?", (session_id, number))
+    row = _row(conn, session_id, number, _columns(conn.dialect))
     return None if row is None else _decode(row)
 
 
@@ -201,7 +188,6 @@ __all__ = [
     "delete",
     "encode",
     "exchanges",
-    "latest_revision",
     "link",
     "put_revision",
     "record",

@@ -14,7 +14,11 @@ conversation that breaks spec §5 at status complete.
 
 Streaming fits in with two more entry points: `upsert_partial` keeps a PARTIAL checkpoint
 of a message while it streams (unchecked, since a partial message may break invariants,
-§5.1.5), and `finalize` replaces it with the final message, checked then.
+§5.1.5), and `finalize` replaces it with the final message, checked then. Every message
+write — one message or many, whole, partial or final — takes one route: a batch of
+`_Write`s, each with its mode, checked whole and then written (`_write_messages`) in one
+transaction of its sessions (`Store._locked`). Several writes in one transaction are that
+route's own shape: one batch.
 
 The store knows nothing of providers (DESIGN "Data flow"): it records
 `metadata.provider` and the id that provider issued, and it has no place for API keys,
@@ -58,7 +62,7 @@ from ..errors import (
 )
 from ..ids import ToolIdEntry, ToolIdMap, new_session_id
 from . import _gateway, _settings, _sql
-from ._checks import BatchChecks, Stored, stored_provider_ids
+from ._checks import BatchChecks, stored_provider_ids
 from ._codec import Reader, Row, current, decode, decode_all, decode_each, encode, from_micros
 from ._conn import RetryPolicy
 from ._types import (
@@ -86,11 +90,6 @@ _MAX_LABEL = 4096
 # Enum members read once: `Role.assistant` is a descriptor call each time, on every message.
 _ASSISTANT, _TOOL = Role.assistant, Role.tool
 _COMPLETE, _PARTIAL, _CANCELLED = MessageStatus.complete, MessageStatus.partial, MessageStatus.cancelled
-
-
-def _append_mode(message: Message) -> Mode:
-    """How `append` stores a message: a PARTIAL one as its checkpoint."""
-    return "partial" if message.metadata.status == _PARTIAL else "append"
 
 
 def _now_us() -> int:
@@ -218,9 +217,7 @@ class Store:
 
     def get_session(self, session_id: str) -> SessionInfo:
         """The session's row; SessionNotFoundError if there is none."""
-        row = self._read(
-            lambda c: c.one(f"SELECT {c.dialect.session_columns} FROM sessions WHERE id = ?", (session_id,))
-        )
+        row = self._read(lambda conn: _session_row(conn, session_id))
         if row is None:
             raise SessionNotFoundError(f"no session {session_id!r}")
         return _session(row)
@@ -244,7 +241,6 @@ class Store:
         """
 
         def fetch(conn: _sql.Db) -> SessionStats:
-            _require_session(conn, session_id)
             row = conn.one(_stats_sql(conn.dialect), (session_id,))
             stats = SessionStats(
                 messages=int(row[0] or 0),
@@ -259,21 +255,20 @@ class Store:
             stats.first_user_text = _first_user_text(conn, session_id)
             return stats
 
-        return self._read(fetch)
+        return self._read_session(session_id, fetch)
 
     def delete_session(self, session_id: str) -> None:
         """Remove the session with its messages, tool calls, tool id map and settings, in one
         transaction."""
 
-        def delete(conn: _sql.Db) -> None:
-            _touch(conn, session_id, _now_us())  # its row locked: no append runs meanwhile
+        def delete(conn: _sql.Db, _: int) -> None:  # its row locked: no append runs meanwhile
             for table in ("tool_calls", "tool_id_map", "messages"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             _settings.delete(conn, session_id)
             _gateway.delete(conn, session_id)
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
-        self._write(delete)
+        self._locked([session_id], delete)
 
     def set_active_model(self, session_id: str, model: str | None) -> SessionInfo:
         """Record the session's sticky model (a canonical `<provider>:<model>` id, or None)."""
@@ -295,9 +290,7 @@ class Store:
             )
             if cur.rowcount == 0:
                 raise SessionNotFoundError(f"no session {session_id!r}")
-            return conn.one(
-                f"SELECT {conn.dialect.session_columns} FROM sessions WHERE id = ?", (session_id,)
-            )
+            return _session_row(conn, session_id)
 
         return _session(self._write(update))
 
@@ -323,10 +316,9 @@ class Store:
         first failing message's error, or all are written with one `executemany` per
         statement.
         """
-        batch = [current(message) for message in messages]
-        if not batch:
-            return
-        self._put([(message, encode(message)) for message in batch], tool_ids, None)
+        batch = [_Write.of(current(message), None) for message in messages]
+        if batch:
+            self._put(batch, tool_ids)
 
     def upsert_partial(self, message: Message) -> None:
         """Store or refresh the PARTIAL checkpoint of a message that is still streaming."""
@@ -337,7 +329,7 @@ class Store:
                 message_id=message.id,
                 hint="store the final message with finalize()",
             )
-        self._put([(message, encode(message))], None, "partial")
+        self._put([_Write.of(message, "partial")], None)
 
     def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
         """Replace a message's PARTIAL checkpoint by its final form (checked as by `append`).
@@ -352,30 +344,47 @@ class Store:
                 message_id=message.id,
                 hint="checkpoint it with upsert_partial()",
             )
-        self._put([(message, encode(message))], tool_ids, "finalize")
+        self._put([_Write.of(message, "finalize")], tool_ids)
 
-    def _put(
-        self, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None, mode: Mode | None
-    ) -> None:
-        """Write the batch in one transaction: each message as `mode` says (`upsert_partial`,
-        `finalize`: one message), or, with None, appended as `append_many` appends (a PARTIAL
-        message stored as by `upsert_partial`)."""
-        sessions = dict.fromkeys([row[1] for _, row in batch])
+    def _put(self, batch: Sequence[_Write], tool_ids: ToolIdMap | None) -> None:
+        """The one write route of messages (`append`, `append_many`, `upsert_partial`,
+        `finalize`, `save_tool_ids`): the batch, whatever its modes, and the tool id map,
+        in one transaction of its sessions (`_locked`) through `_write_messages`."""
+        sessions = {w.row[1] for w in batch}
         if tool_ids is not None:
-            foreign = set(sessions) - {tool_ids.session_id}
+            foreign = sessions - {tool_ids.session_id}
             if foreign:
                 raise StoreError(
                     f"tool id map of session {tool_ids.session_id!r} given for messages of "
                     f"{sorted(foreign)!r}"
                 )
+            sessions.add(tool_ids.session_id)
+        self._locked(sessions, lambda conn, _: _write_messages(conn, batch, tool_ids))
 
-        def run(conn: _sql.Db) -> None:
+    def _locked(self, sessions: Iterable[str], fn: Callable[[_sql.Db, int], T]) -> T:
+        """Run `fn(conn, now)` in one write transaction that first marks each session changed
+        (`_touch`, SessionNotFoundError for one that is not there), in sorted order: on
+        PostgreSQL that locks their rows, and one order for every writer means no deadlock.
+        Every write of a session's rows goes through here."""
+
+        def run(conn: _sql.Db) -> T:
             now = _now_us()
-            for session_id in sorted(sessions):  # one order for every writer: no deadlock
+            for session_id in sorted(sessions):
                 _touch(conn, session_id, now)
-            _write_batch(conn, batch, tool_ids, mode)
+            return fn(conn, now)
 
-        self._write(run)
+        return self._write(run)
+
+    def _read_session(self, session_id: str, fn: Callable[[_sql.Db], T]) -> T:
+        """`fn(conn)` in one read transaction, after checking that the session exists
+        (SessionNotFoundError): the read-side twin of `_locked`, for every read of one
+        session's rows."""
+
+        def run(conn: _sql.Db) -> T:
+            _require_session(conn, session_id)
+            return fn(conn)
+
+        return self._read(run)
 
     def append_planned(
         self,
@@ -388,24 +397,23 @@ class Store:
         read inside the same write transaction; the messages appended (none: nothing written).
 
         For a writer whose messages depend on what the session holds (`metis.ops.repair`
-        answers the calls still open): the session's row is locked first (`_touch`), so the
+        answers the calls still open): the session's row is locked first (`_locked`), so the
         history `plan` sees is the last committed one, and no other writer of the session
         can change it before these messages are written. Two such writers run one after
         the other, the second seeing the first's messages.
         """
 
-        def run(conn: _sql.Db) -> list[Message]:
-            _touch(conn, session_id, _now_us())
+        def run(conn: _sql.Db, _: int) -> list[Message]:
             history = decode_all(_fetch_rows(conn, session_id, None, None, None)[0], self._reader)
             made = [current(message) for message in plan(history)]
             foreign = sorted({m.session_id for m in made} - {session_id})
             if foreign:
                 raise StoreError(f"messages planned for session {session_id!r} belong to {foreign!r}")
             if made:
-                _write_batch(conn, [(m, encode(m)) for m in made], tool_ids, None)
+                _write_messages(conn, [_Write.of(m, None) for m in made], tool_ids)
             return made
 
-        return self._write(run)
+        return self._locked([session_id], run)
 
     def load_session(
         self, session_id: str, *, include_partial: bool = True, after: str | None = None
@@ -505,24 +513,20 @@ class Store:
         if tool_ids.session_id != session_id:
             raise StoreError(f"tool id map belongs to session {tool_ids.session_id!r}, not {session_id!r}")
 
-        def save(conn: _sql.Db) -> None:
-            _touch(conn, session_id, _now_us())
-            _sync_tool_ids(conn, tool_ids)
-
-        self._write(save)
+        self._put([], tool_ids)
 
     def load_tool_ids(self, session_id: str) -> ToolIdMap:
         """The session's tool id map as last saved (empty if never saved)."""
 
-        def fetch(conn: _sql.Db) -> list[Any]:
-            _require_session(conn, session_id)
-            return conn.execute(
+        rows = self._read_session(
+            session_id,
+            lambda conn: conn.all(
                 "SELECT canonical, provider, provider_id, origin FROM tool_id_map "
                 "WHERE session_id = ? ORDER BY seq",
                 (session_id,),
-            ).fetchall()
-
-        return ToolIdMap(session_id, [ToolIdEntry(*row) for row in self._read(fetch)])
+            ),
+        )
+        return ToolIdMap(session_id, [ToolIdEntry(*row) for row in rows])
 
     # --- settings: the tools and options exchanges were sent with -------------------------------
 
@@ -548,43 +552,26 @@ class Store:
         if reply_id is not None:
             _exchange(session_id, reply_id, 1)  # the id is checked before anything is written
 
-        def run(conn: _sql.Db) -> int:
-            now = _now_us()
-            _touch(conn, session_id, now)  # locks the session: one writer numbers its revisions
+        def run(conn: _sql.Db, now: int) -> int:  # the session locked: one writer numbers revisions
             revision = _settings.record(conn, session_id, tools_json, options_json, now)
             if reply_id is not None:
                 _settings.link(conn, _exchange(session_id, reply_id, revision))
             return revision
 
-        return self._write(run)
+        return self._locked([session_id], run)
 
     def settings(self, session_id: str, revision: int | None = None) -> SettingsRevision | None:
         """The session's settings revision `revision`, or the one in force (its latest) when
         None; None when the session has recorded no such settings."""
-
-        def fetch(conn: _sql.Db) -> SettingsRevision | None:
-            _require_session(conn, session_id)
-            return _settings.revision(conn, session_id, revision)
-
-        return self._read(fetch)
+        return self._read_session(session_id, lambda conn: _settings.revision(conn, session_id, revision))
 
     def settings_revisions(self, session_id: str) -> list[SettingsRevision]:
         """Every settings revision of the session, oldest first."""
-
-        def fetch(conn: _sql.Db) -> list[SettingsRevision]:
-            _require_session(conn, session_id)
-            return _settings.revisions(conn, session_id)
-
-        return self._read(fetch)
+        return self._read_session(session_id, lambda conn: _settings.revisions(conn, session_id))
 
     def exchange_settings(self, session_id: str) -> list[ExchangeSettings]:
         """Which revision each exchange of the session was sent with, in the order they were sent."""
-
-        def fetch(conn: _sql.Db) -> list[ExchangeSettings]:
-            _require_session(conn, session_id)
-            return _settings.exchanges(conn, session_id)
-
-        return self._read(fetch)
+        return self._read_session(session_id, lambda conn: _settings.exchanges(conn, session_id))
 
     def put_settings(
         self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
@@ -593,16 +580,13 @@ class Store:
         store copied, a session forked), in one transaction; returns how many rows were new.
         Rows already there as given are skipped; a different revision under the same number,
         or an exchange recorded otherwise, is a StoreError and nothing is written."""
-        sessions = sorted({r.session_id for r in revisions} | {e.session_id for e in exchanges})
+        sessions = {r.session_id for r in revisions} | {e.session_id for e in exchanges}
 
-        def run(conn: _sql.Db) -> int:
-            now = _now_us()
-            for session_id in sessions:  # one order for every writer: no deadlock
-                _touch(conn, session_id, now)
+        def run(conn: _sql.Db, _: int) -> int:
             written = sum(_settings.put_revision(conn, r) for r in revisions)
             return written + sum(_settings.link(conn, e) for e in exchanges)
 
-        return self._write(run) if sessions else 0
+        return self._locked(sessions, run) if sessions else 0
 
     # --- the gateway's rows (`_gateway`): conversation tips, keys, withheld replies, usage ------
 
@@ -670,36 +654,27 @@ class Store:
         return self._tool_calls(session_id, " AND status = 'pending'")
 
     def _tool_calls(self, session_id: str, where: str) -> list[ToolCallRecord]:
-        def fetch(conn: _sql.Db) -> list[Any]:
-            _require_session(conn, session_id)
-            return conn.execute(
-                f"SELECT {_sql.TOOL_CALL_COLUMNS} FROM tool_calls "
-                f"WHERE session_id = ?{where} ORDER BY created_at, id",
-                (session_id,),
-            ).fetchall()
-
-        return [_tool_call(row) for row in self._read(fetch)]
+        sql = f"SELECT {_sql.TOOL_CALL_COLUMNS} FROM tool_calls WHERE session_id = ?{where} "
+        rows = self._read_session(session_id, lambda c: c.all(sql + "ORDER BY created_at, id", (session_id,)))
+        return [_tool_call(row) for row in rows]
 
     def failed_tool_calls(self, session_id: str | None = None) -> dict[str, int]:
         """Failed tool calls per session (spec §9.2); one session (even at 0) when named."""
 
-        def count(conn: _sql.Db) -> dict[str, int]:
-            if session_id is not None:
-                _require_session(conn, session_id)
-                row = conn.execute(
-                    "SELECT COUNT(*) FROM tool_calls WHERE session_id = ? AND status = 'failed'",
-                    (session_id,),
-                ).fetchone()
-                return {session_id: int(row[0])}
-            rows = conn.execute(
-                "SELECT session_id, COUNT(*) FROM tool_calls WHERE status = 'failed' GROUP BY session_id"
-            ).fetchall()
-            return {sid: int(n) for sid, n in rows}
-
-        return self._read(count)
+        if session_id is not None:
+            sql = "SELECT COUNT(*) FROM tool_calls WHERE session_id = ? AND status = 'failed'"
+            row = self._read_session(session_id, lambda c: c.one(sql, (session_id,)))
+            return {session_id: int(row[0])}
+        sql = "SELECT session_id, COUNT(*) FROM tool_calls WHERE status = 'failed' GROUP BY session_id"
+        return {sid: int(n) for sid, n in self._read(lambda c: c.all(sql))}
 
 
 # --- helpers (run inside a transaction) ------------------------------------------------------------
+
+
+def _session_row(conn: _sql.Db, session_id: str) -> Any:
+    """The session's row (`_session` reads it), or None."""
+    return conn.one(f"SELECT {conn.dialect.session_columns} FROM sessions WHERE id = ?", (session_id,))
 
 
 def _require_session(conn: _sql.Db, session_id: str) -> None:
@@ -837,20 +812,6 @@ def _first_user_text(conn: _sql.Db, session_id: str) -> str | None:
     return None
 
 
-def _write_batch(
-    conn: _sql.Db, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None, mode: Mode | None
-) -> None:
-    """`Store._put`'s writes, its sessions already touched: each message as `mode` says,
-    or appended (a batch of final messages through `_append_all`)."""
-    if mode is None and not any(m.metadata.status == _PARTIAL for m, _ in batch):
-        _append_all(conn, batch, tool_ids)
-    else:
-        for message, row in batch:
-            _put_one(conn, message, row, mode or _append_mode(message), tool_ids)
-    if tool_ids is not None:
-        _sync_tool_ids(conn, tool_ids)
-
-
 def _exchange(session_id: str, reply_id: str, revision: int) -> ExchangeSettings:
     """The exchange row of `reply_id` (StoreError when the id is not a message id)."""
     try:
@@ -868,13 +829,6 @@ def _touch(conn: _sql.Db, session_id: str, now: int) -> None:
         raise SessionNotFoundError(f"no session {session_id!r}", hint="create it with Store.create_session()")
 
 
-def _existing(conn: _sql.Db, message_id: str) -> tuple[str, str | None] | None:
-    """(session id, status) of the stored message with this id, if any."""
-    status = conn.dialect.status_of.format("metadata_json")
-    row = conn.one(f"SELECT session_id, {status} FROM messages WHERE id = ?", (message_id,))
-    return None if row is None else (row[0], row[1])
-
-
 def _duplicate(message: Message, existing: tuple[str, str | None]) -> DuplicateMessageError:
     what = "a partial checkpoint" if existing[1] == "partial" else "a message"
     return DuplicateMessageError(
@@ -884,65 +838,94 @@ def _duplicate(message: Message, existing: tuple[str, str | None]) -> DuplicateM
     )
 
 
-class _Plan(NamedTuple):
-    """The rows a batch writes: `messages` rows, `tool_calls` rows (answers to calls of the
-    same batch folded in), and answers to calls stored before (`_sql.ANSWER_OPEN_CALL`)."""
+class _Write(NamedTuple):
+    """One message of a write: the message, its row (`_codec.encode`), and its mode —
+    `append` (a new message, checked), `finalize` (checked, replacing its own PARTIAL
+    checkpoint when there is one) or `partial` (a checkpoint, stored unchecked, §5.1.5)."""
 
-    message_rows: Sequence[Row]
+    message: Message
+    row: Row
+    mode: Mode
+
+    @classmethod
+    def of(cls, message: Message, mode: Mode | None) -> _Write:
+        """The write of `message` (already `current`); no mode: as `append` stores it (a
+        PARTIAL message as its checkpoint)."""
+        if mode is None:
+            mode = "partial" if message.metadata.status == _PARTIAL else "append"
+        return cls(message, encode(message), mode)
+
+
+class _Plan(NamedTuple):
+    """The rows a batch writes: new `messages` rows, partial checkpoints replaced in place
+    (`replace_partial` parameters), `tool_calls` rows (answers to calls of the same batch
+    folded in), and answers to calls stored before (`_sql.ANSWER_OPEN_CALL`)."""
+
+    inserts: Sequence[Row]
+    replaces: Sequence[tuple[Any, ...]]
     call_rows: Sequence[Sequence[Any]]
     updates: Sequence[tuple[Any, ...]]
 
 
-def _append_all(conn: _sql.Db, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None) -> None:
-    """`_put_one(..., "append", ...)` for every message of the batch, as a few statements.
+def _write_messages(conn: _sql.Db, batch: Sequence[_Write], tool_ids: ToolIdMap | None) -> None:
+    """Every message write, whatever its mode, and the tool id map (its sessions locked).
 
-    `_put_one` per message would make its lookups and statements per message. Here the
-    lookups are made once (`_checked_plan`), which raises the error `_put_one` would
-    raise for the first message that fails, and all rows are written with one
-    `executemany` per statement, in the order `_put_one` would have written them.
+    The batch is checked whole first (`_checked_plan`: raises the first failing message's
+    error, nothing written), then written with one statement per kind of row, in this
+    order: new messages (append order), replaced checkpoints, the tool calls they open,
+    the answers to calls stored before, the tool id map. A batch of one message is the
+    same route as a batch of a thousand.
     """
-    plan = _checked_plan(conn, batch, tool_ids)
-    conn.executemany(conn.dialect.insert_message, plan.message_rows)
-    if plan.call_rows:
-        _sql.insert_tool_calls(conn, plan.call_rows)
-    if plan.updates:
+    if batch:
+        plan = _checked_plan(conn, batch, tool_ids)
+        conn.executemany(conn.dialect.insert_message, plan.inserts)
+        conn.executemany(conn.dialect.replace_partial, plan.replaces)
+        if plan.call_rows:
+            _sql.insert_tool_calls(conn, plan.call_rows)
         conn.executemany(_sql.ANSWER_OPEN_CALL, plan.updates)
+    if tool_ids is not None:
+        _sync_tool_ids(conn, tool_ids)
 
 
-def _checked_plan(conn: _sql.Db, batch: Sequence[tuple[Message, Row]], tool_ids: ToolIdMap | None) -> _Plan:
+def _checked_plan(conn: _sql.Db, batch: Sequence[_Write], tool_ids: ToolIdMap | None) -> _Plan:
     """The rows of the batch, each message checked in order (raises for the first failing one).
 
     The lookups are made once for the whole batch (`BatchChecks`, and the stored provider
-    ids), and each message is checked against what the earlier ones will have written.
+    ids), and each message is checked against what the earlier ones will have written: a
+    message id already taken is a DuplicateMessageError unless it is the PARTIAL checkpoint
+    of the same session that a `finalize` or `partial` write replaces; a checked message
+    (not `partial`) must pass `BatchChecks.violations`, and opens or answers its tool calls.
     """
-    messages = [message for message, _ in batch]
-    checks = BatchChecks(conn, messages)
-    stored: dict[tuple[str, str, str], str] = (
-        {} if tool_ids is not None else _stored_provider_ids(conn, messages)
-    )
-    lookup = stored.get
-    message_rows: list[Row] = []
+    checked = [w.message for w in batch if w.mode != "partial"]
+    checks = BatchChecks(conn, [w.message for w in batch], checked)
+    lookup = ({} if tool_ids is not None else _stored_provider_ids(conn, checked)).get
+    inserts: list[Row] = []
+    replaces: list[tuple[Any, ...]] = []
     call_rows: list[tuple[Any, ...]] = []
     result_rows: list[tuple[Any, ...]] = []
-    for message, row in batch:
-        found = checks.violations(message)
+    for message, row, mode in batch:
         existing = checks.existing(message.id)
-        if existing is not None:  # the INSERT would fail; a re-sent message is said so
-            raise _duplicate(message, existing)
-        if found:
-            raise InvariantError(found, message_id=message.id)
-        message_rows.append(row)
+        if existing is not None and (mode == "append" or existing != (message.session_id, "partial")):
+            raise _duplicate(message, existing)  # a re-sent message: said so before what it breaks
+        if mode != "partial":
+            found = checks.violations(message)
+            if found:
+                raise InvariantError(found, message_id=message.id)
+        if existing is None:
+            inserts.append(row)
+        else:
+            replaces.append((*row[2:], message.id))
         checks.written(row[0], row[1], message.metadata.status)
+        if mode == "partial":
+            continue
         calls, results = len(call_rows), len(result_rows)
         _tool_call_rows(message, row[5], tool_ids, lookup, call_rows, result_rows)
-        if len(call_rows) != calls:
-            for call in call_rows[calls:]:
-                checks.opened(call[0], call[1])
-        if len(result_rows) != results:
-            for result in result_rows[results:]:
-                checks.answered(result[3], result[4])
+        for call in call_rows[calls:]:
+            checks.opened(call[0], call[1])
+        for result in result_rows[results:]:
+            checks.answered(result[3], result[4])
     updates = _close_new_calls(call_rows, result_rows)
-    return _Plan(message_rows, call_rows, updates)
+    return _Plan(inserts, replaces, call_rows, updates)
 
 
 def _close_new_calls(
@@ -968,7 +951,7 @@ def _close_new_calls(
 
 
 def _stored_provider_ids(conn: _sql.Db, messages: Sequence[Message]) -> dict[tuple[str, str, str], str]:
-    """`stored_provider_ids` for every tool call the batch (or a single message) opens."""
+    """`stored_provider_ids` for every tool call the batch's checked messages open."""
     wanted: dict[str, set[str]] = {}
     for message in messages:
         if message.role == _ASSISTANT and message.metadata.provider is not None:
@@ -976,50 +959,6 @@ def _stored_provider_ids(conn: _sql.Db, messages: Sequence[Message]) -> dict[tup
                 if isinstance(block, ToolUseBlock):
                     wanted.setdefault(message.session_id, set()).add(block.id)
     return stored_provider_ids(conn, wanted)
-
-
-def _put_one(conn: _sql.Db, message: Message, row: Row, mode: Mode, tool_ids: ToolIdMap | None) -> None:
-    """Write one message: insert it (append), or insert or replace a partial checkpoint
-    (partial: unchecked, §5.1.5; finalize: checked as an append is)."""
-    if mode == "partial":
-        existing = _existing(conn, message.id)
-        if existing is not None and (existing[1] != "partial" or existing[0] != message.session_id):
-            raise _duplicate(message, existing)
-        _insert_or_replace(conn, message, row, existing)
-        return
-    checks = BatchChecks(conn, [message])  # one lookup of its id and of the calls it names
-    existing = checks.existing(message.id)
-    if existing is not None and (
-        mode == "append" or existing[1] != "partial" or existing[0] != message.session_id
-    ):  # a re-sent message: said so, before anything it would break by being there twice
-        raise _duplicate(message, existing)
-    found = checks.violations(message)
-    if found:
-        raise InvariantError(found, message_id=message.id)
-    _insert_or_replace(conn, message, row, existing)
-    _record_tool_calls(conn, message, row[5], tool_ids)
-
-
-def _insert_or_replace(conn: _sql.Db, message: Message, row: Row, existing: Stored | None) -> None:
-    """Insert the row, or replace the partial checkpoint stored under its id in place."""
-    if existing is not None:
-        conn.execute(conn.dialect.replace_partial, (*row[2:], message.id))
-    else:
-        conn.execute(conn.dialect.insert_message, row)
-
-
-def _record_tool_calls(conn: _sql.Db, message: Message, created: int, tool_ids: ToolIdMap | None) -> None:
-    """Open a row per tool_use of an ASSISTANT message; close the row a TOOL message answers."""
-    call_rows: list[tuple[Any, ...]] = []
-    result_rows: list[tuple[Any, ...]] = []
-
-    # The stored map is read only when no map was given (one query, as for a batch).
-    stored = ({} if tool_ids is not None else _stored_provider_ids(conn, [message])).get
-    _tool_call_rows(message, created, tool_ids, stored, call_rows, result_rows)
-    if call_rows:
-        _sql.insert_tool_calls(conn, call_rows)
-    if result_rows:
-        conn.executemany(_sql.ANSWER_OPEN_CALL, result_rows)
 
 
 def _tool_call_rows(  # noqa: PLR0917  (runs once per message: positional on purpose)
