@@ -1,7 +1,7 @@
 """The shared adapter contract: one parametrized suite every provider passes (spec §7, §11).
 
 Each provider's own test module covers its quirks with golden files; this module holds
-all five to the same contract, using the per-provider fixtures in tests/contracts/:
+all five to the same contract, using the per-provider fixtures in tests/support/contracts/:
 registry and honest capabilities, a response parses into a complete canonical message,
 the equivalent stream assembles into the *same* message however it is chunked, a stream
 cut short keeps what arrived, error bodies become typed errors, canonical conversations
@@ -31,6 +31,7 @@ from metis.errors import MetisError, ProviderError, UnknownAdapterError
 from metis.ids import ToolIdMap, new_message_id
 from metis_schema.v3 import Message, MessageStatus, Role, StopReason, ToolDefinition
 
+from tests.support.messages import build_message
 from tests.support.strategies import conversations
 
 PROVIDERS = ["anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral"]
@@ -39,7 +40,7 @@ _TOOL_ID = re.compile(r"tu_[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def contract(provider: str) -> ModuleType:
-    return importlib.import_module(f"contracts.{provider}")
+    return importlib.import_module(f"tests.support.contracts.{provider}")
 
 
 def capable_model(provider: str) -> str:
@@ -206,14 +207,8 @@ def test_stored_response_replays_to_its_own_provider(provider: str) -> None:
     ids = ToolIdMap("sess_contract")
     message = adapter.from_wire_response(contract(provider).response_fixture(), context(provider, ids))
     stored = Message.model_validate_json(message.model_dump_json(exclude_none=True))
-    user = Message(
-        id=new_message_id(),
-        session_id="sess_contract",
-        role=Role.user,
-        content=[{"type": "text", "text": "hi"}],
-        metadata={},
-        created_at=FIXED_TIME,
-        schema_version=3,
+    user = build_message(
+        Role.user, [{"type": "text", "text": "hi"}], session_id="sess_contract", created_at=FIXED_TIME
     )
     body = adapter.to_wire(
         [user, stored],
@@ -253,39 +248,27 @@ def test_any_valid_conversation_projects_to_a_valid_body(
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_foreign_thinking_is_dropped_with_one_warn(provider: str, caplog: pytest.LogCaptureFixture) -> None:
     foreign = "gemini" if provider == "anthropic" else "anthropic"
-    thinking = Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": "sess_lossy",
-            "role": "assistant",
-            "content": [
-                {"type": "thinking", "text": "hmm", "signature": "c2lnbmF0dXJl"},
-                {"type": "text", "text": "ok"},
-            ],
-            "metadata": {
-                "model": capable_model(foreign),
-                "provider": foreign,
-                "usage": {
-                    "input_tokens": 1,
-                    "output_tokens": 1,
-                    "cost_usd": "0",
-                    "pricing_version": "2026-05-08",
-                    "latency_ms": 1,
-                },
-                "routing": {"mode": "default", "chosen_model": capable_model(foreign), "reason": "test"},
-            },
-            "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 3,
-        }
-    )
-    user = Message(
-        id=new_message_id(),
+    thinking = build_message(
+        "assistant",
+        [
+            {"type": "thinking", "text": "hmm", "signature": "c2lnbmF0dXJl"},
+            {"type": "text", "text": "ok"},
+        ],
         session_id="sess_lossy",
-        role=Role.user,
-        content=[{"type": "text", "text": "hi"}],
-        metadata={},
-        created_at=FIXED_TIME,
-        schema_version=3,
+        created_at="2026-05-08T12:00:00Z",
+        model=capable_model(foreign),
+        provider=foreign,
+        usage={
+            "input_tokens": 1,
+            "output_tokens": 1,
+            "cost_usd": "0",
+            "pricing_version": "2026-05-08",
+            "latency_ms": 1,
+        },
+        routing={"mode": "default", "chosen_model": capable_model(foreign), "reason": "test"},
+    )
+    user = build_message(
+        Role.user, [{"type": "text", "text": "hi"}], session_id="sess_lossy", created_at=FIXED_TIME
     )
     options = AdapterOptions(
         model=capable_model(provider), session_id="sess_lossy", tool_ids=ToolIdMap("sess_lossy")

@@ -3,7 +3,7 @@
 Golden files live in tests/golden/anthropic/. Wire inputs there (`response_*.json`,
 `stream_*.sse`, `request_recorded.json`) are hand-written in the shapes recorded traffic
 has (sources: spec/provider-wire-formats.md §1 and the anthropic 2.12 SDK types), named
-and compared by the one harness, tests/golden.py; the `*.golden.json` outputs are
+and compared by the one harness, tests/support/golden.py; the `*.golden.json` outputs are
 regenerated with METIS_UPDATE_GOLDEN=1 and reviewed.
 """
 
@@ -36,6 +36,7 @@ from tests.support.contracts.anthropic import (
     check_stream_event,
     response_fixture,
 )
+from tests.support.messages import build_message
 from tests.support.strategies import PNG_1PX
 
 PROVIDER = "anthropic"
@@ -88,16 +89,13 @@ def options(ids: ToolIdMap | None = None, **kw: Any) -> AdapterOptions:
 
 
 def msg(role: str, content: list[dict[str, Any]], n: int, **metadata: Any) -> Message:
-    return Message.model_validate(
-        {
-            "id": f"01HZ00000000000000000000{n:02d}",
-            "session_id": SESSION,
-            "role": role,
-            "content": content,
-            "metadata": metadata,
-            "created_at": FIXED_TIME,
-            "schema_version": 3,
-        }
+    return build_message(
+        role,
+        content,
+        session_id=SESSION,
+        id=f"01HZ00000000000000000000{n:02d}",
+        created_at=FIXED_TIME,
+        **metadata,
     )
 
 
@@ -581,21 +579,14 @@ ERRORS = golden.inputs(PROVIDER, "error")
 
 @pytest.mark.parametrize("name", ERRORS)
 def test_error_golden(name: str) -> None:
-    status = int(name.removeprefix("error_").split("_")[0].split(".")[0])
-    raw = golden.read_input(PROVIDER, name)
-    error = ADAPTER.parse_error(raw, status)
-    document = {
-        "error_type": error.error_type,
-        "message": error.message,
-        "retryable": error.retryable,
-        "status_code": error.status_code,
-    }
-    golden.check(PROVIDER, golden.expected_name(name), document)
-    body = orjson.loads(raw)
+    error = golden.check_error(PROVIDER, name)
+    body = orjson.loads(golden.read_input(PROVIDER, name))
     assert error.provider == "anthropic" and error.error_type == body["error"]["type"]
     assert body["error"]["message"] in error.message
     assert body.get("request_id", "") in error.message
-    assert ADAPTER.parse_error(body, status).message == error.message  # parsed or bytes alike
+    assert (
+        ADAPTER.parse_error(body, golden.error_status(name)).message == error.message
+    )  # parsed or bytes alike
 
 
 @pytest.mark.parametrize(

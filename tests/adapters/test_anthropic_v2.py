@@ -3,7 +3,7 @@ tools, compaction and cache breakpoints, in both directions.
 
 Golden inputs (tests/golden/anthropic/, sources in `_sources.md` there): the replies and
 streams `*_document_citations`, `*_server_tools`, `*_compaction` and `*_citations` run
-through tests/test_anthropic_adapter.py's golden, replay and stream == whole tests; the
+through tests/adapters/test_anthropic_adapter.py's golden, replay and stream == whole tests; the
 recorded request `request_v2_blocks.json` (Anthropic's documentation examples of
 documents, search results, web search and citations, and the SDK's compaction type) is
 imported and replayed here. The rest pins what goes back to Anthropic and what is a §7.3

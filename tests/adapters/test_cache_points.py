@@ -2,7 +2,7 @@
 
 OpenRouter takes Anthropic's `cache_control` on a content part (its API reference,
 https://openrouter.ai/docs/features/prompt-caching, and the contract in
-tests/contracts/openrouter.py): the marker goes on exactly the part made from the marked
+tests/support/contracts/openrouter.py): the marker goes on exactly the part made from the marked
 block. The APIs that cache on their own (OpenAI and Mistral Chat Completions, Responses),
 Gemini (explicit caching is the separate cachedContents API) and Ollama (its own KV cache)
 have no per-block marker: nothing is sent and one WARN per request says so. Imports keep

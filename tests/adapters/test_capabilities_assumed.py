@@ -23,11 +23,12 @@ import pytest
 from metis import adapters
 from metis.adapters import AdapterOptions
 from metis.catalog import load_catalog
-from metis.ids import ToolIdMap, new_message_id
+from metis.ids import ToolIdMap
 from metis_schema.v3 import Message
 
 from tests.support.contracts import openai as openai_contract
 from tests.support.contracts import responses as responses_contract
+from tests.support.messages import build_message
 
 SESSION = "sess_capabilities"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -36,16 +37,8 @@ FIVE = ("session_id", "message_id", "block_type", "adapter", "reason")
 
 
 def _message(role: str, content: list[dict[str, Any]], **metadata: Any) -> Message:
-    return Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": role,
-            "content": content,
-            "metadata": metadata,
-            "created_at": datetime(2026, 11, 1, tzinfo=UTC),
-            "schema_version": 3,
-        }
+    return build_message(
+        role, content, session_id=SESSION, created_at=datetime(2026, 11, 1, tzinfo=UTC), **metadata
     )
 
 

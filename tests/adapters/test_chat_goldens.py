@@ -1,4 +1,4 @@
-"""Golden files of both Chat Completions dialects, through tests/golden.py's one harness.
+"""Golden files of both Chat Completions dialects, through tests/support/golden.py's one harness.
 
 Every wire input under tests/golden/openai/ and tests/golden/openrouter/ (replies, streams,
 recorded requests, error bodies) is read by its dialect's adapter and compared with the
@@ -31,8 +31,6 @@ from tests.support.openai_chat_support import (
     canonical,
     chunkings,
     context,
-    error_document,
-    error_status,
     events_document,
     fixed_tool_ids,
     import_document,
@@ -99,8 +97,7 @@ def test_request_import_golden(provider: str, name: str, fixed_tool_ids: None) -
 
 @pytest.mark.parametrize(("provider", "name"), cases("error"))
 def test_error_golden(provider: str, name: str) -> None:
-    error = adapters.get(provider).parse_error(golden.read_input(provider, name), error_status(name))
-    golden.check(provider, golden.expected_name(name), error_document(error))
+    golden.check_error(provider, name)
 
 
 def paired() -> list[tuple[str, str]]:

@@ -23,9 +23,10 @@ import pytest
 from metis import adapters
 from metis.adapters import AdapterOptions
 from metis.catalog import load_catalog
-from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v3 import Message, MessageMetadata, Role, TextBlock
+from metis.ids import ToolIdMap
+from metis_schema.v3 import Message, Role, TextBlock
 
+from tests.support.messages import build_message
 from tests.support.paths import GOLDEN
 
 TARGETS = ("anthropic", "openai", "openrouter", "mistral", "gemini", "ollama", "responses")
@@ -53,13 +54,8 @@ PROJECTIONS = [
 
 
 def _turn(session_id: str, role: Role, text: str) -> Message:
-    return Message(
-        id=new_message_id(),
-        session_id=session_id,
-        role=role,
-        content=[TextBlock(type="text", text=text)],
-        metadata=MessageMetadata(),
-        created_at=datetime.now(UTC),
+    return build_message(
+        role, [TextBlock(type="text", text=text)], session_id=session_id, created_at=datetime.now(UTC)
     )
 
 

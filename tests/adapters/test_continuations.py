@@ -5,7 +5,7 @@ The import names the response (`metadata.continues`), never invents it, and keep
 tool output's provider call id resolvable; the client, sending such a session to another
 provider (or with `store: false`), writes the history the id stands for from the store
 (`metis.continuation`, the rule the gateway uses too). Real parts: a SQLite store, the
-client over loopback HTTP to a scripted provider (tests/gateway_support.py), the goldens
+client over loopback HTTP to a scripted provider (tests/support/gateway_support.py), the goldens
 of tests/golden/responses (`request_continuation.json` continues `response_tools.json`).
 """
 

@@ -10,8 +10,10 @@ import pytest
 from metis import adapters
 from metis.adapters._kit.base import AdapterOptions
 from metis.assembly import RequestContext
-from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v3 import Message, MessageMetadata, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from metis.ids import ToolIdMap
+from metis_schema.v3 import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
+
+from tests.support.messages import build_message
 
 
 def test_two_calls_sharing_an_id_replay_with_distinct_ids() -> None:
@@ -70,27 +72,13 @@ and take ids as optional: they replay their own ids as issued)."""
 
 
 def _user(text: str) -> Message:
-    return Message(
-        id=new_message_id(),
-        session_id="s",
-        role=Role.user,
-        content=[TextBlock(text=text)],
-        created_at=datetime.now(UTC),
-        metadata=MessageMetadata(),
-        schema_version=3,
-    )
+    return build_message(Role.user, [TextBlock(text=text)], session_id="s", created_at=datetime.now(UTC))
 
 
 def _result(tool_use_id: str, text: str) -> Message:
     block = ToolResultBlock(tool_use_id=tool_use_id, content=[TextBlock(text=text)])
-    return Message(
-        id=new_message_id(),
-        session_id="s",
-        role=Role.tool,
-        content=[block],
-        created_at=datetime.now(UTC),
-        metadata=MessageMetadata(parent_tool_use_id=tool_use_id),
-        schema_version=3,
+    return build_message(
+        Role.tool, [block], session_id="s", created_at=datetime.now(UTC), parent_tool_use_id=tool_use_id
     )
 
 

@@ -21,10 +21,11 @@ from metis.assembly import RequestContext
 from metis.canonical import message_hash, read_message
 from metis.endpoints import normalize_endpoint
 from metis.errors import AdapterError, WireFormatError
-from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v3 import Message, MessageMetadata, Role, TextBlock
+from metis.ids import ToolIdMap
+from metis_schema.v3 import Message, Role, TextBlock
 
 from tests.support import golden
+from tests.support.messages import build_message
 
 SESSION = "sess_provenance"
 PROXY = "https://llm-proxy.example.com:8443/anthropic"
@@ -33,14 +34,8 @@ its own reasoning."""
 
 
 def _user(text: str) -> Message:
-    return Message(
-        id=new_message_id(),
-        session_id=SESSION,
-        role=Role.user,
-        content=[TextBlock(type="text", text=text)],
-        metadata=MessageMetadata(),
-        created_at=datetime.now(UTC),
-        schema_version=3,
+    return build_message(
+        Role.user, [TextBlock(type="text", text=text)], session_id=SESSION, created_at=datetime.now(UTC)
     )
 
 

@@ -731,15 +731,7 @@ ERRORS = golden.inputs(PROVIDER, "error")
 
 @pytest.mark.parametrize("name", ERRORS)
 def test_error_golden(name: str) -> None:
-    status = int(name.removeprefix("error_").split("_")[0].split(".")[0])
-    error = ADAPTER.parse_error(golden.read_input(PROVIDER, name), status)
-    document = {
-        "error_type": error.error_type,
-        "message": error.message,
-        "retryable": error.retryable,
-        "status_code": error.status_code,
-    }
-    golden.check(PROVIDER, golden.expected_name(name), document)
+    error = golden.check_error(PROVIDER, name)
     assert error.provider == "gemini"
 
 

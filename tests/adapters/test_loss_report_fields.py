@@ -29,6 +29,7 @@ from metis.ids import ToolIdMap, new_message_id
 from metis_schema.v3 import Message
 
 from tests.support import golden
+from tests.support.messages import build_message
 
 SESSION = "sess_loss_reports"
 FIVE = ("session_id", "message_id", "block_type", "adapter", "reason")
@@ -54,18 +55,11 @@ def _cases() -> list[tuple[str, str]]:
     ]
 
 
+CREATED = datetime(2026, 11, 1, tzinfo=UTC)
+
+
 def _text(role: str, text: str) -> Message:
-    return Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": role,
-            "content": [{"type": "text", "text": text}],
-            "metadata": {},
-            "created_at": datetime(2026, 11, 1, tzinfo=UTC),
-            "schema_version": 3,
-        }
-    )
+    return build_message(role, [{"type": "text", "text": text}], session_id=SESSION, created_at=CREATED)
 
 
 def _read(provider: str, name: str) -> tuple[list[Message], list[Any], AdapterOptions]:
@@ -127,16 +121,9 @@ def test_every_warn_of_every_projection_carries_the_five_fields(
 
 
 def _assistant(content: list[dict[str, Any]], model: str) -> Message:
-    return Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": "assistant",
-            "content": content,
-            "metadata": {"model": model, "provider": model.split(":", 1)[0]},
-            "created_at": datetime(2026, 11, 1, tzinfo=UTC),
-            "schema_version": 3,
-        }
+    provider = model.split(":", 1)[0]
+    return build_message(
+        "assistant", content, session_id=SESSION, created_at=CREATED, model=model, provider=provider
     )
 
 
@@ -164,22 +151,9 @@ def test_gemini_calls_sent_without_signatures_name_the_turn(caplog: pytest.LogCa
         "input": {"city": "Oslo"},
     }
     turn = _assistant([call], "anthropic:claude-sonnet-4-6")
-    result = Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": "tool",
-            "content": [
-                {
-                    "type": "tool_result",
-                    "tool_use_id": call["id"],
-                    "content": [{"type": "text", "text": "4C"}],
-                }
-            ],
-            "metadata": {"parent_tool_use_id": call["id"]},
-            "created_at": datetime(2026, 11, 1, tzinfo=UTC),
-            "schema_version": 3,
-        }
+    answer = {"type": "tool_result", "tool_use_id": call["id"], "content": [{"type": "text", "text": "4C"}]}
+    result = build_message(
+        "tool", [answer], session_id=SESSION, created_at=CREATED, parent_tool_use_id=call["id"]
     )
     options = AdapterOptions(
         model="gemini:gemini-3-pro-preview", session_id=SESSION, tool_ids=ToolIdMap(SESSION)

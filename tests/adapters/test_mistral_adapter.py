@@ -21,19 +21,18 @@ from metis import adapters
 from metis.adapters import AdapterOptions
 from metis.assembly import RequestContext
 from metis.errors import WireFormatError
-from metis.ids import ToolIdMap, new_message_id
+from metis.ids import ToolIdMap
 from metis_schema.v3 import Message, MessageStatus, Role, StopReason
 
 from tests.support import golden
 from tests.support.contracts import mistral as contract
 from tests.support.contracts import openai as openai_contract
+from tests.support.messages import build_message
 from tests.support.openai_chat_support import (
     SESSION,
     canonical,
     chunkings,
     context,
-    error_document,
-    error_status,
     events_document,
     fixed_tool_ids,
     import_document,
@@ -92,8 +91,7 @@ def test_request_import_golden(name: str, fixed_tool_ids: None) -> None:
 
 @pytest.mark.parametrize("name", golden.inputs(PROVIDER, "error"))
 def test_error_golden(name: str) -> None:
-    error = ADAPTER.parse_error(golden.read_input(PROVIDER, name), error_status(name))
-    golden.check(PROVIDER, golden.expected_name(name), error_document(error))
+    golden.check_error(PROVIDER, name)
 
 
 def test_magistral_thinking_is_a_thinking_block_and_goes_back_to_the_same_model_only(
@@ -266,17 +264,7 @@ def test_other_dialects_keep_a_thinking_key_as_an_unknown_part() -> None:
 
 
 def _message(role: Role, content: list[dict[str, Any]], **metadata: Any) -> Message:
-    return Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": role,
-            "content": content,
-            "metadata": metadata,
-            "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 3,
-        }
-    )
+    return build_message(role, content, session_id=SESSION, created_at="2026-05-08T12:00:00Z", **metadata)
 
 
 def test_convert_between_mistral_and_responses_on_the_command_line() -> None:

@@ -2,8 +2,8 @@
 
 Inputs in tests/golden/ollama/ have the shapes Ollama really sends (spec §4 of
 provider-wire-formats.md, Ollama's API documentation); outputs are golden files beside
-them, named and checked by the one harness, tests/golden.py. The helpers here (message
-builders, contexts, fixed ids) are shared by the other tests/test_ollama_*.py files.
+them, named and checked by the one harness, tests/support/golden.py. The helpers here (message
+builders, contexts, fixed ids) are shared by the other tests/adapters/test_ollama_*.py files.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from metis import (
     MediaSource,
     MediaSourceKind,
     Message,
-    MessageMetadata,
     RedactedThinkingBlock,
     Role,
     RoutingDecisionRecord,
@@ -51,6 +50,7 @@ from metis.pricing import local_version
 
 from tests.support import golden
 from tests.support.contracts.ollama import check_request
+from tests.support.messages import build_message
 
 PROVIDER = "ollama"
 ADAPTER = get(PROVIDER)
@@ -67,7 +67,7 @@ ANTHROPIC_SIGNATURE = (
 )
 
 
-# --- helpers shared by the tests/test_ollama_*.py files ---------------------------------------
+# --- helpers shared by the tests/adapters/test_ollama_*.py files ---------------------------------------
 
 
 def load_wire(name: str) -> Any:
@@ -206,24 +206,12 @@ def usage(input_tokens: int = 100, output_tokens: int = 20) -> Usage:
 
 
 def user(n: int, *blocks: Any) -> Message:
-    return Message(
-        id=mid(n),
-        session_id=SESSION,
-        role=Role.user,
-        content=list(blocks),
-        metadata=MessageMetadata(),
-        created_at=T0,
-    )
+    return build_message(Role.user, list(blocks), session_id=SESSION, id=mid(n), created_at=T0)
 
 
 def system(n: int, *texts: str) -> Message:
-    return Message(
-        id=mid(n),
-        session_id=SESSION,
-        role=Role.system,
-        content=[TextBlock(text=t) for t in texts],
-        metadata=MessageMetadata(),
-        created_at=T0,
+    return build_message(
+        Role.system, [TextBlock(text=t) for t in texts], session_id=SESSION, id=mid(n), created_at=T0
     )
 
 
@@ -235,31 +223,29 @@ def assistant(
     provider_raw: dict[str, Any] | None = None,
     critical: list[int] | None = None,
 ) -> Message:
-    return Message(
-        id=mid(n),
+    return build_message(
+        Role.assistant,
+        list(blocks),
         session_id=SESSION,
-        role=Role.assistant,
-        content=list(blocks),
-        metadata=MessageMetadata(
-            model=model,
-            provider=provider,
-            routing=RoutingDecisionRecord(mode=RoutingMode.manual, chosen_model=model, reason="test"),
-            usage=usage(),
-            provider_raw=provider_raw,
-            critical_blocks=critical,
-        ),
+        id=mid(n),
         created_at=T0,
+        model=model,
+        provider=provider,
+        routing=RoutingDecisionRecord(mode=RoutingMode.manual, chosen_model=model, reason="test"),
+        usage=usage(),
+        provider_raw=provider_raw,
+        critical_blocks=critical,
     )
 
 
 def tool_result(n: int, tool_use_id: str, *blocks: Any, is_error: bool = False) -> Message:
-    return Message(
-        id=mid(n),
+    return build_message(
+        Role.tool,
+        [ToolResultBlock(tool_use_id=tool_use_id, content=list(blocks), is_error=is_error)],
         session_id=SESSION,
-        role=Role.tool,
-        content=[ToolResultBlock(tool_use_id=tool_use_id, content=list(blocks), is_error=is_error)],
-        metadata=MessageMetadata(parent_tool_use_id=tool_use_id),
+        id=mid(n),
         created_at=T0,
+        parent_tool_use_id=tool_use_id,
     )
 
 

@@ -1,4 +1,4 @@
-"""Ollama bodies and fixtures against the official `ollama` SDK (tests/contracts/ollama.py)."""
+"""Ollama bodies and fixtures against the official `ollama` SDK (tests/support/contracts/ollama.py)."""
 
 from __future__ import annotations
 

@@ -26,13 +26,14 @@ from metis_schema.v3 import (
     MediaSource,
     MediaSourceKind,
     Message,
-    MessageMetadata,
     Role,
     SideEffects,
     TextBlock,
     ToolDefinition,
     ToolResultBlock,
 )
+
+from tests.support.messages import build_message
 
 ADAPTER = get("ollama")
 SESSION = "sess_ollama_warns"
@@ -59,13 +60,8 @@ def _options(model: str, **kw: Any) -> AdapterOptions:
 
 
 def _user(*blocks: Any) -> Message:
-    return Message(
-        id="01JTX000000000000000000001",
-        session_id=SESSION,
-        role=Role.user,
-        content=list(blocks),
-        metadata=MessageMetadata(),
-        created_at=T0,
+    return build_message(
+        Role.user, list(blocks), session_id=SESSION, id="01JTX000000000000000000001", created_at=T0
     )
 
 
@@ -76,13 +72,13 @@ def _tool_result(*, is_error: bool) -> Message:
         content=[TextBlock(type="text", text="14 C")],
         is_error=is_error,
     )
-    return Message(
-        id="01JTX000000000000000000003",
+    return build_message(
+        Role.tool,
+        [block],
         session_id=SESSION,
-        role=Role.tool,
-        content=[block],
-        metadata=MessageMetadata(parent_tool_use_id=block.tool_use_id),
+        id="01JTX000000000000000000003",
         created_at=T0,
+        parent_tool_use_id=block.tool_use_id,
     )
 
 

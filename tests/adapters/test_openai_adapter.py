@@ -2,7 +2,7 @@
 
 Wire inputs are recorded-shape fixtures in tests/golden/openai/ (their usage counts were
 computed offline with the o200k_base tokenizer and the OpenAI cookbook's per-message and
-per-tool overheads); expected outputs sit beside them, named by tests/golden.py's scheme
+per-tool overheads); expected outputs sit beside them, named by tests/support/golden.py's scheme
 (METIS_UPDATE_GOLDEN=1 rewrites them).
 """
 

@@ -10,7 +10,7 @@
   takes an effort or a budget (OpenRouter, Gemini) gets the budget when both are set; a
   target with no field (Ollama) gets neither silently.
 
-Bodies are checked with the official SDK types (tests/contracts).
+Bodies are checked with the official SDK types (tests/support/contracts).
 """
 
 from __future__ import annotations

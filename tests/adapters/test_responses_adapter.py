@@ -36,13 +36,12 @@ from metis_schema.v3 import Message, MessageStatus, Role, StopReason, ToolDefini
 from tests.support import golden
 from tests.support.contracts import anthropic as anthropic_contract
 from tests.support.contracts import responses as contract
+from tests.support.messages import build_message
 from tests.support.openai_chat_support import (
     SESSION,
     canonical,
     chunkings,
     context,
-    error_document,
-    error_status,
     events_document,
     fixed_tool_ids,
     import_document,
@@ -108,8 +107,7 @@ def test_request_import_golden(name: str, fixed_tool_ids: None) -> None:
 
 @pytest.mark.parametrize("name", golden.inputs(PROVIDER, "error"))
 def test_error_golden(name: str) -> None:
-    error = ADAPTER.parse_error(golden.read_input(PROVIDER, name), error_status(name))
-    golden.check(PROVIDER, golden.expected_name(name), error_document(error))
+    golden.check_error(PROVIDER, name)
 
 
 PAIRS = [
@@ -571,17 +569,7 @@ def _reply_history(ids: ToolIdMap, model: str = MODEL) -> list[Message]:
 
 
 def _message(role: Role, content: list[dict[str, Any]], **metadata: Any) -> Message:
-    return Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": role,
-            "content": content,
-            "metadata": metadata,
-            "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 3,
-        }
-    )
+    return build_message(role, content, session_id=SESSION, created_at="2026-05-08T12:00:00Z", **metadata)
 
 
 def test_stateless_request_replays_reasoning_phase_and_call_ids() -> None:

@@ -23,11 +23,12 @@ from typing import Any
 import pytest
 from metis import adapters
 from metis.adapters import AdapterOptions
-from metis.ids import ToolIdMap, new_message_id
-from metis_schema.v3 import Message, MessageMetadata, Role, StopReason, TextBlock
+from metis.ids import ToolIdMap
+from metis_schema.v3 import Message, Role, StopReason, TextBlock
 
 from tests.support import golden
 from tests.support.contracts import responses as contract
+from tests.support.messages import build_message
 from tests.support.openai_chat_support import SESSION, context, fixed_tool_ids, recorded
 
 __all__ = ["fixed_tool_ids"]
@@ -54,13 +55,8 @@ def _items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _user(text: str) -> Message:
-    return Message(
-        id=new_message_id(),
-        session_id=SESSION,
-        role=Role.user,
-        content=[TextBlock(type="text", text=text)],
-        metadata=MessageMetadata(),
-        created_at=golden_time(),
+    return build_message(
+        Role.user, [TextBlock(type="text", text=text)], session_id=SESSION, created_at=golden_time()
     )
 
 

@@ -43,7 +43,7 @@ CARRIED = frozenset(
         ("gemini", "video"),
         ("gemini", "server_tool_use"),
         ("gemini", "server_tool_result"),
-        # Chat Completions (tests/test_chat_v2_blocks.py): file, input_audio and video_url parts
+        # Chat Completions (tests/adapters/test_chat_v2_blocks.py): file, input_audio and video_url parts
         ("openai", "document"),
         ("openai", "audio"),
         ("openrouter", "document"),
@@ -57,9 +57,9 @@ CARRIED = frozenset(
     }
 )
 """(provider, block type) pairs an adapter carries now, each tested in its own module
-(tests/test_responses_adapter.py: documents as input_file parts; tests/test_gemini_v2_blocks.py:
+(tests/adapters/test_responses_adapter.py: documents as input_file parts; tests/adapters/test_gemini_v2_blocks.py:
 media as inlineData/fileData parts, Gemini's own code execution as server tool blocks;
-tests/test_chat_v2_blocks.py: file, input_audio and video_url parts; tests/test_anthropic_v2.py:
+tests/adapters/test_chat_v2_blocks.py: file, input_audio and video_url parts; tests/adapters/test_anthropic_v2.py:
 documents, search results, server tool blocks and compaction)."""
 PAIRS = [(p, b) for p in PROVIDERS for b in NEW_IN_V2 if (p, b) not in CARRIED]
 

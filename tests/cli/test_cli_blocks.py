@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from metis.cli._common import block_summary
 from metis_schema.v3 import ContentBlock, Message
 from pydantic import TypeAdapter
 
+from tests.support.messages import build_message
 from tests.support.paths import REPO
 from tests.support.store_support import assistant_meta
 
@@ -26,20 +28,21 @@ def _valid_blocks() -> list[dict[str, object]]:
     return list(found.values())
 
 
+def _message(role: str, block: dict[str, Any], n: int, metadata: dict[str, Any] | None = None) -> Message:
+    return build_message(
+        role,
+        [block],
+        session_id="sess_cli_blocks",
+        id=f"01JD000000000000000000000{n}",
+        created_at="2026-11-24T00:00:00Z",
+        metadata=metadata,
+    )
+
+
 @pytest.mark.parametrize("data", _valid_blocks(), ids=lambda d: str(d["type"]))
 def test_every_block_type_has_a_summary(data: dict[str, object]) -> None:
     block = BLOCK.validate_python(data)
-    message = Message.model_validate(
-        {
-            "schema_version": 3,
-            "id": "01JD0000000000000000000001",
-            "session_id": "sess_cli_blocks",
-            "role": "assistant",
-            "created_at": "2026-11-24T00:00:00Z",
-            "content": [block.model_dump(mode="json", exclude_none=True)],
-            "metadata": assistant_meta(),
-        }
-    )
+    message = _message("assistant", block.model_dump(mode="json", exclude_none=True), 1, assistant_meta())
     summary = block_summary(message)
     assert summary != "(empty)"
     if data["type"] != "text":  # text shows as its quoted excerpt
@@ -49,17 +52,7 @@ def test_every_block_type_has_a_summary(data: dict[str, object]) -> None:
 def test_drop_report_tells_a_dropped_block_from_a_block_sent_in_part() -> None:
     from metis.cli._common import Drop, drop_lines
 
-    message = Message.model_validate(
-        {
-            "schema_version": 3,
-            "id": "01JD0000000000000000000002",
-            "session_id": "sess_cli_blocks",
-            "role": "user",
-            "created_at": "2026-11-24T00:00:00Z",
-            "content": [{"type": "text", "text": "hi"}],
-            "metadata": {},
-        }
-    )
+    message = _message("user", {"type": "text", "text": "hi"}, 2)
     whole = Drop(
         "openai", "audio", message.id, "no audio here", "dropped audio block from message x for openai"
     )
@@ -75,17 +68,7 @@ def test_drop_report_tells_a_dropped_block_from_a_block_sent_in_part() -> None:
 def test_a_part_that_is_no_block_is_not_called_a_block() -> None:
     from metis.cli._common import Drop, drop_lines
 
-    message = Message.model_validate(
-        {
-            "schema_version": 3,
-            "id": "01JD0000000000000000000003",
-            "session_id": "sess_cli_blocks",
-            "role": "user",
-            "created_at": "2026-11-24T00:00:00Z",
-            "content": [{"type": "text", "text": "hi"}],
-            "metadata": {},
-        }
-    )
+    message = _message("user", {"type": "text", "text": "hi"}, 3)
     point = Drop("gemini", "cache_point", message.id, "no per-block marker", "gemini: cache_point not sent")
     assert drop_lines([point], [message]) == [
         "cache_point of message #0 (user) [gemini] not sent: no per-block marker"

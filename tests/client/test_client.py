@@ -1,6 +1,6 @@
 """The sync client against provider-shaped responses served by httpx.MockTransport.
 
-Every provider's contract fixtures (tests/contracts/<provider>.py: a response with text and
+Every provider's contract fixtures (tests/support/contracts/<provider>.py: a response with text and
 two tool calls, the same response streamed, an error body) go through the real path:
 adapter.to_wire -> httpx -> adapter.from_wire_response / stream decoder -> SQLite store.
 """

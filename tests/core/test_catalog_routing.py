@@ -16,7 +16,6 @@ from metis import (
     MediaSource,
     MediaSourceKind,
     Message,
-    MessageMetadata,
     RedactedThinkingBlock,
     Role,
     RoutingDecisionRecord,
@@ -48,6 +47,7 @@ from metis.routing import (
 from metis.usage import TokenCounts
 from metis.validation import validate_document
 
+from tests.support.messages import build_message
 from tests.support.paths import REPO
 
 CATALOG_FILE = REPO / "runtime" / "metis" / "data" / "catalog.json"
@@ -424,14 +424,7 @@ def msg(n: int, role: Role, *blocks: Any, **meta: Any) -> Message:
             ),
             **meta,
         }
-    return Message(
-        id=mid(n),
-        session_id=SID,
-        role=role,
-        content=list(blocks),
-        metadata=MessageMetadata(**meta),
-        created_at=T0,
-    )
+    return build_message(role, list(blocks), session_id=SID, id=mid(n), created_at=T0, **meta)
 
 
 def text_history() -> list[Message]:

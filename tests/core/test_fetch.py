@@ -16,6 +16,8 @@ from metis.fetch import UrlFetcher
 from metis.ids import ToolIdMap
 from metis_schema.v3 import Message
 
+from tests.support.messages import build_message
+
 PUBLIC = "93.184.216.34"
 DNS = {"images.example": [PUBLIC], "rebind.example": [PUBLIC, "10.0.0.7"], "localhost": ["127.0.0.1"]}
 
@@ -93,16 +95,9 @@ def test_a_body_over_the_cap_is_refused() -> None:
 
 
 def _url_image(url: str) -> Message:
-    return Message.model_validate(
-        {
-            "id": "01HZ0000000000000000000001",
-            "session_id": "s",
-            "role": "user",
-            "content": [{"type": "image", "source": {"kind": "url", "data": url}, "media_type": "image/png"}],
-            "metadata": {},
-            "created_at": "2026-01-01T00:00:00Z",
-            "schema_version": 3,
-        }
+    image = {"type": "image", "source": {"kind": "url", "data": url}, "media_type": "image/png"}
+    return build_message(
+        "user", [image], session_id="s", id="01HZ0000000000000000000001", created_at="2026-01-01T00:00:00Z"
     )
 
 

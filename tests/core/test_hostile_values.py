@@ -1,6 +1,6 @@
 """Values no JSON text can hold, handed to metis as Python values, give typed errors that
 say what and where (issue 29, item 11). One test per site the extended fuzzer
-(`python -m bench.fuzz`, tests/fuzz_api.py) found escaping untyped, each failing on the
+(`python -m bench.fuzz`, tests/support/fuzz_api.py) found escaping untyped, each failing on the
 code before the fix: a lone surrogate in a reply, a stream piece, an error body, a message,
 a key; an integer past 4,300 digits in an error body, a document, an option; nesting past
 the recursion limit in an error body and through the migrations; a `critical_blocks` of

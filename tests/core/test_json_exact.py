@@ -28,9 +28,11 @@ from metis.adapters import AdapterOptions
 from metis.assembly import RequestContext
 from metis.canonical import message_hash, read_message
 from metis.client._http import json_body
-from metis.ids import ToolIdMap, new_message_id, new_tool_id
+from metis.ids import ToolIdMap, new_tool_id
 from metis.store import Store
 from metis_schema.v3 import Message, ToolUseBlock
+
+from tests.support.messages import build_message
 
 PROVIDERS = ["anthropic", "openai", "gemini", "ollama", "openrouter"]
 WIDE = {"id": 2**128 + 1, "below": -(2**63) - 1, "above": 2**64, "edge": 2**64 - 1, "f": 0.1}
@@ -57,7 +59,7 @@ def _first_call(provider: str, body: dict[str, Any]) -> Callable[[dict[str, Any]
 def _reply(provider: str, value: dict[str, Any], tool_ids: ToolIdMap) -> Message:
     """The provider's recorded response with `value` as its first call's input, parsed from
     the bytes the API would send, as the client parses them."""
-    contract = importlib.import_module(f"contracts.{provider}")
+    contract = importlib.import_module(f"tests.support.contracts.{provider}")
     body = contract.response_fixture()
     _first_call(provider, body)(value)
     adapter = metis.adapters.get(provider)
@@ -73,17 +75,7 @@ def _model(provider: str) -> str:
 
 
 def _message(role: str, content: list[dict[str, Any]], metadata: dict[str, Any]) -> Message:
-    return Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": role,
-            "content": content,
-            "metadata": metadata,
-            "created_at": NOW,
-            "schema_version": 3,
-        }
-    )
+    return build_message(role, content, session_id=SESSION, created_at=NOW, metadata=metadata)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

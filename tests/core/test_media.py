@@ -18,6 +18,8 @@ from metis.ids import ToolIdMap
 from metis.workspace import DEFAULT_MAX_MEDIA_BYTES, MediaBlock, inline_base64, read_workspace_file
 from metis_schema.v3 import Message
 
+from tests.support.messages import build_message
+
 SECRET = b"outside the workspace"
 INSIDE = b"inside the workspace"
 MODELS = {
@@ -119,18 +121,9 @@ def test_a_fifo_is_refused_without_blocking(ws: Path) -> None:
 
 
 def _image_message(path: str) -> Message:
-    return Message.model_validate(
-        {
-            "id": "01HZ0000000000000000000001",
-            "role": "user",
-            "content": [
-                {"type": "image", "source": {"kind": "file_ref", "data": path}, "media_type": "image/png"}
-            ],
-            "created_at": "2026-01-01T00:00:00Z",
-            "session_id": "s",
-            "metadata": {},
-            "schema_version": 3,
-        }
+    image = {"type": "image", "source": {"kind": "file_ref", "data": path}, "media_type": "image/png"}
+    return build_message(
+        "user", [image], session_id="s", id="01HZ0000000000000000000001", created_at="2026-01-01T00:00:00Z"
     )
 
 

@@ -1,6 +1,6 @@
 """Hostile provider input: only MetisErrors escape the adapters (issue 17, item 4).
 
-Recorded bodies and streams of every provider, mutated (tests/fuzz_support.py), go
+Recorded bodies and streams of every provider, mutated (tests/support/fuzz_support.py), go
 through the operation that reads them: from_wire_response, the stream decoder and
 assembler, from_wire_request, parse_error. Anything but a MetisError is a finding. The
 budget keeps the whole suite near half a minute; METIS_FUZZ_EXAMPLES raises it for a
@@ -60,7 +60,7 @@ SHAPE_EXAMPLES = int(os.environ.get("METIS_FUZZ_SHAPE_EXAMPLES", "25"))
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_inputs_drawn_from_the_declared_wire_shapes_give_only_metis_errors(provider: str, kind: str) -> None:
-    """Bodies and streams built from the adapter's own wire TypedDicts (tests/wire_shapes.py),
+    """Bodies and streams built from the adapter's own wire TypedDicts (tests/support/wire_shapes.py),
     plausible enough to pass the first checks, broken at random fields."""
     spec = shapes(provider)
     strategy = hostile_stream(provider) if kind == "stream" else hostile(getattr(spec, kind))

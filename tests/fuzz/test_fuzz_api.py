@@ -1,5 +1,5 @@
 """Hostile values through the Python API give only MetisErrors (issue 29, item 11;
-tests/fuzz_api.py): a lone surrogate, a NaN, an infinity or an integer past 4,300 digits
+tests/support/fuzz_api.py): a lone surrogate, a NaN, an infinity or an integer past 4,300 digits
 in a message, in request options, in a routing policy, and through `Session.send`, which
 must refuse before anything is sent or stored. METIS_FUZZ_EXAMPLES raises the budget
 (`python -m bench.fuzz` counts a long run)."""

@@ -1,6 +1,6 @@
 """Hostile canonical documents: mutated v2 messages into the reader, the schema check,
 hashing and the store give only MetisErrors, and the store reads back whatever it
-accepted (issue 17, item 5; tests/fuzz_documents.py). METIS_FUZZ_EXAMPLES raises the
+accepted (issue 17, item 5; tests/support/fuzz_documents.py). METIS_FUZZ_EXAMPLES raises the
 budget for a longer hunt (`python -m bench.fuzz` counts a long run)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`metis serve`'s state: sessions recognized without a header, keys and attribution,
 `store: false`, input items, replies kept when the store fails, a client that hangs up.
 
-As in tests/test_gateway.py: the official SDKs over real HTTP on loopback, a scripted
+As in tests/gateway/test_gateway.py: the official SDKs over real HTTP on loopback, a scripted
 upstream replaying the providers' documented replies, and the store read back after.
 """
 

@@ -44,6 +44,8 @@ from metis.invariants import (
 )
 from metis.tools import ToolRegistry
 
+from tests.support.messages import build_message
+
 SID = "sess_inv"
 T0 = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 MODEL = "anthropic:claude-sonnet-4-6"
@@ -85,47 +87,33 @@ def meta_complete(**kw: Any) -> MessageMetadata:
 
 
 def user(n: int, *blocks: Any, session: str = SID) -> Message:
-    return Message(
-        id=mid(n),
-        session_id=session,
-        role=Role.user,
-        content=list(blocks) or [text()],
-        metadata=MessageMetadata(),
-        created_at=T0,
-    )
+    return build_message(Role.user, list(blocks) or [text()], session_id=session, id=mid(n), created_at=T0)
 
 
 def assistant(n: int, *blocks: Any, session: str = SID, **meta: Any) -> Message:
-    return Message(
-        id=mid(n),
+    return build_message(
+        Role.assistant,
+        list(blocks) or [text()],
         session_id=session,
-        role=Role.assistant,
-        content=list(blocks) or [text()],
-        metadata=meta_complete(**meta),
+        id=mid(n),
         created_at=T0,
+        metadata=meta_complete(**meta),
     )
 
 
 def tool(n: int, answers: str, *inner: Any, session: str = SID) -> Message:
-    return Message(
-        id=mid(n),
+    return build_message(
+        Role.tool,
+        [ToolResultBlock(tool_use_id=answers, content=list(inner) or [text("ok")])],
         session_id=session,
-        role=Role.tool,
-        content=[ToolResultBlock(tool_use_id=answers, content=list(inner) or [text("ok")])],
-        metadata=MessageMetadata(parent_tool_use_id=answers),
+        id=mid(n),
         created_at=T0,
+        parent_tool_use_id=answers,
     )
 
 
 def system(n: int, *blocks: Any) -> Message:
-    return Message(
-        id=mid(n),
-        session_id=SID,
-        role=Role.system,
-        content=list(blocks),
-        metadata=MessageMetadata(),
-        created_at=T0,
-    )
+    return build_message(Role.system, list(blocks), session_id=SID, id=mid(n), created_at=T0)
 
 
 def use(n: int, name: str = "read_file", **input: Any) -> ToolUseBlock:

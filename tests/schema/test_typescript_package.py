@@ -5,7 +5,7 @@ The program validates and hashes a message Python wrote, and writes a message of
 with its hash; Python reads that one back and must compute the same hash. So a message
 crosses the language boundary both ways with one identity (spec §6.5), through the package
 exactly as published (the tarball carries ajv, so installing it needs no registry).
-Skipped, saying why, where Node or the package's tooling is missing (tests/node_support.py).
+Skipped, saying why, where Node or the package's tooling is missing (tests/support/node_support.py).
 """
 
 from __future__ import annotations

@@ -32,13 +32,13 @@ class ProviderCase:
 
     def fixtures(self) -> ModuleType:
         try:
-            return import_module(f"contracts.{self.contract}")
+            return import_module(f"tests.support.contracts.{self.contract}")
         except ModuleNotFoundError:
             # OpenRouter speaks OpenAI's wire shape; without a contract module of its own,
             # OpenAI's fixtures (built by the openai SDK's models) stand in.
             if self.contract != "openrouter":
                 raise
-            return import_module("contracts.openai")
+            return import_module("tests.support.contracts.openai")
 
 
 PROVIDERS = [

@@ -3,7 +3,7 @@
 JSON text cannot hold a lone surrogate, a NaN, an infinity or (as metis reads it) an
 integer past 4,300 digits, so the wire and document fuzzers only meet them where a caller
 hands metis Python values. This module is that caller: valid messages of every shape
-(`test_store_support.every_shape`) with one such value put at one string or number
+(`store_support.every_shape`) with one such value put at one string or number
 position (or key), request options holding one (`temperature=nan`, a stop string with a
 lone surrogate, a provider option 4,400 digits long), and routing policies holding one,
 go through what takes them: hashing and canonical JSON, every adapter's `to_wire` and

@@ -1,6 +1,6 @@
 """Mutated canonical documents for the hostile-input suite (issue 17, item 5).
 
-Valid v2 messages of every shape (`test_store_support.every_shape`), written as JSON and
+Valid v2 messages of every shape (`store_support.every_shape`), written as JSON and
 mutated as a broken or hostile writer would (`fuzz_support.mutated_json`), go through
 everything that reads a canonical document: the reader (`read_message`), the schema check
 (`validate_document`), hashing, and the store, which must read back whatever it accepted.

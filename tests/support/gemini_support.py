@@ -1,8 +1,8 @@
-"""Helpers shared by the tests/test_gemini_*.py files (goldens, contexts, canonical builders).
+"""Helpers shared by the tests/adapters/test_gemini_*.py files (goldens, contexts, canonical builders).
 
 Wire inputs in tests/golden/gemini/ (`response_*.json`, `stream_*`, `request_recorded.json`)
 are hand-written in the shapes of recorded AI Studio traffic (provider-wire-formats.md §3 and
-google-genai 3.4's types); they and their `*.golden.json` outputs follow tests/golden.py's
+google-genai 3.4's types); they and their `*.golden.json` outputs follow tests/support/golden.py's
 naming scheme and are compared by its `check` (METIS_UPDATE_GOLDEN=1 rewrites, then review).
 """
 
@@ -19,11 +19,12 @@ from metis._genai_prices import data_version
 from metis.adapters import AdapterOptions
 from metis.adapters.gemini import GeminiAdapter
 from metis.assembly import RequestContext
-from metis.ids import ToolIdMap, new_message_id
+from metis.ids import ToolIdMap
 from metis_schema.v3 import Message, ToolDefinition
 
 from tests.support import golden
 from tests.support.contracts.gemini import check_request
+from tests.support.messages import build_message
 
 PROVIDER = "gemini"
 FIXED_TIME = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
@@ -94,17 +95,7 @@ def to_wire(messages: list[Message], tools: list[ToolDefinition], opts: AdapterO
 
 
 def message(role: str, content: list[dict[str, Any]], **metadata: Any) -> Message:
-    return Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": role,
-            "content": content,
-            "metadata": metadata,
-            "created_at": FIXED_TIME,
-            "schema_version": 3,
-        }
-    )
+    return build_message(role, content, session_id=SESSION, created_at=FIXED_TIME, **metadata)
 
 
 def user(text: str, *extra: dict[str, Any]) -> Message:

@@ -11,7 +11,9 @@ Naming scheme (the same in every provider folder):
 | (the shared canonical conversation)     | `conversation.request.golden.json` — the request body |
 
 An expected file is rewritten only with METIS_UPDATE_GOLDEN=1 (then reviewed in the diff);
-a missing one fails the test.
+a missing one fails the test. The documents compared are written here too where every
+provider shares them (`error_document`; `check_error` runs a whole error golden), so one
+provider's golden never drifts from another's in form.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 
 import orjson
 import pytest
+from metis import adapters
+from metis.errors import ProviderError
 
 from tests.support.paths import GOLDEN
 
@@ -76,4 +80,39 @@ def check(provider: str, name: str, actual: Any) -> None:
     assert data == orjson.loads(path.read_bytes()), f"{path} differs (METIS_UPDATE_GOLDEN=1 to rewrite)"
 
 
-__all__ = ["ROOT", "UPDATE", "check", "expected_name", "folder", "inputs", "read_input"]
+def error_status(name: str) -> int:
+    """The HTTP status an `error_<status>[_<case>].json` input was answered with."""
+    return int(name.removeprefix("error_").split(".", 1)[0].split("_", 1)[0])
+
+
+def error_document(error: ProviderError) -> dict[str, Any]:
+    """A ProviderError as the `.error.golden.json` document."""
+    return {
+        "error_type": error.error_type,
+        "message": error.message,
+        "retryable": error.retryable,
+        "status_code": error.status_code,
+    }
+
+
+def check_error(provider: str, name: str) -> ProviderError:
+    """The error golden of one `error_*` input: the provider's adapter parses its bytes at the
+    status the name gives, and the error's document equals the expected file. The error is
+    returned for the provider's own further checks."""
+    error = adapters.get(provider).parse_error(read_input(provider, name), error_status(name))
+    check(provider, expected_name(name), error_document(error))
+    return error
+
+
+__all__ = [
+    "ROOT",
+    "UPDATE",
+    "check",
+    "check_error",
+    "error_document",
+    "error_status",
+    "expected_name",
+    "folder",
+    "inputs",
+    "read_input",
+]

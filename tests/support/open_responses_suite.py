@@ -2,14 +2,14 @@
 
 The suite lives in the openresponses/openresponses repository and is published to no
 registry, so the test suite runs its seven cases in Python instead
-(tests/test_gateway_open_responses.py, same requests and checks, the specification's types
-from `openresponses-types`). With a checkout of that repository at hand, this script runs
+(tests/gateway/test_gateway_open_responses.py, same requests and checks, the specification's
+types from `openresponses-types`). With a checkout of that repository at hand, this script runs
 the original against the gateway, the scripted upstream replaying a documented reply of
 each upstream API (Anthropic Messages, OpenAI Chat, OpenAI Responses):
 
     # a checkout of the openresponses/openresponses repository in /tmp/openresponses, then
     (cd /tmp/openresponses && npm install && npm install --no-save bun)
-    PYTHONPATH=runtime:generated:tests python tests/open_responses_suite.py /tmp/openresponses
+    PYTHONPATH=runtime:generated python -m tests.support.open_responses_suite /tmp/openresponses
 
 It prints the suite's own report for each upstream and exits non-zero when any case fails.
 Everything stays on 127.0.0.1; the checkout is the user's, never part of this repository.

@@ -1,12 +1,13 @@
 """Test support shared by the OpenAI and OpenRouter adapter tests (one wire, two dialects).
 
 - recorded-shape wire inputs under tests/golden/<provider>/ (`recorded`), compared with
-  their expected outputs by tests/golden.py's one harness; the documents compared
-  (`import_document`, `events_document`, `error_document`) are written here once;
+  their expected outputs by tests/support/golden.py's one harness (which also writes the
+  error document); the Chat documents compared (`import_document`, `events_document`) are
+  written here once;
 - deterministic canonical tool ids (`fixed_tool_ids` fixture) so goldens are stable;
 - `normalize_tool_ids`: canonical ids replaced by the provider id they map to, to compare two
   parses of the same wire (each parse mints its own canonical ids);
-- canonical message builders with fixed ids and times.
+- canonical message wrappers with fixed ids and times (over `messages.build_message`).
 """
 
 from __future__ import annotations
@@ -24,12 +25,10 @@ import pytest
 from metis import ids as ids_module
 from metis.adapters import AdapterOptions, WireImport
 from metis.assembly import RequestContext
-from metis.errors import ProviderError
 from metis.ids import ToolIdMap
 from metis_schema.v3 import (
     ContentBlock,
     Message,
-    MessageMetadata,
     Role,
     RoutingDecisionRecord,
     RoutingMode,
@@ -42,6 +41,7 @@ from metis_schema.v3 import (
 )
 
 from tests.support import golden
+from tests.support.messages import build_message
 
 FIXED_TIME = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=UTC)
 SESSION = "sess_openai_chat_tests"
@@ -117,21 +117,6 @@ def events_document(events: list[StreamEvent]) -> list[dict[str, Any]]:
     return [event.model_dump(mode="json", exclude_none=True) for event in events]
 
 
-def error_document(error: ProviderError) -> dict[str, Any]:
-    """A ProviderError as the `.error.golden.json` document."""
-    return {
-        "error_type": error.error_type,
-        "message": error.message,
-        "retryable": error.retryable,
-        "status_code": error.status_code,
-    }
-
-
-def error_status(name: str) -> int:
-    """The HTTP status an `error_<status>.json` input was answered with."""
-    return int(name.removeprefix("error_").split(".", 1)[0].split("_", 1)[0])
-
-
 def canonical(message: Message) -> dict[str, Any]:
     """Canonical JSON of a message (the persistence form)."""
     dumped: dict[str, Any] = message.model_dump(mode="json", exclude_none=True)
@@ -180,14 +165,7 @@ def options(model: str, tool_ids: ToolIdMap, **kw: Any) -> AdapterOptions:
 
 def msg(n: int, role: Role, content: list[ContentBlock], **metadata: Any) -> Message:
     """A canonical message with a fixed id (`ulid(n)`) and time."""
-    return Message(
-        id=ulid(n),
-        session_id=SESSION,
-        role=role,
-        content=content,
-        metadata=MessageMetadata(**metadata),
-        created_at=FIXED_TIME,
-    )
+    return build_message(role, content, session_id=SESSION, id=ulid(n), created_at=FIXED_TIME, **metadata)
 
 
 def assistant(

@@ -20,8 +20,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from metis.ids import new_message_id, new_tool_id
+from metis.ids import new_tool_id
 from metis_schema.v3 import Message
+
+from tests.support.messages import build_message
 
 T0 = datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
 MODEL = "anthropic:claude-sonnet-4-6"
@@ -40,16 +42,13 @@ def message(
     metadata: dict[str, Any] | None = None,
     **extra: Any,
 ) -> Message:
-    return Message.model_validate(
-        {
-            "id": extra.pop("id", None) or new_message_id(),
-            "session_id": session_id,
-            "role": role,
-            "content": content,
-            "metadata": metadata or {},
-            "created_at": extra.pop("created_at", None) or stamp(),
-            "schema_version": 3,
-        }
+    return build_message(
+        role,
+        content,
+        session_id=session_id,
+        id=extra.pop("id", None),
+        created_at=extra.pop("created_at", None) or stamp(),
+        metadata=metadata,
     )
 
 
