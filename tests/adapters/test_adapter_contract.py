@@ -28,7 +28,7 @@ from metis.adapters import AdapterOptions
 from metis.assembly import RequestContext
 from metis.catalog import load_catalog
 from metis.errors import MetisError, ProviderError, UnknownAdapterError
-from metis.ids import ToolIdMap, new_message_id
+from metis.ids import ToolIdMap
 from metis_schema.v3 import Message, MessageStatus, Role, StopReason, ToolDefinition
 
 from tests.support.messages import build_message
@@ -292,17 +292,7 @@ def test_a_session_visiting_every_provider_keeps_tool_ids_resolving() -> None:
 
     def add(role: str, content: list[dict[str, Any]], metadata: dict[str, Any] | None = None) -> None:
         history.append(
-            Message.model_validate(
-                {
-                    "id": new_message_id(),
-                    "session_id": session,
-                    "role": role,
-                    "content": content,
-                    "metadata": metadata or {},
-                    "created_at": FIXED_TIME,
-                    "schema_version": 3,
-                }
-            )
+            build_message(role, content, session_id=session, created_at=FIXED_TIME, metadata=metadata or {})
         )
 
     tools = [

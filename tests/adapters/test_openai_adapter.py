@@ -45,6 +45,7 @@ from metis_schema.v3 import (
 
 from tests.support import golden
 from tests.support.contracts import openai as contract
+from tests.support.messages import build_message
 from tests.support.openai_chat_support import (
     READ_TOOL,
     SESSION,
@@ -1182,31 +1183,24 @@ def test_deprecated_function_call_alone_is_still_refused() -> None:
 def test_empty_content_directive_sends_an_empty_string_beside_tool_calls() -> None:
     import metis.adapters
     from metis.adapters import AdapterOptions
-    from metis.ids import ToolIdMap, new_message_id, new_tool_id
-    from metis_schema.v3 import Message
+    from metis.ids import ToolIdMap, new_tool_id
 
     call = new_tool_id()
-    assistant = Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": "s",
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": call, "name": "f", "input": {}}],
-            "metadata": {
-                "model": "openai:gpt-5",
-                "provider": "openai",
-                "routing": {"mode": "default", "chosen_model": "openai:gpt-5", "reason": "r"},
-                "usage": {
-                    "input_tokens": 1,
-                    "output_tokens": 1,
-                    "cost_usd": "0",
-                    "pricing_version": "2026-05-08",
-                    "latency_ms": 1,
-                },
-            },
-            "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 3,
-        }
+    assistant = build_message(
+        "assistant",
+        [{"type": "tool_use", "id": call, "name": "f", "input": {}}],
+        session_id="s",
+        created_at="2026-05-08T12:00:00Z",
+        model="openai:gpt-5",
+        provider="openai",
+        routing={"mode": "default", "chosen_model": "openai:gpt-5", "reason": "r"},
+        usage={
+            "input_tokens": 1,
+            "output_tokens": 1,
+            "cost_usd": "0",
+            "pricing_version": "2026-05-08",
+            "latency_ms": 1,
+        },
     )
     adapter = metis.adapters.get("openai")
     default = adapter.to_wire(

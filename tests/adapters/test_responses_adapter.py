@@ -30,7 +30,7 @@ from metis import adapters
 from metis.adapters import AdapterOptions
 from metis.assembly import RequestContext
 from metis.errors import WireFormatError
-from metis.ids import ToolIdMap, new_message_id
+from metis.ids import ToolIdMap
 from metis_schema.v3 import Message, MessageStatus, Role, StopReason, ToolDefinition
 
 from tests.support import golden
@@ -816,32 +816,26 @@ def test_client_sends_to_the_row_its_base_url_picks(
 
 def test_canonical_phase_and_file_id_images_are_written() -> None:
     ids = ToolIdMap(SESSION)
-    said = Message.model_validate(
-        {
-            "id": new_message_id(),
-            "session_id": SESSION,
-            "role": "assistant",
-            "content": [{"type": "text", "text": "Looking it up."}],
-            "metadata": {
-                "model": "anthropic:claude-sonnet-4-6",
-                "provider": "anthropic",
-                "phase": "commentary",
-                "usage": {
-                    "input_tokens": 1,
-                    "output_tokens": 1,
-                    "cost_usd": "0",
-                    "pricing_version": "2026-05-08",
-                    "latency_ms": 1,
-                },
-                "routing": {
-                    "mode": "default",
-                    "chosen_model": "anthropic:claude-sonnet-4-6",
-                    "reason": "test",
-                },
-            },
-            "created_at": "2026-05-08T12:00:00Z",
-            "schema_version": 3,
-        }
+    said = build_message(
+        "assistant",
+        [{"type": "text", "text": "Looking it up."}],
+        session_id=SESSION,
+        created_at="2026-05-08T12:00:00Z",
+        model="anthropic:claude-sonnet-4-6",
+        provider="anthropic",
+        phase="commentary",
+        usage={
+            "input_tokens": 1,
+            "output_tokens": 1,
+            "cost_usd": "0",
+            "pricing_version": "2026-05-08",
+            "latency_ms": 1,
+        },
+        routing={
+            "mode": "default",
+            "chosen_model": "anthropic:claude-sonnet-4-6",
+            "reason": "test",
+        },
     )
 
     def image(provider: str) -> dict[str, Any]:
