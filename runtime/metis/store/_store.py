@@ -16,7 +16,7 @@ Streaming fits in with two more entry points: `upsert_partial` keeps a PARTIAL c
 of a message while it streams (unchecked, since a partial message may break invariants,
 §5.1.5), and `finalize` replaces it with the final message, checked then.
 
-The store knows nothing of providers (DESIGN "Data flow"): it records
+The store knows nothing of providers (docs/architecture.md "Data flow"): it records
 `metadata.provider` and the id that provider issued, and it has no place for API keys,
 request headers or anything else a client holds. Every value reaches the database as a
 bound parameter; no part of a message ever becomes SQL text.
