@@ -17,10 +17,8 @@ from metis.adapters.anthropic.betas import COMPACTION, CONTEXT_MANAGEMENT, FILES
 from metis.client import Client
 from metis.store import Store
 
+from tests.support import golden
 from tests.support.client_support import KEYS, FakeTime, ScriptedProvider, json_reply
-from tests.support.paths import GOLDEN
-
-GOLDEN = GOLDEN / "anthropic"
 
 
 def test_a_plain_body_needs_no_beta() -> None:
@@ -54,7 +52,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 def test_the_client_sends_the_beta_a_replayed_compaction_needs(store: Store, tmp_path: Path) -> None:
-    reply = json.loads((GOLDEN / "response_compaction.json").read_text())
+    reply = json.loads(golden.read_input("anthropic", "response_compaction.json"))
     provider = ScriptedProvider().add(json_reply(reply), json_reply(reply))
     fake = FakeTime()
     with Client(
@@ -71,7 +69,7 @@ def test_the_client_sends_the_beta_a_replayed_compaction_needs(store: Store, tmp
 
 
 def test_options_asking_for_compaction_send_its_beta(store: Store, tmp_path: Path) -> None:
-    reply = json.loads((GOLDEN / "response_compaction.json").read_text())
+    reply = json.loads(golden.read_input("anthropic", "response_compaction.json"))
     provider = ScriptedProvider().add(json_reply(reply))
     fake = FakeTime()
     edits = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 150000}}]}

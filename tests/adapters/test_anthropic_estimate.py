@@ -17,11 +17,9 @@ import orjson
 import pytest
 from metis.ids import ToolIdMap
 
-from tests.support.paths import GOLDEN
+from tests.support import golden
 
-SAMPLES: list[dict[str, Any]] = orjson.loads((GOLDEN / "anthropic" / "token_samples.json").read_bytes())[
-    "samples"
-]
+SAMPLES: list[dict[str, Any]] = orjson.loads(golden.read_input("anthropic", "token_samples.json"))["samples"]
 ADAPTER = metis.adapters.get("anthropic")
 
 

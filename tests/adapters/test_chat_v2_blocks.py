@@ -39,6 +39,7 @@ from metis_schema.v3 import (
     VideoBlock,
 )
 
+from tests.support import golden
 from tests.support.contracts import mistral as mistral_contract
 from tests.support.contracts import openai as openai_contract
 from tests.support.contracts import openrouter as openrouter_contract
@@ -53,7 +54,6 @@ from tests.support.openai_chat_support import (
     tool_result,
     ulid,
 )
-from tests.support.paths import GOLDEN
 
 PDF = "JVBERi0xLjQK"
 WAV = "UklGRgAAAABXQVZF"
@@ -427,7 +427,7 @@ def test_a_citation_the_schema_refuses_is_a_wire_format_error() -> None:
 def _web_search_reply() -> dict[str, Any]:
     import json
 
-    path = GOLDEN / "openrouter" / "response_web_search.json"
+    path = golden.folder("openrouter") / "response_web_search.json"
     loaded: dict[str, Any] = json.loads(path.read_text())
     return loaded
 

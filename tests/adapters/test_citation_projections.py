@@ -26,8 +26,8 @@ from metis.catalog import load_catalog
 from metis.ids import ToolIdMap
 from metis_schema.v3 import Message, Role, TextBlock
 
+from tests.support import golden
 from tests.support.messages import build_message
-from tests.support.paths import GOLDEN
 
 TARGETS = ("anthropic", "openai", "openrouter", "mistral", "gemini", "ollama", "responses")
 FIVE = ("session_id", "message_id", "block_type", "adapter", "reason")
@@ -35,7 +35,7 @@ FIVE = ("session_id", "message_id", "block_type", "adapter", "reason")
 
 def _cited_replies() -> list[Path]:
     found = []
-    for path in sorted(GOLDEN.glob("*/response_*.canonical.golden.json")):
+    for path in sorted(golden.ROOT.glob("*/response_*.canonical.golden.json")):
         document = json.loads(path.read_text(encoding="utf-8"))
         if any(
             block.get("citations") for block in document.get("content", []) if block.get("type") == "text"

@@ -16,9 +16,9 @@ from metis.assembly import RequestContext
 from metis.ids import ToolIdMap
 from metis_schema.v3 import Message, MessageStatus
 
-from tests.support.paths import GOLDEN
+from tests.support import golden
 
-ROOT = GOLDEN
+ROOT = golden.ROOT
 MODELS = {
     "anthropic": "anthropic:claude-sonnet-4-6",
     "openai": "openai:gpt-4.1",

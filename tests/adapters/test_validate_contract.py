@@ -13,7 +13,7 @@ from metis import adapters
 from metis.adapters._kit.contract import CONTRACTS, check_request
 from metis.cli import cli
 
-from tests.support.paths import GOLDEN
+from tests.support import golden
 
 VALID = {
     "responses": ["request_every_shape.json", "request_text.json", "conversation.request.golden.json"],
@@ -43,7 +43,7 @@ VALID = {
 
 
 def body(provider: str, name: str | None = None) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((GOLDEN / provider / (name or VALID[provider][0])).read_text())
+    loaded: dict[str, Any] = json.loads(golden.read_input(provider, name or VALID[provider][0]))
     return loaded
 
 
@@ -139,7 +139,7 @@ CONVERT_FROM = {
 @pytest.mark.parametrize(("source", "target"), [(s, t) for s in CONVERT_FROM for t in CONTRACTS if s != t])
 def test_a_converted_body_keeps_to_the_target_contract(tmp_path: Path, source: str, target: str) -> None:
     runner = CliRunner()
-    src = GOLDEN / source / CONVERT_FROM[source]
+    src = golden.folder(source) / CONVERT_FROM[source]
     report = tmp_path / "report.json"
     converted = runner.invoke(
         cli,
@@ -163,7 +163,7 @@ def _at(body: dict[str, Any], path: str) -> Any:
 
 
 def test_convert_names_the_options_it_does_not_carry(tmp_path: Path) -> None:
-    src = GOLDEN / "openai" / "request_every_shape.json"
+    src = golden.folder("openai") / "request_every_shape.json"
     result = CliRunner().invoke(cli, ["convert", "--from", "openai", "--to", "anthropic", str(src)])
     assert result.exit_code == 0, result.output
     assert "nothing dropped" not in result.stderr

@@ -24,10 +24,10 @@ from metis.cli import cli
 from metis.pricing import NO_USAGE, UNPRICED, load_price_table, make_usage, price_as_of
 from metis.usage import RULES, TokenCounts, normalize_usage, prompt_tokens
 
-from tests.support.paths import TESTS
+from tests.support import golden
+from tests.support.paths import FIXTURES
 
-ROOT = TESTS
-DOCUMENTED = json.loads((ROOT / "fixtures" / "costs" / "documented_replies.json").read_text(encoding="utf-8"))
+DOCUMENTED = json.loads((FIXTURES / "costs" / "documented_replies.json").read_text(encoding="utf-8"))
 GENAI = f"genai-prices@{version('genai-prices')}"
 LOCAL = load_price_table().pricing_version
 
@@ -237,7 +237,7 @@ UNRECONCILED = {
 
 
 def _recorded_usage(name: str) -> tuple[str, dict[str, Any]]:
-    path = ROOT / "golden" / "openrouter" / name
+    path = golden.folder("openrouter") / name
     if name.endswith(".json"):
         body = json.loads(path.read_text(encoding="utf-8"))
         return body["model"], body["usage"]
@@ -291,9 +291,7 @@ def test_recorded_billed_cost_reconciles_within_one_percent_or_is_named(name: st
 
 def test_every_recorded_reply_with_a_billed_cost_is_reconciled_here() -> None:
     recorded = {
-        p.name
-        for p in (ROOT / "golden" / "openrouter").iterdir()
-        if '"cost"' in p.read_text(encoding="utf-8")
+        p.name for p in (golden.folder("openrouter")).iterdir() if '"cost"' in p.read_text(encoding="utf-8")
     }
     assert recorded == set(RECORDED)
 
@@ -317,7 +315,7 @@ def _import(
 
 def test_price_shows_the_billed_cost_beside_the_local_one_and_the_difference(tmp_path: Path) -> None:
     runner, db = CliRunner(), tmp_path / "costs.sqlite3"
-    reply = json.loads((ROOT / "golden" / "openrouter" / "response_gemini.json").read_text(encoding="utf-8"))
+    reply = json.loads((golden.folder("openrouter") / "response_gemini.json").read_text(encoding="utf-8"))
     request = {"model": reply["model"], "messages": [{"role": "user", "content": "hi"}]}
     session = _import(runner, db, tmp_path, "openrouter", request, reply)
     result = _run(runner, "--db", db, "price", session, env={"COLUMNS": "160"})
@@ -357,9 +355,7 @@ def test_every_command_counts_the_whole_prompt(tmp_path: Path) -> None:
     from metis.store import Store
 
     runner, db = CliRunner(), tmp_path / "costs.sqlite3"
-    reply = json.loads(
-        (ROOT / "golden" / "openrouter" / "response_anthropic.json").read_text(encoding="utf-8")
-    )
+    reply = json.loads((golden.folder("openrouter") / "response_anthropic.json").read_text(encoding="utf-8"))
     request = {"model": reply["model"], "messages": [{"role": "user", "content": "hi"}]}
     session = _import(runner, db, tmp_path, "openrouter", request, reply)
     prompt = reply["usage"]["prompt_tokens"]  # 1,893, of which 1,536 cached

@@ -26,9 +26,9 @@ from metis.assembly import RequestContext
 from metis.errors import MetisError
 from metis.ids import ToolIdMap
 
-from tests.support.paths import GOLDEN
+from tests.support import golden
 
-ROOT = GOLDEN
+ROOT = golden.ROOT
 SESSION = "sess_fuzz"
 MODELS = {
     "anthropic": "anthropic:claude-sonnet-4-6",

@@ -25,7 +25,7 @@ from metis.client import AsyncClient
 from metis.gateway import create_app
 from metis.store import Store, open_store
 
-from tests.support.paths import GOLDEN
+from tests.support import golden
 
 
 class ScriptedUpstream:
@@ -89,10 +89,10 @@ class ScriptedUpstream:
         self.replies[path].append(self.golden(golden, status))
 
     @staticmethod
-    def golden(golden: str, status: int = 200) -> tuple[int, str, bytes]:
+    def golden(name: str, status: int = 200) -> tuple[int, str, bytes]:
         """A golden file (`provider/name`) as an answer: status, content type, body."""
-        payload = (GOLDEN / golden).read_bytes()
-        kind = "text/event-stream" if golden.endswith(".sse") else "application/json"
+        payload = (golden.ROOT / name).read_bytes()
+        kind = "text/event-stream" if name.endswith(".sse") else "application/json"
         return status, kind, payload
 
     def close(self) -> None:

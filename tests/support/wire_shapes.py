@@ -23,8 +23,8 @@ import orjson
 from hypothesis import strategies as st
 from typing_extensions import get_type_hints, is_typeddict
 
+from tests.support import golden
 from tests.support.fuzz_support import mutated_json
-from tests.support.paths import GOLDEN
 
 _MAX_DEPTH = 7
 """Nesting past which a shape draws its smallest plausible value (recursive shapes end)."""
@@ -46,7 +46,7 @@ def type_names() -> tuple[str, ...]:
             for item in value:
                 walk(item)
 
-    for path in GOLDEN.rglob("*"):
+    for path in golden.ROOT.rglob("*"):
         if not path.is_file() or path.suffix not in (".json", ".sse", ".ndjson"):
             continue
         data = path.read_bytes()
