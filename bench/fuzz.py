@@ -1,6 +1,6 @@
 """The hostile-input hunt at length, counted (issue 17): `python -m bench.fuzz --n 20000`.
 
-The same generators as the bounded pytest suite (tests/fuzz_support.py, wire_shapes.py,
+The same generators as the bounded pytest suite (tests/support/fuzz_support.py, wire_shapes.py,
 fuzz_documents.py), run for `--n` inputs in all, spread over three families:
 
 - `golden`: recorded bodies and streams of every provider, mutated;
@@ -11,7 +11,7 @@ fuzz_documents.py), run for `--n` inputs in all, spread over three families:
 - `api`: what only a Python caller can pass (a lone surrogate, NaN, an infinity, an
   integer past 4,300 digits) in a message, in request options and in a routing policy,
   through hashing, every adapter's `to_wire`, the store and `Session.send`
-  (tests/fuzz_api.py, issue 29).
+  (tests/support/fuzz_api.py, issue 29).
 
 The golden and documents families also put those values into bodies, error bodies,
 streams (as text pieces) and metadata, and label documents schema version 1 so they go
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TESTS = Path(__file__).resolve().parent.parent / "tests"
+REPO = Path(__file__).resolve().parent.parent  # on sys.path: the generators are in `tests.support`
 
 
 @dataclass
@@ -53,8 +53,10 @@ class Target:
 
 
 def targets() -> list[Target]:
-    sys.path.insert(0, str(TESTS))
-    from fuzz_api import (
+    sys.path.insert(0, str(REPO))
+    from hypothesis import strategies as st
+
+    from tests.support.fuzz_api import (
         hostile_message,
         hostile_options,
         hostile_policy,
@@ -63,10 +65,17 @@ def targets() -> list[Target]:
         untyped_policy,
         untyped_send,
     )
-    from fuzz_documents import mutated_document, untyped_document
-    from fuzz_support import KINDS, PROVIDERS, mutated_json, mutated_stream, parsed, seeds, untyped
-    from hypothesis import strategies as st
-    from wire_shapes import hostile, hostile_stream, shapes
+    from tests.support.fuzz_documents import mutated_document, untyped_document
+    from tests.support.fuzz_support import (
+        KINDS,
+        PROVIDERS,
+        mutated_json,
+        mutated_stream,
+        parsed,
+        seeds,
+        untyped,
+    )
+    from tests.support.wire_shapes import hostile, hostile_stream, shapes
 
     def checker(provider: str, kind: str) -> Callable[[Any], BaseException | None]:
         return lambda wire: untyped(provider, kind, wire)

@@ -6,7 +6,7 @@ what the runtime computes now. Each vector is a message document as JSON *text* 
 and `1`, big integers and escapes reach every reader as written), the canonical JSON that
 `metis.canonical.canonical_json(read_message(text))` gives it, and its SHA-256
 (`message_hash`). Documents the runtime refuses carry `"refused": true` instead. The Python
-suite (tests/test_hash_vectors.py) and the TypeScript package's suite
+suite (tests/schema/test_hash_vectors.py) and the TypeScript package's suite
 (typescript/test/hash.test.mjs) both hold their language to every vector, so a message
 written in one language hashes to the same identity in the other (spec §6.5).
 

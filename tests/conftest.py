@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from strategies import PNG_1PX
+
+from tests.support.strategies import PNG_1PX
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +33,7 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def upstream() -> Iterator[Any]:
     """A scripted provider on loopback (`gateway_support.ScriptedUpstream`), closed after the test."""
-    from gateway_support import ScriptedUpstream
+    from tests.support.gateway_support import ScriptedUpstream
 
     server = ScriptedUpstream()
     yield server

@@ -1,6 +1,6 @@
 """Canonical JSON, hashing, equality, and tolerant reading of stored messages.
 
-Hashing (spec §2.1.5, DESIGN "Hashing"): SHA-256 over one canonical encoding of a
+Hashing (spec §2.1.5, docs/architecture.md "Hashing"): SHA-256 over one canonical encoding of a
 message, so a hash names the same message in every process, on every Python version and
 in every language that follows the same rules: the message's canonical JSON form
 (`model_dump(mode="json", exclude_none=True)`: decimals as their fixed-point strings,

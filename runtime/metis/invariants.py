@@ -3,7 +3,7 @@
 The JSON Schema states the per-message rules too (the `allOf` if/then clauses of
 Message), for validators in other languages; the generated models check types, patterns
 and discriminators only, and these functions are what Python runs for the rest.
-tests/test_vectors.py runs every schema vector through both and asserts they agree, so
+tests/schema/test_vectors.py runs every schema vector through both and asserts they agree, so
 the two statements cannot drift. The conversation rules (§5.2.2, §5.2.3: a tool_result
 answers exactly one earlier tool_use of the same session, or one made in the provider-held
 response its message names in `metadata.continues`) are beyond any single document

@@ -1,7 +1,7 @@
 """What a session's requests are sent with besides their messages, as the store records it.
 
 A session is the whole conversation: its messages, and the tool definitions and request
-options each exchange was sent with (DESIGN "A session is the whole conversation"). The
+options each exchange was sent with (docs/architecture.md "A session is the whole conversation"). The
 store keeps those as the schema's records (`SettingsRevision`: a tool set and a
 `RequestOptions`, versioned when they change; `ExchangeSettings`: the revision each exchange
 carried). This module is the one mapping between that record and the runtime's

@@ -23,7 +23,7 @@ the generated module, once per class, at class creation):
 
 The schema's rules on how a message's parts fit together (spec §5: the `allOf` if/then
 clauses) are not evaluated here: `metis.invariants` is their one executable copy, and
-tests/test_vectors.py holds it to the schema's verdict on every vector.
+tests/schema/test_vectors.py holds it to the schema's verdict on every vector.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ def test_reload_then_continue_on_anthropic(live: Live) -> None:
     for canonical in live.server_tool_ids:
         assert tool_ids.outgoing(canonical, "anthropic") in {u["id"] for u in uses}
     try:
-        from contracts import anthropic as anthropic_contract
+        from tests.support.contracts import anthropic as anthropic_contract
     except ImportError:  # the contract suite is not on the path when this file runs alone
         return
     anthropic_contract.check_request(body)

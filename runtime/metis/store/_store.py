@@ -20,7 +20,7 @@ write — one message or many, whole, partial or final — takes one route: a ba
 transaction of its sessions (`Store._locked`). Several writes in one transaction are that
 route's own shape: one batch.
 
-The store knows nothing of providers (DESIGN "Data flow"): it records
+The store knows nothing of providers (docs/architecture.md "Data flow"): it records
 `metadata.provider` and the id that provider issued, and it has no place for API keys,
 request headers or anything else a client holds. Every value reaches the database as a
 bound parameter; no part of a message ever becomes SQL text.

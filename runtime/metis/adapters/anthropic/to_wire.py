@@ -450,7 +450,7 @@ def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefin
     not counted; each message adds 4 tokens of framing, each tool 40 (the tool-use system
     preamble is ~300 once), each image 1,600 (Anthropic's cap for a downscaled image, an
     upper bound). Measured error and the samples it was measured on:
-    tests/test_anthropic_estimate.py.
+    tests/adapters/test_anthropic_estimate.py.
     """
     chars = 0
     fixed = 8

@@ -110,7 +110,7 @@ class ChatCompletionsAdapter(Adapter):
         Each message adds 4 tokens (role and framing), the reply primer 3, each image 765
         (OpenAI's price of a 1024x1024 high-detail image: an upper guess, since sizes are
         unknown here). The measured error against the usage of the
-        recorded-shape fixtures is asserted in tests/test_openai_adapter.py.
+        recorded-shape fixtures is asserted in tests/adapters/test_openai_adapter.py.
         """
         chars = sum(len(_json.dumps(function_tool(t))) for t in tools)
         images = 0

@@ -252,7 +252,7 @@ def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefin
 
     Gemini's tokenizer averages about four characters of English or code per token; images
     are billed per tile (258 tokens up to 384x384 px), so a large image is undercounted.
-    Measured against the hand-written fixtures' promptTokenCount in tests/test_gemini_adapter.py
+    Measured against the hand-written fixtures' promptTokenCount in tests/adapters/test_gemini_adapter.py
     (test_estimate_error_is_bounded): 6.7-15.7% on prompts of 200+ tokens (code is the worst:
     it tokenizes denser), +4 tokens on a 10-token sentence.
     """
