@@ -69,4 +69,6 @@ def test_many_text_parts_in_one_piece_decode_in_linear_work(as_sse: bool) -> Non
     small = _calls(SMALL, as_sse=as_sse)
     large = _calls(LARGE, as_sse=as_sse)
     ratio = large / small
-    assert ratio < MOST_RATIO, f"{LARGE // SMALL}x the parts made {ratio:.2f}x the calls ({small:,}, {large:,})"
+    assert ratio < MOST_RATIO, (
+        f"{LARGE // SMALL}x the parts made {ratio:.2f}x the calls ({small:,}, {large:,})"
+    )
