@@ -20,6 +20,7 @@ from metis.errors import InvariantError, StoreError
 from metis.ids import ToolIdMap, new_tool_id
 from metis.store import DuplicateMessageError, Store, _sql, open_store
 from metis_schema.v3 import Message, ToolDefinition
+
 from tests.support.store_support import (
     BACKENDS,
     assistant,
