@@ -29,25 +29,53 @@ from ...validation import field_path
 from .losses import REQUEST, warn_loss
 from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
 
-TOOL_NAME = "\x00tool-name\x00"
-"""Placeholder for the tool's name inside a `ProviderFacts.tool_choice["tool"]` template."""
-SCHEMA = "\x00schema\x00"
-"""Placeholder for `OutputSchema.schema` inside a `ProviderFacts.output_schema` template."""
-SCHEMA_NAME = "\x00schema-name\x00"
-"""Placeholder for `OutputSchema.name` (left out of a template for a provider without one)."""
-SCHEMA_STRICT = "\x00schema-strict\x00"
-"""Placeholder for `OutputSchema.strict` (written only when set)."""
-SCHEMA_DESCRIPTION = "\x00schema-description\x00"
-"""Placeholder for `OutputSchema.description` (written only when set)."""
 
-_SCHEMA_SLOTS: dict[str, tuple[str, type]] = {
-    SCHEMA: ("schema", dict),
-    SCHEMA_NAME: ("name", str),
-    SCHEMA_STRICT: ("strict", bool),
-    SCHEMA_DESCRIPTION: ("description", str),
-}
-"""Each output-schema placeholder: the OutputSchema field it stands for, and the JSON type a
-recorded value must have to be read as that field."""
+@dataclass(frozen=True)
+class Slot:
+    """A place in a row's template where a value goes (`fill`), and where an import finds it
+    again (`take_tool_choice`, `take_output_schema`).
+
+    A slot is an object, never a string: no text a caller or a provider writes (a tool named
+    like a placeholder, a schema description, a constant of a template) can be taken for
+    one, nor a slot be written out as text."""
+
+    field: str
+    """The name of the value it stands for (for the output-schema slots, the `OutputSchema` field)."""
+    kind: type
+    """The JSON type a recorded value must have to be read back as this slot."""
+
+
+TOOL_NAME = Slot("tool_name", str)
+"""The tool's name inside a `ProviderFacts.tool_choice[ToolChoice.tool]` template."""
+SCHEMA = Slot("schema", dict)
+"""`OutputSchema.schema` inside a `ProviderFacts.output_schema` template."""
+SCHEMA_NAME = Slot("name", str)
+"""`OutputSchema.name` (left out of a template for a provider without one)."""
+SCHEMA_STRICT = Slot("strict", bool)
+"""`OutputSchema.strict` (written only when set)."""
+SCHEMA_DESCRIPTION = Slot("description", str)
+"""`OutputSchema.description` (written only when set)."""
+
+_SCHEMA_SLOTS = (SCHEMA, SCHEMA_NAME, SCHEMA_STRICT, SCHEMA_DESCRIPTION)
+
+
+def fill(template: Any, values: Mapping[Slot, Any]) -> Any:
+    """`template` with each slot replaced by its value in `values`: the one filler of every
+    template a row holds. A slot of an object whose value is None (an unset `OutputSchema`
+    field) leaves its key out; constants, strings among them, are copied as they are."""
+    if isinstance(template, Slot):
+        return values.get(template)
+    if isinstance(template, Mapping):
+        out: dict[str, Any] = {}
+        for key, inner in template.items():
+            filled = fill(inner, values)
+            if filled is not None or not isinstance(inner, Slot):
+                out[key] = filled
+        return out
+    if isinstance(template, list):
+        return [fill(inner, values) for inner in template]
+    return template
+
 
 _EXCERPT = 500
 
@@ -118,7 +146,7 @@ class ProviderFacts:
     never_retry_types: frozenset[str] = frozenset()
     """Error types never retried, even when the status would say so."""
     tool_choice: Mapping[ToolChoice, Any] = field(default_factory=dict)
-    """Canonical meaning -> wire value; `tool` is a template holding `TOOL_NAME` where the name goes.
+    """Canonical meaning -> wire value; `tool` is a template holding the `TOOL_NAME` slot where the name goes.
     A meaning missing here cannot be said to this provider (the request leaves it out, logged)."""
     options: Mapping[str, str] = field(default_factory=dict)
     """Canonical option (`max_tokens`, `temperature`, `top_p`, `stop`, `reasoning_effort`, and
@@ -141,7 +169,7 @@ class ProviderFacts:
     (OpenRouter: "use one of effort or max_tokens"; Gemini: thinkingLevel or thinkingBudget):
     given both, the budget, the more exact of the two, is sent and the effort reported."""
     output_schema: Mapping[str, Any] = field(default_factory=dict)
-    """Where `AdapterOptions.output_schema` goes: a body fragment holding `SCHEMA` (and
+    """Where `AdapterOptions.output_schema` goes: a body fragment holding the slot `SCHEMA` (and
     `SCHEMA_NAME`, `SCHEMA_STRICT`, `SCHEMA_DESCRIPTION` where the provider takes them).
     Every provider here has one; a row without it leaves the option out."""
     file_ids_from: frozenset[str] = frozenset()
@@ -200,7 +228,7 @@ class ProviderFacts:
         if meaning is None or meaning[0] not in self.tool_choice:
             return None
         mode, name = meaning
-        return _fill(self.tool_choice[mode], name or "")
+        return fill(self.tool_choice[mode], {TOOL_NAME: name or ""})
 
     def take_tool_choice(self, fields: dict[str, Any], path: str) -> str | None:
         """The canonical tool choice recorded at `path` of an import's option fields (the
@@ -332,7 +360,8 @@ class ProviderFacts:
     def output_schema_to_wire(self, value: OutputSchema | None, body: dict[str, Any]) -> None:
         """Write a structured-output schema where this provider takes it."""
         if value is not None and self.output_schema:
-            merge(body, _fill_schema(self.output_schema, value))
+            values = {slot: getattr(value, slot.field) for slot in _SCHEMA_SLOTS}
+            merge(body, fill(self.output_schema, values))
 
     def take_output_schema(self, fields: dict[str, Any]) -> OutputSchema | None:
         """The structured-output schema an import's option fields state in this provider's
@@ -393,18 +422,8 @@ class ProviderFacts:
         )
 
 
-def _fill(template: Any, name: str) -> Any:
-    if template == TOOL_NAME:
-        return name
-    if isinstance(template, Mapping):
-        return {key: _fill(value, name) for key, value in template.items()}
-    if isinstance(template, list):
-        return [_fill(value, name) for value in template]
-    return template
-
-
 def _match(template: Any, wire: Any) -> str | None:
-    """The name `wire` puts where `template` has TOOL_NAME, if the rest is the same."""
+    """The name `wire` puts where `template` has the TOOL_NAME slot, if the rest is the same."""
     if template == TOOL_NAME:
         return wire if isinstance(wire, str) and wire else None
     if isinstance(template, Mapping):
@@ -462,21 +481,6 @@ def _without(value: Mapping[str, Any], part: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
-def _fill_schema(template: Mapping[str, Any], value: OutputSchema) -> dict[str, Any]:
-    """The template with each placeholder replaced by its field; unset fields left out."""
-    out: dict[str, Any] = {}
-    for key, slot in template.items():
-        if isinstance(slot, Mapping):
-            out[key] = _fill_schema(slot, value)
-        elif isinstance(slot, str) and slot in _SCHEMA_SLOTS:
-            filled = getattr(value, _SCHEMA_SLOTS[slot][0])
-            if filled is not None:
-                out[key] = filled
-        else:
-            out[key] = slot
-    return out
-
-
 def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> bool:
     """Whether `wire` spells `template` (constants equal, placeholders of the right type;
     optional placeholders may be absent), filling `found` with the placeholders' values."""
@@ -486,12 +490,11 @@ def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> b
         if isinstance(slot, Mapping):
             if not _capture(slot, wire.get(key), found):
                 return False
-        elif isinstance(slot, str) and slot in _SCHEMA_SLOTS:
-            name, kind = _SCHEMA_SLOTS[slot]
+        elif isinstance(slot, Slot):
             if key in wire:
-                if not isinstance(wire[key], kind):
+                if not isinstance(wire[key], slot.kind):
                     return False
-                found[name] = wire[key]
+                found[slot.field] = wire[key]
         elif key not in wire or wire[key] != slot:
             return False
     return True
@@ -562,6 +565,8 @@ __all__ = [
     "TOOL_NAME",
     "ErrorEnvelope",
     "ProviderFacts",
+    "Slot",
     "ToolChoice",
+    "fill",
     "tool_choice_meaning",
 ]
