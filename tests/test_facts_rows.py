@@ -24,6 +24,9 @@ from metis.adapters._kit.facts import (
     fill,
 )
 from metis.adapters._kit.options import OutputSchema
+from metis.errors import ProviderError, WireFormatError
+from metis_schema.v3 import ErrorEvent
+from test_adapter_contract import context
 
 PROVIDERS = ("anthropic", "openai", "openrouter", "mistral", "responses", "gemini", "ollama")
 OLD_MARKERS = ("\x00tool-name\x00", "\x00schema\x00", "\x00schema-name\x00")
@@ -87,3 +90,128 @@ def test_fill_leaves_out_unset_slots_and_copies_constants() -> None:
     template = {"a": SCHEMA, "b": SCHEMA_NAME, "c": [TOOL_NAME, "x"], "d": {"e": SCHEMA_NAME}}
     assert fill(template, {SCHEMA: {"k": 1}, TOOL_NAME: "t"}) == {"a": {"k": 1}, "c": ["t", "x"], "d": {}}
     assert Slot("tool_name", str) == TOOL_NAME
+
+
+# --- error bodies through the declared shapes ----------------------------------------------------
+
+STREAM_ERRORS: dict[str, tuple[bytes, Any, int | None]] = {
+    "anthropic": (
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n',
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        None,
+    ),
+    "openai": (
+        b'data: {"error": {"message": "Rate limit reached", "type": "tokens", "param": null}}\n\n',
+        {"error": {"message": "Rate limit reached", "type": "tokens", "param": None}},
+        None,
+    ),
+    "openrouter": (
+        b'data: {"error": {"code": 502, "message": "Upstream failed", "metadata": {"provider_name": "Acme"}}}\n\n',
+        {"error": {"code": 502, "message": "Upstream failed", "metadata": {"provider_name": "Acme"}}},
+        None,
+    ),
+    "responses": (
+        b'event: error\ndata: {"type": "error", "code": "server_error", "message": "boom", "param": null,'
+        b' "sequence_number": 1}\n\n',
+        {"error": {"type": "server_error", "message": "boom"}},
+        None,
+    ),
+    "gemini": (
+        b'data: {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}\n\n',
+        {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}},
+        503,
+    ),
+    "ollama": (
+        b'{"error": "server busy, please try again."}\n',
+        {"error": "server busy, please try again."},
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(STREAM_ERRORS))
+def test_a_stream_error_says_what_parse_error_says_of_the_same_body(provider: str) -> None:
+    """One reading for both: the event's code and retryability are the ProviderError's, its
+    message the provider's own text (the ProviderError's message after `<type>: `)."""
+    stream, body, status = STREAM_ERRORS[provider]
+    adapter = metis.adapters.get(provider)
+    events = list(adapter.stream_response([stream], context(provider)))
+    (event,) = [e for e in events if isinstance(e, ErrorEvent)]
+    error = adapter.parse_error(body, status)
+    assert (event.code, event.retryable, event.provider) == (error.error_type, error.retryable, provider)
+    assert error.message.endswith(f"{error.error_type}: {event.message}")
+
+
+@pytest.mark.parametrize(
+    ("provider", "stream", "path"),
+    [
+        ("ollama", b'{"error": 42}\n', "stream line 1.error"),
+        ("ollama", b'{"error": ["out", "of", "memory"]}\n', "stream line 1.error"),
+        (
+            "responses",
+            b'data: {"type": "response.failed", "response": {"output": [], "error": "x"}}\n\n',
+            None,
+        ),
+        ("gemini", b'data: {"error": {"code": 503, "status": 7}}\n\n', "stream[0].error.status"),
+    ],
+)
+def test_a_stream_error_of_the_wrong_shape_is_a_wire_format_error_at_its_path(
+    provider: str, stream: bytes, path: str | None
+) -> None:
+    """The old code read a stream's error by key paths and made an event of whatever it found
+    (Ollama's `{"error": 42}` became an `unknown_error` whose message was the line's JSON)."""
+    adapter = metis.adapters.get(provider)
+    with pytest.raises(WireFormatError) as caught:
+        list(adapter.stream_response([stream], context(provider)))
+    assert caught.value.provider == provider
+    if path is not None:
+        assert caught.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("anthropic", {"type": "error", "error": {"type": 529, "message": "Overloaded"}}),
+        ("gemini", {"error": {"code": "503", "message": "overloaded", "status": "UNAVAILABLE"}}),
+        ("ollama", {"error": 42}),
+    ],
+)
+def test_an_http_error_body_not_of_the_declared_shape_is_reported_by_its_text(
+    provider: str, body: Any
+) -> None:
+    """`parse_error` never raises; a body not of the provider's declared error shape is not
+    read by key paths (the old code took Anthropic's `type: 529` as the type "529") but
+    reported by its excerpt, typed by its HTTP status."""
+    error = metis.adapters.get(provider).parse_error(body, 500)
+    assert isinstance(error, ProviderError)
+    assert error.error_type == "http_500" and error.retryable
+    assert error.message == f"HTTP 500 http_500: {json.dumps(body, separators=(',', ':'))}"
+
+
+def test_gemini_error_arrays_are_read_through_the_declared_shape() -> None:
+    """The array-streaming endpoint's error comes as the first element of an array; the
+    declared shape unwraps it (the old row subclass overrode `parse_error` to do so)."""
+    facts = metis.adapters.get("gemini").facts
+    assert type(facts) is ProviderFacts
+    body = [{"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}, {"ignored": True}]
+    error = facts.parse_error(json.dumps(body), 503)
+    assert (error.error_type, error.retryable, error.message) == (
+        "UNAVAILABLE",
+        True,
+        "HTTP 503 UNAVAILABLE: overloaded",
+    )
+
+
+def test_a_failed_response_names_its_kind_by_code_through_the_row() -> None:
+    """Responses errors that carry no `type` (a failed response, an `error` event) name their
+    kind in `code`: the row's error hook reads it, not each caller by hand."""
+    facts = metis.adapters.get("responses").facts
+    error = facts.parse_error({"error": {"code": "rate_limit_exceeded", "message": "slow down"}})
+    assert (error.error_type, error.retryable) == ("rate_limit_exceeded", True)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_row_reads_errors_through_a_declared_shape(provider: str) -> None:
+    envelope = metis.adapters.get(provider).facts.error
+    assert callable(envelope.fields)
+    assert not hasattr(envelope, "type_at") and not hasattr(envelope, "message_at")

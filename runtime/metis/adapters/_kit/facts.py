@@ -1,10 +1,11 @@
 """Provider facts as data: one row per provider or dialect, read by shared code.
 
-What differs between providers but is not logic — the stop-reason vocabulary, where an
-error envelope keeps its type and message, which error types and statuses are worth a
-retry, how a tool choice is spelled, and which body field each canonical option goes to —
-is declared here once per provider (`ProviderFacts`) and interpreted by the base adapter.
-Inverse tables (wire tool choice -> canonical meaning) are derived, never kept by hand.
+What differs between providers but is not logic — the stop-reason vocabulary, the declared
+shape of an error body and what it says (`provider_errors.ErrorEnvelope`), which error
+types and statuses are worth a retry, how a tool choice is spelled, and which body field
+each canonical option goes to — is declared here once per provider (`ProviderFacts`) and
+interpreted by the base adapter. Inverse tables (wire tool choice -> canonical meaning) are
+derived, never kept by hand.
 
 The option rows are read both ways: a writer puts each canonical option where its row says,
 an importer `take`s it back out of the request's option fields (`options.option_fields`),
@@ -13,7 +14,6 @@ so whatever a row does not cover stays behind as the provider-only remainder.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,12 +22,11 @@ from typing import Any
 
 from metis_schema.v3 import StopReason
 
-from ... import _json
 from ..._times import READERS
-from ...errors import ProviderError, retryable_status
-from ...validation import field_path
+from ...errors import ProviderError
 from .losses import REQUEST, warn_loss
 from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
+from .provider_errors import ErrorEnvelope, ErrorFields, provider_error
 
 
 @dataclass(frozen=True)
@@ -77,8 +76,6 @@ def fill(template: Any, values: Mapping[Slot, Any]) -> Any:
     return template
 
 
-_EXCERPT = 500
-
 _LEAST: Mapping[str, int] = {"max_tokens": 1, "thinking_budget": 0}
 """The least integer each counted canonical option may be (the schema's RequestOptions
 minimums): a recorded value below it means something else on its wire (Gemini's
@@ -115,22 +112,6 @@ def tool_choice_meaning(value: str | None) -> tuple[ToolChoice, str | None] | No
     if value in ToolChoice.__members__ and value != ToolChoice.tool:
         return ToolChoice(value), None
     return ToolChoice.tool, value
-
-
-@dataclass(frozen=True)
-class ErrorEnvelope:
-    """Where a provider's error body keeps its type and message (paths of keys from the root).
-
-    `kinds` classifies a provider that only sends text (Ollama): the first pattern found in
-    the message names the type and says whether it is worth a retry.
-    """
-
-    type_at: tuple[str, ...] = ()
-    message_at: tuple[str, ...] = ("error", "message")
-    also_at: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Further fields appended to the message as `name value` (a request id, upstream text)."""
-    kinds: tuple[tuple[str, str, bool], ...] = ()
-    """(regex, error type, retryable) tried in order against the message."""
 
 
 @dataclass(frozen=True)
@@ -380,46 +361,10 @@ class ProviderFacts:
     # --- errors ---------------------------------------------------------------------------
 
     def parse_error(self, body: Any, status_code: int | None = None) -> ProviderError:
-        """A provider error body (bytes, text or parsed) -> ProviderError with its own type and message.
-
-        Never raises: whatever the body holds, the error it reports is built. A body that is
-        not JSON, or holds what JSON cannot carry (a lone surrogate, NaN, an integer past
-        4,300 digits, nesting past the writer's bound; `_parsed`), is reported by its text
-        excerpt, which names what is wrong with it and is safe to print, log and store."""
-        parsed = _parsed(body)
-        if parsed is None and not isinstance(body, bytes):
-            body = _json.printable(body) if isinstance(body, str) else _excerpt(body)
-        envelope = self.error
-        message = _get(parsed, envelope.message_at) if envelope.message_at else None
-        error_type = _get(parsed, envelope.type_at) if envelope.type_at else None
-        if message is None and isinstance(parsed, Mapping) and isinstance(parsed.get("error"), str):
-            message = parsed["error"]
-        text = _text(message) if message is not None else _excerpt(body)
-        retryable: bool | None = None
-        if error_type is None:
-            for pattern, kind, retry in envelope.kinds:
-                if re.search(pattern, text, re.IGNORECASE):
-                    error_type, retryable = kind, retry
-                    break
-        kind_text = _text(error_type) if error_type is not None else None
-        if not kind_text:
-            kind_text = f"http_{status_code}" if status_code else "unknown_error"
-        for name, at in envelope.also_at.items():
-            extra = _get(parsed, at)
-            if extra is not None:
-                text = f"{text} ({name} {_text(extra)})"
-        if retryable is None:
-            retryable = kind_text not in self.never_retry_types and (
-                kind_text in self.retryable_types or retryable_status(status_code)
-            )
-        return ProviderError(
-            text,
-            provider=self.provider,
-            error_type=kind_text,
-            status_code=status_code,
-            retryable=retryable,
-            body=parsed if parsed is not None else body,
-        )
+        """A provider error body (bytes, text or parsed) -> ProviderError with its own type
+        and message, read through the row's declared error shape; never raises
+        (`provider_errors.provider_error`)."""
+        return provider_error(self, body, status_code)
 
 
 def _match(template: Any, wire: Any) -> str | None:
@@ -518,43 +463,6 @@ def _get(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
-def _parsed(body: Any) -> Any:
-    """The body's JSON values, or None when it has none metis can carry: text that is not
-    JSON, or values (parsed, or handed in as Python objects) JSON cannot carry — kept, they
-    would fail every later writer of the error (a log, a stored failed exchange)."""
-    if isinstance(body, bytes | str):
-        try:
-            body = _json.loads(body)
-        except (_json.JSONDecodeError, RecursionError):
-            return None
-    return None if _json.unwritable(body) is not None else body
-
-
-def _text(value: Any) -> str:
-    """A part of a parsed body as text (`_parsed` has held it to what JSON carries)."""
-    if isinstance(value, str):
-        return value
-    try:
-        return _json.dumps(value).decode()[:_EXCERPT]
-    except (ValueError, TypeError):  # a value of a type JSON has no form for
-        return f"({type(value).__name__})"
-
-
-def _excerpt(body: Any) -> str:
-    """The start of a body `_parsed` could not read, safe to print: text with any lone
-    surrogate escaped, or for Python values what JSON cannot carry in them, and where."""
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str):
-        return _json.printable(body[:_EXCERPT])
-    found = _json.unwritable(body)
-    if found is None:
-        return _text(body)
-    where, why = found
-    at = _json.printable(field_path(where)) or "(the body itself)"
-    return f"an error body metis cannot carry: {at} holds {why}"
-
-
 __all__ = [
     "EFFORT_LEVELS",
     "EFFORT_SAME",
@@ -564,6 +472,7 @@ __all__ = [
     "SCHEMA_STRICT",
     "TOOL_NAME",
     "ErrorEnvelope",
+    "ErrorFields",
     "ProviderFacts",
     "Slot",
     "ToolChoice",

@@ -28,14 +28,23 @@ from typing import ClassVar
 
 from metis_schema.v3 import StopReason
 
-from .._kit.facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._kit.facts import TOOL_NAME, ErrorEnvelope, ErrorFields, ProviderFacts, ToolChoice
 from . import ChatCompletionsAdapter, ChatDialect, chat_facts
 from .facts import RETRYABLE_TYPES
+from .wire import FlatErrorBody
+
+
+def _error_fields(body: FlatErrorBody) -> ErrorFields:
+    """Flat `{"object": "error", "message", "type", "param", "code"}`; `param` kept in the message."""
+    return ErrorFields(
+        message=body.get("message"), kind=body.get("type"), notes=(("param", body.get("param")),)
+    )
+
 
 DIALECT = ChatDialect(
     facts=chat_facts(
         "mistral",
-        error=ErrorEnvelope(type_at=("type",), message_at=("message",), also_at={"param": ("param",)}),
+        error=ErrorEnvelope(shape=FlatErrorBody, fields=_error_fields),
         # `reasoning_effort` levels as the schema's (mistralai models/reasoningeffort.py).
         options={"max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort"},
         retryable_types=RETRYABLE_TYPES | {"service_tier_capacity_exceeded"},

@@ -11,16 +11,27 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._kit.facts import ErrorEnvelope, ProviderFacts
+from .._kit.facts import ErrorEnvelope, ErrorFields, ProviderFacts
 from . import ChatCompletionsAdapter, ChatDialect, chat_facts
 from .facts import RETRYABLE_TYPES, WAV_MP3
+from .wire import ErrorBody
+
+
+def _error_fields(body: ErrorBody) -> ErrorFields:
+    """`{"error": {"message", "type", "param", "code": str}}`; `param` names the request field
+    at fault and is kept in the message. A compatible server's `{"error": "<text>"}` is its text."""
+    error = body["error"]
+    if not isinstance(error, dict):
+        return ErrorFields(message=error)
+    return ErrorFields(
+        message=error.get("message"), kind=error.get("type"), notes=(("param", error.get("param")),)
+    )
+
 
 DIALECT = ChatDialect(
     facts=chat_facts(
         "openai",
-        # {"error": {"message", "type", "param", "code": str}}; `param` names the request
-        # field at fault and is kept in the message.
-        error=ErrorEnvelope(type_at=("error", "type"), also_at={"param": ("error", "param")}),
+        error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
         # `max_tokens` is deprecated and rejected by reasoning models, but still the most
         # common spelling in recorded requests: read as the canonical max_tokens too, and
         # replayed under the name it came in. Chat Completions has no reasoning budget; its

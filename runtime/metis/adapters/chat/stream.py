@@ -23,7 +23,6 @@ from typing import Any, cast
 
 from metis_schema.v3 import (
     BlockEvent,
-    ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,
     TextDeltaEvent,
@@ -37,6 +36,7 @@ from ...assembly import RequestContext
 from ...usage import normalize_usage, usage_event
 from .._kit.base import StreamDecoder
 from .._kit.framing import SSEEvent, SSEFramer
+from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from .facts import ChatDialect, stop_reason
 from .from_wire import DETAIL_TEXT_KEYS, cited_text_block, response_raw, thinking_text, url_citations, warn
@@ -150,18 +150,7 @@ class ChatStreamDecoder(StreamDecoder):
 
     def _error(self, detail: ErrorDetail | str) -> list[StreamEvent]:
         self._stopped = True
-        error = self.dialect.facts.parse_error({"error": detail})
-        # ProviderError's message leads with its type; the event carries the two apart.
-        message = error.message.removeprefix(f"{error.error_type}: ")
-        return [
-            ErrorEvent(
-                type="error",
-                code=error.error_type,
-                message=message,
-                retryable=error.retryable,
-                provider=self.name,
-            )
-        ]
+        return [error_event(self.dialect.facts, {"error": detail}, path="stream")]
 
     def _chunk(self, chunk: Chunk) -> list[StreamEvent]:
         for key in ("id", "model", "system_fingerprint", "provider"):

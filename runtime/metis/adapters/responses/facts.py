@@ -22,10 +22,12 @@ from .._kit.facts import (
     SCHEMA_STRICT,
     TOOL_NAME,
     ErrorEnvelope,
+    ErrorFields,
     ProviderFacts,
     ToolChoice,
 )
 from ..chat.facts import RETRYABLE_TYPES, WAV_MP3
+from .wire import SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ErrorBody
 
 PROVIDER = "responses"
 
@@ -44,28 +46,6 @@ TOOL_CHOICE: dict[ToolChoice, object] = {
     ToolChoice.any: "required",
     ToolChoice.tool: {"type": "function", "name": TOOL_NAME},
 }
-
-SERVER_TOOL_CALLS = frozenset(
-    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"}
-)
-"""Output items of tools the provider runs itself: ServerToolUseBlocks (name: the type
-without `_call`). Calls the client must answer (`computer_call`, `custom_tool_call`,
-shell calls) are not here: they have no canonical block and are kept raw."""
-
-SERVER_TOOL_ITEMS = frozenset(
-    {
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "tool_search_call",
-        "tool_search_output",
-        "mcp_approval_response",
-    }
-)
-"""The provider's tool items that stand alone rather than holding a call and its result:
-an MCP server's tool listing (a server_tool_use `mcp_list_tools` with the listing as its
-result), an MCP call awaiting approval and a tool search call (server_tool_use blocks
-`mcp_approval_request`, `tool_search`), and what answers them in a later item
-(`ANSWERS`: server_tool_result blocks). Each is kept whole and goes back as itself."""
 
 ANSWERS: dict[str, tuple[str, str]] = {
     "tool_search_output": ("call_id", "tool_search_call"),
@@ -102,12 +82,25 @@ OUTPUT_SCHEMA: dict[str, object] = {
 other formats stay provider-only."""
 
 
+def _error_fields(body: ErrorBody) -> ErrorFields:
+    """`{"error": {"message", "type", "param", "code"}}` from OpenAI and the Open Responses
+    specification alike; `param` names the request field at fault. An error that names no
+    `type` names its kind in `code` (OpenAI's `error` stream events, a failed response's
+    `error`); a compatible server's `{"error": "<text>"}` is its text."""
+    error = body["error"]
+    if isinstance(error, str):
+        return ErrorFields(message=error)
+    return ErrorFields(
+        message=error.get("message"),
+        kind=error.get("type") or error.get("code"),
+        notes=(("param", error.get("param")),),
+    )
+
+
 FACTS = ProviderFacts(
     provider=PROVIDER,
     stop_reasons=STATUS_REASONS,
-    # {"error": {"message", "type", "param", "code"}} from OpenAI and the Open Responses
-    # specification alike; `param` names the request field at fault.
-    error=ErrorEnvelope(type_at=("error", "type"), also_at={"param": ("error", "param")}),
+    error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # Rate-limit types name the limit hit (tokens or requests): worth a retry even inside a
     # stream, which has no 429 to say so; an exhausted quota comes as a 429 and is not.
     retryable_types=RETRYABLE_TYPES | {"tokens", "requests", "server_is_overloaded"},

@@ -434,7 +434,7 @@ def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext)
     response = read(Response, body, provider=PROVIDER, what="reply")
     error = response.get("error")
     if response.get("status") == "failed" and error:
-        raise dialect.facts.parse_error({"error": {**error, "type": error.get("type") or error.get("code")}})
+        raise dialect.facts.parse_error({"error": error})  # a kind named only by `code` is the row's to read
     out = ItemRead(session_id=context.session_id, message_id=context.message_id or "")
     items = read_items(response["output"], path="output", context=context, out=out)
     return finish_assistant(

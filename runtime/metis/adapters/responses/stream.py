@@ -46,7 +46,6 @@ from typing import Any
 
 from metis_schema.v3 import (
     BlockEvent,
-    ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,
     TextDeltaEvent,
@@ -61,6 +60,7 @@ from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
 from .._kit.base import StreamDecoder
 from .._kit.framing import SSEEvent, SSEFramer
+from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from ..chat.wire import raw_arguments_to_keep
 from .facts import PROVIDER, ResponsesDialect
@@ -406,20 +406,8 @@ class ResponsesStreamDecoder(StreamDecoder):
 
     def _error(self, detail: ErrorDetail) -> list[StreamEvent]:
         self._stopped = True
-        # A stream error names its kind in `code` (OpenAI `error` events carry no `type`).
-        envelope = dict(detail)
-        if envelope.get("type") is None and envelope.get("code") is not None:
-            envelope["type"] = envelope["code"]
-        error = self.dialect.facts.parse_error({"error": envelope})
-        return [
-            ErrorEvent(
-                type="error",
-                code=error.error_type,
-                message=error.message.removeprefix(f"{error.error_type}: "),
-                retryable=error.retryable,
-                provider=PROVIDER,
-            )
-        ]
+        # OpenAI `error` events carry no `type`: the row's error hook reads their `code` as the kind.
+        return [error_event(self.dialect.facts, {"error": detail}, path="stream")]
 
 
 def _text(value: Any) -> str | None:
