@@ -9,7 +9,9 @@ declared shapes, so a malformed stream error became an event instead of a WireFo
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
+import pkgutil
 from typing import Any
 
 import metis.adapters
@@ -24,6 +26,7 @@ from metis.adapters._kit.facts import (
     fill,
 )
 from metis.adapters._kit.options import OutputSchema
+from metis.adapters.responses.facts import DIALECTS
 from metis.errors import ProviderError, WireFormatError
 from metis_schema.v3 import ErrorEvent
 from test_adapter_contract import context
@@ -215,3 +218,39 @@ def test_every_row_reads_errors_through_a_declared_shape(provider: str) -> None:
     envelope = metis.adapters.get(provider).facts.error
     assert callable(envelope.fields)
     assert not hasattr(envelope, "type_at") and not hasattr(envelope, "message_at")
+
+
+# --- one row shape -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_provider_is_a_plain_row(provider: str) -> None:
+    """No subclass with methods (the old GeminiFacts), no dialect object wrapping a row (the
+    old ChatDialect, ResponsesDialect): the adapter's facts are a ProviderFacts itself."""
+    assert type(metis.adapters.get(provider).facts) is ProviderFacts
+
+
+def test_no_module_declares_another_row_shape() -> None:
+    rows = [
+        obj
+        for info in pkgutil.walk_packages(metis.adapters.__path__, "metis.adapters.")
+        for obj in vars(importlib.import_module(info.name)).values()
+        if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj is not ProviderFacts
+    ]
+    assert rows  # the walk found the package's dataclasses
+    assert not [cls for cls in rows if issubclass(cls, ProviderFacts)]
+    wrappers = [cls for cls in rows if any("ProviderFacts" in str(f.type) for f in dataclasses.fields(cls))]
+    assert not wrappers
+
+
+def test_dialect_fields_are_on_the_rows() -> None:
+    openai, openrouter, mistral = (metis.adapters.get(p).facts for p in ("openai", "openrouter", "mistral"))
+    assert openai.stream_usage_option and openai.replays_plain_reasoning and not openai.cache_control
+    assert openrouter.reasoning_details and openrouter.cache_control and openrouter.video_parts
+    assert mistral.thinking_parts and mistral.prefix_marker and not mistral.file_media_types
+    assert not metis.adapters.get("anthropic").facts.reasoning_details  # the defaults elsewhere
+    assert {row.dialect: row.request_store for row in DIALECTS.values()} == {
+        "openai": False,
+        "open-responses": None,
+    }
+    assert all(type(row) is ProviderFacts for row in DIALECTS.values())

@@ -159,6 +159,19 @@ class ProviderFacts:
     Completions and Responses read the same uploads). Empty: it takes no file ids. Any
     other provider's file id means nothing here and is dropped (§7.3)."""
 
+    dialect: str = ""
+    """The row's key among its provider's rows, where one wire has several (Responses:
+    "openai" and "open-responses", named by the `dialect` directive); "" for a provider of
+    one row."""
+    request_store: bool | None = None
+    """Responses: the `store` a request says unless the caller sets it (OpenAI keeps
+    responses for 30 days by default; metis holds the history itself, so it asks for none:
+    reasoning goes back as encrypted_content, not as a stored item id). None: left to the
+    server."""
+    include_encrypted_reasoning: bool = False
+    """Responses: ask for `reasoning.encrypted_content`, the only way reasoning survives
+    `store: false`."""
+
     reply_stop_reasons: Mapping[StopReason, str] = field(default_factory=dict)
     """Canonical stop reason -> the value a reply written for this API's clients says, for
     reasons the API has no value of its own for (the nearest it has; `stop_reason_to_wire`)."""
@@ -168,6 +181,49 @@ class ProviderFacts:
     """Where a whole reply says when it was made: (its key, `iso` or `unix`, a reader of
     `metis._times`); None when the provider's replies do not say (Anthropic, Gemini). An
     imported reply is dated, and so priced, by it (`reply_time`)."""
+
+    # --- what a Chat Completions dialect extends the wire with (read by `chat/`; a row of
+    # another wire leaves them at their defaults) -------------------------------------------
+    reasoning_details: bool = False
+    """Replies carry `reasoning_details` items that must go back unchanged (OpenRouter)."""
+    plain_reasoning_keys: tuple[str, ...] = ()
+    """Message/delta keys holding plain reasoning text, first present wins."""
+    cache_control: bool = False
+    """Anthropic-style `cache_control` markers inside content parts are understood."""
+    stream_usage_option: bool = False
+    """Streams report usage only when asked with `stream_options.include_usage` (OpenAI)."""
+    thinking_parts: bool = False
+    """Reasoning comes as `{"type": "thinking", "thinking": [{"type": "text", ...}]}` content
+    parts of the assistant message and of stream deltas (Mistral's Magistral models), and goes
+    back the same way, to the same model only."""
+    replays_plain_reasoning: bool = False
+    """Plain reasoning text read under one of `plain_reasoning_keys` goes back on the
+    assistant message under the key it came in (kept in provider_raw as `reasoning_key`),
+    to this provider only. The key is the one the reply used rather than a fixed one because
+    one row serves several servers (vLLM and DeepSeek send `reasoning_content`, Ollama `/v1`
+    `reasoning`), each reading back its own."""
+    tool_result_images: bool = False
+    """Tool messages take `image_url` parts beside text; else images in tool results are
+    dropped with the §7.3 WARN."""
+    file_media_types: frozenset[str] = frozenset()
+    """Document media types a USER message carries as `{"type": "file", "file": {"filename",
+    "file_data": <data URL>}}` parts (or `file_id` for this provider's own uploaded files);
+    other documents are dropped with the WARN."""
+    file_urls: bool = False
+    """A document at an http(s) URL goes as `file_data: <url>` (else it is dropped: the
+    server wants the bytes)."""
+    video_parts: bool = False
+    """Videos go in USER messages as `{"type": "video_url", "video_url": {"url"}}` parts, a
+    URL or a base64 data URL; else they are dropped with the WARN."""
+    audio_formats: Mapping[str, str] = field(default_factory=dict)
+    """Audio media type -> `input_audio.format` for base64 audio in USER messages; other
+    audio is dropped with the WARN (no server here takes audio by URL)."""
+    prefix_marker: bool = False
+    """A conversation ending with an ASSISTANT message (a prefill: the reply continues it)
+    marks that message `prefix: true` (Mistral refuses the conversation otherwise: "Expected
+    last role User or Tool (or Assistant with prefix True)"). The marker is the wire's
+    spelling of a canonical meaning (the trailing assistant message), so an import takes it
+    from the last message and the writer puts it back."""
 
     def reply_time(self, reply: object) -> datetime | None:
         """When a whole reply body was made, as it says (see `created_at`); None when it

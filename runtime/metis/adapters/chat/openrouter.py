@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .._kit.facts import ErrorEnvelope, ErrorFields, ProviderFacts
-from . import ChatCompletionsAdapter, ChatDialect, chat_facts
+from . import ChatCompletionsAdapter, chat_facts
 from .facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
 from .wire import ErrorBody
 
@@ -62,22 +62,20 @@ def _error_fields(body: ErrorBody) -> ErrorFields:
     )
 
 
-DIALECT = ChatDialect(
-    facts=chat_facts(
-        "openrouter",
-        error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
-        # `max_completion_tokens` (OpenAI's newer name, which OpenRouter also takes) is read
-        # as the canonical max_tokens too and replayed under that name. `reasoning` takes an
-        # effort or a budget, "not both" (https://openrouter.ai/docs/use-cases/reasoning-tokens).
-        options={
-            "max_tokens": "max_tokens",
-            "thinking_budget": "reasoning.max_tokens",
-            "reasoning_effort": "reasoning.effort",
-        },
-        option_aliases={"max_tokens": ("max_completion_tokens",)},
-        effort_or_budget=True,
-        retryable_types=RETRYABLE_TYPES | RETRYABLE_STATUS_CODES,
-    ),
+FACTS = chat_facts(
+    "openrouter",
+    error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
+    # `max_completion_tokens` (OpenAI's newer name, which OpenRouter also takes) is read
+    # as the canonical max_tokens too and replayed under that name. `reasoning` takes an
+    # effort or a budget, "not both" (https://openrouter.ai/docs/use-cases/reasoning-tokens).
+    options={
+        "max_tokens": "max_tokens",
+        "thinking_budget": "reasoning.max_tokens",
+        "reasoning_effort": "reasoning.effort",
+    },
+    option_aliases={"max_tokens": ("max_completion_tokens",)},
+    effort_or_budget=True,
+    retryable_types=RETRYABLE_TYPES | RETRYABLE_STATUS_CODES,
     reasoning_details=True,
     plain_reasoning_keys=("reasoning",),
     cache_control=True,
@@ -99,12 +97,11 @@ class OpenRouterAdapter(ChatCompletionsAdapter):
     """OpenRouter's Chat Completions API, any upstream model."""
 
     name: ClassVar[str] = "openrouter"
-    dialect: ClassVar[ChatDialect] = DIALECT
-    facts: ClassVar[ProviderFacts] = DIALECT.facts
+    facts: ClassVar[ProviderFacts] = FACTS
     default_base_url: ClassVar[str] = "https://openrouter.ai/api/v1"
     api_key_env: ClassVar[str | None] = "OPENROUTER_API_KEY"
 
 
 ADAPTER = OpenRouterAdapter()
 
-__all__ = ["ADAPTER", "DIALECT", "OpenRouterAdapter"]
+__all__ = ["ADAPTER", "FACTS", "OpenRouterAdapter"]

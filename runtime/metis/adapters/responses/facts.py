@@ -1,15 +1,17 @@
-"""What differs between Responses API servers, as data: the `ResponsesDialect` rows.
+"""What differs between Responses API servers, as data: two `ProviderFacts` rows.
 
-Two rows: OpenAI's own endpoint (`api.openai.com`) and any other Open Responses server
-(vLLM, Ollama, LM Studio, Hugging Face, OpenRouter's `/responses`). The base URL picks the
-row: the client merges `ResponsesAdapter.custom_server_extra` (the directive
-`{"metis": {"dialect": "open-responses"}}`) into the options of a request to any base URL
-other than OpenAI's, and the mapping reads that row; nothing else asks which server it is.
+Two rows, alike but for what the writer asks for (`request_store`,
+`include_encrypted_reasoning`), keyed by their `dialect`: OpenAI's own endpoint
+(`api.openai.com`) and any other Open Responses server (vLLM, Ollama, LM Studio, Hugging
+Face, OpenRouter's `/responses`). The base URL picks the row: the client merges
+`ResponsesAdapter.custom_server_extra` (the directive `{"metis": {"dialect":
+"open-responses"}}`) into the options of a request to any base URL other than OpenAI's,
+and the mapping reads that row; nothing else asks which server it is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from types import MappingProxyType
 
 from metis_schema.v3 import StopReason
@@ -114,34 +116,21 @@ FACTS = ProviderFacts(
     file_ids_from=frozenset({PROVIDER, "openai"}),
     created_at=("created_at", "unix"),
 )
-"""Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
-they differ in what the writer asks for."""
-
-
-@dataclass(frozen=True)
-class ResponsesDialect:
-    """One Responses server family; see the module doc."""
-
-    name: str
-    """The row's key (the `dialect` directive names it)."""
-    facts: ProviderFacts
-    store: bool | None
-    """`store` written unless the caller sets it: OpenAI keeps responses for 30 days by
-    default; metis holds the history itself, so it asks for none (stateless: reasoning
-    goes back as encrypted_content, not as a stored item id). None: left to the server."""
-    include_encrypted_reasoning: bool
-    """Ask for `reasoning.encrypted_content`, the only way reasoning survives `store: false`."""
+"""What both rows share: they read replies, streams and errors alike (the specification is
+OpenAI's wire); they differ in what the writer asks for."""
 
 
 AUDIO_FORMATS = MappingProxyType(WAV_MP3)
 """Audio media type -> `input_audio.format`: base64 wav and mp3, as in Chat Completions
 (SDK `ResponseInputAudioParam`); other audio is dropped with the WARN."""
 
-OPENAI = ResponsesDialect(name="openai", facts=FACTS, store=False, include_encrypted_reasoning=True)
-OPEN_RESPONSES = ResponsesDialect(
-    name="open-responses", facts=FACTS, store=None, include_encrypted_reasoning=True
+OPENAI = replace(FACTS, dialect="openai", request_store=False, include_encrypted_reasoning=True)
+"""OpenAI's own endpoint: stateless (`store: false`), reasoning sent back encrypted."""
+OPEN_RESPONSES = replace(
+    FACTS, dialect="open-responses", request_store=None, include_encrypted_reasoning=True
 )
-DIALECTS = {d.name: d for d in (OPENAI, OPEN_RESPONSES)}
+"""Any other Open Responses server: `store` left to it."""
+DIALECTS = {row.dialect: row for row in (OPENAI, OPEN_RESPONSES)}
 
 
 __all__ = [
@@ -157,5 +146,4 @@ __all__ = [
     "SERVER_TOOL_ITEMS",
     "STATUS_REASONS",
     "TOOL_CHOICE",
-    "ResponsesDialect",
 ]
