@@ -254,3 +254,12 @@ def test_dialect_fields_are_on_the_rows() -> None:
         "open-responses": None,
     }
     assert all(type(row) is ProviderFacts for row in DIALECTS.values())
+
+
+@pytest.mark.parametrize("provider", [p for p in PROVIDERS if p != "anthropic"])
+def test_a_plain_text_error_body_is_read_as_its_message(provider: str) -> None:
+    """`{"error": "<text>"}` (Ollama's own; a gateway's in front of the others) is declared in
+    each shape that meets it, so the message is the text, as before. Anthropic's declared
+    envelope has no such form (a stream `error` event must hold the object): its excerpt."""
+    error = metis.adapters.get(provider).parse_error({"error": "upstream down"}, 502)
+    assert error.message == "HTTP 502 http_502: upstream down" and error.retryable

@@ -35,7 +35,10 @@ from .wire import FlatErrorBody
 
 
 def _error_fields(body: FlatErrorBody) -> ErrorFields:
-    """Flat `{"object": "error", "message", "type", "param", "code"}`; `param` kept in the message."""
+    """Flat `{"object": "error", "message", "type", "param", "code"}`; `param` kept in the
+    message. A gateway's `{"error": "<text>"}` is its text."""
+    if "message" not in body and "error" in body:
+        return ErrorFields(message=body["error"])
     return ErrorFields(
         message=body.get("message"), kind=body.get("type"), notes=(("param", body.get("param")),)
     )

@@ -256,6 +256,8 @@ class FlatErrorBody(TypedDict):
     type: NotRequired[Any]
     param: NotRequired[Any]
     code: NotRequired[Any]
+    error: NotRequired[str]
+    """A gateway's plain `{"error": "<text>"}` in front of Mistral."""
 
 
 # --- the stream -------------------------------------------------------------------------------

@@ -134,8 +134,11 @@ def _enum_name(value: str | int | None, numbers: Mapping[int, str], prefix: str)
 
 
 def _error_fields(body: StatusBody) -> ErrorFields:
-    """`{"error": {code, message, status}}` (google.rpc.Status): the status names the type."""
+    """`{"error": {code, message, status}}` (google.rpc.Status): the status names the type.
+    A proxy's `{"error": "<text>"}` is its text."""
     error = body["error"]
+    if isinstance(error, str):
+        return ErrorFields(message=error)
     return ErrorFields(message=error.get("message"), kind=error.get("status"))
 
 

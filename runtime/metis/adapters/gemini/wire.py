@@ -258,9 +258,10 @@ class GenerateContentResponse(TypedDict, total=False):
 
 @_with_config(_LOOSE)
 class StatusBody(TypedDict):
-    """`{"error": {code, message, status}}` (google.rpc.Status)."""
+    """`{"error": {code, message, status}}` (google.rpc.Status); a proxy's plain
+    `{"error": "<text>"}` too."""
 
-    error: ErrorDetail
+    error: ErrorDetail | str
 
 
 def _first(value: Any) -> Any:
