@@ -1,6 +1,6 @@
 """Schema v2 through Chat Completions, per dialect row (issue 15 items 6, 7, 11 and the v2 blocks).
 
-What each dialect carries is data in its `ChatDialect` row; these tests hold each row to
+What each dialect carries is data in its facts row (`ProviderFacts`); these tests hold each row to
 what its provider documents (sources in the rows' comments):
 
 | block / field                 | openai                  | openrouter                | mistral |

@@ -1,10 +1,11 @@
 """Provider facts as data: one row per provider or dialect, read by shared code.
 
-What differs between providers but is not logic — the stop-reason vocabulary, where an
-error envelope keeps its type and message, which error types and statuses are worth a
-retry, how a tool choice is spelled, and which body field each canonical option goes to —
-is declared here once per provider (`ProviderFacts`) and interpreted by the base adapter.
-Inverse tables (wire tool choice -> canonical meaning) are derived, never kept by hand.
+What differs between providers but is not logic — the stop-reason vocabulary, the declared
+shape of an error body and what it says (`provider_errors.ErrorEnvelope`), which error
+types and statuses are worth a retry, how a tool choice is spelled, and which body field
+each canonical option goes to — is declared here once per provider (`ProviderFacts`) and
+interpreted by the base adapter. Inverse tables (wire tool choice -> canonical meaning) are
+derived, never kept by hand.
 
 The option rows are read both ways: a writer puts each canonical option where its row says,
 an importer `take`s it back out of the request's option fields (`options.option_fields`),
@@ -13,7 +14,6 @@ so whatever a row does not cover stays behind as the provider-only remainder.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,34 +22,59 @@ from typing import Any
 
 from metis_schema.v3 import StopReason
 
-from ... import _json
 from ..._times import READERS
-from ...errors import ProviderError, retryable_status
-from ...validation import field_path
+from ...errors import ProviderError
 from .losses import REQUEST, warn_loss
 from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
+from .provider_errors import ErrorEnvelope, ErrorFields, provider_error
 
-TOOL_NAME = "\x00tool-name\x00"
-"""Placeholder for the tool's name inside a `ProviderFacts.tool_choice["tool"]` template."""
-SCHEMA = "\x00schema\x00"
-"""Placeholder for `OutputSchema.schema` inside a `ProviderFacts.output_schema` template."""
-SCHEMA_NAME = "\x00schema-name\x00"
-"""Placeholder for `OutputSchema.name` (left out of a template for a provider without one)."""
-SCHEMA_STRICT = "\x00schema-strict\x00"
-"""Placeholder for `OutputSchema.strict` (written only when set)."""
-SCHEMA_DESCRIPTION = "\x00schema-description\x00"
-"""Placeholder for `OutputSchema.description` (written only when set)."""
 
-_SCHEMA_SLOTS: dict[str, tuple[str, type]] = {
-    SCHEMA: ("schema", dict),
-    SCHEMA_NAME: ("name", str),
-    SCHEMA_STRICT: ("strict", bool),
-    SCHEMA_DESCRIPTION: ("description", str),
-}
-"""Each output-schema placeholder: the OutputSchema field it stands for, and the JSON type a
-recorded value must have to be read as that field."""
+@dataclass(frozen=True)
+class Slot:
+    """A place in a row's template where a value goes (`fill`), and where an import finds it
+    again (`take_tool_choice`, `take_output_schema`).
 
-_EXCERPT = 500
+    A slot is an object, never a string: no text a caller or a provider writes (a tool named
+    like a placeholder, a schema description, a constant of a template) can be taken for
+    one, nor a slot be written out as text."""
+
+    field: str
+    """The name of the value it stands for (for the output-schema slots, the `OutputSchema` field)."""
+    kind: type
+    """The JSON type a recorded value must have to be read back as this slot."""
+
+
+TOOL_NAME = Slot("tool_name", str)
+"""The tool's name inside a `ProviderFacts.tool_choice[ToolChoice.tool]` template."""
+SCHEMA = Slot("schema", dict)
+"""`OutputSchema.schema` inside a `ProviderFacts.output_schema` template."""
+SCHEMA_NAME = Slot("name", str)
+"""`OutputSchema.name` (left out of a template for a provider without one)."""
+SCHEMA_STRICT = Slot("strict", bool)
+"""`OutputSchema.strict` (written only when set)."""
+SCHEMA_DESCRIPTION = Slot("description", str)
+"""`OutputSchema.description` (written only when set)."""
+
+_SCHEMA_SLOTS = (SCHEMA, SCHEMA_NAME, SCHEMA_STRICT, SCHEMA_DESCRIPTION)
+
+
+def fill(template: Any, values: Mapping[Slot, Any]) -> Any:
+    """`template` with each slot replaced by its value in `values`: the one filler of every
+    template a row holds. A slot of an object whose value is None (an unset `OutputSchema`
+    field) leaves its key out; constants, strings among them, are copied as they are."""
+    if isinstance(template, Slot):
+        return values.get(template)
+    if isinstance(template, Mapping):
+        out: dict[str, Any] = {}
+        for key, inner in template.items():
+            filled = fill(inner, values)
+            if filled is not None or not isinstance(inner, Slot):
+                out[key] = filled
+        return out
+    if isinstance(template, list):
+        return [fill(inner, values) for inner in template]
+    return template
+
 
 _LEAST: Mapping[str, int] = {"max_tokens": 1, "thinking_budget": 0}
 """The least integer each counted canonical option may be (the schema's RequestOptions
@@ -90,22 +115,6 @@ def tool_choice_meaning(value: str | None) -> tuple[ToolChoice, str | None] | No
 
 
 @dataclass(frozen=True)
-class ErrorEnvelope:
-    """Where a provider's error body keeps its type and message (paths of keys from the root).
-
-    `kinds` classifies a provider that only sends text (Ollama): the first pattern found in
-    the message names the type and says whether it is worth a retry.
-    """
-
-    type_at: tuple[str, ...] = ()
-    message_at: tuple[str, ...] = ("error", "message")
-    also_at: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Further fields appended to the message as `name value` (a request id, upstream text)."""
-    kinds: tuple[tuple[str, str, bool], ...] = ()
-    """(regex, error type, retryable) tried in order against the message."""
-
-
-@dataclass(frozen=True)
 class ProviderFacts:
     """One provider's (or dialect's) facts; see the module docstring."""
 
@@ -118,7 +127,7 @@ class ProviderFacts:
     never_retry_types: frozenset[str] = frozenset()
     """Error types never retried, even when the status would say so."""
     tool_choice: Mapping[ToolChoice, Any] = field(default_factory=dict)
-    """Canonical meaning -> wire value; `tool` is a template holding `TOOL_NAME` where the name goes.
+    """Canonical meaning -> wire value; `tool` is a template holding the `TOOL_NAME` slot where the name goes.
     A meaning missing here cannot be said to this provider (the request leaves it out, logged)."""
     options: Mapping[str, str] = field(default_factory=dict)
     """Canonical option (`max_tokens`, `temperature`, `top_p`, `stop`, `reasoning_effort`, and
@@ -141,7 +150,7 @@ class ProviderFacts:
     (OpenRouter: "use one of effort or max_tokens"; Gemini: thinkingLevel or thinkingBudget):
     given both, the budget, the more exact of the two, is sent and the effort reported."""
     output_schema: Mapping[str, Any] = field(default_factory=dict)
-    """Where `AdapterOptions.output_schema` goes: a body fragment holding `SCHEMA` (and
+    """Where `AdapterOptions.output_schema` goes: a body fragment holding the slot `SCHEMA` (and
     `SCHEMA_NAME`, `SCHEMA_STRICT`, `SCHEMA_DESCRIPTION` where the provider takes them).
     Every provider here has one; a row without it leaves the option out."""
     file_ids_from: frozenset[str] = frozenset()
@@ -149,6 +158,19 @@ class ProviderFacts:
     this one reads: its own Files API, and any provider sharing it (OpenAI's Chat
     Completions and Responses read the same uploads). Empty: it takes no file ids. Any
     other provider's file id means nothing here and is dropped (§7.3)."""
+
+    dialect: str = ""
+    """The row's key among its provider's rows, where one wire has several (Responses:
+    "openai" and "open-responses", named by the `dialect` directive); "" for a provider of
+    one row."""
+    request_store: bool | None = None
+    """Responses: the `store` a request says unless the caller sets it (OpenAI keeps
+    responses for 30 days by default; metis holds the history itself, so it asks for none:
+    reasoning goes back as encrypted_content, not as a stored item id). None: left to the
+    server."""
+    include_encrypted_reasoning: bool = False
+    """Responses: ask for `reasoning.encrypted_content`, the only way reasoning survives
+    `store: false`."""
 
     reply_stop_reasons: Mapping[StopReason, str] = field(default_factory=dict)
     """Canonical stop reason -> the value a reply written for this API's clients says, for
@@ -159,6 +181,49 @@ class ProviderFacts:
     """Where a whole reply says when it was made: (its key, `iso` or `unix`, a reader of
     `metis._times`); None when the provider's replies do not say (Anthropic, Gemini). An
     imported reply is dated, and so priced, by it (`reply_time`)."""
+
+    # --- what a Chat Completions dialect extends the wire with (read by `chat/`; a row of
+    # another wire leaves them at their defaults) -------------------------------------------
+    reasoning_details: bool = False
+    """Replies carry `reasoning_details` items that must go back unchanged (OpenRouter)."""
+    plain_reasoning_keys: tuple[str, ...] = ()
+    """Message/delta keys holding plain reasoning text, first present wins."""
+    cache_control: bool = False
+    """Anthropic-style `cache_control` markers inside content parts are understood."""
+    stream_usage_option: bool = False
+    """Streams report usage only when asked with `stream_options.include_usage` (OpenAI)."""
+    thinking_parts: bool = False
+    """Reasoning comes as `{"type": "thinking", "thinking": [{"type": "text", ...}]}` content
+    parts of the assistant message and of stream deltas (Mistral's Magistral models), and goes
+    back the same way, to the same model only."""
+    replays_plain_reasoning: bool = False
+    """Plain reasoning text read under one of `plain_reasoning_keys` goes back on the
+    assistant message under the key it came in (kept in provider_raw as `reasoning_key`),
+    to this provider only. The key is the one the reply used rather than a fixed one because
+    one row serves several servers (vLLM and DeepSeek send `reasoning_content`, Ollama `/v1`
+    `reasoning`), each reading back its own."""
+    tool_result_images: bool = False
+    """Tool messages take `image_url` parts beside text; else images in tool results are
+    dropped with the §7.3 WARN."""
+    file_media_types: frozenset[str] = frozenset()
+    """Document media types a USER message carries as `{"type": "file", "file": {"filename",
+    "file_data": <data URL>}}` parts (or `file_id` for this provider's own uploaded files);
+    other documents are dropped with the WARN."""
+    file_urls: bool = False
+    """A document at an http(s) URL goes as `file_data: <url>` (else it is dropped: the
+    server wants the bytes)."""
+    video_parts: bool = False
+    """Videos go in USER messages as `{"type": "video_url", "video_url": {"url"}}` parts, a
+    URL or a base64 data URL; else they are dropped with the WARN."""
+    audio_formats: Mapping[str, str] = field(default_factory=dict)
+    """Audio media type -> `input_audio.format` for base64 audio in USER messages; other
+    audio is dropped with the WARN (no server here takes audio by URL)."""
+    prefix_marker: bool = False
+    """A conversation ending with an ASSISTANT message (a prefill: the reply continues it)
+    marks that message `prefix: true` (Mistral refuses the conversation otherwise: "Expected
+    last role User or Tool (or Assistant with prefix True)"). The marker is the wire's
+    spelling of a canonical meaning (the trailing assistant message), so an import takes it
+    from the last message and the writer puts it back."""
 
     def reply_time(self, reply: object) -> datetime | None:
         """When a whole reply body was made, as it says (see `created_at`); None when it
@@ -200,7 +265,7 @@ class ProviderFacts:
         if meaning is None or meaning[0] not in self.tool_choice:
             return None
         mode, name = meaning
-        return _fill(self.tool_choice[mode], name or "")
+        return fill(self.tool_choice[mode], {TOOL_NAME: name or ""})
 
     def take_tool_choice(self, fields: dict[str, Any], path: str) -> str | None:
         """The canonical tool choice recorded at `path` of an import's option fields (the
@@ -332,7 +397,8 @@ class ProviderFacts:
     def output_schema_to_wire(self, value: OutputSchema | None, body: dict[str, Any]) -> None:
         """Write a structured-output schema where this provider takes it."""
         if value is not None and self.output_schema:
-            merge(body, _fill_schema(self.output_schema, value))
+            values = {slot: getattr(value, slot.field) for slot in _SCHEMA_SLOTS}
+            merge(body, fill(self.output_schema, values))
 
     def take_output_schema(self, fields: dict[str, Any]) -> OutputSchema | None:
         """The structured-output schema an import's option fields state in this provider's
@@ -351,60 +417,14 @@ class ProviderFacts:
     # --- errors ---------------------------------------------------------------------------
 
     def parse_error(self, body: Any, status_code: int | None = None) -> ProviderError:
-        """A provider error body (bytes, text or parsed) -> ProviderError with its own type and message.
-
-        Never raises: whatever the body holds, the error it reports is built. A body that is
-        not JSON, or holds what JSON cannot carry (a lone surrogate, NaN, an integer past
-        4,300 digits, nesting past the writer's bound; `_parsed`), is reported by its text
-        excerpt, which names what is wrong with it and is safe to print, log and store."""
-        parsed = _parsed(body)
-        if parsed is None and not isinstance(body, bytes):
-            body = _json.printable(body) if isinstance(body, str) else _excerpt(body)
-        envelope = self.error
-        message = _get(parsed, envelope.message_at) if envelope.message_at else None
-        error_type = _get(parsed, envelope.type_at) if envelope.type_at else None
-        if message is None and isinstance(parsed, Mapping) and isinstance(parsed.get("error"), str):
-            message = parsed["error"]
-        text = _text(message) if message is not None else _excerpt(body)
-        retryable: bool | None = None
-        if error_type is None:
-            for pattern, kind, retry in envelope.kinds:
-                if re.search(pattern, text, re.IGNORECASE):
-                    error_type, retryable = kind, retry
-                    break
-        kind_text = _text(error_type) if error_type is not None else None
-        if not kind_text:
-            kind_text = f"http_{status_code}" if status_code else "unknown_error"
-        for name, at in envelope.also_at.items():
-            extra = _get(parsed, at)
-            if extra is not None:
-                text = f"{text} ({name} {_text(extra)})"
-        if retryable is None:
-            retryable = kind_text not in self.never_retry_types and (
-                kind_text in self.retryable_types or retryable_status(status_code)
-            )
-        return ProviderError(
-            text,
-            provider=self.provider,
-            error_type=kind_text,
-            status_code=status_code,
-            retryable=retryable,
-            body=parsed if parsed is not None else body,
-        )
-
-
-def _fill(template: Any, name: str) -> Any:
-    if template == TOOL_NAME:
-        return name
-    if isinstance(template, Mapping):
-        return {key: _fill(value, name) for key, value in template.items()}
-    if isinstance(template, list):
-        return [_fill(value, name) for value in template]
-    return template
+        """A provider error body (bytes, text or parsed) -> ProviderError with its own type
+        and message, read through the row's declared error shape; never raises
+        (`provider_errors.provider_error`)."""
+        return provider_error(self, body, status_code)
 
 
 def _match(template: Any, wire: Any) -> str | None:
-    """The name `wire` puts where `template` has TOOL_NAME, if the rest is the same."""
+    """The name `wire` puts where `template` has the TOOL_NAME slot, if the rest is the same."""
     if template == TOOL_NAME:
         return wire if isinstance(wire, str) and wire else None
     if isinstance(template, Mapping):
@@ -462,21 +482,6 @@ def _without(value: Mapping[str, Any], part: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
-def _fill_schema(template: Mapping[str, Any], value: OutputSchema) -> dict[str, Any]:
-    """The template with each placeholder replaced by its field; unset fields left out."""
-    out: dict[str, Any] = {}
-    for key, slot in template.items():
-        if isinstance(slot, Mapping):
-            out[key] = _fill_schema(slot, value)
-        elif isinstance(slot, str) and slot in _SCHEMA_SLOTS:
-            filled = getattr(value, _SCHEMA_SLOTS[slot][0])
-            if filled is not None:
-                out[key] = filled
-        else:
-            out[key] = slot
-    return out
-
-
 def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> bool:
     """Whether `wire` spells `template` (constants equal, placeholders of the right type;
     optional placeholders may be absent), filling `found` with the placeholders' values."""
@@ -486,12 +491,11 @@ def _capture(template: Mapping[str, Any], wire: Any, found: dict[str, Any]) -> b
         if isinstance(slot, Mapping):
             if not _capture(slot, wire.get(key), found):
                 return False
-        elif isinstance(slot, str) and slot in _SCHEMA_SLOTS:
-            name, kind = _SCHEMA_SLOTS[slot]
+        elif isinstance(slot, Slot):
             if key in wire:
-                if not isinstance(wire[key], kind):
+                if not isinstance(wire[key], slot.kind):
                     return False
-                found[name] = wire[key]
+                found[slot.field] = wire[key]
         elif key not in wire or wire[key] != slot:
             return False
     return True
@@ -515,43 +519,6 @@ def _get(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
-def _parsed(body: Any) -> Any:
-    """The body's JSON values, or None when it has none metis can carry: text that is not
-    JSON, or values (parsed, or handed in as Python objects) JSON cannot carry — kept, they
-    would fail every later writer of the error (a log, a stored failed exchange)."""
-    if isinstance(body, bytes | str):
-        try:
-            body = _json.loads(body)
-        except (_json.JSONDecodeError, RecursionError):
-            return None
-    return None if _json.unwritable(body) is not None else body
-
-
-def _text(value: Any) -> str:
-    """A part of a parsed body as text (`_parsed` has held it to what JSON carries)."""
-    if isinstance(value, str):
-        return value
-    try:
-        return _json.dumps(value).decode()[:_EXCERPT]
-    except (ValueError, TypeError):  # a value of a type JSON has no form for
-        return f"({type(value).__name__})"
-
-
-def _excerpt(body: Any) -> str:
-    """The start of a body `_parsed` could not read, safe to print: text with any lone
-    surrogate escaped, or for Python values what JSON cannot carry in them, and where."""
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str):
-        return _json.printable(body[:_EXCERPT])
-    found = _json.unwritable(body)
-    if found is None:
-        return _text(body)
-    where, why = found
-    at = _json.printable(field_path(where)) or "(the body itself)"
-    return f"an error body metis cannot carry: {at} holds {why}"
-
-
 __all__ = [
     "EFFORT_LEVELS",
     "EFFORT_SAME",
@@ -561,7 +528,10 @@ __all__ = [
     "SCHEMA_STRICT",
     "TOOL_NAME",
     "ErrorEnvelope",
+    "ErrorFields",
     "ProviderFacts",
+    "Slot",
     "ToolChoice",
+    "fill",
     "tool_choice_meaning",
 ]

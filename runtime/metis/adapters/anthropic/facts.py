@@ -10,9 +10,19 @@ from types import MappingProxyType
 
 from metis_schema.v3 import StopReason
 
-from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ErrorFields, ProviderFacts, ToolChoice
+from .wire import ErrorBody
 
 PROVIDER = "anthropic"
+
+
+def _error_fields(body: ErrorBody) -> ErrorFields:
+    """`{"type": "error", "error": {type, message}, "request_id"}`: the request id goes in the message."""
+    error = body["error"]
+    return ErrorFields(
+        message=error["message"], kind=error["type"], notes=(("request_id", body.get("request_id")),)
+    )
+
 
 FACTS = ProviderFacts(
     provider=PROVIDER,
@@ -30,12 +40,7 @@ FACTS = ProviderFacts(
             "compaction": StopReason.pause_turn,
         }
     ),
-    # {"type": "error", "error": {"type", "message"}, "request_id"}
-    error=ErrorEnvelope(
-        type_at=("error", "type"),
-        message_at=("error", "message"),
-        also_at=MappingProxyType({"request_id": ("request_id",)}),
-    ),
+    error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # Overloaded (529), rate limited (429), internal (500) and timed out are worth another
     # attempt whatever status a proxy in between reports.
     retryable_types=frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}),

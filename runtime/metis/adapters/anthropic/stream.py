@@ -19,7 +19,6 @@ from typing import Any
 
 from metis_schema.v3 import (
     BlockEvent,
-    ErrorEvent,
     MessageCompleteEvent,
     RedactedThinkingBlock,
     StreamEvent,
@@ -40,6 +39,7 @@ from ...usage import normalize_usage, usage_event
 from .._kit.base import StreamDecoder
 from .._kit.framing import SSEFramer
 from .._kit.losses import log, warn_loss
+from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from . import wire
 from .facts import FACTS, PROVIDER
@@ -245,16 +245,7 @@ class AnthropicStreamDecoder(StreamDecoder):
 
     def _error(self, event: wire.ErrorBody) -> list[StreamEvent]:
         self._ended = True
-        error = event["error"]
-        retryable = FACTS.parse_error(event).retryable
-        return [
-            ErrorEvent(
-                code=error["type"] or "error",  # the event needs a code; an empty type names none
-                message=error["message"],
-                retryable=retryable,
-                provider=PROVIDER,
-            )
-        ]
+        return [error_event(FACTS, event, path="stream")]
 
     def _not_json(self, block: dict[str, Any], index: int, what: str) -> None:
         """One §7.3 WARN: a block's streamed input is not JSON (its input is `what`)."""

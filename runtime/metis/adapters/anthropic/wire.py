@@ -128,9 +128,10 @@ class ErrorDetail(TypedDict):
 @with_config(_DECLARED)
 class ErrorBody(TypedDict):
     """`{"type": "error", "error": {type, message}, "request_id"}`: an HTTP error body, or a
-    stream's `error` event. Where its fields live is also a facts row (`facts.FACTS.error`)."""
+    stream's `error` event (tagged by its `type`), read by the facts row (`facts.FACTS.error`).
+    An HTTP body without the `type` (a gateway's) is still this envelope."""
 
-    type: Literal["error"]
+    type: NotRequired[Literal["error"]]
     error: ErrorDetail
     request_id: NotRequired[str | None]
 

@@ -2,13 +2,13 @@
 
 OpenAI, OpenRouter and the OpenAI-compatible servers (llama.cpp, vLLM, Ollama's `/v1`)
 share one request, reply and stream shape. What differs between them is data: a
-`ChatDialect` row (with its `ProviderFacts`) that each provider module declares; the
+`ProviderFacts` row (with its Chat fields) that each provider module declares; the
 mapping reads the row and has no per-provider branches of its own.
 
 By direction, as vercel/ai's provider packages are split:
 
 - `wire`: the declared wire objects, read through `reader.read`;
-- `facts`: `ChatDialect`, the shared finish reasons and tool-choice table;
+- `facts`: `chat_facts` (what every dialect row shares), the finish reasons and tool-choice table;
 - `to_wire`: canonical -> request body (`write_request`);
 - `media`: image, document, audio and video blocks <-> content parts, both directions;
 - `from_wire`: reply body -> canonical message (`read_response`);
@@ -38,9 +38,10 @@ from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.facts import ProviderFacts
 from .._kit.importing import function_tool
 from .._kit.reply import ReplyEncoder, ReplyOptions
-from .facts import FINISH_REASONS, ChatDialect, chat_facts, stop_reason
+from .facts import FINISH_REASONS, chat_facts, stop_reason
 from .from_wire import read_response
 from .importer import import_request
 from .reply import ChatReplyEncoder, write_reply
@@ -55,13 +56,13 @@ _PRIMING_TOKENS = 3
 
 
 class ChatCompletionsAdapter(Adapter):
-    """Chat Completions (`POST {base}/chat/completions`, Bearer auth), read through `dialect`.
+    """Chat Completions (`POST {base}/chat/completions`, Bearer auth), read through `facts`.
 
-    A provider module subclasses it with its `name`, `dialect` row and `facts` (the row's
-    own `dialect.facts`, which the base adapter reads for errors).
+    A provider module subclasses it with its `name` and its dialect's row, `facts` (which
+    the base adapter reads for errors too).
     """
 
-    dialect: ClassVar[ChatDialect]
+    facts: ClassVar[ProviderFacts]
 
     def endpoint(self, base_url: str, wire_model: str, *, stream: bool) -> str:
         """`{base}/chat/completions`; the model travels in the body."""
@@ -76,29 +77,29 @@ class ChatCompletionsAdapter(Adapter):
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
         """Canonical messages -> a request body (conventions: `chat.to_wire`)."""
-        return write_request(self.name, self.dialect, messages, tools, options)
+        return write_request(self.name, self.facts, messages, tools, options)
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         """`choices[0].message` -> one canonical ASSISTANT message (conventions: `chat.from_wire`)."""
-        return read_response(self.name, self.dialect, body, context)
+        return read_response(self.name, self.facts, body, context)
 
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         """SSE `data:` chunks (`[DONE]`-terminated) -> canonical events; see `ChatStreamDecoder`."""
-        return ChatStreamDecoder(self.name, self.dialect, context)
+        return ChatStreamDecoder(self.name, self.facts, context)
 
     def to_wire_reply(self, message: Message, reply: ReplyOptions) -> WireBody:
         """A whole `chat.completion` (`reply.write_reply`)."""
-        return write_reply(self.name, self.dialect, message, reply)
+        return write_reply(self.name, self.facts, message, reply)
 
     def reply_encoder(self, reply: ReplyOptions) -> ReplyEncoder:
         """`chat.completion.chunk` SSE from canonical events (`reply.ChatReplyEncoder`)."""
-        return ChatReplyEncoder(self.name, self.dialect, reply)
+        return ChatReplyEncoder(self.name, self.facts, reply)
 
     @bulk
     def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded request -> canonical messages, tools and options (conventions: `chat.importer`)."""
         with tool_ids.importing():  # calls the session knows keep their ids
-            return import_request(self.name, self.dialect, body, session_id=session_id, tool_ids=tool_ids)
+            return import_request(self.name, self.facts, body, session_id=session_id, tool_ids=tool_ids)
 
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.
@@ -127,8 +128,8 @@ class ChatCompletionsAdapter(Adapter):
     def _replays_reasoning(self, message: Message) -> bool:
         """Whether this dialect could send `message`'s reasoning back: its own reply's, where
         the row replays reasoning at all (the model is not known here: an upper guess)."""
-        dialect = self.dialect
-        replays = dialect.reasoning_details or dialect.replays_plain_reasoning or dialect.thinking_parts
+        facts = self.facts
+        replays = facts.reasoning_details or facts.replays_plain_reasoning or facts.thinking_parts
         return replays and message.metadata.provider == self.name
 
     def _estimate_chars(self, block: ContentBlock, replayable: bool) -> int:
@@ -144,7 +145,6 @@ class ChatCompletionsAdapter(Adapter):
 __all__ = [
     "FINISH_REASONS",
     "ChatCompletionsAdapter",
-    "ChatDialect",
     "ChatStreamDecoder",
     "canonical_arguments",
     "chat_facts",

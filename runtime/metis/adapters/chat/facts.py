@@ -1,16 +1,17 @@
-"""What differs between Chat Completions servers, as data: the `ChatDialect` row.
+"""What differs between Chat Completions servers, as data: what every dialect row shares.
 
-A dialect is one row: its `ProviderFacts` (stop reasons, error envelope, retryability,
-tool choice, option fields, read by the base adapter and by the mapping) and the few
-flags the mapping reads where servers extend the wire (reasoning details, cache markers,
-stream usage). The provider modules (`openai.py`, `openrouter.py`) declare their rows
-with `chat_facts`; nothing in this package asks which provider it is talking to.
+A dialect is one `ProviderFacts` row, as every provider is: stop reasons, error envelope,
+retryability, tool choice, option fields (read by the base adapter and by the mapping),
+and the row's Chat fields where servers extend the wire (reasoning details, cache markers,
+stream usage, the media parts they take). The provider modules (`openai.py`,
+`openrouter.py`, `mistral.py`) declare their rows with `chat_facts`; nothing in this
+package asks which provider it is talking to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from typing import Any
 
 from metis_schema.v3 import StopReason
 
@@ -113,11 +114,14 @@ def chat_facts(
     option_aliases: Mapping[str, tuple[str, ...]] | None = None,
     efforts: Mapping[str, str] = EFFORT_SAME,
     effort_or_budget: bool = False,
+    **fields: Any,
 ) -> ProviderFacts:
-    """A dialect's ProviderFacts: the shared stop reasons (with the dialect's own further
+    """A dialect's row: the shared stop reasons (with the dialect's own further
     `stop_reasons`) and tool choice, its own envelope and options; by default it reads file
     ids of its own provider only, and names the reasoning effort levels as the schema does
-    (OpenAI's, OpenRouter's and Mistral's levels)."""
+    (OpenAI's, OpenRouter's and Mistral's levels). `fields` are the row's further fields as
+    they are: what the dialect extends the wire with (`reasoning_details`,
+    `plain_reasoning_keys`, `cache_control`, the media parts it takes, ...)."""
     return ProviderFacts(
         provider=provider,
         stop_reasons={**FINISH_REASONS, **(stop_reasons or {})},
@@ -134,6 +138,7 @@ def chat_facts(
         reply_stop_reasons=REPLY_FINISH_REASONS,
         reply_stop_default="stop",
         created_at=("created", "unix"),  # every Chat dialect's reply says when, in Unix seconds
+        **fields,
     )
 
 
@@ -144,55 +149,6 @@ def stop_reason(facts: ProviderFacts, finish_reason: str | None, *, refused: boo
     return facts.stop_reason(finish_reason)
 
 
-@dataclass(frozen=True)
-class ChatDialect:
-    """What one Chat Completions server does differently; one row per provider module."""
-
-    facts: ProviderFacts
-    """Stop reasons, error envelope, retryability, tool choice and option fields (the
-    `max_tokens` field; `thinking_budget` where the server has one)."""
-    reasoning_details: bool
-    """Replies carry `reasoning_details` items that must go back unchanged (OpenRouter)."""
-    plain_reasoning_keys: tuple[str, ...]
-    """Message/delta keys holding plain reasoning text, first present wins."""
-    cache_control: bool
-    """Anthropic-style `cache_control` markers inside content parts are understood."""
-    stream_usage_option: bool
-    """Streams report usage only when asked with `stream_options.include_usage` (OpenAI)."""
-    thinking_parts: bool = False
-    """Reasoning comes as `{"type": "thinking", "thinking": [{"type": "text", ...}]}` content
-    parts of the assistant message and of stream deltas (Mistral's Magistral models), and goes
-    back the same way, to the same model only."""
-    replays_plain_reasoning: bool = False
-    """Plain reasoning text read under one of `plain_reasoning_keys` goes back on the
-    assistant message under the key it came in (kept in provider_raw as `reasoning_key`),
-    to this provider only. The key is the one the reply used rather than a fixed one because
-    one row serves several servers (vLLM and DeepSeek send `reasoning_content`, Ollama `/v1`
-    `reasoning`), each reading back its own."""
-    tool_result_images: bool = False
-    """Tool messages take `image_url` parts beside text; else images in tool results are
-    dropped with the §7.3 WARN."""
-    file_media_types: frozenset[str] = frozenset()
-    """Document media types a USER message carries as `{"type": "file", "file": {"filename",
-    "file_data": <data URL>}}` parts (or `file_id` for this provider's own uploaded files);
-    other documents are dropped with the WARN."""
-    file_urls: bool = False
-    """A document at an http(s) URL goes as `file_data: <url>` (else it is dropped: the
-    server wants the bytes)."""
-    video_parts: bool = False
-    """Videos go in USER messages as `{"type": "video_url", "video_url": {"url"}}` parts, a
-    URL or a base64 data URL; else they are dropped with the WARN."""
-    audio_formats: Mapping[str, str] = field(default_factory=dict)
-    """Audio media type -> `input_audio.format` for base64 audio in USER messages; other
-    audio is dropped with the WARN (no server here takes audio by URL)."""
-    prefix_marker: bool = False
-    """A conversation ending with an ASSISTANT message (a prefill: the reply continues it)
-    marks that message `prefix: true` (Mistral refuses the conversation otherwise: "Expected
-    last role User or Tool (or Assistant with prefix True)"). The marker is the wire's
-    spelling of a canonical meaning (the trailing assistant message), so an import takes it
-    from the last message and the writer puts it back."""
-
-
 __all__ = [
     "FINISH_REASONS",
     "OUTPUT_SCHEMA",
@@ -200,7 +156,6 @@ __all__ = [
     "RETRYABLE_TYPES",
     "TOOL_CHOICE",
     "WAV_MP3",
-    "ChatDialect",
     "chat_facts",
     "stop_reason",
 ]

@@ -33,10 +33,11 @@ from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
+from .._kit.facts import ProviderFacts
 from .._kit.importing import text_block, thinking_block, tool_use_block, validate_text
 from .._kit.losses import warn_loss
 from .._kit.reader import read
-from .facts import ChatDialect, stop_reason
+from .facts import stop_reason
 from .wire import (
     Annotation,
     AssistantFields,
@@ -65,13 +66,13 @@ def not_canonical(exc: ValidationError, *, provider: str, path: str) -> WireForm
     )
 
 
-def read_response(name: str, dialect: ChatDialect, body: Any, context: RequestContext) -> Message:
+def read_response(name: str, facts: ProviderFacts, body: Any, context: RequestContext) -> Message:
     """`choices[0].message` of a reply body -> one COMPLETE canonical ASSISTANT message."""
     if isinstance(body, dict) and body.get("error"):
-        raise dialect.facts.parse_error(body)
+        raise facts.parse_error(body)
     reply = read(Response, body, provider=name, what="reply")
     choice = reply["choices"][0]
-    assistant = read_assistant(name, dialect, choice["message"], path="choices[0].message", context=context)
+    assistant = read_assistant(name, facts, choice["message"], path="choices[0].message", context=context)
     finish = choice.get("finish_reason")
     usage = reply.get("usage")
     raw = response_raw(
@@ -91,7 +92,7 @@ def read_response(name: str, dialect: ChatDialect, body: Any, context: RequestCo
         provider=name,
         content=assistant.blocks or [TextBlock(type="text", text="")],
         counts=normalize_usage(name, usage),
-        stop_reason=stop_reason(dialect.facts, finish, refused=assistant.refused),
+        stop_reason=stop_reason(facts, finish, refused=assistant.refused),
         provider_raw=raw,
     )
 
@@ -124,7 +125,7 @@ class AssistantRead:
 
 def read_assistant(
     name: str,
-    dialect: ChatDialect,
+    facts: ProviderFacts,
     message: AssistantFields,
     *,
     path: str,
@@ -145,7 +146,7 @@ def read_assistant(
             path=f"{path}.function_call",
             hint="use tool_calls",
         )
-    _reasoning(name, dialect, message, path, out=out, context=context)
+    _reasoning(name, facts, message, path, out=out, context=context)
     first_text = len(out.blocks)
     content = message.get("content")
     if isinstance(content, str):
@@ -153,7 +154,7 @@ def read_assistant(
             out.blocks.append(text_block(content))
     elif content is not None:
         for j, part in enumerate(content):
-            _part(name, dialect, part, f"{path}.content[{j}]", out=out, context=context)
+            _part(name, facts, part, f"{path}.content[{j}]", out=out, context=context)
     annotations = message.get("annotations") if citations else None
     if annotations:
         cites = url_citations(name, annotations, f"{path}.annotations", context, out.annotations)
@@ -250,7 +251,7 @@ def warn(name: str, context: RequestContext, what: str, reason: str, path: str) 
 
 def _part(
     name: str,
-    dialect: ChatDialect,
+    facts: ProviderFacts,
     part: AssistantPart,
     path: str,
     *,
@@ -258,7 +259,7 @@ def _part(
     context: RequestContext,
 ) -> None:
     kind = part.get("type")
-    if kind == "thinking" and dialect.thinking_parts:
+    if kind == "thinking" and facts.thinking_parts:
         thought, signature = thinking_text(name, part, path)
         signed = {"signature": signature} if signature else {}
         out.blocks.append(thinking_block({"type": "thinking", "text": thought, **signed}))
@@ -274,14 +275,14 @@ def _part(
 
 def _reasoning(
     name: str,
-    dialect: ChatDialect,
+    facts: ProviderFacts,
     message: AssistantFields,
     path: str,
     *,
     out: AssistantRead,
     context: RequestContext,
 ) -> None:
-    details = message.get("reasoning_details") if dialect.reasoning_details else None
+    details = message.get("reasoning_details") if facts.reasoning_details else None
     if details:
         for j, item in enumerate(details):
             block = detail_block(name, item, f"{path}.reasoning_details[{j}]", context)
@@ -290,7 +291,7 @@ def _reasoning(
         out.details = details
         return
     fields = cast(Fields, message)
-    for key in dialect.plain_reasoning_keys:
+    for key in facts.plain_reasoning_keys:
         text = fields.get(key)
         if text:
             out.blocks.append(thinking_block({"type": "thinking", "text": text}))

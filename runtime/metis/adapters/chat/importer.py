@@ -42,13 +42,13 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.cache_points import cache_control
+from .._kit.facts import ProviderFacts
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import import_drop, warn_loss
 from .._kit.options import option_fields, take
 from .._kit.provider_tools import OPTIONS, PLUGINS, read_tool, row_of
 from .._kit.reader import read
 from .._kit.strict import read_strict
-from .facts import ChatDialect
 from .from_wire import not_canonical, read_assistant, response_raw
 from .media_parts import MediaReader
 from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
@@ -71,21 +71,21 @@ _Block = TypeVar("_Block", bound=BaseModel)
 
 
 def import_request(
-    name: str, dialect: ChatDialect, body: Any, *, session_id: str, tool_ids: ToolIdMap
+    name: str, facts: ProviderFacts, body: Any, *, session_id: str, tool_ids: ToolIdMap
 ) -> WireImport:
     """A recorded request body -> canonical messages, tools and options (see module doc)."""
     request = read(Request, body, provider=name, what="request")
-    return _Importer(name, dialect, session_id, tool_ids, import_model(request, name)).read(request)
+    return _Importer(name, facts, session_id, tool_ids, import_model(request, name)).read(request)
 
 
 class _Importer:
     """One import: messages in order, with what could not be kept listed."""
 
     def __init__(
-        self, name: str, dialect: ChatDialect, session_id: str, tool_ids: ToolIdMap, model_id: str
+        self, name: str, facts: ProviderFacts, session_id: str, tool_ids: ToolIdMap, model_id: str
     ) -> None:
         self.name = name
-        self.dialect = dialect
+        self.facts = facts
         self.session_id = session_id
         self.tool_ids = tool_ids
         self.model_id = model_id
@@ -93,11 +93,11 @@ class _Importer:
         self.dropped: list[dict[str, Any]] = []
         self.breakpoints: dict[str, Any] = {}
         self.system_roles: list[str] = []
-        self.media = MediaReader(name, dialect, self.drop)
-        self.assistant_keys = _ASSISTANT_KEYS | set(dialect.plain_reasoning_keys)
-        if dialect.reasoning_details:
+        self.media = MediaReader(name, facts, self.drop)
+        self.assistant_keys = _ASSISTANT_KEYS | set(facts.plain_reasoning_keys)
+        if facts.reasoning_details:
             self.assistant_keys |= {"reasoning_details"}
-        if dialect.prefix_marker:
+        if facts.prefix_marker:
             self.assistant_keys |= {"prefix"}
         self.last_path = ""
 
@@ -118,11 +118,11 @@ class _Importer:
         """Canonical options taken out of the request's option fields (`options`); what is
         left is this provider's own, replayed to it alone. Fields that ask for a
         provider-run tool (`web_search_options`, OpenRouter's `web` plugin) become tools."""
-        facts = self.dialect.facts
+        facts = self.facts
         body = cast(Fields, request)
         fields = option_fields(body, _BODY_KEYS)
         tools.extend(self.search_tools(fields, {t.name for t in tools}))
-        if self.dialect.stream_usage_option and body.get("stream") is True:
+        if self.facts.stream_usage_option and body.get("stream") is True:
             take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
         spelled: dict[str, str] = {}
         options = AdapterOptions(
@@ -274,7 +274,7 @@ class _Importer:
                 path=f"{path}.tool_call_id",
             )
         content = wire.get("content")
-        blocks = self.parts(content, path, media=False, images=self.dialect.tool_result_images)
+        blocks = self.parts(content, path, media=False, images=self.facts.tool_result_images)
         try:
             result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
         except ValidationError as exc:
@@ -286,12 +286,12 @@ class _Importer:
         for key in sorted(fields.keys() - self.assistant_keys):
             if fields[key] is not None:
                 self.drop(f"{path}.{key}", fields[key], "no canonical place for this assistant field")
-        prefix = fields.get("prefix") if self.dialect.prefix_marker else None
+        prefix = fields.get("prefix") if self.facts.prefix_marker else None
         if prefix is not None and (prefix is not True or path != self.last_path):
             # `prefix: true` on the last message is the trailing assistant message's meaning
-            # (`ChatDialect.prefix_marker`), written back by to_wire; anything else says more.
+            # (`ProviderFacts.prefix_marker`), written back by to_wire; anything else says more.
             self.drop(f"{path}.prefix", prefix, "prefix is the mark of the trailing assistant message only")
-        read = read_assistant(self.name, self.dialect, wire, path=path, context=self.context, citations=False)
+        read = read_assistant(self.name, self.facts, wire, path=path, context=self.context, citations=False)
         for part in read.unsupported:
             self.drop(path, part, "no canonical form")
         read.unsupported = []
@@ -327,7 +327,7 @@ class _Importer:
                 block = self.media.document(part["file"], part_path)
             elif kind == "input_audio" and media and "input_audio" in part:
                 block = self.media.audio(part["input_audio"], part_path)
-            elif kind == "video_url" and media and self.dialect.video_parts and "video_url" in part:
+            elif kind == "video_url" and media and self.facts.video_parts and "video_url" in part:
                 block = self.media.video(part["video_url"], part_path)
             else:
                 self.drop(part_path, part, f"content part of type {kind!r} has no canonical form here")
@@ -363,7 +363,7 @@ class _Importer:
             elif part.get("cache_control") is not None:
                 reason = (
                     "no text block to carry it"
-                    if self.dialect.cache_control
+                    if self.facts.cache_control
                     else "this API has no cache_control"
                 )
                 self.drop(f"{part_path}.cache_control", part["cache_control"], reason)
@@ -373,7 +373,7 @@ class _Importer:
         """A wire `cache_control` -> the canonical breakpoint, or None (absent, or dropped)."""
         if control is None:
             return None
-        if not self.dialect.cache_control:
+        if not self.facts.cache_control:
             self.drop(f"{path}.cache_control", control, "this API has no cache_control")
             return None
         try:
@@ -392,7 +392,7 @@ class _Importer:
         """A tool definition's marker: kept as a `cache_breakpoints` directive entry."""
         if control is None:
             return
-        if not self.dialect.cache_control:
+        if not self.facts.cache_control:
             self.drop(f"{path}.cache_control", control, "this API has no cache_control")
             return
         self.breakpoints.setdefault(point, control)

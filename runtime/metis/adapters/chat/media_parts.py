@@ -29,9 +29,9 @@ from pydantic import ValidationError
 from ...errors import WireFormatError
 from ...workspace import workspace_file_base64
 from .._kit.base import AdapterOptions
+from .._kit.facts import ProviderFacts
 from .._kit.images import data_url, image_base64, parse_data_url, url_image_media_type
 from .._kit.media_admission import MediaBlock, admit, document_losses
-from .facts import ChatDialect
 from .from_wire import not_canonical
 from .wire import Fields, FilePart, InputAudio, Part, VideoUrl
 
@@ -47,7 +47,7 @@ class MediaWriter:
     def __init__(
         self,
         name: str,
-        dialect: ChatDialect,
+        facts: ProviderFacts,
         options: AdapterOptions,
         model_id: str,
         caps: AdapterCapabilities,
@@ -55,7 +55,7 @@ class MediaWriter:
         drop: BlockDrop,
     ) -> None:
         self.name = name
-        self.dialect = dialect
+        self.facts = facts
         self.options = options
         self.model_id = model_id
         self.caps = caps
@@ -64,7 +64,7 @@ class MediaWriter:
     def admitted(self, block: MediaBlock, message: Message, index: int) -> bool:
         """Whether the target model and provider take `block` at all (`media_admission.admit`);
         dropped with the WARN when not."""
-        refused = admit(block, self.caps, self.model_id, self.dialect.facts)
+        refused = admit(block, self.caps, self.model_id, self.facts)
         if refused is not None:
             self.drop(message, index, block.type, refused)
         return refused is None
@@ -84,13 +84,13 @@ class MediaWriter:
         URL where the dialect takes one, or this provider's own file id."""
         if not self.admitted(block, message, index):
             return None
-        if block.media_type not in self.dialect.file_media_types:
+        if block.media_type not in self.facts.file_media_types:
             self.drop(message, index, "document", f"{self.name} file parts do not take {block.media_type}")
             return None
         source = block.source
         if source.kind == MediaSourceKind.file_id:
             file: dict[str, Any] = {"file_id": source.data}
-        elif source.kind == MediaSourceKind.url and not self.dialect.file_urls:
+        elif source.kind == MediaSourceKind.url and not self.facts.file_urls:
             self.drop(message, index, "document", f"{self.name} file parts take the bytes, not a URL")
             return None
         else:
@@ -108,7 +108,7 @@ class MediaWriter:
         """An `input_audio` part: base64 bytes and the format the dialect names the media type."""
         if not self.admitted(block, message, index):
             return None
-        audio_format = self.dialect.audio_formats.get(block.media_type)
+        audio_format = self.facts.audio_formats.get(block.media_type)
         if audio_format is None:
             self.drop(message, index, "audio", f"{self.name} input_audio does not take {block.media_type}")
             return None
@@ -124,7 +124,7 @@ class MediaWriter:
         """A `video_url` part: the URL, or the bytes as a data URL."""
         if not self.admitted(block, message, index):
             return None
-        if not self.dialect.video_parts:
+        if not self.facts.video_parts:
             self.drop(message, index, "video", f"{self.name} messages take no video")
             return None
         source = block.source
@@ -150,9 +150,9 @@ class MediaWriter:
 class MediaReader:
     """Content parts of a recorded request -> media blocks (one import)."""
 
-    def __init__(self, name: str, dialect: ChatDialect, drop: FieldDrop) -> None:
+    def __init__(self, name: str, facts: ProviderFacts, drop: FieldDrop) -> None:
         self.name = name
-        self.dialect = dialect
+        self.facts = facts
         self.drop = drop
 
     def document(self, file: FilePart, path: str) -> DocumentBlock:
@@ -206,7 +206,7 @@ class MediaReader:
 
     def audio(self, audio: InputAudio, path: str) -> AudioBlock:
         """An `input_audio` part -> AudioBlock (the format named back as a media type)."""
-        media_type = next((m for m, f in self.dialect.audio_formats.items() if f == audio["format"]), None)
+        media_type = next((m for m, f in self.facts.audio_formats.items() if f == audio["format"]), None)
         if media_type is None:
             media_type = f"audio/{audio['format']}"
         try:

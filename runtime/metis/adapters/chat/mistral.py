@@ -15,7 +15,7 @@ The mapping is the shared one in the `chat` package; this row declares what is M
   `document_url` and takes them by URL or uploaded id only): such blocks are dropped with
   the §7.3 WARN;
 - a conversation ending with an ASSISTANT message (a prefill) marks it `prefix: true`, and
-  an imported `prefix: true` on the last message is that meaning (`ChatDialect.prefix_marker`);
+  an imported `prefix: true` on the last message is that meaning (`ProviderFacts.prefix_marker`);
 - `finish_reason: "model_length"` is `context_window_exceeded`;
 - usage is OpenAI's (`prompt_tokens`, `completion_tokens`), always on the last chunk;
 - errors are flat: `{"object": "error", "message", "type", "param", "code"}` (a 422's
@@ -28,27 +28,37 @@ from typing import ClassVar
 
 from metis_schema.v3 import StopReason
 
-from .._kit.facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
-from . import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .._kit.facts import TOOL_NAME, ErrorEnvelope, ErrorFields, ProviderFacts, ToolChoice
+from . import ChatCompletionsAdapter, chat_facts
 from .facts import RETRYABLE_TYPES
+from .wire import FlatErrorBody
 
-DIALECT = ChatDialect(
-    facts=chat_facts(
-        "mistral",
-        error=ErrorEnvelope(type_at=("type",), message_at=("message",), also_at={"param": ("param",)}),
-        # `reasoning_effort` levels as the schema's (mistralai models/reasoningeffort.py).
-        options={"max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort"},
-        retryable_types=RETRYABLE_TYPES | {"service_tier_capacity_exceeded"},
-        # The prompt and the reply together outgrew the model's context (mistralai
-        # ChatCompletionChoiceFinishReason: stop, length, model_length, error, tool_calls).
-        stop_reasons={"model_length": StopReason.context_window_exceeded},
-        tool_choice={
-            ToolChoice.auto: "auto",
-            ToolChoice.none: "none",
-            ToolChoice.any: "any",
-            ToolChoice.tool: {"type": "function", "function": {"name": TOOL_NAME}},
-        },
-    ),
+
+def _error_fields(body: FlatErrorBody) -> ErrorFields:
+    """Flat `{"object": "error", "message", "type", "param", "code"}`; `param` kept in the
+    message. A gateway's `{"error": "<text>"}` is its text."""
+    if "message" not in body and "error" in body:
+        return ErrorFields(message=body["error"])
+    return ErrorFields(
+        message=body.get("message"), kind=body.get("type"), notes=(("param", body.get("param")),)
+    )
+
+
+FACTS = chat_facts(
+    "mistral",
+    error=ErrorEnvelope(shape=FlatErrorBody, fields=_error_fields),
+    # `reasoning_effort` levels as the schema's (mistralai models/reasoningeffort.py).
+    options={"max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort"},
+    retryable_types=RETRYABLE_TYPES | {"service_tier_capacity_exceeded"},
+    # The prompt and the reply together outgrew the model's context (mistralai
+    # ChatCompletionChoiceFinishReason: stop, length, model_length, error, tool_calls).
+    stop_reasons={"model_length": StopReason.context_window_exceeded},
+    tool_choice={
+        ToolChoice.auto: "auto",
+        ToolChoice.none: "none",
+        ToolChoice.any: "any",
+        ToolChoice.tool: {"type": "function", "function": {"name": TOOL_NAME}},
+    },
     reasoning_details=False,
     plain_reasoning_keys=(),
     cache_control=False,
@@ -62,12 +72,11 @@ class MistralAdapter(ChatCompletionsAdapter):
     """Mistral's Chat Completions API (La Plateforme)."""
 
     name: ClassVar[str] = "mistral"
-    dialect: ClassVar[ChatDialect] = DIALECT
-    facts: ClassVar[ProviderFacts] = DIALECT.facts
+    facts: ClassVar[ProviderFacts] = FACTS
     default_base_url: ClassVar[str] = "https://api.mistral.ai/v1"
     api_key_env: ClassVar[str | None] = "MISTRAL_API_KEY"
 
 
 ADAPTER = MistralAdapter()
 
-__all__ = ["ADAPTER", "DIALECT", "MistralAdapter"]
+__all__ = ["ADAPTER", "FACTS", "MistralAdapter"]

@@ -11,32 +11,41 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._kit.facts import ErrorEnvelope, ProviderFacts
-from . import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .._kit.facts import ErrorEnvelope, ErrorFields, ProviderFacts
+from . import ChatCompletionsAdapter, chat_facts
 from .facts import RETRYABLE_TYPES, WAV_MP3
+from .wire import ErrorBody
 
-DIALECT = ChatDialect(
-    facts=chat_facts(
-        "openai",
-        # {"error": {"message", "type", "param", "code": str}}; `param` names the request
-        # field at fault and is kept in the message.
-        error=ErrorEnvelope(type_at=("error", "type"), also_at={"param": ("error", "param")}),
-        # `max_tokens` is deprecated and rejected by reasoning models, but still the most
-        # common spelling in recorded requests: read as the canonical max_tokens too, and
-        # replayed under the name it came in. Chat Completions has no reasoning budget; its
-        # `reasoning_effort` levels are the schema's (openai types/shared/reasoning_effort.py;
-        # its further "max" stays OpenAI-only).
-        options={"max_tokens": "max_completion_tokens", "reasoning_effort": "reasoning_effort"},
-        option_aliases={"max_tokens": ("max_tokens",)},
-        # A rate limit's type names the limit hit (tokens or requests per minute): worth a
-        # retry even inside a stream, where there is no 429 to say so. An exhausted quota
-        # also comes as a 429 and is not.
-        retryable_types=RETRYABLE_TYPES | {"tokens", "requests"},
-        never_retry_types=frozenset({"insufficient_quota"}),
-        # One Files API behind both OpenAI wires: a file uploaded for the Responses API is
-        # the same `file-...` id in a Chat Completions `file` part.
-        file_ids_from=frozenset({"openai", "responses"}),
-    ),
+
+def _error_fields(body: ErrorBody) -> ErrorFields:
+    """`{"error": {"message", "type", "param", "code": str}}`; `param` names the request field
+    at fault and is kept in the message. A compatible server's `{"error": "<text>"}` is its text."""
+    error = body["error"]
+    if not isinstance(error, dict):
+        return ErrorFields(message=error)
+    return ErrorFields(
+        message=error.get("message"), kind=error.get("type"), notes=(("param", error.get("param")),)
+    )
+
+
+FACTS = chat_facts(
+    "openai",
+    error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
+    # `max_tokens` is deprecated and rejected by reasoning models, but still the most
+    # common spelling in recorded requests: read as the canonical max_tokens too, and
+    # replayed under the name it came in. Chat Completions has no reasoning budget; its
+    # `reasoning_effort` levels are the schema's (openai types/shared/reasoning_effort.py;
+    # its further "max" stays OpenAI-only).
+    options={"max_tokens": "max_completion_tokens", "reasoning_effort": "reasoning_effort"},
+    option_aliases={"max_tokens": ("max_tokens",)},
+    # A rate limit's type names the limit hit (tokens or requests per minute): worth a
+    # retry even inside a stream, where there is no 429 to say so. An exhausted quota
+    # also comes as a 429 and is not.
+    retryable_types=RETRYABLE_TYPES | {"tokens", "requests"},
+    never_retry_types=frozenset({"insufficient_quota"}),
+    # One Files API behind both OpenAI wires: a file uploaded for the Responses API is
+    # the same `file-...` id in a Chat Completions `file` part.
+    file_ids_from=frozenset({"openai", "responses"}),
     # Chat Completions returns no reasoning; compatible servers may (llama.cpp, vLLM and
     # DeepSeek `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking and sent back
     # under the same key, to this provider only. DeepSeek ignores it after a turn without
@@ -67,8 +76,7 @@ class OpenAIAdapter(ChatCompletionsAdapter):
     """OpenAI and OpenAI-compatible Chat Completions servers."""
 
     name: ClassVar[str] = "openai"
-    dialect: ClassVar[ChatDialect] = DIALECT
-    facts: ClassVar[ProviderFacts] = DIALECT.facts
+    facts: ClassVar[ProviderFacts] = FACTS
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
     # Compatible servers (llama-cpp-python) refuse `content: null` beside tool calls.
@@ -77,4 +85,4 @@ class OpenAIAdapter(ChatCompletionsAdapter):
 
 ADAPTER = OpenAIAdapter()
 
-__all__ = ["ADAPTER", "DIALECT", "OpenAIAdapter"]
+__all__ = ["ADAPTER", "FACTS", "OpenAIAdapter"]

@@ -42,31 +42,40 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .._kit.facts import ErrorEnvelope, ProviderFacts
-from . import ChatCompletionsAdapter, ChatDialect, chat_facts
+from .._kit.facts import ErrorEnvelope, ErrorFields, ProviderFacts
+from . import ChatCompletionsAdapter, chat_facts
 from .facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
+from .wire import ErrorBody
 
-DIALECT = ChatDialect(
-    facts=chat_facts(
-        "openrouter",
-        # The code is an HTTP status (also inside a 200 stream); metadata names the upstream
-        # and carries its own message, both kept in the message text.
-        error=ErrorEnvelope(
-            type_at=("error", "code"),
-            also_at={"upstream": ("error", "metadata", "provider_name"), "raw": ("error", "metadata", "raw")},
-        ),
-        # `max_completion_tokens` (OpenAI's newer name, which OpenRouter also takes) is read
-        # as the canonical max_tokens too and replayed under that name. `reasoning` takes an
-        # effort or a budget, "not both" (https://openrouter.ai/docs/use-cases/reasoning-tokens).
-        options={
-            "max_tokens": "max_tokens",
-            "thinking_budget": "reasoning.max_tokens",
-            "reasoning_effort": "reasoning.effort",
-        },
-        option_aliases={"max_tokens": ("max_completion_tokens",)},
-        effort_or_budget=True,
-        retryable_types=RETRYABLE_TYPES | RETRYABLE_STATUS_CODES,
-    ),
+
+def _error_fields(body: ErrorBody) -> ErrorFields:
+    """`{"error": {"code": <HTTP status>, "message", "metadata": {"provider_name", "raw"}}}`:
+    the code is the type (also inside a 200 stream); the upstream's name and its own text go
+    in the message."""
+    error = body["error"]
+    if not isinstance(error, dict):
+        return ErrorFields(message=error)
+    meta = error.get("metadata")
+    upstream, raw = (meta.get("provider_name"), meta.get("raw")) if isinstance(meta, dict) else (None, None)
+    return ErrorFields(
+        message=error.get("message"), kind=error.get("code"), notes=(("upstream", upstream), ("raw", raw))
+    )
+
+
+FACTS = chat_facts(
+    "openrouter",
+    error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
+    # `max_completion_tokens` (OpenAI's newer name, which OpenRouter also takes) is read
+    # as the canonical max_tokens too and replayed under that name. `reasoning` takes an
+    # effort or a budget, "not both" (https://openrouter.ai/docs/use-cases/reasoning-tokens).
+    options={
+        "max_tokens": "max_tokens",
+        "thinking_budget": "reasoning.max_tokens",
+        "reasoning_effort": "reasoning.effort",
+    },
+    option_aliases={"max_tokens": ("max_completion_tokens",)},
+    effort_or_budget=True,
+    retryable_types=RETRYABLE_TYPES | RETRYABLE_STATUS_CODES,
     reasoning_details=True,
     plain_reasoning_keys=("reasoning",),
     cache_control=True,
@@ -88,12 +97,11 @@ class OpenRouterAdapter(ChatCompletionsAdapter):
     """OpenRouter's Chat Completions API, any upstream model."""
 
     name: ClassVar[str] = "openrouter"
-    dialect: ClassVar[ChatDialect] = DIALECT
-    facts: ClassVar[ProviderFacts] = DIALECT.facts
+    facts: ClassVar[ProviderFacts] = FACTS
     default_base_url: ClassVar[str] = "https://openrouter.ai/api/v1"
     api_key_env: ClassVar[str | None] = "OPENROUTER_API_KEY"
 
 
 ADAPTER = OpenRouterAdapter()
 
-__all__ = ["ADAPTER", "DIALECT", "OpenRouterAdapter"]
+__all__ = ["ADAPTER", "FACTS", "OpenRouterAdapter"]

@@ -28,14 +28,14 @@ from metis_schema.v3 import (
 )
 
 from .._kit.base import WireBody
+from .._kit.facts import ProviderFacts
 from .._kit.reply import ReplyEncoder, ReplyOptions, probe, sse, total_input
-from .facts import ChatDialect
 from .to_wire import write_request
 
 
-def finish_reason(dialect: ChatDialect, reason: StopReason | None) -> str:
+def finish_reason(facts: ProviderFacts, reason: StopReason | None) -> str:
     """A canonical stop reason as a Chat Completions `finish_reason` (the dialect's row)."""
-    return dialect.facts.stop_reason_to_wire(reason)
+    return facts.stop_reason_to_wire(reason)
 
 
 def usage(counts: Usage | None) -> dict[str, Any]:
@@ -50,12 +50,12 @@ def usage(counts: Usage | None) -> dict[str, Any]:
     }
 
 
-def assistant(name: str, dialect: ChatDialect, message: Message, reply: ReplyOptions) -> dict[str, Any]:
+def assistant(name: str, facts: ProviderFacts, message: Message, reply: ReplyOptions) -> dict[str, Any]:
     """The message as a Chat reply's assistant message: tool calls as the request writer
     writes them (ids the client sends back, arguments), and the content as one string, the
     text blocks joined as they streamed (the request writer's paragraph breaks between
     blocks are for history; a reply's text is one answer, often split only by citations)."""
-    written = write_request(name, dialect, [message], [], reply.options)["messages"]
+    written = write_request(name, facts, [message], [], reply.options)["messages"]
     wire = written[0] if written else {}
     text = "".join(block.text for block in message.content if isinstance(block, TextBlock)) or None
     out: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
@@ -66,7 +66,7 @@ def assistant(name: str, dialect: ChatDialect, message: Message, reply: ReplyOpt
     return out
 
 
-def write_reply(name: str, dialect: ChatDialect, message: Message, reply: ReplyOptions) -> WireBody:
+def write_reply(name: str, facts: ProviderFacts, message: Message, reply: ReplyOptions) -> WireBody:
     """A whole `POST /v1/chat/completions` reply body for `message`."""
     return {
         "id": reply.reply_id,
@@ -76,8 +76,8 @@ def write_reply(name: str, dialect: ChatDialect, message: Message, reply: ReplyO
         "choices": [
             {
                 "index": 0,
-                "message": assistant(name, dialect, message, reply),
-                "finish_reason": finish_reason(dialect, message.metadata.stop_reason),
+                "message": assistant(name, facts, message, reply),
+                "finish_reason": finish_reason(facts, message.metadata.stop_reason),
                 "logprobs": None,
             }
         ],
@@ -88,9 +88,9 @@ def write_reply(name: str, dialect: ChatDialect, message: Message, reply: ReplyO
 class ChatReplyEncoder(ReplyEncoder):
     """Canonical stream events -> `chat.completion.chunk` SSE."""
 
-    def __init__(self, name: str, dialect: ChatDialect, reply: ReplyOptions) -> None:
+    def __init__(self, name: str, facts: ProviderFacts, reply: ReplyOptions) -> None:
         self._name = name
-        self._dialect = dialect
+        self._facts = facts
         self._reply = reply
         self._calls: dict[int, int] = {}
         """Canonical block index -> the call's position among this reply's tool calls."""
@@ -130,14 +130,14 @@ class ChatReplyEncoder(ReplyEncoder):
             call = {"index": self._calls[event.index], "function": {"arguments": event.partial_json}}
             return self._chunk({"tool_calls": [call]}) if event.partial_json else b""
         if isinstance(event, BlockEvent) and event.index not in self._texts:
-            text = assistant(self._name, self._dialect, probe(event.block, self._reply), self._reply).get(
+            text = assistant(self._name, self._facts, probe(event.block, self._reply), self._reply).get(
                 "content"
             )
             return self._chunk({"content": text}) if text else b""
         return b""  # reasoning has no Chat field (the whole writer drops it with its WARN)
 
     def finish(self, message: Message) -> bytes:
-        out = self._chunk({}, finish_reason(self._dialect, message.metadata.stop_reason))
+        out = self._chunk({}, finish_reason(self._facts, message.metadata.stop_reason))
         if self._reply.include_usage:
             out += sse(
                 {

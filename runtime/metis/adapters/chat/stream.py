@@ -23,7 +23,6 @@ from typing import Any, cast
 
 from metis_schema.v3 import (
     BlockEvent,
-    ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,
     TextDeltaEvent,
@@ -36,9 +35,11 @@ from metis_schema.v3 import (
 from ...assembly import RequestContext
 from ...usage import normalize_usage, usage_event
 from .._kit.base import StreamDecoder
+from .._kit.facts import ProviderFacts
 from .._kit.framing import SSEEvent, SSEFramer
+from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
-from .facts import ChatDialect, stop_reason
+from .facts import stop_reason
 from .from_wire import DETAIL_TEXT_KEYS, cited_text_block, response_raw, thinking_text, url_citations, warn
 from .wire import (
     Annotation,
@@ -73,9 +74,9 @@ class _StreamTool:
 class ChatStreamDecoder(StreamDecoder):
     """One streamed reply of one dialect (see the module doc)."""
 
-    def __init__(self, name: str, dialect: ChatDialect, context: RequestContext) -> None:
+    def __init__(self, name: str, facts: ProviderFacts, context: RequestContext) -> None:
         self.name = name
-        self.dialect = dialect
+        self.facts = facts
         self.context = context
         self._framer = SSEFramer(max_event_chars=context.max_event_chars)
         self._next_block = 0
@@ -150,18 +151,7 @@ class ChatStreamDecoder(StreamDecoder):
 
     def _error(self, detail: ErrorDetail | str) -> list[StreamEvent]:
         self._stopped = True
-        error = self.dialect.facts.parse_error({"error": detail})
-        # ProviderError's message leads with its type; the event carries the two apart.
-        message = error.message.removeprefix(f"{error.error_type}: ")
-        return [
-            ErrorEvent(
-                type="error",
-                code=error.error_type,
-                message=message,
-                retryable=error.retryable,
-                provider=self.name,
-            )
-        ]
+        return [error_event(self.facts, {"error": detail}, path="stream")]
 
     def _chunk(self, chunk: Chunk) -> list[StreamEvent]:
         for key in ("id", "model", "system_fingerprint", "provider"):
@@ -218,7 +208,7 @@ class ChatStreamDecoder(StreamDecoder):
         kind = part.get("type")
         if kind == "text" and part.get("text"):
             return self._text_delta(part["text"])
-        if kind == "thinking" and self.dialect.thinking_parts:
+        if kind == "thinking" and self.facts.thinking_parts:
             if self._plain_reasoning is None:
                 self._plain_reasoning = self._new_block()
             text, signature = thinking_text(self.name, part, "stream.delta.content")
@@ -237,11 +227,11 @@ class ChatStreamDecoder(StreamDecoder):
     # --- reasoning ------------------------------------------------------------------
 
     def _reasoning(self, delta: Delta) -> list[StreamEvent]:
-        details = delta.get("reasoning_details") if self.dialect.reasoning_details else None
+        details = delta.get("reasoning_details") if self.facts.reasoning_details else None
         if details:
             return [e for item in details for e in self._detail_fragment(item)]
         fields = cast(Fields, delta)
-        for key in self.dialect.plain_reasoning_keys:
+        for key in self.facts.plain_reasoning_keys:
             text = fields.get(key)
             if text:
                 if self._plain_reasoning is None:
@@ -365,7 +355,7 @@ class ChatStreamDecoder(StreamDecoder):
         events.append(
             MessageCompleteEvent(
                 type="message_complete",
-                stop_reason=stop_reason(self.dialect.facts, self._finish, refused=self._refused),
+                stop_reason=stop_reason(self.facts, self._finish, refused=self._refused),
                 provider_stop_reason=_text(self._meta.get("native_finish_reason")) or self._finish,
                 response_id=_text(self._meta.get("id")),
                 provider_model=_text(self._meta.get("model")),

@@ -72,6 +72,7 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.cache_points import cache_control
+from .._kit.facts import ProviderFacts
 from .._kit.importing import function_tool
 from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
 from .._kit.media_admission import request_capabilities
@@ -80,7 +81,6 @@ from .._kit.provenance import foreign_reasoning, own_raw, replays_opaque
 from .._kit.provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, warn_deferred, write_tool
 from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
-from .facts import ChatDialect
 from .media_parts import MediaWriter
 from .wire import canonical_arguments
 
@@ -90,7 +90,7 @@ _TEXT_JOIN = "\n\n"
 
 def write_request(
     name: str,
-    dialect: ChatDialect,
+    facts: ProviderFacts,
     messages: Sequence[Message],
     tools: Sequence[ToolDefinition],
     options: AdapterOptions,
@@ -99,8 +99,8 @@ def write_request(
     entry = load_catalog().resolve(options.model)
     directives, fields = _directives(name, options)
     caps = request_capabilities(entry, messages, adapter=name)
-    writer = _Writer(name, dialect, options, entry.id, caps, directives=directives)
-    if not dialect.cache_control:
+    writer = _Writer(name, facts, options, entry.id, caps, directives=directives)
+    if not facts.cache_control:
         warn_cache_points(
             adapter=name,
             messages=messages,
@@ -119,11 +119,11 @@ def write_request(
         if out is not None:
             wire_messages.append(out)
             by_id[message.id] = out
-    if dialect.prefix_marker and wire_messages and _prefill(wire_messages[-1]):
+    if facts.prefix_marker and wire_messages and _prefill(wire_messages[-1]):
         wire_messages[-1]["prefix"] = True
     body: dict[str, Any] = {"model": entry.wire_model, "messages": wire_messages}
-    _options(name, dialect, body, tools, options, directives=directives)
-    _cache_markers(name, dialect, body, by_id, directives, session_id=options.session_id)
+    _options(name, facts, body, tools, options, directives=directives)
+    _cache_markers(name, facts, body, by_id, directives, session_id=options.session_id)
     merge(body, fields)
     _plugins(name, body, tools, options.session_id)
     return body
@@ -147,14 +147,13 @@ def _directives(name: str, options: AdapterOptions) -> tuple[dict[str, Any], dic
 
 def _options(
     name: str,
-    dialect: ChatDialect,
+    facts: ProviderFacts,
     body: dict[str, Any],
     tools: Sequence[ToolDefinition],
     options: AdapterOptions,
     *,
     directives: dict[str, Any],
 ) -> None:
-    facts = dialect.facts
     values = {
         "max_tokens": options.max_tokens,
         "temperature": options.temperature,
@@ -171,7 +170,7 @@ def _options(
         body["tool_choice"] = choice
     if options.stream:
         body["stream"] = True
-        if dialect.stream_usage_option:
+        if facts.stream_usage_option:
             body["stream_options"] = {"include_usage": True}
 
 
@@ -223,7 +222,7 @@ def _plugins(name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], s
 
 def _cache_markers(
     name: str,
-    dialect: ChatDialect,
+    facts: ProviderFacts,
     body: dict[str, Any],
     by_id: dict[str, dict[str, Any]],
     directives: dict[str, Any],
@@ -233,7 +232,7 @@ def _cache_markers(
     points = directives.get("cache_breakpoints") or []
     if not points:
         return
-    if not dialect.cache_control:
+    if not facts.cache_control:
         reason = "cache_breakpoints ignored; this API caches automatically"
         warn_loss(
             adapter=name,
@@ -288,7 +287,7 @@ class _Writer:
     def __init__(
         self,
         name: str,
-        dialect: ChatDialect,
+        facts: ProviderFacts,
         options: AdapterOptions,
         model_id: str,
         caps: AdapterCapabilities,
@@ -301,10 +300,10 @@ class _Writer:
         self.caps = caps
         self.system_role: str = directives.get("system_role", "system")
         self.empty_content: str | None = directives.get("empty_content")
-        self.dialect = dialect
-        self.media = MediaWriter(name, dialect, options, model_id, caps, drop=self.drop)
-        self.reasoning_details = dialect.reasoning_details
-        self.thinking_parts = dialect.thinking_parts
+        self.facts = facts
+        self.media = MediaWriter(name, facts, options, model_id, caps, drop=self.drop)
+        self.reasoning_details = facts.reasoning_details
+        self.thinking_parts = facts.thinking_parts
         self.by_role: dict[Role, Callable[[Message], dict[str, Any] | None]] = {
             Role.system: self.system_message,
             Role.user: self.user,
@@ -319,14 +318,14 @@ class _Writer:
     def cached(self, part: dict[str, Any], point: CachePoint | None) -> dict[str, Any]:
         """`part` with the breakpoint of the block it was made from, where the row takes
         markers (elsewhere `write_request` said once that they are not sent)."""
-        if point is None or not self.dialect.cache_control:
+        if point is None or not self.facts.cache_control:
             return part
         return _marked(part, cache_control(point))
 
     def partless(self, message: Message, index: int, block_type: str, point: CachePoint | None) -> None:
         """A breakpoint on a block that is sent but makes no content part (a tool call,
         reasoning): said once (a dropped block's own WARN already covers its breakpoint)."""
-        if point is None or not self.dialect.cache_control:
+        if point is None or not self.facts.cache_control:
             return
         reason = f"a {block_type} block has no content part to carry cache_control"
         warn_loss(
@@ -448,19 +447,15 @@ class _Writer:
         """
         key = raw.get("reasoning_key")
         if (
-            self.dialect.replays_plain_reasoning
-            and key in self.dialect.plain_reasoning_keys
+            self.facts.replays_plain_reasoning
+            and key in self.facts.plain_reasoning_keys
             and message.metadata.model == self.model_id
         ):
             return str(key)
         return None
 
     def reasoning_drop_reason(self, message: Message) -> str:
-        if (
-            not self.reasoning_details
-            and not self.thinking_parts
-            and not self.dialect.replays_plain_reasoning
-        ):
+        if not self.reasoning_details and not self.thinking_parts and not self.facts.replays_plain_reasoning:
             return "Chat Completions cannot carry reasoning"
         return foreign_reasoning(message, self.model_id, self.name, self.options)
 
@@ -481,14 +476,14 @@ class _Writer:
         for part in block.content:
             if isinstance(part, TextBlock):
                 parts.append(self.cached({"type": "text", "text": part.text}, part.cache_point))
-            elif isinstance(part, ImageBlock) and self.dialect.tool_result_images:
+            elif isinstance(part, ImageBlock) and self.facts.tool_result_images:
                 image = self.media.image(part, message, 0)
                 if image is not None:
                     parts.append(self.cached(image, part.cache_point))
             else:
-                carried = "text and images" if self.dialect.tool_result_images else "text only"
+                carried = "text and images" if self.facts.tool_result_images else "text only"
                 self.drop(message, 0, part.type, f"{self.name} tool messages carry {carried}")
-        if block.cache_point is not None and self.dialect.cache_control:
+        if block.cache_point is not None and self.facts.cache_control:
             last = parts.pop() if parts else {"type": "text", "text": ""}
             parts.append(self.cached(last, block.cache_point))
         return {

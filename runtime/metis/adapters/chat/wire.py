@@ -221,8 +221,8 @@ class ErrorDetail(TypedDict):
     """`error` of an error body or stream chunk, both dialects.
 
     OpenAI: `{message, type, param, code: str}`; OpenRouter: `{code: int, message,
-    metadata: {provider_name, raw}}`. Read by the facts rows' `ErrorEnvelope` (paths into
-    `{"error": <this>}`); kept whole, as the error's body.
+    metadata: {provider_name, raw}}`. Read by each dialect row's error hook (`ErrorBody`);
+    kept whole, as the error's body.
     """
 
     message: NotRequired[Any]
@@ -236,6 +236,28 @@ Error = Annotated[
     Annotated[ErrorDetail, Tag("object")] | Annotated[str, Tag("string")] | Annotated[None, Tag("null")],
     _by_json_type("an object, a string or null"),
 ]
+
+
+@with_config(_LOOSE)
+class ErrorBody(TypedDict):
+    """`{"error": <ErrorDetail, or a server's plain text>}`: an HTTP error body of OpenAI and
+    OpenRouter (and of compatible servers), or a stream chunk holding an error."""
+
+    error: Error
+
+
+@with_config(_LOOSE)
+class FlatErrorBody(TypedDict):
+    """Mistral's error body, without the `error` wrapper: `{"object": "error", "message",
+    "type", "param", "code"}` (a 422's `message` is the validation detail object)."""
+
+    object: NotRequired[Any]
+    message: NotRequired[Any]
+    type: NotRequired[Any]
+    param: NotRequired[Any]
+    code: NotRequired[Any]
+    error: NotRequired[str]
+    """A gateway's plain `{"error": "<text>"}` in front of Mistral."""
 
 
 # --- the stream -------------------------------------------------------------------------------
@@ -474,8 +496,10 @@ __all__ = [
     "AssistantMessage",
     "AssistantPart",
     "Chunk",
+    "ErrorBody",
     "ErrorDetail",
     "Fields",
+    "FlatErrorBody",
     "HistoryAssistantMessage",
     "Request",
     "Response",

@@ -25,8 +25,9 @@ from ...assembly import RequestContext
 from ...catalog import load_catalog
 from ...ids import ToolIdMap
 from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.facts import ProviderFacts
 from .._kit.media_admission import request_capabilities
-from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE, GeminiFacts
+from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE
 from .from_wire import read_response
 from .importer import import_request
 from .stream import GeminiStreamDecoder
@@ -37,7 +38,7 @@ class GeminiAdapter(Adapter):
     """Google Gemini through AI Studio's generateContent REST API (see the module docstring)."""
 
     name: ClassVar[str] = NAME
-    facts: ClassVar[GeminiFacts] = FACTS
+    facts: ClassVar[ProviderFacts] = FACTS
     default_base_url: ClassVar[str] = "https://generativelanguage.googleapis.com/v1beta"
     api_key_env: ClassVar[str | None] = "GEMINI_API_KEY"
     fallback_api_key_envs: ClassVar[tuple[str, ...]] = ("GOOGLE_API_KEY",)

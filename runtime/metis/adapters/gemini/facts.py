@@ -1,25 +1,21 @@
 """Gemini's facts row: stop reasons (by name and by proto number), error envelope,
 retryable statuses, tool choice and option fields — data, read by shared code.
 
-Gemini needs two things the shared `ProviderFacts` row does not hold, added here as data too:
-its enums may arrive as proto numbers (`enum-encoding=int`), and a refused prompt ends with a
+Beside the row, two tables only this package reads, as data too: its enums may arrive as
+proto numbers (`enum-encoding=int`), and a refused prompt ends with a
 `promptFeedback.blockReason` instead of a finish reason. Its error envelope may arrive wrapped
-in a JSON array (the array-streaming endpoint), which the envelope paths cannot say, so
-`parse_error` unwraps it before the shared reading.
+in a JSON array (the array-streaming endpoint): the declared shape (`wire.ErrorBody`) says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 from metis_schema.v3 import StopReason
 
-from ... import _json
-from ...errors import ProviderError
-from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ErrorFields, ProviderFacts, ToolChoice
+from .wire import ErrorBody, StatusBody
 
 NAME = "gemini"
 ENDPOINT_KIND = "generativelanguage"
@@ -61,40 +57,73 @@ PARAMETERS_FORMATS = frozenset({"float", "double", "int32", "int64", "enum", "da
 enum, date-time); a schema with another format goes as `parametersJsonSchema`."""
 
 
-@dataclass(frozen=True)
-class GeminiFacts(ProviderFacts):
-    """`ProviderFacts` plus Gemini's enum numbers and prompt block reasons."""
+_CONTENT_FILTER = StopReason.content_filter
 
-    finish_reason_numbers: Mapping[int, str] = field(default_factory=dict)
-    """Candidate.FinishReason proto number -> name."""
-    block_reasons: Mapping[str, StopReason] = field(default_factory=dict)
-    """promptFeedback.blockReason (the prompt was refused, no candidate) -> canonical stop reason."""
-    block_reason_numbers: Mapping[int, str] = field(default_factory=dict)
-    """PromptFeedback.BlockReason proto number -> name."""
+FINISH_REASON_NUMBERS: Mapping[int, str] = MappingProxyType(
+    {
+        0: "FINISH_REASON_UNSPECIFIED",
+        1: "STOP",
+        2: "MAX_TOKENS",
+        3: "SAFETY",
+        4: "RECITATION",
+        5: "OTHER",
+        6: "LANGUAGE",
+        7: "BLOCKLIST",
+        8: "PROHIBITED_CONTENT",
+        9: "SPII",
+        10: "MALFORMED_FUNCTION_CALL",
+        11: "IMAGE_SAFETY",
+        12: "UNEXPECTED_TOOL_CALL",
+        13: "TOO_MANY_TOOL_CALLS",
+        14: "IMAGE_PROHIBITED_CONTENT",
+        15: "IMAGE_OTHER",
+        16: "NO_IMAGE",
+        17: "IMAGE_RECITATION",
+        18: "MISSING_THOUGHT_SIGNATURE",
+        19: "MALFORMED_RESPONSE",
+    }
+)
+"""Candidate.FinishReason proto number -> name. google.ai.generativelanguage.v1beta numbering:
+0-12 checked against the generated v1beta client (LANGUAGE = 6, OTHER = 5: google-genai's enum
+declares them the other way round), 13-19 follow the current proto. An unknown number becomes
+`FINISH_REASON_<n>` (`other`)."""
 
-    def finish_reason(self, value: str | int | None) -> str | None:
-        """A finishReason's name (None when absent or unspecified)."""
-        return _enum_name(value, self.finish_reason_numbers, "FINISH_REASON")
+BLOCK_REASONS: Mapping[str, StopReason] = MappingProxyType(
+    {
+        "SAFETY": _CONTENT_FILTER,
+        "BLOCKLIST": _CONTENT_FILTER,
+        "PROHIBITED_CONTENT": _CONTENT_FILTER,
+        "IMAGE_SAFETY": _CONTENT_FILTER,
+    }
+)
+"""promptFeedback.blockReason (the prompt was refused, no candidate) -> canonical stop reason."""
 
-    def block_reason(self, value: str | int | None) -> str | None:
-        """A blockReason's name (None when absent or unspecified)."""
-        return _enum_name(value, self.block_reason_numbers, "BLOCK_REASON")
+BLOCK_REASON_NUMBERS: Mapping[int, str] = MappingProxyType(
+    {
+        0: "BLOCK_REASON_UNSPECIFIED",
+        1: "SAFETY",
+        2: "OTHER",
+        3: "BLOCKLIST",
+        4: "PROHIBITED_CONTENT",
+        5: "IMAGE_SAFETY",
+    }
+)
+"""PromptFeedback.BlockReason proto number -> name."""
 
-    def block_stop_reason(self, name: str) -> StopReason:
-        """The canonical stop reason of a refused prompt (`other` for anything unknown)."""
-        return self.block_reasons.get(name, StopReason.other)
 
-    def parse_error(self, body: Any, status_code: int | None = None) -> ProviderError:
-        """`{"error": {code, message, status}}`, also inside a JSON array, or a plain text page."""
-        parsed = body
-        if isinstance(body, bytes | str):
-            try:
-                parsed = _json.loads(body)
-            except (_json.JSONDecodeError, RecursionError):
-                parsed = body  # a proxy's HTML page: its text is the message
-        if isinstance(parsed, list) and parsed:
-            parsed = parsed[0]
-        return super().parse_error(parsed, status_code)
+def finish_reason(value: str | int | None) -> str | None:
+    """A finishReason's name (None when absent or unspecified)."""
+    return _enum_name(value, FINISH_REASON_NUMBERS, "FINISH_REASON")
+
+
+def block_reason(value: str | int | None) -> str | None:
+    """A blockReason's name (None when absent or unspecified)."""
+    return _enum_name(value, BLOCK_REASON_NUMBERS, "BLOCK_REASON")
+
+
+def block_stop_reason(name: str) -> StopReason:
+    """The canonical stop reason of a refused prompt (`other` for anything unknown)."""
+    return BLOCK_REASONS.get(name, StopReason.other)
 
 
 def _enum_name(value: str | int | None, numbers: Mapping[int, str], prefix: str) -> str | None:
@@ -104,9 +133,16 @@ def _enum_name(value: str | int | None, numbers: Mapping[int, str], prefix: str)
     return None if not name or name.endswith("_UNSPECIFIED") else name
 
 
-_CONTENT_FILTER = StopReason.content_filter
+def _error_fields(body: StatusBody) -> ErrorFields:
+    """`{"error": {code, message, status}}` (google.rpc.Status): the status names the type.
+    A proxy's `{"error": "<text>"}` is its text."""
+    error = body["error"]
+    if isinstance(error, str):
+        return ErrorFields(message=error)
+    return ErrorFields(message=error.get("message"), kind=error.get("status"))
 
-FACTS = GeminiFacts(
+
+FACTS = ProviderFacts(
     provider=NAME,
     stop_reasons=MappingProxyType(
         {
@@ -125,52 +161,7 @@ FACTS = GeminiFacts(
     ),
     # every other finishReason (MALFORMED_FUNCTION_CALL, OTHER, LANGUAGE, UNEXPECTED_TOOL_CALL,
     # ...) is `other`; a call in the content makes it `tool_use` whatever Gemini says.
-    finish_reason_numbers=MappingProxyType(
-        {
-            0: "FINISH_REASON_UNSPECIFIED",
-            1: "STOP",
-            2: "MAX_TOKENS",
-            3: "SAFETY",
-            4: "RECITATION",
-            5: "OTHER",
-            6: "LANGUAGE",
-            7: "BLOCKLIST",
-            8: "PROHIBITED_CONTENT",
-            9: "SPII",
-            10: "MALFORMED_FUNCTION_CALL",
-            11: "IMAGE_SAFETY",
-            12: "UNEXPECTED_TOOL_CALL",
-            13: "TOO_MANY_TOOL_CALLS",
-            14: "IMAGE_PROHIBITED_CONTENT",
-            15: "IMAGE_OTHER",
-            16: "NO_IMAGE",
-            17: "IMAGE_RECITATION",
-            18: "MISSING_THOUGHT_SIGNATURE",
-            19: "MALFORMED_RESPONSE",
-        }
-    ),
-    # google.ai.generativelanguage.v1beta numbering: 0-12 checked against the generated v1beta
-    # client (LANGUAGE = 6, OTHER = 5: google-genai's enum declares them the other way round),
-    # 13-19 follow the current proto. An unknown number becomes `FINISH_REASON_<n>` (`other`).
-    block_reasons=MappingProxyType(
-        {
-            "SAFETY": _CONTENT_FILTER,
-            "BLOCKLIST": _CONTENT_FILTER,
-            "PROHIBITED_CONTENT": _CONTENT_FILTER,
-            "IMAGE_SAFETY": _CONTENT_FILTER,
-        }
-    ),
-    block_reason_numbers=MappingProxyType(
-        {
-            0: "BLOCK_REASON_UNSPECIFIED",
-            1: "SAFETY",
-            2: "OTHER",
-            3: "BLOCKLIST",
-            4: "PROHIBITED_CONTENT",
-            5: "IMAGE_SAFETY",
-        }
-    ),
-    error=ErrorEnvelope(type_at=("error", "status"), message_at=("error", "message")),
+    error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     retryable_types=frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"}),
     tool_choice=MappingProxyType(
         {
@@ -208,15 +199,20 @@ FACTS = GeminiFacts(
 )
 
 __all__ = [
+    "BLOCK_REASONS",
+    "BLOCK_REASON_NUMBERS",
     "CODE_EXECUTION",
     "CODE_OK",
     "DEFAULT_IMPORT_MODEL",
     "ENDPOINT_KIND",
     "FACTS",
+    "FINISH_REASON_NUMBERS",
     "NAME",
     "PARAMETERS_FORMATS",
     "SCHEMA_TYPE_NUMBERS",
     "SKIP_SIGNATURE",
     "UNNAMED_CALL",
-    "GeminiFacts",
+    "block_reason",
+    "block_stop_reason",
+    "finish_reason",
 ]

@@ -57,8 +57,19 @@ from ...errors import WireFormatError
 from ...usage import TokenCounts, normalize_usage, usage_event
 from ...validation import pydantic_problems
 from .._kit.losses import warn_loss, wire_message
+from .._kit.provider_errors import error_event
 from .._kit.reader import read
-from .facts import CODE_EXECUTION, CODE_OK, ENDPOINT_KIND, FACTS, NAME, UNNAMED_CALL
+from .facts import (
+    CODE_EXECUTION,
+    CODE_OK,
+    ENDPOINT_KIND,
+    FACTS,
+    NAME,
+    UNNAMED_CALL,
+    block_reason,
+    block_stop_reason,
+    finish_reason,
+)
 from .wire import (
     CitationSource,
     CodeExecutionResult,
@@ -411,17 +422,7 @@ class ResponseState:
         error = chunk.get("error")
         if error is not None:
             self.failed = True
-            found = FACTS.parse_error(chunk, error.get("code"))
-            message = error.get("message") or found.message
-            return [
-                ErrorEvent(
-                    type="error",
-                    code=found.error_type,
-                    message=message,
-                    retryable=found.retryable,
-                    provider=NAME,
-                )
-            ]
+            return [error_event(FACTS, chunk, path=path.rstrip("."), status_code=error.get("code"))]
         self.response_id = chunk.get("responseId") or self.response_id
         self.model_version = chunk.get("modelVersion") or self.model_version
         events: list[StreamEvent] = []
@@ -442,11 +443,11 @@ class ResponseState:
                 cited, carried = self.folder.recite(recitation.get("citationSources") or [])
                 events.extend(cited)
                 self.recitation = {} if carried else dict(recitation)
-            self.finish_reason = FACTS.finish_reason(candidate.get("finishReason")) or self.finish_reason
+            self.finish_reason = finish_reason(candidate.get("finishReason")) or self.finish_reason
             self.finish_message = candidate.get("finishMessage") or self.finish_message
         feedback = chunk.get("promptFeedback")
         if feedback is not None:
-            self.block_reason = FACTS.block_reason(feedback.get("blockReason")) or self.block_reason
+            self.block_reason = block_reason(feedback.get("blockReason")) or self.block_reason
         usage = chunk.get("usageMetadata")
         if usage is not None:
             counts = normalize_usage(NAME, usage)
@@ -464,7 +465,7 @@ class ResponseState:
         if self.finish_reason is not None:
             return FACTS.stop_reason(self.finish_reason)
         if self.block_reason is not None:
-            return FACTS.block_stop_reason(self.block_reason)
+            return block_stop_reason(self.block_reason)
         return StopReason.other
 
     def complete(self) -> list[StreamEvent]:

@@ -256,6 +256,22 @@ class GenerateContentResponse(TypedDict, total=False):
     """An error sent in place of a response (mid-stream, or as the body)."""
 
 
+@_with_config(_LOOSE)
+class StatusBody(TypedDict):
+    """`{"error": {code, message, status}}` (google.rpc.Status); a proxy's plain
+    `{"error": "<text>"}` too."""
+
+    error: ErrorDetail | str
+
+
+def _first(value: Any) -> Any:
+    return value[0] if isinstance(value, list) and value else value
+
+
+ErrorBody = Annotated[StatusBody, BeforeValidator(_first)]
+"""An error body; the JSON-array streaming endpoint sends it as the first element of an array."""
+
+
 def _unwrapped(value: Any) -> Any:
     return value[0] if isinstance(value, list) and len(value) == 1 else value
 
@@ -388,6 +404,7 @@ __all__ = [
     "CitationSource",
     "CodeExecutionResult",
     "Content",
+    "ErrorBody",
     "ErrorDetail",
     "ExecutableCode",
     "FileData",
@@ -407,6 +424,7 @@ __all__ = [
     "ResponseBody",
     "Schema",
     "Segment",
+    "StatusBody",
     "ThinkingConfig",
     "Tool",
     "ToolConfig",

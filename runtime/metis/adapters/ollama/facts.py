@@ -15,9 +15,17 @@ from __future__ import annotations
 
 from metis_schema.v3 import StopReason
 
-from .._kit.facts import SCHEMA, ErrorEnvelope, ProviderFacts
+from .._kit.facts import SCHEMA, ErrorEnvelope, ErrorFields, ProviderFacts
+from .wire import ErrorBody
 
 NAME = "ollama"
+
+
+def _error_fields(body: ErrorBody) -> ErrorFields:
+    """`{"error": "<text>"}` (a proxy's `{"error": {"message"}}` too): a message, no type."""
+    error = body["error"]
+    return ErrorFields(message=error if isinstance(error, str) else error.get("message"))
+
 
 FACTS = ProviderFacts(
     provider=NAME,
@@ -28,7 +36,8 @@ FACTS = ProviderFacts(
         "unload": StopReason.other,  # `keep_alive: 0` with empty `messages`
     },
     error=ErrorEnvelope(
-        message_at=("error", "message"),  # a string `error` is read as the message itself
+        shape=ErrorBody,
+        fields=_error_fields,
         kinds=(
             (r"does not support tools", "tools_not_supported", False),
             (r"does not support thinking", "thinking_not_supported", False),

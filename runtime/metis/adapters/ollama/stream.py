@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from metis_schema.v3 import (
-    ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,
     TextDeltaEvent,
@@ -29,6 +28,7 @@ from ...usage import normalize_usage
 from .._kit.base import StreamDecoder
 from .._kit.framing import NDJSONFramer
 from .._kit.losses import warn_loss
+from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from .facts import FACTS, NAME
 from .from_wire import Raw, arguments_text, stop_reason
@@ -94,17 +94,7 @@ class OllamaStreamDecoder(StreamDecoder):
             return []
         if "error" in line:
             self._finished = True
-            error = FACTS.parse_error(line)
-            return [
-                ErrorEvent(
-                    type="error",
-                    code=error.error_type,
-                    # the provider's own text: ProviderError's message is "<type>: <text>" here
-                    message=error.message.removeprefix(f"{error.error_type}: "),
-                    retryable=error.retryable,
-                    provider=NAME,
-                )
-            ]
+            return [error_event(FACTS, line, path=f"stream line {self._lines}")]
         self._raw.model = line.get("model") or self._raw.model
         message = line.get("message")
         events = self._deltas(message) if message is not None else []

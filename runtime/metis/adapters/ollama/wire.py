@@ -121,6 +121,21 @@ class StreamLine(Final):
     error: NotRequired[Any]
 
 
+class ErrorDetail(TypedDict):
+    """An `error` object: not Ollama's own (its errors are text), a proxy's in front of it."""
+
+    __pydantic_config__ = _LOOSE  # type: ignore[misc]
+    message: NotRequired[Any]
+
+
+class ErrorBody(TypedDict):
+    """`{"error": "<text>"}`: an HTTP error body or a stream's error line (the line's other
+    fields are kept, not read); a proxy's `{"error": {"message"}}` too."""
+
+    __pydantic_config__ = _LOOSE  # type: ignore[misc]
+    error: str | ErrorDetail
+
+
 # --- the request body (read by the importer) ------------------------------------------------
 
 
@@ -212,6 +227,8 @@ class ChatRequest(TypedDict):
 __all__ = [
     "ChatRequest",
     "ChatResponse",
+    "ErrorBody",
+    "ErrorDetail",
     "Final",
     "Function",
     "Image",

@@ -9,7 +9,7 @@ items, reasoning goes back as encrypted_content to the model that produced it, s
 By direction, as the other adapter packages:
 
 - `wire`: the declared wire objects, read through `reader.read`;
-- `facts`: the `ResponsesDialect` rows and their ProviderFacts;
+- `facts`: the two `ProviderFacts` rows (`DIALECTS`);
 - `to_wire`: canonical -> request body (`write_request`);
 - `from_wire`: response object -> canonical message (`read_response`);
 - `importer`: recorded request -> `WireImport` (`import_request`);
@@ -40,7 +40,7 @@ from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireIm
 from .._kit.facts import ProviderFacts
 from .._kit.reply import ReplyEncoder, ReplyOptions
 from ..chat.wire import canonical_arguments
-from .facts import DIALECTS, OPEN_RESPONSES, OPENAI, PROVIDER, ResponsesDialect
+from .facts import DIALECTS, OPEN_RESPONSES, OPENAI, PROVIDER
 from .from_wire import read_response
 from .importer import import_request
 from .reply import ResponsesReplyEncoder, write_reply
@@ -56,10 +56,10 @@ class ResponsesAdapter(Adapter):
     """The Responses API (see the package doc)."""
 
     name: ClassVar[str] = PROVIDER
-    facts: ClassVar[ProviderFacts] = OPENAI.facts
+    facts: ClassVar[ProviderFacts] = OPENAI
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
-    custom_server_extra: ClassVar[dict[str, Any]] = {DIRECTIVES: {"dialect": OPEN_RESPONSES.name}}
+    custom_server_extra: ClassVar[dict[str, Any]] = {DIRECTIVES: {"dialect": OPEN_RESPONSES.dialect}}
 
     def endpoint(self, base_url: str, wire_model: str, *, stream: bool) -> str:
         """`{base}/responses`; the model travels in the body."""
@@ -127,6 +127,5 @@ __all__ = [
     "OPENAI",
     "OPEN_RESPONSES",
     "ResponsesAdapter",
-    "ResponsesDialect",
     "ResponsesStreamDecoder",
 ]

@@ -1,15 +1,17 @@
-"""What differs between Responses API servers, as data: the `ResponsesDialect` rows.
+"""What differs between Responses API servers, as data: two `ProviderFacts` rows.
 
-Two rows: OpenAI's own endpoint (`api.openai.com`) and any other Open Responses server
-(vLLM, Ollama, LM Studio, Hugging Face, OpenRouter's `/responses`). The base URL picks the
-row: the client merges `ResponsesAdapter.custom_server_extra` (the directive
-`{"metis": {"dialect": "open-responses"}}`) into the options of a request to any base URL
-other than OpenAI's, and the mapping reads that row; nothing else asks which server it is.
+Two rows, alike but for what the writer asks for (`request_store`,
+`include_encrypted_reasoning`), keyed by their `dialect`: OpenAI's own endpoint
+(`api.openai.com`) and any other Open Responses server (vLLM, Ollama, LM Studio, Hugging
+Face, OpenRouter's `/responses`). The base URL picks the row: the client merges
+`ResponsesAdapter.custom_server_extra` (the directive `{"metis": {"dialect":
+"open-responses"}}`) into the options of a request to any base URL other than OpenAI's,
+and the mapping reads that row; nothing else asks which server it is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from types import MappingProxyType
 
 from metis_schema.v3 import StopReason
@@ -22,10 +24,12 @@ from .._kit.facts import (
     SCHEMA_STRICT,
     TOOL_NAME,
     ErrorEnvelope,
+    ErrorFields,
     ProviderFacts,
     ToolChoice,
 )
 from ..chat.facts import RETRYABLE_TYPES, WAV_MP3
+from .wire import SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ErrorBody
 
 PROVIDER = "responses"
 
@@ -44,28 +48,6 @@ TOOL_CHOICE: dict[ToolChoice, object] = {
     ToolChoice.any: "required",
     ToolChoice.tool: {"type": "function", "name": TOOL_NAME},
 }
-
-SERVER_TOOL_CALLS = frozenset(
-    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"}
-)
-"""Output items of tools the provider runs itself: ServerToolUseBlocks (name: the type
-without `_call`). Calls the client must answer (`computer_call`, `custom_tool_call`,
-shell calls) are not here: they have no canonical block and are kept raw."""
-
-SERVER_TOOL_ITEMS = frozenset(
-    {
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "tool_search_call",
-        "tool_search_output",
-        "mcp_approval_response",
-    }
-)
-"""The provider's tool items that stand alone rather than holding a call and its result:
-an MCP server's tool listing (a server_tool_use `mcp_list_tools` with the listing as its
-result), an MCP call awaiting approval and a tool search call (server_tool_use blocks
-`mcp_approval_request`, `tool_search`), and what answers them in a later item
-(`ANSWERS`: server_tool_result blocks). Each is kept whole and goes back as itself."""
 
 ANSWERS: dict[str, tuple[str, str]] = {
     "tool_search_output": ("call_id", "tool_search_call"),
@@ -102,12 +84,25 @@ OUTPUT_SCHEMA: dict[str, object] = {
 other formats stay provider-only."""
 
 
+def _error_fields(body: ErrorBody) -> ErrorFields:
+    """`{"error": {"message", "type", "param", "code"}}` from OpenAI and the Open Responses
+    specification alike; `param` names the request field at fault. An error that names no
+    `type` names its kind in `code` (OpenAI's `error` stream events, a failed response's
+    `error`); a compatible server's `{"error": "<text>"}` is its text."""
+    error = body["error"]
+    if isinstance(error, str):
+        return ErrorFields(message=error)
+    return ErrorFields(
+        message=error.get("message"),
+        kind=error.get("type") or error.get("code"),
+        notes=(("param", error.get("param")),),
+    )
+
+
 FACTS = ProviderFacts(
     provider=PROVIDER,
     stop_reasons=STATUS_REASONS,
-    # {"error": {"message", "type", "param", "code"}} from OpenAI and the Open Responses
-    # specification alike; `param` names the request field at fault.
-    error=ErrorEnvelope(type_at=("error", "type"), also_at={"param": ("error", "param")}),
+    error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # Rate-limit types name the limit hit (tokens or requests): worth a retry even inside a
     # stream, which has no 429 to say so; an exhausted quota comes as a 429 and is not.
     retryable_types=RETRYABLE_TYPES | {"tokens", "requests", "server_is_overloaded"},
@@ -121,34 +116,21 @@ FACTS = ProviderFacts(
     file_ids_from=frozenset({PROVIDER, "openai"}),
     created_at=("created_at", "unix"),
 )
-"""Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
-they differ in what the writer asks for."""
-
-
-@dataclass(frozen=True)
-class ResponsesDialect:
-    """One Responses server family; see the module doc."""
-
-    name: str
-    """The row's key (the `dialect` directive names it)."""
-    facts: ProviderFacts
-    store: bool | None
-    """`store` written unless the caller sets it: OpenAI keeps responses for 30 days by
-    default; metis holds the history itself, so it asks for none (stateless: reasoning
-    goes back as encrypted_content, not as a stored item id). None: left to the server."""
-    include_encrypted_reasoning: bool
-    """Ask for `reasoning.encrypted_content`, the only way reasoning survives `store: false`."""
+"""What both rows share: they read replies, streams and errors alike (the specification is
+OpenAI's wire); they differ in what the writer asks for."""
 
 
 AUDIO_FORMATS = MappingProxyType(WAV_MP3)
 """Audio media type -> `input_audio.format`: base64 wav and mp3, as in Chat Completions
 (SDK `ResponseInputAudioParam`); other audio is dropped with the WARN."""
 
-OPENAI = ResponsesDialect(name="openai", facts=FACTS, store=False, include_encrypted_reasoning=True)
-OPEN_RESPONSES = ResponsesDialect(
-    name="open-responses", facts=FACTS, store=None, include_encrypted_reasoning=True
+OPENAI = replace(FACTS, dialect="openai", request_store=False, include_encrypted_reasoning=True)
+"""OpenAI's own endpoint: stateless (`store: false`), reasoning sent back encrypted."""
+OPEN_RESPONSES = replace(
+    FACTS, dialect="open-responses", request_store=None, include_encrypted_reasoning=True
 )
-DIALECTS = {d.name: d for d in (OPENAI, OPEN_RESPONSES)}
+"""Any other Open Responses server: `store` left to it."""
+DIALECTS = {row.dialect: row for row in (OPENAI, OPEN_RESPONSES)}
 
 
 __all__ = [
@@ -164,5 +146,4 @@ __all__ = [
     "SERVER_TOOL_ITEMS",
     "STATUS_REASONS",
     "TOOL_CHOICE",
-    "ResponsesDialect",
 ]

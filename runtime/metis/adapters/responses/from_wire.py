@@ -60,11 +60,12 @@ from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
+from .._kit.facts import ProviderFacts
 from .._kit.importing import text_block, thinking_block, tool_use_block
 from .._kit.losses import warn_loss, wire_message
 from .._kit.reader import read
 from ..chat.wire import kept_arguments
-from .facts import ANSWERS, AWAITS_CLIENT, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
+from .facts import ANSWERS, AWAITS_CLIENT, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 from .server_results import call_input, server_result
 from .wire import (
     CompactionItem,
@@ -393,18 +394,18 @@ def _answer_blocks(item: ServerCallItem, index: int, path: str, out: ItemRead) -
     return [] if result is None else [result]
 
 
-def stop_reason(dialect: ResponsesDialect, response: Response, *, calls: int, refused: bool) -> StopReason:
+def stop_reason(facts: ProviderFacts, response: Response, *, calls: int, refused: bool) -> StopReason:
     """Canonical stop reason of a finished response (see module doc)."""
     status = response.get("status") or "completed"
     if status == "incomplete":
         details = response.get("incomplete_details") or {}
-        return dialect.facts.stop_reason(details.get("reason"))
+        return facts.stop_reason(details.get("reason"))
     if status == "completed":
         if calls:
             return StopReason.tool_use
         if refused:
             return StopReason.refusal
-    return dialect.facts.stop_reason(status)
+    return facts.stop_reason(status)
 
 
 def response_meta(response: Response) -> dict[str, Any]:
@@ -427,14 +428,14 @@ def reply_id(message: Message) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext) -> Message:
+def read_response(facts: ProviderFacts, body: Any, context: RequestContext) -> Message:
     """A response object -> one COMPLETE canonical ASSISTANT message."""
     if isinstance(body, dict) and body.get("error") and "output" not in body:
-        raise dialect.facts.parse_error(body)
+        raise facts.parse_error(body)
     response = read(Response, body, provider=PROVIDER, what="reply")
     error = response.get("error")
     if response.get("status") == "failed" and error:
-        raise dialect.facts.parse_error({"error": {**error, "type": error.get("type") or error.get("code")}})
+        raise facts.parse_error({"error": error})  # a kind named only by `code` is the row's to read
     out = ItemRead(session_id=context.session_id, message_id=context.message_id or "")
     items = read_items(response["output"], path="output", context=context, out=out)
     return finish_assistant(
@@ -442,7 +443,7 @@ def read_response(dialect: ResponsesDialect, body: Any, context: RequestContext)
         provider=PROVIDER,
         content=items.blocks or [TextBlock(type="text", text="")],
         counts=normalize_usage(PROVIDER, response.get("usage")),
-        stop_reason=stop_reason(dialect, response, calls=items.calls, refused=items.refused),
+        stop_reason=stop_reason(facts, response, calls=items.calls, refused=items.refused),
         provider_raw={"adapter": PROVIDER, **response_meta(response), **items.raw()},
     )
 

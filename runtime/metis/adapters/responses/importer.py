@@ -62,6 +62,7 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
+from .._kit.facts import ProviderFacts
 from .._kit.images import parse_data_url, url_image_media_type
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import import_drop
@@ -69,7 +70,7 @@ from .._kit.options import option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
-from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
+from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 from .from_wire import ItemRead, read_items
 from .to_wire import DIRECTIVES
 from .wire import FunctionCallOutputItem, InputAudio, Item, MessageItem, Part, Request, Tool
@@ -84,12 +85,10 @@ _ASSISTANT_SIDE = (
 )
 
 
-def import_request(
-    dialect: ResponsesDialect, body: Any, *, session_id: str, tool_ids: ToolIdMap
-) -> WireImport:
+def import_request(facts: ProviderFacts, body: Any, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
     """A recorded request body -> canonical messages, tools and options (see module doc)."""
     request = read(Request, body, provider=PROVIDER, what="request")
-    return _Importer(dialect, session_id, tool_ids, import_model(request, PROVIDER)).read(request)
+    return _Importer(facts, session_id, tool_ids, import_model(request, PROVIDER)).read(request)
 
 
 def continuation(request: Request) -> Continuation | None:
@@ -108,10 +107,8 @@ def continuation(request: Request) -> Continuation | None:
 
 
 class _Importer:
-    def __init__(
-        self, dialect: ResponsesDialect, session_id: str, tool_ids: ToolIdMap, model_id: str
-    ) -> None:
-        self.dialect = dialect
+    def __init__(self, facts: ProviderFacts, session_id: str, tool_ids: ToolIdMap, model_id: str) -> None:
+        self.facts = facts
         self.session_id = session_id
         self.tool_ids = tool_ids
         self.model_id = model_id
@@ -162,7 +159,7 @@ class _Importer:
     def options(self, request: Request, directives: dict[str, Any]) -> AdapterOptions:
         """Canonical options taken out of the request's option fields (`options`); what is
         left (with the directives) is this provider's own, replayed to it alone."""
-        facts = self.dialect.facts
+        facts = self.facts
         body = cast(dict[str, Any], request)
         fields = option_fields(body, _BODY_KEYS)
         options = AdapterOptions(

@@ -46,7 +46,6 @@ from typing import Any
 
 from metis_schema.v3 import (
     BlockEvent,
-    ErrorEvent,
     MessageCompleteEvent,
     StreamEvent,
     TextDeltaEvent,
@@ -60,10 +59,12 @@ from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
 from .._kit.base import StreamDecoder
+from .._kit.facts import ProviderFacts
 from .._kit.framing import SSEEvent, SSEFramer
+from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from ..chat.wire import raw_arguments_to_keep
-from .facts import PROVIDER, ResponsesDialect
+from .facts import PROVIDER
 from .from_wire import (
     SUMMARY_JOIN,
     WHOLE_ITEMS,
@@ -107,8 +108,8 @@ class _Call:
 class ResponsesStreamDecoder(StreamDecoder):
     """One streamed response of one dialect (see the module doc)."""
 
-    def __init__(self, dialect: ResponsesDialect, context: RequestContext) -> None:
-        self.dialect = dialect
+    def __init__(self, facts: ProviderFacts, context: RequestContext) -> None:
+        self.facts = facts
         self.context = context
         self._framer = SSEFramer(max_event_chars=context.max_event_chars)
         self._sequence: int | None = None
@@ -394,7 +395,7 @@ class ResponsesStreamDecoder(StreamDecoder):
             MessageCompleteEvent(
                 type="message_complete",
                 stop_reason=stop_reason(
-                    self.dialect, response, calls=self._read.calls, refused=self._read.refused
+                    self.facts, response, calls=self._read.calls, refused=self._read.refused
                 ),
                 provider_stop_reason=details.get("reason") or response.get("status"),
                 # an id or model that is not text (the wire declares neither) is not named
@@ -406,20 +407,8 @@ class ResponsesStreamDecoder(StreamDecoder):
 
     def _error(self, detail: ErrorDetail) -> list[StreamEvent]:
         self._stopped = True
-        # A stream error names its kind in `code` (OpenAI `error` events carry no `type`).
-        envelope = dict(detail)
-        if envelope.get("type") is None and envelope.get("code") is not None:
-            envelope["type"] = envelope["code"]
-        error = self.dialect.facts.parse_error({"error": envelope})
-        return [
-            ErrorEvent(
-                type="error",
-                code=error.error_type,
-                message=error.message.removeprefix(f"{error.error_type}: "),
-                retryable=error.retryable,
-                provider=PROVIDER,
-            )
-        ]
+        # OpenAI `error` events carry no `type`: the row's error hook reads their `code` as the kind.
+        return [error_event(self.facts, {"error": detail}, path="stream")]
 
 
 def _text(value: Any) -> str | None:

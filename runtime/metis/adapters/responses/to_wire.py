@@ -70,6 +70,7 @@ from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...workspace import inline_base64, workspace_file_base64
 from .._kit.base import AdapterOptions, WireBody
+from .._kit.facts import ProviderFacts
 from .._kit.images import data_url, image_base64
 from .._kit.losses import drop_block, warn_cache_points, warn_citations
 from .._kit.media_admission import admit, document_losses, request_capabilities
@@ -79,7 +80,7 @@ from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
 from ..chat.wire import canonical_arguments
-from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
+from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER
 
 log = logging.getLogger("metis.adapters")
 
@@ -87,7 +88,7 @@ log = logging.getLogger("metis.adapters")
 def directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
     """(metis directives, the fields to merge): the shared checks, then the dialect row's name."""
     found, extra = split_directives(options, PROVIDER)
-    if found.get("dialect", OPENAI.name) not in DIALECTS:
+    if found.get("dialect", OPENAI.dialect) not in DIALECTS:
         raise WireFormatError(
             f"dialect must be one of {sorted(DIALECTS)}", provider=PROVIDER, path="extra.metis.dialect"
         )
@@ -99,7 +100,7 @@ def write_request(
 ) -> WireBody:
     """Canonical messages, tools and options -> the request body (see module doc)."""
     found, extra = directives(options)
-    dialect = DIALECTS[found.get("dialect", OPENAI.name)]
+    facts = DIALECTS[found.get("dialect", OPENAI.dialect)]
     entry = load_catalog().resolve(options.model)
     caps = request_capabilities(entry, messages, adapter=PROVIDER)
     writer = _Writer(options, entry.id, found, caps)
@@ -128,7 +129,7 @@ def write_request(
         reason="an input message carries text; annotations go only on an output message item, "
         "which needs the stored item's id",
     )
-    _options(dialect, body, tools, options, found, thinks=caps.supports_thinking)
+    _options(facts, body, tools, options, found, thinks=caps.supports_thinking)
     merge(body, extra)
     return body
 
@@ -151,7 +152,7 @@ def offered_items(tools: Sequence[ToolDefinition]) -> dict[str | None, list[dict
 
 
 def _options(
-    dialect: ResponsesDialect,
+    facts: ProviderFacts,
     body: dict[str, Any],
     tools: Sequence[ToolDefinition],
     options: AdapterOptions,
@@ -159,7 +160,6 @@ def _options(
     *,
     thinks: bool,
 ) -> None:
-    facts = dialect.facts
     # `stop` and `thinking_budget` have no Responses field: options_to_wire says so (WARN).
     facts.options_to_wire(
         {
@@ -201,9 +201,9 @@ def _options(
     choice = facts.tool_choice_to_wire(options.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
-    if dialect.store is not None:
-        body["store"] = dialect.store
-    if dialect.include_encrypted_reasoning and thinks:
+    if facts.request_store is not None:
+        body["store"] = facts.request_store
+    if facts.include_encrypted_reasoning and thinks:
         body["include"] = ["reasoning.encrypted_content"]
     if options.stream:
         body["stream"] = True
