@@ -26,7 +26,7 @@ from ... import _json
 from ..._times import READERS
 from ...errors import ProviderError, retryable_status
 from ...validation import field_path
-from .losses import REQUEST, warn_loss
+from .losses import Losses
 from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
 
 TOOL_NAME = "\x00tool-name\x00"
@@ -320,14 +320,7 @@ class ProviderFacts:
 
     def _unsaid(self, session_id: str, option: str, reason: str) -> None:
         """One §7.3 WARN for an option this request cannot say as asked (no message to name)."""
-        warn_loss(
-            adapter=self.provider,
-            session_id=session_id,
-            message_id=REQUEST,
-            block_type="option",
-            reason=reason,
-            text=f"{self.provider}: option {option}: {reason}",
-        )
+        Losses(self.provider, session_id).request("option", reason, at=f"option {option}")
 
     def output_schema_to_wire(self, value: OutputSchema | None, body: dict[str, Any]) -> None:
         """Write a structured-output schema where this provider takes it."""

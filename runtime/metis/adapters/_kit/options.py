@@ -53,7 +53,7 @@ from ... import _json
 from ...errors import AdapterError, WireFormatError
 from ...ids import ToolIdMap
 from ...workspace import DEFAULT_MAX_MEDIA_BYTES
-from .losses import warn_loss
+from .losses import Losses
 
 NOT_OPTIONS = frozenset({"model", "stream"})
 """Top-level fields that are never options: the model is the target's own, and whether a
@@ -272,20 +272,13 @@ def own_fields(options: AdapterOptions, provider: str) -> dict[str, Any]:
     `provider_options`, then the caller's `extra` over it. Every other provider's entry is
     reported as dropped here (one WARN per option path, spec §7.3): call it once per body."""
     fields: dict[str, Any] = {}
+    losses = Losses(provider, options.session_id)
     for owner, entry in options.provider_options.items():
         if owner == provider:
             merge(fields, entry)
             continue
         for path in paths(entry):
-            reason = _not_sent(path, owner)
-            warn_loss(
-                adapter=provider,
-                session_id=options.session_id,
-                message_id=None,
-                block_type="option",
-                reason=reason,
-                text=f"not sent to {provider}: {reason}",
-            )
+            losses.request("option", _not_sent(path, owner), at=f"option {path}")
     merge(fields, options.extra)
     return fields
 

@@ -73,7 +73,7 @@ from ...errors import WireFormatError
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.cache_points import cache_control
 from .._kit.importing import function_tool
-from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
+from .._kit.losses import Losses
 from .._kit.media_admission import request_capabilities
 from .._kit.options import DIRECTIVES, SYSTEM_ROLES, merge, split_directives
 from .._kit.provenance import foreign_reasoning, own_raw, replays_opaque
@@ -101,17 +101,8 @@ def write_request(
     caps = request_capabilities(entry, messages, adapter=name)
     writer = _Writer(name, dialect, options, entry.id, caps, directives=directives)
     if not dialect.cache_control:
-        warn_cache_points(
-            adapter=name,
-            messages=messages,
-            session_id=options.session_id,
-            reason="this API caches automatically",
-        )
-    warn_citations(
-        adapter=name,
-        messages=messages,
-        reason="a request message has no citations (annotations are reply-only)",
-    )
+        writer.losses.cache_points(messages, "this API caches automatically")
+    writer.losses.citations(messages, "a request message has no citations (annotations are reply-only)")
     wire_messages: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}  # message id -> wire message, for cache breakpoints
     for message in messages:
@@ -235,14 +226,7 @@ def _cache_markers(
         return
     if not dialect.cache_control:
         reason = "cache_breakpoints ignored; this API caches automatically"
-        warn_loss(
-            adapter=name,
-            session_id=session_id,
-            message_id=None,
-            block_type="cache_breakpoint",
-            reason=reason,
-            text=f"{name}: {reason}",
-        )
+        Losses(name, session_id).request("cache_breakpoint", reason)
         return
     default = directives.get("cache_control") or DEFAULT_CACHE_CONTROL
     for entry in points:
@@ -256,14 +240,8 @@ def _cache_markers(
             continue
         else:
             reason = f"cache breakpoint {point!r} names nothing that was sent"
-            warn_loss(
-                adapter=name,
-                session_id=session_id,
-                message_id=point if isinstance(point, str) and point != "tools" else None,
-                block_type="cache_breakpoint",
-                reason=reason,
-                text=f"{name}: {reason}",
-            )
+            named = point if isinstance(point, str) and point != "tools" else None
+            Losses(name, session_id).lost(named, "cache_breakpoint", reason)
 
 
 def _mark_cache(wire: dict[str, Any], control: dict[str, Any]) -> bool:
@@ -297,12 +275,13 @@ class _Writer:
     ) -> None:
         self.name = name
         self.options = options
+        self.losses = Losses(name, options.session_id)
         self.model_id = model_id
         self.caps = caps
         self.system_role: str = directives.get("system_role", "system")
         self.empty_content: str | None = directives.get("empty_content")
         self.dialect = dialect
-        self.media = MediaWriter(name, dialect, options, model_id, caps, drop=self.drop)
+        self.media = MediaWriter(name, dialect, options, model_id, caps, drop=self.losses.block)
         self.reasoning_details = dialect.reasoning_details
         self.thinking_parts = dialect.thinking_parts
         self.by_role: dict[Role, Callable[[Message], dict[str, Any] | None]] = {
@@ -329,14 +308,7 @@ class _Writer:
         if point is None or not self.dialect.cache_control:
             return
         reason = f"a {block_type} block has no content part to carry cache_control"
-        warn_loss(
-            adapter=self.name,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type="cache_point",
-            reason=reason,
-            text=f"{self.name}: cache_point on block #{index} of {message.id} not sent: {reason}",
-        )
+        self.losses.lost(message, "cache_point", reason, at=f"block #{index} of message {message.id}")
 
     def system_message(self, message: Message) -> dict[str, Any] | None:
         parts = [
@@ -363,7 +335,7 @@ class _Writer:
             elif isinstance(block, VideoBlock):
                 part = self.media.video(block, message, index)
             else:
-                self.drop(
+                self.losses.block(
                     message,
                     index,
                     block.type,
@@ -404,11 +376,11 @@ class _Writer:
                 self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                 if details is None:
-                    self.drop(message, index, block.type, self.reasoning_drop_reason(message))
+                    self.losses.block(message, index, block.type, self.reasoning_drop_reason(message))
                 else:
                     self.partless(message, index, block.type, block.cache_point)
             else:
-                self.drop(
+                self.losses.block(
                     message, index, block.type, "ASSISTANT messages carry text, tool calls and reasoning only"
                 )
         out: dict[str, Any] = {"role": "assistant", "content": _assistant_text(texts)}
@@ -487,7 +459,7 @@ class _Writer:
                     parts.append(self.cached(image, part.cache_point))
             else:
                 carried = "text and images" if self.dialect.tool_result_images else "text only"
-                self.drop(message, 0, part.type, f"{self.name} tool messages carry {carried}")
+                self.losses.block(message, 0, part.type, f"{self.name} tool messages carry {carried}")
         if block.cache_point is not None and self.dialect.cache_control:
             last = parts.pop() if parts else {"type": "text", "text": ""}
             parts.append(self.cached(last, block.cache_point))
@@ -496,9 +468,6 @@ class _Writer:
             "tool_call_id": self.wire_id(block.tool_use_id),
             "content": _one_string(parts) if parts else "",
         }
-
-    def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
-        drop_block(adapter=self.name, message=message, index=index, block_type=block_type, reason=reason)
 
 
 def _one_string(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:

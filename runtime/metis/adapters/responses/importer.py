@@ -64,7 +64,7 @@ from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.images import parse_data_url, url_image_media_type
 from .._kit.importing import import_model, imported_tool
-from .._kit.losses import import_drop
+from .._kit.losses import Losses
 from .._kit.options import option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
@@ -118,7 +118,7 @@ class _Importer:
         self.context = import_context(
             provider=PROVIDER, session_id=session_id, model=model_id, tool_ids=tool_ids
         )
-        self.dropped: list[dict[str, Any]] = []
+        self.losses = Losses(PROVIDER, session_id)
         self.messages: list[Message] = []
         self.system_roles: list[str] = []
         self.pending: list[Item] = []
@@ -154,7 +154,7 @@ class _Importer:
             messages=self.messages,
             tools=tools,
             options=self.options(request, directives),
-            dropped=self.dropped,
+            dropped=self.losses.dropped,
         )
 
     # --- options --------------------------------------------------------------------
@@ -234,7 +234,9 @@ class _Importer:
                 )
                 added += 1
             if not added:
-                self.drop(path, item, "additional_tools offers only tools the request declares already")
+                self.losses.imported(
+                    path, item, "additional_tools offers only tools the request declares already"
+                )
         return out
 
     # --- items ----------------------------------------------------------------------
@@ -260,7 +262,7 @@ class _Importer:
                 if kind == "item_reference"
                 else f"item of type {kind!r} has no canonical block"
             )
-            self.drop(path, item, reason)
+            self.losses.imported(path, item, reason)
 
     def flush(self) -> None:
         """The pending run of assistant-side items -> one ASSISTANT message."""
@@ -275,7 +277,7 @@ class _Importer:
             out=ItemRead(session_id=self.session_id),
         )
         for other in found.other_items:
-            self.drop(f"input[{self.pending_at}:]", other["item"], "no canonical block")
+            self.losses.imported(f"input[{self.pending_at}:]", other["item"], "no canonical block")
         found.other_items = []
         raw = {"adapter": PROVIDER, **found.raw()}
         self.messages.append(
@@ -316,7 +318,7 @@ class _Importer:
             document = self.document(part, path)
             if document is not None:
                 return document
-        self.drop(path, part, f"content part of type {kind!r} has no canonical block here")
+        self.losses.imported(path, part, f"content part of type {kind!r} has no canonical block here")
         return None
 
     def document(self, part: Part, path: str) -> DocumentBlock | None:
@@ -427,11 +429,6 @@ class _Importer:
             path=path,
             created_at=datetime.now(UTC),
             metadata=metadata,
-        )
-
-    def drop(self, path: str, value: Any, reason: str) -> None:
-        import_drop(
-            self.dropped, adapter=PROVIDER, session_id=self.session_id, path=path, value=value, reason=reason
         )
 
 
