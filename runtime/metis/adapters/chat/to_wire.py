@@ -42,7 +42,7 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
   declares `annotations` (openai-python `ChatCompletionAssistantMessageParam`, OpenRouter's
   `ChatAssistantMessage`). The provider's own replies go back without them by design (it
   makes them again); another provider's cited text loses them with one WARN per message
-  (`losses.warn_citations`), so a projection never drops a source silently.
+  (`Losses.citations`), so a projection never drops a source silently.
 """
 
 from __future__ import annotations
@@ -67,9 +67,9 @@ from metis_schema.v3 import (
     VideoBlock,
 )
 
-from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
+from .._kit.arguments import replay_arguments
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.cache_points import cache_control
 from .._kit.importing import function_tool
@@ -82,7 +82,6 @@ from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
 from .facts import ChatDialect
 from .media_parts import MediaWriter
-from .wire import canonical_arguments
 
 DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
 _TEXT_JOIN = "\n\n"
@@ -440,7 +439,7 @@ class _Writer:
         return {
             "id": self.wire_id(block.id),
             "type": "function",
-            "function": {"name": block.name, "arguments": _replay_arguments(block, raw)},
+            "function": {"name": block.name, "arguments": replay_arguments(block, raw)},
         }
 
     def tool(self, message: Message) -> dict[str, Any]:
@@ -487,24 +486,6 @@ def _assistant_text(texts: list[dict[str, Any]]) -> str | list[dict[str, Any]] |
     if any("cache_control" in t for t in texts):
         return texts
     return _TEXT_JOIN.join(t["text"] for t in texts)
-
-
-def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:
-    """The provider's own arguments text while it still means the block's input, else canonical JSON."""
-    for key in ("arguments", "unparsed_arguments"):
-        kept = raw.get(key)
-        text = kept.get(block.id) if isinstance(kept, dict) else None
-        if isinstance(text, str) and _means(text, block.input):
-            return text
-    return canonical_arguments(block.input)
-
-
-def _means(text: str, value: dict[str, Any]) -> bool:
-    try:
-        parsed = _json.loads(text) if text.strip() else {}
-    except _json.JSONDecodeError:
-        return value == {}  # kept unparseable text stands for an empty input
-    return bool(parsed == value) if isinstance(parsed, dict) else value == {}
 
 
 __all__ = ["DEFAULT_CACHE_CONTROL", "DIRECTIVES", "SYSTEM_ROLES", "write_request"]

@@ -60,10 +60,10 @@ from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
+from .._kit.arguments import kept_arguments
 from .._kit.importing import text_block, thinking_block, tool_use_block
 from .._kit.losses import Losses, wire_message
 from .._kit.reader import read
-from ..chat.wire import kept_arguments
 from .facts import ANSWERS, AWAITS_CLIENT, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
 from .server_results import call_input, server_result
 from .wire import (

@@ -59,10 +59,10 @@ from metis_schema.v3 import (
 from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
+from .._kit.arguments import raw_arguments_to_keep
 from .._kit.base import StreamDecoder
 from .._kit.framing import SSEEvent, SSEFramer
 from .._kit.reader import read_json
-from ..chat.wire import raw_arguments_to_keep
 from .facts import PROVIDER, ResponsesDialect
 from .from_wire import (
     SUMMARY_JOIN,

@@ -11,7 +11,7 @@ Stateless by design: the whole history goes in `input` every time (no
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
   with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
   sent back: an input message carries text, so another provider's are dropped with one
-  WARN per message, `losses.warn_citations`);
+  WARN per message, `Losses.citations`);
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
@@ -65,10 +65,10 @@ from metis_schema.v3 import (
     ToolUseBlock,
 )
 
-from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...workspace import inline_base64, workspace_file_base64
+from .._kit.arguments import replay_arguments
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.images import data_url, image_base64
 from .._kit.losses import Losses
@@ -78,7 +78,6 @@ from .._kit.provenance import foreign_reasoning, own_raw, produced_at, replays_o
 from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
-from ..chat.wire import canonical_arguments
 from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
 
 log = logging.getLogger("metis.adapters")
@@ -337,7 +336,7 @@ class _Writer:
                         "type": "function_call",
                         "call_id": self.wire_id(block.id),
                         "name": block.name,
-                        "arguments": _replay_arguments(block, raw),
+                        "arguments": replay_arguments(block, raw),
                     }
                 )
             elif isinstance(block, ServerToolUseBlock):
@@ -425,24 +424,6 @@ def _result_drop_reason(block: ServerToolResultBlock) -> str:
     if block.provider == PROVIDER:
         return "a built-in tool's result replays only inside its call item, to the model that ran it"
     return f"a result of {block.provider}'s own tool replays only there"
-
-
-def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:
-    """The provider's own arguments text while it still means the block's input, else canonical JSON."""
-    for key in ("arguments", "unparsed_arguments"):
-        kept = raw.get(key)
-        text = kept.get(block.id) if isinstance(kept, dict) else None
-        if isinstance(text, str) and _means(text, block.input):
-            return text
-    return canonical_arguments(block.input)
-
-
-def _means(text: str, value: dict[str, Any]) -> bool:
-    try:
-        parsed = _json.loads(text) if text.strip() else {}
-    except _json.JSONDecodeError:
-        return value == {}  # kept unparseable text stands for an empty input
-    return bool(parsed == value) if isinstance(parsed, dict) else value == {}
 
 
 __all__ = ["DIRECTIVES", "directives", "write_request"]
