@@ -30,12 +30,14 @@ REQUEST = "request"
 WORDING = "%s %s at %s for %s (session %s): %s"
 """The one wording of every loss WARN: outcome, block type, where, adapter, session, reason
 (`Losses._say`). The outcome is one of `DROPPED` (a whole block: the CLI's drop report
-tells it by this first word), `LOST` (part of a message, or of the request) and
-`NOT_IMPORTED` (an import's, listed in `WireImport.dropped`)."""
+tells it by this first word), `LOST` (part of a message, or of the request),
+`NOT_IMPORTED` (an import's, listed in `WireImport.dropped`) and `ASSUMED` (a capability
+taken beyond the catalog's word: what might be lost upstream instead)."""
 
 DROPPED = "dropped"
 LOST = "lost"
 NOT_IMPORTED = "not imported"
+ASSUMED = "assumed"
 
 _MESSAGE_AT = re.compile(r"^(?:messages|contents|input)\[\d+\]")
 """A wire path's first step when it is a message of the request (`messages[2]`, `input[0]`)."""
@@ -58,7 +60,9 @@ class Losses:
       type); no message id (None) means the request's own loss (`REQUEST`);
     - `request`: a loss of the request itself (an option, a tool definition, a directive);
     - `imported`: what a request import cannot carry, also kept in `WireImport.dropped`;
-    - `citations`, `cache_points`: the per-message and per-request summaries of those.
+    - `citations`, `cache_points`: the per-message and per-request summaries of those;
+    - `assumed`: no loss, but its risk: a block sent although the catalog says the target
+      does not take it, on the evidence of `message` (said with the same fields).
 
     `session_id` is the session of the request or reply; a loss inside a given message
     names that message's own session. `dropped` is what `imported` listed: an importer
@@ -129,6 +133,18 @@ class Losses:
             block_type=block_type,
             reason=reason,
             at=at,
+        )
+
+    def assumed(self, message: Message, block_type: str, reason: str) -> None:
+        """A capability widened on the evidence of `message` (`media_admission`): the block
+        type is sent where the catalog says it is not taken, with this WARN."""
+        self._say(
+            ASSUMED,
+            session_id=message.session_id,
+            message_id=message.id,
+            block_type=block_type,
+            reason=reason,
+            at=f"message {message.id}",
         )
 
     def imported(self, path: str, value: Any, reason: str) -> None:
@@ -219,6 +235,7 @@ def wire_message(path: str) -> str:
 
 
 __all__ = [
+    "ASSUMED",
     "DROPPED",
     "LOST",
     "NOT_IMPORTED",
