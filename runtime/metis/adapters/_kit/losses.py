@@ -86,14 +86,7 @@ class Losses:
                 path=f"content[{index}]",
                 hint="route to a model that supports it, or unmark the block as critical",
             )
-        self._say(
-            DROPPED,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type=block_type,
-            reason=reason,
-            at=f"block #{index} of message {message.id}",
-        )
+        self._say(DROPPED, message, block_type, reason, at=f"block #{index} of message {message.id}")
 
     def lost(
         self,
@@ -108,44 +101,17 @@ class Losses:
         marker, a wire part with no canonical form, or (`whole`) a whole thing no index
         names (a block inside a tool result, a message's opaque blocks). `at` says where
         more closely than the message; no message (None) is the request's own loss."""
-        if message is None:
-            self.request(block_type, reason, at=at, whole=whole)
-            return
-        session_id, message_id = (
-            (message.session_id, message.id) if isinstance(message, Message) else (self.session_id, message)
-        )
-        self._say(
-            DROPPED if whole else LOST,
-            session_id=session_id,
-            message_id=message_id,
-            block_type=block_type,
-            reason=reason,
-            at=at or f"message {message_id}",
-        )
+        self._say(DROPPED if whole else LOST, message or REQUEST, block_type, reason, at=at)
 
     def request(self, block_type: str, reason: str, *, at: str | None = None, whole: bool = False) -> None:
         """A loss of the request itself, not of one message (`message_id` is `REQUEST`):
         an option, a directive, or (`whole`) a tool definition dropped."""
-        self._say(
-            DROPPED if whole else LOST,
-            session_id=self.session_id,
-            message_id=REQUEST,
-            block_type=block_type,
-            reason=reason,
-            at=at,
-        )
+        self._say(DROPPED if whole else LOST, REQUEST, block_type, reason, at=at)
 
     def assumed(self, message: Message, block_type: str, reason: str) -> None:
         """A capability widened on the evidence of `message` (`media_admission`): the block
         type is sent where the catalog says it is not taken, with this WARN."""
-        self._say(
-            ASSUMED,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type=block_type,
-            reason=reason,
-            at=f"message {message.id}",
-        )
+        self._say(ASSUMED, message, block_type, reason)
 
     def imported(self, path: str, value: Any, reason: str) -> None:
         """What a request import cannot carry: kept in `dropped` (the importer's
@@ -157,15 +123,8 @@ class Losses:
         block_type = (
             kind if isinstance(kind, str) and kind else re.sub(r"\[\d+\]$", "", path.rsplit(".", 1)[-1])
         )
-        self._say(
-            NOT_IMPORTED,
-            session_id=self.session_id,
-            message_id=wire_message(path),
-            block_type=block_type or "field",
-            reason=reason,
-            at=f"{path} (listed in WireImport.dropped)",
-            path=path,
-        )
+        at = f"{path} (listed in WireImport.dropped)"
+        self._say(NOT_IMPORTED, wire_message(path), block_type or "field", reason, at=at, path=path)
         self.dropped.append({"path": path, "value": value, "reason": reason})
 
     def cache_points(self, messages: Sequence[Message], reason: str) -> None:
@@ -187,27 +146,25 @@ class Losses:
                 continue
             cited = sum(len(b.citations) for b in message.content if isinstance(b, TextBlock) and b.citations)
             if cited:
-                self._say(
-                    DROPPED,
-                    session_id=message.session_id,
-                    message_id=message.id,
-                    block_type="text/citations",
-                    reason=reason,
-                    at=f"{cited} citation(s) of message {message.id}",
-                )
+                at = f"{cited} citation(s) of message {message.id}"
+                self._say(DROPPED, message, "text/citations", reason, at=at)
 
     def _say(
         self,
         outcome: str,
-        *,
-        session_id: str | None,
-        message_id: str,
+        message: Message | str,
         block_type: str,
         reason: str,
-        at: str | None,
+        *,
+        at: str | None = None,
         path: str | None = None,
     ) -> None:
-        """The one WARN line (`WORDING`) with the five §7.3 fields (and an import's `path`)."""
+        """The one WARN line (`WORDING`) with the five §7.3 fields (and an import's `path`):
+        a loss in `message` names its session, one in a message being made (or `REQUEST`)
+        the reporter's."""
+        session_id, message_id = (
+            (message.session_id, message.id) if isinstance(message, Message) else (self.session_id, message)
+        )
         fields: dict[str, Any] = {
             "session_id": session_id,
             "message_id": message_id,
