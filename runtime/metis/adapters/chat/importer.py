@@ -44,14 +44,14 @@ from .._kit.base import AdapterOptions, WireImport
 from .._kit.cache_points import cache_control
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import Losses
-from .._kit.options import option_fields, take
+from .._kit.options import imported_options, option_fields, take
 from .._kit.provider_tools import OPTIONS, PLUGINS, read_tool, row_of
 from .._kit.reader import read
 from .._kit.strict import read_strict
 from .facts import ChatDialect
 from .from_wire import not_canonical, read_assistant, response_raw
 from .media_parts import MediaReader
-from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
+from .to_wire import DEFAULT_CACHE_CONTROL
 from .wire import (
     Content,
     Fields,
@@ -118,30 +118,20 @@ class _Importer:
         """Canonical options taken out of the request's option fields (`options`); what is
         left is this provider's own, replayed to it alone. Fields that ask for a
         provider-run tool (`web_search_options`, OpenRouter's `web` plugin) become tools."""
-        facts = self.dialect.facts
         body = cast(Fields, request)
         fields = option_fields(body, _BODY_KEYS)
         tools.extend(self.search_tools(fields, {t.name for t in tools}))
         if self.dialect.stream_usage_option and body.get("stream") is True:
             take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
-        spelled: dict[str, str] = {}
-        options = AdapterOptions(
+        return imported_options(
+            body,
+            fields,
+            self.dialect.facts,
             model=self.model_id,
             session_id=self.session_id,
             tool_ids=self.tool_ids,
-            stream=body.get("stream") is True,
-            tool_choice=facts.take_tool_choice(fields, "tool_choice"),
-            output_schema=facts.take_output_schema(fields),
-            **facts.take_options(fields, spelled),
+            directives=self.directives(),
         )
-        directives = self.directives()
-        if spelled:  # an option read under an alias (`max_tokens`) replays under it
-            directives["option_paths"] = spelled
-        if directives:
-            fields[DIRECTIVES] = directives
-        if fields:
-            options.provider_options[self.name] = fields
-        return options
 
     def directives(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -65,13 +65,12 @@ from .._kit.base import AdapterOptions, WireImport
 from .._kit.images import parse_data_url, url_image_media_type
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import Losses
-from .._kit.options import option_fields
+from .._kit.options import imported_options, option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
 from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
 from .from_wire import ItemRead, read_items
-from .to_wire import DIRECTIVES
 from .wire import FunctionCallOutputItem, InputAudio, Item, MessageItem, Part, Request, Tool
 
 _B = TypeVar("_B", ImageBlock, AudioBlock)
@@ -162,23 +161,16 @@ class _Importer:
     def options(self, request: Request, directives: dict[str, Any]) -> AdapterOptions:
         """Canonical options taken out of the request's option fields (`options`); what is
         left (with the directives) is this provider's own, replayed to it alone."""
-        facts = self.dialect.facts
         body = cast(dict[str, Any], request)
-        fields = option_fields(body, _BODY_KEYS)
-        options = AdapterOptions(
+        return imported_options(
+            body,
+            option_fields(body, _BODY_KEYS),
+            self.dialect.facts,
             model=self.model_id,
             session_id=self.session_id,
             tool_ids=self.tool_ids,
-            stream=body.get("stream") is True,
-            tool_choice=facts.take_tool_choice(fields, "tool_choice"),
-            output_schema=facts.take_output_schema(fields),
-            **facts.take_options(fields),
+            directives=directives,
         )
-        if directives:
-            fields[DIRECTIVES] = directives
-        if fields:
-            options.provider_options[PROVIDER] = fields
-        return options
 
     # --- tools ----------------------------------------------------------------------
 
