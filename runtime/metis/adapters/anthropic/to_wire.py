@@ -193,7 +193,10 @@ def _thinking_fits(turns: list[dict[str, Any]], last: Message | None, options: A
         return True
     reason = "the open tool turn goes without its thinking, which Anthropic requires while thinking is on"
     Losses(PROVIDER, options.session_id).lost(
-        last.id if last is not None else None, "thinking", reason, at=f"this request of {options.model}"
+        last.id if last is not None else None,
+        "thinking",
+        reason,
+        at=f"this request of {options.model} (thinking left off)",
     )
     return False
 
