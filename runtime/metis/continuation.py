@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from metis_schema.v3 import Message, MessageStatus, Role, ToolResultBlock
 
-from .adapters._kit.losses import warn_loss
+from .adapters._kit.losses import Losses
 from .adapters.responses.from_wire import reply_id as responses_reply_id
 from .errors import MetisError
 from .ids import ToolIdMap
@@ -176,16 +176,10 @@ def resolve(
     if target_provider == continues.provider:
         options[continues.provider] = {"previous_response_id": continues.response_id, **own}
         return list(messages), options
-    warn_loss(
-        adapter=target_provider,
-        session_id=messages[at].session_id,
-        message_id=messages[at].id,
-        block_type="continuation",
-        reason=f"the history of {continues.provider} response {continues.response_id} is not stored",
-        text=(
-            f"{target_provider}: message {messages[at].id} continues {continues.provider} response "
-            f"{continues.response_id}, which the store does not hold; sent without that history"
-        ),
+    Losses(target_provider, messages[at].session_id).lost(
+        messages[at].id,
+        "continuation",
+        f"the history of {continues.provider} response {continues.response_id} is not stored",
     )
     return list(messages), options
 

@@ -16,6 +16,7 @@ making the message carries the message's wire position (`messages[2]`, `contents
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -81,10 +82,9 @@ def _read(provider: str, name: str) -> tuple[list[Message], list[Any], AdapterOp
     return conversation, [], AdapterOptions(model=MODELS[provider], session_id=SESSION, tool_ids=ids)
 
 
-@pytest.mark.parametrize(("provider", "name"), _cases())
-def test_every_warn_of_every_projection_carries_the_five_fields(
-    provider: str, name: str, caplog: pytest.LogCaptureFixture
-) -> None:
+def _projection_warns(provider: str, name: str, caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """The WARNs of reading one golden input with its own adapter and writing what it makes
+    to every target (skips an input its own adapter refuses)."""
     caplog.set_level(logging.WARNING, logger="metis.adapters")
     try:
         messages, tools, options = _read(provider, name)
@@ -99,9 +99,14 @@ def test_every_warn_of_every_projection_carries_the_five_fields(
         except MetisError:  # a refusal (a critical block, a budget past a limit) is no WARN
             continue
     assert written, "the conversation went to no target at all"
-    records = [
-        r for r in caplog.records if r.name.startswith("metis.adapters") and r.levelno >= logging.WARNING
-    ]
+    return [r for r in caplog.records if r.name.startswith("metis.adapters") and r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize(("provider", "name"), _cases())
+def test_every_warn_of_every_projection_carries_the_five_fields(
+    provider: str, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    records = _projection_warns(provider, name, caplog)
     lacking = [
         (
             r.getMessage(),
@@ -115,6 +120,29 @@ def test_every_warn_of_every_projection_carries_the_five_fields(
         if not all(isinstance(getattr(r, field, None), str) and getattr(r, field) for field in FIVE)
     ]
     assert lacking == []
+
+
+ONE_WORDING = re.compile(
+    r"^(?P<outcome>dropped|lost|not imported|assumed) (?P<block_type>.+?) at (?P<where>.+) "
+    r"for (?P<adapter>\S+) \(session (?P<session_id>[^)]*)\): (?P<reason>.*)$",
+    re.S,
+)
+"""Issue 24: the one wording of a loss WARN (`adapters._kit.losses.Losses`): what happened to
+what, where, for which adapter and session, and why, the line saying the record's own fields."""
+
+
+@pytest.mark.parametrize(("provider", "name"), _cases())
+def test_every_warn_of_every_projection_has_the_one_wording(
+    provider: str, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    records = _projection_warns(provider, name, caplog)
+    worded_apart = []
+    for record in records:
+        said = ONE_WORDING.match(record.getMessage())
+        fields = {f: str(getattr(record, f, None)) for f in ("block_type", "adapter", "session_id", "reason")}
+        if said is None or {f: said[f] for f in fields} != fields:
+            worded_apart.append(record.getMessage())
+    assert worded_apart == []
 
 
 # --- the sites that lacked fields (the issue measured ~3% of WARNs, Gemini and Responses) -----

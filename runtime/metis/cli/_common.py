@@ -250,7 +250,7 @@ def drop_lines(drops: Sequence[Drop], messages: Sequence[Message]) -> list[str]:
             lines.append(f"warning{by}: {drop.text}")
         elif drop.block_type == "option":  # another provider's option, no block (`adapters/_kit/options.py`)
             lines.append(f"not sent to {drop.adapter or 'the target'}: {drop.reason}")
-        elif drop.text.startswith("dropped "):  # the block itself went (`losses.drop_block`)
+        elif drop.text.startswith("dropped "):  # the block itself went (`losses.DROPPED`)
             lines.append(f"dropped {drop.block_type} block from {at}{by}: {drop.reason}")
         elif drop.block_type in KNOWN_BLOCK_TYPES:  # part of the block went (a field, a citation)
             lines.append(f"trimmed {drop.block_type} block of {at}{by}: {drop.reason}")

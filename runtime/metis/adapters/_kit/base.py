@@ -4,8 +4,11 @@ An adapter does no I/O: no network, no storage, no clock reads that matter. The 
 client sends what `to_wire` built and hands the body or the raw stream back to
 `from_wire_response` / `stream_response`. Per-session state (the tool id map, the
 workspace root) arrives in `AdapterOptions` / `RequestContext`, never in globals.
-Subclasses implement the five abstract operations and a `StreamDecoder`; this base
-derives sync and async streaming, stream assembly and capability lookup from them.
+Subclasses implement the abstract operations and a `StreamDecoder`; this base derives
+sync and async streaming, stream assembly and capability lookup from them, and wraps the
+two bulk directions once: `to_wire` runs the subclass's `write_request` and
+`from_wire_request` its `import_request` with the cyclic collector paused (`_gc.bulk`),
+the import inside `ToolIdMap.importing()` (a history imported again keeps its ids).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from metis_schema.v3 import AdapterCapabilities, Message, StreamEvent, ToolDefinition
 
+from ..._gc import bulk
 from ...assembly import RequestContext, StreamAssembler
 from ...catalog import load_catalog
 from ...errors import AdapterError, ProviderError
@@ -38,7 +42,7 @@ class WireImport:
     message, a tool or a canonical option is kept in `options.provider_options[provider]`
     (replayed to that provider, reported as dropped for any other), and `dropped` lists
     what the import read inside the messages and tools but could not carry
-    (`losses.import_drop`: `{path, value, reason}` entries, each also a WARN).
+    (`Losses.imported`: `{path, value, reason}` entries, each also a WARN).
     """
 
     messages: list[Message]
@@ -88,15 +92,35 @@ class Adapter(ABC):
         """The model name to send on the wire for a canonical id or alias."""
         return load_catalog().resolve(model).wire_model
 
-    @abstractmethod
+    @bulk
     def to_wire(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
-        """Canonical messages -> the provider's JSON request body."""
+        """Canonical messages -> the provider's JSON request body (`write_request`, bulk work)."""
+        return self.write_request(messages, tools, options)
+
+    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+        """A recorded request body -> canonical messages, tools and options (`import_request`)."""
+        return self._import(body, session_id=session_id, tool_ids=tool_ids)
+
+    @bulk
+    def _import(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap, **more: Any) -> WireImport:
+        """`import_request` as bulk work, inside `tool_ids.importing()`: calls the session
+        knows keep their ids. `more`: what a provider's import takes besides the body (Gemini:
+        the model, which is in its URL)."""
+        with tool_ids.importing():
+            return self.import_request(body, session_id=session_id, tool_ids=tool_ids, **more)
 
     @abstractmethod
-    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
-        """A recorded request body -> canonical messages, tools and options."""
+    def write_request(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
+    ) -> WireBody:
+        """Canonical messages -> the provider's JSON request body (called by `to_wire`)."""
+
+    @abstractmethod
+    def import_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+        """A recorded request body -> canonical messages, tools and options (called by
+        `from_wire_request`, inside `tool_ids.importing()`)."""
 
     @abstractmethod
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:

@@ -24,7 +24,7 @@ from metis_schema.v3 import StopReason
 
 from ..._times import READERS
 from ...errors import ProviderError
-from .losses import REQUEST, warn_loss
+from .losses import Losses
 from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
 from .provider_errors import ErrorEnvelope, ErrorFields, provider_error
 
@@ -385,14 +385,7 @@ class ProviderFacts:
 
     def _unsaid(self, session_id: str, option: str, reason: str) -> None:
         """One §7.3 WARN for an option this request cannot say as asked (no message to name)."""
-        warn_loss(
-            adapter=self.provider,
-            session_id=session_id,
-            message_id=REQUEST,
-            block_type="option",
-            reason=reason,
-            text=f"{self.provider}: option {option}: {reason}",
-        )
+        Losses(self.provider, session_id).request("option", reason, at=f"option {option}")
 
     def output_schema_to_wire(self, value: OutputSchema | None, body: dict[str, Any]) -> None:
         """Write a structured-output schema where this provider takes it."""

@@ -27,6 +27,18 @@ log = logging.getLogger("metis.adapters")
 REQUEST = "request"
 """The `message_id` of a loss that belongs to the request, not to one message (see module doc)."""
 
+WORDING = "%s %s at %s for %s (session %s): %s"
+"""The one wording of every loss WARN: outcome, block type, where, adapter, session, reason
+(`Losses._say`). The outcome is one of `DROPPED` (a whole block: the CLI's drop report
+tells it by this first word), `LOST` (part of a message, or of the request),
+`NOT_IMPORTED` (an import's, listed in `WireImport.dropped`) and `ASSUMED` (a capability
+taken beyond the catalog's word: what might be lost upstream instead)."""
+
+DROPPED = "dropped"
+LOST = "lost"
+NOT_IMPORTED = "not imported"
+ASSUMED = "assumed"
+
 _MESSAGE_AT = re.compile(r"^(?:messages|contents|input)\[\d+\]")
 """A wire path's first step when it is a message of the request (`messages[2]`, `input[0]`)."""
 
@@ -37,81 +49,133 @@ def is_critical(message: Message, index: int) -> bool:
     return critical is not None and index in critical
 
 
-def drop_block(*, adapter: str, message: Message, index: int, block_type: str, reason: str) -> None:
-    """Drop block `index` of `message` with one WARN line, or raise if it is critical."""
-    if is_critical(message, index):
-        raise CriticalBlockError(
-            f"{adapter} cannot carry critical {block_type} block #{index}: {reason}",
-            provider=adapter,
-            message_id=message.id,
-            path=f"content[{index}]",
-            hint="route to a model that supports it, or unmark the block as critical",
+class Losses:
+    """The one §7.3 loss reporter of an adapter at work on one session's request or reply.
+
+    Every loss an adapter meets goes through one of its methods, which all log the one
+    wording (`WORDING`) with the five fields as `extra`:
+
+    - `block`: a whole block dropped (or `CriticalBlockError` for a critical one);
+    - `lost`: part of a message lost (a field, a cache point, a wire part with no canonical
+      type); no message id (None) means the request's own loss (`REQUEST`);
+    - `request`: a loss of the request itself (an option, a tool definition, a directive);
+    - `imported`: what a request import cannot carry, also kept in `WireImport.dropped`;
+    - `citations`, `cache_points`: the per-message and per-request summaries of those;
+    - `assumed`: no loss, but its risk: a block sent although the catalog says the target
+      does not take it, on the evidence of `message` (said with the same fields).
+
+    `session_id` is the session of the request or reply; a loss inside a given message
+    names that message's own session. `dropped` is what `imported` listed: an importer
+    hands it on as `WireImport.dropped`.
+    """
+
+    __slots__ = ("adapter", "dropped", "session_id")
+
+    def __init__(self, adapter: str, session_id: str | None) -> None:
+        self.adapter = adapter
+        self.session_id = session_id
+        self.dropped: list[dict[str, Any]] = []
+
+    def block(self, message: Message, index: int, block_type: str, reason: str) -> None:
+        """Drop block `index` of `message` with one WARN, or raise if it is critical."""
+        if is_critical(message, index):
+            raise CriticalBlockError(
+                f"{self.adapter} cannot carry critical {block_type} block #{index}: {reason}",
+                provider=self.adapter,
+                message_id=message.id,
+                path=f"content[{index}]",
+                hint="route to a model that supports it, or unmark the block as critical",
+            )
+        self._say(DROPPED, message, block_type, reason, at=f"block #{index} of message {message.id}")
+
+    def lost(
+        self,
+        message: Message | str | None,
+        block_type: str,
+        reason: str,
+        *,
+        at: str | None = None,
+        whole: bool = False,
+    ) -> None:
+        """Part of `message` (a message, or the id of one being made) lost: a field, a
+        marker, a wire part with no canonical form, or (`whole`) a whole thing no index
+        names (a block inside a tool result, a message's opaque blocks). `at` says where
+        more closely than the message; no message (None) is the request's own loss."""
+        self._say(DROPPED if whole else LOST, message or REQUEST, block_type, reason, at=at)
+
+    def request(self, block_type: str, reason: str, *, at: str | None = None, whole: bool = False) -> None:
+        """A loss of the request itself, not of one message (`message_id` is `REQUEST`):
+        an option, a directive, or (`whole`) a tool definition dropped."""
+        self._say(DROPPED if whole else LOST, REQUEST, block_type, reason, at=at)
+
+    def assumed(self, message: Message, block_type: str, reason: str) -> None:
+        """A capability widened on the evidence of `message` (`media_admission`): the block
+        type is sent where the catalog says it is not taken, with this WARN."""
+        self._say(ASSUMED, message, block_type, reason)
+
+    def imported(self, path: str, value: Any, reason: str) -> None:
+        """What a request import cannot carry: kept in `dropped` (the importer's
+        `WireImport.dropped`, entries `{path, value, reason}`) and said in one WARN. No
+        message id yet: the message is being made, so it is named by its wire position (the
+        path's first step), or `REQUEST` for a field outside the messages; the block type is
+        the wire part's `type`, else the last name of its path."""
+        kind = value.get("type") if isinstance(value, dict) else None
+        block_type = (
+            kind if isinstance(kind, str) and kind else re.sub(r"\[\d+\]$", "", path.rsplit(".", 1)[-1])
         )
-    warn_loss(
-        adapter=adapter,
-        session_id=message.session_id,
-        message_id=message.id,
-        block_type=block_type,
-        reason=reason,
-        text=f"dropped {block_type} block from message {message.id} for {adapter}: {reason}",
-    )
+        at = f"{path} (listed in WireImport.dropped)"
+        self._say(NOT_IMPORTED, wire_message(path), block_type or "field", reason, at=at, path=path)
+        self.dropped.append({"path": path, "value": value, "reason": reason})
 
+    def cache_points(self, messages: Sequence[Message], reason: str) -> None:
+        """One WARN for a request whose blocks hold `cache_point`s the target has no per-block
+        marker for (it caches on its own, or through another API): the breakpoints are a single
+        loss of the request, not one per block, so the first message holding one names it."""
+        for message in messages:
+            if any(_holds_cache_point(block) for block in message.content):
+                self.lost(message.id, "cache_point", reason)  # the request's session: one loss of it
+                return
 
-def warn_loss(
-    *, adapter: str, session_id: str, message_id: str | None, block_type: str, reason: str, text: str
-) -> None:
-    """The one WARN line of a lossy projection (§7.3), with its five fields as `extra`:
-    for whole dropped blocks (`drop_block`) and for losses that drop no block (a field a
-    provider cannot carry, wire blocks with no canonical type). A loss with no message
-    (`message_id` None) is the request's own: `REQUEST`."""
-    log.warning(
-        "%s",
-        text,
-        extra={
+    def citations(self, messages: Sequence[Message], reason: str) -> None:
+        """One WARN per message whose text blocks hold citations the adapter has no field for
+        (§7.3): the text goes, its citations do not. A message of the adapter's own making is
+        not warned about: a provider whose citations are reply-only takes its own replies back
+        without them by design, and makes them again."""
+        for message in messages:
+            if message.metadata.provider == self.adapter:
+                continue
+            cited = sum(len(b.citations) for b in message.content if isinstance(b, TextBlock) and b.citations)
+            if cited:
+                at = f"{cited} citation(s) of message {message.id}"
+                self._say(DROPPED, message, "text/citations", reason, at=at)
+
+    def _say(
+        self,
+        outcome: str,
+        message: Message | str,
+        block_type: str,
+        reason: str,
+        *,
+        at: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        """The one WARN line (`WORDING`) with the five §7.3 fields (and an import's `path`):
+        a loss in `message` names its session, one in a message being made (or `REQUEST`)
+        the reporter's."""
+        session_id, message_id = (
+            (message.session_id, message.id) if isinstance(message, Message) else (self.session_id, message)
+        )
+        fields: dict[str, Any] = {
             "session_id": session_id,
-            "message_id": message_id or REQUEST,
+            "message_id": message_id,
             "block_type": block_type,
-            "adapter": adapter,
+            "adapter": self.adapter,
             "reason": reason,
-        },
-    )
-
-
-def warn_cache_points(*, adapter: str, messages: Sequence[Message], session_id: str, reason: str) -> None:
-    """One WARN for a request whose blocks hold `cache_point`s the target has no per-block
-    marker for (it caches on its own, or through another API): the breakpoints are a single
-    loss of the request, not one per block, so the first message holding one names it."""
-    for message in messages:
-        if any(_holds_cache_point(block) for block in message.content):
-            warn_loss(
-                adapter=adapter,
-                session_id=session_id,
-                message_id=message.id,
-                block_type="cache_point",
-                reason=reason,
-                text=f"{adapter}: cache_point not sent: {reason}",
-            )
-            return
-
-
-def warn_citations(*, adapter: str, messages: Sequence[Message], reason: str) -> None:
-    """One WARN per message whose text blocks hold citations `adapter` has no field for
-    (§7.3): the text goes, its citations do not. A message of `adapter`'s own making is
-    not warned about: a provider whose citations are reply-only takes its own replies back
-    without them by design, and makes them again."""
-    for message in messages:
-        if message.metadata.provider == adapter:
-            continue
-        cited = sum(len(b.citations) for b in message.content if isinstance(b, TextBlock) and b.citations)
-        if cited:
-            warn_loss(
-                adapter=adapter,
-                session_id=message.session_id,
-                message_id=message.id,
-                block_type="text/citations",
-                reason=reason,
-                text=f"dropped {cited} citation(s) of message {message.id} for {adapter}: {reason}",
-            )
+        }
+        if path is not None:
+            fields["path"] = path
+        where = at or ("the request" if message_id == REQUEST else f"message {message_id}")
+        log.warning(WORDING, outcome, block_type, where, self.adapter, session_id, reason, extra=fields)
 
 
 def _holds_cache_point(block: ContentBlock) -> bool:
@@ -127,41 +191,15 @@ def wire_message(path: str) -> str:
     return where.group(0) if where else REQUEST
 
 
-def import_drop(
-    dropped: list[dict[str, Any]], *, adapter: str, session_id: str | None, path: str, value: Any, reason: str
-) -> None:
-    """What a request import cannot carry: kept in `dropped` (the importer's
-    `WireImport.dropped`, entries `{path, value, reason}`) and said in one WARN with the five
-    §7.3 fields (no message id yet: the message is being made, so it is named by its wire
-    position, the path's first step, or `REQUEST` for a field outside the messages; the block
-    type is the wire part's `type`, else the last name of its path) and the path."""
-    kind = value.get("type") if isinstance(value, dict) else None
-    block_type = kind if isinstance(kind, str) and kind else re.sub(r"\[\d+\]$", "", path.rsplit(".", 1)[-1])
-    log.warning(
-        "%s import: dropped %s: %s; listed in WireImport.dropped",
-        adapter,
-        path,
-        reason,
-        extra={
-            "adapter": adapter,
-            "session_id": session_id,
-            "message_id": wire_message(path),
-            "block_type": block_type or "field",
-            "path": path,
-            "reason": reason,
-        },
-    )
-    dropped.append({"path": path, "value": value, "reason": reason})
-
-
 __all__ = [
+    "ASSUMED",
+    "DROPPED",
+    "LOST",
+    "NOT_IMPORTED",
     "REQUEST",
-    "drop_block",
-    "import_drop",
+    "WORDING",
+    "Losses",
     "is_critical",
     "log",
-    "warn_cache_points",
-    "warn_citations",
-    "warn_loss",
     "wire_message",
 ]

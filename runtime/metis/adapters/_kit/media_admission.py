@@ -46,7 +46,7 @@ from metis_schema.v3 import (
 )
 
 from .facts import ProviderFacts
-from .losses import log, warn_loss
+from .losses import Losses
 
 MediaBlock = ImageBlock | DocumentBlock | AudioBlock | VideoBlock
 """The blocks whose bytes a MediaSource carries."""
@@ -169,18 +169,7 @@ def _assumed(entry: CatalogEntry, message: Message, block_type: str, kind: str, 
         f"assuming {entry.id} takes {kind} back: the catalog says it does not take them, "
         f"but it wrote {kind} in this conversation (message {message.id})"
     )
-    log.warning(
-        "%s: %s",
-        adapter,
-        reason,
-        extra={
-            "session_id": message.session_id,
-            "message_id": message.id,
-            "block_type": block_type,
-            "adapter": adapter,
-            "reason": reason,
-        },
-    )
+    Losses(adapter, message.session_id).assumed(message, block_type, reason)
 
 
 def document_losses(
@@ -199,13 +188,11 @@ def document_losses(
         name for name in DOCUMENT_FIELDS if name not in carried and getattr(block, name) not in (None, False)
     ]
     if lost:
-        warn_loss(
-            adapter=adapter,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type="document",
-            reason=f"{part} has no {' or '.join(lost)}",
-            text=f"{adapter}: document {index} of {message.id} goes without its {', '.join(lost)}",
+        Losses(adapter, message.session_id).lost(
+            message.id,
+            "document",
+            f"{part} has no {' or '.join(lost)}",
+            at=f"document #{index} of message {message.id} ({', '.join(lost)})",
         )
 
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from metis_schema.v3 import ReasoningEffort
 
@@ -53,7 +53,10 @@ from ... import _json
 from ...errors import AdapterError, WireFormatError
 from ...ids import ToolIdMap
 from ...workspace import DEFAULT_MAX_MEDIA_BYTES
-from .losses import warn_loss
+from .losses import Losses
+
+if TYPE_CHECKING:
+    from .facts import ProviderFacts
 
 NOT_OPTIONS = frozenset({"model", "stream"})
 """Top-level fields that are never options: the model is the target's own, and whether a
@@ -203,6 +206,40 @@ def option_fields(body: Mapping[str, Any], content: Iterable[str]) -> dict[str, 
     return {key: value for key, value in body.items() if key not in skip}
 
 
+def imported_options(
+    body: Mapping[str, Any],
+    fields: dict[str, Any],
+    facts: ProviderFacts,
+    *,
+    model: str,
+    session_id: str,
+    tool_ids: ToolIdMap,
+    directives: dict[str, Any],
+) -> AdapterOptions:
+    """The rule above for an imported request of the OpenAI family (Chat Completions,
+    Responses: `stream` a boolean, the choice at `tool_choice`): the canonical options taken
+    out of its option `fields` through `facts`; what is left, with the importer's
+    `directives` (and the aliases options were read under, `option_paths`), is the
+    provider's own entry of `provider_options`, replayed to it alone."""
+    spelled: dict[str, str] = {}
+    options = AdapterOptions(
+        model=model,
+        session_id=session_id,
+        tool_ids=tool_ids,
+        stream=body.get("stream") is True,
+        tool_choice=facts.take_tool_choice(fields, "tool_choice"),
+        output_schema=facts.take_output_schema(fields),
+        **facts.take_options(fields, spelled),
+    )
+    if spelled:  # an option read under an alias (`max_tokens`) replays under it
+        directives["option_paths"] = spelled
+    if directives:
+        fields[DIRECTIVES] = directives
+    if fields:
+        options.provider_options[facts.provider] = fields
+    return options
+
+
 def at(fields: Mapping[str, Any], path: str) -> Any:
     """The value at dotted `path` of `fields` (None when absent or the path breaks off)."""
     value: Any = fields
@@ -272,20 +309,13 @@ def own_fields(options: AdapterOptions, provider: str) -> dict[str, Any]:
     `provider_options`, then the caller's `extra` over it. Every other provider's entry is
     reported as dropped here (one WARN per option path, spec §7.3): call it once per body."""
     fields: dict[str, Any] = {}
+    losses = Losses(provider, options.session_id)
     for owner, entry in options.provider_options.items():
         if owner == provider:
             merge(fields, entry)
             continue
         for path in paths(entry):
-            reason = _not_sent(path, owner)
-            warn_loss(
-                adapter=provider,
-                session_id=options.session_id,
-                message_id=None,
-                block_type="option",
-                reason=reason,
-                text=f"not sent to {provider}: {reason}",
-            )
+            losses.request("option", _not_sent(path, owner), at=f"option {path}")
     merge(fields, options.extra)
     return fields
 
@@ -319,6 +349,7 @@ __all__ = [
     "OutputSchema",
     "at",
     "dropped_options",
+    "imported_options",
     "merge",
     "option_fields",
     "own_fields",

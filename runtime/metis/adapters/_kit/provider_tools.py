@@ -46,7 +46,7 @@ from pydantic import ValidationError
 
 from ... import _json
 from ...errors import CriticalBlockError, WireFormatError
-from .losses import warn_loss
+from .losses import Losses
 from .tool_rows import OPTIONS, PLUGINS, ROWS, SIDE_EFFECTS, KindRow, ProviderRow, row_of
 
 _MAX_NAME = 64
@@ -226,13 +226,8 @@ def _project(
         _put(body, where, _locate(value, row.location) if key == "user_location" else value)
     if unplaced:
         reason = f"{kind_row.kind.value} config {', '.join(unplaced)} has no {row.provider} field; not sent"
-        warn_loss(
-            adapter=row.provider,
-            session_id=session_id,
-            message_id=None,
-            block_type=f"{kind_row.kind.value}_tool",
-            reason=reason,
-            text=f"{row.provider}: tool {tool.name!r}: {reason}",
+        Losses(row.provider, session_id).request(
+            f"{kind_row.kind.value}_tool", reason, at=f"tool {tool.name!r}"
         )
     if row.shape == "keyed":
         return {kind_row.wire: body}
@@ -260,14 +255,7 @@ def drop_tool(tool: ToolDefinition, *, adapter: str, session_id: str, reason: st
             path=f"tools.{tool.name}",
             hint="route to a provider that offers the tool, or unmark it as critical",
         )
-    warn_loss(
-        adapter=adapter,
-        session_id=session_id,
-        message_id=None,
-        block_type=f"{kind}_tool",
-        reason=reason,
-        text=f"dropped {kind} tool {tool.name!r} for {adapter}: {reason}",
-    )
+    Losses(adapter, session_id).request(f"{kind}_tool", reason, at=f"tool {tool.name!r}", whole=True)
 
 
 def write_tools(
@@ -289,14 +277,7 @@ def warn_deferred(row: ProviderRow, tools: Sequence[ToolDefinition], *, session_
     deferred = [t.name for t in tools if t.defer_loading and not is_provider_tool(t)]
     if deferred and row.by_kind(ToolKind.tool_search) is None:
         reason = f"{row.provider} has no tool search; deferred tools sent loaded: {', '.join(deferred)}"
-        warn_loss(
-            adapter=row.provider,
-            session_id=session_id,
-            message_id=None,
-            block_type="defer_loading",
-            reason=reason,
-            text=f"{row.provider}: {reason}",
-        )
+        Losses(row.provider, session_id).request("defer_loading", reason, at="the tools")
 
 
 # --- paths --------------------------------------------------------------------------

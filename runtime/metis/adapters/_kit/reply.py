@@ -28,7 +28,7 @@ from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import Message, MessageMetadata, Role, StreamEvent, Usage
 
 from ... import _json
-from .losses import warn_loss
+from .losses import Losses
 
 if TYPE_CHECKING:
     from .base import AdapterOptions
@@ -100,13 +100,11 @@ def left_out_of_stream(block: Any, index: int, reply: ReplyOptions, adapter: str
     logged once."""
     if block.type not in KEPT_WHOLE:
         return False
-    warn_loss(
-        adapter=adapter,
-        session_id=reply.options.session_id,
-        message_id=reply.reply_id,
-        block_type=block.type,
-        reason="a streamed reply carries no provider item kept for replay (the stored message keeps it)",
-        text=f"{adapter}: {block.type} block #{index} left out of the streamed reply {reply.reply_id}",
+    Losses(adapter, reply.options.session_id).lost(
+        reply.reply_id,
+        block.type,
+        "a streamed reply carries no provider item kept for replay (the stored message keeps it)",
+        at=f"block #{index} of the streamed reply {reply.reply_id}",
     )
     return True
 

@@ -19,7 +19,7 @@ from typing import Any
 from metis_schema.v3 import ToolDefinition
 
 from ... import _json
-from .losses import warn_loss
+from .losses import Losses
 
 KEPT: Mapping[str, Mapping[str, str]] = MappingProxyType(
     {
@@ -58,14 +58,7 @@ def warn_kept(provider: str, tools: Sequence[ToolDefinition], *, session_id: str
             if not names:
                 continue
             reason = f"{origin} tool field {key} ({meaning}) has no {provider} place; not sent"
-            warn_loss(
-                adapter=provider,
-                session_id=session_id,
-                message_id=None,
-                block_type=key,
-                reason=reason,
-                text=f"{provider}: {reason}: {', '.join(names)}",
-            )
+            Losses(provider, session_id).request(key, reason, at=f"tools {', '.join(names)}")
 
 
 __all__ = ["KEPT", "read_kept", "warn_kept", "write_kept"]

@@ -17,19 +17,18 @@ from typing import ClassVar
 
 from metis_schema.v3 import Message, StopReason, ToolDefinition
 
-from ..._gc import bulk
 from ...assembly import RequestContext
-from ...ids import ToolIdMap
-from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, StreamDecoder, WireBody
 from .._kit.facts import ProviderFacts
 from .._kit.reply import ReplyEncoder, ReplyOptions
 from .betas import beta_headers
 from .facts import FACTS, PROVIDER
 from .from_wire import read_response
-from .importer import import_request
+from .importer import import_request as _import_request
 from .reply import AnthropicReplyEncoder, write_reply
 from .stream import AnthropicStreamDecoder
-from .to_wire import estimate_input_tokens, write_request
+from .to_wire import estimate_input_tokens
+from .to_wire import write_request as _write_request
 
 API_VERSION = "2023-06-01"
 """The `anthropic-version` header every request carries."""
@@ -59,16 +58,8 @@ class AnthropicAdapter(Adapter):
     def request_headers(self, body: WireBody) -> dict[str, str]:
         return beta_headers(body)
 
-    @bulk
-    def to_wire(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
-    ) -> WireBody:
-        return write_request(messages, tools, options)
-
-    @bulk
-    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
-        with tool_ids.importing():  # calls the session knows keep their ids
-            return import_request(body, session_id=session_id, tool_ids=tool_ids)
+    write_request = staticmethod(_write_request)
+    import_request = staticmethod(_import_request)
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         return read_response(body, context)

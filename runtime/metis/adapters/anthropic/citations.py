@@ -24,7 +24,7 @@ from ...errors import WireFormatError
 from ...validation import pydantic_problems
 from .._kit.cache_points import with_cache_point
 from .._kit.importing import text_block
-from .._kit.losses import warn_loss
+from .._kit.losses import Losses
 from .facts import PROVIDER
 from .provider_raw import Replay
 
@@ -142,15 +142,13 @@ def write_citations(
         out.append(fields)
     if dropped and message.id not in warned:
         warned.add(message.id)
-        warn_loss(
-            adapter=PROVIDER,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type="text/citation:" + ",".join(sorted(kinds)),
-            reason="Anthropic takes back only its own web search citations (with their encrypted_index) "
+        Losses(PROVIDER, message.session_id).lost(
+            message,
+            "text/citation:" + ",".join(sorted(kinds)),
+            "Anthropic takes back only its own web search citations (with their encrypted_index) "
             "and document citations",
-            text=f"dropped {'/'.join(sorted(kinds))} citation(s) of message {message.id} (first at block "
-            f"{index}) for {PROVIDER}: only Anthropic's own citations can go back to it",
+            at=f"citations of block #{index} of message {message.id}",
+            whole=True,
         )
     return out
 

@@ -44,7 +44,7 @@ from .._kit.base import AdapterOptions, WireBody, WireImport
 from .._kit.cache_points import with_cache_point
 from .._kit.images import url_image_media_type
 from .._kit.importing import imported_tool, resolve_import_model
-from .._kit.losses import import_drop
+from .._kit.losses import Losses
 from .._kit.options import option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
@@ -82,7 +82,7 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
         messages.append(reader.system(system, "system"))
     for i, turn in enumerate(request["messages"]):
         messages.extend(reader.turn(turn, f"messages[{i}]"))
-    dropped: list[dict[str, Any]] = []
+    losses = Losses(PROVIDER, session_id)
     tools: list[ToolDefinition] = []
     taken: set[str] = set()
     for i, tool in enumerate(request.get("tools") or ()):
@@ -103,16 +103,14 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
             tool_def = tool_def.model_copy(update={"defer_loading": True})
         tools.append(tool_def)
         for key in sorted(set(body["tools"][i]) - _TOOL_KEYS):
-            import_drop(
-                dropped,
-                adapter=PROVIDER,
-                session_id=session_id,
-                path=f"tools[{i}].{key}",
-                value=body["tools"][i][key],
-                reason=f"tool field {key!r} has no canonical place",
+            losses.imported(
+                f"tools[{i}].{key}", body["tools"][i][key], f"tool field {key!r} has no canonical place"
             )
     return WireImport(
-        messages=messages, tools=tools, options=_options(body, model, session_id, tool_ids), dropped=dropped
+        messages=messages,
+        tools=tools,
+        options=_options(body, model, session_id, tool_ids),
+        dropped=losses.dropped,
     )
 
 
@@ -247,7 +245,9 @@ class _Reader:
                 hint="a canonical message needs at least one block",
             )
         message = self._message(role, blocks, replay, path)
-        _warn_kept(self.session_id, message.id, replay, f"imported {role.value} turn")
+        warn_foreign(
+            self.session_id, message.id, replay.foreign_types(), f"imported {role.value} turn", replay.lost
+        )
         return message
 
     def _user(self, content: Sequence[Mapping[str, Any]], path: str) -> list[Message]:
@@ -300,15 +300,8 @@ class _Reader:
             block,
         )
         message = self._message(Role.tool, [result], replay, path, parent_tool_use_id=canonical_id)
-        _warn_kept(self.session_id, message.id, replay, "imported tool_result")
+        warn_foreign(self.session_id, message.id, replay.foreign_types(), "imported tool_result", replay.lost)
         return message
-
-
-def _warn_kept(session_id: str, message_id: str, replay: Replay, where: str) -> None:
-    """The one WARN of a message whose import kept blocks verbatim or lost citations."""
-    kept = [str(b.get("type")) for b in replay.foreign.values()]
-    if kept or replay.lost:
-        warn_foreign(session_id, message_id, kept, where, replay.lost)
 
 
 def _user_block(

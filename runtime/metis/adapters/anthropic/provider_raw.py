@@ -18,7 +18,7 @@ from typing import Any
 
 from metis_schema.v3 import Message
 
-from .._kit.losses import warn_loss
+from .._kit.losses import Losses
 from .._kit.provenance import own_raw
 from .facts import PROVIDER
 
@@ -53,6 +53,10 @@ class Replay:
             extras=dict(extras) if isinstance(extras, dict) else {},
             cites=_cites(cites),
         )
+
+    def foreign_types(self) -> list[str]:
+        """The wire types of the blocks kept verbatim (`foreign`), for the WARN naming them."""
+        return [str(block.get("type")) for block in self.foreign.values()]
 
     def dump(self) -> dict[str, Any]:
         """The `foreign` and `extras` entries of provider_raw (none when nothing was kept)."""
@@ -136,7 +140,10 @@ def warn_foreign(
     session_id: str, message_id: str | None, types: Sequence[str], where: str, lost: Sequence[str] = ()
 ) -> None:
     """One WARN per message naming the wire block types metis has no type for (kept in
-    provider_raw) and what it left out with no place to keep it (`Replay.lost`)."""
+    provider_raw) and what it left out with no place to keep it (`Replay.lost`); none
+    when there are neither."""
+    if not types and not lost:
+        return
     names = ", ".join([*types, *lost])
     if not lost:
         reason, fate = (
@@ -147,13 +154,8 @@ def warn_foreign(
         reason, fate = "no canonical form; left out", "left out"
     else:
         reason = fate = "no canonical form; blocks kept in provider_raw, the rest left out"
-    warn_loss(
-        adapter=PROVIDER,
-        session_id=session_id,
-        message_id=message_id,
-        block_type=names,
-        reason=reason,
-        text=f"dropped {names} from {where} {message_id}: no canonical type; {fate}",
+    Losses(PROVIDER, session_id).lost(
+        message_id, names, reason, at=f"{where} {message_id} (no canonical type; {fate})", whole=True
     )
 
 

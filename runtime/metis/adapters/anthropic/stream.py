@@ -38,7 +38,7 @@ from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
 from .._kit.base import StreamDecoder
 from .._kit.framing import SSEFramer
-from .._kit.losses import log, warn_loss
+from .._kit.losses import Losses, log
 from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from . import wire
@@ -251,14 +251,7 @@ class AnthropicStreamDecoder(StreamDecoder):
         """One §7.3 WARN: a block's streamed input is not JSON (its input is `what`)."""
         kind = str(block.get("type") or "block")
         reason = f"streamed {kind} input at {index} is not JSON; {what}"
-        warn_loss(
-            adapter=PROVIDER,
-            session_id=self._context.session_id,
-            message_id=self._context.message_id,
-            block_type=kind,
-            reason=reason,
-            text=f"{PROVIDER}: {reason}",
-        )
+        Losses(PROVIDER, self._context.session_id).lost(self._context.message_id, kind, reason)
 
     def _finish_foreign(self) -> None:
         """Server-tool blocks stream their input as JSON deltas: fold it into the kept block."""

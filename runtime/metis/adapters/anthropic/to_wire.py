@@ -60,7 +60,7 @@ from ...errors import AdapterError
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.cache_points import NO_CACHE_CONTROL, cache_control
 from .._kit.images import image_base64
-from .._kit.losses import drop_block, log, warn_loss
+from .._kit.losses import Losses, log
 from .._kit.media_admission import admit, request_capabilities
 from .._kit.options import merge, own_fields
 from .._kit.provenance import produced_at, replays_opaque, sent_to
@@ -192,13 +192,11 @@ def _thinking_fits(turns: list[dict[str, Any]], last: Message | None, options: A
     if not results or assistant[0].get("type") in ("thinking", "redacted_thinking"):
         return True
     reason = "the open tool turn goes without its thinking, which Anthropic requires while thinking is on"
-    warn_loss(
-        adapter=PROVIDER,
-        session_id=options.session_id,
-        message_id=last.id if last is not None else None,
-        block_type="thinking",
-        reason=reason,
-        text=f"{PROVIDER}: thinking left off for this request of {options.model}: {reason}",
+    Losses(PROVIDER, options.session_id).lost(
+        last.id if last is not None else None,
+        "thinking",
+        reason,
+        at=f"this request of {options.model} (thinking left off)",
     )
     return False
 
@@ -211,14 +209,7 @@ def _replay(message: Message, options: AdapterOptions) -> Replay:
         return replay
     types = ", ".join(sorted({str(block.get("type")) for block in replay.foreign.values()}))
     reason = f"kept from {produced_at(message)}, replayable only there, not to {sent_to(PROVIDER, options)}"
-    warn_loss(
-        adapter=PROVIDER,
-        session_id=message.session_id,
-        message_id=message.id,
-        block_type=types,
-        reason=reason,
-        text=f"dropped {types} of {message.id}: {reason}",
-    )
+    Losses(PROVIDER, options.session_id).lost(message, types, reason, whole=True)
     return Replay(extras=replay.extras) if replay.extras else NOTHING_KEPT
 
 
@@ -267,6 +258,7 @@ class _Writer:
         self.options = options
         self.model_id = model_id
         self.caps = caps
+        self.losses = Losses(PROVIDER, options.session_id)
         self.outgoing = options.tool_ids.outgoing
         """The id a canonical tool id goes out as (`ToolIdMap.outgoing`: kept, or made compliant)."""
         self.cites_warned: set[str] = set()
@@ -369,14 +361,11 @@ class _Writer:
 
     def lose_cache_point(self, message: Message, block: ContentBlock) -> None:
         """A breakpoint on a block Anthropic takes none on: the block goes, its breakpoint not."""
-        warn_loss(
-            adapter=PROVIDER,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type=f"{block.type}/cache_point",
-            reason=f"Anthropic takes no cache_control on {block.type} blocks",
-            text=f"dropped the cache point of a {block.type} block of message {message.id} for {PROVIDER}: "
-            "Anthropic takes no cache_control there",
+        self.losses.lost(
+            message,
+            f"{block.type}/cache_point",
+            f"Anthropic takes no cache_control on {block.type} blocks",
+            whole=True,
         )
 
     def thinking(
@@ -438,7 +427,7 @@ class _Writer:
         """Drop `block` (block `index` of `message`, or an item inside it) with one WARN, or fail
         if it is critical; the WARN names an item as `tool_result/<type>`."""
         label = block.type if inside is None else f"tool_result/{block.type}"
-        drop_block(adapter=PROVIDER, message=message, index=index, block_type=label, reason=reason)
+        self.losses.block(message, index, label, reason)
 
 
 def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:

@@ -34,7 +34,6 @@ from metis_schema.v3 import (
 )
 
 from ... import _json
-from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
@@ -72,8 +71,7 @@ class ChatCompletionsAdapter(Adapter):
         """`Authorization: Bearer <key>`; none for keyless local servers."""
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
-    @bulk
-    def to_wire(
+    def write_request(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
         """Canonical messages -> a request body (conventions: `chat.to_wire`)."""
@@ -95,11 +93,9 @@ class ChatCompletionsAdapter(Adapter):
         """`chat.completion.chunk` SSE from canonical events (`reply.ChatReplyEncoder`)."""
         return ChatReplyEncoder(self.name, self.facts, reply)
 
-    @bulk
-    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+    def import_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded request -> canonical messages, tools and options (conventions: `chat.importer`)."""
-        with tool_ids.importing():  # calls the session knows keep their ids
-            return import_request(self.name, self.facts, body, session_id=session_id, tool_ids=tool_ids)
+        return import_request(self.name, self.facts, body, session_id=session_id, tool_ids=tool_ids)
 
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.

@@ -35,7 +35,7 @@ from ...usage import normalize_usage
 from ...validation import pydantic_problems
 from .._kit.facts import ProviderFacts
 from .._kit.importing import text_block, thinking_block, tool_use_block, validate_text
-from .._kit.losses import warn_loss
+from .._kit.losses import Losses
 from .._kit.reader import read
 from .facts import stop_reason
 from .wire import (
@@ -190,12 +190,11 @@ def url_citations(
     for j, item in enumerate(annotations):
         detail = item.get("url_citation")
         if item.get("type") != "url_citation" or detail is None:
-            warn(
-                name,
-                context,
+            Losses(name, context.session_id).lost(
+                context.message_id,
                 "annotation",
                 f"annotation of type {item.get('type')!r} has no canonical form; kept in provider_raw",
-                f"{path}[{j}]",
+                at=f"{path}[{j}]",
             )
             others.append(item)
             continue
@@ -237,18 +236,6 @@ def _cite(blocks: list[ContentBlock], first: int, cites: list[dict[str, Any]], n
     blocks.insert(first, cited_text_block("", cites, provider=name, path=path))
 
 
-def warn(name: str, context: RequestContext, what: str, reason: str, path: str) -> None:
-    """The §7.3 WARN of a reply part metis cannot hold as a block (kept in provider_raw)."""
-    warn_loss(
-        adapter=name,
-        session_id=context.session_id,
-        message_id=context.message_id,
-        block_type=what,
-        reason=reason,
-        text=f"{name}: {reason} ({path})",
-    )
-
-
 def _part(
     name: str,
     facts: ProviderFacts,
@@ -266,7 +253,9 @@ def _part(
         return
     text = part.get("text") if kind == "text" else part.get("refusal") if kind == "refusal" else None
     if text is None:
-        warn(name, context, str(kind), f"assistant content part of type {kind!r} skipped", path)
+        Losses(name, context.session_id).lost(
+            context.message_id, str(kind), f"assistant content part of type {kind!r} skipped", at=path
+        )
         out.unsupported.append(part)
         return
     out.blocks.append(text_block(text))
@@ -307,12 +296,11 @@ def detail_block(name: str, item: ReasoningDetail, path: str, context: RequestCo
         return RedactedThinkingBlock(type="redacted_thinking", data=data)
     key = DETAIL_TEXT_KEYS.get(kind) if kind is not None else None
     if key is None:
-        warn(
-            name,
-            context,
+        Losses(name, context.session_id).lost(
+            context.message_id,
             "reasoning_details",
             f"reasoning_details item of type {kind!r} has no canonical block; kept in provider_raw",
-            path,
+            at=path,
         )
         return None
     fields = cast(Fields, item)
@@ -323,12 +311,11 @@ def detail_block(name: str, item: ReasoningDetail, path: str, context: RequestCo
 
 def _tool_call(name: str, call: ToolCall, path: str, context: RequestContext, out: AssistantRead) -> None:
     if call.get("type", "function") != "function":
-        warn(
-            name,
-            context,
+        Losses(name, context.session_id).lost(
+            context.message_id,
             "tool_call",
             f"tool call of type {call.get('type')!r} has no canonical form; kept in provider_raw",
-            path,
+            at=path,
         )
         out.unsupported.append(call)
         return
@@ -363,5 +350,4 @@ __all__ = [
     "response_raw",
     "thinking_text",
     "url_citations",
-    "warn",
 ]

@@ -44,14 +44,14 @@ from .._kit.base import AdapterOptions, WireImport
 from .._kit.cache_points import cache_control
 from .._kit.facts import ProviderFacts
 from .._kit.importing import import_model, imported_tool
-from .._kit.losses import import_drop, warn_loss
-from .._kit.options import option_fields, take
+from .._kit.losses import Losses
+from .._kit.options import imported_options, option_fields, take
 from .._kit.provider_tools import OPTIONS, PLUGINS, read_tool, row_of
 from .._kit.reader import read
 from .._kit.strict import read_strict
 from .from_wire import not_canonical, read_assistant, response_raw
 from .media_parts import MediaReader
-from .to_wire import DEFAULT_CACHE_CONTROL, DIRECTIVES
+from .to_wire import DEFAULT_CACHE_CONTROL
 from .wire import (
     Content,
     Fields,
@@ -90,10 +90,10 @@ class _Importer:
         self.tool_ids = tool_ids
         self.model_id = model_id
         self.context = import_context(provider=name, session_id=session_id, model=model_id, tool_ids=tool_ids)
-        self.dropped: list[dict[str, Any]] = []
+        self.losses = Losses(name, session_id)
         self.breakpoints: dict[str, Any] = {}
         self.system_roles: list[str] = []
-        self.media = MediaReader(name, facts, self.drop)
+        self.media = MediaReader(name, facts, self.losses.imported)
         self.assistant_keys = _ASSISTANT_KEYS | set(facts.plain_reasoning_keys)
         if facts.reasoning_details:
             self.assistant_keys |= {"reasoning_details"}
@@ -110,7 +110,7 @@ class _Importer:
         ]
         tools = self.tools(request.get("tools") or [])
         options = self.options(request, tools)
-        return WireImport(messages=messages, tools=tools, options=options, dropped=self.dropped)
+        return WireImport(messages=messages, tools=tools, options=options, dropped=self.losses.dropped)
 
     # --- options --------------------------------------------------------------------
 
@@ -118,30 +118,20 @@ class _Importer:
         """Canonical options taken out of the request's option fields (`options`); what is
         left is this provider's own, replayed to it alone. Fields that ask for a
         provider-run tool (`web_search_options`, OpenRouter's `web` plugin) become tools."""
-        facts = self.facts
         body = cast(Fields, request)
         fields = option_fields(body, _BODY_KEYS)
         tools.extend(self.search_tools(fields, {t.name for t in tools}))
         if self.facts.stream_usage_option and body.get("stream") is True:
             take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
-        spelled: dict[str, str] = {}
-        options = AdapterOptions(
+        return imported_options(
+            body,
+            fields,
+            self.facts,
             model=self.model_id,
             session_id=self.session_id,
             tool_ids=self.tool_ids,
-            stream=body.get("stream") is True,
-            tool_choice=facts.take_tool_choice(fields, "tool_choice"),
-            output_schema=facts.take_output_schema(fields),
-            **facts.take_options(fields, spelled),
+            directives=self.directives(),
         )
-        directives = self.directives()
-        if spelled:  # an option read under an alias (`max_tokens`) replays under it
-            directives["option_paths"] = spelled
-        if directives:
-            fields[DIRECTIVES] = directives
-        if fields:
-            options.provider_options[self.name] = fields
-        return options
 
     def directives(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -149,14 +139,7 @@ class _Importer:
             out["system_role"] = "developer"
         if len(set(self.system_roles)) > 1:
             reason = f"request mixes system and developer roles; all replay as {self.system_roles[0]}"
-            warn_loss(
-                adapter=self.name,
-                session_id=self.session_id,
-                message_id=None,
-                block_type="system_role",
-                reason=reason,
-                text=f"{self.name} import: {reason}",
-            )
+            self.losses.request("system_role", reason)
         if self.breakpoints:
             out["cache_breakpoints"] = [
                 point if control == DEFAULT_CACHE_CONTROL else {"at": point, "cache_control": control}
@@ -213,7 +196,7 @@ class _Importer:
             out.append(read_strict(imported, cast(Fields, function), self.name, always=False))
             self.note_cache(tool.get("cache_control"), "tools", path)
             for key in function.keys() - _FUNCTION_KEYS:
-                self.drop(
+                self.losses.imported(
                     f"{path}.function.{key}",
                     cast(Fields, function)[key],
                     "no canonical place for this tool field",
@@ -232,7 +215,7 @@ class _Importer:
             )
         name = cast(Fields, wire).get("name")
         if isinstance(name, str):
-            self.drop(f"{path}.name", name, "participant names have no canonical place")
+            self.losses.imported(f"{path}.name", name, "participant names have no canonical place")
         if wire["role"] == "assistant":
             return self.assistant(wire, path)
         if wire["role"] == "tool":
@@ -285,15 +268,19 @@ class _Importer:
         fields = cast(Fields, wire)
         for key in sorted(fields.keys() - self.assistant_keys):
             if fields[key] is not None:
-                self.drop(f"{path}.{key}", fields[key], "no canonical place for this assistant field")
+                self.losses.imported(
+                    f"{path}.{key}", fields[key], "no canonical place for this assistant field"
+                )
         prefix = fields.get("prefix") if self.facts.prefix_marker else None
         if prefix is not None and (prefix is not True or path != self.last_path):
             # `prefix: true` on the last message is the trailing assistant message's meaning
-            # (`ProviderFacts.prefix_marker`), written back by to_wire; anything else says more.
-            self.drop(f"{path}.prefix", prefix, "prefix is the mark of the trailing assistant message only")
+            # (`ChatDialect.prefix_marker`), written back by to_wire; anything else says more.
+            self.losses.imported(
+                f"{path}.prefix", prefix, "prefix is the mark of the trailing assistant message only"
+            )
         read = read_assistant(self.name, self.facts, wire, path=path, context=self.context, citations=False)
         for part in read.unsupported:
-            self.drop(path, part, "no canonical form")
+            self.losses.imported(path, part, "no canonical form")
         read.unsupported = []
         raw = response_raw(self.name, read.raw())
         return imported_assistant(
@@ -330,7 +317,9 @@ class _Importer:
             elif kind == "video_url" and media and self.facts.video_parts and "video_url" in part:
                 block = self.media.video(part["video_url"], part_path)
             else:
-                self.drop(part_path, part, f"content part of type {kind!r} has no canonical form here")
+                self.losses.imported(
+                    part_path, part, f"content part of type {kind!r} has no canonical form here"
+                )
                 continue
             blocks.append(self.cached(block, part, part_path))
         return blocks
@@ -366,7 +355,7 @@ class _Importer:
                     if self.facts.cache_control
                     else "this API has no cache_control"
                 )
-                self.drop(f"{part_path}.cache_control", part["cache_control"], reason)
+                self.losses.imported(f"{part_path}.cache_control", part["cache_control"], reason)
         return out
 
     def cache_point(self, control: Any, path: str) -> CachePoint | None:
@@ -374,7 +363,7 @@ class _Importer:
         if control is None:
             return None
         if not self.facts.cache_control:
-            self.drop(f"{path}.cache_control", control, "this API has no cache_control")
+            self.losses.imported(f"{path}.cache_control", control, "this API has no cache_control")
             return None
         try:
             point = CachePoint.model_validate(
@@ -384,7 +373,7 @@ class _Importer:
             point = None
         if point is None or cache_control(point) != control:
             reason = 'not an ephemeral cache marker {"type": "ephemeral", "ttl"?: "5m" | "1h"}'
-            self.drop(f"{path}.cache_control", control, reason)
+            self.losses.imported(f"{path}.cache_control", control, reason)
             return None
         return point
 
@@ -393,14 +382,9 @@ class _Importer:
         if control is None:
             return
         if not self.facts.cache_control:
-            self.drop(f"{path}.cache_control", control, "this API has no cache_control")
+            self.losses.imported(f"{path}.cache_control", control, "this API has no cache_control")
             return
         self.breakpoints.setdefault(point, control)
-
-    def drop(self, path: str, value: Any, reason: str) -> None:
-        import_drop(
-            self.dropped, adapter=self.name, session_id=self.session_id, path=path, value=value, reason=reason
-        )
 
 
 __all__ = ["import_request"]

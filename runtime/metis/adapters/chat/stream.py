@@ -37,10 +37,11 @@ from ...usage import normalize_usage, usage_event
 from .._kit.base import StreamDecoder
 from .._kit.facts import ProviderFacts
 from .._kit.framing import SSEEvent, SSEFramer
+from .._kit.losses import Losses
 from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from .facts import stop_reason
-from .from_wire import DETAIL_TEXT_KEYS, cited_text_block, response_raw, thinking_text, url_citations, warn
+from .from_wire import DETAIL_TEXT_KEYS, cited_text_block, response_raw, thinking_text, url_citations
 from .wire import (
     Annotation,
     AssistantPart,
@@ -333,12 +334,11 @@ class ChatStreamDecoder(StreamDecoder):
                 continue
             tool.ended = True
             if tool.canonical is None:
-                warn(
-                    self.name,
-                    self.context,
+                Losses(self.name, self.context.session_id).lost(
+                    self.context.message_id,
                     "tool_use",
                     "streamed tool call without a name dropped",
-                    f"stream.tool_calls[{tool.block}]",
+                    at=f"stream.tool_calls[{tool.block}]",
                 )
                 continue
             events.append(ToolUseEndEvent(type="tool_use_end", index=tool.block))

@@ -42,7 +42,7 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
   declares `annotations` (openai-python `ChatCompletionAssistantMessageParam`, OpenRouter's
   `ChatAssistantMessage`). The provider's own replies go back without them by design (it
   makes them again); another provider's cited text loses them with one WARN per message
-  (`losses.warn_citations`), so a projection never drops a source silently.
+  (`Losses.citations`), so a projection never drops a source silently.
 """
 
 from __future__ import annotations
@@ -67,14 +67,14 @@ from metis_schema.v3 import (
     VideoBlock,
 )
 
-from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
+from .._kit.arguments import replay_arguments
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.cache_points import cache_control
 from .._kit.facts import ProviderFacts
 from .._kit.importing import function_tool
-from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
+from .._kit.losses import Losses
 from .._kit.media_admission import request_capabilities
 from .._kit.options import DIRECTIVES, SYSTEM_ROLES, merge, split_directives
 from .._kit.provenance import foreign_reasoning, own_raw, replays_opaque
@@ -82,7 +82,6 @@ from .._kit.provider_tools import OPTIONS, PLUGINS, is_provider_tool, row_of, wa
 from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
 from .media_parts import MediaWriter
-from .wire import canonical_arguments
 
 DEFAULT_CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
 _TEXT_JOIN = "\n\n"
@@ -101,17 +100,8 @@ def write_request(
     caps = request_capabilities(entry, messages, adapter=name)
     writer = _Writer(name, facts, options, entry.id, caps, directives=directives)
     if not facts.cache_control:
-        warn_cache_points(
-            adapter=name,
-            messages=messages,
-            session_id=options.session_id,
-            reason="this API caches automatically",
-        )
-    warn_citations(
-        adapter=name,
-        messages=messages,
-        reason="a request message has no citations (annotations are reply-only)",
-    )
+        writer.losses.cache_points(messages, "this API caches automatically")
+    writer.losses.citations(messages, "a request message has no citations (annotations are reply-only)")
     wire_messages: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}  # message id -> wire message, for cache breakpoints
     for message in messages:
@@ -234,14 +224,7 @@ def _cache_markers(
         return
     if not facts.cache_control:
         reason = "cache_breakpoints ignored; this API caches automatically"
-        warn_loss(
-            adapter=name,
-            session_id=session_id,
-            message_id=None,
-            block_type="cache_breakpoint",
-            reason=reason,
-            text=f"{name}: {reason}",
-        )
+        Losses(name, session_id).request("cache_breakpoint", reason)
         return
     default = directives.get("cache_control") or DEFAULT_CACHE_CONTROL
     for entry in points:
@@ -255,14 +238,8 @@ def _cache_markers(
             continue
         else:
             reason = f"cache breakpoint {point!r} names nothing that was sent"
-            warn_loss(
-                adapter=name,
-                session_id=session_id,
-                message_id=point if isinstance(point, str) and point != "tools" else None,
-                block_type="cache_breakpoint",
-                reason=reason,
-                text=f"{name}: {reason}",
-            )
+            named = point if isinstance(point, str) and point != "tools" else None
+            Losses(name, session_id).lost(named, "cache_breakpoint", reason)
 
 
 def _mark_cache(wire: dict[str, Any], control: dict[str, Any]) -> bool:
@@ -296,12 +273,13 @@ class _Writer:
     ) -> None:
         self.name = name
         self.options = options
+        self.losses = Losses(name, options.session_id)
         self.model_id = model_id
         self.caps = caps
         self.system_role: str = directives.get("system_role", "system")
         self.empty_content: str | None = directives.get("empty_content")
         self.facts = facts
-        self.media = MediaWriter(name, facts, options, model_id, caps, drop=self.drop)
+        self.media = MediaWriter(name, facts, options, model_id, caps, drop=self.losses.block)
         self.reasoning_details = facts.reasoning_details
         self.thinking_parts = facts.thinking_parts
         self.by_role: dict[Role, Callable[[Message], dict[str, Any] | None]] = {
@@ -328,14 +306,7 @@ class _Writer:
         if point is None or not self.facts.cache_control:
             return
         reason = f"a {block_type} block has no content part to carry cache_control"
-        warn_loss(
-            adapter=self.name,
-            session_id=message.session_id,
-            message_id=message.id,
-            block_type="cache_point",
-            reason=reason,
-            text=f"{self.name}: cache_point on block #{index} of {message.id} not sent: {reason}",
-        )
+        self.losses.lost(message, "cache_point", reason, at=f"block #{index} of message {message.id}")
 
     def system_message(self, message: Message) -> dict[str, Any] | None:
         parts = [
@@ -362,7 +333,7 @@ class _Writer:
             elif isinstance(block, VideoBlock):
                 part = self.media.video(block, message, index)
             else:
-                self.drop(
+                self.losses.block(
                     message,
                     index,
                     block.type,
@@ -403,11 +374,11 @@ class _Writer:
                 self.partless(message, index, block.type, block.cache_point)
             elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                 if details is None:
-                    self.drop(message, index, block.type, self.reasoning_drop_reason(message))
+                    self.losses.block(message, index, block.type, self.reasoning_drop_reason(message))
                 else:
                     self.partless(message, index, block.type, block.cache_point)
             else:
-                self.drop(
+                self.losses.block(
                     message, index, block.type, "ASSISTANT messages carry text, tool calls and reasoning only"
                 )
         out: dict[str, Any] = {"role": "assistant", "content": _assistant_text(texts)}
@@ -463,7 +434,7 @@ class _Writer:
         return {
             "id": self.wire_id(block.id),
             "type": "function",
-            "function": {"name": block.name, "arguments": _replay_arguments(block, raw)},
+            "function": {"name": block.name, "arguments": replay_arguments(block, raw)},
         }
 
     def tool(self, message: Message) -> dict[str, Any]:
@@ -482,7 +453,7 @@ class _Writer:
                     parts.append(self.cached(image, part.cache_point))
             else:
                 carried = "text and images" if self.facts.tool_result_images else "text only"
-                self.drop(message, 0, part.type, f"{self.name} tool messages carry {carried}")
+                self.losses.block(message, 0, part.type, f"{self.name} tool messages carry {carried}")
         if block.cache_point is not None and self.facts.cache_control:
             last = parts.pop() if parts else {"type": "text", "text": ""}
             parts.append(self.cached(last, block.cache_point))
@@ -491,9 +462,6 @@ class _Writer:
             "tool_call_id": self.wire_id(block.tool_use_id),
             "content": _one_string(parts) if parts else "",
         }
-
-    def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
-        drop_block(adapter=self.name, message=message, index=index, block_type=block_type, reason=reason)
 
 
 def _one_string(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
@@ -513,24 +481,6 @@ def _assistant_text(texts: list[dict[str, Any]]) -> str | list[dict[str, Any]] |
     if any("cache_control" in t for t in texts):
         return texts
     return _TEXT_JOIN.join(t["text"] for t in texts)
-
-
-def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:
-    """The provider's own arguments text while it still means the block's input, else canonical JSON."""
-    for key in ("arguments", "unparsed_arguments"):
-        kept = raw.get(key)
-        text = kept.get(block.id) if isinstance(kept, dict) else None
-        if isinstance(text, str) and _means(text, block.input):
-            return text
-    return canonical_arguments(block.input)
-
-
-def _means(text: str, value: dict[str, Any]) -> bool:
-    try:
-        parsed = _json.loads(text) if text.strip() else {}
-    except _json.JSONDecodeError:
-        return value == {}  # kept unparseable text stands for an empty input
-    return bool(parsed == value) if isinstance(parsed, dict) else value == {}
 
 
 __all__ = ["DEFAULT_CACHE_CONTROL", "DIRECTIVES", "SYSTEM_ROLES", "write_request"]

@@ -12,8 +12,8 @@ Values that may be one of several JSON types (`content`: a string, a list of par
 null) are told apart by their JSON type (`_by_json_type`), so an error names the field
 itself (`messages[0].content`) and not a union member inside pydantic.
 
-Also here: the tool-call `arguments` string convention (`canonical_arguments`,
-`raw_arguments_to_keep`), shared by the writer, the reply reader and the stream decoder.
+The tool-call `arguments` string convention (`canonical_arguments`, `raw_arguments_to_keep`)
+is `_kit.arguments`, shared with the Responses API; re-exported here for the Chat modules.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
-from ... import _json
+from .._kit.arguments import canonical_arguments, kept_arguments, raw_arguments_to_keep
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
 """For objects metis keeps or lists whole (replayed reasoning details, dropped parts, extra
@@ -460,35 +460,6 @@ class Request(TypedDict):
             _by_json_type("a string or a list of strings"),
         ]
     ]
-
-
-# --- the arguments string -----------------------------------------------------------------
-
-
-def canonical_arguments(value: dict[str, Any]) -> str:
-    """The arguments string metis writes for a tool input: compact JSON."""
-    return _json.dumps(value).decode()
-
-
-def kept_arguments(raw: str, value: dict[str, Any]) -> str | None:
-    """The provider's arguments text `raw` (which reads as `value`) when replay needs it
-    verbatim: whenever it is not exactly the canonical serialization (whitespace, key
-    order, escapes, a blank string). None: the canonical text says the same."""
-    return None if canonical_arguments(value) == raw else raw
-
-
-def raw_arguments_to_keep(raw: str) -> str | None:
-    """`kept_arguments` for text not read yet (a streamed call's joined fragments).
-
-    None for text that is not a JSON object at all: that lives in `unparsed_arguments`.
-    """
-    if raw.strip() == "":
-        return raw
-    try:
-        value = _json.loads(raw)
-    except _json.JSONDecodeError:
-        return None
-    return kept_arguments(raw, value) if isinstance(value, dict) else None
 
 
 __all__ = [

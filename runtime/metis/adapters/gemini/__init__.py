@@ -20,7 +20,6 @@ from typing import ClassVar
 
 from metis_schema.v3 import Message, ToolDefinition
 
-from ..._gc import bulk
 from ...assembly import RequestContext
 from ...catalog import load_catalog
 from ...ids import ToolIdMap
@@ -29,9 +28,10 @@ from .._kit.facts import ProviderFacts
 from .._kit.media_admission import request_capabilities
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE
 from .from_wire import read_response
-from .importer import import_request
+from .importer import import_request as _import_request
 from .stream import GeminiStreamDecoder
-from .to_wire import estimate_input_tokens, write_request
+from .to_wire import estimate_input_tokens
+from .to_wire import write_request as _write_request
 
 
 class GeminiAdapter(Adapter):
@@ -54,12 +54,11 @@ class GeminiAdapter(Adapter):
         """AI Studio keys travel in `x-goog-api-key` (never in the URL, where logs keep them)."""
         return {"x-goog-api-key": api_key} if api_key else {}
 
-    @bulk
-    def to_wire(
+    def write_request(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
     ) -> WireBody:
         caps = request_capabilities(load_catalog().resolve(options.model), messages, adapter=self.name)
-        return write_request(messages, tools, options, caps)
+        return _write_request(messages, tools, options, caps)
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         return read_response(body, context)
@@ -67,14 +66,14 @@ class GeminiAdapter(Adapter):
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         return GeminiStreamDecoder(context)
 
-    @bulk
     def from_wire_request(
         self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap, model: str | None = None
     ) -> WireImport:
         """A recorded request body -> canonical messages, tools and options (`importer`); the
         model is in Gemini's URL, not its body: pass `model` (else DEFAULT_IMPORT_MODEL)."""
-        with tool_ids.importing():  # calls the session knows keep their ids
-            return import_request(body, session_id=session_id, tool_ids=tool_ids, model=model)
+        return self._import(body, session_id=session_id, tool_ids=tool_ids, model=model)
+
+    import_request = staticmethod(_import_request)
 
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """ceil(chars / 4) + 258 per image + 3 per message (see `to_wire.estimate_input_tokens`)."""

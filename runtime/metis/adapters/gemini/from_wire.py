@@ -56,7 +56,7 @@ from ...assembly import RequestContext, StreamAssembler
 from ...errors import WireFormatError
 from ...usage import TokenCounts, normalize_usage, usage_event
 from ...validation import pydantic_problems
-from .._kit.losses import warn_loss, wire_message
+from .._kit.losses import Losses, wire_message
 from .._kit.provider_errors import error_event
 from .._kit.reader import read
 from .facts import (
@@ -372,15 +372,11 @@ class PartFolder:
         self._keep(dict(part))
         keys = sorted(part)
         reason = f"part ({', '.join(keys)}) has no canonical block; kept in provider_raw for replay to gemini"
-        warn_loss(
-            adapter=NAME,
-            session_id=self.context.session_id,
-            message_id=self.context.message_id or wire_message(path),
-            block_type=next(
-                (k for k in keys if k not in ("thought", "thoughtSignature")), keys[0] if keys else "part"
-            ),
-            reason=reason,
-            text=f"gemini part {path}: {reason}",
+        kind = next(
+            (k for k in keys if k not in ("thought", "thoughtSignature")), keys[0] if keys else "part"
+        )
+        Losses(NAME, self.context.session_id).lost(
+            self.context.message_id or wire_message(path), kind, reason, at=f"part {path}"
         )
 
 

@@ -49,7 +49,7 @@ from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.importing import imported_tool, resolve_import_model
-from .._kit.losses import import_drop
+from .._kit.losses import Losses
 from .._kit.options import at, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
@@ -118,7 +118,7 @@ class _Importer:
         self.context = context
         self.session_id = context.session_id
         self.messages: list[Message] = []
-        self.dropped: list[dict[str, Any]] = []
+        self.losses = Losses(NAME, context.session_id)
         self.pending: list[_Call] = []  # calls of the last model turn
         self.pending_at = -1
 
@@ -135,7 +135,7 @@ class _Importer:
         if form:
             tools = [_with_gemini(tool, {TOOLS_FORM: form}) for tool in tools]
         return WireImport(
-            messages=self.messages, tools=tools, options=self._options(request), dropped=self.dropped
+            messages=self.messages, tools=tools, options=self._options(request), dropped=self.losses.dropped
         )
 
     # messages
@@ -161,8 +161,8 @@ class _Importer:
             for j, part in enumerate(system.get("parts") or []):
                 text = part.get("text")
                 if text is None:
-                    self._drop(
-                        part, f"systemInstruction.parts[{j}]", "a system instruction carries text only"
+                    self.losses.imported(
+                        f"systemInstruction.parts[{j}]", part, "a system instruction carries text only"
                     )
                 elif text:
                     texts.append(text)
@@ -193,7 +193,9 @@ class _Importer:
             # keeps the turn; to_wire writes it only when the turn has no other part to send
             content = [TextBlock(type="text", text="")]
         if not content:
-            self._drop({"role": "model", "parts": parts}, path, "a model turn with no canonical block")
+            self.losses.imported(
+                path, {"role": "model", "parts": parts}, "a model turn with no canonical block"
+            )
             return
         raw: dict[str, Any] = {"adapter": NAME, "endpoint": ENDPOINT_KIND, "imported": True}
         raw.update(folder.replay_raw())
@@ -247,9 +249,9 @@ class _Importer:
             key: value for key, value in fields.items() if key not in _BLOCK_KEYS and value is not None
         }
         for key, value in further.items():
-            self._drop(
-                value,
+            self.losses.imported(
                 f"{where}.{key}",
+                value,
                 "a Gemini part field with no canonical place; replayed to Gemini only",
             )
         return further
@@ -260,7 +262,7 @@ class _Importer:
         text = part.get("text")
         if text is not None and not part.get("thought"):
             if not text:
-                self._drop(part, where, "an empty text part beside other parts carries nothing")
+                self.losses.imported(where, part, "an empty text part beside other parts carries nothing")
                 return None
             return TextBlock(type="text", text=text)
         inline = part.get("inlineData")
@@ -274,7 +276,7 @@ class _Importer:
             kind = MediaSourceKind.file_id if uri and FILE_API_URI.match(uri) else MediaSourceKind.url
             return self._media(file_data.get("mimeType"), uri, kind, part, where)
         if part:
-            self._drop(part, where, "no canonical block for this part")
+            self.losses.imported(where, part, "no canonical block for this part")
         return None
 
     def _media(
@@ -286,10 +288,10 @@ class _Importer:
         §7.3 WARN instead of handing another provider a URL it cannot fetch; the writer
         sends it back as the `fileUri` it came as. Any other URI is a `url` source."""
         if not mime:
-            self._drop(part, where, "a media part without a mimeType")
+            self.losses.imported(where, part, "a media part without a mimeType")
             return None
         if not data:
-            self._drop(part, where, "a media part without data")
+            self.losses.imported(where, part, "a media part without data")
             return None
         source: dict[str, Any] = {"kind": kind, "data": data}
         if kind == MediaSourceKind.file_id:
@@ -329,17 +331,13 @@ class _Importer:
             if isinstance(block, ImageBlock | DocumentBlock):
                 content.append(block)
             elif block is not None:
-                self._drop(part, at, f"a tool result holds text, images and documents, not {block.type}")
+                self.losses.imported(
+                    at, part, f"a tool result holds text, images and documents, not {block.type}"
+                )
         result = ToolResultBlock(
             type="tool_result", tool_use_id=canonical, content=content, is_error=is_error
         )
         self._add(Role.tool, [result], where, parent_tool_use_id=canonical)
-
-    def _drop(self, value: Any, path: str, reason: str) -> None:
-        """Keep what has no canonical form in `WireImport.dropped`, with a WARN."""
-        import_drop(
-            self.dropped, adapter=NAME, session_id=self.session_id, path=path, value=value, reason=reason
-        )
 
     # tools and options
 
@@ -364,8 +362,8 @@ class _Importer:
                     taken.add(out[-1].name)
                     for name, extra in declaration.items():
                         if name not in DECLARATION_FIELDS:
-                            self._drop(
-                                extra, f"{where}.{name}", "no canonical place for this declaration field"
+                            self.losses.imported(
+                                f"{where}.{name}", extra, "no canonical place for this declaration field"
                             )
         return out
 
@@ -377,10 +375,12 @@ class _Importer:
         json_schema = declaration.get("parametersJsonSchema")
         schema: dict[str, Any] | None = json_schema
         if parameters is not None:
-            schema = to_json_schema(parameters, f"{where}.parameters", self._drop)
+            schema = to_json_schema(
+                parameters, f"{where}.parameters", lambda value, at, why: self.losses.imported(at, value, why)
+            )
             if json_schema is not None:
                 why = "a declaration has one schema: parameters is kept"
-                self._drop(json_schema, f"{where}.parametersJsonSchema", why)
+                self.losses.imported(f"{where}.parametersJsonSchema", json_schema, why)
         tool = imported_tool(
             declaration["name"], declaration.get("description"), schema, provider=NAME, path=where
         )

@@ -71,7 +71,7 @@ from ...errors import InvariantError
 from ...workspace import workspace_file_base64
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.images import parse_data_url
-from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
+from .._kit.losses import Losses
 from .._kit.media_admission import admit, document_losses
 from .._kit.options import merge, own_fields, put
 from .._kit.provenance import own_raw, produced_at, replays_opaque, sent_to
@@ -127,13 +127,10 @@ def write_request(
     """Canonical messages -> a generateContent body (see the module docstring)."""
     writer = _Writer(messages, options, caps)
     contents = writer.contents()
-    warn_cache_points(
-        adapter=NAME,
-        messages=messages,
-        session_id=options.session_id,
-        reason="Gemini has no per-block cache marker; explicit caching is the cachedContents API",
+    writer.losses.cache_points(
+        messages, "Gemini has no per-block cache marker; explicit caching is the cachedContents API"
     )
-    warn_citations(adapter=NAME, messages=messages, reason="a Gemini part has no citation field")
+    writer.losses.citations(messages, "a Gemini part has no citation field")
     body: WireBody = {}
     if writer.system_parts:
         body["systemInstruction"] = {"parts": writer.system_parts}
@@ -155,14 +152,7 @@ def write_request(
     )
     if contents and contents[0]["role"] == "model":
         reason = "history starts with a model turn; sent as is (no user turn invented)"
-        warn_loss(
-            adapter=NAME,
-            session_id=options.session_id,
-            message_id=writer.origin[0],
-            block_type="message",
-            reason=reason,
-            text=f"{NAME}: {reason}",
-        )
+        writer.losses.lost(writer.origin[0], "message", reason)
     merge(body, own_fields(options, NAME))
     return body
 
@@ -311,14 +301,7 @@ def _fill_missing_signatures(
             f"function calls in the current turn have no gemini thought signature: {len(filled)} "
             f"turn(s) sent with {SKIP_SIGNATURE}"
         )
-        warn_loss(
-            adapter=NAME,
-            session_id=session_id,
-            message_id=filled[0],
-            block_type="tool_use",
-            reason=reason,
-            text=f"session {session_id}: {reason}",
-        )
+        Losses(NAME, session_id).lost(filled[0], "tool_use", reason)
 
 
 def _call_map(messages: Sequence[Message]) -> dict[str, tuple[int, str]]:
@@ -347,6 +330,7 @@ class _Writer:
         self.current_turn = 0  # index in contents after the last user message
         self.gemini_ids = options.tool_ids.issued_by(NAME)  # canonical ids Gemini itself issued
         self.calls = _call_map(messages)
+        self.losses = Losses(NAME, options.session_id)
 
     def contents(self) -> list[dict[str, Any]]:
         """The `contents` array (and `system_parts`, `exact`, `current_turn` on the side)."""
@@ -398,7 +382,7 @@ class _Writer:
             elif isinstance(block, Media):
                 part = self._media(block, message, index)
             else:
-                _drop(message, index, block.type, "not allowed in a user message")
+                self.losses.block(message, index, block.type, "not allowed in a user message")
             if part is not None:
                 parts.append({**part, **further.get(index, {})})
         return parts or _empty_turn(message)
@@ -410,7 +394,7 @@ class _Writer:
         file id among it) is dropped with the WARN."""
         refused = admit(block, self.caps, self.model_id, FACTS)
         if refused is not None:
-            _drop(message, index, block.type, refused)
+            self.losses.block(message, index, block.type, refused)
             return None
         if isinstance(block, DocumentBlock):
             document_losses(block, message, index, adapter=NAME, part="a gemini part")
@@ -431,7 +415,9 @@ class _Writer:
         """Adds the message's functionResponse parts to `batch`, keyed by their call's order."""
         for index, block in enumerate(message.content):
             if not isinstance(block, ToolResultBlock):
-                _drop(message, index, block.type, "a tool message carries only tool_result blocks")
+                self.losses.block(
+                    message, index, block.type, "a tool message carries only tool_result blocks"
+                )
                 continue
             call = self.calls.get(block.tool_use_id)
             if call is None:
@@ -458,7 +444,13 @@ class _Writer:
                 if part is not None:
                     media.append(part)
             elif not isinstance(inner, TextBlock):
-                _drop_inside(message, index, inner.type, "a functionResponse carries text and media only")
+                self.losses.lost(
+                    message,
+                    inner.type,
+                    "a functionResponse carries text and media only",
+                    at=f"tool result #{index} of message {message.id}",
+                    whole=True,
+                )
         if media:
             response["parts"] = media
         return response
@@ -512,13 +504,13 @@ class _Writer:
         if isinstance(block, ThinkingBlock):
             return self._thinking(block, message, index, own=own)
         if isinstance(block, ServerToolUseBlock | ServerToolResultBlock):
-            return _server_part(block, message, index)
+            return _server_part(block, message, index, self.losses)
         reason = (
             "gemini has no redacted thinking; the blob is another provider's"
             if isinstance(block, RedactedThinkingBlock)
             else "not allowed in an assistant message"
         )
-        _drop(message, index, block.type, reason)
+        self.losses.block(message, index, block.type, reason)
         return None
 
     def _thinking(
@@ -530,10 +522,10 @@ class _Writer:
                 if not replays_opaque(message, NAME, self.options)
                 else "gemini thinking without replay data for this endpoint"
             )
-            _drop(message, index, "thinking", reason)
+            self.losses.block(message, index, "thinking", reason)
             return None
         if not self.caps.supports_thinking:
-            _drop(message, index, "thinking", f"{self.options.model} does not support thinking")
+            self.losses.block(message, index, "thinking", f"{self.options.model} does not support thinking")
             return None
         part: dict[str, Any] = {"text": block.text, "thought": True}
         if block.signature is not None:
@@ -541,27 +533,17 @@ class _Writer:
         return part
 
 
-def _drop_inside(message: Message, index: int, block_type: str, reason: str) -> None:
-    """A block inside a tool result Gemini cannot carry: left out, with the §7.3 WARN."""
-    warn_loss(
-        adapter=NAME,
-        session_id=message.session_id,
-        message_id=message.id,
-        block_type=block_type,
-        reason=reason,
-        text=f"dropped {block_type} block inside tool result {index} of {message.id} for {NAME}: {reason}",
-    )
-
-
 def _server_part(
-    block: ServerToolUseBlock | ServerToolResultBlock, message: Message, index: int
+    block: ServerToolUseBlock | ServerToolResultBlock, message: Message, index: int, losses: Losses
 ) -> dict[str, Any] | None:
     """Gemini's own code execution, back as the part it came in: server_tool_use ->
     `executableCode`, server_tool_result -> `codeExecutionResult` (its kept outcome, else one
     from is_error). Ids metis made up for parts Gemini sent without one are not sent. Another
     provider's server tools (and any other Gemini server tool) ran elsewhere: dropped."""
     if block.provider != NAME or block.name != CODE_EXECUTION:
-        _drop(message, index, block.type, f"a {block.provider} {block.name} call ran there, not on gemini")
+        losses.block(
+            message, index, block.type, f"a {block.provider} {block.name} call ran there, not on gemini"
+        )
         return None
     if isinstance(block, ServerToolUseBlock):
         code = dict(block.input)
@@ -576,11 +558,6 @@ def _server_part(
     if not block.tool_use_id.startswith(UNNAMED_CALL):
         result["id"] = block.tool_use_id
     return {"codeExecutionResult": result}
-
-
-def _drop(message: Message, index: int, block_type: str, reason: str) -> None:
-    """A block Gemini cannot carry: left out, with the one lossy-projection WARN (spec §7.3)."""
-    drop_block(adapter=NAME, message=message, index=index, block_type=block_type, reason=reason)
 
 
 def _empty_turn(message: Message) -> list[dict[str, Any]]:

@@ -20,17 +20,16 @@ from typing import ClassVar
 
 from metis_schema.v3 import Message, ToolDefinition
 
-from ..._gc import bulk
 from ...assembly import RequestContext
-from ...ids import ToolIdMap
-from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, StreamDecoder, WireBody
 from .._kit.facts import ProviderFacts
 from . import to_wire as _to_wire
 from .facts import FACTS, NAME
 from .from_wire import read_response
-from .importer import import_request
+from .importer import import_request as _import_request
 from .stream import OllamaStreamDecoder
-from .to_wire import TEXT_JOIN, write_request
+from .to_wire import TEXT_JOIN
+from .to_wire import write_request as _write_request
 
 
 class OllamaAdapter(Adapter):
@@ -43,19 +42,11 @@ class OllamaAdapter(Adapter):
     optional_api_key_env: ClassVar[str | None] = "OLLAMA_API_KEY"
     """A local server needs no key; ollama.com takes this one as a Bearer token when it is set."""
 
-    @bulk
-    def to_wire(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
-    ) -> WireBody:
-        """`{model, messages, tools?, stream, options?, format?, think?}`, then Ollama's own
-        options and `options.extra` deep-merged on top."""
-        return write_request(messages, tools, options)
-
-    @bulk
-    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
-        """A recorded /api/chat body -> canonical messages, tools and options (see `importer`)."""
-        with tool_ids.importing():  # calls the session knows keep their ids
-            return import_request(body, session_id=session_id, tool_ids=tool_ids)
+    write_request = staticmethod(_write_request)
+    """`{model, messages, tools?, stream, options?, format?, think?}`, then Ollama's own
+    options and `options.extra` deep-merged on top."""
+    import_request = staticmethod(_import_request)
+    """A recorded /api/chat body -> canonical messages, tools and options (see `importer`)."""
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         """A `stream: false` response -> one assistant message (thinking, text, tool calls)."""

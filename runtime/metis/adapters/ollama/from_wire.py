@@ -21,7 +21,7 @@ from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
 from .._kit.importing import text_block, thinking_block, tool_use_block
-from .._kit.losses import warn_loss
+from .._kit.losses import Losses
 from .._kit.reader import read
 from .facts import FACTS, NAME
 from .wire import ChatResponse, Final, ToolCall, Turn
@@ -133,14 +133,7 @@ def read_response(body: Any, context: RequestContext) -> Message:
     images = message.get("images")
     if images:
         reason = f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
-        warn_loss(
-            adapter=NAME,
-            session_id=context.session_id,
-            message_id=context.message_id,
-            block_type="image",
-            reason=reason,
-            text=f"{NAME}: {reason}",
-        )
+        Losses(NAME, context.session_id).lost(context.message_id, "image", reason)
     return finish_assistant(
         context,
         provider=NAME,

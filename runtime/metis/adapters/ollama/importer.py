@@ -40,7 +40,7 @@ from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.contract import known_fields
 from .._kit.importing import import_model, imported_tool
-from .._kit.losses import import_drop, warn_loss
+from .._kit.losses import Losses, wire_message
 from .._kit.options import option_fields
 from .._kit.reader import read
 from .facts import FACTS, NAME
@@ -85,21 +85,16 @@ def import_request(body: Any, *, session_id: str, tool_ids: ToolIdMap) -> WireIm
     importer = _Importer(request, body["messages"] if request.get("messages") else [], session_id, tool_ids)
     messages = importer.messages()
     tools = importer.tools()
-    return WireImport(messages=messages, tools=tools, options=importer.options(), dropped=importer.dropped)
+    return WireImport(
+        messages=messages, tools=tools, options=importer.options(), dropped=importer.losses.dropped
+    )
 
 
 def _image_block(image: Image, path: str, session_id: str) -> ImageBlock:
     media_type = image.media_type
     if media_type is None:
         reason = f"image at {path} has an unknown format; recorded as image/png"
-        warn_loss(
-            adapter=NAME,
-            session_id=session_id,
-            message_id=path.split(".", 1)[0],  # the message being made, by its wire position
-            block_type="image",
-            reason=reason,
-            text=f"{NAME} import: {reason}",
-        )
+        Losses(NAME, session_id).lost(wire_message(path), "image", reason)  # the message being made
         media_type = "image/png"
     return ImageBlock(
         type="image", source=MediaSource(kind=MediaSourceKind.base64, data=image.data), media_type=media_type
@@ -120,12 +115,7 @@ class _Importer:
         self.pending: list[tuple[str, str]] = []  # unanswered (canonical id, name) of the last assistant turn
         # What the import cannot carry, kept for the caller in `WireImport.dropped`:
         # nothing is dropped without a trace.
-        self.dropped: list[dict[str, Any]] = []
-
-    def _drop(self, path: str, value: Any, reason: str) -> None:
-        import_drop(
-            self.dropped, adapter=NAME, session_id=self.session_id, path=path, value=value, reason=reason
-        )
+        self.losses = Losses(NAME, session_id)
 
     def messages(self) -> list[Message]:
         return [
@@ -139,9 +129,11 @@ class _Importer:
         for key in sorted(set(sent) - carried):
             value = sent[key]
             if key not in _MESSAGE_KEYS:
-                self._drop(f"{path}.{key}", value, "not an Ollama message field metis knows")
+                self.losses.imported(f"{path}.{key}", value, "not an Ollama message field metis knows")
             elif value not in (None, "", [], {}):  # an empty field loses nothing
-                self._drop(f"{path}.{key}", value, f"{role.value.upper()} messages do not carry {key}")
+                self.losses.imported(
+                    f"{path}.{key}", value, f"{role.value.upper()} messages do not carry {key}"
+                )
         try:
             if role == Role.assistant:
                 return self._assistant(wire)
@@ -217,11 +209,13 @@ class _Importer:
         function = tool["function"]
         fields: Mapping[str, Any] = tool
         for key in sorted(set(fields) - _TOOL_KEYS):
-            self._drop(f"{path}.{key}", fields[key], "not part of a canonical tool definition")
+            self.losses.imported(f"{path}.{key}", fields[key], "not part of a canonical tool definition")
         function_fields: Mapping[str, Any] = function
         for key in sorted(set(function_fields) - _FUNCTION_KEYS):
-            self._drop(
-                f"{path}.function.{key}", function_fields[key], "not part of a canonical tool definition"
+            self.losses.imported(
+                f"{path}.function.{key}",
+                function_fields[key],
+                "not part of a canonical tool definition",
             )
         return imported_tool(
             function["name"],
@@ -237,7 +231,7 @@ class _Importer:
         fields = option_fields(request, _CONTENT)
         known = known_fields(NAME)
         for key in sorted(set(fields) - known):  # the server ignores it: no Ollama option
-            self._drop(key, fields.pop(key), "not an Ollama request field (the server ignores it)")
+            self.losses.imported(key, fields.pop(key), "not an Ollama request field (the server ignores it)")
         options = AdapterOptions(
             model=self.model,
             session_id=self.session_id,

@@ -27,7 +27,7 @@ from ...errors import WireFormatError
 from ...usage import normalize_usage
 from .._kit.base import StreamDecoder
 from .._kit.framing import NDJSONFramer
-from .._kit.losses import warn_loss
+from .._kit.losses import Losses
 from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from .facts import FACTS, NAME
@@ -62,19 +62,10 @@ class OllamaStreamDecoder(StreamDecoder):
                 events.extend(self._line(line))
             except WireFormatError as exc:
                 # A cut connection leaves half a line: what came before is kept (CANCELLED).
-                self._warn("stream_line", f"stream ended inside a line; dropped it: {exc}")
+                Losses(NAME, self._context.session_id).lost(
+                    self._context.message_id, "stream_line", f"stream ended inside a line; dropped it: {exc}"
+                )
         return events
-
-    def _warn(self, what: str, reason: str) -> None:
-        """The §7.3 WARN of stream content that was not kept."""
-        warn_loss(
-            adapter=NAME,
-            session_id=self._context.session_id,
-            message_id=self._context.message_id,
-            block_type=what,
-            reason=reason,
-            text=f"{NAME}: {reason}",
-        )
 
     def provider_raw(self) -> dict[str, Any] | None:
         return self._raw.as_dict()
@@ -90,7 +81,8 @@ class OllamaStreamDecoder(StreamDecoder):
             StreamLine, text, provider=NAME, path=f"stream line {self._lines}", what="stream line"
         )
         if self._finished:
-            self._warn("stream_line", f"ignored a stream line after the end of the response: {text[:200]}")
+            reason = f"ignored a stream line after the end of the response: {text[:200]}"
+            Losses(NAME, self._context.session_id).lost(self._context.message_id, "stream_line", reason)
             return []
         if "error" in line:
             self._finished = True
@@ -120,9 +112,8 @@ class OllamaStreamDecoder(StreamDecoder):
             events.extend(self._tool_call(call))
         images = message.get("images")
         if images:  # as in a whole reply (`from_wire.read_response`): images are input only
-            self._warn(
-                "image", f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
-            )
+            reason = f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
+            Losses(NAME, self._context.session_id).lost(self._context.message_id, "image", reason)
         return events
 
     def _tool_call(self, call: ToolCall) -> list[StreamEvent]:

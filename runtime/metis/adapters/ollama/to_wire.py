@@ -53,7 +53,7 @@ from .._kit.base import AdapterOptions, WireBody
 from .._kit.facts import ToolChoice, tool_choice_meaning
 from .._kit.images import image_base64, parse_data_url
 from .._kit.importing import function_tool
-from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
+from .._kit.losses import Losses
 from .._kit.media_admission import admit, request_capabilities
 from .._kit.options import merge, own_fields
 from .._kit.provenance import own_raw
@@ -96,13 +96,9 @@ def write_request(
         "model": entry.wire_model,
         "messages": _Writer(messages, options, caps, entry.id).wire_messages(),
     }
-    warn_cache_points(
-        adapter=NAME,
-        messages=messages,
-        session_id=options.session_id,
-        reason="Ollama has no per-block cache marker; it keeps its own KV cache",
-    )
-    warn_citations(adapter=NAME, messages=messages, reason="an Ollama message carries plain text only")
+    losses = Losses(NAME, options.session_id)
+    losses.cache_points(messages, "Ollama has no per-block cache marker; it keeps its own KV cache")
+    losses.citations(messages, "an Ollama message carries plain text only")
     wire_tools = _tools(tools, options, caps, entry.id)
     if wire_tools:
         body["tools"] = wire_tools
@@ -145,13 +141,12 @@ def _tools(
     if not tools or (meaning is not None and meaning[0] == ToolChoice.none):
         return []
     if not caps.supports_tools:
-        _warn_request(
-            options, "tools", f"model {model} does not support tools; {len(tools)} tool(s) not sent"
+        Losses(NAME, options.session_id).request(
+            "tools", f"model {model} does not support tools; {len(tools)} tool(s) not sent"
         )
         return []
     if meaning is not None and meaning[0] != ToolChoice.auto:  # FACTS.tool_choice is empty: no wire field
-        _warn_request(
-            options,
+        Losses(NAME, options.session_id).request(
             "tool_choice",
             f"Ollama has no tool_choice; {options.tool_choice!r} not sent (the model chooses)",
         )
@@ -170,8 +165,8 @@ def _think(options: AdapterOptions, caps: AdapterCapabilities, model: str) -> bo
     wanted = options.thinking_budget > 0
     if not caps.supports_thinking:
         if wanted:
-            _warn_request(
-                options, "thinking_budget", f"model {model} does not support thinking; think not sent"
+            Losses(NAME, options.session_id).request(
+                "thinking_budget", f"model {model} does not support thinking; think not sent"
             )
         return None
     return wanted
@@ -196,6 +191,7 @@ class _Writer:
         self.model = model
         self.tool_names = _tool_names(messages)
         self.own_ids = options.tool_ids.issued_by(NAME)
+        self.losses = Losses(NAME, options.session_id)
 
     def wire_messages(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -230,11 +226,11 @@ class _Writer:
                 if (b64 := self._image(message, index, block)) is not None:
                     images.append(b64)
             elif block.type == "redacted_thinking":
-                self._drop(
+                self.losses.block(
                     message, index, block.type, "Ollama cannot carry another provider's redacted thinking"
                 )
             else:
-                self._drop(
+                self.losses.block(
                     message,
                     index,
                     block.type,
@@ -249,18 +245,15 @@ class _Writer:
             wire["tool_calls"] = calls
         return wire
 
-    def _drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
-        drop_block(adapter=NAME, message=message, index=index, block_type=block_type, reason=reason)
-
     def _thinking(self, message: Message, index: int, block: ThinkingBlock) -> str | None:
         """Unsigned thinking replays as text; a signature means another provider's reasoning."""
         if block.signature is not None:
-            self._drop(
+            self.losses.block(
                 message, index, block.type, "thinking signed by another provider is not replayable to Ollama"
             )
             return None
         if not self.caps.supports_thinking:
-            self._drop(message, index, block.type, f"model {self.model} does not support thinking")
+            self.losses.block(message, index, block.type, f"model {self.model} does not support thinking")
             return None
         return block.text or None
 
@@ -269,7 +262,7 @@ class _Writer:
         block_type = f"{block.type}{where}"
         refused = admit(block, self.caps, self.model, FACTS)  # every file id: Ollama reads none
         if refused is not None:
-            self._drop(message, index, block_type, refused)
+            self.losses.block(message, index, block_type, refused)
             return None
         if block.source.kind != MediaSourceKind.url:
             return image_base64(block, self.options)
@@ -277,7 +270,9 @@ class _Writer:
         if parsed is not None:
             return parsed[1]
         if not self.options.allow_url_fetch:
-            self._drop(message, index, block_type, "Ollama takes no image URLs and URL fetching is disabled")
+            self.losses.block(
+                message, index, block_type, "Ollama takes no image URLs and URL fetching is disabled"
+            )
             return None
         fetcher = self.options.url_fetcher or UrlFetcher(max_bytes=self.options.max_media_bytes)
         return _fetch(fetcher, block.source.data, message, index)
@@ -306,14 +301,14 @@ class _Writer:
                 if (b64 := self._image(message, 0, part, " in tool_result")) is not None:
                     images.append(b64)
             else:
-                self._drop(
+                self.losses.block(
                     message,
                     0,
                     f"{part.type} in tool_result",
                     "an Ollama tool message carries text and images only",
                 )
         if block.is_error:
-            _warn_lossy(
+            self.losses.lost(
                 message,
                 "tool_result.is_error",
                 "Ollama tool messages have no error flag; the text is sent as is",
@@ -323,7 +318,7 @@ class _Writer:
             wire["images"] = images
         name = self.tool_names.get(block.tool_use_id)
         if name is None:
-            _warn_lossy(
+            self.losses.lost(
                 message,
                 "tool_result.tool_name",
                 f"no tool_use {block.tool_use_id} in the history; sent without tool_name",
@@ -346,30 +341,6 @@ def _fetch(fetcher: Callable[[str], bytes], url: str, message: Message, index: i
             path=f"content[{index}]",
         ) from exc
     return base64.b64encode(data).decode("ascii")
-
-
-def _warn_request(options: AdapterOptions, what: str, reason: str) -> None:
-    """The §7.3 WARN of a loss that belongs to the request, not to one message (no message id)."""
-    warn_loss(
-        adapter=NAME,
-        session_id=options.session_id,
-        message_id=None,
-        block_type=what,
-        reason=reason,
-        text=f"{NAME}: {reason}",
-    )
-
-
-def _warn_lossy(message: Message, what: str, reason: str) -> None:
-    """A WARN in the lossy-projection format for a loss that drops no whole block."""
-    warn_loss(
-        adapter=NAME,
-        session_id=message.session_id,
-        message_id=message.id,
-        block_type=what,
-        reason=reason,
-        text=f"{what} of message {message.id} lost for {NAME}: {reason}",
-    )
 
 
 # --- the pre-flight estimate ------------------------------------------------------------------

@@ -33,10 +33,9 @@ from metis_schema.v3 import (
 )
 
 from ... import _json
-from ..._gc import bulk
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
-from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, StreamDecoder, WireBody, WireImport
 from .._kit.facts import ProviderFacts
 from .._kit.reply import ReplyEncoder, ReplyOptions
 from ..chat.wire import canonical_arguments
@@ -69,12 +68,8 @@ class ResponsesAdapter(Adapter):
         """`Authorization: Bearer <key>`; none for keyless local servers."""
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
-    @bulk
-    def to_wire(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
-    ) -> WireBody:
-        """Canonical messages -> a request body (conventions: `responses.to_wire`)."""
-        return write_request(messages, tools, options)
+    write_request = staticmethod(write_request)
+    """Canonical messages -> a request body (conventions: `responses.to_wire`)."""
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         """A response object -> one canonical ASSISTANT message (conventions: `responses.from_wire`)."""
@@ -92,11 +87,9 @@ class ResponsesAdapter(Adapter):
         """Responses SSE from canonical events (`reply.ResponsesReplyEncoder`)."""
         return ResponsesReplyEncoder(reply)
 
-    @bulk
-    def from_wire_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
+    def import_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded request -> canonical messages, tools and options (conventions: `responses.importer`)."""
-        with tool_ids.importing():  # calls the session knows keep their ids
-            return import_request(OPENAI, body, session_id=session_id, tool_ids=tool_ids)
+        return import_request(OPENAI, body, session_id=session_id, tool_ids=tool_ids)
 
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.

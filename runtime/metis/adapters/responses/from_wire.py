@@ -60,11 +60,11 @@ from ...assembly import RequestContext, finish_assistant, parse_tool_arguments
 from ...errors import WireFormatError
 from ...usage import normalize_usage
 from ...validation import pydantic_problems
+from .._kit.arguments import kept_arguments
 from .._kit.facts import ProviderFacts
 from .._kit.importing import text_block, thinking_block, tool_use_block
-from .._kit.losses import warn_loss, wire_message
+from .._kit.losses import Losses, wire_message
 from .._kit.reader import read
-from ..chat.wire import kept_arguments
 from .facts import ANSWERS, AWAITS_CLIENT, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 from .server_results import call_input, server_result
 from .wire import (
@@ -172,25 +172,9 @@ def read_items(
 def keep_other(item: dict[str, Any], path: str, out: ItemRead, *, at: int) -> None:
     """An item with no canonical block: kept whole, with the block position `at` it stood at."""
     kind = str(item.get("type") or "item")
-    _warn(
-        out,
-        path,
-        kind,
-        f"output item of type {kind!r} has no canonical block; kept in provider_raw, not carried",
-    )
+    reason = f"output item of type {kind!r} has no canonical block; kept in provider_raw, not carried"
+    Losses(PROVIDER, out.session_id).lost(out.message_id or wire_message(path), kind, reason, at=path)
     out.other_items.append({"at": at, "item": item})
-
-
-def _warn(out: ItemRead, path: str, block_type: str, reason: str) -> None:
-    """One §7.3 WARN of what a read keeps raw rather than carries."""
-    warn_loss(
-        adapter=PROVIDER,
-        session_id=out.session_id,
-        message_id=out.message_id or wire_message(path),
-        block_type=block_type,
-        reason=reason,
-        text=f"{PROVIDER}: {path}: {reason}",
-    )
 
 
 FILE_ANNOTATIONS = frozenset({"file_citation", "container_file_citation", "file_path"})
@@ -242,12 +226,8 @@ def note_annotations(annotations: list[dict[str, Any]] | None, index: int, path:
     if not annotations:
         return
     kinds = ", ".join(sorted({str(a.get("type")) for a in annotations}))
-    _warn(
-        out,
-        path,
-        "citation",
-        f"{len(annotations)} annotation(s) ({kinds}) have no canonical citation; kept in provider_raw",
-    )
+    reason = f"{len(annotations)} annotation(s) ({kinds}) have no canonical citation; kept in provider_raw"
+    Losses(PROVIDER, out.session_id).lost(out.message_id or wire_message(path), "citation", reason, at=path)
     out.annotations[str(index)] = annotations
 
 

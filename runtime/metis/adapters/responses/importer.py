@@ -65,14 +65,13 @@ from .._kit.base import AdapterOptions, WireImport
 from .._kit.facts import ProviderFacts
 from .._kit.images import parse_data_url, url_image_media_type
 from .._kit.importing import import_model, imported_tool
-from .._kit.losses import import_drop
-from .._kit.options import option_fields
+from .._kit.losses import Losses
+from .._kit.options import imported_options, option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
 from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 from .from_wire import ItemRead, read_items
-from .to_wire import DIRECTIVES
 from .wire import FunctionCallOutputItem, InputAudio, Item, MessageItem, Part, Request, Tool
 
 _B = TypeVar("_B", ImageBlock, AudioBlock)
@@ -115,7 +114,7 @@ class _Importer:
         self.context = import_context(
             provider=PROVIDER, session_id=session_id, model=model_id, tool_ids=tool_ids
         )
-        self.dropped: list[dict[str, Any]] = []
+        self.losses = Losses(PROVIDER, session_id)
         self.messages: list[Message] = []
         self.system_roles: list[str] = []
         self.pending: list[Item] = []
@@ -151,7 +150,7 @@ class _Importer:
             messages=self.messages,
             tools=tools,
             options=self.options(request, directives),
-            dropped=self.dropped,
+            dropped=self.losses.dropped,
         )
 
     # --- options --------------------------------------------------------------------
@@ -159,23 +158,16 @@ class _Importer:
     def options(self, request: Request, directives: dict[str, Any]) -> AdapterOptions:
         """Canonical options taken out of the request's option fields (`options`); what is
         left (with the directives) is this provider's own, replayed to it alone."""
-        facts = self.facts
         body = cast(dict[str, Any], request)
-        fields = option_fields(body, _BODY_KEYS)
-        options = AdapterOptions(
+        return imported_options(
+            body,
+            option_fields(body, _BODY_KEYS),
+            self.facts,
             model=self.model_id,
             session_id=self.session_id,
             tool_ids=self.tool_ids,
-            stream=body.get("stream") is True,
-            tool_choice=facts.take_tool_choice(fields, "tool_choice"),
-            output_schema=facts.take_output_schema(fields),
-            **facts.take_options(fields),
+            directives=directives,
         )
-        if directives:
-            fields[DIRECTIVES] = directives
-        if fields:
-            options.provider_options[PROVIDER] = fields
-        return options
 
     # --- tools ----------------------------------------------------------------------
 
@@ -231,7 +223,9 @@ class _Importer:
                 )
                 added += 1
             if not added:
-                self.drop(path, item, "additional_tools offers only tools the request declares already")
+                self.losses.imported(
+                    path, item, "additional_tools offers only tools the request declares already"
+                )
         return out
 
     # --- items ----------------------------------------------------------------------
@@ -257,7 +251,7 @@ class _Importer:
                 if kind == "item_reference"
                 else f"item of type {kind!r} has no canonical block"
             )
-            self.drop(path, item, reason)
+            self.losses.imported(path, item, reason)
 
     def flush(self) -> None:
         """The pending run of assistant-side items -> one ASSISTANT message."""
@@ -272,7 +266,7 @@ class _Importer:
             out=ItemRead(session_id=self.session_id),
         )
         for other in found.other_items:
-            self.drop(f"input[{self.pending_at}:]", other["item"], "no canonical block")
+            self.losses.imported(f"input[{self.pending_at}:]", other["item"], "no canonical block")
         found.other_items = []
         raw = {"adapter": PROVIDER, **found.raw()}
         self.messages.append(
@@ -313,7 +307,7 @@ class _Importer:
             document = self.document(part, path)
             if document is not None:
                 return document
-        self.drop(path, part, f"content part of type {kind!r} has no canonical block here")
+        self.losses.imported(path, part, f"content part of type {kind!r} has no canonical block here")
         return None
 
     def document(self, part: Part, path: str) -> DocumentBlock | None:
@@ -424,11 +418,6 @@ class _Importer:
             path=path,
             created_at=datetime.now(UTC),
             metadata=metadata,
-        )
-
-    def drop(self, path: str, value: Any, reason: str) -> None:
-        import_drop(
-            self.dropped, adapter=PROVIDER, session_id=self.session_id, path=path, value=value, reason=reason
         )
 
 

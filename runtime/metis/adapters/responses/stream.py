@@ -58,12 +58,12 @@ from metis_schema.v3 import (
 from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
+from .._kit.arguments import raw_arguments_to_keep
 from .._kit.base import StreamDecoder
 from .._kit.facts import ProviderFacts
 from .._kit.framing import SSEEvent, SSEFramer
 from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
-from ..chat.wire import raw_arguments_to_keep
 from .facts import PROVIDER
 from .from_wire import (
     SUMMARY_JOIN,

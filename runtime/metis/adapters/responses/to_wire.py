@@ -11,7 +11,7 @@ Stateless by design: the whole history goes in `input` every time (no
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
   with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
   sent back: an input message carries text, so another provider's are dropped with one
-  WARN per message, `losses.warn_citations`);
+  WARN per message, `Losses.citations`);
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
@@ -65,21 +65,20 @@ from metis_schema.v3 import (
     ToolUseBlock,
 )
 
-from ... import _json
 from ...catalog import load_catalog
 from ...errors import WireFormatError
 from ...workspace import inline_base64, workspace_file_base64
+from .._kit.arguments import replay_arguments
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.facts import ProviderFacts
 from .._kit.images import data_url, image_base64
-from .._kit.losses import drop_block, warn_cache_points, warn_citations
+from .._kit.losses import Losses
 from .._kit.media_admission import admit, document_losses, request_capabilities
 from .._kit.options import DIRECTIVES, merge, split_directives
 from .._kit.provenance import foreign_reasoning, own_raw, produced_at, replays_opaque
 from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
-from ..chat.wire import canonical_arguments
 from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER
 
 log = logging.getLogger("metis.adapters")
@@ -117,16 +116,10 @@ def write_request(
     for rest in offered.values():
         writer.items.extend(rest)
     body["input"] = writer.items
-    warn_cache_points(
-        adapter=PROVIDER,
-        messages=messages,
-        session_id=options.session_id,
-        reason="this API caches automatically",
-    )
-    warn_citations(
-        adapter=PROVIDER,
-        messages=messages,
-        reason="an input message carries text; annotations go only on an output message item, "
+    writer.losses.cache_points(messages, "this API caches automatically")
+    writer.losses.citations(
+        messages,
+        "an input message carries text; annotations go only on an output message item, "
         "which needs the stored item's id",
     )
     _options(facts, body, tools, options, found, thinks=caps.supports_thinking)
@@ -216,6 +209,7 @@ class _Writer:
         self, options: AdapterOptions, model_id: str, found: dict[str, Any], caps: AdapterCapabilities
     ) -> None:
         self.options = options
+        self.losses = Losses(PROVIDER, options.session_id)
         self.model_id = model_id
         self.caps = caps
         self.system_role: str = found.get("system_role", "system")
@@ -248,7 +242,7 @@ class _Writer:
                 if part is not None:
                     parts.append(part)
             else:
-                self.drop(
+                self.losses.block(
                     message, index, block.type, "USER messages carry text, images, documents and audio only"
                 )
         if parts:
@@ -263,7 +257,7 @@ class _Writer:
         if refused is None and isinstance(block, AudioBlock):
             refused = self.audio_refused(block)
         if refused is not None:
-            self.drop(message, index, block.type, refused)
+            self.losses.block(message, index, block.type, refused)
             return None
         if isinstance(block, AudioBlock):
             # base64 or a workspace file (audio_refused turned URLs and file ids away)
@@ -342,7 +336,7 @@ class _Writer:
                         "type": "function_call",
                         "call_id": self.wire_id(block.id),
                         "name": block.name,
-                        "arguments": _replay_arguments(block, raw),
+                        "arguments": replay_arguments(block, raw),
                     }
                 )
             elif isinstance(block, ServerToolUseBlock):
@@ -351,7 +345,7 @@ class _Writer:
                     self.items.append(dict(kept))
                     replayed.add(block.id)
                 else:
-                    self.drop(
+                    self.losses.block(
                         message, index, block.type, "a server tool call replays only to the model that ran it"
                     )
             elif isinstance(block, ServerToolResultBlock):
@@ -364,7 +358,7 @@ class _Writer:
                 if answer is not None:  # an item of its own answering an earlier one (ANSWERS)
                     self.items.append(dict(answer))
                     continue
-                self.drop(message, index, block.type, _result_drop_reason(block))
+                self.losses.block(message, index, block.type, _result_drop_reason(block))
             elif isinstance(block, CompactionBlock):
                 if (
                     block.provider == PROVIDER
@@ -376,7 +370,7 @@ class _Writer:
                         compacted["id"] = compaction_ids[key]
                     self.items.append(compacted)
                 else:
-                    self.drop(
+                    self.losses.block(
                         message,
                         index,
                         block.type,
@@ -386,9 +380,9 @@ class _Writer:
                 if own and key in reasoning:
                     self.items.append(dict(reasoning[key]))
                 else:
-                    self.drop(message, index, block.type, self.reasoning_drop_reason(message, own))
+                    self.losses.block(message, index, block.type, self.reasoning_drop_reason(message, own))
             else:
-                self.drop(
+                self.losses.block(
                     message, index, block.type, "ASSISTANT messages carry text, tool calls and reasoning only"
                 )
         self.items.extend(o["item"] for o in others)
@@ -413,7 +407,7 @@ class _Writer:
                 if media is not None:
                     parts.append(media)
             else:
-                self.drop(
+                self.losses.block(
                     message, 0, part.type, "function_call_output carries text, images and documents only"
                 )
         output: str | list[dict[str, Any]]
@@ -425,32 +419,11 @@ class _Writer:
             {"type": "function_call_output", "call_id": self.wire_id(block.tool_use_id), "output": output}
         )
 
-    def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
-        drop_block(adapter=PROVIDER, message=message, index=index, block_type=block_type, reason=reason)
-
 
 def _result_drop_reason(block: ServerToolResultBlock) -> str:
     if block.provider == PROVIDER:
         return "a built-in tool's result replays only inside its call item, to the model that ran it"
     return f"a result of {block.provider}'s own tool replays only there"
-
-
-def _replay_arguments(block: ToolUseBlock, raw: dict[str, Any]) -> str:
-    """The provider's own arguments text while it still means the block's input, else canonical JSON."""
-    for key in ("arguments", "unparsed_arguments"):
-        kept = raw.get(key)
-        text = kept.get(block.id) if isinstance(kept, dict) else None
-        if isinstance(text, str) and _means(text, block.input):
-            return text
-    return canonical_arguments(block.input)
-
-
-def _means(text: str, value: dict[str, Any]) -> bool:
-    try:
-        parsed = _json.loads(text) if text.strip() else {}
-    except _json.JSONDecodeError:
-        return value == {}  # kept unparseable text stands for an empty input
-    return bool(parsed == value) if isinstance(parsed, dict) else value == {}
 
 
 __all__ = ["DIRECTIVES", "directives", "write_request"]

@@ -29,7 +29,8 @@ from metis.adapters._kit.options import OutputSchema
 from metis.adapters.responses.facts import DIALECTS
 from metis.errors import ProviderError, WireFormatError
 from metis_schema.v3 import ErrorEvent
-from test_adapter_contract import context
+
+from tests.adapters.test_adapter_contract import context
 
 PROVIDERS = ("anthropic", "openai", "openrouter", "mistral", "responses", "gemini", "ollama")
 OLD_MARKERS = ("\x00tool-name\x00", "\x00schema\x00", "\x00schema-name\x00")
