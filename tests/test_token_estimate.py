@@ -13,13 +13,17 @@ test_openai_adapter.py, test_openrouter_adapter.py, test_responses_adapter.py).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
 
 import golden
 import orjson
+import pytest
 from metis import adapters
+from metis.adapters._kit.base import Adapter
+from metis.adapters._kit.estimate import Thinking, estimate
 from metis.ids import ToolIdMap
 from metis_schema.v3 import Message, ToolDefinition
 
@@ -133,3 +137,59 @@ def test_every_provider_estimates_every_golden_conversation_as_before() -> None:
     }
     assert len(numbers) > 80
     golden.check("estimate", "numbers.golden.json", numbers)
+
+
+def test_no_adapter_has_an_estimator_of_its_own() -> None:
+    """The base adapter asks the row: no adapter overrides `estimate_input_tokens`, and every
+    registered provider has a row with its measured error stated beside its numbers."""
+    for provider in adapters.names():
+        adapter = adapters.get(provider)
+        assert type(adapter).estimate_input_tokens is Adapter.estimate_input_tokens, provider
+        row = adapter.facts.tokens
+        assert row is not None and row.measured, provider
+
+
+def test_a_row_is_all_a_provider_needs() -> None:
+    """A provider's estimate follows its row with no code of its own: a copy of Gemini's
+    row with other numbers, on an adapter whose facts row carries it, counts by them."""
+    gemini = adapters.get("gemini")
+    row = gemini.facts.tokens
+    assert row is not None
+    cheaper = dataclasses.replace(row, image=100, message=10, request=7)
+
+    class Cheaper(type(gemini)):  # type: ignore[misc]
+        facts = dataclasses.replace(gemini.facts, tokens=cheaper)
+
+    _, messages, tools = _unicode_case()
+    image = _messages(
+        [
+            {
+                "session_id": "sess_estimate_unicode",
+                "schema_version": 3,
+                "role": "user",
+                "content": [
+                    {
+                        "type": "image",
+                        "media_type": "image/png",
+                        "source": {"kind": "url", "data": "https://example.test/a.png"},
+                    }
+                ],
+            }
+        ]
+    )
+    before = gemini.estimate_input_tokens([*messages, *image], tools)
+    after = Cheaper().estimate_input_tokens([*messages, *image], tools)
+    assert before - after == (258 - 100) + 5 * (3 - 10) - 7
+    assert estimate(cheaper, "gemini", [*messages, *image], tools) == after
+
+
+@pytest.mark.parametrize("provider", ["openai", "openrouter", "mistral"])
+def test_a_chat_dialect_counts_reasoning_as_it_replays_it(provider: str) -> None:
+    """Chat dialects send reasoning back only to the provider that wrote it: their row
+    counts only their own replies' thinking, and says so only where the dialect replays."""
+    adapter = adapters.get(provider)
+    dialect = adapter.dialect  # type: ignore[attr-defined]
+    replays = dialect.reasoning_details or dialect.replays_plain_reasoning or dialect.thinking_parts
+    row = adapter.facts.tokens
+    assert row is not None
+    assert row.thinking is (Thinking.own if replays else Thinking.none)

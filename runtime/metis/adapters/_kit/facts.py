@@ -26,6 +26,7 @@ from ... import _json
 from ..._times import READERS
 from ...errors import ProviderError, retryable_status
 from ...validation import field_path
+from .estimate import TokenRow
 from .losses import REQUEST, warn_loss
 from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
 
@@ -159,6 +160,10 @@ class ProviderFacts:
     """Where a whole reply says when it was made: (its key, `iso` or `unix`, a reader of
     `metis._times`); None when the provider's replies do not say (Anthropic, Gemini). An
     imported reply is dated, and so priced, by it (`reply_time`)."""
+    tokens: TokenRow | None = None
+    """The numbers of the pre-flight token estimate (`estimate.estimate`, which the base
+    adapter's `estimate_input_tokens` runs), with the error measured against this
+    provider's usage counts; every registered provider has one."""
 
     def reply_time(self, reply: object) -> datetime | None:
         """When a whole reply body was made, as it says (see `created_at`); None when it

@@ -29,7 +29,7 @@ from .from_wire import read_response
 from .importer import import_request
 from .reply import AnthropicReplyEncoder, write_reply
 from .stream import AnthropicStreamDecoder
-from .to_wire import estimate_input_tokens, write_request
+from .to_wire import write_request
 
 API_VERSION = "2023-06-01"
 """The `anthropic-version` header every request carries."""
@@ -83,10 +83,6 @@ class AnthropicAdapter(Adapter):
     def reply_encoder(self, reply: ReplyOptions) -> ReplyEncoder:
         """Messages SSE from canonical events (`reply.AnthropicReplyEncoder`)."""
         return AnthropicReplyEncoder(reply)
-
-    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-        """Characters / 3.5 plus fixed overheads (method: `to_wire.estimate_input_tokens`)."""
-        return estimate_input_tokens(messages, tools)
 
 
 ADAPTER = AnthropicAdapter()

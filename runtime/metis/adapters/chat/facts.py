@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from metis_schema.v3 import StopReason
+from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
+from .._kit.estimate import JsonLength, Thinking, TokenRow
 from .._kit.facts import (
     EFFORT_SAME,
     SCHEMA,
@@ -26,6 +28,7 @@ from .._kit.facts import (
     ProviderFacts,
     ToolChoice,
 )
+from .._kit.importing import function_tool
 
 FINISH_REASONS: dict[str, StopReason] = {
     "stop": StopReason.end_turn,
@@ -100,6 +103,36 @@ REPLY_FINISH_REASONS: Mapping[StopReason, str] = {
 function_call) has no value for -> the nearest it has, in a reply written for a Chat client."""
 
 
+def _tool_text(tool: ToolDefinition) -> tuple[Any, ...]:
+    """A tool as a Chat request sends it: the function tool."""
+    return (function_tool(tool),)
+
+
+TOKENS = TokenRow(
+    # ceil(characters / 4) over what would be sent: text of system, user, assistant and
+    # tool-result blocks; tool names and compact JSON arguments; the bytes of each tool's
+    # compact JSON; the reasoning text of this provider's own replies (every dialect here
+    # replays reasoning, to the provider that wrote it only: an upper guess, since the
+    # model is not known here). Each message adds 4 tokens (role and framing), the reply
+    # primer 3, each image 765 (OpenAI's price of a 1024x1024 high-detail image: an upper
+    # guess, since sizes are unknown here).
+    chars_per_token=4,
+    request=3,
+    message=4,
+    image=765,
+    thinking=Thinking.own,
+    arguments=JsonLength.compact,
+    tool_json=JsonLength.compact_bytes,
+    tool_text=_tool_text,
+    measured="chars/4 over-counts o200k English prose and JSON punctuation: the estimate errs "
+    "high (safe for budgets); against the prompt_tokens of the recorded-shape fixtures within "
+    "30% and never more than 5% low (tests/test_openai_adapter.py, "
+    "tests/test_openrouter_adapter.py test_estimate_input_tokens_error_is_bounded)",
+)
+"""The Chat Completions numbers for the pre-flight estimate (`_kit.estimate`), every
+dialect's by default (`chat_facts`)."""
+
+
 def chat_facts(
     provider: str,
     *,
@@ -113,6 +146,7 @@ def chat_facts(
     option_aliases: Mapping[str, tuple[str, ...]] | None = None,
     efforts: Mapping[str, str] = EFFORT_SAME,
     effort_or_budget: bool = False,
+    tokens: TokenRow = TOKENS,
 ) -> ProviderFacts:
     """A dialect's ProviderFacts: the shared stop reasons (with the dialect's own further
     `stop_reasons`) and tool choice, its own envelope and options; by default it reads file
@@ -134,6 +168,7 @@ def chat_facts(
         reply_stop_reasons=REPLY_FINISH_REASONS,
         reply_stop_default="stop",
         created_at=("created", "unix"),  # every Chat dialect's reply says when, in Unix seconds
+        tokens=tokens,
     )
 
 
@@ -198,6 +233,7 @@ __all__ = [
     "OUTPUT_SCHEMA",
     "RETRYABLE_STATUS_CODES",
     "RETRYABLE_TYPES",
+    "TOKENS",
     "TOOL_CHOICE",
     "WAV_MP3",
     "ChatDialect",

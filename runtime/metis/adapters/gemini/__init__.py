@@ -30,7 +30,7 @@ from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNAT
 from .from_wire import read_response
 from .importer import import_request
 from .stream import GeminiStreamDecoder
-from .to_wire import estimate_input_tokens, write_request
+from .to_wire import write_request
 
 
 class GeminiAdapter(Adapter):
@@ -74,10 +74,6 @@ class GeminiAdapter(Adapter):
         model is in Gemini's URL, not its body: pass `model` (else DEFAULT_IMPORT_MODEL)."""
         with tool_ids.importing():  # calls the session knows keep their ids
             return import_request(body, session_id=session_id, tool_ids=tool_ids, model=model)
-
-    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-        """ceil(chars / 4) + 258 per image + 3 per message (see `to_wire.estimate_input_tokens`)."""
-        return estimate_input_tokens(messages, tools)
 
 
 ADAPTER = GeminiAdapter()

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
-from metis_schema.v3 import StopReason
+from metis_schema.v3 import StopReason, ToolDefinition
 
+from .._kit.estimate import JsonLength, TokenRow
 from .._kit.facts import (
     EFFORT_SAME,
     SCHEMA,
@@ -102,6 +104,31 @@ OUTPUT_SCHEMA: dict[str, object] = {
 other formats stay provider-only."""
 
 
+def _tool_text(tool: ToolDefinition) -> tuple[Any, ...]:
+    """A tool as the estimate counts it: the JSON of its canonical definition."""
+    return (tool.model_dump(mode="json", exclude_none=True),)
+
+
+TOKENS = TokenRow(
+    # ceil(characters / 4) over what would be sent: text of every block, tool names and
+    # compact JSON arguments, the bytes of each tool definition's compact JSON, and
+    # reasoning summaries (encrypted reasoning is counted by the server and cannot be seen
+    # here: an underestimate for reasoning-heavy histories). Each message adds 4 tokens,
+    # each image 765 (OpenAI's price of a 1024x1024 high-detail image: an upper guess,
+    # sizes are unknown here).
+    chars_per_token=4,
+    message=4,
+    image=765,
+    arguments=JsonLength.compact,
+    tool_json=JsonLength.compact_bytes,
+    tool_text=_tool_text,
+    measured="not measured against recorded usage (the method is Chat Completions', whose "
+    "error is measured there); tests/test_responses_adapter.py "
+    "test_input_estimate_counts_text_tools_and_images holds what it counts",
+)
+"""The Responses API's numbers for the pre-flight estimate (`_kit.estimate`)."""
+
+
 FACTS = ProviderFacts(
     provider=PROVIDER,
     stop_reasons=STATUS_REASONS,
@@ -120,6 +147,7 @@ FACTS = ProviderFacts(
     # same upload a Chat Completions `file` part names).
     file_ids_from=frozenset({PROVIDER, "openai"}),
     created_at=("created_at", "unix"),
+    tokens=TOKENS,
 )
 """Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
 they differ in what the writer asks for."""
@@ -163,6 +191,7 @@ __all__ = [
     "SERVER_TOOL_CALLS",
     "SERVER_TOOL_ITEMS",
     "STATUS_REASONS",
+    "TOKENS",
     "TOOL_CHOICE",
     "ResponsesDialect",
 ]
