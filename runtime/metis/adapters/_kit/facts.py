@@ -20,11 +20,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from metis_schema.v3 import StopReason
+from metis_schema.v3 import StopReason, Usage
 
 from ... import _json
 from ..._times import READERS
-from ...errors import ProviderError, retryable_status
+from ...errors import AdapterError, ProviderError, retryable_status
+from ...usage import CounterRule
 from ...validation import field_path
 from .estimate import TokenRow
 from .losses import REQUEST, warn_loss
@@ -164,6 +165,10 @@ class ProviderFacts:
     """The numbers of the pre-flight token estimate (`estimate.estimate`, which the base
     adapter's `estimate_input_tokens` runs), with the error measured against this
     provider's usage counts; every registered provider has one."""
+    usage: CounterRule | None = None
+    """How this provider's usage object counts (`metis.usage.normalize_usage` looks it up
+    here): where each count is, through which declared shape it is read, whether the prompt
+    count includes the cache counts; every registered provider has one."""
 
     def reply_time(self, reply: object) -> datetime | None:
         """When a whole reply body was made, as it says (see `created_at`); None when it
@@ -172,6 +177,15 @@ class ProviderFacts:
             return None
         key, kind = self.created_at
         return READERS[kind](reply.get(key))
+
+    def reported_prompt(self, counts: Usage | None) -> int:
+        """The prompt count this provider's usage object states for canonical `counts` (its
+        usage rule's `reported_prompt`): what a reply written in its format says."""
+        if self.usage is None:
+            raise AdapterError(
+                f"{self.provider} has no usage rule (ProviderFacts.usage)", provider=self.provider
+            )
+        return self.usage.reported_prompt(counts)
 
     def reads_file_id(self, owner: str | None) -> bool:
         """Whether a file id uploaded to `owner` means something to this provider."""

@@ -11,8 +11,10 @@ from typing import Any
 
 from metis_schema.v3 import StopReason, ToolDefinition
 
+from ...usage import Counter, CounterRule
 from .._kit.estimate import ANTHROPIC_BLOCKS, JsonLength, Rounding, TokenRow
 from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .wire import Usage
 
 PROVIDER = "anthropic"
 
@@ -50,6 +52,24 @@ TOKENS = TokenRow(
     "(tests/test_anthropic_estimate.py holds it under 20%, each within max(15, 35%))",
 )
 """Anthropic's numbers for the pre-flight estimate (`_kit.estimate`)."""
+
+USAGE = CounterRule(
+    source="Anthropic SDK types/usage.py and the prompt-caching docs: total input = input_tokens + "
+    "cache_creation_input_tokens + cache_read_input_tokens; provider-wire-formats.md §1",
+    shape=Usage,
+    prompt=Counter("input_tokens"),
+    output=Counter("output_tokens"),
+    cached=Counter("cache_read_input_tokens"),
+    written=Counter("cache_creation_input_tokens"),
+    prompt_includes_cache=False,
+    units={
+        "reasoning_tokens": Counter("output_tokens_details.thinking_tokens"),
+        "cache_creation_1h_input_tokens": Counter("cache_creation.ephemeral_1h_input_tokens"),
+        "web_search_requests": Counter("server_tool_use.web_search_requests"),
+        "web_fetch_requests": Counter("server_tool_use.web_fetch_requests"),
+    },
+)
+"""How Anthropic's `usage` counts (`metis.usage`): the cache's tokens apart from input_tokens."""
 
 FACTS = ProviderFacts(
     provider=PROVIDER,
@@ -109,6 +129,7 @@ FACTS = ProviderFacts(
     # Files API uploads (`file_...`), Anthropic's own.
     file_ids_from=frozenset({PROVIDER}),
     tokens=TOKENS,
+    usage=USAGE,
 )
 
-__all__ = ["FACTS", "PROVIDER", "TOKENS"]
+__all__ = ["FACTS", "PROVIDER", "TOKENS", "USAGE"]

@@ -16,6 +16,7 @@ from typing import Any
 from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
+from ...usage import Counter, CounterRule
 from .._kit.estimate import JsonLength, Thinking, TokenRow
 from .._kit.facts import (
     EFFORT_SAME,
@@ -103,6 +104,17 @@ REPLY_FINISH_REASONS: Mapping[StopReason, str] = {
 function_call) has no value for -> the nearest it has, in a reply written for a Chat client."""
 
 
+CHAT_UNITS: Mapping[str, Counter] = {
+    "reasoning_tokens": Counter("completion_tokens_details.reasoning_tokens"),
+    "input_audio_tokens": Counter("prompt_tokens_details.audio_tokens"),
+    "input_image_tokens": Counter("prompt_tokens_details.image_tokens"),
+    "output_audio_tokens": Counter("completion_tokens_details.audio_tokens"),
+    "output_image_tokens": Counter("completion_tokens_details.image_tokens"),
+}
+"""The units OpenAI's `usage` details count (openai-python types/completion_usage.py), for
+the dialects' counter rules (`usage` of `chat_facts`)."""
+
+
 def _tool_text(tool: ToolDefinition) -> tuple[Any, ...]:
     """A tool as a Chat request sends it: the function tool."""
     return (function_tool(tool),)
@@ -138,6 +150,7 @@ def chat_facts(
     *,
     error: ErrorEnvelope,
     options: Mapping[str, str],
+    usage: CounterRule,
     retryable_types: frozenset[str] = RETRYABLE_TYPES,
     never_retry_types: frozenset[str] = frozenset(),
     tool_choice: Mapping[ToolChoice, object] = TOOL_CHOICE,
@@ -149,7 +162,8 @@ def chat_facts(
     tokens: TokenRow = TOKENS,
 ) -> ProviderFacts:
     """A dialect's ProviderFacts: the shared stop reasons (with the dialect's own further
-    `stop_reasons`) and tool choice, its own envelope and options; by default it reads file
+    `stop_reasons`) and tool choice, its own envelope, options and usage rule (read through
+    `wire.Usage`); by default it reads file
     ids of its own provider only, and names the reasoning effort levels as the schema does
     (OpenAI's, OpenRouter's and Mistral's levels)."""
     return ProviderFacts(
@@ -169,6 +183,7 @@ def chat_facts(
         reply_stop_default="stop",
         created_at=("created", "unix"),  # every Chat dialect's reply says when, in Unix seconds
         tokens=tokens,
+        usage=usage,
     )
 
 
@@ -229,6 +244,7 @@ class ChatDialect:
 
 
 __all__ = [
+    "CHAT_UNITS",
     "FINISH_REASONS",
     "OUTPUT_SCHEMA",
     "RETRYABLE_STATUS_CODES",

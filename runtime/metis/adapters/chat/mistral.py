@@ -28,9 +28,22 @@ from typing import ClassVar
 
 from metis_schema.v3 import StopReason
 
+from ...usage import Counter, CounterRule
 from .._kit.facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 from . import ChatCompletionsAdapter, ChatDialect, chat_facts
 from .facts import RETRYABLE_TYPES
+from .wire import Usage
+
+USAGE = CounterRule(
+    source="Mistral chat completion usage (OpenAI's shape: cached_tokens inside prompt_tokens); "
+    "provider-wire-formats.md §5",
+    shape=Usage,
+    prompt=Counter("prompt_tokens"),
+    output=Counter("completion_tokens"),
+    cached=Counter("prompt_tokens_details.cached_tokens"),
+    units={"reasoning_tokens": Counter("completion_tokens_details.reasoning_tokens")},
+)
+"""How Mistral's `usage` counts (`metis.usage`)."""
 
 DIALECT = ChatDialect(
     facts=chat_facts(
@@ -48,6 +61,7 @@ DIALECT = ChatDialect(
             ToolChoice.any: "any",
             ToolChoice.tool: {"type": "function", "function": {"name": TOOL_NAME}},
         },
+        usage=USAGE,
     ),
     reasoning_details=False,
     plain_reasoning_keys=(),
@@ -70,4 +84,4 @@ class MistralAdapter(ChatCompletionsAdapter):
 
 ADAPTER = MistralAdapter()
 
-__all__ = ["ADAPTER", "DIALECT", "MistralAdapter"]
+__all__ = ["ADAPTER", "DIALECT", "USAGE", "MistralAdapter"]

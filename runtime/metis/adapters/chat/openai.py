@@ -11,9 +11,23 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...usage import Counter, CounterRule
 from .._kit.facts import ErrorEnvelope, ProviderFacts
 from . import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .facts import RETRYABLE_TYPES, WAV_MP3
+from .facts import CHAT_UNITS, RETRYABLE_TYPES, WAV_MP3
+from .wire import Usage
+
+USAGE = CounterRule(
+    source="OpenAI SDK types/completion_usage.py (cached_tokens and cache_write_tokens are part of "
+    "prompt_tokens; reasoning_tokens part of completion_tokens); provider-wire-formats.md §2",
+    shape=Usage,
+    prompt=Counter("prompt_tokens"),
+    output=Counter("completion_tokens"),
+    cached=Counter("prompt_tokens_details.cached_tokens"),
+    written=Counter("prompt_tokens_details.cache_write_tokens"),
+    units=CHAT_UNITS,
+)
+"""How OpenAI's Chat Completions `usage` counts (`metis.usage`)."""
 
 DIALECT = ChatDialect(
     facts=chat_facts(
@@ -36,6 +50,7 @@ DIALECT = ChatDialect(
         # One Files API behind both OpenAI wires: a file uploaded for the Responses API is
         # the same `file-...` id in a Chat Completions `file` part.
         file_ids_from=frozenset({"openai", "responses"}),
+        usage=USAGE,
     ),
     # Chat Completions returns no reasoning; compatible servers may (llama.cpp, vLLM and
     # DeepSeek `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking and sent back
@@ -77,4 +92,4 @@ class OpenAIAdapter(ChatCompletionsAdapter):
 
 ADAPTER = OpenAIAdapter()
 
-__all__ = ["ADAPTER", "DIALECT", "OpenAIAdapter"]
+__all__ = ["ADAPTER", "DIALECT", "USAGE", "OpenAIAdapter"]

@@ -19,8 +19,10 @@ from metis_schema.v3 import StopReason, ToolDefinition
 
 from ... import _json
 from ...errors import ProviderError
+from ...usage import Counter, CounterRule
 from .._kit.estimate import JsonLength, TokenRow
 from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
+from .wire import UsageMetadata
 
 NAME = "gemini"
 ENDPOINT_KIND = "generativelanguage"
@@ -131,6 +133,34 @@ TOKENS = TokenRow(
 )
 """Gemini's numbers for the pre-flight estimate (`_kit.estimate`)."""
 
+
+def _modality(details: str, *modalities: str) -> Counter:
+    """The tokens of `modalities` in a details list (`promptTokensDetails[modality=AUDIO]`)."""
+    return Counter(" + ".join(f"{details}[modality={m}].tokenCount" for m in modalities))
+
+
+USAGE = CounterRule(
+    source="google-genai GenerateContentResponseUsageMetadata (cachedContentTokenCount is part of "
+    "promptTokenCount; thoughtsTokenCount is not part of candidatesTokenCount); "
+    "provider-wire-formats.md §3",
+    # read through the declared shape, a snake_case object (the Python SDK's) has the
+    # camelCase keys below
+    shape=UsageMetadata,
+    prompt=Counter("promptTokenCount"),
+    output=Counter("candidatesTokenCount"),
+    cached=Counter("cachedContentTokenCount"),
+    extra_input=Counter("toolUsePromptTokenCount"),
+    extra_output=Counter("thoughtsTokenCount"),
+    units={
+        "reasoning_tokens": Counter("thoughtsTokenCount"),
+        "input_audio_tokens": _modality("promptTokensDetails", "AUDIO"),
+        "input_image_tokens": _modality("promptTokensDetails", "IMAGE", "DOCUMENT"),
+        "output_audio_tokens": _modality("candidatesTokensDetails", "AUDIO"),
+        "output_image_tokens": _modality("candidatesTokensDetails", "IMAGE"),
+    },
+)
+"""How Gemini's `usageMetadata` counts (`metis.usage`)."""
+
 _CONTENT_FILTER = StopReason.content_filter
 
 FACTS = GeminiFacts(
@@ -233,6 +263,7 @@ FACTS = GeminiFacts(
     # File API files (`https://generativelanguage.googleapis.com/.../files/...` URIs).
     file_ids_from=frozenset({NAME}),
     tokens=TOKENS,
+    usage=USAGE,
 )
 
 __all__ = [
@@ -247,5 +278,6 @@ __all__ = [
     "SKIP_SIGNATURE",
     "TOKENS",
     "UNNAMED_CALL",
+    "USAGE",
     "GeminiFacts",
 ]

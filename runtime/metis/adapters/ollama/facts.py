@@ -17,8 +17,10 @@ from typing import Any
 
 from metis_schema.v3 import StopReason, ToolDefinition
 
+from ...usage import Counter, CounterRule
 from .._kit.estimate import TokenRow
 from .._kit.facts import SCHEMA, ErrorEnvelope, ProviderFacts
+from .wire import Counts
 
 NAME = "ollama"
 
@@ -53,6 +55,15 @@ TOKENS = TokenRow(
 )
 """Ollama's numbers for the pre-flight estimate (`_kit.estimate`)."""
 
+USAGE = CounterRule(
+    source="Ollama API docs /api/chat (prompt_eval_count, eval_count); provider-wire-formats.md §4",
+    shape=Counts,
+    prompt=Counter("prompt_eval_count"),
+    output=Counter("eval_count"),
+    prompt_includes_cache=False,
+)
+"""How Ollama counts (`metis.usage`): the final response's own counters."""
+
 FACTS = ProviderFacts(
     provider=NAME,
     stop_reasons={
@@ -85,6 +96,7 @@ FACTS = ProviderFacts(
     file_ids_from=frozenset(),
     created_at=("created_at", "iso"),
     tokens=TOKENS,
+    usage=USAGE,
 )
 
-__all__ = ["FACTS", "NAME", "TOKENS"]
+__all__ = ["FACTS", "NAME", "TOKENS", "USAGE"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from metis_schema.v3 import StopReason, ToolDefinition
 
+from ...usage import Counter, CounterRule
 from .._kit.estimate import JsonLength, TokenRow
 from .._kit.facts import (
     EFFORT_SAME,
@@ -28,6 +29,7 @@ from .._kit.facts import (
     ToolChoice,
 )
 from ..chat.facts import RETRYABLE_TYPES, WAV_MP3
+from .wire import SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, Usage
 
 PROVIDER = "responses"
 
@@ -46,28 +48,6 @@ TOOL_CHOICE: dict[ToolChoice, object] = {
     ToolChoice.any: "required",
     ToolChoice.tool: {"type": "function", "name": TOOL_NAME},
 }
-
-SERVER_TOOL_CALLS = frozenset(
-    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"}
-)
-"""Output items of tools the provider runs itself: ServerToolUseBlocks (name: the type
-without `_call`). Calls the client must answer (`computer_call`, `custom_tool_call`,
-shell calls) are not here: they have no canonical block and are kept raw."""
-
-SERVER_TOOL_ITEMS = frozenset(
-    {
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "tool_search_call",
-        "tool_search_output",
-        "mcp_approval_response",
-    }
-)
-"""The provider's tool items that stand alone rather than holding a call and its result:
-an MCP server's tool listing (a server_tool_use `mcp_list_tools` with the listing as its
-result), an MCP call awaiting approval and a tool search call (server_tool_use blocks
-`mcp_approval_request`, `tool_search`), and what answers them in a later item
-(`ANSWERS`: server_tool_result blocks). Each is kept whole and goes back as itself."""
 
 ANSWERS: dict[str, tuple[str, str]] = {
     "tool_search_output": ("call_id", "tool_search_call"),
@@ -129,6 +109,23 @@ TOKENS = TokenRow(
 """The Responses API's numbers for the pre-flight estimate (`_kit.estimate`)."""
 
 
+USAGE = CounterRule(
+    source="OpenAI SDK types/responses/response_usage.py (cached_tokens part of input_tokens, "
+    "reasoning_tokens part of output_tokens); provider-wire-formats.md §2",
+    shape=Usage,
+    prompt=Counter("input_tokens"),
+    output=Counter("output_tokens"),
+    cached=Counter("input_tokens_details.cached_tokens"),
+    written=Counter("input_tokens_details.cache_write_tokens"),
+    units={"reasoning_tokens": Counter("output_tokens_details.reasoning_tokens")},
+    # usage counts no built-in tool call; each is an output item of the reply
+    # (https://platform.openai.com/docs/pricing: web search per 1,000 calls, code
+    # interpreter per container)
+    from_content={"web_search": "web_search_requests", "code_interpreter": "code_execution_requests"},
+)
+"""How a Responses `usage` object counts (`metis.usage`)."""
+
+
 FACTS = ProviderFacts(
     provider=PROVIDER,
     stop_reasons=STATUS_REASONS,
@@ -148,6 +145,7 @@ FACTS = ProviderFacts(
     file_ids_from=frozenset({PROVIDER, "openai"}),
     created_at=("created_at", "unix"),
     tokens=TOKENS,
+    usage=USAGE,
 )
 """Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
 they differ in what the writer asks for."""
@@ -193,5 +191,6 @@ __all__ = [
     "STATUS_REASONS",
     "TOKENS",
     "TOOL_CHOICE",
+    "USAGE",
     "ResponsesDialect",
 ]

@@ -18,12 +18,34 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
-from .facts import SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
+from ...usage import Count
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
 _READ = ConfigDict(extra="ignore", strict=True)
 
 NonEmpty = Annotated[str, Field(min_length=1)]
+
+SERVER_TOOL_CALLS = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"}
+)
+"""Output items of tools the provider runs itself: ServerToolUseBlocks (name: the type
+without `_call`). Calls the client must answer (`computer_call`, `custom_tool_call`,
+shell calls) are not here: they have no canonical block and are kept raw."""
+
+SERVER_TOOL_ITEMS = frozenset(
+    {
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "tool_search_call",
+        "tool_search_output",
+        "mcp_approval_response",
+    }
+)
+"""The provider's tool items that stand alone rather than holding a call and its result:
+an MCP server's tool listing (a server_tool_use `mcp_list_tools` with the listing as its
+result), an MCP call awaiting approval and a tool search call (server_tool_use blocks
+`mcp_approval_request`, `tool_search`), and what answers them in a later item
+(`facts.ANSWERS`: server_tool_result blocks). Each is kept whole and goes back as itself."""
 
 
 def _item_kind(known: frozenset[str], server_calls: frozenset[str]) -> Discriminator:
@@ -264,6 +286,28 @@ class ErrorDetail(TypedDict):
 
 
 @with_config(_READ)
+class InputTokensDetails(TypedDict, total=False):
+    cached_tokens: Count | None
+    cache_write_tokens: Count | None
+
+
+@with_config(_READ)
+class OutputTokensDetails(TypedDict, total=False):
+    reasoning_tokens: Count | None
+
+
+@with_config(_READ)
+class Usage(TypedDict, total=False):
+    """A response's `usage` (openai-python types/responses/response_usage.py): read through by
+    the counter rule (`metis.usage`), which reads only what is declared here."""
+
+    input_tokens: Count | None
+    output_tokens: Count | None
+    input_tokens_details: InputTokensDetails | None
+    output_tokens_details: OutputTokensDetails | None
+
+
+@with_config(_READ)
 class Response(TypedDict):
     """A response object (`object: "response"`), the body of a non-streamed reply."""
 
@@ -344,6 +388,8 @@ class Request(TypedDict):
 
 
 __all__ = [
+    "SERVER_TOOL_CALLS",
+    "SERVER_TOOL_ITEMS",
     "CodeOutput",
     "CompactionItem",
     "ErrorDetail",
@@ -364,4 +410,5 @@ __all__ = [
     "SearchSource",
     "ServerCallItem",
     "Tool",
+    "Usage",
 ]
