@@ -27,6 +27,7 @@ from ..._times import READERS
 from ...errors import AdapterError, ProviderError, retryable_status
 from ...usage import CounterRule
 from ...validation import field_path
+from .detect import RequestMarks
 from .estimate import TokenRow
 from .losses import REQUEST, warn_loss
 from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
@@ -169,6 +170,9 @@ class ProviderFacts:
     """How this provider's usage object counts (`metis.usage.normalize_usage` looks it up
     here): where each count is, through which declared shape it is read, whether the prompt
     count includes the cache counts; every registered provider has one."""
+    marks: RequestMarks | None = None
+    """What marks this provider's request bodies and replies (`detect`: which format a JSON
+    body is, for `metis import`, `convert` and `validate`)."""
 
     def reply_time(self, reply: object) -> datetime | None:
         """When a whole reply body was made, as it says (see `created_at`); None when it

@@ -12,6 +12,7 @@ from typing import Any
 from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...usage import Counter, CounterRule
+from .._kit.detect import RequestMarks
 from .._kit.estimate import ANTHROPIC_BLOCKS, JsonLength, Rounding, TokenRow
 from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 from .wire import Usage
@@ -130,6 +131,12 @@ FACTS = ProviderFacts(
     file_ids_from=frozenset({PROVIDER}),
     tokens=TOKENS,
     usage=USAGE,
+    # a top-level `system`; content blocks no other format has; a reply `"type": "message"`
+    marks=RequestMarks(
+        keys=frozenset({"messages", "system"}),
+        parts=frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}),
+        reply=(("type", "message"),),
+    ),
 )
 
 __all__ = ["FACTS", "PROVIDER", "TOKENS", "USAGE"]

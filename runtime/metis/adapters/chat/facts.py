@@ -17,6 +17,7 @@ from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
 from ...usage import Counter, CounterRule
+from .._kit.detect import RequestMarks
 from .._kit.estimate import JsonLength, Thinking, TokenRow
 from .._kit.facts import (
     EFFORT_SAME,
@@ -145,6 +146,18 @@ TOKENS = TokenRow(
 dialect's by default (`chat_facts`)."""
 
 
+MARKS = RequestMarks(
+    keys=frozenset({"messages"}),
+    roles=frozenset({"system", "developer", "tool"}),
+    message_keys=frozenset({"tool_calls"}),
+    parts=frozenset({"image_url"}),
+    reply=(("object", "chat.completion"),),
+)
+"""What marks a Chat Completions body: `system`/`developer` and `tool` role messages,
+`tool_calls`, `image_url` parts; a reply's `"object": "chat.completion"` (each dialect's
+by default, `chat_facts`)."""
+
+
 def chat_facts(
     provider: str,
     *,
@@ -160,6 +173,7 @@ def chat_facts(
     efforts: Mapping[str, str] = EFFORT_SAME,
     effort_or_budget: bool = False,
     tokens: TokenRow = TOKENS,
+    marks: RequestMarks = MARKS,
 ) -> ProviderFacts:
     """A dialect's ProviderFacts: the shared stop reasons (with the dialect's own further
     `stop_reasons`) and tool choice, its own envelope, options and usage rule (read through
@@ -184,6 +198,7 @@ def chat_facts(
         created_at=("created", "unix"),  # every Chat dialect's reply says when, in Unix seconds
         tokens=tokens,
         usage=usage,
+        marks=marks,
     )
 
 
@@ -246,6 +261,7 @@ class ChatDialect:
 __all__ = [
     "CHAT_UNITS",
     "FINISH_REASONS",
+    "MARKS",
     "OUTPUT_SCHEMA",
     "RETRYABLE_STATUS_CODES",
     "RETRYABLE_TYPES",

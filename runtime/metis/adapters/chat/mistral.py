@@ -24,14 +24,16 @@ The mapping is the shared one in the `chat` package; this row declares what is M
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from metis_schema.v3 import StopReason
 
 from ...usage import Counter, CounterRule
+from .._kit.detect import THINKING_CHUNKS
 from .._kit.facts import TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 from . import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .facts import RETRYABLE_TYPES
+from .facts import MARKS, RETRYABLE_TYPES
 from .wire import Usage
 
 USAGE = CounterRule(
@@ -62,6 +64,8 @@ DIALECT = ChatDialect(
             ToolChoice.tool: {"type": "function", "function": {"name": TOOL_NAME}},
         },
         usage=USAGE,
+        # Magistral's `thinking` parts holding a list of chunks
+        marks=dataclasses.replace(MARKS, parts=MARKS.parts | {THINKING_CHUNKS}),
     ),
     reasoning_details=False,
     plain_reasoning_keys=(),

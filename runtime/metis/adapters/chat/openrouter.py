@@ -40,12 +40,13 @@ extensions, declared in the dialect row below:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from ...usage import Counter, CounterRule
 from .._kit.facts import ErrorEnvelope, ProviderFacts
 from . import ChatCompletionsAdapter, ChatDialect, chat_facts
-from .facts import CHAT_UNITS, RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
+from .facts import CHAT_UNITS, MARKS, RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
 from .wire import Usage
 
 USAGE = CounterRule(
@@ -84,6 +85,10 @@ DIALECT = ChatDialect(
         effort_or_budget=True,
         retryable_types=RETRYABLE_TYPES | RETRYABLE_STATUS_CODES,
         usage=USAGE,
+        # OpenRouter's own request fields (`reasoning` is also the Responses API's)
+        marks=dataclasses.replace(
+            MARKS, keys=MARKS.keys | {"reasoning", "provider", "models", "transforms", "plugins"}
+        ),
     ),
     reasoning_details=True,
     plain_reasoning_keys=("reasoning",),

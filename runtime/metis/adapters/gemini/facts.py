@@ -20,6 +20,7 @@ from metis_schema.v3 import StopReason, ToolDefinition
 from ... import _json
 from ...errors import ProviderError
 from ...usage import Counter, CounterRule
+from .._kit.detect import RequestMarks
 from .._kit.estimate import JsonLength, TokenRow
 from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ProviderFacts, ToolChoice
 from .wire import UsageMetadata
@@ -264,6 +265,10 @@ FACTS = GeminiFacts(
     file_ids_from=frozenset({NAME}),
     tokens=TOKENS,
     usage=USAGE,
+    # `contents` and the system instruction, in either spelling; a reply's `candidates`
+    marks=RequestMarks(
+        keys=frozenset({"contents", "systemInstruction", "system_instruction"}), reply=(("candidates", None),)
+    ),
 )
 
 __all__ = [

@@ -18,6 +18,7 @@ from typing import Any
 from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...usage import Counter, CounterRule
+from .._kit.detect import RequestMarks
 from .._kit.estimate import TokenRow
 from .._kit.facts import SCHEMA, ErrorEnvelope, ProviderFacts
 from .wire import Counts
@@ -97,6 +98,14 @@ FACTS = ProviderFacts(
     created_at=("created_at", "iso"),
     tokens=TOKENS,
     usage=USAGE,
+    # /api/chat's own fields and message `images`, beside the Chat roles and `tool_calls` it
+    # shares; a reply's `done`
+    marks=RequestMarks(
+        keys=frozenset({"messages", "options", "keep_alive", "format", "think"}),
+        roles=frozenset({"system", "developer", "tool"}),
+        message_keys=frozenset({"tool_calls", "images"}),
+        reply=(("done", None),),
+    ),
 )
 
 __all__ = ["FACTS", "NAME", "TOKENS", "USAGE"]

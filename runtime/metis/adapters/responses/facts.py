@@ -16,6 +16,7 @@ from typing import Any
 from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...usage import Counter, CounterRule
+from .._kit.detect import RequestMarks
 from .._kit.estimate import JsonLength, TokenRow
 from .._kit.facts import (
     EFFORT_SAME,
@@ -146,6 +147,8 @@ FACTS = ProviderFacts(
     created_at=("created_at", "unix"),
     tokens=TOKENS,
     usage=USAGE,
+    # `input` (not `messages`); a reply's `"object": "response"`
+    marks=RequestMarks(keys=frozenset({"input", "reasoning"}), reply=(("object", "response"),)),
 )
 """Both rows read replies, streams and errors alike (the specification is OpenAI's wire);
 they differ in what the writer asks for."""
