@@ -238,6 +238,22 @@ class CounterRule:
         found = [self.prompt, self.output, self.cached, self.written, self.extra_input, self.extra_output]
         return [c for c in (*found, *self.units.values()) if c is not None]
 
+    def stated(self, usage: Mapping[str, Any]) -> set[str]:
+        """Which of the four token totals (`input_tokens`, `output_tokens`,
+        `cached_input_tokens`, `cache_creation_input_tokens`) a usage object states at all: a
+        stream's partial usage (Anthropic's `message_delta`) leaves the others as they were."""
+        totals = {
+            "input_tokens": self.prompt,
+            "output_tokens": self.output,
+            "cached_input_tokens": self.cached,
+            "cache_creation_input_tokens": self.written,
+        }
+        return {
+            name
+            for name, counter in totals.items()
+            if counter is not None and any(_walk(usage, path)[0] for paths in counter.terms for path in paths)
+        }
+
     def reported_prompt(self, counts: Usage | TokenCounts | None) -> int:
         """The prompt count this provider's usage object states for canonical `counts`: the
         whole prompt where it includes the cache counts (`prompt_tokens`), else only the
