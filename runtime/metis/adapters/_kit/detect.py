@@ -76,7 +76,6 @@ class _Body(TypedDict, total=False):
     messages: Objects[_Message]
 
 
-_FEATURES = ("keys", "roles", "message_keys", "parts")
 _WHAT = {
     "keys": "a top-level `{}` field",
     "roles": "a `{}` role message",
