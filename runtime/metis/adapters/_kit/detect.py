@@ -76,6 +76,7 @@ class _Body(TypedDict, total=False):
     messages: Objects[_Message]
 
 
+_CHUNKS_WHAT = "a Mistral `thinking` part (a list of chunks)"
 _WHAT = {
     "keys": "a top-level `{}` field",
     "roles": "a `{}` role message",
@@ -119,10 +120,8 @@ def marks(body: Mapping[str, Any]) -> Iterator[tuple[str, frozenset[str]]]:
             continue
         seen.add((kind, value))
         if any(value in getattr(row, kind) for row in rows.values()):
-            yield (
-                _WHAT[kind].format(value),
-                frozenset(n for n, row in rows.items() if value in getattr(row, kind)),
-            )
+            what = _CHUNKS_WHAT if value == THINKING_CHUNKS else _WHAT[kind].format(value)
+            yield what, frozenset(n for n, row in rows.items() if value in getattr(row, kind))
 
 
 def contradiction(body: Mapping[str, Any], provider: str) -> tuple[str, frozenset[str]] | None:
