@@ -8,10 +8,13 @@ audio and image tokens, server-tool requests by kind), each a part of a total ab
 count of its own, never added to the totals; and `Usage.billed_cost_usd` keeps what the
 provider said it billed.
 
-Providers count differently, so each has one rule, a data row of `RULES` read by
-`normalize_usage` (nothing else interprets provider usage fields). A row names where each
-count is, whether the prompt count already includes the cache counts, and where its
-rule is documented. The rows, in words:
+Providers count differently, so each has one rule, a `CounterRule` on its facts row
+(`ProviderFacts.usage`, in the provider's `facts.py`; a Chat dialect's in its own module
+under `adapters/chat/`), read by `normalize_usage` (nothing else interprets provider usage
+fields). A rule names the declared wire shape its usage object is read through (which
+checks every count), where each count is, whether the prompt count already includes the
+cache counts, and where the rule is documented. A new provider or dialect brings its rule
+on its row; nothing here changes. The rules, in words:
 
 - Anthropic `input_tokens` already *excludes* `cache_read_input_tokens` and
   `cache_creation_input_tokens`: taken as they are. `cache_creation.ephemeral_1h_input_tokens`
@@ -41,10 +44,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
-from typing import Any, NamedTuple
+from decimal import Decimal
+from typing import Annotated, Any, NamedTuple
 
 from metis_schema.v3 import Usage, UsageUnits, UsageUpdateEvent
+from pydantic import BeforeValidator, Field
 
 from .errors import MetisError, WireFormatError
 
@@ -120,16 +124,37 @@ def units_of(counts: TokenCounts) -> UsageUnits | None:
 # --- where each provider keeps each count: the rules as data --------------------------------------------
 
 
+def _numeric_text(value: Any) -> Any:
+    """A count sent as text ("12", as some compatible servers do): its integer; anything
+    else as it is, for the strict check to judge."""
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value
+
+
+Count = Annotated[int, BeforeValidator(_numeric_text), Field(strict=True, ge=0)]
+"""A token count of a declared usage shape: a JSON integer, not negative (also written as
+text, "12"); not a boolean, a fraction or other text."""
+
+Amount = Annotated[Decimal, Field(strict=False, ge=0, allow_inf_nan=False)]
+"""An amount of money a usage object states (OpenRouter's `cost`): a finite, non-negative
+number (or its text)."""
+
+
 _STEP = re.compile(r"^(?P<key>\w+)(?:\[(?P<field>\w+)=(?P<value>\w+)\])?$")
 
 
 @dataclass(frozen=True, slots=True)
 class Counter:
-    """Where one count is in a usage object: terms summed, each the first path present.
+    """Where one count is in a usage object read through its shape: terms summed, each the
+    first path present.
 
     Written as text: `a.b|c_d` is `a.b`, else `c_d`; `x + y` sums two terms;
     `details[modality=AUDIO].tokenCount` is the tokenCount of the details item whose
-    modality is AUDIO.
+    modality is AUDIO. Every key a path names is a key of the rule's declared shape.
     """
 
     spec: str
@@ -150,13 +175,14 @@ class Counter:
             terms.append(tuple(paths))
         object.__setattr__(self, "terms", tuple(terms))
 
-    def read(self, usage: Mapping[str, Any], provider: str) -> int:
+    def read(self, usage: Mapping[str, Any]) -> int:
+        """The count in `usage`, a usage object its rule's shape has checked (0 where absent)."""
         total = 0
         for paths in self.terms:
             for path in paths:
                 found, value = _walk(usage, path)
                 if found:
-                    total += _count(value, ".".join(s[0] for s in path), provider)
+                    total += value
                     break
         return total
 
@@ -167,10 +193,8 @@ def _walk(node: Any, path: tuple[tuple[str, str | None, str | None], ...]) -> tu
             return False, None
         node = node[key]
         if match_field is not None:
-            if not isinstance(node, list):
-                return False, None
             node = next(
-                (i for i in node if isinstance(i, Mapping) and i.get(match_field) == match_value),
+                (i for i in node or () if isinstance(i, Mapping) and i.get(match_field) == match_value),
                 None,
             )
             if node is None:
@@ -178,31 +202,14 @@ def _walk(node: Any, path: tuple[tuple[str, str | None, str | None], ...]) -> tu
     return node is not None, node
 
 
-def _count(value: Any, where: str, provider: str) -> int:
-    if type(value) is int and value >= 0:
-        return value  # the common case, without the checks below
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise WireFormatError(
-            f"usage field {where} is not an integer: {value!r}", provider=provider, path=f"usage.{where}"
-        )
-    try:
-        number = int(value)
-    except ValueError:
-        raise WireFormatError(
-            f"usage field {where} is not an integer: {value!r}", provider=provider, path=f"usage.{where}"
-        ) from None
-    if number < 0:
-        raise WireFormatError(
-            f"usage field {where} is negative: {number}", provider=provider, path=f"usage.{where}"
-        )
-    return number
-
-
 @dataclass(frozen=True, slots=True)
 class CounterRule:
     """One provider's usage counters -> TokenCounts (see the module docstring).
 
-    `prompt_includes_cache`: the prompt count already holds the cache reads and writes
+    `shape`: the provider's declared usage object (a TypedDict of its `wire.py`), through
+    which the usage object is read (`adapters._kit.reader.read`): it checks every count
+    (a `Count`) and the billed amount, so a malformed one is a WireFormatError at its
+    path. `prompt_includes_cache`: the prompt count already holds the cache reads and writes
     (OpenAI, Gemini), so they are taken out of it; False: they are counted apart from it
     (Anthropic). `extra_input`/`extra_output` are counts the provider keeps apart that
     are billed as input/output (Gemini's tool-use prompt and thoughts). `units` maps
@@ -212,6 +219,7 @@ class CounterRule:
     """
 
     source: str
+    shape: Any
     prompt: Counter
     output: Counter
     cached: Counter | None = None
@@ -225,149 +233,86 @@ class CounterRule:
     """Server tools the usage object does not count: their `server_tool_use` block name ->
     the UsageUnits field each such block of the reply adds one to (`content_units`)."""
 
+    def counters(self) -> list[Counter]:
+        """Every counter of the rule (to check each against the declared shape)."""
+        found = [self.prompt, self.output, self.cached, self.written, self.extra_input, self.extra_output]
+        return [c for c in (*found, *self.units.values()) if c is not None]
 
-def _c(spec: str) -> Counter:
-    return Counter(spec)
+    def stated(self, usage: Mapping[str, Any]) -> set[str]:
+        """Which of the four token totals (`input_tokens`, `output_tokens`,
+        `cached_input_tokens`, `cache_creation_input_tokens`) a usage object states at all: a
+        stream's partial usage (Anthropic's `message_delta`) leaves the others as they were."""
+        totals = {
+            "input_tokens": self.prompt,
+            "output_tokens": self.output,
+            "cached_input_tokens": self.cached,
+            "cache_creation_input_tokens": self.written,
+        }
+        return {
+            name
+            for name, counter in totals.items()
+            if counter is not None and any(_walk(usage, path)[0] for paths in counter.terms for path in paths)
+        }
 
-
-_CHAT_UNITS = {
-    "reasoning_tokens": _c("completion_tokens_details.reasoning_tokens"),
-    "input_audio_tokens": _c("prompt_tokens_details.audio_tokens"),
-    "input_image_tokens": _c("prompt_tokens_details.image_tokens"),
-    "output_audio_tokens": _c("completion_tokens_details.audio_tokens"),
-    "output_image_tokens": _c("completion_tokens_details.image_tokens"),
-}
-_CHAT = CounterRule(
-    source="OpenAI SDK types/completion_usage.py (cached_tokens and cache_write_tokens are part of "
-    "prompt_tokens; reasoning_tokens part of completion_tokens); provider-wire-formats.md §2",
-    prompt=_c("prompt_tokens"),
-    output=_c("completion_tokens"),
-    cached=_c("prompt_tokens_details.cached_tokens"),
-    written=_c("prompt_tokens_details.cache_write_tokens"),
-    units=_CHAT_UNITS,
-)
-
-
-def _gemini(camel: str, snake: str) -> str:
-    return f"{camel}|{snake}"
-
-
-def _modality(camel: str, snake: str, *modalities: str) -> Counter:
-    return _c(
-        " + ".join(f"{camel}[modality={m}].tokenCount|{snake}[modality={m}].token_count" for m in modalities)
-    )
+    def reported_prompt(self, counts: Usage | TokenCounts | None) -> int:
+        """The prompt count this provider's usage object states for canonical `counts`: the
+        whole prompt where it includes the cache counts (`prompt_tokens`), else only the
+        uncached input. What a reply written in this provider's format says."""
+        if counts is None:
+            return 0
+        return prompt_tokens(counts) if self.prompt_includes_cache else counts.input_tokens
 
 
-RULES: dict[str, CounterRule] = {
-    "anthropic": CounterRule(
-        source="Anthropic SDK types/usage.py and the prompt-caching docs: total input = input_tokens + "
-        "cache_creation_input_tokens + cache_read_input_tokens; provider-wire-formats.md §1",
-        prompt=_c("input_tokens"),
-        output=_c("output_tokens"),
-        cached=_c("cache_read_input_tokens"),
-        written=_c("cache_creation_input_tokens"),
-        prompt_includes_cache=False,
-        units={
-            "reasoning_tokens": _c("output_tokens_details.thinking_tokens"),
-            "cache_creation_1h_input_tokens": _c("cache_creation.ephemeral_1h_input_tokens"),
-            "web_search_requests": _c("server_tool_use.web_search_requests"),
-            "web_fetch_requests": _c("server_tool_use.web_fetch_requests"),
-        },
-    ),
-    "openai": _CHAT,
-    "mistral": CounterRule(
-        source="Mistral chat completion usage (OpenAI's shape: cached_tokens inside prompt_tokens); "
-        "provider-wire-formats.md §5",
-        prompt=_c("prompt_tokens"),
-        output=_c("completion_tokens"),
-        cached=_c("prompt_tokens_details.cached_tokens"),
-        units={"reasoning_tokens": _c("completion_tokens_details.reasoning_tokens")},
-    ),
-    "openrouter": CounterRule(
-        source="https://openrouter.ai/docs/use-cases/usage-accounting (cached_tokens read from and "
-        "cache_write_tokens written to the cache, both within prompt_tokens; cost is the charge); "
-        "provider-wire-formats.md §4",
-        prompt=_c("prompt_tokens"),
-        output=_c("completion_tokens"),
-        cached=_c("prompt_tokens_details.cached_tokens"),
-        written=_c("prompt_tokens_details.cache_write_tokens"),
-        units={**_CHAT_UNITS, "web_search_requests": _c("server_tool_use.web_search_requests")},
-        billed_cost=("cost",),
-    ),
-    "responses": CounterRule(
-        source="OpenAI SDK types/responses/response_usage.py (cached_tokens part of input_tokens, "
-        "reasoning_tokens part of output_tokens); provider-wire-formats.md §2",
-        prompt=_c("input_tokens"),
-        output=_c("output_tokens"),
-        cached=_c("input_tokens_details.cached_tokens"),
-        written=_c("input_tokens_details.cache_write_tokens"),
-        units={"reasoning_tokens": _c("output_tokens_details.reasoning_tokens")},
-        # usage counts no built-in tool call; each is an output item of the reply
-        # (https://platform.openai.com/docs/pricing: web search per 1,000 calls, code
-        # interpreter per container)
-        from_content={"web_search": "web_search_requests", "code_interpreter": "code_execution_requests"},
-    ),
-    "gemini": CounterRule(
-        source="google-genai GenerateContentResponseUsageMetadata (cachedContentTokenCount is part of "
-        "promptTokenCount; thoughtsTokenCount is not part of candidatesTokenCount); "
-        "provider-wire-formats.md §3",
-        prompt=_c(_gemini("promptTokenCount", "prompt_token_count")),
-        output=_c(_gemini("candidatesTokenCount", "candidates_token_count")),
-        cached=_c(_gemini("cachedContentTokenCount", "cached_content_token_count")),
-        extra_input=_c(_gemini("toolUsePromptTokenCount", "tool_use_prompt_token_count")),
-        extra_output=_c(_gemini("thoughtsTokenCount", "thoughts_token_count")),
-        units={
-            "reasoning_tokens": _c(_gemini("thoughtsTokenCount", "thoughts_token_count")),
-            "input_audio_tokens": _modality("promptTokensDetails", "prompt_tokens_details", "AUDIO"),
-            "input_image_tokens": _modality(
-                "promptTokensDetails", "prompt_tokens_details", "IMAGE", "DOCUMENT"
-            ),
-            "output_audio_tokens": _modality("candidatesTokensDetails", "candidates_tokens_details", "AUDIO"),
-            "output_image_tokens": _modality("candidatesTokensDetails", "candidates_tokens_details", "IMAGE"),
-        },
-    ),
-    "ollama": CounterRule(
-        source="Ollama API docs /api/chat (prompt_eval_count, eval_count); provider-wire-formats.md §4",
-        prompt=_c("prompt_eval_count"),
-        output=_c("eval_count"),
-        prompt_includes_cache=False,
-    ),
-}
-"""Provider -> its counter rule: the one place provider usage fields are interpreted."""
+def rule_for(provider: str) -> CounterRule:
+    """The counter rule on `provider`'s facts row (`ProviderFacts.usage`)."""
+    from .adapters import get
+    from .errors import UnknownAdapterError
+
+    try:
+        rule = get(provider).facts.usage
+    except UnknownAdapterError:
+        rule = None
+    if rule is None:
+        raise WireFormatError(f"no usage normalization rule for provider {provider!r}", provider=provider)
+    return rule
 
 
 def normalize_usage(provider: str, usage: Mapping[str, Any] | None) -> TokenCounts:
-    """Provider usage object -> canonical TokenCounts, by the provider's row of `RULES`."""
+    """Provider usage object -> canonical TokenCounts, by the rule on the provider's facts row."""
     if not usage:
         return TokenCounts()
-    rule = RULES.get(provider)
-    if rule is None:
-        raise WireFormatError(f"no usage normalization rule for provider {provider!r}", provider=provider)
-    prompt = rule.prompt.read(usage, provider)
-    cached = rule.cached.read(usage, provider) if rule.cached else 0
-    written = rule.written.read(usage, provider) if rule.written else 0
+    from .adapters._kit.reader import read
+
+    rule = rule_for(provider)
+    usage = read(rule.shape, usage, provider=provider, path="usage", what="usage")
+    prompt = rule.prompt.read(usage)
+    cached = rule.cached.read(usage) if rule.cached else 0
+    written = rule.written.read(usage) if rule.written else 0
     if rule.prompt_includes_cache:
         cached = min(cached, prompt)  # a read is at most the prompt
         written = min(written, prompt - cached)  # a write at most what the reads left
         prompt -= cached + written
     if rule.extra_input:
-        prompt += rule.extra_input.read(usage, provider)
-    output = rule.output.read(usage, provider)
+        prompt += rule.extra_input.read(usage)
+    output = rule.output.read(usage)
     if rule.extra_output:
-        output += rule.extra_output.read(usage, provider)
+        output += rule.extra_output.read(usage)
     units = dict.fromkeys(UNIT_FIELDS, 0)
     for name, counter in rule.units.items():
-        units[name] = counter.read(usage, provider)
+        units[name] = counter.read(usage)
     units["cache_creation_1h_input_tokens"] = min(units["cache_creation_1h_input_tokens"], written)
-    billed = _billed(usage, rule.billed_cost, provider) if rule.billed_cost else None
+    billed = _billed(usage, rule.billed_cost) if rule.billed_cost else None
     return TokenCounts._make((prompt, output, cached, written, *units.values(), billed))
 
 
 def content_units(provider: str, counts: TokenCounts, content: Iterable[Any]) -> TokenCounts:
     """`counts` with the server-tool calls the reply's blocks show and its usage did not
     count (the provider's `from_content` row); `counts` itself when there are none."""
-    rule = RULES.get(provider)
-    if rule is None or not rule.from_content:
+    try:
+        rule = rule_for(provider)
+    except WireFormatError:
+        return counts
+    if not rule.from_content:
         return counts
     found: dict[str, int] = {}
     for block in content:
@@ -380,24 +325,14 @@ def content_units(provider: str, counts: TokenCounts, content: Iterable[Any]) ->
     return counts._replace(**{unit: max(getattr(counts, unit), n) for unit, n in found.items()})
 
 
-def _billed(usage: Mapping[str, Any], path: tuple[str, ...], provider: str) -> Decimal | None:
+def _billed(usage: Mapping[str, Any], path: tuple[str, ...]) -> Decimal | None:
+    """The billed amount at `path` (an `Amount` of the shape), written without an exponent."""
     node: Any = usage
     for key in path:
         if not isinstance(node, Mapping) or node.get(key) is None:
             return None
         node = node[key]
-    where = "usage." + ".".join(path)
-    if isinstance(node, bool) or not isinstance(node, int | float | str):
-        raise WireFormatError(f"{where} is not a number: {node!r}", provider=provider, path=where)
-    try:
-        value = Decimal(str(node))
-    except InvalidOperation:
-        raise WireFormatError(f"{where} is not a number: {node!r}", provider=provider, path=where) from None
-    if not value.is_finite() or value < 0:
-        raise WireFormatError(
-            f"{where} is not a non-negative amount: {node!r}", provider=provider, path=where
-        )
-    return Decimal(format(value, "f"))
+    return Decimal(format(node, "f"))
 
 
 def usage_event(counts: TokenCounts) -> UsageUpdateEvent:
@@ -432,8 +367,10 @@ def merge_event(old: TokenCounts | None, event: UsageUpdateEvent) -> TokenCounts
 
 
 __all__ = [
-    "RULES",
     "UNIT_FIELDS",
+    "Amount",
+    "Count",
+    "Counter",
     "CounterRule",
     "TokenCounts",
     "UsageCountError",
@@ -442,6 +379,7 @@ __all__ = [
     "merge_event",
     "normalize_usage",
     "prompt_tokens",
+    "rule_for",
     "units_of",
     "usage_event",
 ]

@@ -227,9 +227,10 @@ def test_a_key_with_a_lone_surrogate_is_refused_not_replaced(tmp_path: Path) -> 
         assert store.load_session(SESSION) == []
 
 
-@pytest.mark.parametrize("provider", ["gemini", "ollama"])
+@pytest.mark.parametrize("provider", adapters.names())
 def test_the_token_estimate_of_a_call_with_a_huge_integer_is_typed(provider: str) -> None:
-    """The estimate wrote the arguments with json.dumps: ValueError past 4,300 digits."""
+    """The estimate wrote the arguments with json.dumps: ValueError past 4,300 digits (Gemini,
+    Ollama); the one estimator refuses them for every provider, naming the call."""
     with pytest.raises(NotJsonError, match=r"tool_use tu_\w+ input: n: an integer of more than 4,300"):
         adapters.get(provider).estimate_input_tokens([_tool_call({"n": HUGE})], [])
 

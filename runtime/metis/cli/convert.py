@@ -31,7 +31,7 @@ from ._common import (
     read_json,
     resolve_session_id,
 )
-from ._shapes import PROVIDER, refuse_mismatch
+from ._shapes import PROVIDER, guess_provider, refuse_mismatch
 
 if TYPE_CHECKING:  # `metis --help` loads neither the adapters nor the store
     from ..adapters import WireImport
@@ -178,38 +178,6 @@ def _stored_request(state: State, session: str, target_model: str) -> tuple[Wire
 # --- validate -------------------------------------------------------------------------------
 
 
-def detect_wire_provider(doc: Any) -> str | None:
-    """Which provider's request body `doc` looks like, from its shape (None when it is none)."""
-    if not isinstance(doc, Mapping):
-        return None
-    if "contents" in doc or "systemInstruction" in doc or "system_instruction" in doc:
-        return "gemini"
-    if "input" in doc and "messages" not in doc:
-        return "responses"
-    messages = doc.get("messages")
-    if not isinstance(messages, list):
-        return None
-    if any(k in doc for k in ("options", "keep_alive", "format", "think")) or any(
-        isinstance(m, Mapping) and "images" in m for m in messages
-    ):
-        return "ollama"
-    if any(k in doc for k in ("reasoning", "provider", "models", "transforms", "plugins")):
-        return "openrouter"
-    blocks = [b for m in messages if isinstance(m, Mapping) for b in _list(m.get("content"))]
-    anthropic_blocks = {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
-    if "system" in doc or any(isinstance(b, Mapping) and b.get("type") in anthropic_blocks for b in blocks):
-        return "anthropic"
-    if "max_tokens" in doc and not any(
-        isinstance(m, Mapping) and m.get("role") in ("system", "tool") for m in messages
-    ):
-        return "anthropic"
-    return "openai"
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _canonical_problems(doc: Any, kind: str | None) -> tuple[str, list[FieldProblem]]:
     from ..validation import detect_kind, validate_document
 
@@ -270,7 +238,7 @@ def validate(provider: str | None, kind: str | None, file: str) -> None:
         try:
             kind, problems = _canonical_problems(doc, None)
         except MetisError:
-            provider = detect_wire_provider(doc)
+            provider = guess_provider(doc) if isinstance(doc, Mapping) else None
             if provider is None:
                 raise click.ClickException(
                     f"{file}: not a canonical document or a provider request body; pass --kind or --provider"

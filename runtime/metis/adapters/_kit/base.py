@@ -25,6 +25,7 @@ from ...assembly import RequestContext, StreamAssembler
 from ...catalog import load_catalog
 from ...errors import AdapterError, ProviderError
 from ...ids import ToolIdMap
+from .estimate import estimate
 from .facts import ProviderFacts
 from .options import AdapterOptions, OutputSchema
 
@@ -130,9 +131,15 @@ class Adapter(ABC):
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         """A fresh decoder for one streamed response."""
 
-    @abstractmethod
     def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-        """Pre-flight input token estimate (each adapter documents its method and error)."""
+        """Pre-flight input token estimate: the one estimator (`estimate.estimate`) with this
+        provider's numbers (`facts.tokens`, which also states the error measured for them)."""
+        row = self.facts.tokens
+        if row is None:
+            raise AdapterError(
+                f"{self.name} has no token estimate row (ProviderFacts.tokens)", provider=self.name
+            )
+        return estimate(row, self.name, messages, tools)
 
     def parse_error(self, body: Any, status_code: int | None = None) -> ProviderError:
         """A provider error body -> a typed error carrying the provider's type and message."""

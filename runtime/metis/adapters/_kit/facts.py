@@ -20,10 +20,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from metis_schema.v3 import StopReason
+from metis_schema.v3 import StopReason, Usage
 
 from ..._times import READERS
-from ...errors import ProviderError
+from ...errors import AdapterError, ProviderError
+from ...usage import CounterRule
+from .detect import RequestMarks
+from .estimate import TokenRow
 from .losses import Losses
 from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
 from .provider_errors import ErrorEnvelope, ErrorFields, provider_error
@@ -181,6 +184,17 @@ class ProviderFacts:
     """Where a whole reply says when it was made: (its key, `iso` or `unix`, a reader of
     `metis._times`); None when the provider's replies do not say (Anthropic, Gemini). An
     imported reply is dated, and so priced, by it (`reply_time`)."""
+    tokens: TokenRow | None = None
+    """The numbers of the pre-flight token estimate (`estimate.estimate`, which the base
+    adapter's `estimate_input_tokens` runs), with the error measured against this
+    provider's usage counts; every registered provider has one."""
+    usage: CounterRule | None = None
+    """How this provider's usage object counts (`metis.usage.normalize_usage` looks it up
+    here): where each count is, through which declared shape it is read, whether the prompt
+    count includes the cache counts; every registered provider has one."""
+    marks: RequestMarks | None = None
+    """What marks this provider's request bodies and replies (`detect`: which format a JSON
+    body is, for `metis import`, `convert` and `validate`)."""
 
     # --- what a Chat Completions dialect extends the wire with (read by `chat/`; a row of
     # another wire leaves them at their defaults) -------------------------------------------
@@ -232,6 +246,15 @@ class ProviderFacts:
             return None
         key, kind = self.created_at
         return READERS[kind](reply.get(key))
+
+    def reported_prompt(self, counts: Usage | None) -> int:
+        """The prompt count this provider's usage object states for canonical `counts` (its
+        usage rule's `reported_prompt`): what a reply written in its format says."""
+        if self.usage is None:
+            raise AdapterError(
+                f"{self.provider} has no usage rule (ProviderFacts.usage)", provider=self.provider
+            )
+        return self.usage.reported_prompt(counts)
 
     def reads_file_id(self, owner: str | None) -> bool:
         """Whether a file id uploaded to `owner` means something to this provider."""

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from metis_schema import CURRENT_VERSION
-from metis_schema.v3 import Message, MessageMetadata, Role, StreamEvent, Usage
+from metis_schema.v3 import Message, MessageMetadata, Role, StreamEvent
 
 from ... import _json
 from .losses import Losses
@@ -63,13 +63,6 @@ def sse(data: Any, event: str | None = None) -> bytes:
     """One Server-Sent Event frame (`event:` line where the format names its events)."""
     head = f"event: {event}\n".encode() if event else b""
     return head + b"data: " + _json.dumps(data) + b"\n\n"
-
-
-def total_input(usage: Usage | None) -> int:
-    """Every input token of a reply: canonical `input_tokens` counts only uncached input."""
-    if usage is None:
-        return 0
-    return usage.input_tokens + usage.cached_input_tokens + usage.cache_creation_input_tokens
 
 
 def probe(block: Any, reply: ReplyOptions) -> Message:

@@ -12,10 +12,10 @@ This module only assembles the adapter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import ClassVar
 
-from metis_schema.v3 import Message, StopReason, ToolDefinition
+from metis_schema.v3 import Message, StopReason
 
 from ...assembly import RequestContext
 from .._kit.base import Adapter, StreamDecoder, WireBody
@@ -27,7 +27,6 @@ from .from_wire import read_response
 from .importer import import_request as _import_request
 from .reply import AnthropicReplyEncoder, write_reply
 from .stream import AnthropicStreamDecoder
-from .to_wire import estimate_input_tokens
 from .to_wire import write_request as _write_request
 
 API_VERSION = "2023-06-01"
@@ -74,10 +73,6 @@ class AnthropicAdapter(Adapter):
     def reply_encoder(self, reply: ReplyOptions) -> ReplyEncoder:
         """Messages SSE from canonical events (`reply.AnthropicReplyEncoder`)."""
         return AnthropicReplyEncoder(reply)
-
-    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-        """Characters / 3.5 plus fixed overheads (method: `to_wire.estimate_input_tokens`)."""
-        return estimate_input_tokens(messages, tools)
 
 
 ADAPTER = AnthropicAdapter()

@@ -40,11 +40,12 @@ def stop_reason(reason: StopReason | None) -> str:
 
 
 def usage(counts: Usage | None) -> dict[str, int]:
-    """Canonical usage -> Anthropic's `usage` (input without the cache's tokens)."""
+    """Canonical usage -> Anthropic's `usage` (input as the usage rule reads it: without
+    the cache's tokens)."""
     if counts is None:
         return {"input_tokens": 0, "output_tokens": 0}
     return {
-        "input_tokens": counts.input_tokens,
+        "input_tokens": FACTS.reported_prompt(counts),
         "output_tokens": counts.output_tokens,
         "cache_creation_input_tokens": counts.cache_creation_input_tokens,
         "cache_read_input_tokens": counts.cached_input_tokens,

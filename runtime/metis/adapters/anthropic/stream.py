@@ -42,7 +42,7 @@ from .._kit.losses import Losses, log
 from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from . import wire
-from .facts import FACTS, PROVIDER
+from .facts import FACTS, PROVIDER, USAGE
 from .from_wire import assistant_block
 from .provider_raw import Replay, response_raw, warn_foreign
 
@@ -52,14 +52,13 @@ _EVENT: Any = wire.StreamEvent
 _READ_AT_STOP = frozenset({"server_tool_use", "mcp_tool_use", "compaction", *wire.SERVER_TOOL_RESULTS})
 """Wire block types read whole at their `content_block_stop` (after their deltas)."""
 
-_USAGE_FIELDS = {
-    "input_tokens": "input_tokens",
-    "output_tokens": "output_tokens",
-    "cache_read_input_tokens": "cached_input_tokens",
-    "cache_creation_input_tokens": "cache_creation_input_tokens",
+_EVENT_COUNTS = {
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "cache_creation_input_tokens",
+    "units",
 }
-"""Wire usage key -> UsageUpdateEvent field."""
-_EVENT_COUNTS = {*_USAGE_FIELDS.values(), "units"}
 """The event fields a partial usage object leaves as they were (None) when it lacks them."""
 
 
@@ -272,7 +271,7 @@ def _usage_event(usage: wire.Usage | None) -> list[StreamEvent]:
         return []
     counts = normalize_usage(PROVIDER, usage)
     event = usage_event(counts)
-    fields = {name for key, name in _USAGE_FIELDS.items() if usage.get(key) is not None}
+    fields = USAGE.stated(usage)  # the totals this (maybe partial) object states, by the rule
     if event.units is not None:
         fields.add("units")
     if not fields:

@@ -30,7 +30,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -51,10 +51,8 @@ from metis_schema.v3 import (
     ThinkingBlock,
     ToolDefinition,
     ToolResultBlock,
-    ToolUseBlock,
 )
 
-from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError
 from .._kit.base import AdapterOptions, WireBody
@@ -430,57 +428,9 @@ class _Writer:
         self.losses.block(message, index, label, reason)
 
 
-def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-    """Characters / 3.5 over what the request would carry, plus fixed overheads.
-
-    Method: text (also inside search results and server tool results), thinking,
-    compaction summaries and tool-result text count by characters; tool inputs (client and
-    server) and tool definitions by the characters of their compact JSON; documents are
-    not counted; each message adds 4 tokens of framing, each tool 40 (the tool-use system
-    preamble is ~300 once), each image 1,600 (Anthropic's cap for a downscaled image, an
-    upper bound). Measured error and the samples it was measured on:
-    tests/adapters/test_anthropic_estimate.py.
-    """
-    chars = 0
-    fixed = 8
-    for message in messages:
-        fixed += 4
-        for block in _walk(message.content):
-            if isinstance(block, TextBlock | ThinkingBlock):
-                chars += len(block.text)
-            elif isinstance(block, ToolUseBlock):
-                chars += len(block.name) + len(_json.dumps(block.input))
-                fixed += 10
-            elif isinstance(block, ToolResultBlock):
-                fixed += 10
-            elif isinstance(block, ImageBlock):
-                fixed += 1600
-            elif isinstance(block, RedactedThinkingBlock):
-                chars += len(block.data) // 4
-            elif isinstance(block, ServerToolUseBlock):
-                chars += len(block.name) + len(_json.dumps(block.input))
-            elif isinstance(block, CompactionBlock) and block.summary:
-                chars += len(block.summary)
-    if tools:
-        fixed += 300
-        for tool in tools:
-            fixed += 40
-            chars += len(tool.name) + len(tool.description) + len(_json.dumps(tool.input_schema))
-    return fixed + round(chars / 3.5)
-
-
-def _walk(blocks: Sequence[Any]) -> Iterator[ContentBlock]:
-    """Every block, and the blocks inside tool results, server tool results and search results."""
-    for block in blocks:
-        yield block
-        if isinstance(block, ToolResultBlock | ServerToolResultBlock | SearchResultBlock):
-            yield from _walk(block.content)
-
-
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "IMAGE_MEDIA_TYPES",
     "MIN_THINKING_BUDGET",
-    "estimate_input_tokens",
     "write_request",
 ]

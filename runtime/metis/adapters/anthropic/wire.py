@@ -80,38 +80,43 @@ def _result_blocks(value: Any) -> Any:
 # --- usage and errors ---------------------------------------------------------------------
 
 
+Count = Annotated[int, Field(ge=0)]
+"""A token count: a JSON integer (strict: not a boolean, a fraction or text), not negative."""
+
+
 @with_config(_DECLARED)
 class CacheCreation(TypedDict):
     """Cache writes by TTL (`usage.cache_creation`), priced apart (a one-hour write costs more)."""
 
-    ephemeral_5m_input_tokens: NotRequired[int | None]
-    ephemeral_1h_input_tokens: NotRequired[int | None]
+    ephemeral_5m_input_tokens: NotRequired[Count | None]
+    ephemeral_1h_input_tokens: NotRequired[Count | None]
 
 
 @with_config(_DECLARED)
 class ServerToolUsage(TypedDict):
     """Server-tool calls Anthropic ran and bills per request (`usage.server_tool_use`)."""
 
-    web_search_requests: NotRequired[int | None]
-    web_fetch_requests: NotRequired[int | None]
+    web_search_requests: NotRequired[Count | None]
+    web_fetch_requests: NotRequired[Count | None]
 
 
 @with_config(_DECLARED)
 class OutputTokensDetails(TypedDict):
     """`usage.output_tokens_details`: the thinking tokens within output_tokens."""
 
-    thinking_tokens: NotRequired[int | None]
+    thinking_tokens: NotRequired[Count | None]
 
 
 @with_config(_DECLARED)
 class Usage(TypedDict):
     """Token counts of a reply (`usage`), or the counts so far in a stream, with what
-    `metis.usage.RULES` reads beside them (cache writes by TTL, server tools, thinking)."""
+    Anthropic's counter rule (`facts.USAGE`) reads beside them (cache writes by TTL, server
+    tools, thinking)."""
 
-    input_tokens: NotRequired[int | None]
-    output_tokens: NotRequired[int | None]
-    cache_read_input_tokens: NotRequired[int | None]
-    cache_creation_input_tokens: NotRequired[int | None]
+    input_tokens: NotRequired[Count | None]
+    output_tokens: NotRequired[Count | None]
+    cache_read_input_tokens: NotRequired[Count | None]
+    cache_creation_input_tokens: NotRequired[Count | None]
     cache_creation: NotRequired[CacheCreation | None]
     server_tool_use: NotRequired[ServerToolUsage | None]
     output_tokens_details: NotRequired[OutputTokensDetails | None]

@@ -18,27 +18,15 @@ By direction, as vercel/ai's provider packages are split:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from metis_schema.v3 import (
-    ContentBlock,
-    ImageBlock,
-    Message,
-    TextBlock,
-    ThinkingBlock,
-    ToolDefinition,
-    ToolResultBlock,
-    ToolUseBlock,
-)
+from metis_schema.v3 import Message, ToolDefinition
 
-from ... import _json
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
 from .._kit.facts import ProviderFacts
-from .._kit.importing import function_tool
 from .._kit.reply import ReplyEncoder, ReplyOptions
 from .facts import FINISH_REASONS, chat_facts, stop_reason
 from .from_wire import read_response
@@ -47,11 +35,6 @@ from .reply import ChatReplyEncoder, write_reply
 from .stream import ChatStreamDecoder
 from .to_wire import write_request
 from .wire import canonical_arguments, kept_arguments, raw_arguments_to_keep
-
-_IMAGE_TOKENS = 765  # OpenAI's price of one 1024x1024 high-detail image; a deliberate upper guess
-_CHARS_PER_TOKEN = 4
-_TOKENS_PER_MESSAGE = 4
-_PRIMING_TOKENS = 3
 
 
 class ChatCompletionsAdapter(Adapter):
@@ -96,46 +79,6 @@ class ChatCompletionsAdapter(Adapter):
     def import_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded request -> canonical messages, tools and options (conventions: `chat.importer`)."""
         return import_request(self.name, self.facts, body, session_id=session_id, tool_ids=tool_ids)
-
-    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-        """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.
-
-        Counted: text of system, user, assistant and tool-result blocks; tool names and
-        compact JSON inputs; the JSON of the tool definitions; the reasoning text of this
-        provider's own replies where the dialect replays reasoning (an upper guess: it goes
-        only to the model that wrote it).
-        Each message adds 4 tokens (role and framing), the reply primer 3, each image 765
-        (OpenAI's price of a 1024x1024 high-detail image: an upper guess, since sizes are
-        unknown here). The measured error against the usage of the
-        recorded-shape fixtures is asserted in tests/adapters/test_openai_adapter.py.
-        """
-        chars = sum(len(_json.dumps(function_tool(t))) for t in tools)
-        images = 0
-        for message in messages:
-            replayable = self._replays_reasoning(message)
-            for block in message.content:
-                inner = block.content if isinstance(block, ToolResultBlock) else [block]
-                for part in inner:
-                    chars += self._estimate_chars(part, replayable)
-                    images += isinstance(part, ImageBlock)
-        text_tokens = math.ceil(chars / _CHARS_PER_TOKEN)
-        return text_tokens + images * _IMAGE_TOKENS + _TOKENS_PER_MESSAGE * len(messages) + _PRIMING_TOKENS
-
-    def _replays_reasoning(self, message: Message) -> bool:
-        """Whether this dialect could send `message`'s reasoning back: its own reply's, where
-        the row replays reasoning at all (the model is not known here: an upper guess)."""
-        facts = self.facts
-        replays = facts.reasoning_details or facts.replays_plain_reasoning or facts.thinking_parts
-        return replays and message.metadata.provider == self.name
-
-    def _estimate_chars(self, block: ContentBlock, replayable: bool) -> int:
-        if isinstance(block, TextBlock):
-            return len(block.text)
-        if isinstance(block, ToolUseBlock):
-            return len(block.name) + len(canonical_arguments(block.input))
-        if isinstance(block, ThinkingBlock) and replayable:
-            return len(block.text)
-        return 0
 
 
 __all__ = [

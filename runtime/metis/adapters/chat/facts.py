@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from metis_schema.v3 import StopReason
+from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
+from ...usage import Counter, CounterRule
+from .._kit.detect import RequestMarks
+from .._kit.estimate import JsonLength, Thinking, TokenRow
 from .._kit.facts import (
     EFFORT_SAME,
     SCHEMA,
@@ -27,6 +30,7 @@ from .._kit.facts import (
     ProviderFacts,
     ToolChoice,
 )
+from .._kit.importing import function_tool
 
 FINISH_REASONS: dict[str, StopReason] = {
     "stop": StopReason.end_turn,
@@ -101,11 +105,65 @@ REPLY_FINISH_REASONS: Mapping[StopReason, str] = {
 function_call) has no value for -> the nearest it has, in a reply written for a Chat client."""
 
 
+CHAT_UNITS: Mapping[str, Counter] = {
+    "reasoning_tokens": Counter("completion_tokens_details.reasoning_tokens"),
+    "input_audio_tokens": Counter("prompt_tokens_details.audio_tokens"),
+    "input_image_tokens": Counter("prompt_tokens_details.image_tokens"),
+    "output_audio_tokens": Counter("completion_tokens_details.audio_tokens"),
+    "output_image_tokens": Counter("completion_tokens_details.image_tokens"),
+}
+"""The units OpenAI's `usage` details count (openai-python types/completion_usage.py), for
+the dialects' counter rules (`usage` of `chat_facts`)."""
+
+
+def _tool_text(tool: ToolDefinition) -> tuple[Any, ...]:
+    """A tool as a Chat request sends it: the function tool."""
+    return (function_tool(tool),)
+
+
+TOKENS = TokenRow(
+    # ceil(characters / 4) over what would be sent: text of system, user, assistant and
+    # tool-result blocks; tool names and compact JSON arguments; the bytes of each tool's
+    # compact JSON; the reasoning text of this provider's own replies (every dialect here
+    # replays reasoning, to the provider that wrote it only: an upper guess, since the
+    # model is not known here). Each message adds 4 tokens (role and framing), the reply
+    # primer 3, each image 765 (OpenAI's price of a 1024x1024 high-detail image: an upper
+    # guess, since sizes are unknown here).
+    chars_per_token=4,
+    request=3,
+    message=4,
+    image=765,
+    thinking=Thinking.own,
+    arguments=JsonLength.compact,
+    tool_json=JsonLength.compact_bytes,
+    tool_text=_tool_text,
+    measured="chars/4 over-counts o200k English prose and JSON punctuation: the estimate errs "
+    "high (safe for budgets); against the prompt_tokens of the recorded-shape fixtures within "
+    "30% and never more than 5% low (tests/test_openai_adapter.py, "
+    "tests/test_openrouter_adapter.py test_estimate_input_tokens_error_is_bounded)",
+)
+"""The Chat Completions numbers for the pre-flight estimate (`_kit.estimate`), every
+dialect's by default (`chat_facts`)."""
+
+
+MARKS = RequestMarks(
+    keys=frozenset({"messages"}),
+    roles=frozenset({"system", "developer", "tool"}),
+    message_keys=frozenset({"tool_calls"}),
+    parts=frozenset({"image_url"}),
+    reply=(("object", "chat.completion"),),
+)
+"""What marks a Chat Completions body: `system`/`developer` and `tool` role messages,
+`tool_calls`, `image_url` parts; a reply's `"object": "chat.completion"` (each dialect's
+by default, `chat_facts`)."""
+
+
 def chat_facts(
     provider: str,
     *,
     error: ErrorEnvelope,
     options: Mapping[str, str],
+    usage: CounterRule,
     retryable_types: frozenset[str] = RETRYABLE_TYPES,
     never_retry_types: frozenset[str] = frozenset(),
     tool_choice: Mapping[ToolChoice, object] = TOOL_CHOICE,
@@ -114,10 +172,13 @@ def chat_facts(
     option_aliases: Mapping[str, tuple[str, ...]] | None = None,
     efforts: Mapping[str, str] = EFFORT_SAME,
     effort_or_budget: bool = False,
+    tokens: TokenRow = TOKENS,
+    marks: RequestMarks = MARKS,
     **fields: Any,
 ) -> ProviderFacts:
     """A dialect's row: the shared stop reasons (with the dialect's own further
-    `stop_reasons`) and tool choice, its own envelope and options; by default it reads file
+    `stop_reasons`) and tool choice, its own envelope, options and usage rule (read through
+    `wire.Usage`); by default it reads file
     ids of its own provider only, and names the reasoning effort levels as the schema does
     (OpenAI's, OpenRouter's and Mistral's levels). `fields` are the row's further fields as
     they are: what the dialect extends the wire with (`reasoning_details`,
@@ -138,6 +199,9 @@ def chat_facts(
         reply_stop_reasons=REPLY_FINISH_REASONS,
         reply_stop_default="stop",
         created_at=("created", "unix"),  # every Chat dialect's reply says when, in Unix seconds
+        tokens=tokens,
+        usage=usage,
+        marks=marks,
         **fields,
     )
 
@@ -150,10 +214,13 @@ def stop_reason(facts: ProviderFacts, finish_reason: str | None, *, refused: boo
 
 
 __all__ = [
+    "CHAT_UNITS",
     "FINISH_REASONS",
+    "MARKS",
     "OUTPUT_SCHEMA",
     "RETRYABLE_STATUS_CODES",
     "RETRYABLE_TYPES",
+    "TOKENS",
     "TOOL_CHOICE",
     "WAV_MP3",
     "chat_facts",

@@ -274,7 +274,7 @@ class _Importer:
         prefix = fields.get("prefix") if self.facts.prefix_marker else None
         if prefix is not None and (prefix is not True or path != self.last_path):
             # `prefix: true` on the last message is the trailing assistant message's meaning
-            # (`ChatDialect.prefix_marker`), written back by to_wire; anything else says more.
+            # (`ProviderFacts.prefix_marker`), written back by to_wire; anything else says more.
             self.losses.imported(
                 f"{path}.prefix", prefix, "prefix is the mark of the trailing assistant message only"
             )

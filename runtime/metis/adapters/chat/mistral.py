@@ -24,14 +24,28 @@ The mapping is the shared one in the `chat` package; this row declares what is M
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from metis_schema.v3 import StopReason
 
+from ...usage import Counter, CounterRule
+from .._kit.detect import THINKING_CHUNKS
 from .._kit.facts import TOOL_NAME, ErrorEnvelope, ErrorFields, ProviderFacts, ToolChoice
 from . import ChatCompletionsAdapter, chat_facts
-from .facts import RETRYABLE_TYPES
-from .wire import FlatErrorBody
+from .facts import MARKS, RETRYABLE_TYPES
+from .wire import FlatErrorBody, Usage
+
+USAGE = CounterRule(
+    source="Mistral chat completion usage (OpenAI's shape: cached_tokens inside prompt_tokens); "
+    "provider-wire-formats.md §5",
+    shape=Usage,
+    prompt=Counter("prompt_tokens"),
+    output=Counter("completion_tokens"),
+    cached=Counter("prompt_tokens_details.cached_tokens"),
+    units={"reasoning_tokens": Counter("completion_tokens_details.reasoning_tokens")},
+)
+"""How Mistral's `usage` counts (`metis.usage`)."""
 
 
 def _error_fields(body: FlatErrorBody) -> ErrorFields:
@@ -59,6 +73,9 @@ FACTS = chat_facts(
         ToolChoice.any: "any",
         ToolChoice.tool: {"type": "function", "function": {"name": TOOL_NAME}},
     },
+    usage=USAGE,
+    # Magistral's `thinking` parts holding a list of chunks
+    marks=dataclasses.replace(MARKS, parts=MARKS.parts | {THINKING_CHUNKS}),
     reasoning_details=False,
     plain_reasoning_keys=(),
     cache_control=False,
@@ -79,4 +96,4 @@ class MistralAdapter(ChatCompletionsAdapter):
 
 ADAPTER = MistralAdapter()
 
-__all__ = ["ADAPTER", "FACTS", "MistralAdapter"]
+__all__ = ["ADAPTER", "FACTS", "USAGE", "MistralAdapter"]

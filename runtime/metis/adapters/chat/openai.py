@@ -11,10 +11,23 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...usage import Counter, CounterRule
 from .._kit.facts import ErrorEnvelope, ErrorFields, ProviderFacts
 from . import ChatCompletionsAdapter, chat_facts
-from .facts import RETRYABLE_TYPES, WAV_MP3
-from .wire import ErrorBody
+from .facts import CHAT_UNITS, RETRYABLE_TYPES, WAV_MP3
+from .wire import ErrorBody, Usage
+
+USAGE = CounterRule(
+    source="OpenAI SDK types/completion_usage.py (cached_tokens and cache_write_tokens are part of "
+    "prompt_tokens; reasoning_tokens part of completion_tokens); provider-wire-formats.md §2",
+    shape=Usage,
+    prompt=Counter("prompt_tokens"),
+    output=Counter("completion_tokens"),
+    cached=Counter("prompt_tokens_details.cached_tokens"),
+    written=Counter("prompt_tokens_details.cache_write_tokens"),
+    units=CHAT_UNITS,
+)
+"""How OpenAI's Chat Completions `usage` counts (`metis.usage`)."""
 
 
 def _error_fields(body: ErrorBody) -> ErrorFields:
@@ -46,6 +59,7 @@ FACTS = chat_facts(
     # One Files API behind both OpenAI wires: a file uploaded for the Responses API is
     # the same `file-...` id in a Chat Completions `file` part.
     file_ids_from=frozenset({"openai", "responses"}),
+    usage=USAGE,
     # Chat Completions returns no reasoning; compatible servers may (llama.cpp, vLLM and
     # DeepSeek `reasoning_content`, Ollama `/v1` `reasoning`): read as thinking and sent back
     # under the same key, to this provider only. DeepSeek ignores it after a turn without
@@ -85,4 +99,4 @@ class OpenAIAdapter(ChatCompletionsAdapter):
 
 ADAPTER = OpenAIAdapter()
 
-__all__ = ["ADAPTER", "FACTS", "OpenAIAdapter"]
+__all__ = ["ADAPTER", "FACTS", "USAGE", "OpenAIAdapter"]

@@ -17,7 +17,7 @@ extensions, declared in the dialect row below:
   `options.extra`, or an import's `provider_options["openrouter"]`, sent as they are;
 - replies: `native_finish_reason` (in provider_raw and MessageCompleteEvent
   .provider_stop_reason), top-level `provider`, and `usage.cost` as
-  Usage.billed_cost_usd (by its counter rule, `metis.usage.RULES`), beside the cost
+  Usage.billed_cost_usd (by its counter rule, `USAGE` below), beside the cost
   computed locally, never in its place;
 - tool messages take `image_url` parts (OpenRouter's `ToolResponseMessage.content` is
   `string | ChatMessageContentItem[]`, the same items as a user message): images in tool
@@ -40,12 +40,29 @@ extensions, declared in the dialect row below:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
+from ...usage import Counter, CounterRule
 from .._kit.facts import ErrorEnvelope, ErrorFields, ProviderFacts
 from . import ChatCompletionsAdapter, chat_facts
-from .facts import RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
-from .wire import ErrorBody
+from .facts import CHAT_UNITS, MARKS, RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
+from .wire import ErrorBody, Usage
+
+USAGE = CounterRule(
+    source="https://openrouter.ai/docs/use-cases/usage-accounting (cached_tokens read from and "
+    "cache_write_tokens written to the cache, both within prompt_tokens; cost is the charge); "
+    "provider-wire-formats.md §4",
+    shape=Usage,
+    prompt=Counter("prompt_tokens"),
+    output=Counter("completion_tokens"),
+    cached=Counter("prompt_tokens_details.cached_tokens"),
+    written=Counter("prompt_tokens_details.cache_write_tokens"),
+    units={**CHAT_UNITS, "web_search_requests": Counter("server_tool_use.web_search_requests")},
+    billed_cost=("cost",),
+)
+"""How OpenRouter's `usage` counts (`metis.usage`): OpenAI's, with cache writes, web
+searches and the billed cost."""
 
 
 def _error_fields(body: ErrorBody) -> ErrorFields:
@@ -76,6 +93,11 @@ FACTS = chat_facts(
     option_aliases={"max_tokens": ("max_completion_tokens",)},
     effort_or_budget=True,
     retryable_types=RETRYABLE_TYPES | RETRYABLE_STATUS_CODES,
+    usage=USAGE,
+    # OpenRouter's own request fields (`reasoning` is also the Responses API's)
+    marks=dataclasses.replace(
+        MARKS, keys=MARKS.keys | {"reasoning", "provider", "models", "transforms", "plugins"}
+    ),
     reasoning_details=True,
     plain_reasoning_keys=("reasoning",),
     cache_control=True,
@@ -104,4 +126,4 @@ class OpenRouterAdapter(ChatCompletionsAdapter):
 
 ADAPTER = OpenRouterAdapter()
 
-__all__ = ["ADAPTER", "FACTS", "OpenRouterAdapter"]
+__all__ = ["ADAPTER", "FACTS", "USAGE", "OpenRouterAdapter"]

@@ -29,7 +29,7 @@ from metis_schema.v3 import (
 
 from .._kit.base import WireBody
 from .._kit.facts import ProviderFacts
-from .._kit.reply import ReplyEncoder, ReplyOptions, probe, sse, total_input
+from .._kit.reply import ReplyEncoder, ReplyOptions, probe, sse
 from .to_wire import write_request
 
 
@@ -38,9 +38,10 @@ def finish_reason(facts: ProviderFacts, reason: StopReason | None) -> str:
     return facts.stop_reason_to_wire(reason)
 
 
-def usage(counts: Usage | None) -> dict[str, Any]:
-    """Canonical usage -> Chat's `usage` (prompt tokens include the cached ones)."""
-    prompt = total_input(counts)
+def usage(facts: ProviderFacts, counts: Usage | None) -> dict[str, Any]:
+    """Canonical usage -> Chat's `usage` (the prompt count as the dialect's usage rule
+    reads it: including the cached tokens)."""
+    prompt = facts.reported_prompt(counts)
     completion = counts.output_tokens if counts else 0
     return {
         "prompt_tokens": prompt,
@@ -81,7 +82,7 @@ def write_reply(name: str, facts: ProviderFacts, message: Message, reply: ReplyO
                 "logprobs": None,
             }
         ],
-        "usage": usage(message.metadata.usage),
+        "usage": usage(facts, message.metadata.usage),
     }
 
 
@@ -146,7 +147,7 @@ class ChatReplyEncoder(ReplyEncoder):
                     "created": self._reply.created,
                     "model": self._reply.model_name,
                     "choices": [],
-                    "usage": usage(message.metadata.usage),
+                    "usage": usage(self._facts, message.metadata.usage),
                 }
             )
         return out + b"data: [DONE]\n\n"

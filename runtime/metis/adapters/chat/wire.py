@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
+from ...usage import Amount, Count
 from .._kit.arguments import canonical_arguments, kept_arguments, raw_arguments_to_keep
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
@@ -198,6 +199,43 @@ class Choice(TypedDict):
     finish_reason: NotRequired[str | None]
     native_finish_reason: NotRequired[Any]
     """OpenRouter: the upstream's own stop value."""
+
+
+@with_config(_READ)
+class PromptTokensDetails(TypedDict, total=False):
+    cached_tokens: Count | None
+    cache_write_tokens: Count | None
+    """OpenRouter: tokens written to the cache (within prompt_tokens)."""
+    audio_tokens: Count | None
+    image_tokens: Count | None
+
+
+@with_config(_READ)
+class CompletionTokensDetails(TypedDict, total=False):
+    reasoning_tokens: Count | None
+    audio_tokens: Count | None
+    image_tokens: Count | None
+
+
+@with_config(_READ)
+class ServerToolUsage(TypedDict, total=False):
+    """OpenRouter: server-tool calls it ran (`usage.server_tool_use`)."""
+
+    web_search_requests: Count | None
+
+
+@with_config(_READ)
+class Usage(TypedDict, total=False):
+    """A reply's `usage` (openai-python types/completion_usage.py), with what OpenRouter adds
+    (cache writes, server tools, the billed `cost`): read through by the dialect's counter
+    rule (`metis.usage`), which reads only what is declared here."""
+
+    prompt_tokens: Count | None
+    completion_tokens: Count | None
+    prompt_tokens_details: PromptTokensDetails | None
+    completion_tokens_details: CompletionTokensDetails | None
+    server_tool_use: ServerToolUsage | None
+    cost: Amount | None
 
 
 @with_config(_READ)
@@ -475,6 +513,7 @@ __all__ = [
     "Request",
     "Response",
     "ThinkingPart",
+    "Usage",
     "canonical_arguments",
     "kept_arguments",
     "raw_arguments_to_keep",

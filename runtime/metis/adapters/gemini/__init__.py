@@ -30,7 +30,6 @@ from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNAT
 from .from_wire import read_response
 from .importer import import_request as _import_request
 from .stream import GeminiStreamDecoder
-from .to_wire import estimate_input_tokens
 from .to_wire import write_request as _write_request
 
 
@@ -74,10 +73,6 @@ class GeminiAdapter(Adapter):
         return self._import(body, session_id=session_id, tool_ids=tool_ids, model=model)
 
     import_request = staticmethod(_import_request)
-
-    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-        """ceil(chars / 4) + 258 per image + 3 per message (see `to_wire.estimate_input_tokens`)."""
-        return estimate_input_tokens(messages, tools)
 
 
 ADAPTER = GeminiAdapter()

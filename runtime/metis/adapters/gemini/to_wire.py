@@ -38,8 +38,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any
@@ -98,11 +96,6 @@ SNAKE_CASE = MappingProxyType(
 )
 """The function fields of a Tool object and a declaration this writer names, in snake_case
 (provider tools replay their recorded spelling; `parameters` schemas their recorded form)."""
-
-_IMAGE_TOKENS = 258
-"""Gemini bills an image up to 384x384 px as 258 tokens (larger ones tile at 258 each)."""
-_CHARS_PER_TOKEN = 4
-_MESSAGE_OVERHEAD = 3
 
 
 class Replay(TypedDict, total=False):
@@ -234,48 +227,6 @@ def declaration(tool: ToolDefinition) -> dict[str, Any]:
     if field == JSON_SCHEMA_FIELD or schema.get("properties") or schema.get("type") not in ("object", None):
         out[field] = schema
     return out
-
-
-def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-    """ceil(chars / 4) of every text, thought, tool call (name + JSON args), tool result and
-    tool declaration (JSON), + 258 per image + 3 per message.
-
-    Gemini's tokenizer averages about four characters of English or code per token; images
-    are billed per tile (258 tokens up to 384x384 px), so a large image is undercounted.
-    Measured against the hand-written fixtures' promptTokenCount in tests/adapters/test_gemini_adapter.py
-    (test_estimate_error_is_bounded): 6.7-15.7% on prompts of 200+ tokens (code is the worst:
-    it tokenizes denser), +4 tokens on a 10-token sentence.
-    """
-    chars = 0
-    images = 0
-    for message in messages:
-        for block in message.content:
-            c, i = _block_size(block)
-            chars += c
-            images += i
-    for tool in tools:
-        chars += len(json.dumps(declaration(tool), ensure_ascii=False))
-    return math.ceil(chars / _CHARS_PER_TOKEN) + images * _IMAGE_TOKENS + _MESSAGE_OVERHEAD * len(messages)
-
-
-def _block_size(block: ContentBlock) -> tuple[int, int]:
-    """(characters, images) a block contributes to the estimate."""
-    if isinstance(block, TextBlock | ThinkingBlock):
-        return len(block.text), 0
-    if isinstance(block, ToolUseBlock):
-        # a caller's message may hold what JSON cannot (json.dumps raised ValueError on an
-        # integer past 4,300 digits): refused as it is met, naming the call
-        _json.refuse_unwritable(block.input, f"tool_use {block.id} input")
-        return len(block.name) + len(json.dumps(block.input, ensure_ascii=False)), 0
-    if isinstance(block, ImageBlock):
-        return 0, 1
-    if isinstance(block, ToolResultBlock):
-        chars = images = 0
-        for inner in block.content:
-            c, i = _block_size(inner)
-            chars, images = chars + c, images + i
-        return chars, images
-    return 0, 0
 
 
 def _fill_missing_signatures(
@@ -615,4 +566,4 @@ def _result_object(text: str, is_error: bool) -> dict[str, Any]:
     return {"error": text} if is_error else {"output": text}
 
 
-__all__ = ["SNAKE_CASE", "TOOLS_FORM", "declaration", "estimate_input_tokens", "write_request"]
+__all__ = ["SNAKE_CASE", "TOOLS_FORM", "declaration", "write_request"]

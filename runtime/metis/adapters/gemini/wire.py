@@ -221,7 +221,18 @@ class PromptFeedback(TypedDict, total=False):
 
 
 @_with_config(_LOOSE)
+class ModalityTokenCount(TypedDict, total=False):
+    """One modality's share of a count (`promptTokensDetails[]`, `candidatesTokensDetails[]`)."""
+
+    modality: str | None
+    tokenCount: Annotated[Count | None, _both("tokenCount", "token_count")]
+
+
+@_with_config(_LOOSE)
 class UsageMetadata(TypedDict, total=False):
+    """A response's `usageMetadata`, read through by Gemini's counter rule (`facts.USAGE`),
+    camelCase or snake_case alike."""
+
     promptTokenCount: Annotated[Count | None, _both("promptTokenCount", "prompt_token_count")]
     candidatesTokenCount: Annotated[Count | None, _both("candidatesTokenCount", "candidates_token_count")]
     cachedContentTokenCount: Annotated[
@@ -232,6 +243,12 @@ class UsageMetadata(TypedDict, total=False):
         Count | None, _both("toolUsePromptTokenCount", "tool_use_prompt_token_count")
     ]
     totalTokenCount: Annotated[Count | None, _both("totalTokenCount", "total_token_count")]
+    promptTokensDetails: Annotated[
+        Many[ModalityTokenCount] | None, _both("promptTokensDetails", "prompt_tokens_details")
+    ]
+    candidatesTokensDetails: Annotated[
+        Many[ModalityTokenCount] | None, _both("candidatesTokensDetails", "candidates_tokens_details")
+    ]
 
 
 @_with_config(_LOOSE)
@@ -419,6 +436,7 @@ __all__ = [
     "GroundingMetadata",
     "GroundingSupport",
     "Many",
+    "ModalityTokenCount",
     "Part",
     "PromptFeedback",
     "ResponseBody",

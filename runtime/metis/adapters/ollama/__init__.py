@@ -15,15 +15,13 @@ through `FACTS`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
-from metis_schema.v3 import Message, ToolDefinition
+from metis_schema.v3 import Message
 
 from ...assembly import RequestContext
 from .._kit.base import Adapter, StreamDecoder, WireBody
 from .._kit.facts import ProviderFacts
-from . import to_wire as _to_wire
 from .facts import FACTS, NAME
 from .from_wire import read_response
 from .importer import import_request as _import_request
@@ -55,22 +53,6 @@ class OllamaAdapter(Adapter):
     def stream_decoder(self, context: RequestContext) -> StreamDecoder:
         """A decoder for one NDJSON response body."""
         return OllamaStreamDecoder(context)
-
-    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-        """Pre-flight estimate without a tokenizer.
-
-        Method: ceil(chars / 4) of what each message puts in the prompt (role, text,
-        thinking, tool-call names and compact JSON arguments, tool-result text), plus 4
-        tokens per message for the chat-template markers, 256 per image (Gemma 3's fixed
-        image size), ceil(chars / 4) of each tool's compact JSON definition plus 2, and 12
-        per request for the template preamble. Measured against the prompt_eval_count of
-        the four request/response pairs in Ollama's API documentation
-        (tests/golden/ollama/estimate_docs.json): 22 vs 26 (-15%), 51 vs 61 (-16%),
-        43 vs 34 (+26%), 139 vs 122 (+14%); the test holds the error within ±30%. The
-        preamble differs by model family (Llama 3.2 always adds a dated system header,
-        Llama 3.1 does not), which dominates the error on short prompts.
-        """
-        return _to_wire.estimate_input_tokens(messages, tools)
 
     def endpoint(self, base_url: str, wire_model: str, *, stream: bool) -> str:
         """`{base}/api/chat`; a base that already ends in `/api` (https://ollama.com/api) is kept."""

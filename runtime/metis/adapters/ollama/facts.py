@@ -13,10 +13,15 @@ nest under `options`.
 
 from __future__ import annotations
 
-from metis_schema.v3 import StopReason
+from typing import Any
 
+from metis_schema.v3 import StopReason, ToolDefinition
+
+from ...usage import Counter, CounterRule
+from .._kit.detect import RequestMarks
+from .._kit.estimate import TokenRow
 from .._kit.facts import SCHEMA, ErrorEnvelope, ErrorFields, ProviderFacts
-from .wire import ErrorBody
+from .wire import Counts, ErrorBody
 
 NAME = "ollama"
 
@@ -26,6 +31,45 @@ def _error_fields(body: ErrorBody) -> ErrorFields:
     error = body["error"]
     return ErrorFields(message=error if isinstance(error, str) else error.get("message"))
 
+
+def _tool_text(tool: ToolDefinition) -> tuple[Any, ...]:
+    """A tool as an Ollama request sends it (`to_wire.wire_tool`, imported when first
+    measured: the writer reads this row)."""
+    from .to_wire import wire_tool
+
+    return (wire_tool(tool),)
+
+
+TOKENS = TokenRow(
+    # Without a tokenizer: ceil(chars / 4) of what each message puts in the prompt (role,
+    # text, thinking, tool-call names and compact JSON arguments, tool-result text), plus 4
+    # tokens per message for the chat-template markers, 256 per image (Gemma 3's fixed
+    # image size), ceil(chars / 4) of each tool's compact JSON definition plus 2, and 12 per
+    # request for the template preamble. The preamble differs by model family (Llama 3.2
+    # always adds a dated system header, Llama 3.1 does not), which dominates the error on
+    # short prompts.
+    chars_per_token=4,
+    request=12,
+    message=4,
+    image=256,
+    tool=2,
+    each_apart=True,
+    role_names=True,
+    tool_text=_tool_text,
+    measured="against the prompt_eval_count of the four request/response pairs in Ollama's API "
+    "documentation (tests/golden/ollama/estimate_docs.json): 22 vs 26 (-15%), 51 vs 61 (-16%), "
+    "43 vs 34 (+26%), 139 vs 122 (+14%); tests/test_ollama_adapter.py holds it within 30%",
+)
+"""Ollama's numbers for the pre-flight estimate (`_kit.estimate`)."""
+
+USAGE = CounterRule(
+    source="Ollama API docs /api/chat (prompt_eval_count, eval_count); provider-wire-formats.md §4",
+    shape=Counts,
+    prompt=Counter("prompt_eval_count"),
+    output=Counter("eval_count"),
+    prompt_includes_cache=False,
+)
+"""How Ollama counts (`metis.usage`): the final response's own counters."""
 
 FACTS = ProviderFacts(
     provider=NAME,
@@ -59,6 +103,16 @@ FACTS = ProviderFacts(
     # No Files API: images go inline as base64, so every file id is another provider's.
     file_ids_from=frozenset(),
     created_at=("created_at", "iso"),
+    tokens=TOKENS,
+    usage=USAGE,
+    # /api/chat's own fields and message `images`, beside the Chat roles and `tool_calls` it
+    # shares; a reply's `done`
+    marks=RequestMarks(
+        keys=frozenset({"messages", "options", "keep_alive", "format", "think"}),
+        roles=frozenset({"system", "developer", "tool"}),
+        message_keys=frozenset({"tool_calls", "images"}),
+        reply=(("done", None),),
+    ),
 )
 
-__all__ = ["FACTS", "NAME"]
+__all__ = ["FACTS", "NAME", "TOKENS", "USAGE"]

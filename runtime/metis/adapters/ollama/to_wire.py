@@ -26,14 +26,11 @@ What the writer must know (spec/provider-wire-formats.md §4, checked against ol
 from __future__ import annotations
 
 import base64
-import json
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from metis_schema.v3 import (
     AdapterCapabilities,
-    ContentBlock,
     ImageBlock,
     MediaSourceKind,
     Message,
@@ -45,7 +42,6 @@ from metis_schema.v3 import (
     ToolUseBlock,
 )
 
-from ... import _json
 from ...catalog import load_catalog
 from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
@@ -71,13 +67,6 @@ ROLE_TO_WIRE: dict[Role, str] = {
     Role.assistant: "assistant",
     Role.tool: "tool",
 }
-
-# estimate_input_tokens constants (see its docstring for the method and measured error)
-_CHARS_PER_TOKEN = 4
-_TOKENS_PER_MESSAGE = 4
-_TOKENS_PER_REQUEST = 12
-_TOKENS_PER_TOOL = 2
-_TOKENS_PER_IMAGE = 256
 
 
 def write_request(
@@ -122,7 +111,7 @@ def write_request(
     return body
 
 
-def _function_tool(tool: ToolDefinition) -> dict[str, Any]:
+def wire_tool(tool: ToolDefinition) -> dict[str, Any]:
     """The function tool, its schema's references inlined: Ollama decodes `parameters` into a
     fixed struct that resolves none (see `adapters._kit.tool_schema`)."""
     wire = function_tool(tool)
@@ -152,7 +141,7 @@ def _tools(
         )
     warn_deferred(row_of(NAME), tools, session_id=options.session_id)
     warn_kept(NAME, tools, session_id=options.session_id)
-    functions = [_function_tool(tool) for tool in tools if not is_provider_tool(tool)]
+    functions = [wire_tool(tool) for tool in tools if not is_provider_tool(tool)]
     # Ollama runs no tool itself: a provider tool is dropped with the WARN (`provider_tools`).
     return functions + write_tools(row_of(NAME), tools, session_id=options.session_id)
 
@@ -343,45 +332,4 @@ def _fetch(fetcher: Callable[[str], bytes], url: str, message: Message, index: i
     return base64.b64encode(data).decode("ascii")
 
 
-# --- the pre-flight estimate ------------------------------------------------------------------
-
-
-def estimate_input_tokens(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-    """Pre-flight estimate without a tokenizer (the method and its measured error are in
-    `OllamaAdapter.estimate_input_tokens`)."""
-    total = _TOKENS_PER_REQUEST
-    for message in messages:
-        chars, images = _prompt_size(message.role, message.content)
-        total += _TOKENS_PER_MESSAGE + math.ceil(chars / _CHARS_PER_TOKEN) + images * _TOKENS_PER_IMAGE
-    for tool in tools:
-        text = json.dumps(_function_tool(tool), separators=(",", ":"), ensure_ascii=False)
-        total += _TOKENS_PER_TOOL + math.ceil(len(text) / _CHARS_PER_TOKEN)
-    return total
-
-
-def _prompt_size(role: Role, content: Iterable[ContentBlock]) -> tuple[int, int]:
-    """(characters, images) a message contributes to the rendered prompt."""
-    chars, images = len(ROLE_TO_WIRE[role]), 0
-    for block in content:
-        match block:
-            case TextBlock() | ThinkingBlock():
-                chars += len(block.text)
-            case ToolUseBlock():
-                # a caller's message may hold what JSON cannot (json.dumps raised ValueError
-                # on an integer past 4,300 digits): refused as it is met, naming the call
-                _json.refuse_unwritable(block.input, f"tool_use {block.id} input")
-                chars += len(block.name) + len(
-                    json.dumps(block.input, separators=(",", ":"), ensure_ascii=False)
-                )
-            case ToolResultBlock():
-                inner_chars, inner_images = _prompt_size(role, block.content)
-                chars += inner_chars - len(ROLE_TO_WIRE[role])
-                images += inner_images
-            case ImageBlock():
-                images += 1
-            case _:
-                pass
-    return chars, images
-
-
-__all__ = ["ROLE_TO_WIRE", "TEXT_JOIN", "estimate_input_tokens", "write_request"]
+__all__ = ["ROLE_TO_WIRE", "TEXT_JOIN", "wire_tool", "write_request"]

@@ -23,6 +23,7 @@ from pydantic import (
     ValidationError,
     ValidatorFunctionWrapHandler,
     WrapValidator,
+    with_config,
 )
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
@@ -89,6 +90,15 @@ class ReplyMessage(Turn):
 
     role: NotRequired[str | None]
     images: NotRequired[list[Any] | None]
+
+
+@with_config(ConfigDict(extra="ignore", strict=True))
+class Counts(TypedDict):
+    """The counters of a final response, what Ollama's counter rule (`facts.USAGE`) reads:
+    `prompt_eval_count` (omitted when the prompt was all cached) and `eval_count`."""
+
+    prompt_eval_count: NotRequired[Count]
+    eval_count: NotRequired[Count]
 
 
 class Final(TypedDict):
@@ -227,6 +237,7 @@ class ChatRequest(TypedDict):
 __all__ = [
     "ChatRequest",
     "ChatResponse",
+    "Counts",
     "ErrorBody",
     "ErrorDetail",
     "Final",

@@ -18,37 +18,21 @@ By direction, as the other adapter packages:
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from metis_schema.v3 import (
-    ImageBlock,
-    Message,
-    TextBlock,
-    ThinkingBlock,
-    ToolDefinition,
-    ToolResultBlock,
-    ToolUseBlock,
-)
+from metis_schema.v3 import Message
 
-from ... import _json
 from ...assembly import RequestContext
 from ...ids import ToolIdMap
 from .._kit.base import Adapter, StreamDecoder, WireBody, WireImport
 from .._kit.facts import ProviderFacts
 from .._kit.reply import ReplyEncoder, ReplyOptions
-from ..chat.wire import canonical_arguments
 from .facts import DIALECTS, OPEN_RESPONSES, OPENAI, PROVIDER
 from .from_wire import read_response
 from .importer import import_request
 from .reply import ResponsesReplyEncoder, write_reply
 from .stream import ResponsesStreamDecoder
 from .to_wire import DIRECTIVES, write_request
-
-_IMAGE_TOKENS = 765  # OpenAI's price of one 1024x1024 high-detail image; a deliberate upper guess
-_CHARS_PER_TOKEN = 4
-_TOKENS_PER_ITEM = 4
 
 
 class ResponsesAdapter(Adapter):
@@ -90,26 +74,6 @@ class ResponsesAdapter(Adapter):
     def import_request(self, body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> WireImport:
         """A recorded request -> canonical messages, tools and options (conventions: `responses.importer`)."""
         return import_request(OPENAI, body, session_id=session_id, tool_ids=tool_ids)
-
-    def estimate_input_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
-        """Pre-flight estimate: ceil(characters / 4) over what would be sent, plus overheads.
-
-        Counted: text of every block, tool names and compact JSON inputs, the JSON of the
-        tool definitions and reasoning summaries (encrypted reasoning is counted by the
-        server and cannot be seen here: an underestimate for reasoning-heavy histories).
-        Each message adds 4 tokens, each image 765 (an upper guess: sizes are unknown here).
-        """
-        chars = sum(len(_json.dumps(t.model_dump(mode="json", exclude_none=True))) for t in tools)
-        images = 0
-        for message in messages:
-            for block in message.content:
-                for part in block.content if isinstance(block, ToolResultBlock) else [block]:
-                    if isinstance(part, TextBlock | ThinkingBlock):
-                        chars += len(part.text)
-                    elif isinstance(part, ToolUseBlock):
-                        chars += len(part.name) + len(canonical_arguments(part.input))
-                    images += isinstance(part, ImageBlock)
-        return math.ceil(chars / _CHARS_PER_TOKEN) + images * _IMAGE_TOKENS + _TOKENS_PER_ITEM * len(messages)
 
 
 ADAPTER = ResponsesAdapter()

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import MappingProxyType
+from typing import Any
 
-from metis_schema.v3 import StopReason
+from metis_schema.v3 import StopReason, ToolDefinition
 
+from ...usage import Counter, CounterRule
+from .._kit.detect import RequestMarks
+from .._kit.estimate import JsonLength, TokenRow
 from .._kit.facts import (
     EFFORT_SAME,
     SCHEMA,
@@ -29,7 +33,7 @@ from .._kit.facts import (
     ToolChoice,
 )
 from ..chat.facts import RETRYABLE_TYPES, WAV_MP3
-from .wire import SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ErrorBody
+from .wire import SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ErrorBody, Usage
 
 PROVIDER = "responses"
 
@@ -99,6 +103,48 @@ def _error_fields(body: ErrorBody) -> ErrorFields:
     )
 
 
+def _tool_text(tool: ToolDefinition) -> tuple[Any, ...]:
+    """A tool as the estimate counts it: the JSON of its canonical definition."""
+    return (tool.model_dump(mode="json", exclude_none=True),)
+
+
+TOKENS = TokenRow(
+    # ceil(characters / 4) over what would be sent: text of every block, tool names and
+    # compact JSON arguments, the bytes of each tool definition's compact JSON, and
+    # reasoning summaries (encrypted reasoning is counted by the server and cannot be seen
+    # here: an underestimate for reasoning-heavy histories). Each message adds 4 tokens,
+    # each image 765 (OpenAI's price of a 1024x1024 high-detail image: an upper guess,
+    # sizes are unknown here).
+    chars_per_token=4,
+    message=4,
+    image=765,
+    arguments=JsonLength.compact,
+    tool_json=JsonLength.compact_bytes,
+    tool_text=_tool_text,
+    measured="not measured against recorded usage (the method is Chat Completions', whose "
+    "error is measured there); tests/test_responses_adapter.py "
+    "test_input_estimate_counts_text_tools_and_images holds what it counts",
+)
+"""The Responses API's numbers for the pre-flight estimate (`_kit.estimate`)."""
+
+
+USAGE = CounterRule(
+    source="OpenAI SDK types/responses/response_usage.py (cached_tokens part of input_tokens, "
+    "reasoning_tokens part of output_tokens); provider-wire-formats.md §2",
+    shape=Usage,
+    prompt=Counter("input_tokens"),
+    output=Counter("output_tokens"),
+    cached=Counter("input_tokens_details.cached_tokens"),
+    written=Counter("input_tokens_details.cache_write_tokens"),
+    units={"reasoning_tokens": Counter("output_tokens_details.reasoning_tokens")},
+    # usage counts no built-in tool call; each is an output item of the reply
+    # (https://platform.openai.com/docs/pricing: web search per 1,000 calls, code
+    # interpreter per container)
+    from_content={"web_search": "web_search_requests", "code_interpreter": "code_execution_requests"},
+)
+"""How a Responses `usage` object counts (`metis.usage`)."""
+
+
 FACTS = ProviderFacts(
     provider=PROVIDER,
     stop_reasons=STATUS_REASONS,
@@ -115,6 +161,10 @@ FACTS = ProviderFacts(
     # same upload a Chat Completions `file` part names).
     file_ids_from=frozenset({PROVIDER, "openai"}),
     created_at=("created_at", "unix"),
+    tokens=TOKENS,
+    usage=USAGE,
+    # `input` (not `messages`); a reply's `"object": "response"`
+    marks=RequestMarks(keys=frozenset({"input", "reasoning"}), reply=(("object", "response"),)),
 )
 """What both rows share: they read replies, streams and errors alike (the specification is
 OpenAI's wire); they differ in what the writer asks for."""
@@ -145,5 +195,7 @@ __all__ = [
     "SERVER_TOOL_CALLS",
     "SERVER_TOOL_ITEMS",
     "STATUS_REASONS",
+    "TOKENS",
     "TOOL_CHOICE",
+    "USAGE",
 ]

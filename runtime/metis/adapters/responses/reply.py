@@ -29,8 +29,8 @@ from metis_schema.v3 import (
 )
 
 from .._kit.base import WireBody
-from .._kit.reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse, total_input
-from .facts import PROVIDER
+from .._kit.reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse
+from .facts import FACTS, PROVIDER
 from .to_wire import write_request
 
 _INCOMPLETE = {
@@ -47,8 +47,9 @@ is a server error there, and keeps its own code in the `error` event before it."
 
 
 def usage(counts: Usage | None) -> dict[str, Any]:
-    """Canonical usage -> Responses `usage` (input tokens include the cached ones)."""
-    prompt = total_input(counts)
+    """Canonical usage -> Responses `usage` (input tokens as the usage rule reads them:
+    including the cached ones)."""
+    prompt = FACTS.reported_prompt(counts)
     output = counts.output_tokens if counts else 0
     return {
         "input_tokens": prompt,

@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
+from ...usage import Count
+
 _LOOSE = ConfigDict(extra="allow", strict=True)
 _READ = ConfigDict(extra="ignore", strict=True)
 
@@ -293,6 +295,28 @@ class ErrorBody(TypedDict):
 
 
 @with_config(_READ)
+class InputTokensDetails(TypedDict, total=False):
+    cached_tokens: Count | None
+    cache_write_tokens: Count | None
+
+
+@with_config(_READ)
+class OutputTokensDetails(TypedDict, total=False):
+    reasoning_tokens: Count | None
+
+
+@with_config(_READ)
+class Usage(TypedDict, total=False):
+    """A response's `usage` (openai-python types/responses/response_usage.py): read through by
+    the counter rule (`metis.usage`), which reads only what is declared here."""
+
+    input_tokens: Count | None
+    output_tokens: Count | None
+    input_tokens_details: InputTokensDetails | None
+    output_tokens_details: OutputTokensDetails | None
+
+
+@with_config(_READ)
 class Response(TypedDict):
     """A response object (`object: "response"`), the body of a non-streamed reply."""
 
@@ -396,4 +420,5 @@ __all__ = [
     "SearchSource",
     "ServerCallItem",
     "Tool",
+    "Usage",
 ]
