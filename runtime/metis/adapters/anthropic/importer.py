@@ -7,7 +7,8 @@ become canonical, in turns and inside tool results; `cache_control` is the block
 `cache_point`; assistant turns are read as replies are (`from_wire.assistant_block`:
 server tool blocks and compaction too). Blocks with no canonical type are dropped with a
 WARN naming them and kept verbatim in provider_raw at their position, so an export back
-to Anthropic replays the request as sent. A turn made only of such blocks cannot become
+to Anthropic replays the request as sent; so does how a turn was spelled (string content,
+a `system` turn among the messages: `provider_raw.SHAPE_KEYS`). A turn made only of such blocks cannot become
 a valid canonical message and is a WireFormatError. Tools keep `strict` (its literal when
 needed, `strict`), `defer_loading` and `cache_control` (in provider_data, replayed to
 Anthropic alone: `tool_fields`); their other fields with no canonical place
@@ -55,7 +56,7 @@ from .citations import read_text
 from .documents import read_document, read_search_result
 from .facts import FACTS, PROVIDER
 from .from_wire import assistant_block
-from .provider_raw import Replay, warn_foreign
+from .provider_raw import STRING_CONTENT, SYSTEM_TURN, Replay, warn_foreign
 
 _CONTENT = frozenset({"messages", "system", "tools"})
 """Top-level request fields the import maps as content; every other one is an option."""
@@ -81,7 +82,7 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     if system is not None:
         messages.append(reader.system(system, "system"))
     for i, turn in enumerate(request["messages"]):
-        messages.extend(reader.turn(turn, f"messages[{i}]"))
+        messages.extend(reader.turn(turn, f"messages[{i}]", body["messages"][i]))
     dropped: list[dict[str, Any]] = []
     tools: list[ToolDefinition] = []
     taken: set[str] = set()
@@ -184,6 +185,10 @@ class _Reader:
             tool_ids=tool_ids,
             created_at=self.created_at,
         )
+        self.shape: dict[str, Any] = {}
+        """How the turn being read was spelled (`SHAPE_KEYS`), kept in each message's provider_raw."""
+        self.sent: Any = None
+        """The content of the turn being read as recorded (a tool_result's string content)."""
 
     def system(self, blocks: Sequence[Mapping[str, Any]], path: str) -> Message:
         replay = Replay()
@@ -197,18 +202,31 @@ class _Reader:
             replay.keep_extras(str(i), block, _TEXT_KEYS)
         return self._message(Role.system, content, replay, path)
 
-    def turn(self, turn: wire.Turn, path: str) -> list[Message]:
+    def turn(self, turn: wire.Turn, path: str, sent: Mapping[str, Any]) -> list[Message]:
+        """The messages of one turn (`sent`: the turn as recorded, for its spelling)."""
         role, content = turn["role"], turn["content"]
-        if role == "system":
-            return [self.system(content, f"{path}.content")]
-        if role == "assistant":
-            return [self._assistant(content, path)]
-        return self._user(content, path)
+        self.shape = {STRING_CONTENT: True} if isinstance(sent.get("content"), str) else {}
+        self.sent = sent.get("content")
+        try:
+            if role == "system":
+                self.shape[SYSTEM_TURN] = True
+                return [self.system(content, f"{path}.content")]
+            if role == "assistant":
+                return [self._assistant(content, path)]
+            return self._user(content, path)
+        finally:
+            self.shape = {}
 
     def _message(
-        self, role: Role, content: list[ContentBlock], replay: Replay, path: str, **metadata: Any
+        self,
+        role: Role,
+        content: list[ContentBlock],
+        replay: Replay,
+        path: str,
+        shape: dict[str, Any] | None = None,
+        **metadata: Any,
     ) -> Message:
-        raw = replay.dump()
+        raw = {**replay.dump(), **(self.shape if shape is None else shape)}
         provider_raw = {"adapter": PROVIDER, **raw} if raw else None
         if role == Role.assistant:
             return imported_assistant(
@@ -252,13 +270,13 @@ class _Reader:
 
     def _user(self, content: Sequence[Mapping[str, Any]], path: str) -> list[Message]:
         """A user turn: one TOOL message per tool_result, in order, then a USER message of the rest."""
-        results: list[tuple[Mapping[str, Any], str]] = []
+        results: list[tuple[Mapping[str, Any], str, int]] = []
         replay = Replay()
         blocks: list[ContentBlock] = []
         for j, block in enumerate(content):
             where = f"{path}.content[{j}]"
             if block.get("type") == "tool_result":
-                results.append((block, where))
+                results.append((block, where, j))
             else:  # positions count in the USER message's own wire list, results excluded
                 _user_block(block, str(j - len(results)), into=blocks, replay=replay, path=where)
         if not results:
@@ -266,15 +284,20 @@ class _Reader:
         # Foreign blocks with no text or image beside them ride on the last TOOL message,
         # right after its tool_result: where an export puts them back.
         trailing = {} if blocks else replay.foreign
+        sent = self.sent if isinstance(self.sent, list) else []
+        strung = {j for j, b in enumerate(sent) if isinstance(b, dict) and isinstance(b.get("content"), str)}
         out = [
-            self._tool_result(b, where, trailing if n == len(results) - 1 else {})
-            for n, (b, where) in enumerate(results)
+            self._tool_result(b, where, trailing if n == len(results) - 1 else {}, j in strung)
+            for n, (b, where, j) in enumerate(results)
         ]
         if blocks:
             out.append(self._finish(Role.user, blocks, replay, path))
         return out
 
-    def _tool_result(self, block: Mapping[str, Any], path: str, trailing: Mapping[str, Any]) -> Message:
+    def _tool_result(
+        self, block: Mapping[str, Any], path: str, trailing: Mapping[str, Any], strung: bool
+    ) -> Message:
+        """A TOOL message; `strung`: its content was a string (`STRING_CONTENT` on the message)."""
         canonical_id = self.tool_ids.resolve_incoming(PROVIDER, block["tool_use_id"])
         if canonical_id is None:
             raise WireFormatError(
@@ -299,7 +322,8 @@ class _Reader:
             ),
             block,
         )
-        message = self._message(Role.tool, [result], replay, path, parent_tool_use_id=canonical_id)
+        shape = {STRING_CONTENT: True} if strung else {}
+        message = self._message(Role.tool, [result], replay, path, shape, parent_tool_use_id=canonical_id)
         _warn_kept(self.session_id, message.id, replay, "imported tool_result")
         return message
 

@@ -2,7 +2,10 @@
 
 - SYSTEM messages are hoisted, in order, to the top-level `system`: a string when the
   whole prompt is one plain text block, else a list of text blocks (the only form that
-  carries `cache_control`).
+  carries `cache_control`); one an import found as a `system` turn among the messages goes
+  back there (`provider_raw.SYSTEM_TURN`), and a turn imported with string content is a
+  string again while it is one plain text block (`provider_raw.STRING_CONTENT`; on a TOOL
+  message, its tool_result's content).
 - TOOL messages become `tool_result` blocks of the next `user` turn: consecutive TOOL
   messages (parallel results) share one user turn, and a USER message right after them
   joins that turn behind the results, which is where Anthropic wants them. Other
@@ -63,14 +66,14 @@ from .._kit.images import image_base64
 from .._kit.losses import drop_block, log, warn_loss
 from .._kit.media_admission import admit, request_capabilities
 from .._kit.options import merge, own_fields
-from .._kit.provenance import produced_at, replays_opaque, sent_to
+from .._kit.provenance import own_raw, produced_at, replays_opaque, sent_to
 from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
 from .._kit.tool_fields import write_kept
 from .citations import write_citations
 from .documents import write_document, write_search_result
 from .facts import FACTS, PROVIDER
-from .provider_raw import NOTHING_KEPT, Replay
+from .provider_raw import NOTHING_KEPT, STRING_CONTENT, SYSTEM_TURN, Replay
 from .server_tools import write_compaction, write_server_tool_result, write_server_tool_use
 
 DEFAULT_MAX_TOKENS = 8192
@@ -98,8 +101,13 @@ def write_request(
         role = message.role
         if role is Role.assistant:
             last_assistant = message
-        if role is _SYSTEM:
+        shape = own_raw(message, PROVIDER)
+        if role is _SYSTEM and not shape.get(SYSTEM_TURN):
             system.extend(_system_blocks(message, replay))
+            continue
+        if role is _SYSTEM:  # a system turn among the messages, as the request was recorded
+            turns.append({"role": "system", "content": _spelled(_system_blocks(message, replay), shape)})
+            tool_turn = None
             continue
         blocks = convert(message, message.content, replay)
         if role is _TOOL:
@@ -114,7 +122,7 @@ def write_request(
             continue
         tool_turn = None
         if blocks:
-            turns.append({"role": _WIRE_ROLE[role], "content": blocks})
+            turns.append({"role": _WIRE_ROLE[role], "content": _spelled(blocks, shape)})
         else:
             log.info("message %s has nothing Anthropic can carry; omitted", message.id)
     body: WireBody = {"model": entry.wire_model}
@@ -220,6 +228,13 @@ def _replay(message: Message, options: AdapterOptions) -> Replay:
         text=f"dropped {types} of {message.id}: {reason}",
     )
     return Replay(extras=replay.extras) if replay.extras else NOTHING_KEPT
+
+
+def _spelled(blocks: list[dict[str, Any]], shape: dict[str, Any]) -> str | list[dict[str, Any]]:
+    """A turn's content as the import found it: a string when it was one and is still one
+    plain text block (`provider_raw.STRING_CONTENT`), else the blocks."""
+    plain = len(blocks) == 1 and blocks[0].keys() == {"type", "text"} and blocks[0]["type"] == "text"
+    return str(blocks[0]["text"]) if shape.get(STRING_CONTENT) and plain else blocks
 
 
 def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
@@ -409,7 +424,7 @@ class _Writer:
         }
         inner = self.blocks(message, block.content, replay, inside=index)
         if inner:
-            out["content"] = inner
+            out["content"] = _spelled(inner, own_raw(message, PROVIDER))
         if block.is_error:
             out["is_error"] = True
         return out

@@ -16,7 +16,11 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
   - `cache_control`: the marker for string entries (default `{"type": "ephemeral"}`);
   - `empty_content`: what an assistant turn with tool calls and no text carries as
     `content`: `None` (default; OpenAI's own replies send `null`) or `""` for compatible
-    servers that refuse `null` (llama-cpp-python's server).
+    servers that refuse `null` (llama-cpp-python's server);
+  - `tool_names`: true: each tool message names the function its call called (`name`,
+    as Mistral's `ToolMessage` has it), set by an import whose tool messages all did;
+  - `stream_usage`: false: a streamed request goes without `stream_options.include_usage`
+    (set by an import of a stream that did not ask for usage).
 - A block's `cache_point` (the canonical breakpoint) becomes `cache_control` on the content
   part made from that block, spelt as Anthropic spells it (`anthropic.cache`), where the
   row has `cache_control` (OpenRouter); a string content becomes parts to carry it. A tool
@@ -171,7 +175,7 @@ def _options(
         body["tool_choice"] = choice
     if options.stream:
         body["stream"] = True
-        if dialect.stream_usage_option:
+        if dialect.stream_usage_option and directives.get("stream_usage", True):
             body["stream_options"] = {"include_usage": True}
 
 
@@ -301,6 +305,9 @@ class _Writer:
         self.caps = caps
         self.system_role: str = directives.get("system_role", "system")
         self.empty_content: str | None = directives.get("empty_content")
+        self.tool_names: bool = directives.get("tool_names") is True
+        self.call_names: dict[str, str] = {}
+        """Canonical call id -> its function, of the calls written so far (`tool_names`)."""
         self.dialect = dialect
         self.media = MediaWriter(name, dialect, options, model_id, caps, drop=self.drop)
         self.reasoning_details = dialect.reasoning_details
@@ -465,6 +472,7 @@ class _Writer:
         return foreign_reasoning(message, self.model_id, self.name, self.options)
 
     def tool_call(self, block: ToolUseBlock, raw: dict[str, Any]) -> dict[str, Any]:
+        self.call_names[block.id] = block.name
         return {
             "id": self.wire_id(block.id),
             "type": "function",
@@ -491,11 +499,14 @@ class _Writer:
         if block.cache_point is not None and self.dialect.cache_control:
             last = parts.pop() if parts else {"type": "text", "text": ""}
             parts.append(self.cached(last, block.cache_point))
-        return {
+        out: dict[str, Any] = {
             "role": "tool",
             "tool_call_id": self.wire_id(block.tool_use_id),
             "content": _one_string(parts) if parts else "",
         }
+        if self.tool_names and block.tool_use_id in self.call_names:
+            out["name"] = self.call_names[block.tool_use_id]
+        return out
 
     def drop(self, message: Message, index: int, block_type: str, reason: str) -> None:
         drop_block(adapter=self.name, message=message, index=index, block_type=block_type, reason=reason)

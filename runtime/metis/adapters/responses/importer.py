@@ -150,6 +150,8 @@ class _Importer:
         tools += self.offered_tools({t.name for t in tools})
         if self.system_roles and self.system_roles[0] == "developer":
             directives["system_role"] = "developer"
+        if "store" not in request or "include" not in request:
+            directives["stateless"] = False  # the writer adds neither on replay (`to_wire`)
         return WireImport(
             messages=self.messages,
             tools=tools,

@@ -32,7 +32,10 @@ Canonical options go where the facts row says (structured output as `text.format
 provider's `provider_options` entry, then `AdapterOptions.extra`, are deep-merged last
 (other providers' entries are reported as dropped), except the reserved `"metis"` directives:
 `dialect` (the row, set by the client from the base URL), `system_role`, `instructions`,
-and `builtin_tools` (a caller's non-function tools appended to `tools`, e.g. `{"type":
+`stateless` (false: an imported request that lacked `store` or `include` replays without
+the fields the writer otherwise adds, a recorded value coming back through the entry; a
+fresh send needs them for reasoning to survive, a replay is the request as sent), and
+`builtin_tools` (a caller's non-function tools appended to `tools`, e.g. `{"type":
 "web_search"}`). Canonical provider tools (v3 `kind`) are written in order with the
 function tools (`provider_tools`: this provider's own declaration verbatim, another's by
 meaning, or dropped with a WARN). Function tools carry `ToolDefinition.strict` (false
@@ -201,10 +204,11 @@ def _options(
     choice = facts.tool_choice_to_wire(options.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
-    if dialect.store is not None:
-        body["store"] = dialect.store
-    if dialect.include_encrypted_reasoning and thinks:
-        body["include"] = ["reasoning.encrypted_content"]
+    if found.get("stateless", True):  # a recorded request replays without fields it did not have
+        if dialect.store is not None:
+            body["store"] = dialect.store
+        if dialect.include_encrypted_reasoning and thinks:
+            body["include"] = ["reasoning.encrypted_content"]
     if options.stream:
         body["stream"] = True
 
