@@ -6,9 +6,10 @@ that has its `tool_name` (or simply the earliest, when the client sent no name, 
 do). Canonical options (the sampling ones under `options`, a `format` that is a JSON
 Schema) are taken out of the top-level option fields (`options`); what they leave
 (`keep_alive`, `think`, `format: "json"`, `options.num_ctx`, ...) is Ollama's own,
-`options.provider_options["ollama"]`, replayed to Ollama alone. A top-level field that is
-no Ollama request field (the server ignores those) and a message field a role cannot carry
-are listed in `dropped`.
+`options.provider_options["ollama"]`, replayed to Ollama alone; so is a top-level field
+that is no Ollama request field (a lax client's `temperature` beside `options`: the server
+ignores it, and the replay sends it as it was sent). A message field a role cannot carry is
+listed in `dropped`. Images a message sent keep how they were sent (`_sent_images`).
 """
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
-from .._kit.contract import known_fields
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import import_drop, warn_loss
 from .._kit.options import option_fields
 from .._kit.reader import read
 from .facts import FACTS, NAME
 from .from_wire import Raw, reply_content
+from .to_wire import DATA_URL_IMAGES, IMAGES_SENT_TO, UNNAMED_RESULT
 from .wire import ChatRequest, Image, RequestMessage, RequestTool
 
 _WIRE_TO_ROLE: dict[str, Role] = {
@@ -162,12 +163,35 @@ class _Importer:
             for i, image in enumerate(wire.get("images") or ())
         ]
 
+    def _tool_raw(self, wire: RequestMessage, path: str) -> dict[str, Any]:
+        """A TOOL message's metadata: `_sent_images`, and `UNNAMED_RESULT` when it named no tool."""
+        metadata = self._sent_images(path)
+        if wire.get("tool_name"):
+            return metadata
+        raw = metadata.get("provider_raw") or {"adapter": NAME}
+        return {"provider": NAME, "provider_raw": {**raw, UNNAMED_RESULT: True}}
+
+    def _sent_images(self, path: str) -> dict[str, Any]:
+        """The metadata of a message that sent images (none for one that sent none): its
+        provider_raw names the model they went to (`IMAGES_SENT_TO`: written back to that
+        model, they go again, whatever the catalog says it takes) and the images that came
+        as data URLs (`DATA_URL_IMAGES`: written so again)."""
+        sent = self.sent[int(path.removeprefix("messages[").removesuffix("]"))].get("images")
+        if not isinstance(sent, list) or not sent:
+            return {}
+        raw: dict[str, Any] = {"adapter": NAME, IMAGES_SENT_TO: self.model}
+        urls = [k for k, image in enumerate(sent) if isinstance(image, str) and image.startswith("data:")]
+        if urls:
+            raw[DATA_URL_IMAGES] = urls
+        return {"provider": NAME, "provider_raw": raw}
+
     def _plain(self, role: Role, wire: RequestMessage, path: str) -> Message:
         text = wire.get("content") or ""
         content: list[ContentBlock] = [TextBlock(type="text", text=text)] if text else []
         if role == Role.user:
             content.extend(self._images(wire, path))
             content = content or [TextBlock(type="text", text="")]
+            return self._new(role, content, path, **self._sent_images(path))
         return self._new(role, content, path)
 
     @cached_property
@@ -194,7 +218,9 @@ class _Importer:
         inner: list[ContentBlock] = [TextBlock(type="text", text=text)] if text or not images else []
         inner.extend(images)
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=inner, is_error=False)
-        return self._new(Role.tool, [result], path, parent_tool_use_id=canonical)
+        return self._new(
+            Role.tool, [result], path, parent_tool_use_id=canonical, **self._tool_raw(wire, path)
+        )
 
     def _pair(self, name: str | None, path: str) -> str:
         """The earliest unanswered call of the preceding assistant turn (with that name, if named)."""
@@ -235,9 +261,6 @@ class _Importer:
         """Canonical options taken out of the option fields; the rest is Ollama's own."""
         request = self.request
         fields = option_fields(request, _CONTENT)
-        known = known_fields(NAME)
-        for key in sorted(set(fields) - known):  # the server ignores it: no Ollama option
-            self._drop(key, fields.pop(key), "not an Ollama request field (the server ignores it)")
         options = AdapterOptions(
             model=self.model,
             session_id=self.session_id,

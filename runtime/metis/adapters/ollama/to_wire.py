@@ -6,12 +6,15 @@ What the writer must know (spec/provider-wire-formats.md §4, checked against ol
   blank line (`TEXT_JOIN`) so paragraphs stay apart; an imported message is one text
   block, so Ollama -> canonical -> Ollama is exact.
 - Images travel per message as `images: [raw base64]`: no media type, no URLs, no data:
-  prefix. URL images are fetched only when `allow_url_fetch` is set (through `url_fetcher`,
-  else the public-http(s)-only `metis.fetch.UrlFetcher`), else dropped. Images in a tool
-  result go to the tool message's own `images`.
+  prefix (except an imported message's images, which keep the data URLs they came as and
+  go back to the model they were sent to whatever the catalog says: `IMAGES_SENT_TO`).
+  URL images are fetched only when `allow_url_fetch` is set (through `url_fetcher`, else
+  the public-http(s)-only `metis.fetch.UrlFetcher`), else dropped. Images in a tool result
+  go to the tool message's own `images`.
 - Tool calls carry `arguments` as a JSON **object**. Tool results carry the tool's *name*
   (`tool_name`), never an id: the name comes from the ToolUseBlock with that id anywhere in
-  the history (the last one wins). A call's `id` and `function.index` are replayed only
+  the history (the last one wins); an imported result sent without one goes without one
+  (`UNNAMED_RESULT`). A call's `id` and `function.index` are replayed only
   for calls Ollama itself made. `is_error` has no wire field (a lossy-projection WARN).
 - Unsigned thinking is replayed; thinking signed by another provider (written for that
   model's verifier) and redacted thinking are dropped.
@@ -51,7 +54,7 @@ from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.facts import ToolChoice, tool_choice_meaning
-from .._kit.images import image_base64, parse_data_url
+from .._kit.images import data_url, image_base64, parse_data_url
 from .._kit.importing import function_tool
 from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
 from .._kit.media_admission import admit, request_capabilities
@@ -61,6 +64,17 @@ from .._kit.provider_tools import is_provider_tool, row_of, warn_deferred, write
 from .._kit.tool_fields import warn_kept
 from .._kit.tool_schema import inline_refs, uses_refs
 from .facts import FACTS, NAME
+
+IMAGES_SENT_TO = "images_sent_to"
+"""provider_raw key of an imported USER or TOOL message that sent images: the model they
+went to. Written back to that model they go again (the request as it was sent), even where
+the catalog says it takes no images; to any other model the catalog decides."""
+DATA_URL_IMAGES = "data_url_images"
+UNNAMED_RESULT = "unnamed_result"
+"""provider_raw key of an imported TOOL message sent without `tool_name` (many clients
+send none; the import paired it by order): written without one again."""
+"""provider_raw key: the positions, in the message's `images`, of those a lax client sent
+as data URLs (the server's form is raw base64): written as data URLs again."""
 
 TEXT_JOIN = "\n\n"
 """Separator between the text blocks of one message (Ollama `content` is one string)."""
@@ -227,7 +241,7 @@ class _Writer:
                 if (kept := self._thinking(message, index, block)) is not None:
                     thinking.append(kept)
             elif block.type == "image":
-                if (b64 := self._image(message, index, block)) is not None:
+                if (b64 := self._image(message, index, block, at=len(images))) is not None:
                     images.append(b64)
             elif block.type == "redacted_thinking":
                 self._drop(
@@ -264,15 +278,25 @@ class _Writer:
             return None
         return block.text or None
 
-    def _image(self, message: Message, index: int, block: ImageBlock, where: str = "") -> str | None:
-        """Raw base64 for `images`, or None when the block was dropped."""
+    def _image(
+        self, message: Message, index: int, block: ImageBlock, where: str = "", *, at: int = 0
+    ) -> str | None:
+        """Raw base64 for `images` (a data URL where the import found one at position `at`),
+        or None when the block was dropped."""
         block_type = f"{block.type}{where}"
+        kept = own_raw(message, NAME)
         refused = admit(block, self.caps, self.model, FACTS)  # every file id: Ollama reads none
+        sent_here = kept.get(IMAGES_SENT_TO) in (self.model, self.options.model)
+        if refused is not None and sent_here and block.source.kind == MediaSourceKind.base64:
+            refused = None  # the request sent it to this very model: it goes as it went
         if refused is not None:
             self._drop(message, index, block_type, refused)
             return None
         if block.source.kind != MediaSourceKind.url:
-            return image_base64(block, self.options)
+            data = image_base64(block, self.options)
+            if data is not None and at in (kept.get(DATA_URL_IMAGES) or ()):
+                return data_url(block.media_type, data)
+            return data
         parsed = parse_data_url(block.source.data)
         if parsed is not None:
             return parsed[1]
@@ -303,7 +327,7 @@ class _Writer:
             if isinstance(part, TextBlock):
                 texts.append(part.text)
             elif isinstance(part, ImageBlock):
-                if (b64 := self._image(message, 0, part, " in tool_result")) is not None:
+                if (b64 := self._image(message, 0, part, " in tool_result", at=len(images))) is not None:
                     images.append(b64)
             else:
                 self._drop(
@@ -322,6 +346,8 @@ class _Writer:
         if images:
             wire["images"] = images
         name = self.tool_names.get(block.tool_use_id)
+        if own_raw(message, NAME).get(UNNAMED_RESULT):
+            return wire  # imported without one (the server pairs it by order), sent so again
         if name is None:
             _warn_lossy(
                 message,
@@ -413,4 +439,12 @@ def _prompt_size(role: Role, content: Iterable[ContentBlock]) -> tuple[int, int]
     return chars, images
 
 
-__all__ = ["ROLE_TO_WIRE", "TEXT_JOIN", "estimate_input_tokens", "write_request"]
+__all__ = [
+    "DATA_URL_IMAGES",
+    "IMAGES_SENT_TO",
+    "ROLE_TO_WIRE",
+    "TEXT_JOIN",
+    "UNNAMED_RESULT",
+    "estimate_input_tokens",
+    "write_request",
+]
