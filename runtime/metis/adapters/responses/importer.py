@@ -12,9 +12,13 @@ and server_tool_use blocks each followed by the server_tool_result of what the i
 returned, as in a reply; MCP listings and approvals and tool searches likewise). An
 `additional_tools` item's tools are tools of the request, marked with where the item
 stood (`offered_tools`), so it goes back to this provider as it came. Not carried, each
-dropped with a WARN and listed in `WireImport.dropped`: `item_reference` items (the item lives on the server),
-and items with no block. `input_audio` parts become v2 audio, and an image given by
-`file_id` an image by this provider's file id.
+dropped with a WARN and listed in `WireImport.dropped`: `item_reference` items (the item
+lives on the server; kept verbatim in the provider_raw of the message after it,
+`ITEMS_BEFORE`, and replayed there to this provider's same endpoint alone), and items with
+no block. How a message item was spelled (a string `input`, no `type`, string `content`)
+is kept in its message's provider_raw, so the replay spells it so again (`to_wire`).
+`input_audio` parts become v2 audio, and an image given by `file_id` an image by this
+provider's file id.
 `input_file` parts become v2 documents (a file id as this provider's; a media type not
 given is guessed from the name, else taken as PDF).
 Canonical options are taken out of the top-level option fields by the facts row
@@ -71,7 +75,7 @@ from .._kit.reader import read
 from .._kit.strict import read_strict
 from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS, ResponsesDialect
 from .from_wire import ItemRead, read_items
-from .to_wire import DIRECTIVES
+from .to_wire import DIRECTIVES, INPUT_STRING, ITEMS_BEFORE, STRING_CONTENT, TYPELESS
 from .wire import FunctionCallOutputItem, InputAudio, Item, MessageItem, Part, Request, Tool
 
 _B = TypeVar("_B", ImageBlock, AudioBlock)
@@ -124,6 +128,8 @@ class _Importer:
         self.pending: list[Item] = []
         self.pending_at = 0
         self.continues: Continuation | None = None
+        self.references: list[dict[str, Any]] = []
+        """`item_reference` items waiting for the message after them (`ITEMS_BEFORE`)."""
         self.offered: list[tuple[dict[str, Any], str, int]] = []
         """`additional_tools` items: (item, path, index of the message they stand before)."""
 
@@ -138,7 +144,10 @@ class _Importer:
             directives["instructions"] = True
         wire_input = request.get("input")
         if isinstance(wire_input, str):
-            self.messages.append(self.new(Role.user, [TextBlock(type="text", text=wire_input)], "input"))
+            spelled = {"provider": PROVIDER, "provider_raw": {"adapter": PROVIDER, INPUT_STRING: True}}
+            self.messages.append(
+                self.new(Role.user, [TextBlock(type="text", text=wire_input)], "input", **spelled)
+            )
             self.mark_continued(len(self.messages) - 1)
         else:
             first = len(self.messages)
@@ -256,13 +265,15 @@ class _Importer:
             self.message(cast(MessageItem, item), path)
         elif kind == "function_call_output":
             self.tool(cast(FunctionCallOutputItem, item), path)
-        else:
+        elif kind == "item_reference":
+            self.references.append(dict(item))
             reason = (
                 "an item_reference names an item stored on the server; its content is not in the request"
-                if kind == "item_reference"
-                else f"item of type {kind!r} has no canonical block"
+                f" (kept for replay to {PROVIDER} before the message after it)"
             )
             self.drop(path, item, reason)
+        else:
+            self.drop(path, item, f"item of type {kind!r} has no canonical block")
 
     def flush(self) -> None:
         """The pending run of assistant-side items -> one ASSISTANT message."""
@@ -274,12 +285,12 @@ class _Importer:
             path="input",
             start=self.pending_at,
             context=self.context,
-            out=ItemRead(session_id=self.session_id),
+            out=ItemRead(session_id=self.session_id, item_fields={}),
         )
         for other in found.other_items:
             self.drop(f"input[{self.pending_at}:]", other["item"], "no canonical block")
         found.other_items = []
-        raw = {"adapter": PROVIDER, **found.raw()}
+        raw = {"adapter": PROVIDER, **found.raw(), **self.take_references()}
         self.messages.append(
             imported_assistant(
                 self.context,
@@ -298,11 +309,14 @@ class _Importer:
             block = self.part(part, f"{path}.content[{j}]", images=role == "user")
             if block is not None:
                 blocks.append(block)
+        shape = {TYPELESS: "type" not in item, STRING_CONTENT: isinstance(content, str)}
+        spelled = {k: True for k, v in shape.items() if v}
+        raw = {"provider": PROVIDER, "provider_raw": {"adapter": PROVIDER, **spelled}} if spelled else {}
         if role in ("system", "developer"):
             self.system_roles.append(role)
-            self.messages.append(self.new(Role.system, blocks, path))
+            self.messages.append(self.new(Role.system, blocks, path, **raw))
         elif blocks:
-            self.messages.append(self.new(Role.user, blocks, path))
+            self.messages.append(self.new(Role.user, blocks, path, **raw))
 
     def part(self, part: Part, path: str, *, images: bool) -> ContentBlock | None:
         kind = part["type"]
@@ -420,7 +434,15 @@ class _Importer:
             metadata = message.metadata.model_copy(update={"continues": self.continues})
             self.messages[first] = message.model_copy(update={"metadata": metadata})
 
+    def take_references(self) -> dict[str, Any]:
+        """The provider_raw entry of the message being made: the item references before it."""
+        references, self.references = self.references, []
+        return {ITEMS_BEFORE: references} if references else {}
+
     def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
+        if self.references:
+            raw = {"adapter": PROVIDER, **(metadata.get("provider_raw") or {}), **self.take_references()}
+            metadata.update(provider=PROVIDER, provider_raw=raw)
         return imported_message(
             self.session_id,
             role,

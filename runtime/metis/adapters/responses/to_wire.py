@@ -11,7 +11,9 @@ Stateless by design: the whole history goes in `input` every time (no
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
   with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
   sent back: an input message carries text, so another provider's are dropped with one
-  WARN per message, `losses.warn_citations`);
+  WARN per message, `losses.warn_citations`; an imported item goes back to the same model
+  with the `id`, `status` and one-part content it had, annotations included:
+  `from_wire.ITEM_FIELDS`, kept by imports only);
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
@@ -77,14 +79,29 @@ from .._kit.images import data_url, image_base64
 from .._kit.losses import drop_block, warn_cache_points, warn_citations
 from .._kit.media_admission import admit, document_losses, request_capabilities
 from .._kit.options import DIRECTIVES, merge, split_directives
-from .._kit.provenance import foreign_reasoning, own_raw, produced_at, replays_opaque
+from .._kit.provenance import foreign_reasoning, own_raw, produced_at, replays_opaque, sent_to
 from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
 from ..chat.wire import canonical_arguments
 from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER, ResponsesDialect
+from .from_wire import ITEM_FIELDS
 
 log = logging.getLogger("metis.adapters")
+
+INPUT_STRING = "input_string"
+"""provider_raw key of a USER message imported from an `input` that was one string: while it
+is the whole input and one text block, `input` is that string again."""
+TYPELESS = "typeless"
+"""provider_raw key of a USER or SYSTEM message imported from a message item without `type`
+(the easy input message): written without it again."""
+ITEMS_BEFORE = "items_before"
+"""provider_raw key of an imported message: the `item_reference` items that stood before
+it, written there again to the endpoint the message came from (they name items stored
+there); elsewhere dropped with one WARN."""
+STRING_CONTENT = "string_content"
+"""provider_raw key of a USER message whose item's `content` was a string: a string again
+while it is one text block (SYSTEM content is always written as a string)."""
 
 
 def directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -119,6 +136,9 @@ def write_request(
     for rest in offered.values():
         writer.items.extend(rest)
     body["input"] = writer.items
+    if len(writer.items) == 1 and len(history) == 1 and own_raw(history[0], PROVIDER).get(INPUT_STRING):
+        text = _one_text(writer.items[0])
+        body["input"] = writer.items if text is None else text
     warn_cache_points(
         adapter=PROVIDER,
         messages=messages,
@@ -213,6 +233,36 @@ def _options(
         body["stream"] = True
 
 
+def _with_fields(item: dict[str, Any], kept: dict[str, Any] | None, text: str | None) -> dict[str, Any]:
+    """An assistant-side item with the fields its import kept (`ITEM_FIELDS`): its `id` and
+    `status`, and a message's content as the one part it was (`part`, with `text`)."""
+    if not kept:
+        return item
+    out = {**item, **{k: v for k, v in kept.items() if k != "part"}}
+    if text is not None and isinstance(kept.get("part"), dict):
+        out["content"] = [{**kept["part"], "text": text}]
+    return out
+
+
+def _one_text(item: dict[str, Any]) -> str | None:
+    """The text of a message item that is one text and nothing else, else None."""
+    content = item["content"]
+    if isinstance(content, str):
+        return content
+    if len(content) == 1 and content[0].keys() == {"type", "text"} and content[0]["type"] == "input_text":
+        return str(content[0]["text"])
+    return None
+
+
+def _spelled(item: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
+    """A message item as its import found it (`TYPELESS`, `STRING_CONTENT`; none kept: as is)."""
+    if kept.get(STRING_CONTENT) and (text := _one_text(item)) is not None:
+        item["content"] = text
+    if kept.get(TYPELESS):
+        del item["type"]
+    return item
+
+
 class _Writer:
     """One request's input items."""
 
@@ -226,12 +276,17 @@ class _Writer:
         self.items: list[dict[str, Any]] = []
 
     def message(self, message: Message) -> None:
+        before = own_raw(message, PROVIDER).get(ITEMS_BEFORE)
+        if before and replays_opaque(message, PROVIDER, self.options):
+            self.items.extend(before)
+        elif before:
+            where, target = produced_at(message), sent_to(PROVIDER, self.options)
+            self.drop(message, 0, "item_reference", f"it names an item stored at {where}, not at {target}")
         if message.role == Role.system:
             texts = [b.text for b in message.content if isinstance(b, TextBlock)]
             if texts:  # an empty SYSTEM message is a composition placeholder (§5.1.2)
-                self.items.append(
-                    {"type": "message", "role": self.system_role, "content": "\n\n".join(texts)}
-                )
+                item = {"type": "message", "role": self.system_role, "content": "\n\n".join(texts)}
+                self.items.append(_spelled(item, own_raw(message, PROVIDER)))
         elif message.role == Role.user:
             self.user(message)
         elif message.role == Role.assistant:
@@ -256,7 +311,8 @@ class _Writer:
                     message, index, block.type, "USER messages carry text, images, documents and audio only"
                 )
         if parts:
-            self.items.append({"type": "message", "role": "user", "content": parts})
+            item = {"type": "message", "role": "user", "content": parts}
+            self.items.append(_spelled(item, own_raw(message, PROVIDER)))
 
     def media(
         self, block: ImageBlock | DocumentBlock | AudioBlock, message: Message, index: int
@@ -323,6 +379,7 @@ class _Writer:
             and replays_opaque(message, PROVIDER, self.options)
         )
         phases = raw.get("phase") or {}
+        fields = (raw.get(ITEM_FIELDS) or {}) if own else {}
         reasoning = raw.get("reasoning") or {}
         server_items = raw.get("server_items") or {}
         compaction_ids = raw.get("compaction_ids") or {}
@@ -339,16 +396,15 @@ class _Writer:
                     phase = message.metadata.phase.value  # the canonical phase, from any provider
                 if phase is not None:
                     item["phase"] = phase
-                self.items.append(item)
+                self.items.append(_with_fields(item, fields.get(key), block.text))
             elif isinstance(block, ToolUseBlock):
-                self.items.append(
-                    {
-                        "type": "function_call",
-                        "call_id": self.wire_id(block.id),
-                        "name": block.name,
-                        "arguments": _replay_arguments(block, raw),
-                    }
-                )
+                call = {
+                    "type": "function_call",
+                    "call_id": self.wire_id(block.id),
+                    "name": block.name,
+                    "arguments": _replay_arguments(block, raw),
+                }
+                self.items.append(_with_fields(call, fields.get(key), None))
             elif isinstance(block, ServerToolUseBlock):
                 kept = server_items.get(key) if own and block.provider == PROVIDER else None
                 if kept is not None:
