@@ -725,14 +725,17 @@ def test_import_quirks(fixed_import: FixedToolIds, caplog: pytest.LogCaptureFixt
     assert messages[0].content[1] == image(MediaSourceKind.base64, PNG)
     assert messages[4].content == [TextBlock(text="")]
     assert imported.options.stream is True
-    assert imported.options.provider_options == {"ollama": {"temperature": 0.7}}  # kept, not dropped
+    # the stray field kept, not dropped; `stream` left out (streamed by default) is left out again
+    assert imported.options.provider_options == {
+        "ollama": {"temperature": 0.7, "metis": {"stream_sent": False}}
+    }
     assert imported.dropped == []
     # the request as the lax client sent it, stray field and data URL with it: not the SDK contract's
     again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
     golden.check(PROVIDER, "conversation_import_quirks.request.golden.json", again)
     assert again["messages"][1]["tool_calls"][0]["function"]["arguments"] == {"city": "Oslo"}  # an object now
     assert [m.get("tool_name") for m in again["messages"][2:4]] == [None, None]  # as sent
-    assert again["stream"] is True and again["temperature"] == 0.7
+    assert "stream" not in again and again["temperature"] == 0.7
     # the image goes back to the model it was sent to, as the data URL it was sent as
     assert again["messages"][0]["images"] == body["messages"][0]["images"]
     assert not [r for r in lossy_records(caplog) if str(getattr(r, "message_id", "")).startswith("01")]

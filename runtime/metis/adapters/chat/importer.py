@@ -146,6 +146,8 @@ class _Importer:
             directives["option_paths"] = spelled
         if self.dialect.stream_usage_option and body.get("stream") is True and stream_usage is None:
             directives["stream_usage"] = False
+        if body.get("stream") is False:  # the writer leaves a non-streamed request's default out
+            directives["stream_sent"] = True
         if directives:
             fields[DIRECTIVES] = directives
         if fields:

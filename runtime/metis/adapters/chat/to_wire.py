@@ -20,7 +20,9 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
   - `tool_names`: true: each tool message names the function its call called (`name`,
     as Mistral's `ToolMessage` has it), set by an import whose tool messages all did;
   - `stream_usage`: false: a streamed request goes without `stream_options.include_usage`
-    (set by an import of a stream that did not ask for usage).
+    (set by an import of a stream that did not ask for usage);
+  - `stream_sent`: true: a request that does not stream says `stream: false` (set by an
+    import of one that did).
 - A block's `cache_point` (the canonical breakpoint) becomes `cache_control` on the content
   part made from that block, spelt as Anthropic spells it (`anthropic.cache`), where the
   row has `cache_control` (OpenRouter); a string content becomes parts to carry it. A tool
@@ -173,6 +175,8 @@ def _options(
     choice = facts.tool_choice_to_wire(options.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
+    if not options.stream and directives.get("stream_sent") is True:
+        body["stream"] = False
     if options.stream:
         body["stream"] = True
         if dialect.stream_usage_option and directives.get("stream_usage", True):

@@ -41,11 +41,11 @@ from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import import_drop, warn_loss
-from .._kit.options import option_fields
+from .._kit.options import DIRECTIVES, option_fields
 from .._kit.reader import read
 from .facts import FACTS, NAME
 from .from_wire import Raw, reply_content
-from .to_wire import DATA_URL_IMAGES, IMAGES_SENT_TO, UNNAMED_RESULT
+from .to_wire import DATA_URL_IMAGES, IMAGES_SENT_TO, STREAM_SENT, UNNAMED_RESULT
 from .wire import ChatRequest, Image, RequestMessage, RequestTool
 
 _WIRE_TO_ROLE: dict[str, Role] = {
@@ -269,6 +269,8 @@ class _Importer:
             output_schema=FACTS.take_output_schema(fields),
             **FACTS.take_options(fields),
         )
+        if "stream" not in request:
+            fields[DIRECTIVES] = {STREAM_SENT: False}
         if fields:
             options.provider_options[NAME] = fields
         return options

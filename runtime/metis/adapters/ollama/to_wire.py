@@ -23,7 +23,8 @@ What the writer must know (spec/provider-wire-formats.md §4, checked against ol
   tools are not sent to a model without tool support (the server answers 400), nor for
   tool choice "none" (Ollama has no tool-choice field).
 - Sampling options nest under `options` (`FACTS.options`), a structured-output schema is
-  `format`; `stream` is always sent because the REST API defaults it to true.
+  `format`; `stream` is always sent because the REST API defaults it to true (except to
+  replay a request that streamed without saying so: `STREAM_SENT`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from .._kit.images import data_url, image_base64, parse_data_url
 from .._kit.importing import function_tool
 from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
 from .._kit.media_admission import admit, request_capabilities
-from .._kit.options import merge, own_fields
+from .._kit.options import merge, split_directives
 from .._kit.provenance import own_raw
 from .._kit.provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
 from .._kit.tool_fields import warn_kept
@@ -70,6 +71,9 @@ IMAGES_SENT_TO = "images_sent_to"
 went to. Written back to that model they go again (the request as it was sent), even where
 the catalog says it takes no images; to any other model the catalog decides."""
 DATA_URL_IMAGES = "data_url_images"
+STREAM_SENT = "stream_sent"
+"""The `metis` directive of an import whose request left `stream` out (the REST API then
+streams): a streamed replay leaves it out too."""
 UNNAMED_RESULT = "unnamed_result"
 """provider_raw key of an imported TOOL message sent without `tool_name` (many clients
 send none; the import paired it by order): written without one again."""
@@ -120,7 +124,9 @@ def write_request(
     wire_tools = _tools(tools, options, caps, entry.id)
     if wire_tools:
         body["tools"] = wire_tools
-    body["stream"] = options.stream
+    directives, fields = split_directives(options, NAME)
+    if options.stream is False or directives.get(STREAM_SENT, True):
+        body["stream"] = options.stream  # a recorded request that streamed by default: as sent
     FACTS.options_to_wire(
         {
             "max_tokens": options.max_tokens,
@@ -136,7 +142,7 @@ def write_request(
     think = _think(options, caps, entry.id)
     if think is not None:
         body["think"] = think
-    merge(body, own_fields(options, NAME))
+    merge(body, fields)
     return body
 
 
@@ -443,6 +449,7 @@ __all__ = [
     "DATA_URL_IMAGES",
     "IMAGES_SENT_TO",
     "ROLE_TO_WIRE",
+    "STREAM_SENT",
     "TEXT_JOIN",
     "UNNAMED_RESULT",
     "estimate_input_tokens",
