@@ -233,8 +233,9 @@ def test_mistral_tool_names_follow_the_call_and_a_name_of_its_own_is_a_listed_dr
 
 def test_anthropic_kept_turn_spelling_goes_to_anthropic_alone_and_yields_to_edits() -> None:
     imported = _import(_case("anthropic", "request_recorded.json"))
-    (system_turn,) = [m for m in imported.messages if (m.metadata.provider_raw or {}).get("system_turn")]
-    assert system_turn.role.value == "system"
+    spelled = imported.options.provider_options["anthropic"]["metis"]["spelled"]
+    (system_turn,) = [m for m in imported.messages if spelled.get(m.id, {}).get("system_turn")]
+    assert system_turn.role.value == "system" and system_turn.metadata.provider_raw is None
     openai = adapters.get("openai").to_wire(
         imported.messages,
         [],
@@ -255,7 +256,7 @@ def test_anthropic_kept_turn_spelling_goes_to_anthropic_alone_and_yields_to_edit
 
 def test_responses_fresh_sends_keep_store_and_include_and_a_recorded_store_stays() -> None:
     imported = _import(_case("responses", "request_text.json"))
-    assert imported.options.provider_options["responses"]["metis"] == {"stateless": False}
+    assert imported.options.provider_options["responses"]["metis"]["stateless"] is False
     fresh = dataclasses.replace(imported.options, provider_options={})
     body = adapters.get("responses").to_wire(imported.messages, [], fresh)
     assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
@@ -264,19 +265,21 @@ def test_responses_fresh_sends_keep_store_and_include_and_a_recorded_store_stays
     assert again["store"] is True and "include" not in again
 
 
-def test_a_responses_item_reference_goes_back_only_to_the_endpoint_that_stores_it(
+def test_a_responses_item_reference_goes_back_before_its_message_and_is_reported_elsewhere(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     imported = _import(_case("responses", "request_every_shape.json"))
-    proxy = dataclasses.replace(imported.options, endpoint="https://proxy.example/v1")
+    (after,) = imported.options.provider_options["responses"]["metis"]["items_before"]
+    assert [m.id for m in imported.messages].index(after) == 4  # the developer message after it
+    moved = [*imported.messages[:3], *imported.messages[4:]]  # a turn before it left out
+    body = adapters.get("responses").to_wire(moved, imported.tools, imported.options)
+    at = [i for i, item in enumerate(body["input"]) if item.get("type") == "item_reference"]
+    assert at and body["input"][at[0] + 1]["role"] == "developer"  # still before its message
+    to_anthropic = dataclasses.replace(imported.options, model="anthropic:claude-sonnet-4-6")
     with caplog.at_level(logging.WARNING, logger="metis.adapters"):
-        body = adapters.get("responses").to_wire(imported.messages, imported.tools, proxy)
-    assert all(item.get("type") != "item_reference" for item in body["input"])
-    said = [  # the import's own WARN names the wire position; the writer's, the message
-        w for w in _warnings(caplog) if w["block_type"] == "item_reference" and w["message_id"] != "input[5]"
-    ]
-    assert len(said) == 1 and all(said[0].values())
-    assert "https://proxy.example/v1" in said[0]["reason"]
+        adapters.get("anthropic").to_wire(imported.messages, [], to_anthropic)
+    said = [w for w in _warnings(caplog) if "metis.items_before" in str(w["reason"])]
+    assert len(said) == 1 and all(said[0].values()) and said[0]["block_type"] == "option"
 
 
 def test_gemini_spelling_yields_to_a_changed_conversation() -> None:

@@ -726,9 +726,16 @@ def test_import_quirks(fixed_import: FixedToolIds, caplog: pytest.LogCaptureFixt
     assert messages[4].content == [TextBlock(text="")]
     assert imported.options.stream is True
     # the stray field kept, not dropped; `stream` left out (streamed by default) is left out again
-    assert imported.options.provider_options == {
-        "ollama": {"temperature": 0.7, "metis": {"stream_sent": False}}
+    # how the messages were sent, by message id: the data URL image, the unnamed results
+    spelled = {
+        messages[0].id: {"images_sent_to": "ollama:qwen3-8b", "data_url_images": [0]},
+        messages[2].id: {"unnamed_result": True},
+        messages[3].id: {"unnamed_result": True},
     }
+    assert imported.options.provider_options == {
+        "ollama": {"temperature": 0.7, "metis": {"stream_sent": False, "spelled": spelled}}
+    }
+    assert all(m.metadata.provider_raw is None for m in messages if m.role != Role.assistant)
     assert imported.dropped == []
     # the request as the lax client sent it, stray field and data URL with it: not the SDK contract's
     again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)

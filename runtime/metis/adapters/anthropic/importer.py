@@ -8,7 +8,8 @@ become canonical, in turns and inside tool results; `cache_control` is the block
 server tool blocks and compaction too). Blocks with no canonical type are dropped with a
 WARN naming them and kept verbatim in provider_raw at their position, so an export back
 to Anthropic replays the request as sent; so does how a turn was spelled (string content,
-a `system` turn among the messages: `provider_raw.SHAPE_KEYS`). A turn made only of such blocks cannot become
+a `system` turn among the messages: `to_wire.SHAPE_KEYS`, by message id in the
+`SPELLED` directive). A turn made only of such blocks cannot become
 a valid canonical message and is a WireFormatError. Tools keep `strict` (its literal when
 needed, `strict`), `defer_loading` and `cache_control` (in provider_data, replayed to
 Anthropic alone: `tool_fields`); their other fields with no canonical place
@@ -46,7 +47,7 @@ from .._kit.cache_points import with_cache_point
 from .._kit.images import url_image_media_type
 from .._kit.importing import imported_tool, resolve_import_model
 from .._kit.losses import import_drop
-from .._kit.options import option_fields, take
+from .._kit.options import DIRECTIVES, SPELLED, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
@@ -56,7 +57,8 @@ from .citations import read_text
 from .documents import read_document, read_search_result
 from .facts import FACTS, PROVIDER
 from .from_wire import assistant_block
-from .provider_raw import STRING_CONTENT, SYSTEM_TURN, Replay, warn_foreign
+from .provider_raw import Replay, warn_foreign
+from .to_wire import STRING_CONTENT, SYSTEM_TURN
 
 _CONTENT = frozenset({"messages", "system", "tools"})
 """Top-level request fields the import maps as content; every other one is an option."""
@@ -86,6 +88,7 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     dropped: list[dict[str, Any]] = []
     tools: list[ToolDefinition] = []
     taken: set[str] = set()
+    spelled = {message_id: shape for message_id, shape in reader.spelled.items() if shape}
     for i, tool in enumerate(request.get("tools") or ()):
         if tool.get("type") not in (None, "custom"):  # a server tool (web_search_..., bash_...)
             tools.append(_server_tool(body, i, taken))
@@ -113,7 +116,10 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
                 reason=f"tool field {key!r} has no canonical place",
             )
     return WireImport(
-        messages=messages, tools=tools, options=_options(body, model, session_id, tool_ids), dropped=dropped
+        messages=messages,
+        tools=tools,
+        options=_options(body, model, session_id, tool_ids, spelled),
+        dropped=dropped,
     )
 
 
@@ -132,8 +138,11 @@ def _server_tool(body: WireBody, i: int, taken: set[str]) -> ToolDefinition:
     return tool
 
 
-def _options(body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap) -> AdapterOptions:
-    """Canonical options taken out of the option fields; the rest is Anthropic's own."""
+def _options(
+    body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap, spelled: dict[str, Any]
+) -> AdapterOptions:
+    """Canonical options taken out of the option fields; the rest is Anthropic's own, with
+    how the messages were spelled (`SPELLED`)."""
     fields = option_fields(body, _CONTENT)
     tool_choice = FACTS.take_tool_choice(fields, "tool_choice")
     if isinstance(fields.get("tool_choice"), dict) and "type" in fields["tool_choice"]:
@@ -153,6 +162,8 @@ def _options(body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap) -
         output_schema=FACTS.take_output_schema(fields),
         **FACTS.take_options(fields),
     )
+    if spelled:
+        fields[DIRECTIVES] = {SPELLED: spelled}
     if fields:
         options.provider_options[PROVIDER] = fields
     return options
@@ -186,7 +197,9 @@ class _Reader:
             created_at=self.created_at,
         )
         self.shape: dict[str, Any] = {}
-        """How the turn being read was spelled (`SHAPE_KEYS`), kept in each message's provider_raw."""
+        """How the turn being read was spelled (`SHAPE_KEYS`), for each message made of it."""
+        self.spelled: dict[str, dict[str, Any]] = {}
+        """Message id -> how its turn was spelled: the `SPELLED` directive."""
         self.sent: Any = None
         """The content of the turn being read as recorded (a tool_result's string content)."""
 
@@ -226,15 +239,17 @@ class _Reader:
         shape: dict[str, Any] | None = None,
         **metadata: Any,
     ) -> Message:
-        raw = {**replay.dump(), **(self.shape if shape is None else shape)}
+        raw = replay.dump()
         provider_raw = {"adapter": PROVIDER, **raw} if raw else None
         if role == Role.assistant:
-            return imported_assistant(
+            message = imported_assistant(
                 self.context, provider=PROVIDER, content=content, provider_raw=provider_raw
             )
+            self.spelled[message.id] = dict(self.shape if shape is None else shape)
+            return message
         if provider_raw is not None:
             metadata.update(provider=PROVIDER, provider_raw=provider_raw)
-        return imported_message(
+        message = imported_message(
             self.session_id,
             role,
             content,
@@ -243,6 +258,8 @@ class _Reader:
             created_at=self.created_at,
             metadata=metadata,
         )
+        self.spelled[message.id] = dict(self.shape if shape is None else shape)
+        return message
 
     def _assistant(self, content: Sequence[Mapping[str, Any]], path: str) -> Message:
         replay = Replay()

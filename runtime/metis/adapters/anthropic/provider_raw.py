@@ -22,14 +22,6 @@ from .._kit.losses import warn_loss
 from .._kit.provenance import own_raw
 from .facts import PROVIDER
 
-STRING_CONTENT = "string_content"
-"""provider_raw key: the turn's `content` was a string (one plain text block), written so again."""
-SYSTEM_TURN = "system_turn"
-"""provider_raw key: a system message that stood among the `messages` as a `system` turn (as
-recorded requests through compatible gateways carry it), written there again, not hoisted."""
-SHAPE_KEYS = (STRING_CONTENT, SYSTEM_TURN)
-"""How an imported turn was spelled: kept so the request replays to Anthropic as it was sent."""
-
 
 @dataclass
 class Replay:
@@ -181,9 +173,6 @@ def _cites(kept: Any) -> dict[str, list[dict[str, Any]]]:
 
 __all__ = [
     "NOTHING_KEPT",
-    "SHAPE_KEYS",
-    "STRING_CONTENT",
-    "SYSTEM_TURN",
     "Replay",
     "response_raw",
     "warn_foreign",

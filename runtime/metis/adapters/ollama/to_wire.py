@@ -59,7 +59,7 @@ from .._kit.images import data_url, image_base64, parse_data_url
 from .._kit.importing import function_tool
 from .._kit.losses import drop_block, warn_cache_points, warn_citations, warn_loss
 from .._kit.media_admission import admit, request_capabilities
-from .._kit.options import merge, split_directives
+from .._kit.options import merge, spelled, split_directives
 from .._kit.provenance import own_raw
 from .._kit.provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
 from .._kit.tool_fields import warn_kept
@@ -67,7 +67,7 @@ from .._kit.tool_schema import inline_refs, uses_refs
 from .facts import FACTS, NAME
 
 IMAGES_SENT_TO = "images_sent_to"
-"""provider_raw key of an imported USER or TOOL message that sent images: the model they
+"""`SPELLED` key of an imported USER or TOOL message that sent images: the model they
 went to. Written back to that model they go again (the request as it was sent), even where
 the catalog says it takes no images; to any other model the catalog decides."""
 DATA_URL_IMAGES = "data_url_images"
@@ -75,9 +75,9 @@ STREAM_SENT = "stream_sent"
 """The `metis` directive of an import whose request left `stream` out (the REST API then
 streams): a streamed replay leaves it out too."""
 UNNAMED_RESULT = "unnamed_result"
-"""provider_raw key of an imported TOOL message sent without `tool_name` (many clients
+"""`SPELLED` key of an imported TOOL message sent without `tool_name` (many clients
 send none; the import paired it by order): written without one again."""
-"""provider_raw key: the positions, in the message's `images`, of those a lax client sent
+"""`SPELLED` key: the positions, in the message's `images`, of those a lax client sent
 as data URLs (the server's form is raw base64): written as data URLs again."""
 
 TEXT_JOIN = "\n\n"
@@ -215,7 +215,14 @@ class _Writer:
         self.caps = caps
         self.model = model
         self.tool_names = _tool_names(messages)
+        self.shapes = spelled(options, NAME)
+        """Message id -> how an import found it sent (`SPELLED`: `IMAGES_SENT_TO`, ...)."""
         self.own_ids = options.tool_ids.issued_by(NAME)
+
+    def shape(self, message: Message) -> dict[str, Any]:
+        """How an import found `message` sent ({} for any other message)."""
+        found = self.shapes.get(message.id)
+        return found if isinstance(found, dict) else {}
 
     def wire_messages(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -290,7 +297,7 @@ class _Writer:
         """Raw base64 for `images` (a data URL where the import found one at position `at`),
         or None when the block was dropped."""
         block_type = f"{block.type}{where}"
-        kept = own_raw(message, NAME)
+        kept = self.shape(message)
         refused = admit(block, self.caps, self.model, FACTS)  # every file id: Ollama reads none
         sent_here = kept.get(IMAGES_SENT_TO) in (self.model, self.options.model)
         if refused is not None and sent_here and block.source.kind == MediaSourceKind.base64:
@@ -352,7 +359,7 @@ class _Writer:
         if images:
             wire["images"] = images
         name = self.tool_names.get(block.tool_use_id)
-        if own_raw(message, NAME).get(UNNAMED_RESULT):
+        if self.shape(message).get(UNNAMED_RESULT):
             return wire  # imported without one (the server pairs it by order), sent so again
         if name is None:
             _warn_lossy(

@@ -13,10 +13,10 @@ returned, as in a reply; MCP listings and approvals and tool searches likewise).
 `additional_tools` item's tools are tools of the request, marked with where the item
 stood (`offered_tools`), so it goes back to this provider as it came. Not carried, each
 dropped with a WARN and listed in `WireImport.dropped`: `item_reference` items (the item
-lives on the server; kept verbatim in the provider_raw of the message after it,
-`ITEMS_BEFORE`, and replayed there to this provider's same endpoint alone), and items with
-no block. How a message item was spelled (a string `input`, no `type`, string `content`)
-is kept in its message's provider_raw, so the replay spells it so again (`to_wire`).
+lives on the server; kept verbatim by the id of the message after it, the `ITEMS_BEFORE`
+directive, and replayed there to this provider alone), and items with no block. How a
+message item was spelled (a string `input`, no `type`, string `content`) is kept by
+message id in the `SPELLED` directive, so the replay spells it so again (`to_wire`).
 `input_audio` parts become v2 audio, and an image given by `file_id` an image by this
 provider's file id.
 `input_file` parts become v2 documents (a file id as this provider's; a media type not
@@ -69,7 +69,7 @@ from .._kit.base import AdapterOptions, WireImport
 from .._kit.images import parse_data_url, url_image_media_type
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import import_drop
-from .._kit.options import option_fields
+from .._kit.options import SPELLED, option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
@@ -130,6 +130,10 @@ class _Importer:
         self.continues: Continuation | None = None
         self.references: list[dict[str, Any]] = []
         """`item_reference` items waiting for the message after them (`ITEMS_BEFORE`)."""
+        self.before: dict[str, list[dict[str, Any]]] = {}
+        """Message id -> the item references that stood before it: the `ITEMS_BEFORE` directive."""
+        self.spelled: dict[str, dict[str, Any]] = {}
+        """Message id -> how its item was spelled: the `SPELLED` directive."""
         self.offered: list[tuple[dict[str, Any], str, int]] = []
         """`additional_tools` items: (item, path, index of the message they stand before)."""
 
@@ -144,10 +148,8 @@ class _Importer:
             directives["instructions"] = True
         wire_input = request.get("input")
         if isinstance(wire_input, str):
-            spelled = {"provider": PROVIDER, "provider_raw": {"adapter": PROVIDER, INPUT_STRING: True}}
-            self.messages.append(
-                self.new(Role.user, [TextBlock(type="text", text=wire_input)], "input", **spelled)
-            )
+            text: list[ContentBlock] = [TextBlock(type="text", text=wire_input)]
+            self.messages.append(self.new(Role.user, text, "input", {INPUT_STRING: True}))
             self.mark_continued(len(self.messages) - 1)
         else:
             first = len(self.messages)
@@ -159,6 +161,10 @@ class _Importer:
         tools += self.offered_tools({t.name for t in tools})
         if self.system_roles and self.system_roles[0] == "developer":
             directives["system_role"] = "developer"
+        if self.spelled:
+            directives[SPELLED] = self.spelled
+        if self.before:
+            directives[ITEMS_BEFORE] = self.before
         if "store" not in request or "include" not in request:
             directives["stateless"] = False  # the writer adds neither on replay (`to_wire`)
         return WireImport(
@@ -290,15 +296,15 @@ class _Importer:
         for other in found.other_items:
             self.drop(f"input[{self.pending_at}:]", other["item"], "no canonical block")
         found.other_items = []
-        raw = {"adapter": PROVIDER, **found.raw(), **self.take_references()}
-        self.messages.append(
-            imported_assistant(
-                self.context,
-                provider=PROVIDER,
-                content=found.blocks or [TextBlock(type="text", text="")],
-                provider_raw=raw if len(raw) > 1 else None,
-            )
+        raw = {"adapter": PROVIDER, **found.raw()}
+        message = imported_assistant(
+            self.context,
+            provider=PROVIDER,
+            content=found.blocks or [TextBlock(type="text", text="")],
+            provider_raw=raw if len(raw) > 1 else None,
         )
+        self.take_references(message.id)
+        self.messages.append(message)
 
     def message(self, item: MessageItem, path: str) -> None:
         role = item["role"]
@@ -311,12 +317,11 @@ class _Importer:
                 blocks.append(block)
         shape = {TYPELESS: "type" not in item, STRING_CONTENT: isinstance(content, str)}
         spelled = {k: True for k, v in shape.items() if v}
-        raw = {"provider": PROVIDER, "provider_raw": {"adapter": PROVIDER, **spelled}} if spelled else {}
         if role in ("system", "developer"):
             self.system_roles.append(role)
-            self.messages.append(self.new(Role.system, blocks, path, **raw))
+            self.messages.append(self.new(Role.system, blocks, path, spelled))
         elif blocks:
-            self.messages.append(self.new(Role.user, blocks, path, **raw))
+            self.messages.append(self.new(Role.user, blocks, path, spelled))
 
     def part(self, part: Part, path: str, *, images: bool) -> ContentBlock | None:
         kind = part["type"]
@@ -434,16 +439,21 @@ class _Importer:
             metadata = message.metadata.model_copy(update={"continues": self.continues})
             self.messages[first] = message.model_copy(update={"metadata": metadata})
 
-    def take_references(self) -> dict[str, Any]:
-        """The provider_raw entry of the message being made: the item references before it."""
-        references, self.references = self.references, []
-        return {ITEMS_BEFORE: references} if references else {}
-
-    def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
+    def take_references(self, message_id: str) -> None:
+        """The item references waiting, as the ones before message `message_id` (`ITEMS_BEFORE`)."""
         if self.references:
-            raw = {"adapter": PROVIDER, **(metadata.get("provider_raw") or {}), **self.take_references()}
-            metadata.update(provider=PROVIDER, provider_raw=raw)
-        return imported_message(
+            self.before[message_id], self.references = self.references, []
+
+    def new(
+        self,
+        role: Role,
+        content: list[ContentBlock],
+        path: str,
+        shape: dict[str, Any] | None = None,
+        **metadata: Any,
+    ) -> Message:
+        """A USER, SYSTEM or TOOL message; `shape`: how its item was spelled (`SPELLED`)."""
+        message = imported_message(
             self.session_id,
             role,
             content,
@@ -452,6 +462,10 @@ class _Importer:
             created_at=datetime.now(UTC),
             metadata=metadata,
         )
+        if shape:
+            self.spelled[message.id] = shape
+        self.take_references(message.id)
+        return message
 
     def drop(self, path: str, value: Any, reason: str) -> None:
         import_drop(

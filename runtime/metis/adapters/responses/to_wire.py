@@ -36,13 +36,15 @@ provider's `provider_options` entry, then `AdapterOptions.extra`, are deep-merge
 `dialect` (the row, set by the client from the base URL), `system_role`, `instructions`,
 `stateless` (false: an imported request that lacked `store` or `include` replays without
 the fields the writer otherwise adds, a recorded value coming back through the entry; a
-fresh send needs them for reasoning to survive, a replay is the request as sent), and
-`builtin_tools` (a caller's non-function tools appended to `tools`, e.g. `{"type":
-"web_search"}`). Canonical provider tools (v3 `kind`) are written in order with the
-function tools (`provider_tools`: this provider's own declaration verbatim, another's by
-meaning, or dropped with a WARN). Function tools carry `ToolDefinition.strict` (false
-unless asked: OpenAI's Responses default is true, and canonical schemas need not meet
-strict mode's rules), or the literal an import kept (`strict`), and `defer_loading`.
+fresh send needs them for reasoning to survive, a replay is the request as sent),
+`spelled` (message id -> how an import found its item spelled: `INPUT_STRING`, `TYPELESS`,
+`STRING_CONTENT`), `items_before` (`ITEMS_BEFORE`), and `builtin_tools` (a caller's
+non-function tools appended to `tools`, e.g. `{"type": "web_search"}`). Canonical provider
+tools (v3 `kind`) are written in order with the function tools (`provider_tools`: this
+provider's own declaration verbatim, another's by meaning, or dropped with a WARN).
+Function tools carry `ToolDefinition.strict` (false unless asked: OpenAI's Responses
+default is true, and canonical schemas need not meet strict mode's rules), or the literal
+an import kept (`strict`), and `defer_loading`.
 """
 
 from __future__ import annotations
@@ -78,8 +80,8 @@ from .._kit.base import AdapterOptions, WireBody
 from .._kit.images import data_url, image_base64
 from .._kit.losses import drop_block, warn_cache_points, warn_citations
 from .._kit.media_admission import admit, document_losses, request_capabilities
-from .._kit.options import DIRECTIVES, merge, split_directives
-from .._kit.provenance import foreign_reasoning, own_raw, produced_at, replays_opaque, sent_to
+from .._kit.options import DIRECTIVES, SPELLED, merge, split_directives
+from .._kit.provenance import foreign_reasoning, own_raw, produced_at, replays_opaque
 from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
@@ -90,17 +92,17 @@ from .from_wire import ITEM_FIELDS
 log = logging.getLogger("metis.adapters")
 
 INPUT_STRING = "input_string"
-"""provider_raw key of a USER message imported from an `input` that was one string: while it
+"""`SPELLED` key of a USER message imported from an `input` that was one string: while it
 is the whole input and one text block, `input` is that string again."""
 TYPELESS = "typeless"
-"""provider_raw key of a USER or SYSTEM message imported from a message item without `type`
+"""`SPELLED` key of a USER or SYSTEM message imported from a message item without `type`
 (the easy input message): written without it again."""
 ITEMS_BEFORE = "items_before"
-"""provider_raw key of an imported message: the `item_reference` items that stood before
-it, written there again to the endpoint the message came from (they name items stored
-there); elsewhere dropped with one WARN."""
+"""The `metis` directive of an import's `item_reference` items: message id -> the items
+that stood before it, written there again (like `previous_response_id`, they name items
+stored at the server the request went to); to another provider reported as not sent."""
 STRING_CONTENT = "string_content"
-"""provider_raw key of a USER message whose item's `content` was a string: a string again
+"""`SPELLED` key of a USER message whose item's `content` was a string: a string again
 while it is one text block (SYSTEM content is always written as a string)."""
 
 
@@ -136,7 +138,7 @@ def write_request(
     for rest in offered.values():
         writer.items.extend(rest)
     body["input"] = writer.items
-    if len(writer.items) == 1 and len(history) == 1 and own_raw(history[0], PROVIDER).get(INPUT_STRING):
+    if len(writer.items) == 1 and len(history) == 1 and writer.shape(history[0]).get(INPUT_STRING):
         text = _one_text(writer.items[0])
         body["input"] = writer.items if text is None else text
     warn_cache_points(
@@ -273,26 +275,30 @@ class _Writer:
         self.model_id = model_id
         self.caps = caps
         self.system_role: str = found.get("system_role", "system")
+        self.spelled: dict[str, Any] = found.get(SPELLED) or {}
+        """Message id -> how an import found its item spelled (`SPELLED`)."""
+        self.before: dict[str, Any] = found.get(ITEMS_BEFORE) or {}
+        """Message id -> the `item_reference` items that stood before it (`ITEMS_BEFORE`)."""
         self.items: list[dict[str, Any]] = []
 
     def message(self, message: Message) -> None:
-        before = own_raw(message, PROVIDER).get(ITEMS_BEFORE)
-        if before and replays_opaque(message, PROVIDER, self.options):
-            self.items.extend(before)
-        elif before:
-            where, target = produced_at(message), sent_to(PROVIDER, self.options)
-            self.drop(message, 0, "item_reference", f"it names an item stored at {where}, not at {target}")
+        self.items.extend(self.before.get(message.id) or ())
         if message.role == Role.system:
             texts = [b.text for b in message.content if isinstance(b, TextBlock)]
             if texts:  # an empty SYSTEM message is a composition placeholder (§5.1.2)
                 item = {"type": "message", "role": self.system_role, "content": "\n\n".join(texts)}
-                self.items.append(_spelled(item, own_raw(message, PROVIDER)))
+                self.items.append(_spelled(item, self.shape(message)))
         elif message.role == Role.user:
             self.user(message)
         elif message.role == Role.assistant:
             self.assistant(message)
         else:
             self.tool(message)
+
+    def shape(self, message: Message) -> dict[str, Any]:
+        """How an import found `message`'s item spelled ({} for any other message)."""
+        found = self.spelled.get(message.id)
+        return found if isinstance(found, dict) else {}
 
     def wire_id(self, canonical: str) -> str:
         return self.options.tool_ids.outgoing(canonical, PROVIDER)
@@ -312,7 +318,7 @@ class _Writer:
                 )
         if parts:
             item = {"type": "message", "role": "user", "content": parts}
-            self.items.append(_spelled(item, own_raw(message, PROVIDER)))
+            self.items.append(_spelled(item, self.shape(message)))
 
     def media(
         self, block: ImageBlock | DocumentBlock | AudioBlock, message: Message, index: int
