@@ -25,7 +25,7 @@ What each difference was, and where a replay now keeps it:
 
 - Anthropic: string `content` (a turn's, a tool_result's) came back as a text block list, and a
   `system` turn among the messages was hoisted into the top-level `system` (one message
-  fewer): kept in the message's provider_raw (`string_content`, `system_turn`).
+  fewer): kept by message id in the `spelled` directive (`string_content`, `system_turn`).
 - OpenAI Chat: `stream: false` dropped, `stream_options.include_usage` added to a stream that
   did not ask for usage: `metis` directives `stream_sent`, `stream_usage`.
 - Mistral: the tool message's `name` was dropped: it is the called function's, so the writer
@@ -35,12 +35,19 @@ What each difference was, and where a replay now keeps it:
 - Ollama: a top-level field the server ignores (a lax client's `temperature`) was dropped, a
   data-URL image written as raw base64 (and not at all to a text-only model), `tool_name`
   added to results sent without one, `stream: true` added: kept as Ollama's own option, in
-  provider_raw (`data_url_images`, `images_sent_to`, `unnamed_result`) and `stream_sent`.
+  the `spelled` directive (`data_url_images`, `images_sent_to`, `unnamed_result`) and
+  `stream_sent`.
 - Responses: `store: false` and `include` added (the `stateless` directive: a fresh send still
   gets them, for reasoning to survive without stored items), a string `input`, message items
   without `type` or with string content respelled, an `item_reference` dropped, the `id`,
-  `status` and part form of imported assistant-side items dropped: provider_raw
-  (`input_string`, `typeless`, `string_content`, `items_before`, `item_fields`).
+  `status` and part form of imported assistant-side items dropped: the `spelled` directive
+  (`input_string`, `typeless`, `string_content`), the `items_before` directive, and the
+  assistant message's provider_raw (`item_fields`, kept by imports only).
+
+Directives are `metis` keys of the provider's `provider_options` entry (`options.DIRECTIVES`);
+`spelled` names messages by id (`options.SPELLED`), so it follows them through appended
+turns and never rides on a stored message. Those that only record a spelling
+(`options.SPELLING_ONLY`) are not reported when the entry goes to another provider.
 
 What a replay to the same provider still changes (`ALLOWED`, each with its reason): Ollama
 tool-call `arguments` sent as a JSON string by a lax client go back as the object Ollama's
