@@ -82,8 +82,10 @@ RECORDINGS = Path(__file__).parent / "fixtures" / "recordings"
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ollama", "request_quirks.json"): {
         "messages[1].tool_calls[0].function.arguments": "a lax client sent the arguments as a JSON"
-        " string; Ollama's /api/chat declares them an object (api.ToolCallFunction.Arguments), so"
-        " the replay sends the object they mean (provider_raw string_arguments names the call)",
+        " string; Ollama's /api/chat refuses one (`json: cannot unmarshal string into Go struct field"
+        " ChatRequest.messages.tool_calls.function.arguments of type api.ToolCallFunctionArguments`,"
+        " spec/provider-wire-formats.md), so the replay sends the object they mean (provider_raw"
+        " string_arguments names the call)",
     },
 }
 """(provider, case) -> {body path: why a replay to the same provider writes it otherwise}."""
