@@ -41,6 +41,7 @@ from tests.adapters.test_anthropic_adapter import (
     WEATHER,
     _equivalent,
     assistant,
+    by_index,
     context,
     msg,
     normalized,
@@ -124,7 +125,7 @@ def test_request_with_v2_blocks_imports_to_golden(caplog: pytest.LogCaptureFixtu
         "provider_options": imported.options.provider_options,
         "dropped": imported.dropped,
     }
-    golden.check(PROVIDER, golden.expected_name(REQUEST), normalized(view))
+    golden.check(PROVIDER, golden.expected_name(REQUEST), normalized(by_index(view, imported)))
     user, answer, result, summary = imported.messages[1:5]
     assert [type(b).__name__ for b in user.content] == ["DocumentBlock"] * 3 + ["TextBlock"]
     assert [b.type for b in answer.content] == [

@@ -5,6 +5,7 @@ test_gemini_malformed.py; the SDK contract: test_gemini_contract.py."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 import math
@@ -357,7 +358,15 @@ def test_import_round_trip_reproduces_the_recorded_request() -> None:
         item["id"], item["created_at"] = f"<message {i}>", "<now>"
     golden.check(PROVIDER, golden.expected_name("request_recorded.json"), canonical)
     assert [t.name for t in imported.tools] == ["list_dir", "read_file", "run_tests"]
-    assert imported.options.provider_options == {"gemini": {"safetySettings": recorded["safetySettings"]}}
+    spelling = {  # how the body was spelled beside the writer's camelCase (issue 30: replayed so)
+        "snake_case": ["system_instruction", "tool_config", "generation_config"],
+        "parts": [[1, 2, "functionCall"], [2, 1, "functionResponse"], [4, 1, "inlineData"]],
+        "roleless": [0],
+        "system_role": "system",
+    }
+    assert imported.options.provider_options == {
+        "gemini": {"safetySettings": recorded["safetySettings"], "metis": {"spelling": spelling}}
+    }
     opts = imported.options
     assert (opts.model, opts.max_tokens, opts.temperature, opts.thinking_budget, opts.tool_choice) == (
         DEFAULT_IMPORT_MODEL,
@@ -366,12 +375,18 @@ def test_import_round_trip_reproduces_the_recorded_request() -> None:
         1024,
         "auto",
     )
-    body = to_wire(imported.messages, imported.tools, opts)
-    expected = camel(recorded)  # safetySettings too: a Gemini-only option, replayed to Gemini
+    # the request as it was sent: snake_case fields and parts, the system instruction's role,
+    # the content without a role, the tools as one snake_case object, safetySettings
+    assert ADAPTER.to_wire(imported.messages, imported.tools, opts) == recorded
+    # a fresh send of the conversation (no recorded spelling) is the writer's camelCase
+    fresh = dataclasses.replace(
+        opts, provider_options={"gemini": {"safetySettings": recorded["safetySettings"]}}
+    )
+    expected = camel(recorded)
     expected["systemInstruction"].pop("role")  # ignored by the API; not canonical
     expected["contents"][0]["role"] = "user"  # a missing role means user
     expected["tools"] = recorded["tools"]  # spelled as recorded: one snake_case object
-    assert body == expected
+    assert to_wire(imported.messages, imported.tools, fresh) == expected
 
 
 def test_import_pairs_responses_by_name_and_order_without_ids() -> None:
@@ -474,7 +489,9 @@ def test_declaration_fields_with_no_canonical_place_are_listed_as_dropped() -> N
     assert [(d["path"], d["value"]) for d in imported.dropped] == [
         ("tools[0].functionDeclarations[0].behavior", "NON_BLOCKING")
     ]
-    assert imported.options.provider_options == {}
+    assert imported.options.provider_options == {
+        "gemini": {"metis": {"spelling": {"roleless": [0]}}}
+    }  # a content without a role
 
 
 def test_import_model_name_and_gemini_only_options() -> None:
@@ -505,6 +522,7 @@ def test_import_model_name_and_gemini_only_options() -> None:
                 "thinkingConfig": {"thinkingLevel": "LOW"},
             },
             "cachedContent": "cachedContents/abc",
+            "metis": {"spelling": {"roleless": [0]}},
         }
     }
     again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
@@ -869,6 +887,12 @@ def test_every_body_in_this_file_passes_the_contract(tmp_path: Path) -> None:
     imported = ADAPTER.from_wire_request(
         wire("request_recorded.json"), session_id=SESSION, tool_ids=ToolIdMap(SESSION)
     )
-    bodies.append(ADAPTER.to_wire(imported.messages, imported.tools, imported.options))
+    # sent afresh (the replay as recorded is the recorded body, snake_case and all)
+    fresh = {"gemini": {k: v for k, v in imported.options.provider_options["gemini"].items() if k != "metis"}}
+    bodies.append(
+        ADAPTER.to_wire(
+            imported.messages, imported.tools, dataclasses.replace(imported.options, provider_options=fresh)
+        )
+    )
     for body in bodies:
         check_request(orjson.loads(orjson.dumps(body)))

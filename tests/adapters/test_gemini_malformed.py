@@ -384,5 +384,7 @@ def _mutate(node: Any, rng: random.Random) -> None:
 def test_a_request_field_named_dropped_is_kept_apart_from_the_drops() -> None:
     body = {**_request({"parts": [{"text": "hi"}]}), "dropped": "the caller's own field"}
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert imported.options.provider_options == {"gemini": {"dropped": "the caller's own field"}}
+    assert imported.options.provider_options == {
+        "gemini": {"dropped": "the caller's own field", "metis": {"spelling": {"roleless": [0]}}}
+    }
     assert imported.dropped == []

@@ -694,9 +694,11 @@ def test_import_round_trip_is_exact(name: str, fixed_import: FixedToolIds) -> No
 
 
 def test_import_quirks(fixed_import: FixedToolIds, caplog: pytest.LogCaptureFixture) -> None:
-    """Unnamed tool results pair in order, string arguments are parsed and recorded, a data
-    URL image becomes raw base64, `stream` defaults to true, a stray top-level field (no
-    Ollama option: the server ignores it) is listed as dropped."""
+    """Unnamed tool results pair in order (and replay unnamed), string arguments are parsed
+    and recorded (and replay as the object Ollama declares), a data URL image is read as
+    base64 and replays as the data URL it came as, to the model it was sent to, `stream`
+    defaults to true, a stray top-level field (no Ollama option: the server ignores it) is
+    kept as Ollama's own and replayed as it was sent (issue 30: nothing dropped)."""
     body = load_wire("request_quirks.json")
     tool_ids = ToolIdMap(SESSION)
     caplog.set_level(logging.WARNING)
@@ -710,16 +712,32 @@ def test_import_quirks(fixed_import: FixedToolIds, caplog: pytest.LogCaptureFixt
     assert messages[0].content[1] == image(MediaSourceKind.base64, PNG)
     assert messages[4].content == [TextBlock(text="")]
     assert imported.options.stream is True
-    assert imported.options.provider_options == {}  # the stray field is no Ollama option: dropped
-    again = wire(imported.messages, imported.tools, imported.options)
+    # the stray field kept, not dropped; `stream` left out (streamed by default) is left out again
+    # how the messages were sent, by message id: the data URL image, the unnamed results
+    spelled = {
+        messages[0].id: {"images_sent_to": "ollama:qwen3-8b", "data_url_images": [0]},
+        messages[2].id: {"unnamed_result": True},
+        messages[3].id: {"unnamed_result": True},
+    }
+    assert imported.options.provider_options == {
+        "ollama": {"temperature": 0.7, "metis": {"stream_sent": False, "spelled": spelled}}
+    }
+    assert all(m.metadata.provider_raw is None for m in messages if m.role != Role.assistant)
+    assert imported.dropped == []
+    # the request as the lax client sent it, stray field and data URL with it: not the SDK contract's
+    again = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
     golden.check(PROVIDER, "conversation_import_quirks.request.golden.json", again)
     assert again["messages"][1]["tool_calls"][0]["function"]["arguments"] == {"city": "Oslo"}  # an object now
-    assert [m.get("tool_name") for m in again["messages"][2:4]] == ["get_weather", "get_weather"]
-    assert again["stream"] is True
-    # qwen3 is text-only: the imported image is dropped on the way back out, with a WARN
-    assert "images" not in again["messages"][0]
-    # the way out drops the image (the import's own drops name no canonical message yet: the
-    # request, or the wire position of the message being made)
+    assert [m.get("tool_name") for m in again["messages"][2:4]] == [None, None]  # as sent
+    assert "stream" not in again and again["temperature"] == 0.7
+    # the image goes back to the model it was sent to, as the data URL it was sent as
+    assert again["messages"][0]["images"] == body["messages"][0]["images"]
+    assert not [r for r in lossy_records(caplog) if str(getattr(r, "message_id", "")).startswith("01")]
+    # qwen3 is text-only: to another text-only model the image is dropped, with a WARN
+    caplog.clear()
+    to_llama = dataclasses.replace(imported.options, model="ollama:llama-3.3-70b", provider_options={})
+    other = wire(imported.messages, imported.tools, to_llama)
+    assert "images" not in other["messages"][0]
     blocks = [r for r in lossy_records(caplog) if str(getattr(r, "message_id", "")).startswith("01")]
     assert [r.block_type for r in blocks] == ["image"]  # type: ignore[attr-defined]
 

@@ -49,7 +49,10 @@ def test_every_golden_body_passes_the_contract() -> None:
     bodies = sorted(golden.folder(PROVIDER).glob("*.request.golden.json"))
     assert len(bodies) >= 5
     for path in bodies:
-        check_request(json.loads(path.read_text(encoding="utf-8")))
+        if (
+            path.name != "conversation_import_quirks.request.golden.json"
+        ):  # request_quirks.json replayed as sent
+            check_request(json.loads(path.read_text(encoding="utf-8")))
     for name in golden.inputs(PROVIDER, "request"):  # recorded bodies, which the import round trip reproduces
         if name != "request_quirks.json":  # what lax clients send: string arguments, a data URL
             check_request(load_wire(name))

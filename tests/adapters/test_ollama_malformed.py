@@ -391,11 +391,11 @@ def test_a_request_field_named_dropped_is_kept_apart_from_the_drops() -> None:
         "dropped": "the caller's own field",
     }
     imported = ADAPTER.from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert {(d["path"], str(d["value"])) for d in imported.dropped} == {
-        ("messages[0].name", "bob"),
-        ("dropped", "the caller's own field"),  # no Ollama field: the server would ignore it
+    assert {(d["path"], str(d["value"])) for d in imported.dropped} == {("messages[0].name", "bob")}
+    # no Ollama field (the server ignores it): kept as Ollama's own, replayed as it was sent
+    assert imported.options.provider_options == {
+        "ollama": {"dropped": "the caller's own field", "metis": {"stream_sent": False}}
     }
-    assert imported.options.provider_options == {}
 
 
 def test_a_dropped_field_is_listed_as_it_was_sent() -> None:

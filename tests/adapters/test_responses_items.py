@@ -203,7 +203,7 @@ def test_additional_tools_are_request_tools_and_their_item_goes_back_where_it_st
     again = RESPONSES.to_wire(imported.messages, imported.tools, imported.options)
     contract.check_request(again, open_responses=False)
     # the item exactly, at its place between the two user turns (written as input parts)
-    assert [i["type"] for i in again["input"]] == ["message", "additional_tools", "message"]
+    assert [i.get("type", "message") for i in again["input"]] == ["message", "additional_tools", "message"]
     assert again["input"][1] == body["input"][1]
     assert again["tools"] == body["tools"]
     options = AdapterOptions(

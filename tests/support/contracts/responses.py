@@ -24,6 +24,7 @@ from openai.types.responses import (
     FunctionToolParam,
     Response,
     ResponseFunctionToolCallParam,
+    ResponseOutputMessageParam,
     ResponseReasoningItemParam,
     ResponseStreamEvent,
 )
@@ -47,7 +48,8 @@ def _keys(typed_dict: Any) -> frozenset[str]:
 
 TOP_KEYS = _keys(ResponseCreateParamsNonStreaming) | _keys(ResponseCreateParamsStreaming)
 ITEM_KEYS: dict[str, frozenset[str]] = {
-    "message": _keys(EasyInputMessageParam) | _keys(Message),
+    # an assistant message given back as the output item it was (`id`, `status`) is one too
+    "message": _keys(EasyInputMessageParam) | _keys(Message) | _keys(ResponseOutputMessageParam),
     "function_call": _keys(ResponseFunctionToolCallParam),
     "function_call_output": _keys(FunctionCallOutput),
     "reasoning": _keys(ResponseReasoningItemParam),
@@ -55,9 +57,15 @@ ITEM_KEYS: dict[str, frozenset[str]] = {
 FUNCTION_TOOL_KEYS = _keys(FunctionToolParam)
 
 
+def _items(body: dict[str, Any]) -> list[Any]:
+    """The input items (none when `input` is one string, a user message of its own)."""
+    items = body.get("input")
+    return items if isinstance(items, list) else []
+
+
 def unknown_keys(body: dict[str, Any]) -> list[str]:
     problems = [k for k in body if k not in TOP_KEYS]
-    for i, item in enumerate(body.get("input") or []):
+    for i, item in enumerate(_items(body)):
         allowed = ITEM_KEYS.get(str(item.get("type", "message")))
         if allowed is not None:
             problems += [f"input[{i}].{k}" for k in item if k not in allowed]
@@ -82,7 +90,7 @@ def check_request(body: dict[str, Any], *, open_responses: bool = True) -> None:
         raise ContractError(f"keys the SDK does not declare: {problems}")
     if open_responses:
         ort.CreateResponseBody.model_validate(body)
-    for i, item in enumerate(body.get("input") or []):
+    for i, item in enumerate(_items(body)):
         if len(item.get("call_id") or "") > 64:
             raise ContractError(f"input[{i}].call_id is longer than 64 characters")
     # A continuation's outputs answer calls of the response it names (the server has them).
@@ -95,7 +103,7 @@ def _links(body: dict[str, Any]) -> list[str]:
     """Every function_call_output answers a function_call before it."""
     calls: set[str] = set()
     problems = []
-    for i, item in enumerate(body.get("input") or []):
+    for i, item in enumerate(_items(body)):
         if item.get("type") == "function_call":
             calls.add(item["call_id"])
         elif item.get("type") == "function_call_output" and item["call_id"] not in calls:

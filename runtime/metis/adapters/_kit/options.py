@@ -172,6 +172,15 @@ class AdapterOptions:
 DIRECTIVES = "metis"
 """The key of `AdapterOptions.extra` (and of a provider's `provider_options` entry, where an
 import records how the request was shaped) holding directives to an adapter (never sent)."""
+SPELLED = "spelled"
+"""The directive of an import's messages spelled other than the writer spells them: message
+id -> that message's spelling (each adapter's own keys: string content, a data-URL image...),
+keyed by id so it follows the message through edits and appended turns, and never rides on
+the message itself (a stored message stays as any other)."""
+SPELLING_ONLY = frozenset({SPELLED, "spelling", "stateless", "stream_sent", "stream_usage", "tool_names"})
+"""Directives an import records about how its request was spelled and nothing more (a
+snake_case field, `stream` left to its default, fields the writer would add): replayed to
+their provider, and not reported when the entry goes elsewhere, where nothing is lost."""
 SYSTEM_ROLES = ("system", "developer")
 """How OpenAI-family wires may name the system role (`metis.system_role` picks one)."""
 
@@ -195,6 +204,17 @@ def split_directives(options: AdapterOptions, provider: str) -> tuple[dict[str, 
             f"system_role must be 'system' or 'developer', not {role!r}", path="extra.metis.system_role"
         )
     return directives, fields
+
+
+def spelled(options: AdapterOptions, provider: str) -> dict[str, Any]:
+    """The `SPELLED` directive `provider`'s writer reads (its own entry's, the caller's over
+    it), read before the body's fields are merged; reports nothing (`own_fields` does)."""
+    out: dict[str, Any] = {}
+    for source in (options.provider_options.get(provider) or {}, options.extra):
+        found = (source.get(DIRECTIVES) or {}).get(SPELLED) if isinstance(source, Mapping) else None
+        if isinstance(found, dict):
+            out.update(found)
+    return out
 
 
 def option_fields(body: Mapping[str, Any], content: Iterable[str]) -> dict[str, Any]:
@@ -314,7 +334,7 @@ def own_fields(options: AdapterOptions, provider: str) -> dict[str, Any]:
         if owner == provider:
             merge(fields, entry)
             continue
-        for path in paths(entry):
+        for path in _carried(entry):
             losses.request("option", _not_sent(path, owner), at=f"option {path}")
     merge(fields, options.extra)
     return fields
@@ -340,12 +360,20 @@ def dropped_options(options: AdapterOptions, provider: str) -> list[str]:
         f"{owner}:{path}"
         for owner, entry in options.provider_options.items()
         if owner != provider
-        for path in paths(entry)
+        for path in _carried(entry)
     ]
+
+
+def _carried(entry: Mapping[str, Any]) -> list[str]:
+    """The option paths of a provider's entry that say something (not `SPELLING_ONLY`)."""
+    spelled = tuple(f"{DIRECTIVES}.{name}" for name in SPELLING_ONLY)
+    return [path for path in paths(entry) if not any(path == s or path.startswith(f"{s}.") for s in spelled)]
 
 
 __all__ = [
     "NOT_OPTIONS",
+    "SPELLED",
+    "SPELLING_ONLY",
     "OutputSchema",
     "at",
     "dropped_options",
@@ -355,5 +383,6 @@ __all__ = [
     "own_fields",
     "paths",
     "put",
+    "spelled",
     "take",
 ]

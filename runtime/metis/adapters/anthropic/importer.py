@@ -7,7 +7,9 @@ become canonical, in turns and inside tool results; `cache_control` is the block
 `cache_point`; assistant turns are read as replies are (`from_wire.assistant_block`:
 server tool blocks and compaction too). Blocks with no canonical type are dropped with a
 WARN naming them and kept verbatim in provider_raw at their position, so an export back
-to Anthropic replays the request as sent. A turn made only of such blocks cannot become
+to Anthropic replays the request as sent; so does how a turn was spelled (string content,
+a `system` turn among the messages: `to_wire.SHAPE_KEYS`, by message id in the
+`SPELLED` directive). A turn made only of such blocks cannot become
 a valid canonical message and is a WireFormatError. Tools keep `strict` (its literal when
 needed, `strict`), `defer_loading` and `cache_control` (in provider_data, replayed to
 Anthropic alone: `tool_fields`); their other fields with no canonical place
@@ -45,7 +47,7 @@ from .._kit.cache_points import with_cache_point
 from .._kit.images import url_image_media_type
 from .._kit.importing import imported_tool, resolve_import_model
 from .._kit.losses import Losses
-from .._kit.options import option_fields, take
+from .._kit.options import DIRECTIVES, SPELLED, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
@@ -56,6 +58,7 @@ from .documents import read_document, read_search_result
 from .facts import FACTS, PROVIDER
 from .from_wire import assistant_block
 from .provider_raw import Replay, warn_foreign
+from .to_wire import STRING_CONTENT, SYSTEM_TURN
 
 _CONTENT = frozenset({"messages", "system", "tools"})
 """Top-level request fields the import maps as content; every other one is an option."""
@@ -81,10 +84,11 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     if system is not None:
         messages.append(reader.system(system, "system"))
     for i, turn in enumerate(request["messages"]):
-        messages.extend(reader.turn(turn, f"messages[{i}]"))
+        messages.extend(reader.turn(turn, f"messages[{i}]", body["messages"][i]))
     losses = Losses(PROVIDER, session_id)
     tools: list[ToolDefinition] = []
     taken: set[str] = set()
+    spelled = {message_id: shape for message_id, shape in reader.spelled.items() if shape}
     for i, tool in enumerate(request.get("tools") or ()):
         if tool.get("type") not in (None, "custom"):  # a server tool (web_search_..., bash_...)
             tools.append(_server_tool(body, i, taken))
@@ -109,7 +113,7 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     return WireImport(
         messages=messages,
         tools=tools,
-        options=_options(body, model, session_id, tool_ids),
+        options=_options(body, model, session_id, tool_ids, spelled),
         dropped=losses.dropped,
     )
 
@@ -129,8 +133,11 @@ def _server_tool(body: WireBody, i: int, taken: set[str]) -> ToolDefinition:
     return tool
 
 
-def _options(body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap) -> AdapterOptions:
-    """Canonical options taken out of the option fields; the rest is Anthropic's own."""
+def _options(
+    body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap, spelled: dict[str, Any]
+) -> AdapterOptions:
+    """Canonical options taken out of the option fields; the rest is Anthropic's own, with
+    how the messages were spelled (`SPELLED`)."""
     fields = option_fields(body, _CONTENT)
     tool_choice = FACTS.take_tool_choice(fields, "tool_choice")
     if isinstance(fields.get("tool_choice"), dict) and "type" in fields["tool_choice"]:
@@ -150,6 +157,8 @@ def _options(body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap) -
         output_schema=FACTS.take_output_schema(fields),
         **FACTS.take_options(fields),
     )
+    if spelled:
+        fields[DIRECTIVES] = {SPELLED: spelled}
     if fields:
         options.provider_options[PROVIDER] = fields
     return options
@@ -182,6 +191,12 @@ class _Reader:
             tool_ids=tool_ids,
             created_at=self.created_at,
         )
+        self.shape: dict[str, Any] = {}
+        """How the turn being read was spelled (`SHAPE_KEYS`), for each message made of it."""
+        self.spelled: dict[str, dict[str, Any]] = {}
+        """Message id -> how its turn was spelled: the `SPELLED` directive."""
+        self.sent: Any = None
+        """The content of the turn being read as recorded (a tool_result's string content)."""
 
     def system(self, blocks: Sequence[Mapping[str, Any]], path: str) -> Message:
         replay = Replay()
@@ -195,26 +210,41 @@ class _Reader:
             replay.keep_extras(str(i), block, _TEXT_KEYS)
         return self._message(Role.system, content, replay, path)
 
-    def turn(self, turn: wire.Turn, path: str) -> list[Message]:
+    def turn(self, turn: wire.Turn, path: str, sent: Mapping[str, Any]) -> list[Message]:
+        """The messages of one turn (`sent`: the turn as recorded, for its spelling)."""
         role, content = turn["role"], turn["content"]
-        if role == "system":
-            return [self.system(content, f"{path}.content")]
-        if role == "assistant":
-            return [self._assistant(content, path)]
-        return self._user(content, path)
+        self.shape = {STRING_CONTENT: True} if isinstance(sent.get("content"), str) else {}
+        self.sent = sent.get("content")
+        try:
+            if role == "system":
+                self.shape[SYSTEM_TURN] = True
+                return [self.system(content, f"{path}.content")]
+            if role == "assistant":
+                return [self._assistant(content, path)]
+            return self._user(content, path)
+        finally:
+            self.shape = {}
 
     def _message(
-        self, role: Role, content: list[ContentBlock], replay: Replay, path: str, **metadata: Any
+        self,
+        role: Role,
+        content: list[ContentBlock],
+        replay: Replay,
+        path: str,
+        shape: dict[str, Any] | None = None,
+        **metadata: Any,
     ) -> Message:
         raw = replay.dump()
         provider_raw = {"adapter": PROVIDER, **raw} if raw else None
         if role == Role.assistant:
-            return imported_assistant(
+            message = imported_assistant(
                 self.context, provider=PROVIDER, content=content, provider_raw=provider_raw
             )
+            self.spelled[message.id] = dict(self.shape if shape is None else shape)
+            return message
         if provider_raw is not None:
             metadata.update(provider=PROVIDER, provider_raw=provider_raw)
-        return imported_message(
+        message = imported_message(
             self.session_id,
             role,
             content,
@@ -223,6 +253,8 @@ class _Reader:
             created_at=self.created_at,
             metadata=metadata,
         )
+        self.spelled[message.id] = dict(self.shape if shape is None else shape)
+        return message
 
     def _assistant(self, content: Sequence[Mapping[str, Any]], path: str) -> Message:
         replay = Replay()
@@ -252,13 +284,13 @@ class _Reader:
 
     def _user(self, content: Sequence[Mapping[str, Any]], path: str) -> list[Message]:
         """A user turn: one TOOL message per tool_result, in order, then a USER message of the rest."""
-        results: list[tuple[Mapping[str, Any], str]] = []
+        results: list[tuple[Mapping[str, Any], str, int]] = []
         replay = Replay()
         blocks: list[ContentBlock] = []
         for j, block in enumerate(content):
             where = f"{path}.content[{j}]"
             if block.get("type") == "tool_result":
-                results.append((block, where))
+                results.append((block, where, j))
             else:  # positions count in the USER message's own wire list, results excluded
                 _user_block(block, str(j - len(results)), into=blocks, replay=replay, path=where)
         if not results:
@@ -266,15 +298,20 @@ class _Reader:
         # Foreign blocks with no text or image beside them ride on the last TOOL message,
         # right after its tool_result: where an export puts them back.
         trailing = {} if blocks else replay.foreign
+        sent = self.sent if isinstance(self.sent, list) else []
+        strung = {j for j, b in enumerate(sent) if isinstance(b, dict) and isinstance(b.get("content"), str)}
         out = [
-            self._tool_result(b, where, trailing if n == len(results) - 1 else {})
-            for n, (b, where) in enumerate(results)
+            self._tool_result(b, where, trailing if n == len(results) - 1 else {}, j in strung)
+            for n, (b, where, j) in enumerate(results)
         ]
         if blocks:
             out.append(self._finish(Role.user, blocks, replay, path))
         return out
 
-    def _tool_result(self, block: Mapping[str, Any], path: str, trailing: Mapping[str, Any]) -> Message:
+    def _tool_result(
+        self, block: Mapping[str, Any], path: str, trailing: Mapping[str, Any], strung: bool
+    ) -> Message:
+        """A TOOL message; `strung`: its content was a string (`STRING_CONTENT` on the message)."""
         canonical_id = self.tool_ids.resolve_incoming(PROVIDER, block["tool_use_id"])
         if canonical_id is None:
             raise WireFormatError(
@@ -299,7 +336,8 @@ class _Reader:
             ),
             block,
         )
-        message = self._message(Role.tool, [result], replay, path, parent_tool_use_id=canonical_id)
+        shape = {STRING_CONTENT: True} if strung else {}
+        message = self._message(Role.tool, [result], replay, path, shape, parent_tool_use_id=canonical_id)
         warn_foreign(self.session_id, message.id, replay.foreign_types(), "imported tool_result", replay.lost)
         return message
 

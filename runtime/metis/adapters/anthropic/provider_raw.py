@@ -173,4 +173,9 @@ def _cites(kept: Any) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-__all__ = ["NOTHING_KEPT", "Replay", "response_raw", "warn_foreign"]
+__all__ = [
+    "NOTHING_KEPT",
+    "Replay",
+    "response_raw",
+    "warn_foreign",
+]

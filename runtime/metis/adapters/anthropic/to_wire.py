@@ -2,7 +2,11 @@
 
 - SYSTEM messages are hoisted, in order, to the top-level `system`: a string when the
   whole prompt is one plain text block, else a list of text blocks (the only form that
-  carries `cache_control`).
+  carries `cache_control`); one an import found as a `system` turn among the messages goes
+  back there (`SYSTEM_TURN`, by message id in the import's `SPELLED`
+  directive), and a turn imported with string content is a string again while it is one
+  plain text block (`STRING_CONTENT`; on a TOOL
+  message, its tool_result's content).
 - TOOL messages become `tool_result` blocks of the next `user` turn: consecutive TOOL
   messages (parallel results) share one user turn, and a USER message right after them
   joins that turn behind the results, which is where Anthropic wants them. Other
@@ -60,7 +64,7 @@ from .._kit.cache_points import NO_CACHE_CONTROL, cache_control
 from .._kit.images import image_base64
 from .._kit.losses import Losses, log
 from .._kit.media_admission import admit, request_capabilities
-from .._kit.options import merge, own_fields
+from .._kit.options import merge, spelled, split_directives
 from .._kit.provenance import produced_at, replays_opaque, sent_to
 from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
@@ -70,6 +74,15 @@ from .documents import write_document, write_search_result
 from .facts import FACTS, PROVIDER
 from .provider_raw import NOTHING_KEPT, Replay
 from .server_tools import write_compaction, write_server_tool_result, write_server_tool_use
+
+STRING_CONTENT = "string_content"
+"""`SPELLED` key: the turn's `content` was a string (one plain text block), written so again."""
+SYSTEM_TURN = "system_turn"
+"""`SPELLED` key: a system message that stood among the `messages` as a `system` turn (as
+recorded requests through compatible gateways carry it), written there again, not hoisted."""
+SHAPE_KEYS = (STRING_CONTENT, SYSTEM_TURN)
+"""How an imported turn was spelled (by message id in the `SPELLED` directive of the
+import's options): kept so the request replays to Anthropic as it was sent."""
 
 DEFAULT_MAX_TOKENS = 8192
 """`max_tokens` is required; without options.max_tokens send min(model's output cap, this)."""
@@ -86,7 +99,8 @@ def write_request(
     """The `POST /v1/messages` body for a conversation (see the module docstring)."""
     entry = load_catalog().resolve(options.model)
     caps = request_capabilities(entry, messages, adapter=PROVIDER)
-    convert = _Writer(options, entry.id, caps).blocks
+    shapes = spelled(options, PROVIDER)
+    convert = _Writer(options, entry.id, caps, shapes).blocks
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: dict[str, Any] | None = None  # the user turn holding the latest tool results
@@ -96,8 +110,13 @@ def write_request(
         role = message.role
         if role is Role.assistant:
             last_assistant = message
-        if role is _SYSTEM:
+        shape = shapes.get(message.id) or {}
+        if role is _SYSTEM and not shape.get(SYSTEM_TURN):
             system.extend(_system_blocks(message, replay))
+            continue
+        if role is _SYSTEM:  # a system turn among the messages, as the request was recorded
+            turns.append({"role": "system", "content": _spelled(_system_blocks(message, replay), shape)})
+            tool_turn = None
             continue
         blocks = convert(message, message.content, replay)
         if role is _TOOL:
@@ -112,7 +131,7 @@ def write_request(
             continue
         tool_turn = None
         if blocks:
-            turns.append({"role": _WIRE_ROLE[role], "content": blocks})
+            turns.append({"role": _WIRE_ROLE[role], "content": _spelled(blocks, shape)})
         else:
             log.info("message %s has nothing Anthropic can carry; omitted", message.id)
     body: WireBody = {"model": entry.wire_model}
@@ -143,7 +162,7 @@ def write_request(
     FACTS.output_schema_to_wire(options.output_schema, body)
     if options.stream:
         body["stream"] = True
-    merge(body, own_fields(options, PROVIDER))
+    merge(body, split_directives(options, PROVIDER)[1])
     return body
 
 
@@ -211,6 +230,13 @@ def _replay(message: Message, options: AdapterOptions) -> Replay:
     return Replay(extras=replay.extras) if replay.extras else NOTHING_KEPT
 
 
+def _spelled(blocks: list[dict[str, Any]], shape: dict[str, Any]) -> str | list[dict[str, Any]]:
+    """A turn's content as the import found it: a string when it was one and is still one
+    plain text block (`STRING_CONTENT`), else the blocks."""
+    plain = len(blocks) == 1 and blocks[0].keys() == {"type", "text"} and blocks[0]["type"] == "text"
+    return str(blocks[0]["text"]) if shape.get(STRING_CONTENT) and plain else blocks
+
+
 def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
     converted: list[dict[str, Any] | None] = []
     for b in message.content:
@@ -252,13 +278,17 @@ class _Writer:
     """Canonical blocks -> wire blocks for one request: what the target model can carry
     (catalog capabilities of options.model) travels, the rest is dropped with a WARN."""
 
-    def __init__(self, options: AdapterOptions, model_id: str, caps: AdapterCapabilities) -> None:
+    def __init__(
+        self, options: AdapterOptions, model_id: str, caps: AdapterCapabilities, shapes: dict[str, Any]
+    ) -> None:
         self.options = options
         self.model_id = model_id
         self.caps = caps
         self.losses = Losses(PROVIDER, options.session_id)
         self.outgoing = options.tool_ids.outgoing
         """The id a canonical tool id goes out as (`ToolIdMap.outgoing`: kept, or made compliant)."""
+        self.spelled = shapes
+        """Message id -> how an import found it spelled (`SPELLED`)."""
         self.cites_warned: set[str] = set()
         """Messages whose dropped citations were already said (one WARN per message)."""
 
@@ -396,7 +426,7 @@ class _Writer:
         }
         inner = self.blocks(message, block.content, replay, inside=index)
         if inner:
-            out["content"] = inner
+            out["content"] = _spelled(inner, self.spelled.get(message.id) or {})
         if block.is_error:
             out["is_error"] = True
         return out
@@ -432,5 +462,8 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "IMAGE_MEDIA_TYPES",
     "MIN_THINKING_BUDGET",
+    "SHAPE_KEYS",
+    "STRING_CONTENT",
+    "SYSTEM_TURN",
     "write_request",
 ]

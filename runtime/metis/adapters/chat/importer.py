@@ -34,6 +34,7 @@ from metis_schema.v3 import (
     TextBlock,
     ToolDefinition,
     ToolResultBlock,
+    ToolUseBlock,
 )
 from pydantic import BaseModel, ValidationError
 
@@ -93,6 +94,10 @@ class _Importer:
         self.losses = Losses(name, session_id)
         self.breakpoints: dict[str, Any] = {}
         self.system_roles: list[str] = []
+        self.call_names: dict[str, str] = {}
+        """Canonical call id -> the function it called, of the assistant turns read so far."""
+        self.tool_names: list[bool] = []
+        """Per tool message: whether it named the function its call called (Mistral's `name`)."""
         self.media = MediaReader(name, facts, self.losses.imported)
         self.assistant_keys = _ASSISTANT_KEYS | set(facts.plain_reasoning_keys)
         if facts.reasoning_details:
@@ -121,8 +126,15 @@ class _Importer:
         body = cast(Fields, request)
         fields = option_fields(body, _BODY_KEYS)
         tools.extend(self.search_tools(fields, {t.name for t in tools}))
+        stream_usage = None
         if self.facts.stream_usage_option and body.get("stream") is True:
-            take(fields, "stream_options.include_usage")  # the writer asks for it itself when streaming
+            # the writer asks for it itself when streaming; a stream that did not is told apart
+            stream_usage = take(fields, "stream_options.include_usage")
+        directives = self.directives()
+        if self.facts.stream_usage_option and body.get("stream") is True and stream_usage is None:
+            directives["stream_usage"] = False
+        if body.get("stream") is False:  # the writer leaves a non-streamed request's default out
+            directives["stream_sent"] = True
         return imported_options(
             body,
             fields,
@@ -130,7 +142,7 @@ class _Importer:
             model=self.model_id,
             session_id=self.session_id,
             tool_ids=self.tool_ids,
-            directives=self.directives(),
+            directives=directives,
         )
 
     def directives(self) -> dict[str, Any]:
@@ -140,6 +152,8 @@ class _Importer:
         if len(set(self.system_roles)) > 1:
             reason = f"request mixes system and developer roles; all replay as {self.system_roles[0]}"
             self.losses.request("system_role", reason)
+        if self.tool_names and all(self.tool_names):
+            out["tool_names"] = True
         if self.breakpoints:
             out["cache_breakpoints"] = [
                 point if control == DEFAULT_CACHE_CONTROL else {"at": point, "cache_control": control}
@@ -214,12 +228,12 @@ class _Importer:
                 hint="use tool_calls and role tool",
             )
         name = cast(Fields, wire).get("name")
+        if wire["role"] == "tool":
+            return self.tool(wire, path, name)
         if isinstance(name, str):
             self.losses.imported(f"{path}.name", name, "participant names have no canonical place")
         if wire["role"] == "assistant":
             return self.assistant(wire, path)
-        if wire["role"] == "tool":
-            return self.tool(wire, path)
         if wire["role"] == "user":
             return self.user(wire, path)
         return self.system(wire, path)
@@ -247,7 +261,9 @@ class _Importer:
             return None  # every part was dropped (and listed)
         return self.new(Role.user, blocks, path)
 
-    def tool(self, wire: ToolMessage, path: str) -> Message:
+    def tool(self, wire: ToolMessage, path: str, name: Any) -> Message:
+        """A tool message; its `name` (Mistral's `ToolMessage.name`) is the function its call
+        called, which the writer knows again (the `tool_names` directive), else it is dropped."""
         provider_id = wire["tool_call_id"]
         canonical = self.tool_ids.resolve_incoming(self.name, provider_id)
         if canonical is None:
@@ -255,6 +271,14 @@ class _Importer:
                 f"tool_call_id {provider_id!r} answers no earlier tool call",
                 provider=self.name,
                 path=f"{path}.tool_call_id",
+            )
+        named = name is not None and name == self.call_names.get(canonical)
+        self.tool_names.append(named)
+        if name is not None and not named:
+            self.losses.imported(
+                f"{path}.name",
+                name,
+                "a tool message's name that is not its call's function has no canonical place",
             )
         content = wire.get("content")
         blocks = self.parts(content, path, media=False, images=self.facts.tool_result_images)
@@ -283,6 +307,7 @@ class _Importer:
             self.losses.imported(path, part, "no canonical form")
         read.unsupported = []
         raw = response_raw(self.name, read.raw())
+        self.call_names.update((b.id, b.name) for b in read.blocks if isinstance(b, ToolUseBlock))
         return imported_assistant(
             self.context,
             provider=self.name,

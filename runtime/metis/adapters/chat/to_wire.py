@@ -16,7 +16,13 @@ Conventions (spec §2.2.2 puts provider knobs in adapter options):
   - `cache_control`: the marker for string entries (default `{"type": "ephemeral"}`);
   - `empty_content`: what an assistant turn with tool calls and no text carries as
     `content`: `None` (default; OpenAI's own replies send `null`) or `""` for compatible
-    servers that refuse `null` (llama-cpp-python's server).
+    servers that refuse `null` (llama-cpp-python's server);
+  - `tool_names`: true: each tool message names the function its call called (`name`,
+    as Mistral's `ToolMessage` has it), set by an import whose tool messages all did;
+  - `stream_usage`: false: a streamed request goes without `stream_options.include_usage`
+    (set by an import of a stream that did not ask for usage);
+  - `stream_sent`: true: a request that does not stream says `stream: false` (set by an
+    import of one that did).
 - A block's `cache_point` (the canonical breakpoint) becomes `cache_control` on the content
   part made from that block, spelt as Anthropic spells it (`anthropic.cache`), where the
   row has `cache_control` (OpenRouter); a string content becomes parts to carry it. A tool
@@ -158,9 +164,11 @@ def _options(
     choice = facts.tool_choice_to_wire(options.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
+    if not options.stream and directives.get("stream_sent") is True:
+        body["stream"] = False
     if options.stream:
         body["stream"] = True
-        if facts.stream_usage_option:
+        if facts.stream_usage_option and directives.get("stream_usage", True):
             body["stream_options"] = {"include_usage": True}
 
 
@@ -278,6 +286,9 @@ class _Writer:
         self.caps = caps
         self.system_role: str = directives.get("system_role", "system")
         self.empty_content: str | None = directives.get("empty_content")
+        self.tool_names: bool = directives.get("tool_names") is True
+        self.call_names: dict[str, str] = {}
+        """Canonical call id -> its function, of the calls written so far (`tool_names`)."""
         self.facts = facts
         self.media = MediaWriter(name, facts, options, model_id, caps, drop=self.losses.block)
         self.reasoning_details = facts.reasoning_details
@@ -431,6 +442,7 @@ class _Writer:
         return foreign_reasoning(message, self.model_id, self.name, self.options)
 
     def tool_call(self, block: ToolUseBlock, raw: dict[str, Any]) -> dict[str, Any]:
+        self.call_names[block.id] = block.name
         return {
             "id": self.wire_id(block.id),
             "type": "function",
@@ -457,11 +469,14 @@ class _Writer:
         if block.cache_point is not None and self.facts.cache_control:
             last = parts.pop() if parts else {"type": "text", "text": ""}
             parts.append(self.cached(last, block.cache_point))
-        return {
+        out: dict[str, Any] = {
             "role": "tool",
             "tool_call_id": self.wire_id(block.tool_use_id),
             "content": _one_string(parts) if parts else "",
         }
+        if self.tool_names and block.tool_use_id in self.call_names:
+            out["name"] = self.call_names[block.tool_use_id]
+        return out
 
 
 def _one_string(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:

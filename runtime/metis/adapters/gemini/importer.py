@@ -50,13 +50,13 @@ from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.importing import imported_tool, resolve_import_model
 from .._kit.losses import Losses
-from .._kit.options import at, option_fields, take
+from .._kit.options import DIRECTIVES, at, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .declarations import JSON_SCHEMA_FIELD, to_json_schema, with_recorded_parameters
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
-from .to_wire import INCLUDE_THOUGHTS, SNAKE_CASE, TOOLS_FORM
+from .to_wire import INCLUDE_THOUGHTS, SNAKE_CASE, SPELLING, TOOLS_FORM, snake_case
 from .to_wire import declaration as declaration_of
 from .wire import (
     DECLARATION_FIELDS,
@@ -102,7 +102,7 @@ def import_request(
     context = import_context(
         provider=NAME, session_id=session_id, model=resolve_import_model(named, NAME), tool_ids=tool_ids
     )
-    return _Importer(context).run(request, body.get("tools"))
+    return _Importer(context).run(request, body.get("tools"), _spelling(body))
 
 
 def _import_model(value: str | None) -> str | None:
@@ -122,9 +122,10 @@ class _Importer:
         self.pending: list[_Call] = []  # calls of the last model turn
         self.pending_at = -1
 
-    def run(self, request: GenerateContentRequest, raw_tools: Any) -> WireImport:
+    def run(self, request: GenerateContentRequest, raw_tools: Any, spelling: dict[str, Any]) -> WireImport:
         """`raw_tools`: the body's `tools` as sent, before validation renamed and retyped it
-        (what `_tools` keeps verbatim and reads the spelling of)."""
+        (what `_tools` keeps verbatim and reads the spelling of); `spelling`: how the rest of
+        the body was spelled (`to_wire.SPELLING`), kept as a directive."""
         system = request.get("systemInstruction")
         if system is not None:
             self._system(system)
@@ -135,7 +136,10 @@ class _Importer:
         if form:
             tools = [_with_gemini(tool, {TOOLS_FORM: form}) for tool in tools]
         return WireImport(
-            messages=self.messages, tools=tools, options=self._options(request), dropped=self.losses.dropped
+            messages=self.messages,
+            tools=tools,
+            options=self._options(request, spelling),
+            dropped=self.losses.dropped,
         )
 
     # messages
@@ -391,9 +395,9 @@ class _Importer:
             tool = with_recorded_parameters(tool, sent)
         return tool
 
-    def _options(self, request: GenerateContentRequest) -> AdapterOptions:
+    def _options(self, request: GenerateContentRequest, spelling: dict[str, Any]) -> AdapterOptions:
         """Canonical options taken out of the option fields (declared ones under their
-        camelCase names); the rest is Gemini's own."""
+        camelCase names); the rest is Gemini's own, with the body's `spelling` directive."""
         fields = option_fields(request, _CONTENT)
         options = AdapterOptions(
             model=self.context.model,
@@ -406,9 +410,55 @@ class _Importer:
         budget = options.thinking_budget
         if budget is not None and at(fields, INCLUDE_THOUGHTS) == (budget != 0):
             take(fields, INCLUDE_THOUGHTS)  # what the writer derives from the budget
+        if spelling:
+            fields[DIRECTIVES] = {SPELLING: spelling}
         if fields:
             options.provider_options[NAME] = fields
         return options
+
+
+_PART_KINDS = (
+    "functionCall",
+    "functionResponse",
+    "inlineData",
+    "fileData",
+    "executableCode",
+    "codeExecutionResult",
+    "videoMetadata",
+    "thoughtSignature",
+)
+"""Part fields whose name has two spellings; the first a part has names its kind."""
+
+
+def _spelling(body: Any) -> dict[str, Any]:
+    """How `body` was spelled where this writer spells it otherwise (`to_wire.SPELLING`):
+    top-level fields and parts in snake_case, contents without a role, the role a system
+    instruction named. Empty for a body spelled as the writer spells it."""
+    out: dict[str, Any] = {}
+    snake = [key for key in ("system_instruction", "tool_config", "generation_config") if key in body]
+    if snake:
+        out["snake_case"] = snake
+    parts: list[list[Any]] = []
+    roleless: list[int] = []
+    for i, content in enumerate(body.get("contents") or ()):
+        if not isinstance(content, dict):
+            continue
+        if "role" not in content:
+            roleless.append(i)
+        for j, part in enumerate(content.get("parts") or ()):
+            if not isinstance(part, dict):
+                continue
+            spelled = [kind for kind in _PART_KINDS if snake_case({kind: None}).keys() & part.keys()]
+            if spelled:
+                parts.append([i, j, spelled[0]])
+    if parts:
+        out["parts"] = parts
+    if roleless:
+        out["roleless"] = roleless
+    system = body.get("systemInstruction", body.get("system_instruction"))
+    if isinstance(system, dict) and isinstance(system.get("role"), str):
+        out["system_role"] = system["role"]
+    return out
 
 
 def _listed(value: Any) -> list[Any]:

@@ -33,11 +33,14 @@
   reverses this, so a recorded response object round-trips unchanged.
 - Canonical options go where the facts row says (structured output as `responseMimeType`
   application/json + `responseJsonSchema`); `provider_options["gemini"]`, then `extra`, are
-  deep-merged last, other providers' options reported as dropped (`options.own_fields`).
+  deep-merged last, other providers' options reported as dropped (`options.own_fields`),
+  and the `spelling` directive an import recorded spells the body as its request was
+  (snake_case fields and parts, a content without `role`: `respell`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any
@@ -71,7 +74,7 @@ from .._kit.base import AdapterOptions, WireBody
 from .._kit.images import parse_data_url
 from .._kit.losses import Losses
 from .._kit.media_admission import admit, document_losses
-from .._kit.options import merge, own_fields, put
+from .._kit.options import merge, put, split_directives
 from .._kit.provenance import own_raw, produced_at, replays_opaque, sent_to
 from .._kit.provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
 from .._kit.reader import read
@@ -146,8 +149,57 @@ def write_request(
     if contents and contents[0]["role"] == "model":
         reason = "history starts with a model turn; sent as is (no user turn invented)"
         writer.losses.lost(writer.origin[0], "message", reason)
-    merge(body, own_fields(options, NAME))
+    directives, fields = split_directives(options, NAME)
+    merge(body, fields)
+    respell(body, directives.get(SPELLING))
     return body
+
+
+SPELLING = "spelling"
+"""The `metis` directive an import records when its request was spelled other than this
+writer spells a body (`respell`): `{"snake_case": [top-level fields], "parts": [[content,
+part, kind]], "roleless": [content indexes], "system_role": <role>}`. The wire accepts both
+spellings (proto JSON); a replay is the request as it was sent."""
+_DATA_KEYS = frozenset(
+    {"args", "response", "responseSchema", "responseJsonSchema", "parameters", "parametersJsonSchema"}
+)
+"""Fields whose value is the caller's data (call arguments, results, schemas): renamed, never
+looked into."""
+_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def snake_case(value: Any) -> Any:
+    """`value` with every field name in snake_case, the caller's data (`_DATA_KEYS`) left as it is."""
+    if isinstance(value, list):
+        return [snake_case(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return {
+        _UPPER.sub("_", key).lower(): v if key in _DATA_KEYS else snake_case(v) for key, v in value.items()
+    }
+
+
+def respell(body: WireBody, spelling: Any) -> None:
+    """`body` spelled as the imported request was (`SPELLING`): each part only while the part
+    written there is still of the kind recorded, each roleless content only while it is a
+    user content; so an edited conversation is never spelled wrong, at worst camelCase."""
+    if not isinstance(spelling, dict):
+        return
+    contents = body.get("contents") or []
+    for i, j, kind in spelling.get("parts") or ():
+        parts = contents[i].get("parts") or [] if i < len(contents) else []
+        if j < len(parts) and kind in parts[j]:
+            parts[j] = snake_case(parts[j])
+    for i in spelling.get("roleless") or ():
+        if i < len(contents) and contents[i].get("role") == "user":
+            del contents[i]["role"]
+    system = body.get("systemInstruction")
+    if isinstance(system, dict) and spelling.get("system_role"):
+        system["role"] = spelling["system_role"]
+    for field in spelling.get("snake_case") or ():
+        camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), field)
+        if camel in body:
+            body[field] = snake_case(body.pop(camel))
 
 
 def _tools(tools: Sequence[ToolDefinition], session_id: str) -> list[dict[str, Any]] | dict[str, Any]:

@@ -6,9 +6,11 @@ that has its `tool_name` (or simply the earliest, when the client sent no name, 
 do). Canonical options (the sampling ones under `options`, a `format` that is a JSON
 Schema) are taken out of the top-level option fields (`options`); what they leave
 (`keep_alive`, `think`, `format: "json"`, `options.num_ctx`, ...) is Ollama's own,
-`options.provider_options["ollama"]`, replayed to Ollama alone. A top-level field that is
-no Ollama request field (the server ignores those) and a message field a role cannot carry
-are listed in `dropped`.
+`options.provider_options["ollama"]`, replayed to Ollama alone; so is a top-level field
+that is no Ollama request field (a lax client's `temperature` beside `options`: the server
+ignores it, and the replay sends it as it was sent). A message field a role cannot carry is
+listed in `dropped`. Images a message sent keep how they were sent (`_sent_images`), a tool
+result sent without `tool_name` that it had none, by message id in the `SPELLED` directive.
 """
 
 from __future__ import annotations
@@ -38,13 +40,13 @@ from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
-from .._kit.contract import known_fields
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import Losses, wire_message
-from .._kit.options import option_fields
+from .._kit.options import DIRECTIVES, SPELLED, option_fields
 from .._kit.reader import read
 from .facts import FACTS, NAME
 from .from_wire import Raw, reply_content
+from .to_wire import DATA_URL_IMAGES, IMAGES_SENT_TO, STREAM_SENT, UNNAMED_RESULT
 from .wire import ChatRequest, Image, RequestMessage, RequestTool
 
 _WIRE_TO_ROLE: dict[str, Role] = {
@@ -116,6 +118,8 @@ class _Importer:
         # What the import cannot carry, kept for the caller in `WireImport.dropped`:
         # nothing is dropped without a trace.
         self.losses = Losses(NAME, session_id)
+        self.spelled: dict[str, dict[str, Any]] = {}
+        """Message id -> how the message was sent where the writer writes it otherwise."""
 
     def messages(self) -> list[Message]:
         return [
@@ -143,10 +147,21 @@ class _Importer:
         except ValidationError as exc:
             raise _fail(f"not a valid canonical message: {pydantic_problems(exc)[0]}", path) from exc
 
-    def _new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
-        return imported_message(
+    def _new(
+        self,
+        role: Role,
+        content: list[ContentBlock],
+        path: str,
+        shape: dict[str, Any] | None = None,
+        **metadata: Any,
+    ) -> Message:
+        """A USER, SYSTEM or TOOL message; `shape`: how it was sent (the `SPELLED` directive)."""
+        message = imported_message(
             self.session_id, role, content, provider=NAME, path=path, created_at=_now(), metadata=metadata
         )
+        if shape:
+            self.spelled[message.id] = shape
+        return message
 
     def _images(self, wire: RequestMessage, path: str) -> list[ContentBlock]:
         return [
@@ -154,12 +169,26 @@ class _Importer:
             for i, image in enumerate(wire.get("images") or ())
         ]
 
+    def _sent_images(self, path: str) -> dict[str, Any]:
+        """How a message sent images (none for one that sent none): the model they went to
+        (`IMAGES_SENT_TO`: written back to that model, they go again, whatever the catalog
+        says it takes) and which came as data URLs (`DATA_URL_IMAGES`: written so again)."""
+        sent = self.sent[int(path.removeprefix("messages[").removesuffix("]"))].get("images")
+        if not isinstance(sent, list) or not sent:
+            return {}
+        shape: dict[str, Any] = {IMAGES_SENT_TO: self.model}
+        urls = [k for k, image in enumerate(sent) if isinstance(image, str) and image.startswith("data:")]
+        if urls:
+            shape[DATA_URL_IMAGES] = urls
+        return shape
+
     def _plain(self, role: Role, wire: RequestMessage, path: str) -> Message:
         text = wire.get("content") or ""
         content: list[ContentBlock] = [TextBlock(type="text", text=text)] if text else []
         if role == Role.user:
             content.extend(self._images(wire, path))
             content = content or [TextBlock(type="text", text="")]
+            return self._new(role, content, path, self._sent_images(path))
         return self._new(role, content, path)
 
     @cached_property
@@ -186,7 +215,8 @@ class _Importer:
         inner: list[ContentBlock] = [TextBlock(type="text", text=text)] if text or not images else []
         inner.extend(images)
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=inner, is_error=False)
-        return self._new(Role.tool, [result], path, parent_tool_use_id=canonical)
+        shape = self._sent_images(path) | ({} if wire.get("tool_name") else {UNNAMED_RESULT: True})
+        return self._new(Role.tool, [result], path, shape, parent_tool_use_id=canonical)
 
     def _pair(self, name: str | None, path: str) -> str:
         """The earliest unanswered call of the preceding assistant turn (with that name, if named)."""
@@ -229,9 +259,6 @@ class _Importer:
         """Canonical options taken out of the option fields; the rest is Ollama's own."""
         request = self.request
         fields = option_fields(request, _CONTENT)
-        known = known_fields(NAME)
-        for key in sorted(set(fields) - known):  # the server ignores it: no Ollama option
-            self.losses.imported(key, fields.pop(key), "not an Ollama request field (the server ignores it)")
         options = AdapterOptions(
             model=self.model,
             session_id=self.session_id,
@@ -240,6 +267,11 @@ class _Importer:
             output_schema=FACTS.take_output_schema(fields),
             **FACTS.take_options(fields),
         )
+        directives: dict[str, Any] = {SPELLED: self.spelled} if self.spelled else {}
+        if "stream" not in request:
+            directives[STREAM_SENT] = False
+        if directives:
+            fields[DIRECTIVES] = directives
         if fields:
             options.provider_options[NAME] = fields
         return options

@@ -6,12 +6,15 @@ What the writer must know (spec/provider-wire-formats.md §4, checked against ol
   blank line (`TEXT_JOIN`) so paragraphs stay apart; an imported message is one text
   block, so Ollama -> canonical -> Ollama is exact.
 - Images travel per message as `images: [raw base64]`: no media type, no URLs, no data:
-  prefix. URL images are fetched only when `allow_url_fetch` is set (through `url_fetcher`,
-  else the public-http(s)-only `metis.fetch.UrlFetcher`), else dropped. Images in a tool
-  result go to the tool message's own `images`.
+  prefix (except an imported message's images, which keep the data URLs they came as and
+  go back to the model they were sent to whatever the catalog says: `IMAGES_SENT_TO`).
+  URL images are fetched only when `allow_url_fetch` is set (through `url_fetcher`, else
+  the public-http(s)-only `metis.fetch.UrlFetcher`), else dropped. Images in a tool result
+  go to the tool message's own `images`.
 - Tool calls carry `arguments` as a JSON **object**. Tool results carry the tool's *name*
   (`tool_name`), never an id: the name comes from the ToolUseBlock with that id anywhere in
-  the history (the last one wins). A call's `id` and `function.index` are replayed only
+  the history (the last one wins); an imported result sent without one goes without one
+  (`UNNAMED_RESULT`). A call's `id` and `function.index` are replayed only
   for calls Ollama itself made. `is_error` has no wire field (a lossy-projection WARN).
 - Unsigned thinking is replayed; thinking signed by another provider (written for that
   model's verifier) and redacted thinking are dropped.
@@ -20,7 +23,8 @@ What the writer must know (spec/provider-wire-formats.md §4, checked against ol
   tools are not sent to a model without tool support (the server answers 400), nor for
   tool choice "none" (Ollama has no tool-choice field).
 - Sampling options nest under `options` (`FACTS.options`), a structured-output schema is
-  `format`; `stream` is always sent because the REST API defaults it to true.
+  `format`; `stream` is always sent because the REST API defaults it to true (except to
+  replay a request that streamed without saying so: `STREAM_SENT`).
 """
 
 from __future__ import annotations
@@ -47,16 +51,30 @@ from ...errors import AdapterError, MetisError
 from ...fetch import UrlFetcher
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.facts import ToolChoice, tool_choice_meaning
-from .._kit.images import image_base64, parse_data_url
+from .._kit.images import data_url, image_base64, parse_data_url
 from .._kit.importing import function_tool
 from .._kit.losses import Losses
 from .._kit.media_admission import admit, request_capabilities
-from .._kit.options import merge, own_fields
+from .._kit.options import merge, spelled, split_directives
 from .._kit.provenance import own_raw
 from .._kit.provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
 from .._kit.tool_fields import warn_kept
 from .._kit.tool_schema import inline_refs, uses_refs
 from .facts import FACTS, NAME
+
+IMAGES_SENT_TO = "images_sent_to"
+"""`SPELLED` key of an imported USER or TOOL message that sent images: the model they
+went to. Written back to that model they go again (the request as it was sent), even where
+the catalog says it takes no images; to any other model the catalog decides."""
+DATA_URL_IMAGES = "data_url_images"
+STREAM_SENT = "stream_sent"
+"""The `metis` directive of an import whose request left `stream` out (the REST API then
+streams): a streamed replay leaves it out too."""
+UNNAMED_RESULT = "unnamed_result"
+"""`SPELLED` key of an imported TOOL message sent without `tool_name` (many clients
+send none; the import paired it by order): written without one again."""
+"""`SPELLED` key: the positions, in the message's `images`, of those a lax client sent
+as data URLs (the server's form is raw base64): written as data URLs again."""
 
 TEXT_JOIN = "\n\n"
 """Separator between the text blocks of one message (Ollama `content` is one string)."""
@@ -91,7 +109,9 @@ def write_request(
     wire_tools = _tools(tools, options, caps, entry.id)
     if wire_tools:
         body["tools"] = wire_tools
-    body["stream"] = options.stream
+    directives, fields = split_directives(options, NAME)
+    if options.stream is False or directives.get(STREAM_SENT, True):
+        body["stream"] = options.stream  # a recorded request that streamed by default: as sent
     FACTS.options_to_wire(
         {
             "max_tokens": options.max_tokens,
@@ -107,7 +127,7 @@ def write_request(
     think = _think(options, caps, entry.id)
     if think is not None:
         body["think"] = think
-    merge(body, own_fields(options, NAME))
+    merge(body, fields)
     return body
 
 
@@ -179,8 +199,15 @@ class _Writer:
         self.caps = caps
         self.model = model
         self.tool_names = _tool_names(messages)
+        self.shapes = spelled(options, NAME)
+        """Message id -> how an import found it sent (`SPELLED`: `IMAGES_SENT_TO`, ...)."""
         self.own_ids = options.tool_ids.issued_by(NAME)
         self.losses = Losses(NAME, options.session_id)
+
+    def shape(self, message: Message) -> dict[str, Any]:
+        """How an import found `message` sent ({} for any other message)."""
+        found = self.shapes.get(message.id)
+        return found if isinstance(found, dict) else {}
 
     def wire_messages(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -212,7 +239,7 @@ class _Writer:
                 if (kept := self._thinking(message, index, block)) is not None:
                     thinking.append(kept)
             elif block.type == "image":
-                if (b64 := self._image(message, index, block)) is not None:
+                if (b64 := self._image(message, index, block, at=len(images))) is not None:
                     images.append(b64)
             elif block.type == "redacted_thinking":
                 self.losses.block(
@@ -246,15 +273,25 @@ class _Writer:
             return None
         return block.text or None
 
-    def _image(self, message: Message, index: int, block: ImageBlock, where: str = "") -> str | None:
-        """Raw base64 for `images`, or None when the block was dropped."""
+    def _image(
+        self, message: Message, index: int, block: ImageBlock, where: str = "", *, at: int = 0
+    ) -> str | None:
+        """Raw base64 for `images` (a data URL where the import found one at position `at`),
+        or None when the block was dropped."""
         block_type = f"{block.type}{where}"
+        kept = self.shape(message)
         refused = admit(block, self.caps, self.model, FACTS)  # every file id: Ollama reads none
+        sent_here = kept.get(IMAGES_SENT_TO) in (self.model, self.options.model)
+        if refused is not None and sent_here and block.source.kind == MediaSourceKind.base64:
+            refused = None  # the request sent it to this very model: it goes as it went
         if refused is not None:
             self.losses.block(message, index, block_type, refused)
             return None
         if block.source.kind != MediaSourceKind.url:
-            return image_base64(block, self.options)
+            data = image_base64(block, self.options)
+            if data is not None and at in (kept.get(DATA_URL_IMAGES) or ()):
+                return data_url(block.media_type, data)
+            return data
         parsed = parse_data_url(block.source.data)
         if parsed is not None:
             return parsed[1]
@@ -287,7 +324,7 @@ class _Writer:
             if isinstance(part, TextBlock):
                 texts.append(part.text)
             elif isinstance(part, ImageBlock):
-                if (b64 := self._image(message, 0, part, " in tool_result")) is not None:
+                if (b64 := self._image(message, 0, part, " in tool_result", at=len(images))) is not None:
                     images.append(b64)
             else:
                 self.losses.block(
@@ -306,6 +343,8 @@ class _Writer:
         if images:
             wire["images"] = images
         name = self.tool_names.get(block.tool_use_id)
+        if self.shape(message).get(UNNAMED_RESULT):
+            return wire  # imported without one (the server pairs it by order), sent so again
         if name is None:
             self.losses.lost(
                 message,
@@ -332,4 +371,13 @@ def _fetch(fetcher: Callable[[str], bytes], url: str, message: Message, index: i
     return base64.b64encode(data).decode("ascii")
 
 
-__all__ = ["ROLE_TO_WIRE", "TEXT_JOIN", "wire_tool", "write_request"]
+__all__ = [
+    "DATA_URL_IMAGES",
+    "IMAGES_SENT_TO",
+    "ROLE_TO_WIRE",
+    "STREAM_SENT",
+    "TEXT_JOIN",
+    "UNNAMED_RESULT",
+    "wire_tool",
+    "write_request",
+]

@@ -84,6 +84,8 @@ SUMMARY_JOIN = "\n\n"
 WHOLE_ITEMS = SERVER_TOOL_CALLS | SERVER_TOOL_ITEMS | {"compaction"}
 """Item types whose blocks the provider delivers complete (`whole_item_blocks`): a stream
 carries them as `block` events, not deltas."""
+ITEM_FIELDS = "item_fields"
+"""provider_raw key of an imported assistant message: `ItemRead.item_fields`."""
 INDEX_KEYED = ("reasoning", "server_items", "compaction_ids", "phase", "annotations")
 """ItemRead fields keyed by block index (and `other_items`, by the index it stood at)."""
 REPLAY_REASONING_KEYS = ("type", "id", "summary", "encrypted_content")
@@ -110,6 +112,11 @@ class ItemRead:
     arguments: dict[str, str] = field(default_factory=dict)
     unparsed: dict[str, str] = field(default_factory=dict)
     other_items: list[dict[str, Any]] = field(default_factory=list)
+    item_fields: dict[str, dict[str, Any]] | None = None
+    """An import's (`{}`; a reply's None: the writer sends no stored item's id): by block
+    index, the `id` and `status` of the assistant message item or function_call it came
+    from, and a one-part message's part beside its text (`part`: list content, its
+    `annotations`, `logprobs`), so a recorded request replays with them (`ITEM_FIELDS`)."""
     refused: bool = False
     calls: int = 0
     session_id: str = ""
@@ -143,6 +150,7 @@ class ItemRead:
             "arguments": self.arguments,
             "unparsed_arguments": self.unparsed,
             "other_items": self.other_items,
+            ITEM_FIELDS: self.item_fields,
         }
         return {k: v for k, v in found.items() if v}
 
@@ -260,10 +268,26 @@ def message_parts(item: MessageItem) -> list[Part]:
 
 def _message(item: MessageItem, path: str, out: ItemRead) -> None:
     phase = item.get("phase")
-    for j, part in enumerate(message_parts(item)):
+    parts = message_parts(item)
+    for j, part in enumerate(parts):
         block = message_part(part, len(out.blocks), f"{path}.content[{j}]", out, phase=phase)
         if block is not None:
+            if len(parts) == 1:  # a block is an item again only where the item had one part
+                listed = isinstance(item["content"], list)
+                _keep_item_fields(
+                    item, out, {"part": {k: v for k, v in part.items() if k != "text"}} if listed else {}
+                )
             out.blocks.append(block)
+
+
+def _keep_item_fields(item: Any, out: ItemRead, spelled: dict[str, Any]) -> None:
+    """Where an import keeps them (`ItemRead.item_fields`), the fields of the item the next
+    block comes from that the writer does not make itself."""
+    if out.item_fields is None:
+        return
+    kept = {key: item[key] for key in ("id", "status") if item.get(key) is not None} | spelled
+    if kept:
+        out.item_fields[str(len(out.blocks))] = kept
 
 
 def _function_call(item: FunctionCallItem, path: str, context: RequestContext, out: ItemRead) -> None:
@@ -280,6 +304,7 @@ def _function_call(item: FunctionCallItem, path: str, context: RequestContext, o
         raise WireFormatError(
             f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
         ) from None
+    _keep_item_fields(item, out, {})
     out.blocks.append(block)
     out.calls += 1
 
@@ -429,6 +454,7 @@ def read_response(facts: ProviderFacts, body: Any, context: RequestContext) -> M
 
 
 __all__ = [
+    "ITEM_FIELDS",
     "WHOLE_ITEMS",
     "ItemRead",
     "citations",

@@ -12,9 +12,13 @@ and server_tool_use blocks each followed by the server_tool_result of what the i
 returned, as in a reply; MCP listings and approvals and tool searches likewise). An
 `additional_tools` item's tools are tools of the request, marked with where the item
 stood (`offered_tools`), so it goes back to this provider as it came. Not carried, each
-dropped with a WARN and listed in `WireImport.dropped`: `item_reference` items (the item lives on the server),
-and items with no block. `input_audio` parts become v2 audio, and an image given by
-`file_id` an image by this provider's file id.
+dropped with a WARN and listed in `WireImport.dropped`: `item_reference` items (the item
+lives on the server; kept verbatim by the id of the message after it, the `ITEMS_BEFORE`
+directive, and replayed there to this provider alone), and items with no block. How a
+message item was spelled (a string `input`, no `type`, string `content`) is kept by
+message id in the `SPELLED` directive, so the replay spells it so again (`to_wire`).
+`input_audio` parts become v2 audio, and an image given by `file_id` an image by this
+provider's file id.
 `input_file` parts become v2 documents (a file id as this provider's; a media type not
 given is guessed from the name, else taken as PDF).
 Canonical options are taken out of the top-level option fields by the facts row
@@ -66,12 +70,13 @@ from .._kit.facts import ProviderFacts
 from .._kit.images import parse_data_url, url_image_media_type
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import Losses
-from .._kit.options import imported_options, option_fields
+from .._kit.options import SPELLED, imported_options, option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
 from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 from .from_wire import ItemRead, read_items
+from .to_wire import INPUT_STRING, ITEMS_BEFORE, STRING_CONTENT, TYPELESS
 from .wire import FunctionCallOutputItem, InputAudio, Item, MessageItem, Part, Request, Tool
 
 _B = TypeVar("_B", ImageBlock, AudioBlock)
@@ -120,6 +125,12 @@ class _Importer:
         self.pending: list[Item] = []
         self.pending_at = 0
         self.continues: Continuation | None = None
+        self.references: list[dict[str, Any]] = []
+        """`item_reference` items waiting for the message after them (`ITEMS_BEFORE`)."""
+        self.before: dict[str, list[dict[str, Any]]] = {}
+        """Message id -> the item references that stood before it: the `ITEMS_BEFORE` directive."""
+        self.spelled: dict[str, dict[str, Any]] = {}
+        """Message id -> how its item was spelled: the `SPELLED` directive."""
         self.offered: list[tuple[dict[str, Any], str, int]] = []
         """`additional_tools` items: (item, path, index of the message they stand before)."""
 
@@ -134,7 +145,8 @@ class _Importer:
             directives["instructions"] = True
         wire_input = request.get("input")
         if isinstance(wire_input, str):
-            self.messages.append(self.new(Role.user, [TextBlock(type="text", text=wire_input)], "input"))
+            text: list[ContentBlock] = [TextBlock(type="text", text=wire_input)]
+            self.messages.append(self.new(Role.user, text, "input", {INPUT_STRING: True}))
             self.mark_continued(len(self.messages) - 1)
         else:
             first = len(self.messages)
@@ -146,6 +158,12 @@ class _Importer:
         tools += self.offered_tools({t.name for t in tools})
         if self.system_roles and self.system_roles[0] == "developer":
             directives["system_role"] = "developer"
+        if self.spelled:
+            directives[SPELLED] = self.spelled
+        if self.before:
+            directives[ITEMS_BEFORE] = self.before
+        if "store" not in request or "include" not in request:
+            directives["stateless"] = False  # the writer adds neither on replay (`to_wire`)
         return WireImport(
             messages=self.messages,
             tools=tools,
@@ -245,13 +263,15 @@ class _Importer:
             self.message(cast(MessageItem, item), path)
         elif kind == "function_call_output":
             self.tool(cast(FunctionCallOutputItem, item), path)
-        else:
+        elif kind == "item_reference":
+            self.references.append(dict(item))
             reason = (
                 "an item_reference names an item stored on the server; its content is not in the request"
-                if kind == "item_reference"
-                else f"item of type {kind!r} has no canonical block"
+                f" (kept for replay to {PROVIDER} before the message after it)"
             )
             self.losses.imported(path, item, reason)
+        else:
+            self.losses.imported(path, item, f"item of type {kind!r} has no canonical block")
 
     def flush(self) -> None:
         """The pending run of assistant-side items -> one ASSISTANT message."""
@@ -263,20 +283,20 @@ class _Importer:
             path="input",
             start=self.pending_at,
             context=self.context,
-            out=ItemRead(session_id=self.session_id),
+            out=ItemRead(session_id=self.session_id, item_fields={}),
         )
         for other in found.other_items:
             self.losses.imported(f"input[{self.pending_at}:]", other["item"], "no canonical block")
         found.other_items = []
         raw = {"adapter": PROVIDER, **found.raw()}
-        self.messages.append(
-            imported_assistant(
-                self.context,
-                provider=PROVIDER,
-                content=found.blocks or [TextBlock(type="text", text="")],
-                provider_raw=raw if len(raw) > 1 else None,
-            )
+        message = imported_assistant(
+            self.context,
+            provider=PROVIDER,
+            content=found.blocks or [TextBlock(type="text", text="")],
+            provider_raw=raw if len(raw) > 1 else None,
         )
+        self.take_references(message.id)
+        self.messages.append(message)
 
     def message(self, item: MessageItem, path: str) -> None:
         role = item["role"]
@@ -287,11 +307,13 @@ class _Importer:
             block = self.part(part, f"{path}.content[{j}]", images=role == "user")
             if block is not None:
                 blocks.append(block)
+        shape = {TYPELESS: "type" not in item, STRING_CONTENT: isinstance(content, str)}
+        spelled = {k: True for k, v in shape.items() if v}
         if role in ("system", "developer"):
             self.system_roles.append(role)
-            self.messages.append(self.new(Role.system, blocks, path))
+            self.messages.append(self.new(Role.system, blocks, path, spelled))
         elif blocks:
-            self.messages.append(self.new(Role.user, blocks, path))
+            self.messages.append(self.new(Role.user, blocks, path, spelled))
 
     def part(self, part: Part, path: str, *, images: bool) -> ContentBlock | None:
         kind = part["type"]
@@ -409,8 +431,21 @@ class _Importer:
             metadata = message.metadata.model_copy(update={"continues": self.continues})
             self.messages[first] = message.model_copy(update={"metadata": metadata})
 
-    def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
-        return imported_message(
+    def take_references(self, message_id: str) -> None:
+        """The item references waiting, as the ones before message `message_id` (`ITEMS_BEFORE`)."""
+        if self.references:
+            self.before[message_id], self.references = self.references, []
+
+    def new(
+        self,
+        role: Role,
+        content: list[ContentBlock],
+        path: str,
+        shape: dict[str, Any] | None = None,
+        **metadata: Any,
+    ) -> Message:
+        """A USER, SYSTEM or TOOL message; `shape`: how its item was spelled (`SPELLED`)."""
+        message = imported_message(
             self.session_id,
             role,
             content,
@@ -419,6 +454,10 @@ class _Importer:
             created_at=datetime.now(UTC),
             metadata=metadata,
         )
+        if shape:
+            self.spelled[message.id] = shape
+        self.take_references(message.id)
+        return message
 
 
 __all__ = ["import_request"]

@@ -11,7 +11,9 @@ Stateless by design: the whole history goes in `input` every time (no
 - ASSISTANT -> items in block order: text -> an assistant message item (string content,
   with its kept `phase`, else the message's canonical `metadata.phase`; citations are not
   sent back: an input message carries text, so another provider's are dropped with one
-  WARN per message, `Losses.citations`);
+  WARN per message, `Losses.citations`; an imported item goes back to the same model
+  with the `id`, `status` and one-part content it had, annotations included:
+  `from_wire.ITEM_FIELDS`, kept by imports only);
   tool_use -> a `function_call` with the session's call id for this provider (OpenAI's
   rule: at most 40 characters, within the 64 allowed); thinking -> the kept reasoning item
   (id, summary, encrypted_content), only when the message came from this adapter and the
@@ -32,12 +34,17 @@ Canonical options go where the facts row says (structured output as `text.format
 provider's `provider_options` entry, then `AdapterOptions.extra`, are deep-merged last
 (other providers' entries are reported as dropped), except the reserved `"metis"` directives:
 `dialect` (the row, set by the client from the base URL), `system_role`, `instructions`,
-and `builtin_tools` (a caller's non-function tools appended to `tools`, e.g. `{"type":
-"web_search"}`). Canonical provider tools (v3 `kind`) are written in order with the
-function tools (`provider_tools`: this provider's own declaration verbatim, another's by
-meaning, or dropped with a WARN). Function tools carry `ToolDefinition.strict` (false
-unless asked: OpenAI's Responses default is true, and canonical schemas need not meet
-strict mode's rules), or the literal an import kept (`strict`), and `defer_loading`.
+`stateless` (false: an imported request that lacked `store` or `include` replays without
+the fields the writer otherwise adds, a recorded value coming back through the entry; a
+fresh send needs them for reasoning to survive, a replay is the request as sent),
+`spelled` (message id -> how an import found its item spelled: `INPUT_STRING`, `TYPELESS`,
+`STRING_CONTENT`), `items_before` (`ITEMS_BEFORE`), and `builtin_tools` (a caller's
+non-function tools appended to `tools`, e.g. `{"type": "web_search"}`). Canonical provider
+tools (v3 `kind`) are written in order with the function tools (`provider_tools`: this
+provider's own declaration verbatim, another's by meaning, or dropped with a WARN).
+Function tools carry `ToolDefinition.strict` (false unless asked: OpenAI's Responses
+default is true, and canonical schemas need not meet strict mode's rules), or the literal
+an import kept (`strict`), and `defer_loading`.
 """
 
 from __future__ import annotations
@@ -74,14 +81,29 @@ from .._kit.facts import ProviderFacts
 from .._kit.images import data_url, image_base64
 from .._kit.losses import Losses
 from .._kit.media_admission import admit, document_losses, request_capabilities
-from .._kit.options import DIRECTIVES, merge, split_directives
+from .._kit.options import DIRECTIVES, SPELLED, merge, split_directives
 from .._kit.provenance import foreign_reasoning, own_raw, produced_at, replays_opaque
 from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
 from .._kit.tool_fields import warn_kept
 from .facts import AUDIO_FORMATS, DIALECTS, FACTS, OPENAI, PROVIDER
+from .from_wire import ITEM_FIELDS
 
 log = logging.getLogger("metis.adapters")
+
+INPUT_STRING = "input_string"
+"""`SPELLED` key of a USER message imported from an `input` that was one string: while it
+is the whole input and one text block, `input` is that string again."""
+TYPELESS = "typeless"
+"""`SPELLED` key of a USER or SYSTEM message imported from a message item without `type`
+(the easy input message): written without it again."""
+ITEMS_BEFORE = "items_before"
+"""The `metis` directive of an import's `item_reference` items: message id -> the items
+that stood before it, written there again (like `previous_response_id`, they name items
+stored at the server the request went to); to another provider reported as not sent."""
+STRING_CONTENT = "string_content"
+"""`SPELLED` key of a USER message whose item's `content` was a string: a string again
+while it is one text block (SYSTEM content is always written as a string)."""
 
 
 def directives(options: AdapterOptions) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -116,6 +138,9 @@ def write_request(
     for rest in offered.values():
         writer.items.extend(rest)
     body["input"] = writer.items
+    if len(writer.items) == 1 and len(history) == 1 and writer.shape(history[0]).get(INPUT_STRING):
+        text = _one_text(writer.items[0])
+        body["input"] = writer.items if text is None else text
     writer.losses.cache_points(messages, "this API caches automatically")
     writer.losses.citations(
         messages,
@@ -194,12 +219,43 @@ def _options(
     choice = facts.tool_choice_to_wire(options.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
-    if facts.request_store is not None:
-        body["store"] = facts.request_store
-    if facts.include_encrypted_reasoning and thinks:
-        body["include"] = ["reasoning.encrypted_content"]
+    if found.get("stateless", True):  # a recorded request replays without fields it did not have
+        if facts.request_store is not None:
+            body["store"] = facts.request_store
+        if facts.include_encrypted_reasoning and thinks:
+            body["include"] = ["reasoning.encrypted_content"]
     if options.stream:
         body["stream"] = True
+
+
+def _with_fields(item: dict[str, Any], kept: dict[str, Any] | None, text: str | None) -> dict[str, Any]:
+    """An assistant-side item with the fields its import kept (`ITEM_FIELDS`): its `id` and
+    `status`, and a message's content as the one part it was (`part`, with `text`)."""
+    if not kept:
+        return item
+    out = {**item, **{k: v for k, v in kept.items() if k != "part"}}
+    if text is not None and isinstance(kept.get("part"), dict):
+        out["content"] = [{**kept["part"], "text": text}]
+    return out
+
+
+def _one_text(item: dict[str, Any]) -> str | None:
+    """The text of a message item that is one text and nothing else, else None."""
+    content = item["content"]
+    if isinstance(content, str):
+        return content
+    if len(content) == 1 and content[0].keys() == {"type", "text"} and content[0]["type"] == "input_text":
+        return str(content[0]["text"])
+    return None
+
+
+def _spelled(item: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
+    """A message item as its import found it (`TYPELESS`, `STRING_CONTENT`; none kept: as is)."""
+    if kept.get(STRING_CONTENT) and (text := _one_text(item)) is not None:
+        item["content"] = text
+    if kept.get(TYPELESS):
+        del item["type"]
+    return item
 
 
 class _Writer:
@@ -213,21 +269,30 @@ class _Writer:
         self.model_id = model_id
         self.caps = caps
         self.system_role: str = found.get("system_role", "system")
+        self.spelled: dict[str, Any] = found.get(SPELLED) or {}
+        """Message id -> how an import found its item spelled (`SPELLED`)."""
+        self.before: dict[str, Any] = found.get(ITEMS_BEFORE) or {}
+        """Message id -> the `item_reference` items that stood before it (`ITEMS_BEFORE`)."""
         self.items: list[dict[str, Any]] = []
 
     def message(self, message: Message) -> None:
+        self.items.extend(self.before.get(message.id) or ())
         if message.role == Role.system:
             texts = [b.text for b in message.content if isinstance(b, TextBlock)]
             if texts:  # an empty SYSTEM message is a composition placeholder (§5.1.2)
-                self.items.append(
-                    {"type": "message", "role": self.system_role, "content": "\n\n".join(texts)}
-                )
+                item = {"type": "message", "role": self.system_role, "content": "\n\n".join(texts)}
+                self.items.append(_spelled(item, self.shape(message)))
         elif message.role == Role.user:
             self.user(message)
         elif message.role == Role.assistant:
             self.assistant(message)
         else:
             self.tool(message)
+
+    def shape(self, message: Message) -> dict[str, Any]:
+        """How an import found `message`'s item spelled ({} for any other message)."""
+        found = self.spelled.get(message.id)
+        return found if isinstance(found, dict) else {}
 
     def wire_id(self, canonical: str) -> str:
         return self.options.tool_ids.outgoing(canonical, PROVIDER)
@@ -246,7 +311,8 @@ class _Writer:
                     message, index, block.type, "USER messages carry text, images, documents and audio only"
                 )
         if parts:
-            self.items.append({"type": "message", "role": "user", "content": parts})
+            item = {"type": "message", "role": "user", "content": parts}
+            self.items.append(_spelled(item, self.shape(message)))
 
     def media(
         self, block: ImageBlock | DocumentBlock | AudioBlock, message: Message, index: int
@@ -313,6 +379,7 @@ class _Writer:
             and replays_opaque(message, PROVIDER, self.options)
         )
         phases = raw.get("phase") or {}
+        fields = (raw.get(ITEM_FIELDS) or {}) if own else {}
         reasoning = raw.get("reasoning") or {}
         server_items = raw.get("server_items") or {}
         compaction_ids = raw.get("compaction_ids") or {}
@@ -329,16 +396,15 @@ class _Writer:
                     phase = message.metadata.phase.value  # the canonical phase, from any provider
                 if phase is not None:
                     item["phase"] = phase
-                self.items.append(item)
+                self.items.append(_with_fields(item, fields.get(key), block.text))
             elif isinstance(block, ToolUseBlock):
-                self.items.append(
-                    {
-                        "type": "function_call",
-                        "call_id": self.wire_id(block.id),
-                        "name": block.name,
-                        "arguments": replay_arguments(block, raw),
-                    }
-                )
+                call = {
+                    "type": "function_call",
+                    "call_id": self.wire_id(block.id),
+                    "name": block.name,
+                    "arguments": replay_arguments(block, raw),
+                }
+                self.items.append(_with_fields(call, fields.get(key), None))
             elif isinstance(block, ServerToolUseBlock):
                 kept = server_items.get(key) if own and block.provider == PROVIDER else None
                 if kept is not None:
