@@ -296,9 +296,9 @@ def test_unknown_top_level_blocks_are_dropped_and_critical_indices_follow(
 
 
 def test_the_drop_step_copies_only_what_it_drops() -> None:
-    # Every stored row goes through the §10.3 drop step; a document holding nothing unknown
-    # (every row this metis wrote) is handed to validation as it is, not rebuilt block by
-    # block, and one with an unknown metadata field copies the metadata alone.
+    # A document that failed validation goes through the §10.3 drop step; one holding
+    # nothing unknown is handed back as it is, not rebuilt block by block, and one with an
+    # unknown metadata field copies the metadata alone.
     from metis.canonical import _drop_unknown
 
     clean = deepcopy(TOOL_DOC)
