@@ -147,6 +147,7 @@ def conversation(
     (from 1) is `T0 + k * spacing`.
     """
     from metis.ids import new_message_id, new_tool_id
+    from metis_schema import CURRENT_VERSION
     from metis_schema.v3 import Message
 
     out: list[Any] = []
@@ -160,7 +161,7 @@ def conversation(
                 "content": content,
                 "metadata": metadata,
                 "created_at": created_at,
-                "schema_version": 2,
+                "schema_version": CURRENT_VERSION,
             }
             out.append(Message.model_validate(document))
     return out[:n]

@@ -44,6 +44,7 @@ def build(path: Path, n: int) -> None:
     """A store at `path` holding session SID of `n` messages (see module doc)."""
     from metis.ids import new_message_id
     from metis.store import Store
+    from metis_schema import CURRENT_VERSION
     from metis_schema.v3 import Message
 
     assistant = {"model": MODEL, "provider": "anthropic", "routing": ROUTING, "usage": USAGE}
@@ -65,7 +66,7 @@ def build(path: Path, n: int) -> None:
                         "content": [{"type": "text", "text": text}],
                         "metadata": {**metadata, "stop_reason": "end_turn"} if metadata else {},
                         "created_at": T0 + timedelta(milliseconds=i + 1),
-                        "schema_version": 2,
+                        "schema_version": CURRENT_VERSION,
                     }
                 )
             )

@@ -99,31 +99,33 @@ def _resolved(provider_id: str, model: str, day: date) -> _Resolved:
 
 
 def _usage(counts: TokenCounts) -> Any:
-    """genai-prices' Usage of `counts`: its input and cache totals include their parts."""
+    """genai-prices' Usage of `counts`: its input and cache totals include their parts.
+
+    Every count metis has is given, zeros included. A count left out that the model's
+    price needs is inferred by genai-prices on each read (0 when nothing finer was
+    reported, the case of every count left out here), and those inferences were a
+    fifth of pricing a reply: a zero given is the same zero, read for free.
+    """
     from genai_prices import Usage
 
     written = counts.cache_creation_input_tokens
+    one_hour = counts.cache_creation_1h_input_tokens
     values: dict[str, int] = {
         "input_tokens": counts.input_tokens + counts.cached_input_tokens + written,
         "output_tokens": counts.output_tokens,
         "cache_read_tokens": counts.cached_input_tokens,
         "cache_write_tokens": written,
+        "cache_write_1h_tokens": one_hour,
+        "output_reasoning_tokens": counts.reasoning_tokens,
+        "input_audio_tokens": counts.input_audio_tokens,
+        "input_image_tokens": counts.input_image_tokens,
+        "output_audio_tokens": counts.output_audio_tokens,
+        "output_image_tokens": counts.output_image_tokens,
+        "web_searches": counts.web_search_requests,
+        "code_executions": counts.code_execution_requests,
     }
-    one_hour = counts.cache_creation_1h_input_tokens
     if one_hour:
-        values["cache_write_1h_tokens"] = one_hour
         values["cache_write_5m_tokens"] = written - one_hour
-    for name, value in (
-        ("output_reasoning_tokens", counts.reasoning_tokens),
-        ("input_audio_tokens", counts.input_audio_tokens),
-        ("input_image_tokens", counts.input_image_tokens),
-        ("output_audio_tokens", counts.output_audio_tokens),
-        ("output_image_tokens", counts.output_image_tokens),
-        ("web_searches", counts.web_search_requests),
-        ("code_executions", counts.code_execution_requests),
-    ):
-        if value:
-            values[name] = value
     return Usage(**values)
 
 

@@ -217,7 +217,14 @@ def unwritable(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> tuple[tuple[str 
     they are pass MAX_DEPTH, what `loads` reads). Keys that are not strings and values of
     other types are left to the writer (its `default`, or orjson's TypeError: a caller's
     programming error rather than input). Iterative: a value nested past Python's recursion
-    limit is judged too."""
+    limit is judged too.
+
+    Every body an adapter reads and every caller's value passes here, and nearly all are
+    clean: `_clean` answers that first, level by level, without building the path of each
+    part (a fifth of the time of the walk that locates); only a value it cannot clear is
+    walked again to say where."""
+    if _clean(value, max_depth):
+        return None
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
     while stack:
         where, node = stack.pop()
@@ -243,6 +250,44 @@ def unwritable(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> tuple[tuple[str 
             else:
                 stack.extend(((*where, index), item) for index, item in reversed(list(enumerate(node))))
     return None
+
+
+def _clean(value: Any, max_depth: int) -> bool:
+    """True when `value` certainly holds nothing `unwritable` refuses: the same tests, part by
+    part, a level at a time (the depth is the level's). False when something fails them, or
+    when a part is a container of another type than dict or list (a tuple, a subclass),
+    which the locating walk judges instead."""
+    level = [value]
+    depth = 0
+    while level:
+        below: list[Any] = []
+        for node in level:
+            kind = type(node)
+            if kind is str:
+                if not node.isascii() and _SURROGATE.search(node):
+                    return False
+            elif kind is dict:
+                if depth >= max_depth:
+                    return False
+                for key in node:
+                    if isinstance(key, str) and not key.isascii() and _SURROGATE.search(key):
+                        return False
+                below.extend(node.values())
+            elif kind is list:
+                if depth >= max_depth:
+                    return False
+                below.extend(node)
+            elif kind is float:
+                if not math.isfinite(node):
+                    return False
+            elif kind is int:
+                if not -_TOO_LONG < node < _TOO_LONG:
+                    return False
+            elif isinstance(node, dict | list | tuple):
+                return False
+        level = below
+        depth += 1
+    return True
 
 
 def refuse_unwritable(value: Any, what: str = "", max_depth: int = MAX_WRITE_DEPTH) -> None:

@@ -37,6 +37,7 @@ from decimal import Decimal
 from typing import Any
 
 import orjson
+from metis_base import DOCUMENT
 from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import (
     ContentBlock,
@@ -57,6 +58,9 @@ KNOWN_BLOCK_TYPES: frozenset[str] = frozenset(str(cls.model_fields["type"].defau
 """Content block `type` tags this version of metis understands."""
 CONTENT_LIST: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock])
 """A message's content list, validated or serialized on its own (pydantic's adapter, built once)."""
+MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
+"""The one reader of message documents (`read_message`), called with the validation context
+`metis_base.DOCUMENT` (a document carries every field the schema requires)."""
 
 _METADATA_FIELDS: frozenset[str] = frozenset(MessageMetadata.model_fields)
 _EXCLUDE_RAW = {"metadata": {"provider_raw"}}
@@ -156,12 +160,13 @@ def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None
 
     Steps: parse JSON; migrate an older `schema_version` through
     `metis.migrations.migrate_document` (a newer one is refused there: no downgrades);
-    drop unknown block types (also inside tool_result content) and unknown metadata
-    fields, remapping `metadata.critical_blocks` to the surviving indices; log one WARN
-    on logger `metis.compat` with `extra={"message_id", "skipped"}` when anything was
-    dropped; validate the fields, then the §5 rules (`metis.invariants`, the one
-    executable copy of them). A message left with no content after the drop is invalid
-    like any other empty message, and is reported as such.
+    validate the fields (`MESSAGE`, once); only when that fails, drop unknown block types
+    (also inside tool_result content) and unknown metadata fields, remapping
+    `metadata.critical_blocks` to the surviving indices, log one WARN on logger
+    `metis.compat` with `extra={"message_id", "skipped"}` naming what was dropped, and
+    validate what is left; then the §5 rules (`metis.invariants`, the one executable copy
+    of them). A message left with no content after the drop is invalid like any other
+    empty message, and is reported as such.
 
     `row` names where the document is stored (a store's row key) in the NewerSchemaError
     raised when the document's schema_version is newer than CURRENT_VERSION.
@@ -185,17 +190,40 @@ def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None
         from .migrations import migrate_document  # lazy: migrations import the models too
 
         data = migrate_document(data)
-    data, skipped = _drop_unknown(data)
     message_id = data.get("id") if isinstance(data.get("id"), str) else None
-    if skipped:
+    content = data.get("content")
+    if isinstance(content, list):
+        _refuse_long_tags_in(content, "content")
+    try:
+        message = _validated(data, message_id)
+    except DocumentError:
+        # §10.3: what this metis does not know (a newer writer's block type or metadata
+        # field) is all that can make a document it would otherwise read fail validation
+        # (an unknown tag, an extra field: the models forbid both). So the walk that drops
+        # them runs only for a document that failed: the one that validated held nothing
+        # to drop, and a stored row is built once, not walked first.
+        data, skipped = _drop_unknown(data)
+        if not skipped:
+            raise
         log.warning(
             "message %s: skipped what this metis does not know (written by newer code?): %s",
             message_id or "(no id)",
             ", ".join(skipped),
             extra={"message_id": message_id, "skipped": skipped},
         )
+        message = _validated(data, message_id)
+    violations = check_message(message)
+    if violations:
+        problems = [FieldProblem(v.path, v.problem, v.rule) for v in violations]
+        raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id)
+    return message
+
+
+def _validated(data: dict[str, Any], message_id: str | None) -> Message:
+    """`data` as a Message, read as a document (`MESSAGE`, context `DOCUMENT`), or the
+    DocumentError listing every problem with its path."""
     try:
-        message = Message.model_validate(data)
+        return MESSAGE.validate_python(data, context=DOCUMENT)
     except ValidationError as exc:
         problems = explain(data, "Message", exc)
         raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id) from None
@@ -204,11 +232,6 @@ def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None
         # limit (JSON text may nest 1,024 deep) fails there, not as a ValidationError
         problem = FieldProblem("", "nested too deeply to validate")
         raise DocumentError(f"message {message_id or '(no id)'}", [problem], message_id=message_id) from None
-    violations = check_message(message)
-    if violations:
-        problems = [FieldProblem(v.path, v.problem, v.rule) for v in violations]
-        raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id)
-    return message
 
 
 @dataclass
@@ -280,6 +303,16 @@ def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return out, skipped
 
 
+def _refuse_long_tags_in(blocks: list[Any], path: str) -> None:
+    """`_refuse_long_tags` of every block of `blocks` and of the tool_results' content in them,
+    before anything validates them."""
+    for i, block in enumerate(blocks):
+        if type(block) is dict or isinstance(block, Mapping):
+            _refuse_long_tags(block, path, i)
+            if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+                _refuse_long_tags_in(block["content"], f"{path}[{i}].content")
+
+
 def _refuse_long_tags(block: Mapping[str, Any], path: str, index: int) -> None:
     """Refuse a union tag (a block's `type`, a citation's) that is an integer past 4,300
     digits, naming its place. pydantic turns a tag into text to look it up, and for such an
@@ -313,8 +346,6 @@ def _drop_blocks(
     for i, block in enumerate(blocks):
         mapping = type(block) is dict or isinstance(block, Mapping)
         kind = block.get("type") if mapping else None
-        if mapping:
-            _refuse_long_tags(block, path, i)
         if isinstance(kind, str) and kind not in KNOWN_BLOCK_TYPES:
             mark = ", marked critical" if i in critical else ""
             skipped.append(f"{path}[{i}] ({_json.printable(kind)} block{mark})")

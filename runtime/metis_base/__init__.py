@@ -11,7 +11,8 @@ the generated module, once per class, at class creation):
 
 - Documents carry every field the schema requires, even one the model defaults (a
   single-value `const` such as `schema_version`): `model_validate` and
-  `model_validate_json` read documents and refuse a document without it, as any JSON
+  `model_validate_json` read documents (pydantic's validation context `DOCUMENT`, which a
+  TypeAdapter reading documents passes too) and refuse a document without it, as any JSON
   Schema validator does. A model built in code (`Message(...)`) is of its class's version
   by construction, so the constructor fills such defaults in.
 - Formatted strings are held to their JSON Schema syntax: pydantic's datetime and date
@@ -32,7 +33,6 @@ import datetime as _dt
 import json
 import re
 import sys
-from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -44,6 +44,7 @@ from pydantic import (
     SerializationInfo,
     SerializerFunctionWrapHandler,
     ValidationError,
+    ValidationInfo,
     model_serializer,
     model_validator,
 )
@@ -107,13 +108,14 @@ class Formatted:
         return self.fixed_point and type(value) is Decimal and value.is_finite() and not value.is_signed()
 
     def well_formed(self, value: Any) -> bool:
-        """`value` is a string this field takes as it is: of its format's syntax, with no
-        pattern of its own to match (what `input_problems` would find nothing wrong with)."""
+        """`value` is a string this field takes as it is: of its format's syntax and of its
+        own pattern, where it has them (exactly what `input_problems` finds nothing wrong
+        with in a string). A stored `cost_usd` such as `"0.0042"` is one: every Usage a
+        document holds is screened here, not by the full pass."""
         return (
             type(value) is str
-            and self.syntax is not None
-            and self.pattern is None
-            and self.syntax.fullmatch(value) is not None
+            and (self.syntax is None or self.syntax.fullmatch(value) is not None)
+            and (self.pattern is None or self.pattern.fullmatch(value) is not None)
         )
 
 
@@ -132,11 +134,12 @@ def _formatted_fields(definition: dict[str, Any], defs: dict[str, Any]) -> tuple
     return tuple(found)
 
 
-def input_problems(cls: type[SchemaModel], data: dict[str, Any]) -> list[str]:
-    """What the before-validator refuses in one input dict (see the module doc)."""
+def input_problems(cls: type[SchemaModel], data: dict[str, Any], *, document: bool = False) -> list[str]:
+    """What the before-validator refuses in one input dict (see the module doc); `document`:
+    the dict is read as a document (its required fields must be there)."""
     problems = (
         [f"{name} is required" for name in cls.__schema_required__ if name not in data]
-        if cls.__schema_required__ and _DOCUMENT.get()
+        if cls.__schema_required__ and document
         else []
     )
     for spec in cls.__schema_formatted__:
@@ -159,7 +162,25 @@ def input_problems(cls: type[SchemaModel], data: dict[str, Any]) -> list[str]:
     return problems
 
 
-_DOCUMENT: ContextVar[bool] = ContextVar("metis_base_document", default=False)
+DOCUMENT_KEY = "metis_document"
+DOCUMENT: dict[str, Any] = {DOCUMENT_KEY: True}
+"""The validation context of a document read (`model_validate`, `model_validate_json`, or a
+TypeAdapter called with `context=DOCUMENT`): the schema's required fields must be there.
+pydantic hands the context to every nested model's validator, so one read of a Message
+holds its Usage to the same rule. A model built in code (`Message(...)`) has no context."""
+
+
+def document_context(context: Any = None) -> Any:
+    """`context` (a caller's own dict, or none) marked as a document read (`DOCUMENT`)."""
+    if context is None:
+        return DOCUMENT
+    if isinstance(context, dict):
+        return {**context, DOCUMENT_KEY: True}
+    return context
+
+
+def _is_document(context: Any) -> bool:
+    return type(context) is dict and context.get(DOCUMENT_KEY) is True
 
 
 class SchemaModel(BaseModel):
@@ -173,19 +194,13 @@ class SchemaModel(BaseModel):
 
     @classmethod
     def model_validate(cls, *args: Any, **kwargs: Any) -> Self:
-        token = _DOCUMENT.set(True)
-        try:
-            return super().model_validate(*args, **kwargs)
-        finally:
-            _DOCUMENT.reset(token)
+        kwargs["context"] = document_context(kwargs.get("context"))
+        return super().model_validate(*args, **kwargs)
 
     @classmethod
     def model_validate_json(cls, *args: Any, **kwargs: Any) -> Self:
-        token = _DOCUMENT.set(True)
-        try:
-            return super().model_validate_json(*args, **kwargs)
-        finally:
-            _DOCUMENT.reset(token)
+        kwargs["context"] = document_context(kwargs.get("context"))
+        return super().model_validate_json(*args, **kwargs)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -207,7 +222,7 @@ class SchemaModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _schema_formats(cls, data: Any) -> Any:
+    def _schema_formats(cls, data: Any, info: ValidationInfo) -> Any:
         required = cls.__schema_required__
         if not (cls.__schema_formatted__ or required) or not isinstance(data, dict):
             return data
@@ -220,9 +235,9 @@ class SchemaModel(BaseModel):
                 continue
             break
         else:
-            if not (required and _DOCUMENT.get()) or all(name in data for name in required):
+            if not required or all(name in data for name in required) or not _is_document(info.context):
                 return data
-        problems = input_problems(cls, data)
+        problems = input_problems(cls, data, document=_is_document(info.context))
         if problems:
             raise PydanticCustomError("schema_rule", "{problems}", {"problems": "; ".join(problems)})
         return data
@@ -275,4 +290,12 @@ class ExplainedModel(BaseModel):
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
-__all__ = ["ExplainedModel", "Formatted", "SchemaBaseError", "SchemaModel", "input_problems"]
+__all__ = [
+    "DOCUMENT",
+    "ExplainedModel",
+    "Formatted",
+    "SchemaBaseError",
+    "SchemaModel",
+    "document_context",
+    "input_problems",
+]

@@ -420,3 +420,84 @@ def test_responses_server_tool_calls_are_counted_from_the_reply_where_usage_has_
     assert usage.cost_usd == Decimal("0.02225")
     # where the usage object counts them (Anthropic), the blocks add nothing
     assert content_units("anthropic", TokenCounts(1, 1), content) == TokenCounts(1, 1)
+
+
+def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
+    """The genai-prices Usage metis gave before every count was given (zeros included): the
+    finer counts only when non-zero. The reference the test below holds the new one to."""
+    from genai_prices import Usage
+
+    written, one_hour = counts.cache_creation_input_tokens, counts.cache_creation_1h_input_tokens
+    values = {
+        "input_tokens": counts.input_tokens + counts.cached_input_tokens + written,
+        "output_tokens": counts.output_tokens,
+        "cache_read_tokens": counts.cached_input_tokens,
+        "cache_write_tokens": written,
+    }
+    if one_hour:
+        values |= {"cache_write_1h_tokens": one_hour, "cache_write_5m_tokens": written - one_hour}
+    extras = {
+        "output_reasoning_tokens": counts.reasoning_tokens,
+        "input_audio_tokens": counts.input_audio_tokens,
+        "input_image_tokens": counts.input_image_tokens,
+        "output_audio_tokens": counts.output_audio_tokens,
+        "output_image_tokens": counts.output_image_tokens,
+        "web_searches": counts.web_search_requests,
+        "code_executions": counts.code_execution_requests,
+    }
+    return Usage(**values, **{k: v for k, v in extras.items() if v})
+
+
+def test_giving_every_count_prices_every_model_as_leaving_zeros_out_did() -> None:
+    # metis gives genai-prices every count it has, zeros included (what it would infer for
+    # a count left out is that zero, and inferring it was a fifth of pricing a reply):
+    # every model of every provider metis prices there costs the same, or is refused alike.
+    import random
+
+    from genai_prices.data_snapshot import get_snapshot
+
+    rng = random.Random(25)
+    counted = len(TokenCounts._fields) - 1  # every count; billed_cost_usd is not one
+    vectors = [TokenCounts(1_200, 300, 50), TokenCounts(250_000, 1_000, 0, 4_000, 200, 1_000)]
+    for _ in range(10):
+        picked = [rng.choice([0, 0, 1, 7, 900, 300_000]) for _ in range(counted)]
+        vectors.append(TokenCounts._make([*picked, None]))
+    wanted = set(_genai_prices.PROVIDER_IDS.values())
+    at = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    compared = refused = 0
+    for provider in get_snapshot().providers:
+        if provider.id not in wanted:
+            continue
+        for model in provider.models:
+            price = model.get_prices(at)
+            for counts in vectors:
+                outcomes: list[Decimal | str] = []
+                for usage_of in (_genai_prices._usage, _usage_with_nonzero_extras_only):
+                    try:
+                        outcomes.append(price.calc_price(usage_of(counts))["total_price"])
+                    except ValueError:
+                        outcomes.append("refused")
+                assert outcomes[0] == outcomes[1], (provider.id, model.id, counts)
+                compared += 1
+                refused += outcomes[0] == "refused"
+    assert compared > 10_000 and 0 < refused < compared
+
+
+def test_pricing_a_reply_leaves_genai_prices_nothing_to_infer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # claude-sonnet-4-5's price has 1-hour cache writes and web searches; a reply counting
+    # neither used to make genai-prices infer both (a fifth of pricing a reply).
+    import genai_prices.types
+
+    inferred: list[str] = []
+    real = genai_prices.types.Usage._infer_missing_value
+
+    def spy(self: Any, key: str) -> Any:
+        inferred.append(key)
+        return real(self, key)
+
+    monkeypatch.setattr(genai_prices.types.Usage, "_infer_missing_value", spy)
+    at = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    for key in ("anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-pro"):
+        usage = make_usage(TokenCounts(1_200, 300, 50), pricing_key=key, latency_ms=0, at=at)
+        assert usage.cost_usd > 0
+    assert inferred == []

@@ -296,9 +296,9 @@ def test_unknown_top_level_blocks_are_dropped_and_critical_indices_follow(
 
 
 def test_the_drop_step_copies_only_what_it_drops() -> None:
-    # Every stored row goes through the §10.3 drop step; a document holding nothing unknown
-    # (every row this metis wrote) is handed to validation as it is, not rebuilt block by
-    # block, and one with an unknown metadata field copies the metadata alone.
+    # A document that failed validation goes through the §10.3 drop step; one holding
+    # nothing unknown is handed back as it is, not rebuilt block by block, and one with an
+    # unknown metadata field copies the metadata alone.
     from metis.canonical import _drop_unknown
 
     clean = deepcopy(TOOL_DOC)
@@ -311,6 +311,64 @@ def test_the_drop_step_copies_only_what_it_drops() -> None:
     assert skipped == ["metadata.sentiment"]
     assert out["content"] is extra["content"] and "sentiment" in extra["metadata"]
     assert "sentiment" not in out["metadata"]
+
+
+def test_only_a_document_that_fails_validation_is_walked_by_the_drop_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A document holding nothing unknown (every row this metis wrote) validates as it is:
+    # the §10.3 walk runs only after a failure, where an unknown part may be the cause.
+    import metis.canonical as canonical
+
+    walked: list[str] = []
+    real = canonical._drop_unknown
+
+    def counting(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        walked.append(data["id"])
+        return real(data)
+
+    monkeypatch.setattr(canonical, "_drop_unknown", counting)
+    for doc in (USER_DOC, ASSISTANT_DOC, TOOL_DOC):
+        assert read_message(doc) == load(doc)
+    assert walked == []
+    newer = deepcopy(TOOL_DOC)
+    newer["metadata"]["sentiment"] = "calm"
+    assert read_message(newer) == load(TOOL_DOC)
+    assert walked == [TOOL_DOC["id"]]
+    broken = deepcopy(USER_DOC)
+    broken["content"] = [{"type": "text"}]  # no text: invalid, nothing unknown to drop
+    with pytest.raises(DocumentError) as info:
+        read_message(broken)
+    assert [p.path for p in info.value.problems] == ["content[0].text"]
+    assert walked == [TOOL_DOC["id"], USER_DOC["id"]]
+
+
+def test_documents_are_read_with_the_document_context() -> None:
+    # The reader validates through one TypeAdapter with metis_base's DOCUMENT context: a
+    # document must carry schema_version (the schema requires it) though the model
+    # defaults it for messages built in code; the context reaches nested models.
+    from metis.canonical import MESSAGE
+    from metis_base import DOCUMENT
+    from pydantic import ValidationError
+
+    bare = {k: v for k, v in USER_DOC.items() if k != "schema_version"}
+    with pytest.raises(DocumentError, match="schema_version: is required"):
+        read_message(bare)
+    with pytest.raises(ValidationError, match="schema_version is required"):
+        MESSAGE.validate_python(bare, context=DOCUMENT)
+    with pytest.raises(ValidationError, match="schema_version is required"):
+        Message.model_validate(bare, context={"caller": "own"})  # a caller's context keeps the rule
+    assert MESSAGE.validate_python(bare) == load(USER_DOC)  # no context: not a document
+    assert Message(**{**bare, "content": [TextBlock(text="x")]}).schema_version == CURRENT_VERSION
+    usage = ASSISTANT_DOC["metadata"]["usage"]
+    for text, ok in (("0.000654", True), ("12.50", True), ("1E-7", False), ("-1.5", False), ("NaN", False)):
+        doc = deepcopy(ASSISTANT_DOC)
+        doc["metadata"]["usage"] = {**usage, "cost_usd": text}
+        if ok:
+            assert read_message(doc).metadata.usage.cost_usd == Decimal(text)  # type: ignore[union-attr]
+        else:
+            with pytest.raises(DocumentError, match="does not match"):
+                read_message(doc)
 
 
 def test_known_block_types_are_those_of_the_current_schema() -> None:

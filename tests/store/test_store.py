@@ -642,3 +642,19 @@ def test_any_conversation_batched_or_not(
     tmp = tmp_path_factory.mktemp("batches")
     halves = [messages[: len(messages) // 2], messages[len(messages) // 2 :]]
     assert _outcome(tmp, halves, one_by_one=False) == _outcome(tmp, halves, one_by_one=True)
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 5, 8, 12, 0, 0, 123456, tzinfo=UTC),
+        datetime(2026, 5, 8, 12, 0, 0, tzinfo=UTC),
+        datetime(1969, 12, 31, 23, 59, 59, 999995, tzinfo=UTC),
+        datetime(1, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    ],
+)
+def test_a_stored_time_reads_back_as_canonical_json_writes_it(moment: datetime) -> None:
+    from metis.store._codec import iso, to_micros
+
+    assert iso(to_micros(moment)) == moment.isoformat().replace("+00:00", "Z")

@@ -32,6 +32,7 @@ from ..errors import MetisError, NewerSchemaError, StoreError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
+_NAIVE_EPOCH = EPOCH.replace(tzinfo=None)
 
 Row = tuple[str, str, str, str, str, int, int]
 """(id, session_id, role, content_json, metadata_json, created_at_us, schema_version)."""
@@ -51,8 +52,9 @@ def from_micros(micros: int) -> datetime:
 
 
 def iso(micros: int) -> str:
-    """RFC 3339 text of a stored time, as canonical JSON writes it (`Z` suffix)."""
-    return from_micros(micros).isoformat().replace("+00:00", "Z")
+    """RFC 3339 text of a stored time, as canonical JSON writes it (`Z` suffix). Written from
+    the naive epoch (no offset to write and then replace): every row read makes one."""
+    return (_NAIVE_EPOCH + timedelta(microseconds=micros)).isoformat() + "Z"
 
 
 def current(message: object) -> Message:
