@@ -403,7 +403,7 @@ class _Importer:
             model=self.context.model,
             session_id=self.session_id,
             tool_ids=self.context.tool_ids,
-            tool_choice=FACTS.take_tool_choice(fields, "toolConfig"),
+            tool_choice=FACTS.take_tool_choice(fields, FACTS.tool_choice_field),
             output_schema=FACTS.take_output_schema(fields),
             **FACTS.take_options(fields),
         )
