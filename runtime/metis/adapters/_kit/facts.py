@@ -292,10 +292,10 @@ class ProviderFacts:
         mode, name = meaning
         return fill(self.tool_choice[mode], {TOOL_NAME: name or ""})
 
-    def tools_to_wire(self, body: dict[str, Any], wire_tools: list[Any], tool_choice: str | None) -> None:
-        """The offered tools (already written in this provider's spelling; none: no `tools`
-        key) and then the tool choice at `tool_choice_field`: the one order every writer
-        sends them in."""
+    def tools_to_wire(self, body: dict[str, Any], wire_tools: Any, tool_choice: str | None) -> None:
+        """The offered tools (already written in this provider's spelling, a list or Gemini's
+        recorded single object; empty: no `tools` key) and then the tool choice at
+        `tool_choice_field`: the one order every writer sends them in."""
         if wire_tools:
             body["tools"] = wire_tools
         choice = self.tool_choice_to_wire(tool_choice)
