@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from .. import _json
 from .._times import moment
+from ..errors import RecordingError
 
 
 @dataclass(frozen=True)
@@ -62,4 +64,39 @@ def status_code(value: Any) -> int | None:
     return None
 
 
-__all__ = ["Interaction", "moment", "part", "payload", "status_code"]
+def exchanges(items: list[Any], *, where: str, what: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each entry of a recorder's list of exchanges (HAR entries, VCR interactions) with its
+    place (`a.yaml#3`); an entry that is not an object is a RecordingError there, naming it
+    as its recorder does (`what`: "an entry must be an object")."""
+    for i, item in enumerate(items):
+        at = f"{where}#{i + 1}"
+        if not isinstance(item, Mapping):
+            raise RecordingError(what, path=at)
+        yield at, item
+
+
+def recorded(
+    at: str,
+    request: Mapping[str, Any],
+    response: Mapping[str, Any],
+    *,
+    sent: str | None,
+    got: str | None,
+    url: Any,
+    when: Any,
+) -> Interaction:
+    """The Interaction of one exchange a recorder keeps as a request and a response object
+    (HAR, VCR): their bodies' texts (`sent`, `got`), the request's URL where it is text,
+    its method, the response's status, and when it happened (`when`, as the recorder says)."""
+    return Interaction(
+        where=at,
+        request=payload(sent),
+        response=payload(got),
+        status=status_code(response.get("status")),
+        url=url if isinstance(url, str) else None,
+        method=str(request.get("method") or "").upper() or None,
+        recorded_at=moment(when),
+    )
+
+
+__all__ = ["Interaction", "exchanges", "moment", "part", "payload", "recorded", "status_code"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, moment, part, payload, status_code
+from ._interaction import Interaction, exchanges, part, recorded
 
 
 def is_har(doc: Any) -> bool:
@@ -36,23 +36,20 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
     if not isinstance(entries, list):
         raise RecordingError("not a HAR file: no `log.entries` list", path=where)
     out = []
-    for i, entry in enumerate(entries):
-        at = f"{where}#{i + 1}"
-        if not isinstance(entry, Mapping):
-            raise RecordingError("an entry must be an object", path=at)
+    for at, entry in exchanges(entries, where=where, what="an entry must be an object"):
         request = part(entry, "request")
         response = part(entry, "response")
+        sent = _content(request, "postData", request.get("headers"), where=f"{at} request")
+        got = _content(response, "content", response.get("headers"), where=f"{at} response")
         out.append(
-            Interaction(
-                where=at,
-                request=payload(_content(request, "postData", request.get("headers"), where=f"{at} request")),
-                response=payload(
-                    _content(response, "content", response.get("headers"), where=f"{at} response")
-                ),
-                status=status_code(response.get("status")),
-                url=request.get("url") if isinstance(request.get("url"), str) else None,
-                method=str(request.get("method") or "").upper() or None,
-                recorded_at=moment(entry.get("startedDateTime")),
+            recorded(
+                at,
+                request,
+                response,
+                sent=sent,
+                got=got,
+                url=request.get("url"),
+                when=entry.get("startedDateTime"),
             )
         )
     return out

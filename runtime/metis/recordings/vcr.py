@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, moment, part, payload, status_code
+from ._interaction import Interaction, exchanges, part, recorded
 
 
 def load_yaml(text: str, *, where: str) -> Any:
@@ -55,10 +55,7 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
         raise RecordingError("not a VCR cassette: no `interactions` list", path=where)
     items = doc.get("interactions", doc.get("http_interactions"))
     out = []
-    for i, item in enumerate(items):
-        at = f"{where}#{i + 1}"
-        if not isinstance(item, Mapping):
-            raise RecordingError("an interaction must be a mapping", path=at)
+    for at, item in exchanges(items, where=where, what="an interaction must be a mapping"):
         request = part(item, "request")
         response = part(item, "response")
         sent = body_text(
@@ -68,14 +65,14 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
             _raw_body(response.get("body"), where=at), response.get("headers"), where=f"{at} response"
         )
         out.append(
-            Interaction(
-                where=at,
-                request=payload(sent),
-                response=payload(got),
-                status=status_code(response.get("status")),
-                url=request.get("uri") if isinstance(request.get("uri"), str) else None,
-                method=str(request.get("method") or "").upper() or None,
-                recorded_at=moment(item.get("recorded_at")),
+            recorded(
+                at,
+                request,
+                response,
+                sent=sent,
+                got=got,
+                url=request.get("uri"),
+                when=item.get("recorded_at"),
             )
         )
     return out
