@@ -521,10 +521,11 @@ def imported_message(
     *,
     provider: str,
     path: str,
-    created_at: datetime,
+    created_at: datetime | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Message:
-    """A USER, SYSTEM or TOOL turn of a recorded request (ASSISTANT turns: `imported_assistant`).
+    """A USER, SYSTEM or TOOL turn of a recorded request (ASSISTANT turns: `imported_assistant`),
+    made now unless `created_at` says when.
 
     Validated as any Message is; what cannot be one is a WireFormatError at `path` of the
     request, naming the first problem.
@@ -536,7 +537,7 @@ def imported_message(
             role=role,
             content=content,
             metadata=MessageMetadata(**(metadata or {})),
-            created_at=created_at,
+            created_at=created_at or datetime.now(UTC),
             schema_version=CURRENT_VERSION,
         )
     except ValidationError as exc:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
 from metis_schema.v3 import (
@@ -146,15 +145,7 @@ class _Importer:
 
     def _add(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> None:
         self.messages.append(
-            imported_message(
-                self.session_id,
-                role,
-                content,
-                provider=NAME,
-                path=path,
-                created_at=datetime.now(UTC),
-                metadata=metadata,
-            )
+            imported_message(self.session_id, role, content, provider=NAME, path=path, metadata=metadata)
         )
 
     def _system(self, system: str | Content) -> None:
