@@ -32,6 +32,8 @@ import datetime as _dt
 import json
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
@@ -162,6 +164,16 @@ def input_problems(cls: type[SchemaModel], data: dict[str, Any]) -> list[str]:
 _DOCUMENT: ContextVar[bool] = ContextVar("metis_base_document", default=False)
 
 
+@contextmanager
+def _reading_document() -> Iterator[None]:
+    """`_DOCUMENT` set while a document (a dict or JSON text) is validated, whichever entry."""
+    token = _DOCUMENT.set(True)
+    try:
+        yield
+    finally:
+        _DOCUMENT.reset(token)
+
+
 class SchemaModel(BaseModel):
     """Base of generated models whose schema has formats or defaulted required fields."""
 
@@ -173,19 +185,13 @@ class SchemaModel(BaseModel):
 
     @classmethod
     def model_validate(cls, *args: Any, **kwargs: Any) -> Self:
-        token = _DOCUMENT.set(True)
-        try:
+        with _reading_document():
             return super().model_validate(*args, **kwargs)
-        finally:
-            _DOCUMENT.reset(token)
 
     @classmethod
     def model_validate_json(cls, *args: Any, **kwargs: Any) -> Self:
-        token = _DOCUMENT.set(True)
-        try:
+        with _reading_document():
             return super().model_validate_json(*args, **kwargs)
-        finally:
-            _DOCUMENT.reset(token)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
