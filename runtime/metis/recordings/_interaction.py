@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -64,39 +64,39 @@ def status_code(value: Any) -> int | None:
     return None
 
 
-def exchanges(items: list[Any], *, where: str, what: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Each entry of a recorder's list of exchanges (HAR entries, VCR interactions) with its
-    place (`a.yaml#3`); an entry that is not an object is a RecordingError there, naming it
-    as its recorder does (`what`: "an entry must be an object")."""
+Bodies = Callable[[str, dict[str, Any], dict[str, Any]], tuple[str | None, str | None]]
+"""A recorder's way to its bodies' texts: (place, request object, response object) -> (sent, got)."""
+
+
+def exchanges(
+    items: list[Any], *, where: str, what: str, bodies: Bodies, url: str, when: str
+) -> list[Interaction]:
+    """The Interactions of a recorder's list of exchanges, each an object holding a `request`
+    and a `response` object (HAR entries, VCR interactions): the bodies as `bodies` reads
+    them, the request's URL at its key `url` where it is text, its method, the response's
+    status, and when it happened at the entry's key `when`. An entry that is not an object
+    is a RecordingError at its place (`a.yaml#3`), worded as its recorder names it (`what`)."""
+    out = []
     for i, item in enumerate(items):
         at = f"{where}#{i + 1}"
         if not isinstance(item, Mapping):
             raise RecordingError(what, path=at)
-        yield at, item
+        request = part(item, "request")
+        response = part(item, "response")
+        sent, got = bodies(at, request, response)
+        address = request.get(url)
+        out.append(
+            Interaction(
+                where=at,
+                request=payload(sent),
+                response=payload(got),
+                status=status_code(response.get("status")),
+                url=address if isinstance(address, str) else None,
+                method=str(request.get("method") or "").upper() or None,
+                recorded_at=moment(item.get(when)),
+            )
+        )
+    return out
 
 
-def recorded(
-    at: str,
-    request: Mapping[str, Any],
-    response: Mapping[str, Any],
-    *,
-    sent: str | None,
-    got: str | None,
-    url: Any,
-    when: Any,
-) -> Interaction:
-    """The Interaction of one exchange a recorder keeps as a request and a response object
-    (HAR, VCR): their bodies' texts (`sent`, `got`), the request's URL where it is text,
-    its method, the response's status, and when it happened (`when`, as the recorder says)."""
-    return Interaction(
-        where=at,
-        request=payload(sent),
-        response=payload(got),
-        status=status_code(response.get("status")),
-        url=url if isinstance(url, str) else None,
-        method=str(request.get("method") or "").upper() or None,
-        recorded_at=moment(when),
-    )
-
-
-__all__ = ["Interaction", "exchanges", "moment", "part", "payload", "recorded", "status_code"]
+__all__ = ["Bodies", "Interaction", "exchanges", "moment", "part", "payload", "status_code"]

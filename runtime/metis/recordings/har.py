@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, exchanges, part, recorded
+from ._interaction import Interaction, exchanges
 
 
 def is_har(doc: Any) -> bool:
@@ -35,24 +35,15 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
     entries = doc["log"]["entries"] if is_har(doc) else None
     if not isinstance(entries, list):
         raise RecordingError("not a HAR file: no `log.entries` list", path=where)
-    out = []
-    for at, entry in exchanges(entries, where=where, what="an entry must be an object"):
-        request = part(entry, "request")
-        response = part(entry, "response")
-        sent = _content(request, "postData", request.get("headers"), where=f"{at} request")
-        got = _content(response, "content", response.get("headers"), where=f"{at} response")
-        out.append(
-            recorded(
-                at,
-                request,
-                response,
-                sent=sent,
-                got=got,
-                url=request.get("url"),
-                when=entry.get("startedDateTime"),
-            )
-        )
-    return out
+    what = "an entry must be an object"
+    return exchanges(entries, where=where, what=what, bodies=_bodies, url="url", when="startedDateTime")
+
+
+def _bodies(at: str, request: dict[str, Any], response: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A HAR entry's `request.postData` and `response.content` texts."""
+    sent = _content(request, "postData", request.get("headers"), where=f"{at} request")
+    got = _content(response, "content", response.get("headers"), where=f"{at} response")
+    return sent, got
 
 
 __all__ = ["interactions", "is_har"]
