@@ -24,9 +24,9 @@ from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE, Deadline,
 from ._http import (
     ERROR_BODY_LIMIT,
     Body,
-    provider_error,
+    attempt_request,
+    failed_attempt,
     read_failure,
-    retry_delay,
     send_failure,
     stream_cut,
     stream_failure,
@@ -125,13 +125,7 @@ class Client(ClientBase):
         while True:
             started = self.settings.clock()
             deadline.check(name)
-            request = self.http.build_request(
-                "POST",
-                prepared.url,
-                content=content,
-                headers=prepared.headers,
-                timeout=deadline.timeout(self.http.timeout),
-            )
+            request = attempt_request(self.http, prepared.url, content, prepared.headers, deadline)
             try:
                 response = self.http.send(request, stream=True)
             except httpx.HTTPError as exc:
@@ -145,11 +139,9 @@ class Client(ClientBase):
                     body = self._read(response, ERROR_BODY_LIMIT, deadline, name)
                 finally:
                     response.close()
-                error = provider_error(prepared.adapter, response, body)
-                retry = retry_delay(policy, attempt, response, error, deadline)
-                if retry is None:
-                    raise error
-                delay = retry
+                delay = failed_attempt(
+                    prepared.adapter, response, body, policy=policy, attempt=attempt, deadline=deadline
+                )
             self.sleep(delay)
             attempt += 1
 
