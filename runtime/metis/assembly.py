@@ -334,8 +334,6 @@ def finish_assistant(
         counts, provider_raw = reported_or_estimated(counts, content, context, provider_raw)
     return _assistant_message(
         context,
-        context.message_id or new_message_id(),
-        context.created_at or datetime.now(UTC),
         provider=provider,
         content=content,
         counts=counts,
@@ -378,8 +376,8 @@ _NO_COUNTS = TokenCounts()
 
 def _assistant_message(
     context: RequestContext,
-    message_id: str,
-    created_at: datetime,
+    message_id: str | None = None,
+    created_at: datetime | None = None,
     *,
     provider: str,
     content: list[ContentBlock],
@@ -388,9 +386,11 @@ def _assistant_message(
     provider_raw: dict[str, Any] | None,
     status: MessageStatus,
 ) -> Message:
-    """`finish_assistant` with the message's id and time given: valid values (the context's,
-    checked when set, or minted), which a StreamAssembler fixes once for all its snapshots
-    instead of copying and re-checking the context for each."""
+    """What `finish_assistant` and `imported_assistant` build, the message's id and time
+    given or else the context's (checked when set) or minted: a StreamAssembler fixes them
+    once for all its snapshots instead of copying and re-checking the context for each."""
+    message_id = message_id or context.message_id or new_message_id()
+    created_at = created_at or context.created_at or datetime.now(UTC)
     entry = load_catalog().resolve(context.model)
     usage = None
     if counts is not None:
@@ -505,8 +505,6 @@ def imported_assistant(
     bounded_values(content, provider)
     return _assistant_message(
         context,
-        context.message_id or new_message_id(),
-        context.created_at or datetime.now(UTC),
         provider=provider,
         content=content,
         counts=TokenCounts(),
@@ -523,10 +521,11 @@ def imported_message(
     *,
     provider: str,
     path: str,
-    created_at: datetime,
+    created_at: datetime | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Message:
-    """A USER, SYSTEM or TOOL turn of a recorded request (ASSISTANT turns: `imported_assistant`).
+    """A USER, SYSTEM or TOOL turn of a recorded request (ASSISTANT turns: `imported_assistant`),
+    made now unless `created_at` says when.
 
     Validated as any Message is; what cannot be one is a WireFormatError at `path` of the
     request, naming the first problem.
@@ -538,7 +537,7 @@ def imported_message(
             role=role,
             content=content,
             metadata=MessageMetadata(**(metadata or {})),
-            created_at=created_at,
+            created_at=created_at or datetime.now(UTC),
             schema_version=CURRENT_VERSION,
         )
     except ValidationError as exc:

@@ -95,6 +95,37 @@ def retry_delay(
     return delay
 
 
+def failed_attempt(
+    adapter: Adapter,
+    response: httpx.Response,
+    body: Body,
+    *,
+    policy: RetryPolicy,
+    attempt: int,
+    deadline: Deadline,
+) -> float:
+    """The wait before the next attempt after a response that is not a success (its body read
+    to `body`); its typed error (`provider_error`) raised when there is to be none."""
+    error = provider_error(adapter, response, body)
+    delay = retry_delay(policy, attempt, response, error, deadline)
+    if delay is None:
+        raise error
+    return delay
+
+
+def attempt_request(
+    http: httpx.Client | httpx.AsyncClient,
+    url: str,
+    content: bytes,
+    headers: dict[str, str],
+    deadline: Deadline,
+) -> httpx.Request:
+    """One attempt's POST, its network timeout cut to what is left of `deadline`."""
+    return http.build_request(
+        "POST", url, content=content, headers=headers, timeout=deadline.timeout(http.timeout)
+    )
+
+
 def json_body(adapter: Adapter, raw: bytes) -> dict[str, Any]:
     """A successful response body as a JSON object."""
     try:

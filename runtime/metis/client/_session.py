@@ -15,8 +15,8 @@ import inspect
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Self
@@ -39,7 +39,7 @@ from ..assembly import RequestContext
 from ..builders import Content
 from ..catalog import load_catalog
 from ..endpoints import normalize_endpoint
-from ..errors import ClientError, MessageNotFoundError, StoreError, ToolSchemaError
+from ..errors import ClientError, MessageNotFoundError, MetisError, StoreError, ToolSchemaError
 from ..events import EventSink
 from ..ids import ToolIdMap, new_message_id
 from ..ops import compact
@@ -432,6 +432,17 @@ class SessionCore:
         return target
 
 
+@contextmanager
+def redacting(prepared: Prepared) -> Iterator[None]:
+    """Around one exchange: a MetisError leaving it has the request's secrets taken out of
+    its text first (a server may echo the key back in its error body)."""
+    try:
+        yield
+    except MetisError as exc:
+        exc.redact(prepared.secrets)
+        raise
+
+
 def _ignore(reply: Message) -> None:
     """What an exchange without a tracer does with its reply."""
 
@@ -529,12 +540,15 @@ class ClientBase:
         api_keys: Mapping[str, str | None] | None,
         base_urls: Mapping[str, str] | None,
         events: EventSink | None,
-        retry: RetryPolicy,
+        max_retries: int,
+        max_retry_delay: float,
         checkpoints: CheckpointPolicy | None,
         clock: Callable[[], float],
         default_model: str,
-        deadlines: Deadlines | None = None,
+        send_deadline: float | None,
+        stream_deadline: float | None,
     ) -> None:
+        """The settings both clients take, from their constructors' own arguments."""
         if store is None or isinstance(store, str | os.PathLike):  # a path or URL: open_store's to open
             from ..store import open_store
 
@@ -547,9 +561,9 @@ class ClientBase:
             api_keys=dict(api_keys or {}),
             base_urls=dict(base_urls or {}),
             events=events,
-            retry=retry,
+            retry=RetryPolicy(max_retries=max_retries, max_delay=max_retry_delay),
             checkpoints=checkpoints or CheckpointPolicy(),
-            deadlines=deadlines or Deadlines(),
+            deadlines=Deadlines(send=send_deadline, stream=stream_deadline),
             clock=clock,
             default_model=default_model,
         )

@@ -18,23 +18,21 @@ import httpx
 from metis_schema.v3 import Message, ToolDefinition
 
 from .. import _json
-from ..errors import MetisError
 from ..events import EventSink
 from ..protocols import SessionStore
-from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE, Deadline, Deadlines, Watchdog
+from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE, Deadline, Watchdog
 from ._http import (
     ERROR_BODY_LIMIT,
     Body,
-    provider_error,
+    attempt_request,
+    failed_attempt,
     read_failure,
-    retry_delay,
     send_failure,
     stream_cut,
     stream_failure,
 )
 from ._inflate import ACCEPT_ENCODING, Inflater, inflated
-from ._retry import RetryPolicy
-from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore
+from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore, redacting
 from ._stream import CheckpointPolicy, EventCallback, reply_limit
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -66,17 +64,18 @@ class Client(ClientBase):
         non-streamed body) and `stream_deadline` a whole streamed body, in seconds (None:
         unbounded), so a server that dribbles cannot hold a request; past one, the send
         raises DeadlineExceededError naming it."""
-        deadlines = Deadlines(send=send_deadline, stream=stream_deadline)
         self._setup(
             store,
             api_keys=api_keys,
             base_urls=base_urls,
             events=events,
-            retry=RetryPolicy(max_retries=max_retries, max_delay=max_retry_delay),
+            max_retries=max_retries,
+            max_retry_delay=max_retry_delay,
             checkpoints=checkpoints,
             clock=clock,
             default_model=default_model,
-            deadlines=deadlines,
+            send_deadline=send_deadline,
+            stream_deadline=stream_deadline,
         )
         self.sleep = sleep
         self.http = httpx.Client(
@@ -126,13 +125,7 @@ class Client(ClientBase):
         while True:
             started = self.settings.clock()
             deadline.check(name)
-            request = self.http.build_request(
-                "POST",
-                prepared.url,
-                content=content,
-                headers=prepared.headers,
-                timeout=deadline.timeout(self.http.timeout),
-            )
+            request = attempt_request(self.http, prepared.url, content, prepared.headers, deadline)
             try:
                 response = self.http.send(request, stream=True)
             except httpx.HTTPError as exc:
@@ -146,11 +139,9 @@ class Client(ClientBase):
                     body = self._read(response, ERROR_BODY_LIMIT, deadline, name)
                 finally:
                     response.close()
-                error = provider_error(prepared.adapter, response, body)
-                retry = retry_delay(policy, attempt, response, error, deadline)
-                if retry is None:
-                    raise error
-                delay = retry
+                delay = failed_attempt(
+                    prepared.adapter, response, body, policy=policy, attempt=attempt, deadline=deadline
+                )
             self.sleep(delay)
             attempt += 1
 
@@ -253,13 +244,9 @@ class Session(SessionBase):
             reply_id=reply_id,
             principal=(user_id, team_id),
         )
-        try:
-            with self.core.traced(prepared) as done:
-                reply = self.client._exchange(self.core, prepared, on_event)
-                done(reply)
-        except MetisError as exc:
-            exc.redact(prepared.secrets)  # a server may echo the key back in its error body
-            raise
+        with redacting(prepared), self.core.traced(prepared) as done:
+            reply = self.client._exchange(self.core, prepared, on_event)
+            done(reply)
         return reply
 
     def compact(self, keep_last: int, *, summarizer: str | None = None) -> Message:
@@ -268,11 +255,8 @@ class Session(SessionBase):
         requests send instead of the turns it covers (`metis.ops.compact`). The stored
         turns stay. Returns the compaction message."""
         prepared = self.core.prepare_compaction(keep_last, summarizer)
-        try:
+        with redacting(prepared):
             return self.client._exchange(self.core, prepared, None)
-        except MetisError as exc:
-            exc.redact(prepared.secrets)
-            raise
 
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Session"]

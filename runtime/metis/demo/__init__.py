@@ -85,6 +85,16 @@ def _run_tool(session: Session, reply: Message, say: Callable[[str], None]) -> N
             say(f"[tool {block.name}] {text.splitlines()[0]}")
 
 
+def _tool_turn(session: Session, prompt: str, say: Callable[[str], None]) -> None:
+    """`prompt`, the tool call it gets answered, and the streamed reply that follows."""
+    say(f"[user] {prompt}")
+    reply = session.send(prompt)
+    say(_describe(reply, session))
+    _run_tool(session, reply, say)
+    reply = session.send(stream=True)
+    say(_describe(reply, session) + " (streamed)")
+
+
 def run_demo(
     store: SessionStore, *, workspace: Path | None = None, say: Callable[[str], None] = print
 ) -> DemoResult:
@@ -107,12 +117,7 @@ def run_demo(
         )
         note(f"session {session.id} on {session.active_model}")
 
-        note(f"[user] {prompt}")
-        reply = session.send(prompt)
-        note(_describe(reply, session))
-        _run_tool(session, reply, note)
-        reply = session.send(stream=True)
-        note(_describe(reply, session) + " (streamed)")
+        _tool_turn(session, prompt, note)
 
         image = {"type": "image", "source": {"kind": "base64", "data": PIXEL_PNG}, "media_type": "image/png"}
         note("[user] <image/png> What does this diagram show?")
@@ -122,12 +127,7 @@ def run_demo(
         swapped = session.swap(SWAP_MODEL)
         note(f"/model {SWAP_MODEL} → swapped to {swapped}")
         prompt = "And what does the LICENSE say?"
-        note(f"[user] {prompt}")
-        reply = session.send(prompt)
-        note(_describe(reply, session))
-        _run_tool(session, reply, note)
-        reply = session.send(stream=True)
-        note(_describe(reply, session) + " (streamed)")
+        _tool_turn(session, prompt, note)
 
         try:
             session.swap(REFUSED_MODEL)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from .. import _json
 from .._times import moment
+from ..errors import RecordingError
 
 
 @dataclass(frozen=True)
@@ -62,4 +64,39 @@ def status_code(value: Any) -> int | None:
     return None
 
 
-__all__ = ["Interaction", "moment", "part", "payload", "status_code"]
+Bodies = Callable[[str, dict[str, Any], dict[str, Any]], tuple[str | None, str | None]]
+"""A recorder's way to its bodies' texts: (place, request object, response object) -> (sent, got)."""
+
+
+def exchanges(
+    items: list[Any], *, where: str, what: str, bodies: Bodies, url: str, when: str
+) -> list[Interaction]:
+    """The Interactions of a recorder's list of exchanges, each an object holding a `request`
+    and a `response` object (HAR entries, VCR interactions): the bodies as `bodies` reads
+    them, the request's URL at its key `url` where it is text, its method, the response's
+    status, and when it happened at the entry's key `when`. An entry that is not an object
+    is a RecordingError at its place (`a.yaml#3`), worded as its recorder names it (`what`)."""
+    out = []
+    for i, item in enumerate(items):
+        at = f"{where}#{i + 1}"
+        if not isinstance(item, Mapping):
+            raise RecordingError(what, path=at)
+        request = part(item, "request")
+        response = part(item, "response")
+        sent, got = bodies(at, request, response)
+        address = request.get(url)
+        out.append(
+            Interaction(
+                where=at,
+                request=payload(sent),
+                response=payload(got),
+                status=status_code(response.get("status")),
+                url=address if isinstance(address, str) else None,
+                method=str(request.get("method") or "").upper() or None,
+                recorded_at=moment(item.get(when)),
+            )
+        )
+    return out
+
+
+__all__ = ["Bodies", "Interaction", "exchanges", "moment", "part", "payload", "status_code"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, moment, part, payload, status_code
+from ._interaction import Interaction, exchanges
 
 
 def is_har(doc: Any) -> bool:
@@ -35,27 +35,15 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
     entries = doc["log"]["entries"] if is_har(doc) else None
     if not isinstance(entries, list):
         raise RecordingError("not a HAR file: no `log.entries` list", path=where)
-    out = []
-    for i, entry in enumerate(entries):
-        at = f"{where}#{i + 1}"
-        if not isinstance(entry, Mapping):
-            raise RecordingError("an entry must be an object", path=at)
-        request = part(entry, "request")
-        response = part(entry, "response")
-        out.append(
-            Interaction(
-                where=at,
-                request=payload(_content(request, "postData", request.get("headers"), where=f"{at} request")),
-                response=payload(
-                    _content(response, "content", response.get("headers"), where=f"{at} response")
-                ),
-                status=status_code(response.get("status")),
-                url=request.get("url") if isinstance(request.get("url"), str) else None,
-                method=str(request.get("method") or "").upper() or None,
-                recorded_at=moment(entry.get("startedDateTime")),
-            )
-        )
-    return out
+    what = "an entry must be an object"
+    return exchanges(entries, where=where, what=what, bodies=_bodies, url="url", when="startedDateTime")
+
+
+def _bodies(at: str, request: dict[str, Any], response: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A HAR entry's `request.postData` and `response.content` texts."""
+    sent = _content(request, "postData", request.get("headers"), where=f"{at} request")
+    got = _content(response, "content", response.get("headers"), where=f"{at} response")
+    return sent, got
 
 
 __all__ = ["interactions", "is_har"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ._bodies import base64_bytes, body_text
-from ._interaction import Interaction, moment, part, payload, status_code
+from ._interaction import Interaction, exchanges
 
 
 def load_yaml(text: str, *, where: str) -> Any:
@@ -54,31 +54,17 @@ def interactions(doc: Any, *, where: str) -> list[Interaction]:
     if not is_cassette(doc):
         raise RecordingError("not a VCR cassette: no `interactions` list", path=where)
     items = doc.get("interactions", doc.get("http_interactions"))
-    out = []
-    for i, item in enumerate(items):
-        at = f"{where}#{i + 1}"
-        if not isinstance(item, Mapping):
-            raise RecordingError("an interaction must be a mapping", path=at)
-        request = part(item, "request")
-        response = part(item, "response")
-        sent = body_text(
-            _raw_body(request.get("body"), where=at), request.get("headers"), where=f"{at} request"
-        )
-        got = body_text(
-            _raw_body(response.get("body"), where=at), response.get("headers"), where=f"{at} response"
-        )
-        out.append(
-            Interaction(
-                where=at,
-                request=payload(sent),
-                response=payload(got),
-                status=status_code(response.get("status")),
-                url=request.get("uri") if isinstance(request.get("uri"), str) else None,
-                method=str(request.get("method") or "").upper() or None,
-                recorded_at=moment(item.get("recorded_at")),
-            )
-        )
-    return out
+    what = "an interaction must be a mapping"
+    return exchanges(items, where=where, what=what, bodies=_bodies, url="uri", when="recorded_at")
+
+
+def _bodies(at: str, request: dict[str, Any], response: dict[str, Any]) -> tuple[str | None, str | None]:
+    """An interaction's request and response body texts (see `_raw_body` for their forms)."""
+    sent = body_text(_raw_body(request.get("body"), where=at), request.get("headers"), where=f"{at} request")
+    got = body_text(
+        _raw_body(response.get("body"), where=at), response.get("headers"), where=f"{at} response"
+    )
+    return sent, got
 
 
 __all__ = ["interactions", "is_cassette", "load_yaml"]

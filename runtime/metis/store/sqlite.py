@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from ..errors import StoreError
 from . import _conn, _layout
@@ -21,6 +21,15 @@ from ._paths import default_path
 from ._sql import SQLITE, Db, Dialect
 
 T = TypeVar("T")
+R = TypeVar("R")
+
+
+class _Transaction(Protocol):
+    """`_conn.write` or `_conn.read`: `fn` run in one transaction of the connection."""
+
+    def __call__(
+        self, conn: sqlite3.Connection, policy: _conn.RetryPolicy, fn: Callable[[sqlite3.Connection], R]
+    ) -> R: ...
 
 
 class SqliteBackend:
@@ -67,17 +76,18 @@ class SqliteBackend:
 
     def write(self, fn: Callable[[Db], T]) -> T:
         """`fn` in one BEGIN IMMEDIATE transaction, retried while the file is busy."""
-        with self._lock:
-            try:
-                return _conn.write(self.conn, self._policy, lambda _: fn(self._db))
-            except sqlite3.Error as exc:
-                raise StoreError(f"sqlite: {exc}") from exc
+        return self._locked(_conn.write, fn)
 
     def read(self, fn: Callable[[Db], T]) -> T:
         """`fn` in one read transaction (one snapshot)."""
+        return self._locked(_conn.read, fn)
+
+    def _locked(self, transaction: _Transaction, fn: Callable[[Db], T]) -> T:
+        """`fn` inside `transaction` (`_conn.write` or `_conn.read`) on the one connection,
+        under its lock; a SQLite error is a StoreError."""
         with self._lock:
             try:
-                return _conn.read(self.conn, self._policy, lambda _: fn(self._db))
+                return transaction(self.conn, self._policy, lambda _: fn(self._db))
             except sqlite3.Error as exc:
                 raise StoreError(f"sqlite: {exc}") from exc
 

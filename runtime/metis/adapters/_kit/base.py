@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from metis_schema.v3 import AdapterCapabilities, Message, StreamEvent, ToolDefinition
 
@@ -66,6 +66,46 @@ class StreamDecoder(ABC):
     def provider_raw(self) -> dict[str, Any] | None:
         """Adapter-private replay data gathered from the stream (see `Adapter.from_wire_response`)."""
         return None
+
+
+FrameT = TypeVar("FrameT")
+
+
+class Framer(Protocol[FrameT]):
+    """What `FramedDecoder` needs of a `framing` framer: frames a piece completes, and the rest."""
+
+    def feed(self, data: bytes | str) -> list[FrameT]: ...
+
+    def close(self) -> list[FrameT]: ...
+
+
+class FramedDecoder(StreamDecoder, Generic[FrameT]):
+    """A decoder over one framer (SSE events, NDJSON lines): `feed` and `close` are the same
+    loop for every such provider, so a subclass says only what one frame means (`_frame`),
+    what a frame the end of the body completes means where a cut one is read otherwise
+    (`_last_frame`), and what the end itself adds (`_at_end`)."""
+
+    _framer: Framer[FrameT]
+
+    @abstractmethod
+    def _frame(self, frame: FrameT) -> list[StreamEvent]:
+        """The events one complete frame makes."""
+
+    def _last_frame(self, frame: FrameT) -> list[StreamEvent]:
+        """A frame completed by the end of the body (`close`); the same as any by default."""
+        return self._frame(frame)
+
+    def _at_end(self) -> list[StreamEvent]:
+        """Events the end of the body adds after its last frames; none by default."""
+        return []
+
+    def feed(self, data: bytes | str) -> list[StreamEvent]:
+        return [event for frame in self._framer.feed(data) for event in self._frame(frame)]
+
+    def close(self) -> list[StreamEvent]:
+        events = [event for frame in self._framer.close() for event in self._last_frame(frame)]
+        events.extend(self._at_end())
+        return events
 
 
 class Adapter(ABC):

@@ -132,6 +132,8 @@ class ProviderFacts:
     tool_choice: Mapping[ToolChoice, Any] = field(default_factory=dict)
     """Canonical meaning -> wire value; `tool` is a template holding the `TOOL_NAME` slot where the name goes.
     A meaning missing here cannot be said to this provider (the request leaves it out, logged)."""
+    tool_choice_field: str = "tool_choice"
+    """The request body's top-level key the tool choice goes to (and an import reads it from)."""
     options: Mapping[str, str] = field(default_factory=dict)
     """Canonical option (`max_tokens`, `temperature`, `top_p`, `stop`, `reasoning_effort`, and
     `thinking_budget` where it is one number) -> dotted body path. A canonical option handed
@@ -289,6 +291,16 @@ class ProviderFacts:
             return None
         mode, name = meaning
         return fill(self.tool_choice[mode], {TOOL_NAME: name or ""})
+
+    def tools_to_wire(self, body: dict[str, Any], wire_tools: Any, tool_choice: str | None) -> None:
+        """The offered tools (already written in this provider's spelling, a list or Gemini's
+        recorded single object; empty: no `tools` key) and then the tool choice at
+        `tool_choice_field`: the one order every writer sends them in."""
+        if wire_tools:
+            body["tools"] = wire_tools
+        choice = self.tool_choice_to_wire(tool_choice)
+        if choice is not None:
+            body[self.tool_choice_field] = choice
 
     def take_tool_choice(self, fields: dict[str, Any], path: str) -> str | None:
         """The canonical tool choice recorded at `path` of an import's option fields (the

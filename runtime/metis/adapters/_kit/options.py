@@ -247,7 +247,7 @@ def imported_options(
         session_id=session_id,
         tool_ids=tool_ids,
         stream=body.get("stream") is True,
-        tool_choice=facts.take_tool_choice(fields, "tool_choice"),
+        tool_choice=facts.take_tool_choice(fields, facts.tool_choice_field),
         output_schema=facts.take_output_schema(fields),
         **facts.take_options(fields, spelled),
     )

@@ -36,8 +36,8 @@ from ... import _json
 from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
-from .._kit.base import StreamDecoder
-from .._kit.framing import SSEFramer
+from .._kit.base import FramedDecoder
+from .._kit.framing import SSEEvent, SSEFramer
 from .._kit.losses import Losses, log
 from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
@@ -62,7 +62,7 @@ _EVENT_COUNTS = {
 """The event fields a partial usage object leaves as they were (None) when it lacks them."""
 
 
-class AnthropicStreamDecoder(StreamDecoder):
+class AnthropicStreamDecoder(FramedDecoder[SSEEvent]):
     """Anthropic SSE -> canonical StreamEvents for one response."""
 
     def __init__(self, context: RequestContext) -> None:
@@ -83,17 +83,9 @@ class AnthropicStreamDecoder(StreamDecoder):
         self._started = False
         self._ended = False
 
-    def feed(self, data: bytes | str) -> list[StreamEvent]:
-        out: list[StreamEvent] = []
-        for sse in self._framer.feed(data):
-            out.extend(self._event(sse.event, sse.data))
-        return out
-
-    def close(self) -> list[StreamEvent]:
-        out: list[StreamEvent] = []
-        for sse in self._framer.close():  # complete events only: a cut one is discarded there
-            out.extend(self._event(sse.event, sse.data))
-        return out
+    def _frame(self, frame: SSEEvent) -> list[StreamEvent]:
+        # at close, complete events only: the framer discards a cut one
+        return self._event(frame.event, frame.data)
 
     def provider_raw(self) -> dict[str, Any] | None:
         if not self._started:

@@ -139,12 +139,7 @@ def write_request(
         plain = len(system) == 1 and set(system[0]) == {"type", "text"}
         body["system"] = system[0]["text"] if plain else system
     body["messages"] = turns
-    wire_tools = _tools(tools, options.session_id)
-    if wire_tools:
-        body["tools"] = wire_tools
-    choice = FACTS.tool_choice_to_wire(options.tool_choice)
-    if choice is not None:
-        body["tool_choice"] = choice
+    FACTS.tools_to_wire(body, _tools(tools, options.session_id), options.tool_choice)
     FACTS.options_to_wire(
         {
             "max_tokens": _max_tokens(options, caps.max_output_tokens),

@@ -23,7 +23,6 @@ on an assistant turn are listed as dropped: no dialect sends them back (see `to_
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 from metis_schema.v3 import (
@@ -240,13 +239,7 @@ class _Importer:
 
     def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
         return imported_message(
-            self.session_id,
-            role,
-            content,
-            provider=self.name,
-            path=path,
-            created_at=datetime.now(UTC),
-            metadata=metadata,
+            self.session_id, role, content, provider=self.name, path=path, metadata=metadata
         )
 
     def system(self, wire: SystemMessage, path: str) -> Message:

@@ -184,21 +184,22 @@ class MediaReader:
         except ValidationError as exc:
             raise not_canonical(exc, provider=self.name, path=path) from None
 
-    def video(self, video: VideoUrl, path: str) -> VideoBlock:
-        """A `video_url` part -> VideoBlock. A plain URL says no media type: guessed from
-        its extension, else `video/mp4`, the most common (as image URLs are)."""
-        url = video["url"]
+    def _source(self, url: str, path: str, guess: Callable[[str], str]) -> tuple[str, MediaSource]:
+        """A part's URL (at `path`) as a media type and source: a data URL's own type and
+        bytes, else the URL itself, its type `guess`ed from it."""
         try:
             parsed = parse_data_url(url)
         except WireFormatError as exc:
-            raise WireFormatError(exc.message, provider=self.name, path=f"{path}.video_url.url") from None
+            raise WireFormatError(exc.message, provider=self.name, path=path) from None
         if parsed is not None:
-            media_type, b64 = parsed
-            source = MediaSource(kind=MediaSourceKind.base64, data=b64)
-        else:
-            guessed = mimetypes.guess_type(urlparse(url).path)[0]
-            media_type = guessed if guessed and guessed.startswith("video/") else "video/mp4"
-            source = MediaSource(kind=MediaSourceKind.url, data=url)
+            media_type, data = parsed
+            return media_type, MediaSource(kind=MediaSourceKind.base64, data=data)
+        return guess(url), MediaSource(kind=MediaSourceKind.url, data=url)
+
+    def video(self, video: VideoUrl, path: str) -> VideoBlock:
+        """A `video_url` part -> VideoBlock. A plain URL says no media type: guessed from
+        its extension, else `video/mp4`, the most common (as image URLs are)."""
+        media_type, source = self._source(video["url"], f"{path}.video_url.url", _video_media_type)
         try:
             return VideoBlock(type="video", source=source, media_type=media_type)
         except ValidationError as exc:
@@ -229,20 +230,17 @@ class MediaReader:
             for key in image_url.keys() - {"url"}:
                 value = cast(Fields, image_url)[key]
                 self.drop(f"{path}.image_url.{key}", value, "no canonical place for this image field")
-        try:
-            parsed = parse_data_url(url)
-        except WireFormatError as exc:
-            raise WireFormatError(exc.message, provider=self.name, path=f"{path}.image_url.url") from None
-        if parsed is not None:
-            media_type, data = parsed
-            source = MediaSource(kind=MediaSourceKind.base64, data=data)
-        else:
-            media_type = url_image_media_type(url)
-            source = MediaSource(kind=MediaSourceKind.url, data=url)
+        media_type, source = self._source(url, f"{path}.image_url.url", url_image_media_type)
         try:
             return ImageBlock(type="image", source=source, media_type=media_type)
         except ValidationError as exc:
             raise not_canonical(exc, provider=self.name, path=path) from None
+
+
+def _video_media_type(url: str) -> str:
+    """A plain video URL's media type: guessed from its extension, else `video/mp4`."""
+    guessed = mimetypes.guess_type(urlparse(url).path)[0]
+    return guessed if guessed and guessed.startswith("video/") else "video/mp4"
 
 
 __all__ = ["MediaReader", "MediaWriter"]

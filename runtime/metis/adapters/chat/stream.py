@@ -34,7 +34,7 @@ from metis_schema.v3 import (
 
 from ...assembly import RequestContext
 from ...usage import normalize_usage, usage_event
-from .._kit.base import StreamDecoder
+from .._kit.base import FramedDecoder
 from .._kit.facts import ProviderFacts
 from .._kit.framing import SSEEvent, SSEFramer
 from .._kit.losses import Losses
@@ -72,7 +72,7 @@ class _StreamTool:
     ended: bool = False
 
 
-class ChatStreamDecoder(StreamDecoder):
+class ChatStreamDecoder(FramedDecoder[SSEEvent]):
     """One streamed reply of one dialect (see the module doc)."""
 
     def __init__(self, name: str, facts: ProviderFacts, context: RequestContext) -> None:
@@ -99,18 +99,11 @@ class ChatStreamDecoder(StreamDecoder):
 
     # --- StreamDecoder --------------------------------------------------------------
 
-    def feed(self, data: bytes | str) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        for sse in self._framer.feed(data):
-            events.extend(self._sse(sse))
-        return events
+    def _frame(self, frame: SSEEvent) -> list[StreamEvent]:
+        return self._sse(frame)
 
-    def close(self) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        for sse in self._framer.close():
-            events.extend(self._sse(sse))
-        events.extend(self._complete())
-        return events
+    def _at_end(self) -> list[StreamEvent]:
+        return self._complete()
 
     def provider_raw(self) -> dict[str, Any] | None:
         arguments = {}

@@ -160,10 +160,7 @@ def _options(
     }
     facts.options_to_wire(values, body, session_id=options.session_id, spelled=directives.get("option_paths"))
     facts.output_schema_to_wire(options.output_schema, body)
-    _tools(name, body, tools, session_id=options.session_id)
-    choice = facts.tool_choice_to_wire(options.tool_choice)
-    if choice is not None:
-        body["tool_choice"] = choice
+    facts.tools_to_wire(body, _tools(name, body, tools, session_id=options.session_id), options.tool_choice)
     if not options.stream and directives.get("stream_sent") is True:
         body["stream"] = False
     if options.stream:
@@ -172,8 +169,10 @@ def _options(
             body["stream_options"] = {"include_usage": True}
 
 
-def _tools(name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], *, session_id: str) -> None:
-    """Function tools (with `strict`, `strict`) and provider tools in order; a provider
+def _tools(
+    name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], *, session_id: str
+) -> list[dict[str, Any]]:
+    """The function tools (with `strict`) and provider tools to offer, in order; a provider
     tool this API asks for with a request field (`web_search_options`) goes there, and an
     OpenRouter plugin back into `plugins` (`plugins`, after the options are merged)."""
     warn_deferred(row_of(name), tools, session_id=session_id)
@@ -196,8 +195,7 @@ def _tools(name: str, body: dict[str, Any], tools: Sequence[ToolDefinition], *, 
             body.update(written)
         else:
             wire_tools.append(written)
-    if wire_tools:
-        body["tools"] = wire_tools
+    return wire_tools
 
 
 def _plugin_of(name: str, tool: ToolDefinition) -> int | None:

@@ -224,6 +224,7 @@ FACTS = ProviderFacts(
     # ...) is `other`; a call in the content makes it `tool_use` whatever Gemini says.
     error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     retryable_types=frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"}),
+    tool_choice_field="toolConfig",
     tool_choice=MappingProxyType(
         {
             ToolChoice.auto: {"functionCallingConfig": {"mode": "AUTO"}},

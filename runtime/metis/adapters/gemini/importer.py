@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
 from metis_schema.v3 import (
@@ -146,15 +145,7 @@ class _Importer:
 
     def _add(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> None:
         self.messages.append(
-            imported_message(
-                self.session_id,
-                role,
-                content,
-                provider=NAME,
-                path=path,
-                created_at=datetime.now(UTC),
-                metadata=metadata,
-            )
+            imported_message(self.session_id, role, content, provider=NAME, path=path, metadata=metadata)
         )
 
     def _system(self, system: str | Content) -> None:
@@ -403,7 +394,7 @@ class _Importer:
             model=self.context.model,
             session_id=self.session_id,
             tool_ids=self.context.tool_ids,
-            tool_choice=FACTS.take_tool_choice(fields, "toolConfig"),
+            tool_choice=FACTS.take_tool_choice(fields, FACTS.tool_choice_field),
             output_schema=FACTS.take_output_schema(fields),
             **FACTS.take_options(fields),
         )

@@ -131,12 +131,7 @@ def write_request(
     if writer.system_parts:
         body["systemInstruction"] = {"parts": writer.system_parts}
     body["contents"] = contents
-    wire_tools = _tools(tools, options.session_id)
-    if wire_tools:
-        body["tools"] = wire_tools
-    tool_config = FACTS.tool_choice_to_wire(options.tool_choice)
-    if tool_config is not None:
-        body["toolConfig"] = tool_config
+    FACTS.tools_to_wire(body, _tools(tools, options.session_id), options.tool_choice)
     FACTS.options_to_wire(
         {option: getattr(options, option) for option in FACTS.options}, body, session_id=options.session_id
     )

@@ -25,7 +25,7 @@ from metis_schema.v3 import (
 from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage
-from .._kit.base import StreamDecoder
+from .._kit.base import FramedDecoder
 from .._kit.framing import NDJSONFramer
 from .._kit.losses import Losses
 from .._kit.provider_errors import error_event
@@ -35,7 +35,7 @@ from .from_wire import Raw, arguments_text, stop_reason
 from .wire import ReplyMessage, StreamLine, ToolCall
 
 
-class OllamaStreamDecoder(StreamDecoder):
+class OllamaStreamDecoder(FramedDecoder[str]):
     """NDJSON lines -> canonical events for one response."""
 
     def __init__(self, context: RequestContext) -> None:
@@ -49,23 +49,18 @@ class OllamaStreamDecoder(StreamDecoder):
         self._finished = False
         self._raw = Raw()
 
-    def feed(self, data: bytes | str) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        for line in self._framer.feed(data):
-            events.extend(self._line(line))
-        return events
+    def _frame(self, frame: str) -> list[StreamEvent]:
+        return self._line(frame)
 
-    def close(self) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        for line in self._framer.close():
-            try:
-                events.extend(self._line(line))
-            except WireFormatError as exc:
-                # A cut connection leaves half a line: what came before is kept (CANCELLED).
-                Losses(NAME, self._context.session_id).lost(
-                    self._context.message_id, "stream_line", f"stream ended inside a line; dropped it: {exc}"
-                )
-        return events
+    def _last_frame(self, frame: str) -> list[StreamEvent]:
+        try:
+            return self._line(frame)
+        except WireFormatError as exc:
+            # A cut connection leaves half a line: what came before is kept (CANCELLED).
+            Losses(NAME, self._context.session_id).lost(
+                self._context.message_id, "stream_line", f"stream ended inside a line; dropped it: {exc}"
+            )
+            return []
 
     def provider_raw(self) -> dict[str, Any] | None:
         return self._raw.as_dict()

@@ -106,9 +106,7 @@ def write_request(
     losses = Losses(NAME, options.session_id)
     losses.cache_points(messages, "Ollama has no per-block cache marker; it keeps its own KV cache")
     losses.citations(messages, "an Ollama message carries plain text only")
-    wire_tools = _tools(tools, options, caps, entry.id)
-    if wire_tools:
-        body["tools"] = wire_tools
+    FACTS.tools_to_wire(body, _tools(tools, options, caps, entry.id), options.tool_choice)
     directives, fields = split_directives(options, NAME)
     if options.stream is False or directives.get(STREAM_SENT, True):
         body["stream"] = options.stream  # a recorded request that streamed by default: as sent

@@ -42,7 +42,6 @@ from __future__ import annotations
 import logging
 import mimetypes
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 from metis_schema.v3 import (
@@ -446,13 +445,7 @@ class _Importer:
     ) -> Message:
         """A USER, SYSTEM or TOOL message; `shape`: how its item was spelled (`SPELLED`)."""
         message = imported_message(
-            self.session_id,
-            role,
-            content,
-            provider=PROVIDER,
-            path=path,
-            created_at=datetime.now(UTC),
-            metadata=metadata,
+            self.session_id, role, content, provider=PROVIDER, path=path, metadata=metadata
         )
         if shape:
             self.spelled[message.id] = shape

@@ -59,7 +59,7 @@ from ...assembly import RequestContext
 from ...errors import WireFormatError
 from ...usage import normalize_usage, usage_event
 from .._kit.arguments import raw_arguments_to_keep
-from .._kit.base import StreamDecoder
+from .._kit.base import FramedDecoder
 from .._kit.facts import ProviderFacts
 from .._kit.framing import SSEEvent, SSEFramer
 from .._kit.provider_errors import error_event
@@ -105,7 +105,7 @@ class _Call:
     arguments: list[str] = field(default_factory=list)
 
 
-class ResponsesStreamDecoder(StreamDecoder):
+class ResponsesStreamDecoder(FramedDecoder[SSEEvent]):
     """One streamed response of one dialect (see the module doc)."""
 
     def __init__(self, facts: ProviderFacts, context: RequestContext) -> None:
@@ -127,11 +127,8 @@ class ResponsesStreamDecoder(StreamDecoder):
 
     # --- StreamDecoder --------------------------------------------------------------
 
-    def feed(self, data: bytes | str) -> list[StreamEvent]:
-        return self._noted([e for sse in self._framer.feed(data) for e in self._sse(sse)])
-
-    def close(self) -> list[StreamEvent]:
-        return self._noted([e for sse in self._framer.close() for e in self._sse(sse)])
+    def _frame(self, frame: SSEEvent) -> list[StreamEvent]:
+        return self._noted(self._sse(frame))
 
     def _noted(self, events: list[StreamEvent]) -> list[StreamEvent]:
         """`events`, the block indexes they fill noted (for `provider_raw`'s gap check)."""

@@ -214,11 +214,7 @@ def _options(
             function["defer_loading"] = True
         wire_tools.append(function)
     wire_tools.extend(found.get("builtin_tools") or ())
-    if wire_tools:
-        body["tools"] = wire_tools
-    choice = facts.tool_choice_to_wire(options.tool_choice)
-    if choice is not None:
-        body["tool_choice"] = choice
+    facts.tools_to_wire(body, wire_tools, options.tool_choice)
     if found.get("stateless", True):  # a recorded request replays without fields it did not have
         if facts.request_store is not None:
             body["store"] = facts.request_store

@@ -91,10 +91,17 @@ class Part(TypedDict):
 
 
 PartList = Annotated[list[Part], Field()]
+
+
+def _string_or_array(value: Any) -> str | None:
+    """Which arm of a string-or-list field (`content`, `input`) a value is; None: neither."""
+    return "string" if isinstance(value, str) else "array" if isinstance(value, list) else None
+
+
 Content = Annotated[
     Annotated[str, Tag("string")] | Annotated[list[Part], Tag("array")],
     Discriminator(
-        lambda v: "string" if isinstance(v, str) else "array" if isinstance(v, list) else None,
+        _string_or_array,
         custom_error_type="wire_json_type",
         custom_error_message="must be a string or a list of parts",
     ),
@@ -372,7 +379,7 @@ class Tool(TypedDict):
 Input = Annotated[
     Annotated[str, Tag("string")] | Annotated[list[Item], Tag("array")],
     Discriminator(
-        lambda v: "string" if isinstance(v, str) else "array" if isinstance(v, list) else None,
+        _string_or_array,
         custom_error_type="wire_json_type",
         custom_error_message="must be a string or a list of items",
     ),
