@@ -36,7 +36,7 @@ from pydantic import ValidationError
 from .errors import UnknownModelError
 from .ids import provider_of
 from .pricing import UNPRICED
-from .validation import explain
+from .validation import parse_document
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral")
 SERVES_MODELS_OF: dict[str, tuple[tuple[str, str, bool], ...]] = {
@@ -284,12 +284,7 @@ def _version_pattern(suffixes: list[str]) -> re.Pattern[str] | None:
 
 def parse_catalog(text: str, *, source: str = "catalog") -> Catalog:
     """Validate a catalog document (JSON text) against the schema and index it."""
-    try:
-        return Catalog(ModelCatalog.model_validate_json(text))
-    except ValidationError as exc:
-        problems = explain(text, "ModelCatalog", exc)
-        listing = "; ".join(str(p) for p in problems)
-        raise UnknownModelError(f"{source} is invalid: {listing}", path=problems[0].path) from exc
+    return Catalog(parse_document(ModelCatalog, text, source=source, error=UnknownModelError))
 
 
 @cache

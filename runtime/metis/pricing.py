@@ -27,12 +27,11 @@ from functools import cache
 from pathlib import Path
 
 from metis_schema.v3 import ModelPrice, PriceTable, Usage
-from pydantic import ValidationError
 
 from . import _genai_prices as _genai
 from .errors import PricingError
 from .usage import TokenCounts, UsageCountError, counts_of, units_of
-from .validation import explain
+from .validation import parse_document
 
 _MILLION = Decimal(1_000_000)
 _log = logging.getLogger("metis.pricing")
@@ -66,12 +65,7 @@ def current_version() -> str:
 
 def parse_price_table(text: str, *, source: str = "price table") -> PriceTable:
     """Validate a price table document (JSON text) against the schema."""
-    try:
-        return PriceTable.model_validate_json(text)
-    except ValidationError as exc:
-        problems = explain(text, "PriceTable", exc)
-        listing = "; ".join(str(p) for p in problems)
-        raise PricingError(f"{source} is invalid: {listing}", path=problems[0].path) from exc
+    return parse_document(PriceTable, text, source=source, error=PricingError)
 
 
 @cache

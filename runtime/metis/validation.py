@@ -14,15 +14,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import metis_schema
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 from referencing import Registry, Resource
 
-from .errors import DocumentError, FieldProblem
+from .errors import DocumentError, FieldProblem, MetisError
 
 MESSAGE_LIST = "MessageList"
 """Kind name of a JSON array of Messages (a conversation export)."""
@@ -265,6 +266,21 @@ def explain(doc: Any, kind: str, error: PydanticValidationError) -> list[FieldPr
     return problems or pydantic_problems(error)
 
 
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def parse_document(model: type[_Model], text: str, *, source: str, error: type[MetisError]) -> _Model:
+    """`model` read from the JSON document `text` (a data file metis ships or a user gives:
+    the catalog, a price table), or `error` saying every problem the schema finds, each at
+    its path, and naming `source`."""
+    try:
+        return model.model_validate_json(text)
+    except PydanticValidationError as exc:
+        problems = explain(text, model.__name__, exc)
+        listing = "; ".join(str(p) for p in problems)
+        raise error(f"{source} is invalid: {listing}", path=problems[0].path) from exc
+
+
 def pydantic_problems(error: PydanticValidationError) -> list[FieldProblem]:
     """pydantic's own errors as FieldProblems, each located by `field_path`."""
     return [FieldProblem(field_path(e["loc"]), e["msg"]) for e in error.errors()]
@@ -283,6 +299,7 @@ __all__ = [
     "detect_kind",
     "explain",
     "field_path",
+    "parse_document",
     "pydantic_problems",
     "require_valid",
     "validate_document",
