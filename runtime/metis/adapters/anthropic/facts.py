@@ -58,7 +58,7 @@ TOKENS = TokenRow(
     "(tests/golden/anthropic/token_samples.json): within 6% on six of nine, -33% on the two "
     "requests with two tools and tool_choice any (the API adds more tool framing than counted "
     "here), +13 tokens (+65%) on a 20-token prompt; mean absolute error 17% "
-    "(tests/test_anthropic_estimate.py holds it under 20%, each within max(15, 35%))",
+    "(tests/adapters/test_anthropic_estimate.py holds it under 20%, each within max(15, 35%))",
 )
 """Anthropic's numbers for the pre-flight estimate (`_kit.estimate`)."""
 

@@ -139,8 +139,8 @@ TOKENS = TokenRow(
     tool_text=_tool_text,
     measured="chars/4 over-counts o200k English prose and JSON punctuation: the estimate errs "
     "high (safe for budgets); against the prompt_tokens of the recorded-shape fixtures within "
-    "30% and never more than 5% low (tests/test_openai_adapter.py, "
-    "tests/test_openrouter_adapter.py test_estimate_input_tokens_error_is_bounded)",
+    "30% and never more than 5% low (tests/adapters/test_openai_adapter.py, "
+    "tests/adapters/test_openrouter_adapter.py test_estimate_input_tokens_error_is_bounded)",
 )
 """The Chat Completions numbers for the pre-flight estimate (`_kit.estimate`), every
 dialect's by default (`chat_facts`)."""

@@ -166,7 +166,7 @@ TOKENS = TokenRow(
     arguments=JsonLength.spaced,
     tool_json=JsonLength.spaced,
     tool_text=_tool_text,
-    measured="against the hand-written fixtures' promptTokenCount (tests/test_gemini_adapter.py "
+    measured="against the hand-written fixtures' promptTokenCount (tests/adapters/test_gemini_adapter.py "
     "test_estimate_error_is_bounded): 6.7-15.7% on prompts of 200+ tokens (code is the worst: "
     "it tokenizes denser), +4 tokens on a 10-token sentence",
 )

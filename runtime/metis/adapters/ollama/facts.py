@@ -58,7 +58,7 @@ TOKENS = TokenRow(
     tool_text=_tool_text,
     measured="against the prompt_eval_count of the four request/response pairs in Ollama's API "
     "documentation (tests/golden/ollama/estimate_docs.json): 22 vs 26 (-15%), 51 vs 61 (-16%), "
-    "43 vs 34 (+26%), 139 vs 122 (+14%); tests/test_ollama_adapter.py holds it within 30%",
+    "43 vs 34 (+26%), 139 vs 122 (+14%); tests/adapters/test_ollama_adapter.py holds it within 30%",
 )
 """Ollama's numbers for the pre-flight estimate (`_kit.estimate`)."""
 

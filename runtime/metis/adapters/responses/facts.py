@@ -122,7 +122,7 @@ TOKENS = TokenRow(
     tool_json=JsonLength.compact_bytes,
     tool_text=_tool_text,
     measured="not measured against recorded usage (the method is Chat Completions', whose "
-    "error is measured there); tests/test_responses_adapter.py "
+    "error is measured there); tests/adapters/test_responses_adapter.py "
     "test_input_estimate_counts_text_tools_and_images holds what it counts",
 )
 """The Responses API's numbers for the pre-flight estimate (`_kit.estimate`)."""
