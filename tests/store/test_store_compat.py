@@ -72,6 +72,7 @@ def v2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[V2]:
             sys.executable,
             "-m",
             "codegen",
+            "--python-only",  # the fixture needs its Python models only; no Node needed
             "--schema-dir",
             str(FIXTURE),
             "--out-dir",
