@@ -14,8 +14,8 @@ typed error. Nothing is half-written: a refused request stores nothing.
 Every route first admits the request (`keys.admit`): a live gateway key, or, on a store
 with no keys, a loopback client; else 401 in the inbound format. The key's principal is
 recorded on every message the request stores. A store that fails before anything is sent
-upstream answers 503 (nothing sent, nothing half-written); one that fails recording the
-reply does not lose it (`exchange.Exchanges._record_later`).
+upstream (reading the conversation) answers 503 (nothing sent, nothing written); one that
+fails recording the exchange does not lose the reply (`exchange.Exchanges._record`).
 
 `GET /openapi.json` describes every route with the official SDKs' own request, reply and
 stream event types (`openapi`), though the handlers read their bodies raw.
@@ -141,11 +141,12 @@ def create_app(
             return _error(inbound, 400, _kind(inbound, 400), "the request body must be a JSON object")
         try:
             prepared = await exchanges.prepare(inbound, body, request.headers, principal)
-            headers = {SESSION_HEADER: prepared.session.id}
             if prepared.stream:
                 frames = await exchanges.stream(prepared)  # raises what fails before any event
+                headers = {SESSION_HEADER: prepared.session_id}
                 return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
             reply, _ = await exchanges.reply(prepared)
+            headers = {SESSION_HEADER: prepared.session_id}  # recorded: a fork when it branched
             if prepared.record is not None:
                 headers[RECORD_HEADER] = prepared.record
         except ProviderError as exc:
