@@ -70,10 +70,18 @@ def test_a_slow_store_write_does_not_hold_up_other_requests(
     upstream: ScriptedUpstream, store_path: str
 ) -> None:
     # Each write takes a second. While an exchange's writes are under way, the event loop
-    # still answers other requests at once: no write runs on it.
-    served = Gateway(upstream, store_path, wrap_store=lambda store: SlowStore(store, 1.0))
+    # still answers other requests at once: no write runs on it. (A first exchange, with
+    # writes at full speed, warms the gateway up: what it imports on first use is not
+    # what is measured.)
+    slow: list[SlowStore] = []
+    served = Gateway(
+        upstream, store_path, wrap_store=lambda store: slow.append(SlowStore(store, 0)) or slow[0]
+    )
     waits: list[float] = []
     try:
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        _openai(served).chat.completions.create(model=SONNET, messages=[{"role": "user", "content": "Hi"}])
+        slow[0].seconds = 1.0
         upstream.reply("/v1/messages", "anthropic/response_citations.json")
         answered: list[Any] = []
         exchange = threading.Thread(
@@ -149,3 +157,103 @@ def test_keying_a_reply_does_not_grow_with_the_history(
     assert written == [1] * 5
     with open_store(store_path) as opened:
         assert len(opened.load_session(sessions.pop())) == 11
+
+
+def test_a_stream_continued_meanwhile_by_another_process_is_stored_in_a_fork(
+    upstream: ScriptedUpstream, store_path: str
+) -> None:
+    # A stream continues a stored conversation through one gateway; while it streams,
+    # another gateway (another process's loop and connection) continues the same
+    # conversation with another turn and records first. The stream's commit finds the
+    # session continued, under its lock, and stores the stream's exchange in a fork at
+    # the point both continued from: nothing mixes, nothing is lost, and the stream's
+    # conversation goes on in the fork.
+    first = Gateway(upstream, store_path)
+    second = Gateway(upstream, store_path)
+    try:
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        history: list[dict[str, Any]] = [{"role": "user", "content": "What happened?"}]
+        opened = _openai(first).chat.completions.with_raw_response.create(model=SONNET, messages=history)
+        session = opened.headers[SESSION_HEADER]
+        history.append(opened.parse().choices[0].message.model_dump(exclude_none=True))
+
+        upstream.dribble["/v1/messages"] = 0.2
+        upstream.reply("/v1/messages", "anthropic/stream_citations.sse")
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        streamed = _openai(first).chat.completions.create(
+            model=SONNET, messages=[*history, {"role": "user", "content": "streamed turn"}], stream=True
+        )
+        chunks = iter(streamed)
+        text = ""
+        while not text:  # the stream is under way
+            chunk = next(chunks)
+            text = chunk.choices[0].delta.content or "" if chunk.choices else ""
+        other = _openai(second).chat.completions.with_raw_response.create(
+            model=SONNET, messages=[*history, {"role": "user", "content": "other turn"}]
+        )
+        assert other.headers[SESSION_HEADER] == session, "recorded first: it continues the session"
+        text += "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        upstream.dribble.clear()
+
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        after = _openai(first).chat.completions.with_raw_response.create(
+            model=SONNET,
+            messages=[
+                *history,
+                {"role": "user", "content": "streamed turn"},
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": "and then?"},
+            ],
+        )
+    finally:
+        second.close()
+        first.close()
+    fork = after.headers[SESSION_HEADER]
+    assert fork != session
+    with open_store(store_path) as store:
+        assert store.get_session(fork).parent_session_id == session
+        kept = store.load_session(session)
+        forked = store.load_session(fork)
+        assert len(store.list_sessions()) == 2
+    assert [m.role.value for m in kept] == ["user", "assistant", "user", "assistant"]
+    assert kept[2].content[0].text == "other turn"  # type: ignore[union-attr]
+    assert [m.role.value for m in forked] == ["user", "assistant"] * 3
+    assert [forked[i].content[0].text for i in (2, 4)] == ["streamed turn", "and then?"]  # type: ignore[union-attr]
+
+
+def test_a_continuation_under_way_in_this_process_makes_the_next_one_branch_at_once(
+    upstream: ScriptedUpstream, store_path: str
+) -> None:
+    # Two continuations of one conversation in one gateway: the second, sent while the
+    # first streams (not yet recorded), branches into a fork before it is sent, so each
+    # one's session header names the session it is stored in.
+    served = Gateway(upstream, store_path)
+    try:
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        history: list[dict[str, Any]] = [{"role": "user", "content": "What happened?"}]
+        opened = _openai(served).chat.completions.with_raw_response.create(model=SONNET, messages=history)
+        session = opened.headers[SESSION_HEADER]
+        history.append(opened.parse().choices[0].message.model_dump(exclude_none=True))
+        upstream.dribble["/v1/messages"] = 0.2
+        upstream.reply("/v1/messages", "anthropic/stream_citations.sse")
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        streamed = _openai(served).chat.completions.with_raw_response.create(
+            model=SONNET, messages=[*history, {"role": "user", "content": "streamed turn"}], stream=True
+        )
+        chunks = iter(streamed.parse())
+        next(chunks)
+        other = _openai(served).chat.completions.with_raw_response.create(
+            model=SONNET, messages=[*history, {"role": "user", "content": "other turn"}]
+        )
+        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    finally:
+        served.close()
+    assert streamed.headers[SESSION_HEADER] == session
+    fork = other.headers[SESSION_HEADER]
+    with open_store(store_path) as store:
+        assert store.get_session(fork).parent_session_id == session
+        texts = {
+            sid: [m.content[0].text for m in store.load_session(sid) if m.role.value == "user"]  # type: ignore[union-attr]
+            for sid in (session, fork)
+        }
+    assert texts == {session: ["What happened?", "streamed turn"], fork: ["What happened?", "other turn"]}

@@ -157,6 +157,9 @@ class Prepared:
     """Set to `retrying` when the reply could not be recorded at once (`RECORD_HEADER`)."""
     request_key: str | None = None
     """The client-view key of the whole request, when it was recognized by fingerprint."""
+    claim: tuple[str, str] | None = None
+    """(session, message) the exchange continues from, in `Exchanges.continuing` until it
+    is recorded."""
     stored_in: str | None = None
     """The fork the exchange was stored in when a concurrent request continued the same
     conversation first (`writes.ExchangeWrites.gate`); None: `session`."""
@@ -179,6 +182,10 @@ class Exchanges:
         """Background retries of replies not yet recorded."""
         self.lost = 0
         """Exchanges the store never recorded after every retry (each one logged as an error)."""
+        self.continuing: dict[tuple[str, str], int] = {}
+        """(session, message) -> how many exchanges of this process continue the session
+        from that message and are not recorded yet: another request continuing from there
+        branches off at once (`prepare`)."""
 
     def _settings(self, writes: ExchangeWrites) -> ClientSettings:
         """The client's settings, over the exchange's writes as the store."""
@@ -233,12 +240,22 @@ class Exchanges:
                 path="messages",
                 hint="send the user's turn or the tool results",
             )
+        if tip is not None and fresh and (session.id, tip) in self.continuing:
+            # a request of this process continues the conversation from there, not yet
+            # recorded: this one branches off now (its session header names the fork)
+            log.info("gateway: session %s is being continued: branching at %s", session.id, tip)
+            session = session.fork(tip)
+            imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
+            fresh, tip = imported.messages[known:], None
         if principal != ANONYMOUS:
             for message in fresh:
                 message.metadata.user_id, message.metadata.team_id = principal
         writes.append_many(fresh, tool_ids=session.tool_ids)  # checked now, committed with the reply
+        claim = None
         if tip is not None and fresh:
-            writes.gate = (session.id, tip)  # a concurrent continuation first: this one branches
+            # another process may continue it first: the commit finds it, and branches
+            writes.gate = claim = (session.id, tip)
+            self.continuing[claim] = self.continuing.get(claim, 0) + 1
         if chain is None:
             chain = KeyChain()
             chain.extend(imported.messages)
@@ -257,6 +274,7 @@ class Exchanges:
             request_key=request_key,
             writes=writes,
             chain=chain,
+            claim=claim,
         )
 
     def _recognize(
@@ -407,9 +425,14 @@ class Exchanges:
             self._remember_request(prepared)
             await self._record(prepared)
             raise
-        body = self._write_reply(prepared, message)  # first: it names the calls' ids the client sees
-        self._settle(prepared, message)
-        await self._record(prepared)
+        except BaseException:
+            self._release(prepared)
+            raise
+        try:
+            body = self._write_reply(prepared, message)  # first: it names the calls' ids the client sees
+            self._settle(prepared, message)
+        finally:  # the reply arrived: it is recorded even when it cannot be written for the client
+            await self._record(prepared)
         return body, message
 
     def _write_reply(self, prepared: Prepared, message: Message) -> dict[str, Any]:
@@ -464,6 +487,7 @@ class Exchanges:
         try:
             prepared.stored_in = await asyncio.to_thread(prepared.writes.commit, self.store)
         except StoreError as exc:
+            self._release(prepared)
             prepared.record = "retrying"
             log.warning(
                 "gateway: exchange of session %s not recorded (%s); retrying", prepared.session.id, exc
@@ -473,14 +497,25 @@ class Exchanges:
             retry.add_done_callback(self.pending.discard)
             return
         except MetisError as exc:  # the store refused what was queued: a retry cannot help
+            self._release(prepared)
             self._lose(prepared, exc)
             return
+        self._release(prepared)
         if prepared.stored_in is not None:
             log.info(
                 "gateway: session %s was continued meanwhile: the exchange branched into %s",
                 prepared.session.id,
                 prepared.stored_in,
             )
+
+    def _release(self, prepared: Prepared) -> None:
+        """The exchange is recorded (or will be by a retry, which the gate checks): it no
+        longer keeps other requests of this process from continuing where it did."""
+        claim, prepared.claim = prepared.claim, None
+        if claim is not None:
+            left = self.continuing.pop(claim, 1) - 1
+            if left:
+                self.continuing[claim] = left
 
     async def _retry_record(self, prepared: Prepared) -> None:
         writes = prepared.writes
@@ -594,9 +629,11 @@ class Exchanges:
                 kind = (exc.error_type if isinstance(exc, ProviderError) else None) or "api_error"
                 yield encoder.fail(kind, str(exc))
                 return
-            frame = encoder.finish(message)  # first: it names the calls' ids the client sees
-            self._settle(prepared, message)
-            await self._record(prepared)
+            try:
+                frame = encoder.finish(message)  # first: it names the calls' ids the client sees
+                self._settle(prepared, message)
+            finally:
+                await self._record(prepared)
             yield frame
         finally:
             await self._abandon(prepared, task)

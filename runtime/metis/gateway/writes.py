@@ -242,18 +242,40 @@ class ExchangeWrites:
 
     def commit(self, store: Store) -> str | None:
         """Write everything queued in one transaction of `store` (see module doc); the
-        session the exchange was stored in when the gate made it a fork, else None."""
-        return store.atomically(self._apply)
+        session the exchange was stored in when the gate made it a fork, else None.
 
-    def _apply(self, store: Store) -> str | None:
-        ops, fork = self.ops, None
+        The gate is checked after the queued writes, which lock the session first: when it
+        finds the session continued meanwhile, that transaction is rolled back, and the
+        exchange is written into a fork of the session in another (one commit either way)."""
+        try:
+            store.atomically(self._apply)
+        except _Continued as continued:
+            (session_id, tip), fork = continued.gate, new_session_id()
+            store.atomically(lambda joined: _run(joined, _branch(joined, self.ops, session_id, tip, fork)))
+            return fork
+        return None
+
+    def _apply(self, store: Store) -> None:
+        _run(store, self.ops)
         gate = self.gate
-        if gate is not None and gate[0] not in self._created and _continued(store, *gate):
-            fork = new_session_id()
-            ops = _branch(store, self.ops, *gate, fork)
-        for name, args, kw in ops:
-            getattr(store, name)(*args, **kw)
-        return fork
+        if gate is not None and gate[0] not in self._created:
+            own = set(self._messages.get(gate[0], ()))
+            if _continued(store, *gate, own):
+                raise _Continued(gate)
+
+
+class _Continued(Exception):
+    """Raised inside the commit's transaction (rolling it back) when the gate finds the
+    session continued by another writer."""
+
+    def __init__(self, gate: tuple[str, str]) -> None:
+        super().__init__(gate)
+        self.gate = gate
+
+
+def _run(store: Store, ops: Sequence[Op]) -> None:
+    for name, args, kw in ops:
+        getattr(store, name)(*args, **kw)
 
 
 _UNQUEUED = frozenset(
@@ -279,20 +301,15 @@ def _note_links(message: Message, tool_uses: dict[str, str], answered: set[str])
             answered.add(block.tool_use_id)
 
 
-def _continued(store: Store, session_id: str, tip: str) -> bool:
-    """Whether the session holds turns a provider is sent after `tip`, read under the
-    session's write lock (`append_planned`, appending nothing)."""
-    seen: list[list[Message]] = []
-
-    def look(history: list[Message]) -> list[Message]:
-        seen.append(history)
-        return []
-
-    store.append_planned(session_id, look)
-    history = seen[-1]
-    ids = [m.id for m in history]
-    after = history[ids.index(tip) + 1 :] if tip in ids else history
-    return bool(SessionCore.replayable(after))
+def _continued(store: Store, session_id: str, tip: str, own: set[str]) -> bool:
+    """Whether the session holds turns a provider is sent after `tip` other than the
+    exchange's `own` (read inside the commit, after its writes locked the session: only
+    the messages after `tip`, not the whole session)."""
+    try:
+        after = store.load_session(session_id, after=tip)
+    except MessageNotFoundError:
+        return True  # the tip is gone: the conversation is not the one continued
+    return bool(SessionCore.replayable([m for m in after if m.id not in own]))
 
 
 def _branch(store: Store, ops: Sequence[Op], session_id: str, tip: str, fork: str) -> list[Op]:
