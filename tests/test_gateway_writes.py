@@ -20,6 +20,7 @@ from metis import adapters, fingerprint
 from metis.gateway import SESSION_HEADER
 from metis.store import Store, open_store
 from metis_schema.v3 import Message
+from test_store_support import BACKENDS, new_target
 
 SONNET = "anthropic:claude-sonnet-4-6"
 
@@ -64,6 +65,12 @@ class SlowStore:
 @pytest.fixture
 def store_path(tmp_path: Path) -> str:
     return str(tmp_path / "gateway.sqlite3")
+
+
+@pytest.fixture(params=BACKENDS)
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh store of each backend: a SQLite file, a schema on a real PostgreSQL server."""
+    return new_target(request.param, tmp_path)
 
 
 def test_a_slow_store_write_does_not_hold_up_other_requests(
@@ -160,7 +167,7 @@ def test_keying_a_reply_does_not_grow_with_the_history(
 
 
 def test_a_stream_continued_meanwhile_by_another_process_is_stored_in_a_fork(
-    upstream: ScriptedUpstream, store_path: str
+    upstream: ScriptedUpstream, target: str
 ) -> None:
     # A stream continues a stored conversation through one gateway; while it streams,
     # another gateway (another process's loop and connection) continues the same
@@ -168,8 +175,8 @@ def test_a_stream_continued_meanwhile_by_another_process_is_stored_in_a_fork(
     # session continued, under its lock, and stores the stream's exchange in a fork at
     # the point both continued from: nothing mixes, nothing is lost, and the stream's
     # conversation goes on in the fork.
-    first = Gateway(upstream, store_path)
-    second = Gateway(upstream, store_path)
+    first = Gateway(upstream, target)
+    second = Gateway(upstream, target)
     try:
         upstream.reply("/v1/messages", "anthropic/response_citations.json")
         history: list[dict[str, Any]] = [{"role": "user", "content": "What happened?"}]
@@ -210,7 +217,7 @@ def test_a_stream_continued_meanwhile_by_another_process_is_stored_in_a_fork(
         first.close()
     fork = after.headers[SESSION_HEADER]
     assert fork != session
-    with open_store(store_path) as store:
+    with open_store(target) as store:
         assert store.get_session(fork).parent_session_id == session
         kept = store.load_session(session)
         forked = store.load_session(fork)
