@@ -17,9 +17,10 @@ import pytest
 from gateway_support import Gateway, ScriptedUpstream
 from gateway_support import openai_client as _openai
 from metis import adapters, fingerprint
+from metis.errors import InvariantError
 from metis.gateway import SESSION_HEADER
 from metis.store import Store, open_store
-from metis_schema.v3 import Message
+from metis_schema.v3 import Message, MessageStatus
 from test_store_support import BACKENDS, new_target
 
 SONNET = "anthropic:claude-sonnet-4-6"
@@ -264,3 +265,31 @@ def test_a_continuation_under_way_in_this_process_makes_the_next_one_branch_at_o
             for sid in (session, fork)
         }
     assert texts == {session: ["What happened?", "streamed turn"], fork: ["What happened?", "other turn"]}
+
+
+def test_exchange_writes_read_through_and_commit_once(store_path: str) -> None:
+    # The exchange's view: a stored session with a stream's PARTIAL checkpoint (its
+    # process died), settled as CANCELLED, a new turn and a reply, all read back before the
+    # commit as if stored, and a turn that answers no call refused before anything is queued.
+    from metis.gateway.writes import ExchangeWrites
+    from metis.ops.repair import settle_partials
+    from test_store_support import assistant, tool_call, tool_result, user
+
+    with open_store(store_path) as store:
+        store.create_session("/w", session_id="sess_w")
+        store.append(user("sess_w"))
+        store.upsert_partial(tool_call("sess_w", status="partial"))
+        writes = ExchangeWrites(store)
+        settled = settle_partials(writes, writes.load_session("sess_w"))
+        assert [m.metadata.status for m in settled] == [MessageStatus.cancelled]
+        with pytest.raises(InvariantError):
+            writes.append(tool_result("sess_w", "tu_01ARZ3NDEKTSV4RRFFQ69G5FAV"))
+        writes.append(user("sess_w", "Go on."))
+        writes.append(assistant("sess_w"))
+        seen = writes.load_session("sess_w")
+        assert [m.metadata.status.value for m in seen] == ["complete", "cancelled", "complete", "complete"]
+        assert writes.load_session("sess_w", after=seen[1].id) == seen[2:]
+        assert store.load_session("sess_w")[1].metadata.status is MessageStatus.partial, "nothing written yet"
+        assert writes.commit(store) is None
+        assert [m.id for m in store.load_session("sess_w")] == [m.id for m in seen]
+        assert store.load_session("sess_w")[1].metadata.status is MessageStatus.cancelled

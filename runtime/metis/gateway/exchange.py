@@ -3,8 +3,13 @@ the upstream provider through the metis client -> the reply in the client's form
 
 The inbound format's adapter imports the request (its history, tools and options) into
 a session; the session sends it to the model the request names, whatever provider that
-is; the reply is stored like any other and written back by the inbound adapter's reply
-writer (`adapters._reply`). Nothing here translates a wire format itself.
+is; the reply is written back by the inbound adapter's reply writer (`adapters._reply`).
+Nothing here translates a wire format itself.
+
+The session's store is the exchange's `writes.ExchangeWrites`: what the client would
+write at once (the new turns, the settings, the reply) is gathered with the gateway's own
+rows and committed in one transaction, in a worker thread, before the reply's last bytes
+go back (`Exchanges._record`).
 
 The model field names any catalog model or alias (`anthropic:claude-sonnet-4-6` through
 the OpenAI SDK, `sonnet`); a bare provider model name (`gpt-4o` to `/v1/chat/completions`,
@@ -217,7 +222,8 @@ class Exchanges:
     ) -> Prepared:
         """Import the request into a session: the one its header names, else the stored
         conversation it continues (`previous_response_id`, else the longest stored tip its
-        history starts with: `_recognize`), else a new one. Only the new turns are stored."""
+        history starts with: `_recognize`), else a new one. Only the new turns are written
+        (queued in the exchange's writes, checked now, committed with the reply)."""
         adapter = adapters.get(inbound)
         target = target_model(inbound, body.get("model"))
         wanted = headers.get(SESSION_HEADER)
@@ -285,7 +291,7 @@ class Exchanges:
         the key of the whole request as the client sent it, the message the request
         continues from (None: a new session), and the request's prefix keys.
 
-        The request's history is fingerprinted as the client sent it (`prefix_keys`) and
+        The request's history is fingerprinted as the client sent it (`KeyChain`) and
         looked up among the tips stored after each reply (`_remember_tip`), keyed the same
         way, in one indexed query: the prefixes that end at a reply, and the whole request,
         which is a tip when the same request failed before (`_remember_request`: a retry,
@@ -555,12 +561,16 @@ class Exchanges:
         as the providers' own streams end. The exchange is recorded before the stream's
         last frame goes out."""
         queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
-        provider = load_catalog().resolve(prepared.target).provider
         reply_id = new_message_id()  # the stream names its reply first
-        endpoint = self.client.settings.endpoint(adapters.get(provider)).base_url
-        encoder = adapters.get(prepared.inbound).reply_encoder(
-            self.reply_options(prepared, reply_id, provider, normalize_endpoint(endpoint))
-        )
+        try:
+            provider = load_catalog().resolve(prepared.target).provider
+            endpoint = self.client.settings.endpoint(adapters.get(provider)).base_url
+            encoder = adapters.get(prepared.inbound).reply_encoder(
+                self.reply_options(prepared, reply_id, provider, normalize_endpoint(endpoint))
+            )
+        except BaseException:  # nothing sent: nothing to record
+            self._release(prepared)
+            raise
 
         async def send() -> Message:
             try:

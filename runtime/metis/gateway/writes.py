@@ -294,6 +294,10 @@ _UNQUEUED = frozenset(
 
 
 def _note_links(message: Message, tool_uses: dict[str, str], answered: set[str]) -> None:
+    """Add the calls `message` makes and answers (a PARTIAL checkpoint's are not made yet:
+    the store keeps no calls of one, and finalizing it makes them)."""
+    if message.metadata.status is MessageStatus.partial:
+        return
     for block in message.content:
         if isinstance(block, ToolUseBlock):
             tool_uses.setdefault(block.id, message.session_id)
