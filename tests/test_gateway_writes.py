@@ -293,3 +293,38 @@ def test_exchange_writes_read_through_and_commit_once(store_path: str) -> None:
         assert writes.commit(store) is None
         assert [m.id for m in store.load_session("sess_w")] == [m.id for m in seen]
         assert store.load_session("sess_w")[1].metadata.status is MessageStatus.cancelled
+
+
+def test_a_stateless_responses_tool_loop_continues_its_session(
+    upstream: ScriptedUpstream, store_path: str
+) -> None:
+    # A Responses client that keeps its own state re-sends the output items it was given
+    # (reasoning, message, function call) with the tool's output, no previous_response_id:
+    # the tip keyed from the reply alone, in the Responses format, recognizes it.
+    served = Gateway(upstream, store_path)
+    try:
+        upstream.reply("/v1/messages", "anthropic/response_thinking.json")
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        client = _openai(served)
+        tools = [
+            {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}
+        ]
+        items: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+        first = client.responses.with_raw_response.create(model=SONNET, input=items, tools=tools)  # type: ignore[arg-type]
+        reply = first.parse()
+        call = next(item for item in reply.output if item.type == "function_call")
+        items += [item.model_dump(exclude_none=True) for item in reply.output]
+        items.append({"type": "function_call_output", "call_id": call.call_id, "output": "14 °C"})
+        second = client.responses.with_raw_response.create(model=SONNET, input=items, tools=tools)  # type: ignore[arg-type]
+    finally:
+        served.close()
+    session = first.headers[SESSION_HEADER]
+    assert second.headers[SESSION_HEADER] == session
+    with open_store(store_path) as store:
+        assert [m.role.value for m in store.load_session(session)] == [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
+        assert len(store.list_sessions()) == 1
