@@ -328,3 +328,37 @@ def test_a_stateless_responses_tool_loop_continues_its_session(
             "assistant",
         ]
         assert len(store.list_sessions()) == 1
+
+
+def test_a_stream_whose_body_is_never_read_is_recorded(upstream: ScriptedUpstream, store_path: str) -> None:
+    # The client goes away between the response's headers and its body (the server never
+    # iterates the body): the exchange is recorded all the same, its reply whole, and it
+    # keeps no other request of the conversation from continuing it.
+    import asyncio
+
+    from metis.client import AsyncClient
+    from metis.gateway.exchange import Exchanges
+
+    upstream.reply("/v1/messages", "anthropic/stream_citations.sse")
+    body = {"model": SONNET, "messages": [{"role": "user", "content": "What happened?"}], "stream": True}
+
+    async def unread() -> tuple[str, Exchanges]:
+        with open_store(store_path) as store:
+            client = AsyncClient(store, api_keys={"anthropic": "k"}, base_urls={"anthropic": upstream.url})
+            exchanges = Exchanges(client)
+            prepared = await exchanges.prepare("openai", body, {})
+            frames = await exchanges.stream(prepared)
+            while exchanges.pending:
+                await asyncio.wait(list(exchanges.pending), timeout=10)
+            await frames.aclose()
+            await client.aclose()
+            return prepared.session_id, exchanges
+
+    session, exchanges = asyncio.run(unread())
+    assert exchanges.continuing == {} and exchanges.lost == 0
+    with open_store(store_path) as store:
+        stored = store.load_session(session)
+    assert [(m.role.value, m.metadata.status.value) for m in stored] == [
+        ("user", "complete"),
+        ("assistant", "complete"),
+    ]

@@ -601,11 +601,15 @@ class Exchanges:
         except BaseException:
             await self._abandon(prepared, task)
             raise
-        return self._frames(prepared, encoder, queue, task, first)
+        frames: asyncio.Queue[bytes | None] = asyncio.Queue()
+        owner = asyncio.ensure_future(self._relay(prepared, encoder, queue, task, first, frames))
+        self.pending.add(owner)
+        owner.add_done_callback(self.pending.discard)
+        return self._frames(task, frames)
 
     async def _abandon(self, prepared: Prepared, task: asyncio.Task[Message]) -> None:
-        """The client went away (or the stream cannot start): cancel the send, which keeps
-        what arrived as cancelled, key the request for its retry, and record the exchange."""
+        """The stream cannot start: cancel the send, which keeps what arrived as cancelled,
+        key the request for its retry, and record the exchange."""
         if task.done():
             return
         task.cancel()
@@ -614,39 +618,59 @@ class Exchanges:
         self._remember_request(prepared)
         await self._record(prepared)
 
-    async def _frames(
+    async def _relay(  # noqa: PLR0917  (one stream's parts, passed once)
         self,
         prepared: Prepared,
         encoder: ReplyEncoder,
-        queue: asyncio.Queue[StreamEvent | None],
+        events: asyncio.Queue[StreamEvent | None],
         task: asyncio.Task[Message],
         first: StreamEvent | None,
-    ) -> AsyncIterator[bytes]:
-        """The inbound format's stream of a send whose first event (`first`) arrived."""
+        frames: asyncio.Queue[bytes | None],
+    ) -> None:
+        """Turn the send's events (from `first` on) into the inbound format's frames, and
+        record the exchange when the send ends, before its last frame: a task of its own
+        (`Exchanges.pending`), so the exchange is recorded whether or not the client reads
+        the frames (`_frames`); a client that goes away cancels the send, whose reply is
+        then recorded as cancelled with what arrived."""
         try:
-            yield encoder.start()
+            frames.put_nowait(encoder.start())
             event = first
             while event is not None:
                 frame = encoder.feed(event)
                 if frame:
-                    yield frame
-                event = await queue.get()
-            try:
-                message = await task
-            except MetisError as exc:
+                    frames.put_nowait(frame)
+                event = await events.get()
+            await asyncio.wait([task])
+            failure = None if task.cancelled() else task.exception()
+            if task.cancelled() or failure is not None:
                 self._remember_request(prepared)
                 await self._record(prepared)
-                kind = (exc.error_type if isinstance(exc, ProviderError) else None) or "api_error"
-                yield encoder.fail(kind, str(exc))
+                if isinstance(failure, MetisError):
+                    kind = (failure.error_type if isinstance(failure, ProviderError) else None) or "api_error"
+                    frames.put_nowait(encoder.fail(kind, str(failure)))
                 return
+            message = task.result()
             try:
                 frame = encoder.finish(message)  # first: it names the calls' ids the client sees
                 self._settle(prepared, message)
             finally:
                 await self._record(prepared)
-            yield frame
+            frames.put_nowait(frame)
         finally:
-            await self._abandon(prepared, task)
+            frames.put_nowait(None)
+
+    @staticmethod
+    async def _frames(
+        task: asyncio.Task[Message], frames: asyncio.Queue[bytes | None]
+    ) -> AsyncIterator[bytes]:
+        """The frames `_relay` makes, as the response's body; a client that stops reading
+        them (it went away) cancels the send."""
+        try:
+            while (frame := await frames.get()) is not None:
+                yield frame
+        finally:
+            if not task.done():
+                task.cancel()
 
 
 __all__ = [
