@@ -362,3 +362,42 @@ def test_a_stream_whose_body_is_never_read_is_recorded(upstream: ScriptedUpstrea
         ("user", "complete"),
         ("assistant", "complete"),
     ]
+
+
+class ReadCounter:
+    """A real Store that counts the session reads each exchange makes."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.reads: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def load_session(self, session_id: str, **kw: Any) -> Any:
+        self.reads.append(session_id)
+        return self._store.load_session(session_id, **kw)
+
+
+def test_a_continuation_reads_its_session_once(upstream: ScriptedUpstream, store_path: str) -> None:
+    # Recognizing the conversation, checking the new turns and building the upstream
+    # request all read the session as the exchange first read it: one read, however
+    # many of them look at it.
+    counter: list[ReadCounter] = []
+    served = Gateway(
+        upstream, store_path, wrap_store=lambda store: counter.append(ReadCounter(store)) or counter[0]
+    )
+    try:
+        client = _openai(served)
+        history: list[dict[str, Any]] = [{"role": "user", "content": "What happened?"}]
+        for turn in range(3):
+            upstream.reply("/v1/messages", "anthropic/response_citations.json")
+            counter[0].reads.clear()
+            reply = client.chat.completions.create(model=SONNET, messages=history)
+            assert len(counter[0].reads) == (0 if turn == 0 else 1), counter[0].reads
+            history += [
+                reply.choices[0].message.model_dump(exclude_none=True),
+                {"role": "user", "content": "More?"},
+            ]
+    finally:
+        served.close()

@@ -67,6 +67,8 @@ class ExchangeWrites:
         self._maps: dict[str, ToolIdMap] = {}
         self._revisions: dict[str, list[SettingsRevision]] = {}
         self._exchanges: dict[str, list[ExchangeSettings]] = {}
+        self._read: dict[str, list[Message]] = {}
+        """Session -> its stored messages, as first read by the exchange."""
         self._links: dict[str, tuple[dict[str, str], set[str]]] = {}
         """Session -> (tool_use id -> session, answered ids), as queued (`_refuse_broken`)."""
 
@@ -85,18 +87,36 @@ class ExchangeWrites:
     def load_session(
         self, session_id: str, *, include_partial: bool = True, after: str | None = None
     ) -> list[Message]:
+        """The session as stored when the exchange first read it (one read per exchange: its
+        readers are the gateway, the client's send and the checks, moments apart; the commit
+        checks again), with the exchange's queued messages laid over."""
         queued = self._messages.get(session_id, {})
         if after is not None and after in queued:
             ids = list(queued)
             out = list(queued.values())[ids.index(after) + 1 :]
         else:
-            stored = [] if session_id in self._created else self.store.load_session(session_id, after=after)
+            stored = self._stored_part(session_id, after)
             out = [queued.get(m.id, m) for m in stored]
             held = {m.id for m in stored}
             out += [m for mid, m in queued.items() if mid not in held]
         if include_partial:
             return out
         return [m for m in out if m.metadata.status is not MessageStatus.partial]
+
+    def _stored_part(self, session_id: str, after: str | None) -> list[Message]:
+        if session_id in self._created:
+            return []
+        read = self._read.get(session_id)
+        if read is None:
+            if after is not None:
+                return list(self.store.load_session(session_id, after=after))
+            read = self._read[session_id] = list(self.store.load_session(session_id))
+        if after is None:
+            return read
+        ids = [m.id for m in read]
+        if after not in ids:
+            return list(self.store.load_session(session_id, after=after))
+        return read[ids.index(after) + 1 :]
 
     def get_message(self, message_id: str) -> Message:
         for queued in self._messages.values():
