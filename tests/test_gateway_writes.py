@@ -401,3 +401,50 @@ def test_a_continuation_reads_its_session_once(upstream: ScriptedUpstream, store
             ]
     finally:
         served.close()
+
+
+class FailOnce:
+    """A real Store whose first write transaction fails."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def atomically(self, work: Callable[[Store], Any]) -> Any:
+        if not self.failed:
+            self.failed = True
+            from metis.errors import StoreError
+
+            raise StoreError("disk I/O error (injected)")
+        return self._store.atomically(work)
+
+
+def test_a_stopping_gateway_waits_for_its_retries(upstream: ScriptedUpstream, store_path: str) -> None:
+    # The store failed the exchange's commit; its retry is due after the server was told
+    # to stop: the app's shutdown waits for it, so the exchange is recorded all the same.
+    from fastapi.testclient import TestClient
+    from metis.client import AsyncClient
+    from metis.gateway import create_app
+    from metis.gateway.exchange import RECORD_HEADER
+    from metis.gateway.keys import create_key
+
+    upstream.reply("/v1/messages", "anthropic/response_citations.json")
+    with open_store(store_path) as store:
+        _, key = create_key(store, user_id="alice")  # the test client is no loopback client
+        client = AsyncClient(
+            FailOnce(store), api_keys={"anthropic": "k"}, base_urls={"anthropic": upstream.url}
+        )
+        app = create_app(client, retries=(0.5,))
+        with TestClient(app) as http:
+            reply = http.post(
+                "/v1/chat/completions",
+                json={"model": SONNET, "messages": [{"role": "user", "content": "What happened?"}]},
+                headers={"authorization": f"Bearer {key}"},
+            )
+            assert reply.status_code == 200 and reply.headers[RECORD_HEADER] == "retrying"
+            session = reply.headers[SESSION_HEADER]
+        assert app.state.exchanges.lost == 0
+        assert [m.role.value for m in store.load_session(session)] == ["user", "assistant"]

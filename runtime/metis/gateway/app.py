@@ -23,7 +23,8 @@ stream event types (`openapi`), though the handlers read their bodies raw.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import orjson
@@ -102,9 +103,16 @@ def create_app(
     retries: tuple[float, ...] = RECORD_RETRIES,
 ) -> FastAPI:
     """The gateway app over `client` (its store and upstream settings); `retries` are the
-    delays of the background retries of a reply the store failed to record."""
-    app = FastAPI(title="metis gateway", version="1", docs_url=None, redoc_url=None)
+    delays of the background retries of an exchange the store failed to record. On
+    shutdown the app waits for the commits and retries under way (`Exchanges.drain`)."""
     exchanges = Exchanges(client, retries=retries)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await exchanges.drain()
+
+    app = FastAPI(title="metis gateway", version="1", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.exchanges = exchanges
     store = exchanges.store
 

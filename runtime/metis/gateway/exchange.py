@@ -59,6 +59,9 @@ _PROBE_SESSION = "sess_gateway_probe"
 RECORD_RETRIES = (0.05, 0.2, 1.0, 5.0)
 """Delays before each retry of a reply the store failed to record (then it is reported lost)."""
 
+DRAIN_GRACE = 10.0
+"""Seconds a stopping gateway waits for its last commits beyond its retries' delays."""
+
 RECORD_HEADER = "x-metis-record"
 """Reply header set when the store failed to record the exchange: `retrying` (its one
 transaction is retried in the background); absent when it was recorded before the reply
@@ -159,7 +162,7 @@ class Prepared:
     """`store: false`: recorded, but not served back by id (`GET /v1/responses/{id}`,
     `previous_response_id`)."""
     record: str | None = None
-    """Set to `retrying` when the reply could not be recorded at once (`RECORD_HEADER`)."""
+    """Set to `retrying` when the exchange could not be recorded at once (`RECORD_HEADER`)."""
     request_key: str | None = None
     """The client-view key of the whole request, when it was recognized by fingerprint."""
     claim: tuple[str, str] | None = None
@@ -184,13 +187,24 @@ class Exchanges:
         """The client's store: the gateway's own rows (tips, keys) are a metis Store's."""
         self.retries = retries
         self.pending: set[asyncio.Task[None]] = set()
-        """Background retries of replies not yet recorded."""
+        """Commits under way, their background retries, and the streams' relays (`_relay`):
+        kept here so that none is collected before it ends."""
         self.lost = 0
         """Exchanges the store never recorded after every retry (each one logged as an error)."""
         self.continuing: dict[tuple[str, str], int] = {}
         """(session, message) -> how many exchanges of this process continue the session
         from that message and are not recorded yet: another request continuing from there
         branches off at once (`prepare`)."""
+
+    async def drain(self) -> None:
+        """Wait for the commits, retries and streams under way (the server is stopping),
+        as long as the retries may take and a few seconds more; what is still not recorded
+        then is logged as lost."""
+        deadline = time.monotonic() + sum(self.retries) + DRAIN_GRACE
+        while self.pending and (left := deadline - time.monotonic()) > 0:
+            await asyncio.wait(list(self.pending), timeout=left)
+        if self.pending:
+            log.error("gateway: stopping with %d exchange(s) not recorded", len(self.pending))
 
     def _settings(self, writes: ExchangeWrites) -> ClientSettings:
         """The client's settings, over the exchange's writes as the store."""
