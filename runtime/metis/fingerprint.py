@@ -75,14 +75,29 @@ def fingerprints(messages: Iterable[Message]) -> list[str]:
     return [_fingerprint(m, ordinals) for m in messages]
 
 
+class KeyChain:
+    """`prefix_keys` of a conversation that grows: `extend` with the next messages returns
+    their keys, continuing from the ones before (the chained digest and the tool call
+    numbering), so a writer that keyed a history keys its next turn without going over
+    the history again (the gateway keys a reply so)."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._ordinals = _Ordinals()
+
+    def extend(self, messages: Iterable[Message]) -> list[str]:
+        """The keys of the conversation after each of `messages`, appended in order."""
+        keys: list[str] = []
+        digest, ordinals = self._digest, self._ordinals
+        for message in messages:
+            digest.update(_fingerprint(message, ordinals).encode("ascii"))
+            keys.append(digest.copy().hexdigest())
+        return keys
+
+
 def prefix_keys(messages: Sequence[Message]) -> list[str]:
     """`keys[i]` names the conversation `messages[: i + 1]`: equal keys, equal conversations."""
-    keys: list[str] = []
-    digest = hashlib.sha256()
-    for fp in fingerprints(messages):
-        digest.update(fp.encode("ascii"))
-        keys.append(digest.copy().hexdigest())
-    return keys
+    return KeyChain().extend(messages)
 
 
-__all__ = ["fingerprints", "prefix_keys"]
+__all__ = ["KeyChain", "fingerprints", "prefix_keys"]

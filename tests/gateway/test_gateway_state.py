@@ -18,11 +18,11 @@ import anthropic
 import httpx
 import openai
 import pytest
-from metis.errors import StoreError
+from metis.errors import SessionNotFoundError, StoreError
 from metis.gateway import SESSION_HEADER
 from metis.gateway.exchange import RECORD_HEADER
 from metis.gateway.keys import admit, create_key
-from metis.store import Store, _conn, open_store
+from metis.store import Store, open_store
 from metis_schema.v3 import Message, MessageStatus, Role
 
 from tests.support.gateway_support import Gateway, ScriptedUpstream
@@ -53,6 +53,14 @@ def gateway(upstream: ScriptedUpstream, store_path: str) -> Iterator[Gateway]:
 def _messages(store: str, session_id: str) -> list[Message]:
     with open_store(store) as opened:
         return opened.load_session(session_id)
+
+
+def _stored(store: str, session_id: str) -> list[Message]:
+    """The session's messages; none while the exchange that makes it is not recorded."""
+    try:
+        return _messages(store, session_id)
+    except SessionNotFoundError:
+        return []
 
 
 def _shape(store: str, session_id: str) -> list[str]:
@@ -392,31 +400,64 @@ def test_the_upstream_key_is_never_stored_or_logged(
     assert secret not in caplog.text
 
 
-def test_a_whole_exchange_writes_the_tool_ids_only_when_the_reply_minted_some(
-    gateway: Gateway, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A reply without tool calls: its ids were saved with it, so the exchange commits the
-    # session, the imported turn, the settings revision, the reply and the tip: five.
-    commits: list[int] = []
-    write = _conn.write
+class CommitCounter:
+    """Counts the write transactions SQLite commits on a real Store's connection (its
+    statement trace: each BEGIN IMMEDIATE ... COMMIT; reads commit BEGIN ... COMMIT)."""
 
-    def counted(conn: Any, policy: Any, fn: Any) -> Any:
-        commits.append(1)
-        return write(conn, policy, fn)
+    def __init__(self) -> None:
+        self.commits = 0
+        self._writing = False
 
-    monkeypatch.setattr(_conn, "write", counted)
-    upstream.reply("/v1/messages", "anthropic/response_citations.json")
-    _openai(gateway).chat.completions.create(
-        model=SONNET, messages=[{"role": "user", "content": "What happened?"}]
-    )
-    assert len(commits) == 5
+    def wrap(self, store: Store) -> Store:
+        store._conn.set_trace_callback(self._trace)
+        return store
+
+    def _trace(self, statement: str) -> None:
+        if statement == "BEGIN IMMEDIATE":
+            self._writing = True
+        elif statement == "COMMIT" and self._writing:
+            self._writing = False
+            self.commits += 1
+
+
+def test_each_exchange_is_one_commit(upstream: ScriptedUpstream, store_path: str) -> None:
+    # The session, the new turns, the settings revision, the reply, its tool ids and the
+    # tip: one transaction per exchange, whole or streamed, new or continued, answered or
+    # refused upstream (then the turn and the request's key, for its retry).
+    counter = CommitCounter()
+    served = Gateway(upstream, store_path, wrap_store=counter.wrap)
+    done: list[int] = []
+    try:
+        client = _openai(served)
+        upstream.reply("/v1/messages", "anthropic/response_thinking.json")
+        history: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Paris?"}]
+        first = client.chat.completions.create(model=SONNET, messages=history, tools=TOOLS)
+        done.append(counter.commits)
+        call = first.choices[0].message.tool_calls[0]  # type: ignore[index]
+        history += [
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": call.id, "content": "14 °C, light rain"},
+        ]
+        upstream.reply("/v1/messages", "anthropic/stream_citations.sse")
+        streamed = client.chat.completions.create(model=SONNET, messages=history, tools=TOOLS, stream=True)
+        text = "".join(c.choices[0].delta.content or "" for c in streamed if c.choices)
+        done.append(counter.commits)
+        history += [{"role": "assistant", "content": text}, {"role": "user", "content": "Thanks"}]
+        upstream.reply("/v1/messages", "anthropic/error_429.json", status=429)
+        with pytest.raises(openai.RateLimitError):
+            client.chat.completions.create(model=SONNET, messages=history, tools=TOOLS)
+        done.append(counter.commits)
+    finally:
+        served.close()
+    assert done == [1, 2, 3]
+    assert _sessions(store_path) == 1
 
 
 # --- the reply is never lost when the store fails ---------------------------------------------------
 
 
 class FlakyStore:
-    """A real Store whose writes of replies fail the first `failures` times."""
+    """A real Store whose write transactions fail the first `failures` times."""
 
     def __init__(self, store: Store, failures: int) -> None:
         self._store = store
@@ -425,18 +466,11 @@ class FlakyStore:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    def _fail(self, message: Message) -> None:
-        if message.role is Role.assistant and self.failures > 0:
+    def atomically(self, work: Callable[[Store], Any]) -> Any:
+        if self.failures > 0:
             self.failures -= 1
             raise StoreError("disk I/O error (injected)")
-
-    def append(self, message: Message, **kw: Any) -> None:
-        self._fail(message)
-        self._store.append(message, **kw)
-
-    def finalize(self, message: Message, **kw: Any) -> None:
-        self._fail(message)
-        self._store.finalize(message, **kw)
+        return self._store.atomically(work)
 
 
 def _flaky(failures: int) -> Callable[[Store], FlakyStore]:
@@ -463,7 +497,7 @@ def test_a_reply_the_store_failed_to_record_is_answered_and_recorded_on_retry(
         assert raw.parse().choices[0].message.content
         assert raw.headers[RECORD_HEADER] == "retrying"
         session = raw.headers[SESSION_HEADER]
-        _wait(lambda: len(_messages(store_path, session)) == 2)
+        _wait(lambda: len(_stored(store_path, session)) == 2)
         # streamed: the stream's end fails to record (its one failure left), then is retried
         streamed = _openai(served).chat.completions.create(
             model=SONNET, messages=[{"role": "user", "content": "What happened?"}], stream=True
@@ -492,13 +526,13 @@ def test_a_reply_the_store_never_records_is_still_answered_and_reported(
     finally:
         served.close()
     assert "LOST from the record" in caplog.text
-    assert [m.role for m in _messages(store_path, raw.headers[SESSION_HEADER])] == [Role.user]
+    assert _sessions(store_path) == 0, "nothing half-written: the exchange is one transaction"
 
 
-class SettingsFailStore(FlakyStore):
-    """A real Store whose settings revisions (written just before a send) always fail."""
+class ReadFailStore(FlakyStore):
+    """A real Store whose reads of conversation tips (made before a send) always fail."""
 
-    def record_settings(self, *args: Any, **kw: Any) -> Any:
+    def find_tip(self, *args: Any, **kw: Any) -> Any:
         raise StoreError("disk I/O error (injected)")
 
 
@@ -507,7 +541,7 @@ def test_a_stream_the_store_fails_before_sending_answers_503(
 ) -> None:
     # The store fails before the send: nothing went upstream, nothing streamed; the stream
     # request answers 503 in the inbound format, not 200 and an error event.
-    served = Gateway(upstream, store_path, wrap_store=lambda store: SettingsFailStore(store, 0))
+    served = Gateway(upstream, store_path, wrap_store=lambda store: ReadFailStore(store, 0))
     try:
         with pytest.raises(anthropic.InternalServerError) as failed:
             _anthropic(served).messages.create(
@@ -536,7 +570,7 @@ def test_a_client_that_hangs_up_mid_stream_leaves_the_reply_cancelled(
         for line in response.iter_lines():
             if '"content":"' in line:
                 break  # some of the reply has arrived; then the client goes away
-    _wait(lambda: len(_messages(gateway.store, session)) == 2)
+    _wait(lambda: len(_stored(gateway.store, session)) == 2)  # recorded once the hang-up is seen
     _wait(lambda: _messages(gateway.store, session)[-1].metadata.status == MessageStatus.cancelled)
     reply = _messages(gateway.store, session)[-1]
     assert reply.role is Role.assistant and reply.content, "what arrived is kept"

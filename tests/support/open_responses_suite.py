@@ -1,7 +1,7 @@
 """Run the Open Responses compliance suite itself (TypeScript, Bun) against `metis serve`.
 
 The suite lives in the openresponses/openresponses repository and is published to no
-registry, so the test suite runs its seven cases in Python instead
+registry, so the test suite runs its cases in Python instead
 (tests/gateway/test_gateway_open_responses.py, same requests and checks, the specification's
 types from `openresponses-types`). With a checkout of that repository at hand, this script runs
 the original against the gateway, the scripted upstream replaying a documented reply of

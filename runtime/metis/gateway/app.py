@@ -14,8 +14,8 @@ typed error. Nothing is half-written: a refused request stores nothing.
 Every route first admits the request (`keys.admit`): a live gateway key, or, on a store
 with no keys, a loopback client; else 401 in the inbound format. The key's principal is
 recorded on every message the request stores. A store that fails before anything is sent
-upstream answers 503 (nothing sent, nothing half-written); one that fails recording the
-reply does not lose it (`exchange.Exchanges._record_later`).
+upstream (reading the conversation) answers 503 (nothing sent, nothing written); one that
+fails recording the exchange does not lose the reply (`exchange.Exchanges._record`).
 
 `GET /openapi.json` describes every route with the official SDKs' own request, reply and
 stream event types (`openapi`), though the handlers read their bodies raw.
@@ -23,7 +23,8 @@ stream event types (`openapi`), though the handlers read their bodies raw.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import orjson
@@ -102,9 +103,16 @@ def create_app(
     retries: tuple[float, ...] = RECORD_RETRIES,
 ) -> FastAPI:
     """The gateway app over `client` (its store and upstream settings); `retries` are the
-    delays of the background retries of a reply the store failed to record."""
-    app = FastAPI(title="metis gateway", version="1", docs_url=None, redoc_url=None)
+    delays of the background retries of an exchange the store failed to record. On
+    shutdown the app waits for the commits and retries under way (`Exchanges.drain`)."""
     exchanges = Exchanges(client, retries=retries)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await exchanges.drain()
+
+    app = FastAPI(title="metis gateway", version="1", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.exchanges = exchanges
     store = exchanges.store
 
@@ -141,11 +149,12 @@ def create_app(
             return _error(inbound, 400, _kind(inbound, 400), "the request body must be a JSON object")
         try:
             prepared = await exchanges.prepare(inbound, body, request.headers, principal)
-            headers = {SESSION_HEADER: prepared.session.id}
             if prepared.stream:
                 frames = await exchanges.stream(prepared)  # raises what fails before any event
+                headers = {SESSION_HEADER: prepared.session_id}
                 return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
             reply, _ = await exchanges.reply(prepared)
+            headers = {SESSION_HEADER: prepared.session_id}  # recorded: a fork when it branched
             if prepared.record is not None:
                 headers[RECORD_HEADER] = prepared.record
         except ProviderError as exc:

@@ -3,8 +3,13 @@ the upstream provider through the metis client -> the reply in the client's form
 
 The inbound format's adapter imports the request (its history, tools and options) into
 a session; the session sends it to the model the request names, whatever provider that
-is; the reply is stored like any other and written back by the inbound adapter's reply
-writer (`adapters._kit.reply`). Nothing here translates a wire format itself.
+is; the reply is written back by the inbound adapter's reply writer (`adapters._kit.reply`).
+Nothing here translates a wire format itself.
+
+The session's store is the exchange's `writes.ExchangeWrites`: what the client would
+write at once (the new turns, the settings, the reply) is gathered with the gateway's own
+rows and committed in one transaction, in a worker thread, before the reply's last bytes
+go back (`Exchanges._record`).
 
 The model field names any catalog model or alias (`anthropic:claude-sonnet-4-6` through
 the OpenAI SDK, `sonnet`); a bare provider model name (`gpt-4o` to `/v1/chat/completions`,
@@ -15,9 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+import math
+import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, cast
 
@@ -28,14 +36,17 @@ from ..adapters import AdapterOptions
 from ..adapters._kit.reply import ReplyEncoder, ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
-from ..client._errors import ReplyNotSavedError
+from ..client._async import AsyncSession
+from ..client._session import ClientSettings, SessionCore, create_record
+from ..client._stream import CheckpointPolicy
 from ..continuation import REPLY_PREFIX, find_response
 from ..endpoints import normalize_endpoint
-from ..errors import MetisError, ProviderError, UnknownModelError
-from ..fingerprint import prefix_keys
+from ..errors import MetisError, ProviderError, StoreError, UnknownModelError
+from ..fingerprint import KeyChain
 from ..ids import ToolIdMap, new_message_id
 from ..ops.compact import replayable
-from ..store import DuplicateMessageError, Store
+from ..store import Store
+from .writes import ExchangeWrites
 
 log = logging.getLogger("metis.gateway")
 
@@ -49,9 +60,17 @@ _PROBE_SESSION = "sess_gateway_probe"
 RECORD_RETRIES = (0.05, 0.2, 1.0, 5.0)
 """Delays before each retry of a reply the store failed to record (then it is reported lost)."""
 
+DRAIN_GRACE = 10.0
+"""Seconds a stopping gateway waits for its last commits beyond its retries' delays."""
+
 RECORD_HEADER = "x-metis-record"
-"""Reply header set when the store failed to record the reply: `retrying` (the reply is
-retried in the background); absent when it was recorded before the reply was written."""
+"""Reply header set when the store failed to record the exchange: `retrying` (its one
+transaction is retried in the background); absent when it was recorded before the reply
+was written."""
+
+_ONE_CHECKPOINT = CheckpointPolicy(events=sys.maxsize, seconds=math.inf)
+"""A gateway stream's checkpoints stay in its exchange's writes until the one commit
+(`writes`): taking more than the first one would only cost the loop the snapshots."""
 
 INBOUND_PROVIDER = {"chat": "openai", "messages": "anthropic", "responses": "responses"}
 """Inbound API -> the adapter that reads its requests and writes its replies."""
@@ -135,27 +154,29 @@ class Prepared:
     stream: bool
     include_usage: bool
     model_name: str
+    writes: ExchangeWrites
+    """The exchange's store work, committed once (`Exchanges._record`)."""
+    chain: KeyChain
+    """The prefix keys of the conversation as the client sent it (its reply extends them)."""
     principal: Principal = ANONYMOUS
     withheld: bool = False
     """`store: false`: recorded, but not served back by id (`GET /v1/responses/{id}`,
     `previous_response_id`)."""
     record: str | None = None
-    """Set to `retrying` when the reply could not be recorded at once (`RECORD_HEADER`)."""
+    """Set to `retrying` when the exchange could not be recorded at once (`RECORD_HEADER`)."""
     request_key: str | None = None
     """The client-view key of the whole request, when it was recognized by fingerprint."""
+    claim: tuple[str, str] | None = None
+    """(session, message) the exchange continues from, in `Exchanges.continuing` until it
+    is recorded."""
+    stored_in: str | None = None
+    """The fork the exchange was stored in when a concurrent request continued the same
+    conversation first (`writes.ExchangeWrites.gate`); None: `session`."""
 
-
-def _unless_continued(tip: str, fresh: list[Message]) -> Callable[[list[Message]], list[Message]]:
-    """`Store.append_planned`'s plan: `fresh`, unless the session, read under its write
-    lock, holds turns a provider is sent after `tip` (a concurrent request continued the
-    same conversation first, perhaps in another process); then nothing."""
-
-    def plan(history: list[Message]) -> list[Message]:
-        ids = [m.id for m in history]
-        after = history[ids.index(tip) + 1 :] if tip in ids else history
-        return [] if replayable(after) else fresh
-
-    return plan
+    @property
+    def session_id(self) -> str:
+        """The session the exchange is stored in."""
+        return self.stored_in or str(self.session.id)
 
 
 class Exchanges:
@@ -167,9 +188,45 @@ class Exchanges:
         """The client's store: the gateway's own rows (tips, keys) are a metis Store's."""
         self.retries = retries
         self.pending: set[asyncio.Task[None]] = set()
-        """Background retries of replies not yet recorded."""
+        """Commits under way, their background retries, and the streams' relays (`_relay`):
+        kept here so that none is collected before it ends."""
         self.lost = 0
-        """Replies the store never recorded after every retry (each one logged as an error)."""
+        """Exchanges the store never recorded after every retry (each one logged as an error)."""
+        self.continuing: dict[tuple[str, str], int] = {}
+        """(session, message) -> how many exchanges of this process continue the session
+        from that message and are not recorded yet: another request continuing from there
+        branches off at once (`prepare`)."""
+
+    async def drain(self) -> None:
+        """Wait for the commits, retries and streams under way (the server is stopping),
+        as long as the retries may take and a few seconds more; what is still not recorded
+        then is logged as lost."""
+        deadline = time.monotonic() + sum(self.retries) + DRAIN_GRACE
+        while self.pending and (left := deadline - time.monotonic()) > 0:
+            await asyncio.wait(list(self.pending), timeout=left)
+        if self.pending:
+            log.error("gateway: stopping with %d exchange(s) not recorded", len(self.pending))
+
+    def _settings(self, writes: ExchangeWrites) -> ClientSettings:
+        """The client's settings, over the exchange's writes as the store."""
+        return dataclasses.replace(self.client.settings, store=writes, checkpoints=_ONE_CHECKPOINT)
+
+    def _new_session(self, writes: ExchangeWrites, target: str, inbound: str) -> AsyncSession:
+        """A new session (made at the exchange's commit), as `AsyncClient.session` makes one."""
+        settings = self._settings(writes)
+        record = create_record(
+            writes,
+            model=target,
+            default_model=settings.default_model,
+            workspace=None,
+            source=f"gateway:{inbound}",
+        )
+        return AsyncSession(self.client, SessionCore(settings, record, tools=()))
+
+    def _resume(self, writes: ExchangeWrites, session_id: str) -> AsyncSession:
+        """A stored session with the tools it last recorded, as `AsyncClient.resume` opens it."""
+        core = SessionCore(self._settings(writes), writes.get_session(session_id), tools=None)
+        return AsyncSession(self.client, core)
 
     async def prepare(
         self,
@@ -180,19 +237,21 @@ class Exchanges:
     ) -> Prepared:
         """Import the request into a session: the one its header names, else the stored
         conversation it continues (`previous_response_id`, else the longest stored tip its
-        history starts with: `_recognize`), else a new one. Only the new turns are stored."""
+        history starts with: `_recognize`), else a new one. Only the new turns are written
+        (queued in the exchange's writes, checked now, committed with the reply)."""
         adapter = adapters.get(inbound)
         target = target_model(inbound, body.get("model"))
         wanted = headers.get(SESSION_HEADER)
         previous = body.get("previous_response_id") if inbound == "responses" else None
-        request_key, tip = None, None
+        writes = ExchangeWrites(self.store)
+        request_key, tip, chain = None, None, None
         if previous is not None:
-            session, body, known = self._continuation(previous, body)
+            session, body, known = self._continuation(writes, previous, body)
         elif wanted:
-            session = self.client.resume(wanted)
+            session = self._resume(writes, wanted)
             known = len(session.messages())
         else:
-            session, known, request_key, tip = self._recognize(inbound, target, body)
+            session, known, request_key, tip, chain = self._recognize(writes, inbound, target, body)
         imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
         fresh = imported.messages[known:]
         retry = request_key is not None and known == len(imported.messages)
@@ -202,22 +261,25 @@ class Exchanges:
                 path="messages",
                 hint="send the user's turn or the tool results",
             )
+        if tip is not None and fresh and (session.id, tip) in self.continuing:
+            # a request of this process continues the conversation from there, not yet
+            # recorded: this one branches off now (its session header names the fork)
+            log.info("gateway: session %s is being continued: branching at %s", session.id, tip)
+            session = session.fork(tip)
+            imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
+            fresh, tip = imported.messages[known:], None
         if principal != ANONYMOUS:
             for message in fresh:
                 message.metadata.user_id, message.metadata.team_id = principal
-        if tip is None or not fresh:
-            self.store.append_many(fresh, tool_ids=session.tool_ids)
-        elif not self.store.append_planned(
-            session.id, _unless_continued(tip, fresh), tool_ids=session.tool_ids
-        ):
-            # another request continued the same conversation first: this one branches off
-            log.info("gateway: session %s was continued meanwhile: branching at %s", session.id, tip)
-            session = session.fork(tip)
-            imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
-            fresh = imported.messages[known:]
-            for message in fresh:
-                message.metadata.user_id, message.metadata.team_id = principal
-            self.store.append_many(fresh, tool_ids=session.tool_ids)
+        writes.append_many(fresh, tool_ids=session.tool_ids)  # checked now, committed with the reply
+        claim = None
+        if tip is not None and fresh:
+            # another process may continue it first: the commit finds it, and branches
+            writes.gate = claim = (session.id, tip)
+            self.continuing[claim] = self.continuing.get(claim, 0) + 1
+        if chain is None:
+            chain = KeyChain()
+            chain.extend(imported.messages)
         stream_options = body.get("stream_options")
         return Prepared(
             inbound=inbound,
@@ -231,15 +293,20 @@ class Exchanges:
             principal=principal,
             withheld=inbound == "responses" and body.get("store") is False,
             request_key=request_key,
+            writes=writes,
+            chain=chain,
+            claim=claim,
         )
 
-    def _recognize(self, inbound: str, target: str, body: dict[str, Any]) -> tuple[Any, int, str, str | None]:
+    def _recognize(
+        self, writes: ExchangeWrites, inbound: str, target: str, body: dict[str, Any]
+    ) -> tuple[AsyncSession, int, str, str | None, KeyChain]:
         """The stored session a stateless request continues, how many of its imported
         messages that session holds already (a new session and 0 when it continues none),
-        the key of the whole request as the client sent it, and the message the request
-        continues from (None: a new session).
+        the key of the whole request as the client sent it, the message the request
+        continues from (None: a new session), and the request's prefix keys.
 
-        The request's history is fingerprinted as the client sent it (`prefix_keys`) and
+        The request's history is fingerprinted as the client sent it (`KeyChain`) and
         looked up among the tips stored after each reply (`_remember_tip`), keyed the same
         way, in one indexed query: the prefixes that end at a reply, and the whole request,
         which is a tip when the same request failed before (`_remember_request`: a retry,
@@ -256,7 +323,8 @@ class Exchanges:
                 path="messages",
                 hint="send the user's turn or the tool results",
             )
-        keys = prefix_keys(probe.messages)
+        chain = KeyChain()
+        keys = chain.extend(probe.messages)
         candidates = [
             key
             for key, message in zip(keys[:-1], probe.messages[:-1], strict=True)
@@ -265,16 +333,16 @@ class Exchanges:
         candidates.append(keys[-1])
         found = self.store.find_tip(candidates)
         if found is None:
-            return self.client.session(target, source=f"gateway:{inbound}"), 0, keys[-1], None
+            return self._new_session(writes, target, inbound), 0, keys[-1], None, chain
         index, session_id, message_id = found
-        session = self.client.resume(session_id)
+        session = self._resume(writes, session_id)
         history = session.messages()
         ids = [m.id for m in history]
         after = history[ids.index(message_id) + 1 :] if message_id in ids else history
         if replayable(after):
             session = session.fork(message_id)
             message_id = session.messages()[-1].id  # the fork's copy of it (forks mint ids)
-        return session, keys.index(candidates[index]) + 1, keys[-1], message_id
+        return session, keys.index(candidates[index]) + 1, keys[-1], message_id, chain
 
     def _remember_request(self, prepared: Prepared) -> None:
         """The request got no complete reply (the upstream failed, the client hung up): key
@@ -285,7 +353,7 @@ class Exchanges:
         history = prepared.session.messages()
         try:
             last = next(m for m in reversed(history) if m.role is not Role.assistant)
-            self.store.put_tip(prepared.request_key, prepared.session.id, last.id)
+            prepared.writes.put_tip(prepared.request_key, prepared.session.id, last.id)
         except (StopIteration, MetisError) as exc:
             log.warning(
                 "gateway: session %s: the failed request's tip not kept: %s", prepared.session.id, exc
@@ -302,7 +370,9 @@ class Exchanges:
             return None
         return message
 
-    def _continuation(self, previous: object, body: dict[str, Any]) -> tuple[Any, dict[str, Any], int]:
+    def _continuation(
+        self, writes: ExchangeWrites, previous: object, body: dict[str, Any]
+    ) -> tuple[AsyncSession, dict[str, Any], int]:
         """A Responses request continuing a stored reply (`previous_response_id`), for any
         upstream: the session that holds the reply (a fork of it when the reply is not its
         last message), and the request with that history written in front of its input —
@@ -319,7 +389,7 @@ class Exchanges:
                 path="previous_response_id",
                 status=404,
             )
-        session = self.client.resume(message.session_id)
+        session = self._resume(writes, message.session_id)
         history = session.messages()
         if history[-1].id != message.id:
             session = session.fork(message.id)
@@ -360,7 +430,8 @@ class Exchanges:
         )
 
     async def reply(self, prepared: Prepared) -> tuple[dict[str, Any], Message]:
-        """Send and answer whole."""
+        """Send and answer whole: the exchange is recorded (`_record`) once the reply is
+        written for the client, before it goes back."""
         try:
             message = await prepared.session.send(
                 None,
@@ -371,15 +442,18 @@ class Exchanges:
                 team_id=prepared.principal[1],
                 **prepared.options,
             )
-        except ReplyNotSavedError as exc:
-            message = self._record_later(prepared, exc, finalize=False)
-            return self._write_reply(prepared, message), message
         except MetisError:
             self._remember_request(prepared)
+            await self._record(prepared)
             raise
-        saved = len(prepared.session.tool_ids)  # what the reply's own transaction saved
-        body = self._write_reply(prepared, message)  # first: it names the calls' ids the client sees
-        await asyncio.to_thread(self._settle, prepared, message, saved)
+        except BaseException:
+            self._release(prepared)
+            raise
+        try:
+            body = self._write_reply(prepared, message)  # first: it names the calls' ids the client sees
+            self._settle(prepared, message)
+        finally:  # the reply arrived: it is recorded even when it cannot be written for the client
+            await self._record(prepared)
         return body, message
 
     def _write_reply(self, prepared: Prepared, message: Message) -> dict[str, Any]:
@@ -388,111 +462,130 @@ class Exchanges:
         )
         return adapters.get(prepared.inbound).to_wire_reply(message, options)
 
-    def _settle(self, prepared: Prepared, message: Message, saved: int | None = None) -> None:
-        """What follows a recorded reply: the session's tool ids, `store: false`, and the
-        conversation's tip as the client now holds it. A store failure here is logged, not
-        raised: the reply is recorded and still goes back (a later request that misses the
-        tip starts a new session; one that misses the ids has its answers refused).
-
-        `saved`: how many tool ids the reply's own transaction saved with it; the ids are
-        written again only when writing the reply for the client minted more (None: always).
-        It runs in a worker thread (`asyncio.to_thread`) before the reply goes back, so the
-        tip is stored before the client can send its next request, and the event loop
-        serves other requests meanwhile; the request's session is not touched by the loop
-        until it returns, and both stores take their own locks (SQLite: one lock around
-        its connection; PostgreSQL: a connection pool)."""
+    def _settle(self, prepared: Prepared, message: Message) -> None:
+        """What follows a reply, queued with it: `store: false`, and the conversation's tip
+        as the client now holds it. (The tool ids writing the reply for the client minted
+        are saved with the reply: its write names the session's map, read at commit.)"""
+        if prepared.withheld:
+            prepared.writes.withhold_reply(message.id, prepared.session.id)
         try:
-            if saved is None or len(prepared.session.tool_ids) != saved:
-                self._keep_ids(prepared)
-            if prepared.withheld:
-                self.store.withhold_reply(message.id, prepared.session.id)
             self._remember_tip(prepared, message)
         except MetisError as exc:
-            log.warning("gateway: reply %s recorded, but not its session's ids or tip: %s", message.id, exc)
+            log.warning("gateway: reply %s: its conversation's tip not kept: %s", message.id, exc)
 
     def _remember_tip(self, prepared: Prepared, message: Message) -> None:
-        """Key the session's conversation, as the client sees it after this reply, by its
-        prefix key (`_recognize` looks requests up by it). The client sees the history as
-        the inbound format carries it (thinking another provider wrote is dropped, Chat
-        content is joined into one string...), so the stored history is written with the
-        inbound adapter and imported back before it is fingerprinted."""
+        """Key the conversation as the client holds it after this reply (`_recognize` looks
+        requests up by it): the request as the client sent it (`Prepared.chain`) extended by
+        the reply as the client sends it back. The client sees the reply as the inbound
+        format carries it (thinking another provider wrote dropped, Chat content joined into
+        one string...), so the reply alone is written with the inbound adapter and imported
+        back before it is fingerprinted: the work does not grow with the history."""
         session = prepared.session
-        history = replayable(session.messages())
-        if not history or history[-1].id != message.id:
-            return  # another writer appended meanwhile: the next request names its turns
         copy = ToolIdMap(session.id, list(session.tool_ids))  # writing mints ids: a copy
         options = client_view(prepared.inbound, prepared.target, session.id, copy, message.metadata.endpoint)
         adapter = adapters.get(prepared.inbound)
-        written = adapter.to_wire(history, [], options)
+        written = adapter.to_wire([message], [], options)
         seen = adapter.from_wire_request(
             written, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
         ).messages
-        keys = prefix_keys(seen)
+        keys = prepared.chain.extend(seen)
         if keys:
-            self.store.put_tip(keys[-1], session.id, message.id)
+            prepared.writes.put_tip(keys[-1], session.id, message.id)
 
-    def _keep_ids(self, prepared: Prepared) -> None:
-        """Store the ids the reply gave its calls, so the client's answers, which name them,
-        find their calls in the next request (of this process or another)."""
-        self.store.save_tool_ids(prepared.session.id, prepared.session.tool_ids)
-
-    def _record_later(self, prepared: Prepared, exc: ReplyNotSavedError, *, finalize: bool) -> Message:
-        """The store failed to record a reply: the reply is answered anyway (marked
-        `RECORD_HEADER: retrying`) and recorded in the background, `retries` times at most;
-        a reply still not recorded then is logged as an error and counted in `lost`."""
-        message = exc.reply
-        prepared.record = "retrying"
-        log.warning(
-            "gateway: reply %s of session %s not recorded (%s); retrying",
-            message.id,
-            prepared.session.id,
-            exc,
-        )
-        task = asyncio.ensure_future(self._retry_record(prepared, message, finalize=finalize))
+    async def _record(self, prepared: Prepared) -> None:
+        """Commit the exchange's writes, in one transaction, in a worker thread (the event
+        loop serves other requests meanwhile); shielded, so a client that hangs up does not
+        cut it short. A store that fails does not fail the exchange: its reply goes back
+        (`RECORD_HEADER: retrying`) and the commit is retried in the background, `retries`
+        times at most; an exchange still not recorded then is logged as an error and counted
+        in `lost`."""
+        task = asyncio.ensure_future(self._commit(prepared))
         self.pending.add(task)
         task.add_done_callback(self.pending.discard)
-        return message
+        await asyncio.shield(task)
 
-    async def _retry_record(self, prepared: Prepared, message: Message, *, finalize: bool) -> None:
-        store = self.store
-        tool_ids = prepared.session.tool_ids
+    async def _commit(self, prepared: Prepared) -> None:
+        try:
+            prepared.stored_in = await asyncio.to_thread(prepared.writes.commit, self.store)
+        except StoreError as exc:
+            self._release(prepared)
+            prepared.record = "retrying"
+            log.warning(
+                "gateway: exchange of session %s not recorded (%s); retrying", prepared.session.id, exc
+            )
+            retry = asyncio.ensure_future(self._retry_record(prepared))
+            self.pending.add(retry)
+            retry.add_done_callback(self.pending.discard)
+            return
+        except MetisError as exc:  # the store refused what was queued: a retry cannot help
+            self._release(prepared)
+            self._lose(prepared, exc)
+            return
+        self._release(prepared)
+        if prepared.stored_in is not None:
+            log.info(
+                "gateway: session %s was continued meanwhile: the exchange branched into %s",
+                prepared.session.id,
+                prepared.stored_in,
+            )
+
+    def _release(self, prepared: Prepared) -> None:
+        """The exchange is recorded (or will be by a retry, which the gate checks): it no
+        longer keeps other requests of this process from continuing where it did."""
+        claim, prepared.claim = prepared.claim, None
+        if claim is not None:
+            left = self.continuing.pop(claim, 1) - 1
+            if left:
+                self.continuing[claim] = left
+
+    async def _retry_record(self, prepared: Prepared) -> None:
+        writes = prepared.writes
         for delay in self.retries:
             await asyncio.sleep(delay)
             try:
-                if finalize:
-                    await asyncio.to_thread(store.finalize, message, tool_ids=tool_ids)
-                else:
-                    await asyncio.to_thread(store.append, message, tool_ids=tool_ids)
-            except DuplicateMessageError:
-                pass  # the failed write had committed after all
-            except MetisError as exc:
-                log.warning("gateway: reply %s still not recorded: %s", message.id, exc)
+                if await asyncio.to_thread(writes.committed, self.store):
+                    return  # the failed commit had committed after all
+                prepared.stored_in = await asyncio.to_thread(writes.commit, self.store)
+            except StoreError as exc:
+                log.warning(
+                    "gateway: exchange of session %s still not recorded: %s", prepared.session.id, exc
+                )
                 continue
-            await asyncio.to_thread(self._settle, prepared, message)
-            log.info("gateway: reply %s recorded on retry", message.id)
+            except MetisError as exc:
+                self._lose(prepared, exc)
+                return
+            log.info("gateway: exchange of session %s recorded on retry", prepared.session.id)
             return
+        self._lose(prepared, None)
+
+    def _lose(self, prepared: Prepared, cause: MetisError | None) -> None:
         self.lost += 1
         log.error(
-            "gateway: reply %s of session %s LOST from the record after %d retries",
-            message.id,
+            "gateway: exchange of session %s LOST from the record after %d retries%s",
             prepared.session.id,
-            len(self.retries),
+            len(self.retries) if cause is None else 0,
+            "" if cause is None else f": {cause}",
         )
 
     async def stream(self, prepared: Prepared) -> AsyncIterator[bytes]:
         """Send streamed; return the inbound format's stream once the upstream's first
         event arrived. A send that fails before any event (an upstream error status, a
-        refusal by the client's checks, a store failure) raises here, before the response
-        headers go out, so it answers as a whole reply's failure does: the inbound API's
-        error shape with the upstream's status. A failure after the first event is an
-        in-stream error event, as the providers' own streams end."""
+        refusal by the client's checks) raises here, before the response headers go out,
+        so it answers as a whole reply's failure does: the inbound API's error shape with
+        the upstream's status. A failure after the first event is an in-stream error event,
+        as the providers' own streams end. The exchange is recorded before the stream's
+        last frame goes out."""
         queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
-        provider = load_catalog().resolve(prepared.target).provider
         reply_id = new_message_id()  # the stream names its reply first
-        endpoint = self.client.settings.endpoint(adapters.get(provider)).base_url
-        encoder = adapters.get(prepared.inbound).reply_encoder(
-            self.reply_options(prepared, reply_id, provider, normalize_endpoint(endpoint))
-        )
+        try:
+            provider = load_catalog().resolve(prepared.target).provider
+            endpoint = self.client.settings.endpoint(adapters.get(provider)).base_url
+            encoder = adapters.get(prepared.inbound).reply_encoder(
+                self.reply_options(prepared, reply_id, provider, normalize_endpoint(endpoint))
+            )
+        except BaseException:  # nothing sent: nothing to record
+            self._release(prepared)
+            raise
 
         async def send() -> Message:
             try:
@@ -516,61 +609,83 @@ class Exchanges:
             if first is None:  # the send ended before any event: its failure is the answer
                 await asyncio.wait([task])
                 failure = task.exception()
-                if isinstance(failure, MetisError) and not isinstance(failure, ReplyNotSavedError):
+                if isinstance(failure, MetisError):
                     self._remember_request(prepared)
+                    await self._record(prepared)
                     raise failure
         except BaseException:
             await self._abandon(prepared, task)
             raise
-        return self._frames(prepared, encoder, queue, task, first)
+        frames: asyncio.Queue[bytes | None] = asyncio.Queue()
+        owner = asyncio.ensure_future(self._relay(prepared, encoder, queue, task, first, frames))
+        self.pending.add(owner)
+        owner.add_done_callback(self.pending.discard)
+        return self._frames(task, frames)
 
     async def _abandon(self, prepared: Prepared, task: asyncio.Task[Message]) -> None:
-        """The client went away (or the stream cannot start): cancel the send, which stores
-        what arrived as cancelled, and key the request for its retry."""
+        """The stream cannot start: cancel the send, which keeps what arrived as cancelled,
+        key the request for its retry, and record the exchange."""
         if task.done():
             return
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, MetisError):
             await task
         self._remember_request(prepared)
+        await self._record(prepared)
 
-    async def _frames(
+    async def _relay(  # noqa: PLR0917  (one stream's parts, passed once)
         self,
         prepared: Prepared,
         encoder: ReplyEncoder,
-        queue: asyncio.Queue[StreamEvent | None],
+        events: asyncio.Queue[StreamEvent | None],
         task: asyncio.Task[Message],
         first: StreamEvent | None,
-    ) -> AsyncIterator[bytes]:
-        """The inbound format's stream of a send whose first event (`first`) arrived."""
+        frames: asyncio.Queue[bytes | None],
+    ) -> None:
+        """Turn the send's events (from `first` on) into the inbound format's frames, and
+        record the exchange when the send ends, before its last frame: a task of its own
+        (`Exchanges.pending`), so the exchange is recorded whether or not the client reads
+        the frames (`_frames`); a client that goes away cancels the send, whose reply is
+        then recorded as cancelled with what arrived."""
         try:
-            yield encoder.start()
+            frames.put_nowait(encoder.start())
             event = first
             while event is not None:
                 frame = encoder.feed(event)
                 if frame:
-                    yield frame
-                event = await queue.get()
-            saved: int | None = None
+                    frames.put_nowait(frame)
+                event = await events.get()
+            await asyncio.wait([task])
+            failure = None if task.cancelled() else task.exception()
+            if task.cancelled() or failure is not None:
+                self._remember_request(prepared)
+                await self._record(prepared)
+                if isinstance(failure, MetisError):
+                    kind = (failure.error_type if isinstance(failure, ProviderError) else None) or "api_error"
+                    frames.put_nowait(encoder.fail(kind, str(failure)))
+                return
+            message = task.result()
             try:
-                message = await task
-                saved = len(prepared.session.tool_ids)  # what the reply's own transaction saved
-            except ReplyNotSavedError as exc:
-                message = self._record_later(prepared, exc, finalize=True)
-            except ProviderError as exc:
-                self._remember_request(prepared)
-                yield encoder.fail(exc.error_type or "api_error", str(exc))
-                return
-            except MetisError as exc:
-                self._remember_request(prepared)
-                yield encoder.fail("api_error", str(exc))
-                return
-            frame = encoder.finish(message)  # first: it names the calls' ids the client sees
-            if saved is not None:
-                await asyncio.to_thread(self._settle, prepared, message, saved)
-            yield frame
+                frame = encoder.finish(message)  # first: it names the calls' ids the client sees
+                self._settle(prepared, message)
+            finally:
+                await self._record(prepared)
+            frames.put_nowait(frame)
         finally:
-            await self._abandon(prepared, task)
+            frames.put_nowait(None)
+
+    @staticmethod
+    async def _frames(
+        task: asyncio.Task[Message], frames: asyncio.Queue[bytes | None]
+    ) -> AsyncIterator[bytes]:
+        """The frames `_relay` makes, as the response's body; a client that stops reading
+        them (it went away) cancels the send."""
+        try:
+            while (frame := await frames.get()) is not None:
+                yield frame
+        finally:
+            if not task.done():
+                task.cancel()
 
 
 __all__ = [

@@ -6,9 +6,9 @@ providers' environment variables, base URLs from `METIS_<PROVIDER>_BASE_URL`.
 
 A SQLite store is opened with `synchronous=NORMAL` (WAL): a committed exchange survives
 the process crashing, and only an OS crash or power loss can take the last commits.
-With FULL every commit waits for an fsync on the event loop (a gateway exchange commits
-several times), which on a shared disk held each request for tens of milliseconds and
-capped one worker at a few dozen requests a second (bench/README.md, gateway section).
+With FULL every commit waits for an fsync (a gateway exchange commits once, in a worker
+thread; when it committed several times on the event loop, that held each request for
+tens of milliseconds on a shared disk: bench/README.md, gateway section).
 PostgreSQL keeps its own durability settings.
 """
 

@@ -162,6 +162,19 @@ class Store:
         """Close the connection(s) (idempotent)."""
         self._backend.close()
 
+    def atomically(self, work: Callable[[Store], T]) -> T:
+        """Run `work` in one write transaction: every write it makes through the Store it is
+        given commits together, or none does, and its reads see those writes.
+
+        For a writer whose unit is several of the Store's writes (a gateway exchange: the
+        session, its new turns, the settings they were sent with, the reply, the tip): the
+        given Store runs each of its methods on the open transaction instead of one of its
+        own, so they keep their checks and their order, and the database commits once. As
+        any write, `work` may be run again from the start when the database asks for a
+        retry (a busy file, a serialization failure), so it must not act outside the store.
+        """
+        return self._write(lambda conn: work(Store(_Joined(conn, self._backend.path), self._reader)))
+
     def __enter__(self) -> Store:
         return self
 
@@ -667,6 +680,32 @@ class Store:
             return {session_id: int(row[0])}
         sql = "SELECT session_id, COUNT(*) FROM tool_calls WHERE status = 'failed' GROUP BY session_id"
         return {sid: int(n) for sid, n in self._read(lambda c: c.all(sql))}
+
+
+class _Joined:
+    """The Backend of `Store.atomically`'s Store: every read and write runs on the one
+    transaction already open (no BEGIN, no COMMIT of its own)."""
+
+    def __init__(self, conn: _sql.Db, path: Path | None) -> None:
+        self._conn = conn
+        self._path = path
+
+    @property
+    def dialect(self) -> _sql.Dialect:
+        return self._conn.dialect
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    def write(self, fn: Callable[[_sql.Db], T]) -> T:
+        return fn(self._conn)
+
+    def read(self, fn: Callable[[_sql.Db], T]) -> T:
+        return fn(self._conn)
+
+    def close(self) -> None:
+        """The transaction's owner closes the connection."""
 
 
 # --- helpers (run inside a transaction) ------------------------------------------------------------
