@@ -274,6 +274,7 @@ def test_exchange_writes_read_through_and_commit_once(store_path: str) -> None:
     # commit as if stored, and a turn that answers no call refused before anything is queued.
     from metis.gateway.writes import ExchangeWrites
     from metis.ops.repair import settle_partials
+
     from tests.support.store_support import assistant, tool_call, tool_result, user
 
     with open_store(store_path) as store:
