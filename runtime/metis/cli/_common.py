@@ -126,31 +126,6 @@ def read_json(source: str) -> Any:
         ) from None
 
 
-def read_json_documents(source: str) -> list[Any]:
-    """One JSON document, or JSON lines of them (one per non-blank line)."""
-    from .. import _json
-
-    text = read_text(source)
-    name = "stdin" if source == "-" else source
-    try:
-        return [_json.loads(text)]
-    except json.JSONDecodeError as whole:
-        docs: list[Any] = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                docs.append(_json.loads(line))
-            except json.JSONDecodeError:
-                raise click.ClickException(
-                    f"{name} is neither JSON nor JSON lines: {whole.msg} (line {whole.lineno});"
-                    f" line {number} fails too"
-                ) from None
-        if not docs:
-            raise click.ClickException(f"{name} is empty") from None
-        return docs
-
-
 def dump_json(value: Any) -> str:
     """Pretty JSON for people and pipes alike (control characters escaped: `json_safe`)."""
     return json_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str))
@@ -399,7 +374,6 @@ __all__ = [
     "json_safe_bytes",
     "money",
     "read_json",
-    "read_json_documents",
     "read_text",
     "report_lines",
     "resolve_session_id",
