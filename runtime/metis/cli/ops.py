@@ -27,7 +27,7 @@ from ._listing import Since
 if TYPE_CHECKING:  # `metis --help` loads neither the models nor the store
     from metis_schema.v3 import Message
 
-    from ..store import SessionInfo, Store
+    from ..store import Store
 
 FORMATS = ("otel", "jsonl-messages", "trl")
 
@@ -52,14 +52,6 @@ def find_message(messages: list[Message], ref: str, session_id: str) -> int:
     raise click.ClickException(
         f"{ref!r} matches {len(matches)} messages of {session_id}; give more of the id"
     )
-
-
-def fork_note(info: SessionInfo) -> str | None:
-    """The line `sessions` and `show` can print for a forked session: its parent and fork point."""
-    from ..ops import fork_origin
-
-    origin = fork_origin(info)
-    return None if origin is None else f"forked from {origin.session_id} at {origin.message_id}"
 
 
 @db_option
