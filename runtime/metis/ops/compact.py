@@ -111,9 +111,14 @@ def replayable(history: Sequence[Message]) -> list[Message]:
     it covers (`project`). The client, the gateway, `export` and `convert` all send what
     this returns; it lives here, below the client, so operations need not import it.
     """
-    return project(
-        [m for m in history if m.role != Role.assistant or m.metadata.status == MessageStatus.complete]
-    )
+    return project([m for m in history if replayed(m)])
+
+
+def replayed(message: Message) -> bool:
+    """Whether `replayable` keeps `message` before compactions apply: anything but an
+    assistant turn that did not finish (the one test; readers walking a session message
+    by message, as `export_otel` does, ask it)."""
+    return message.role != Role.assistant or message.metadata.status == MessageStatus.complete
 
 
 def project(history: Sequence[Message]) -> list[Message]:
@@ -229,6 +234,7 @@ __all__ = [
     "project",
     "renamed",
     "replayable",
+    "replayed",
     "summary_request",
     "summary_turn",
     "through_of",

@@ -81,11 +81,6 @@ def sent_before(session_id: str, history: Sequence[Message], i: int) -> list[Mes
     return compact.summary_request(session_id, [m for m in sent[: through + 1] if m.role != Role.system])
 
 
-def _replayed(message: Message) -> bool:
-    """Whether `compact.replayable` keeps the message (before compactions apply)."""
-    return message.role != Role.assistant or message.metadata.status == MessageStatus.complete
-
-
 def chat_records(session_id: str, history: History) -> Iterator[dict[str, Any]]:
     """One record per assistant turn of the session, in order (see module doc).
 
@@ -114,7 +109,7 @@ def chat_records(session_id: str, history: History) -> Iterator[dict[str, Any]]:
             yield record
             sent, carried = sent + len(new), 0
             new = []
-        if not _replayed(message):
+        if not compact.replayed(message):
             continue
         if message.role == Role.system:
             system.append(message)
