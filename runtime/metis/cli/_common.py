@@ -345,11 +345,6 @@ def tokens_of(message: Message) -> tuple[int, int, int]:
     return (prompt_tokens(usage), usage.output_tokens, usage.cached_input_tokens)
 
 
-def cost_of(message: Message) -> Decimal | None:
-    usage = message.metadata.usage
-    return usage.cost_usd if usage is not None else None
-
-
 def echo_err(text: str, *, color: str | None = None) -> None:
     """A line on stderr (`inert`: it may quote stored content)."""
     text = inert(text, layout=True)
@@ -363,7 +358,6 @@ __all__ = [
     "State",
     "block_summary",
     "console",
-    "cost_of",
     "drop_dicts",
     "drop_lines",
     "dump_json",

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ._common import cost_of, inert, money, tokens_of
+from ._common import inert, money, tokens_of
 
 if TYPE_CHECKING:
-    from metis_schema.v3 import Message
+    from metis_schema.v3 import Message, Usage
 
     from ..store import SessionInfo
 
@@ -139,6 +139,12 @@ class Totals:
         return totals
 
 
+def reply_cost(usage: Usage) -> str:
+    """One reply's cost as every view shows it: `unpriced` when no price covered it, else
+    the exact amount (`money`)."""
+    return UNPRICED if usage.pricing_version == UNPRICED else money(usage.cost_usd)
+
+
 def session_title(info: SessionInfo, totals: Totals) -> str:
     """The recorded title, else the first user text (a session stored without one)."""
     return info.title or totals.first_text or "(untitled)"
@@ -241,7 +247,7 @@ def message_header(index: int, message: Message) -> str:
         parts.append("no usage recorded")
     elif usage is not None:
         parts.append(f"{inp:,} in / {out:,} out" + (f" ({cached:,} cached)" if cached else ""))
-        parts.append(UNPRICED if usage.pricing_version == UNPRICED else money(cost_of(message)))
+        parts.append(reply_cost(usage))
     if meta.status.value != "complete":
         parts.append(meta.status.value)
     return " · ".join(parts)

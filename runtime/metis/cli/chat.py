@@ -22,7 +22,7 @@ import click
 
 from ..errors import CapabilityError, MetisError
 from ._app import db_option
-from ._common import State, inert, money, resolve_session_id, tokens_of
+from ._common import State, inert, resolve_session_id, tokens_of
 
 if TYPE_CHECKING:  # the client and models load when a chat starts, not for `metis --help`
     from metis_schema.v3 import Message, StreamEvent
@@ -66,8 +66,9 @@ def _footer(reply: Message) -> str:
     if usage is None:
         return f"[{where}, {reply.metadata.status.value}]"
     inp, out, _ = tokens_of(reply)
-    cost = "unpriced" if usage.pricing_version == "unpriced" else money(usage.cost_usd)
-    return f"[{where} · {inp} in / {out} out · {cost} · {usage.latency_ms} ms]"
+    from ._tables import reply_cost
+
+    return f"[{where} · {inp} in / {out} out · {reply_cost(usage)} · {usage.latency_ms} ms]"
 
 
 def _exchange(session: Session, text: str, *, stream: bool, max_tokens: int | None) -> None:

@@ -359,10 +359,12 @@ def _error_text(exc: click.ClickException | MetisError, where: str) -> str:
 
 
 def _unpriced_models(messages: list[Message]) -> set[str]:
+    from ._tables import UNPRICED
+
     return {
         m.metadata.model or "?"
         for m in messages
-        if m.metadata.usage is not None and m.metadata.usage.pricing_version == "unpriced"
+        if m.metadata.usage is not None and m.metadata.usage.pricing_version == UNPRICED
     }
 
 

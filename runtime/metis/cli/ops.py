@@ -133,13 +133,9 @@ def compact(state: State, session: str, keep_last: int, summarizer: str | None) 
         client.close()
     block = message.content[0]
     usage = message.metadata.usage
-    cost = (
-        "no usage"
-        if usage is None
-        else "unpriced"
-        if usage.pricing_version == "unpriced"
-        else f"${usage.cost_usd}"
-    )
+    from ._tables import reply_cost
+
+    cost = "no usage" if usage is None else reply_cost(usage)
     summary = getattr(block, "summary", None) or ""
     echo_err(f"compacted {session_id} with {entry.id} ({cost}); stored as {message.id}")
     click.echo(inert(summary, layout=True))
