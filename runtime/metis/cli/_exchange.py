@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..endpoints import ROUTES
 from ..errors import MetisError, RecordingError
 from ._shapes import guess_provider, refuse_mismatch
 
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
     from ..ids import ToolIdMap
     from ..recordings import Interaction
 
-MODEL_IN_URL = frozenset({"gemini"})
-"""Adapters whose request body does not name the model (the URL does)."""
+MODEL_IN_URL = frozenset(row.adapter for row in ROUTES if "model" in row.path.groupindex)
+"""Adapters whose request body does not name the model (the URL does): the `ROUTES` rows
+whose path names it, the one statement of that fact (Gemini's)."""
 _REPLY_MODEL_KEYS = ("model", "modelVersion")
 _REPLY_MARKS = frozenset({"choices", "candidates", "content", "message", "output"})
 
