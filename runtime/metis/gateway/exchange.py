@@ -361,12 +361,11 @@ class Exchanges:
 
     def stored_reply(self, response_id: str) -> Message | None:
         """The stored reply a gateway Responses id names (`continuation.find_response`, this
-        gateway's own ids only); None for none, for a message that is no reply, and for one
-        created with `store: false` (recorded, but neither served back by id nor continued)."""
-        if not response_id.startswith(REPLY_PREFIX["responses"]):
-            return None
+        gateway's own ids only: it checks the prefix and that the message is a reply); None
+        for none, and for one created with `store: false` (recorded, but neither served back
+        by id nor continued)."""
         message = find_response(self.store, response_id, provider_ids=False)
-        if message is None or message.role is not Role.assistant or self.store.is_withheld(message.id):
+        if message is None or self.store.is_withheld(message.id):
             return None
         return message
 
