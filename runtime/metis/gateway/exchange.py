@@ -133,6 +133,15 @@ def client_view(
     return AdapterOptions(model=model, session_id=session_id, tool_ids=tool_ids, endpoint=endpoint)
 
 
+def _nothing_to_answer() -> GatewayRequestError:
+    """The refusal of a request whose last message is the model's (or that adds none)."""
+    return GatewayRequestError(
+        "the request adds nothing to answer: its last message is the model's",
+        path="messages",
+        hint="send the user's turn or the tool results",
+    )
+
+
 def _send_options(imported: AdapterOptions) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in _SENT_OPTIONS:
@@ -256,11 +265,7 @@ class Exchanges:
         fresh = imported.messages[known:]
         retry = request_key is not None and known == len(imported.messages)
         if (not fresh and not retry) or (fresh and fresh[-1].role is Role.assistant):
-            raise GatewayRequestError(
-                "the request adds nothing to answer: its last message is the model's",
-                path="messages",
-                hint="send the user's turn or the tool results",
-            )
+            raise _nothing_to_answer()
         if tip is not None and fresh and (session.id, tip) in self.continuing:
             # a request of this process continues the conversation from there, not yet
             # recorded: this one branches off now (its session header names the fork)
@@ -318,11 +323,7 @@ class Exchanges:
             body, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
         )
         if not probe.messages or probe.messages[-1].role is Role.assistant:
-            raise GatewayRequestError(  # refused before any session is made
-                "the request adds nothing to answer: its last message is the model's",
-                path="messages",
-                hint="send the user's turn or the tool results",
-            )
+            raise _nothing_to_answer()  # refused before any session is made
         chain = KeyChain()
         keys = chain.extend(probe.messages)
         candidates = [
