@@ -72,10 +72,6 @@ _ONE_CHECKPOINT = CheckpointPolicy(events=sys.maxsize, seconds=math.inf)
 """A gateway stream's checkpoints stay in its exchange's writes until the one commit
 (`writes`): taking more than the first one would only cost the loop the snapshots."""
 
-INBOUND_PROVIDER = {"chat": "openai", "messages": "anthropic", "responses": "responses"}
-"""Inbound API -> the adapter that reads its requests and writes its replies."""
-
-
 SESSION_HEADER = "x-metis-session-id"
 """Request header naming the session to continue; the reply names the session it used."""
 
@@ -690,7 +686,6 @@ class Exchanges:
 
 __all__ = [
     "ANONYMOUS",
-    "INBOUND_PROVIDER",
     "RECORD_HEADER",
     "SESSION_HEADER",
     "Exchanges",
