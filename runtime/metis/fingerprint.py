@@ -69,12 +69,6 @@ def _fingerprint(message: Message, ordinals: _Ordinals) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fingerprints(messages: Iterable[Message]) -> list[str]:
-    """One fingerprint per message (see the module docstring), tool ids numbered across them."""
-    ordinals = _Ordinals()
-    return [_fingerprint(m, ordinals) for m in messages]
-
-
 class KeyChain:
     """`prefix_keys` of a conversation that grows: `extend` with the next messages returns
     their keys, continuing from the ones before (the chained digest and the tool call
@@ -100,4 +94,4 @@ def prefix_keys(messages: Sequence[Message]) -> list[str]:
     return KeyChain().extend(messages)
 
 
-__all__ = ["KeyChain", "fingerprints", "prefix_keys"]
+__all__ = ["KeyChain", "prefix_keys"]

@@ -231,12 +231,10 @@ def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
     message = _stored_reply(exchanges, response_id)
     if isinstance(message, Response):
         return message
-    session = exchanges.client.resume(message.session_id)
+    tool_ids = exchanges.store.load_tool_ids(message.session_id)  # a map of its own: writing mints ids
     metadata = message.metadata
     options = ReplyOptions(
-        options=client_view(
-            "responses", metadata.model, message.session_id, session.tool_ids, metadata.endpoint
-        ),
+        options=client_view("responses", metadata.model, message.session_id, tool_ids, metadata.endpoint),
         model_name=(metadata.model or "").split(":", 1)[-1],
         reply_id=response_id,
         created=int(message.created_at.timestamp()),

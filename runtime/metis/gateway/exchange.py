@@ -72,10 +72,6 @@ _ONE_CHECKPOINT = CheckpointPolicy(events=sys.maxsize, seconds=math.inf)
 """A gateway stream's checkpoints stay in its exchange's writes until the one commit
 (`writes`): taking more than the first one would only cost the loop the snapshots."""
 
-INBOUND_PROVIDER = {"chat": "openai", "messages": "anthropic", "responses": "responses"}
-"""Inbound API -> the adapter that reads its requests and writes its replies."""
-
-
 SESSION_HEADER = "x-metis-session-id"
 """Request header naming the session to continue; the reply names the session it used."""
 
@@ -131,6 +127,15 @@ def client_view(
     if model is None or catalog.resolve(model).provider != inbound:
         model = catalog.for_provider(inbound)[0].id
     return AdapterOptions(model=model, session_id=session_id, tool_ids=tool_ids, endpoint=endpoint)
+
+
+def _nothing_to_answer() -> GatewayRequestError:
+    """The refusal of a request whose last message is the model's (or that adds none)."""
+    return GatewayRequestError(
+        "the request adds nothing to answer: its last message is the model's",
+        path="messages",
+        hint="send the user's turn or the tool results",
+    )
 
 
 def _send_options(imported: AdapterOptions) -> dict[str, Any]:
@@ -256,11 +261,7 @@ class Exchanges:
         fresh = imported.messages[known:]
         retry = request_key is not None and known == len(imported.messages)
         if (not fresh and not retry) or (fresh and fresh[-1].role is Role.assistant):
-            raise GatewayRequestError(
-                "the request adds nothing to answer: its last message is the model's",
-                path="messages",
-                hint="send the user's turn or the tool results",
-            )
+            raise _nothing_to_answer()
         if tip is not None and fresh and (session.id, tip) in self.continuing:
             # a request of this process continues the conversation from there, not yet
             # recorded: this one branches off now (its session header names the fork)
@@ -318,11 +319,7 @@ class Exchanges:
             body, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
         )
         if not probe.messages or probe.messages[-1].role is Role.assistant:
-            raise GatewayRequestError(  # refused before any session is made
-                "the request adds nothing to answer: its last message is the model's",
-                path="messages",
-                hint="send the user's turn or the tool results",
-            )
+            raise _nothing_to_answer()  # refused before any session is made
         chain = KeyChain()
         keys = chain.extend(probe.messages)
         candidates = [
@@ -361,12 +358,11 @@ class Exchanges:
 
     def stored_reply(self, response_id: str) -> Message | None:
         """The stored reply a gateway Responses id names (`continuation.find_response`, this
-        gateway's own ids only); None for none, for a message that is no reply, and for one
-        created with `store: false` (recorded, but neither served back by id nor continued)."""
-        if not response_id.startswith(REPLY_PREFIX["responses"]):
-            return None
+        gateway's own ids only: it checks the prefix and that the message is a reply); None
+        for none, and for one created with `store: false` (recorded, but neither served back
+        by id nor continued)."""
         message = find_response(self.store, response_id, provider_ids=False)
-        if message is None or message.role is not Role.assistant or self.store.is_withheld(message.id):
+        if message is None or self.store.is_withheld(message.id):
             return None
         return message
 
@@ -690,7 +686,6 @@ class Exchanges:
 
 __all__ = [
     "ANONYMOUS",
-    "INBOUND_PROVIDER",
     "RECORD_HEADER",
     "SESSION_HEADER",
     "Exchanges",

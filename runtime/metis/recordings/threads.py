@@ -57,11 +57,13 @@ class Threads:
                 del self._tips[key]
         self._messages[session_id] = list(messages)
         keys = prefix_keys(messages)
-        replayable = prefix_keys(_replayable(messages))
+        kept = _replayable(messages)
+        # keyed again only when a reply that did not finish was left out (rarely): else the same
+        replayable = keys if len(kept) == len(messages) else prefix_keys(kept)
         for key in (*keys, *replayable):  # a retry's exchange (no failed reply in it) is known too
             self._prefixes.setdefault(key, session_id)
         tips = [keys[-1]] if keys else []
-        if replayable:
+        if replayable and replayable is not keys:
             tips.append(replayable[-1])
         for key in tips:
             self._tips[key] = session_id

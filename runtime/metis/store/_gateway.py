@@ -69,6 +69,7 @@ USAGE_GROUPS = {"user": "user_id", "team": "team_id", "model": "model"}
 """`usage --by` value -> the metadata key it groups by (fixed names: the only SQL text)."""
 
 KEY_COLUMNS = "id, prefix, name, user_id, team_id, created_at, revoked_at"
+_INSERT_KEY = f"INSERT INTO gateway_keys (key_hash, {KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def key_digest(key: str) -> str:
@@ -103,10 +104,7 @@ def find_tip(conn: _sql.Db, keys: Sequence[str]) -> tuple[int, str, str] | None:
 
 
 def add_key(conn: _sql.Db, row: GatewayKey, digest: str) -> None:
-    conn.execute(
-        f"INSERT INTO gateway_keys (key_hash, {KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (digest, row.id, row.prefix, row.name, row.user_id, row.team_id, row.created_at, row.revoked_at),
-    )
+    conn.execute(_INSERT_KEY, _key_params(digest, row))
 
 
 def keys(conn: _sql.Db) -> list[GatewayKey]:
@@ -167,10 +165,9 @@ def merge(conn: _sql.Db, rows: GatewayRows) -> int:
     before = _counts(conn)
     for digest, key in rows.keys:
         conn.execute(
-            f"INSERT INTO gateway_keys (key_hash, {KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET "
+            f"{_INSERT_KEY} ON CONFLICT (id) DO UPDATE SET "
             "revoked_at = COALESCE(gateway_keys.revoked_at, excluded.revoked_at)",
-            (digest, key.id, key.prefix, key.name, key.user_id, key.team_id, key.created_at, key.revoked_at),
+            _key_params(digest, key),
         )
     for tip in rows.tips:
         conn.execute(
@@ -229,6 +226,11 @@ def usage(conn: _sql.Db, by: str, since: int | None) -> list[UsageRow]:
 
 def _decimal(value: Any) -> Decimal:
     return Decimal(0) if value is None else Decimal(str(value))
+
+
+def _key_params(digest: str, key: GatewayKey) -> tuple[Any, ...]:
+    """`_INSERT_KEY`'s parameters: the digest, then the row in `KEY_COLUMNS` order."""
+    return (digest, key.id, key.prefix, key.name, key.user_id, key.team_id, key.created_at, key.revoked_at)
 
 
 def _key(row: Sequence[Any]) -> GatewayKey:
