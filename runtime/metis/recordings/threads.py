@@ -17,7 +17,7 @@ from typing import Literal
 
 from metis_schema.v3 import Message, MessageStatus, Role
 
-from ..fingerprint import prefix_keys
+from ..fingerprint import KeyChain, prefix_keys
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,9 @@ class Threads:
         """Key of a whole conversation (and of its replayable messages) -> its session."""
         self._messages: dict[str, list[Message]] = {}
         self._tip_keys: dict[str, list[str]] = {}
+        self._chains: dict[str, tuple[KeyChain, list[str]]] = {}
+        """Session -> the key chain of its messages so far and their keys: a session that
+        grows is keyed from its new messages only (an import appends one exchange at a time)."""
 
     def messages(self, session_id: str) -> list[Message]:
         """The messages recorded for `session_id` (a copy)."""
@@ -55,8 +58,9 @@ class Threads:
         for key in self._tip_keys.pop(session_id, []):
             if self._tips.get(key) == session_id:
                 del self._tips[key]
+        before = self._messages.get(session_id, [])
         self._messages[session_id] = list(messages)
-        keys = prefix_keys(messages)
+        keys = self._keys(session_id, before, messages)
         kept = _replayable(messages)
         # keyed again only when a reply that did not finish was left out (rarely): else the same
         replayable = keys if len(kept) == len(messages) else prefix_keys(kept)
@@ -68,6 +72,22 @@ class Threads:
         for key in tips:
             self._tips[key] = session_id
         self._tip_keys[session_id] = tips
+
+    def _keys(self, session_id: str, before: list[Message], messages: Sequence[Message]) -> list[str]:
+        """`prefix_keys(messages)`, extending the session's chain when `messages` continue
+        the ones it was keyed with (the same message objects first), else keyed anew."""
+        chain, keys = self._chains.get(session_id, (None, []))
+        grown = (
+            chain is not None
+            and len(messages) >= len(before)
+            and all(a is b for a, b in zip(before, messages, strict=False))
+        )
+        if chain is None or not grown:
+            chain, keys = KeyChain(), []
+            before = []
+        keys = [*keys, *chain.extend(messages[len(before) :])]
+        self._chains[session_id] = (chain, keys)
+        return keys
 
     def place(self, messages: Sequence[Message]) -> Placement:
         """Where `messages` (one exchange: the request's history and the reply) belong."""
