@@ -22,7 +22,7 @@ from functools import cache, lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NamedTuple
 
-from .usage import TokenCounts
+from .usage import TokenCounts, prompt_tokens
 
 SOURCE = "genai-prices"
 PROVIDER_IDS = {
@@ -111,7 +111,7 @@ def _usage(counts: TokenCounts) -> Any:
     written = counts.cache_creation_input_tokens
     one_hour = counts.cache_creation_1h_input_tokens
     values: dict[str, int] = {
-        "input_tokens": counts.input_tokens + counts.cached_input_tokens + written,
+        "input_tokens": prompt_tokens(counts),
         "output_tokens": counts.output_tokens,
         "cache_read_tokens": counts.cached_input_tokens,
         "cache_write_tokens": written,

@@ -336,7 +336,7 @@ def finish_assistant(
         context,
         provider=provider,
         content=content,
-        counts=counts,
+        counts=_with_content_units(provider, counts, content),
         stop_reason=stop_reason,
         provider_raw=provider_raw,
         status=status,
@@ -374,6 +374,14 @@ def reported_or_estimated(
 _NO_COUNTS = TokenCounts()
 
 
+def _with_content_units(
+    provider: str, counts: TokenCounts | None, content: Sequence[ContentBlock]
+) -> TokenCounts | None:
+    """A reply's counts with the server-tool calls its own blocks show (`usage.content_units`).
+    Only a reply's: an imported turn's blocks were paid for elsewhere (`imported_assistant`)."""
+    return None if counts is None else content_units(provider, counts, content)
+
+
 def _assistant_message(
     context: RequestContext,
     message_id: str | None = None,
@@ -394,7 +402,6 @@ def _assistant_message(
     entry = load_catalog().resolve(context.model)
     usage = None
     if counts is not None:
-        counts = content_units(provider, counts, content)
         usage = make_usage(
             counts,
             pricing_key=entry.pricing_key,
@@ -724,7 +731,7 @@ class StreamAssembler:
             self.created_at,
             provider=self.provider,
             content=content,
-            counts=counts,
+            counts=_with_content_units(self.provider, counts, content),
             stop_reason=stop,
             provider_raw=provider_raw,
             status=status,

@@ -422,6 +422,41 @@ def test_responses_server_tool_calls_are_counted_from_the_reply_where_usage_has_
     assert content_units("anthropic", TokenCounts(1, 1), content) == TokenCounts(1, 1)
 
 
+def test_an_imported_turn_with_server_tool_calls_keeps_zero_usage_unpriced() -> None:
+    """A recorded request's assistant turn was paid for elsewhere: its web_search_call
+    items are not counted from its blocks, so it is not priced (only a reply's are)."""
+    from metis.adapters import get
+    from metis.ids import ToolIdMap, new_session_id
+
+    session = new_session_id()
+    body = {
+        "model": "gpt-5",
+        "input": [
+            {"role": "user", "content": "search"},
+            {
+                "type": "web_search_call",
+                "id": "ws_1",
+                "status": "completed",
+                "action": {"type": "search", "query": "x"},
+            },
+            {
+                "type": "message",
+                "role": "assistant",
+                "id": "msg_1",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "done", "annotations": []}],
+            },
+            {"role": "user", "content": "thanks"},
+        ],
+    }
+    imported = get("responses").import_request(body, session_id=session, tool_ids=ToolIdMap(session))
+    (turn,) = [m for m in imported.messages if m.role.value == "assistant"]
+    assert [b.type for b in turn.content] == ["server_tool_use", "text"]
+    usage = turn.metadata.usage
+    assert usage is not None
+    assert (usage.cost_usd, usage.pricing_version, usage.units) == (Decimal(0), NO_USAGE, None)
+
+
 def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
     """The genai-prices Usage metis gave before every count was given (zeros included): the
     finer counts only when non-zero. The reference the test below holds the new one to."""

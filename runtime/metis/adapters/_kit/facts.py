@@ -28,7 +28,7 @@ from ...usage import CounterRule
 from .detect import RequestMarks
 from .estimate import TokenRow
 from .losses import Losses
-from .options import EFFORT_LEVELS, OutputSchema, merge, put, take
+from .options import EFFORT_LEVELS, OutputSchema, at, merge, put, take
 from .provider_errors import ErrorEnvelope, ErrorFields, provider_error
 
 
@@ -308,7 +308,7 @@ class ProviderFacts:
         (Anthropic's `disable_parallel_tool_use`, Gemini's further `allowedFunctionNames`)
         stay behind, provider-only; a value that is not one of this row's spellings (a tool
         named "auto", Mistral's alias "required") stays whole."""
-        wire = _get(fields, tuple(path.split(".")))
+        wire = at(fields, path)
         if wire is None:
             return None
         modes = sorted(self.tool_choice.items(), key=lambda item: item[0] != ToolChoice.tool)
@@ -373,16 +373,12 @@ class ProviderFacts:
         found: dict[str, Any] = {}
         levels = {wire: level for level, wire in self.efforts.items()}
         budget_at = self.options.get("thinking_budget")
-        both = (
-            self.effort_or_budget
-            and budget_at is not None
-            and _get(fields, tuple(budget_at.split("."))) is not None
-        )
+        both = self.effort_or_budget and budget_at is not None and at(fields, budget_at) is not None
         for option, declared in self.options.items():
             if option == "reasoning_effort" and both:
                 continue
             for path in (declared, *self.option_aliases.get(option, ())):
-                value = _get(fields, tuple(path.split(".")))
+                value = at(fields, path)
                 if value is None or (option == "stop" and not _strings(value)) or not _counted(option, value):
                     continue
                 if option == "reasoning_effort":
@@ -537,14 +533,6 @@ def _counted(option: str, value: Any) -> bool:
 
 def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
-
-
-def _get(value: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
 
 
 __all__ = [

@@ -8,13 +8,12 @@ broadest one (`execute`) rather than inventing safety."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeGuard
+from typing import Any
 
-from metis_schema.v3 import ContentBlock, SideEffects, TextBlock, ThinkingBlock, ToolDefinition, ToolUseBlock
+from metis_schema.v3 import SideEffects, TextBlock, ThinkingBlock, ToolDefinition, ToolUseBlock
 
 from ...catalog import load_catalog
 from ...errors import MetisError, WireFormatError
-from ...invariants import BLOCK_CLASSES
 
 
 def function_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -94,15 +93,3 @@ def thinking_block(fields: dict[str, Any]) -> ThinkingBlock:
     """`ThinkingBlock(**fields)`, validated; the fields given are the fields set."""
     block: ThinkingBlock = validate_thinking(fields)
     return block
-
-
-_OTHER_BLOCKS: frozenset[type] = BLOCK_CLASSES - {ToolUseBlock}
-
-
-def is_tool_use(block: ContentBlock) -> TypeGuard[ToolUseBlock]:
-    """`isinstance(block, ToolUseBlock)`, paying for `isinstance` only on an unknown class.
-
-    pydantic's model metaclass is an ABCMeta, so `isinstance` against a block class costs
-    several times the identity test that settles every block of a validated message."""
-    kind = type(block)
-    return kind is ToolUseBlock or (kind not in _OTHER_BLOCKS and isinstance(block, ToolUseBlock))
