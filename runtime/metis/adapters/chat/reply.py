@@ -107,13 +107,18 @@ class ChatReplyEncoder(ReplyEncoder):
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return self._frame([choice])
+
+    def _frame(self, choices: list[dict[str, Any]], **fields: Any) -> bytes:
+        """One `chat.completion.chunk`: the reply's id, time and model, and `choices`."""
         return sse(
             {
                 "id": self._reply.reply_id,
                 "object": "chat.completion.chunk",
                 "created": self._reply.created,
                 "model": self._reply.model_name,
-                "choices": [choice],
+                "choices": choices,
+                **fields,
             }
         )
 
@@ -152,16 +157,7 @@ class ChatReplyEncoder(ReplyEncoder):
                 losses.block(message, index, block.type, _NO_REASONING)
         out = self._chunk({}, finish_reason(self._facts, message.metadata.stop_reason))
         if self._reply.include_usage:
-            out += sse(
-                {
-                    "id": self._reply.reply_id,
-                    "object": "chat.completion.chunk",
-                    "created": self._reply.created,
-                    "model": self._reply.model_name,
-                    "choices": [],
-                    "usage": usage(self._facts, message.metadata.usage),
-                }
-            )
+            out += self._frame([], usage=usage(self._facts, message.metadata.usage))
         return out + b"data: [DONE]\n\n"
 
     def fail(self, code: str, message: str) -> bytes:
