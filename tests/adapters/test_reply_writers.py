@@ -342,3 +342,25 @@ def test_a_failing_stream_ends_in_the_clients_error_event(caplog: pytest.LogCapt
         if inbound == "responses":
             for frame in frames:
                 _RESPONSES_EVENT.validate_python(frame)
+
+
+@pytest.mark.parametrize("inbound", list(INBOUND))
+def test_a_streamed_reply_drops_the_reasoning_it_cannot_carry_with_a_warn(
+    inbound: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Reasoning a streamed reply cannot carry (another provider's, for a Responses client;
+    any, for a Chat client) is dropped with one §7.3 WARN per block, never silently."""
+    ids = ToolIdMap(SESSION)
+    context = _context("anthropic", ids)
+    decoder = metis.adapters.get("anthropic").stream_decoder(context)
+    events = [*decoder.feed((ROOT / "anthropic" / "stream_thinking.sse").read_bytes()), *decoder.close()]
+    assembler = StreamAssembler(context, "anthropic")
+    assembler.feed_all(events)
+    message = assembler.finish(decoder.provider_raw())
+    reasoning = [b.type for b in message.content if b.type in {"thinking", "redacted_thinking"}]
+    assert reasoning
+    caplog.set_level(logging.WARNING)
+    _encode(inbound, events, message, _reply_options(inbound, "anthropic", ids, message.metadata.endpoint))
+    drops = [r for r in caplog.records if r.getMessage().startswith(("dropped thinking", "dropped redacted"))]
+    said = sorted(r.getMessage().split(" at ")[0] for r in drops)
+    assert said == ([] if inbound == "anthropic" else sorted(f"dropped {t}" for t in reasoning))

@@ -18,10 +18,12 @@ from typing import Any
 from metis_schema.v3 import (
     BlockEvent,
     Message,
+    RedactedThinkingBlock,
     StopReason,
     StreamEvent,
     TextBlock,
     TextDeltaEvent,
+    ThinkingBlock,
     ToolUseInputDeltaEvent,
     ToolUseStartEvent,
     Usage,
@@ -29,8 +31,11 @@ from metis_schema.v3 import (
 
 from .._kit.base import WireBody
 from .._kit.facts import ProviderFacts
+from .._kit.losses import Losses
 from .._kit.reply import ReplyEncoder, ReplyOptions, probe, sse
 from .to_wire import write_request
+
+_NO_REASONING = "a Chat Completions reply carries no reasoning (the stored message keeps it)"
 
 
 def finish_reason(facts: ProviderFacts, reason: StopReason | None) -> str:
@@ -97,16 +102,23 @@ class ChatReplyEncoder(ReplyEncoder):
         """Canonical block index -> the call's position among this reply's tool calls."""
         self._texts: set[int] = set()
         """Indexes whose text streamed as deltas (a whole text block there adds nothing)."""
+        self._whole: set[int] = set()
+        """Indexes of blocks that arrived whole (rendered, and any drop said, as they came)."""
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return self._frame([choice])
+
+    def _frame(self, choices: list[dict[str, Any]], **fields: Any) -> bytes:
+        """One `chat.completion.chunk`: the reply's id, time and model, and `choices`."""
         return sse(
             {
                 "id": self._reply.reply_id,
                 "object": "chat.completion.chunk",
                 "created": self._reply.created,
                 "model": self._reply.model_name,
-                "choices": [choice],
+                "choices": choices,
+                **fields,
             }
         )
 
@@ -131,25 +143,21 @@ class ChatReplyEncoder(ReplyEncoder):
             call = {"index": self._calls[event.index], "function": {"arguments": event.partial_json}}
             return self._chunk({"tool_calls": [call]}) if event.partial_json else b""
         if isinstance(event, BlockEvent) and event.index not in self._texts:
+            self._whole.add(event.index)
             text = assistant(self._name, self._facts, probe(event.block, self._reply), self._reply).get(
                 "content"
             )
             return self._chunk({"content": text}) if text else b""
-        return b""  # reasoning has no Chat field (the whole writer drops it with its WARN)
+        return b""  # reasoning has no Chat reply field: `finish` says its drop
 
     def finish(self, message: Message) -> bytes:
+        losses = Losses(self._name, self._reply.options.session_id)
+        for index, block in enumerate(message.content):
+            if isinstance(block, ThinkingBlock | RedactedThinkingBlock) and index not in self._whole:
+                losses.block(message, index, block.type, _NO_REASONING)
         out = self._chunk({}, finish_reason(self._facts, message.metadata.stop_reason))
         if self._reply.include_usage:
-            out += sse(
-                {
-                    "id": self._reply.reply_id,
-                    "object": "chat.completion.chunk",
-                    "created": self._reply.created,
-                    "model": self._reply.model_name,
-                    "choices": [],
-                    "usage": usage(self._facts, message.metadata.usage),
-                }
-            )
+            out += self._frame([], usage=usage(self._facts, message.metadata.usage))
         return out + b"data: [DONE]\n\n"
 
     def fail(self, code: str, message: str) -> bytes:

@@ -289,8 +289,6 @@ class _Writer:
         """Canonical call id -> its function, of the calls written so far (`tool_names`)."""
         self.facts = facts
         self.media = MediaWriter(name, facts, options, model_id, caps, drop=self.losses.block)
-        self.reasoning_details = facts.reasoning_details
-        self.thinking_parts = facts.thinking_parts
         self.by_role: dict[Role, Callable[[Message], dict[str, Any] | None]] = {
             Role.system: self.system_message,
             Role.user: self.user,
@@ -362,7 +360,7 @@ class _Writer:
         calls: list[dict[str, Any]] = []
         thoughts: list[dict[str, Any]] = []
         reasoning: list[str] = []
-        own_thinking = self.thinking_parts and message.metadata.model == self.model_id
+        own_thinking = self.facts.thinking_parts and message.metadata.model == self.model_id
         for index, block in enumerate(message.content):
             if isinstance(block, TextBlock):
                 texts.append(self.cached({"type": "text", "text": block.text}, block.cache_point))
@@ -413,7 +411,7 @@ class _Writer:
     def replayable_details(self, message: Message, raw: dict[str, Any]) -> list[Any] | None:
         """This provider's own reasoning_details, when the same model is asked again."""
         details = raw.get("reasoning_details")
-        if not self.reasoning_details or not isinstance(details, list):
+        if not self.facts.reasoning_details or not isinstance(details, list):
             return None
         same = message.metadata.model == self.model_id and replays_opaque(message, self.name, self.options)
         return details if same else None
@@ -435,7 +433,8 @@ class _Writer:
         return None
 
     def reasoning_drop_reason(self, message: Message) -> str:
-        if not self.reasoning_details and not self.thinking_parts and not self.facts.replays_plain_reasoning:
+        facts = self.facts
+        if not facts.reasoning_details and not facts.thinking_parts and not facts.replays_plain_reasoning:
             return "Chat Completions cannot carry reasoning"
         return foreign_reasoning(message, self.model_id, self.name, self.options)
 

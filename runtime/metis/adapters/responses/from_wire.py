@@ -65,6 +65,7 @@ from .._kit.facts import ProviderFacts
 from .._kit.importing import text_block, thinking_block, tool_use_block
 from .._kit.losses import Losses, wire_message
 from .._kit.reader import read
+from ..chat.from_wire import not_canonical
 from .facts import ANSWERS, AWAITS_CLIENT, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 from .server_results import call_input, server_result
 from .wire import (
@@ -301,9 +302,7 @@ def _function_call(item: FunctionCallItem, path: str, context: RequestContext, o
     try:
         block = tool_use_block(canonical, item["name"], value)
     except ValidationError as exc:
-        raise WireFormatError(
-            f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
-        ) from None
+        raise not_canonical(exc, provider=PROVIDER, path=path) from None
     _keep_item_fields(item, out, {})
     out.blocks.append(block)
     out.calls += 1

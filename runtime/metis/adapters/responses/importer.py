@@ -63,7 +63,6 @@ from pydantic import ValidationError
 from ...assembly import import_context, imported_assistant, imported_message
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
-from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.facts import ProviderFacts
 from .._kit.images import parse_data_url, url_image_media_type
@@ -73,6 +72,7 @@ from .._kit.options import SPELLED, imported_options, option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
+from ..chat.from_wire import not_canonical
 from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 from .from_wire import ItemRead, read_items
 from .to_wire import INPUT_STRING, ITEMS_BEFORE, STRING_CONTENT, TYPELESS
@@ -102,11 +102,7 @@ def continuation(request: Request) -> Continuation | None:
     try:
         return Continuation(provider=PROVIDER, response_id=previous)
     except ValidationError as exc:
-        raise WireFormatError(
-            f"cannot be read as canonical: {pydantic_problems(exc)[0]}",
-            provider=PROVIDER,
-            path="previous_response_id",
-        ) from None
+        raise not_canonical(exc, provider=PROVIDER, path="previous_response_id") from None
 
 
 class _Importer:
@@ -353,9 +349,7 @@ class _Importer:
         try:
             return DocumentBlock(type="document", source=source, media_type=media_type, title=name)
         except ValidationError as exc:
-            raise WireFormatError(
-                f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
-            ) from None
+            raise not_canonical(exc, provider=PROVIDER, path=path) from None
 
     def file_image(self, file_id: str, path: str) -> ImageBlock:
         """An `input_image` by this provider's file id (the Files API gives no media type
@@ -375,9 +369,7 @@ class _Importer:
         try:
             return make()
         except ValidationError as exc:
-            raise WireFormatError(
-                f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
-            ) from None
+            raise not_canonical(exc, provider=PROVIDER, path=path) from None
 
     def image(self, url: str, path: str) -> ImageBlock:
         try:
@@ -392,9 +384,7 @@ class _Importer:
         try:
             return ImageBlock(type="image", source=source, media_type=media_type)
         except ValidationError as exc:
-            raise WireFormatError(
-                f"cannot be read as canonical: {pydantic_problems(exc)[0]}", provider=PROVIDER, path=path
-            ) from None
+            raise not_canonical(exc, provider=PROVIDER, path=path) from None
 
     def tool(self, item: FunctionCallOutputItem, path: str) -> None:
         call_id = item["call_id"]
