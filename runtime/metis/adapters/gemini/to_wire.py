@@ -114,6 +114,14 @@ class Replay(TypedDict, total=False):
     string_args: list[str]
 
 
+def _replay(raw: dict[str, Any]) -> Replay:
+    """The replay data of a message's own provider_raw (`own_raw`), checked against `Replay`
+    ({}: none)."""
+    if not raw:
+        return Replay()
+    return read(Replay, raw, provider=NAME, path="provider_raw", what="replay data")
+
+
 def write_request(
     messages: Sequence[Message],
     tools: Sequence[ToolDefinition],
@@ -366,11 +374,7 @@ class _Writer:
     # user and tool messages
 
     def _user_parts(self, message: Message) -> list[dict[str, Any]]:
-        raw = own_raw(message, NAME)
-        replay = (
-            read(Replay, raw, provider=NAME, path="provider_raw", what="replay data") if raw else Replay()
-        )
-        further = dict(replay.get("part_fields", []))
+        further = dict(_replay(own_raw(message, NAME)).get("part_fields", []))
         parts: list[dict[str, Any]] = []
         for index, block in enumerate(message.content):
             part: dict[str, Any] | None = None
@@ -460,9 +464,7 @@ class _Writer:
         (`own`: this adapter wrote the message's replay data, for this endpoint kind)."""
         raw = own_raw(message, NAME)
         own = raw.get("endpoint") == ENDPOINT_KIND and replays_opaque(message, NAME, self.options)
-        replay = (
-            read(Replay, raw, provider=NAME, path="provider_raw", what="replay data") if own else Replay()
-        )
+        replay = _replay(raw if own else {})
         signatures = _signature_map(replay.get("part_signatures", []), message)
         extra = replay.get("extra_parts", [])
         unparsed = replay.get("unparsed_arguments", {})
