@@ -213,9 +213,9 @@ class _Importer:
         for j, part in enumerate(parts):
             response = part.get("functionResponse")
             if response is not None:
-                if blocks:
-                    self._add(Role.user, blocks, path)
-                    blocks = []
+                if blocks:  # the blocks before it are a message, with their own part fields
+                    self._add(Role.user, blocks, path, **_kept_fields(kept))
+                    blocks, kept = [], []
                 responses.append((j, response))
                 continue
             if responses:
