@@ -73,7 +73,7 @@ from ...workspace import workspace_file_base64
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.images import parse_data_url
 from .._kit.losses import Losses
-from .._kit.media_admission import admit, document_losses
+from .._kit.media_admission import admit, document_losses, request_capabilities
 from .._kit.options import merge, put, split_directives
 from .._kit.provenance import own_raw, produced_at, replays_opaque, sent_to
 from .._kit.provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
@@ -123,13 +123,12 @@ def _replay(raw: dict[str, Any]) -> Replay:
 
 
 def write_request(
-    messages: Sequence[Message],
-    tools: Sequence[ToolDefinition],
-    options: AdapterOptions,
-    caps: AdapterCapabilities,
+    messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
 ) -> WireBody:
     """Canonical messages -> a generateContent body (see the module docstring)."""
-    writer = _Writer(messages, options, caps)
+    entry = load_catalog().resolve(options.model)
+    caps = request_capabilities(entry, messages, adapter=NAME)
+    writer = _Writer(messages, options, caps, entry.id)
     contents = writer.contents()
     writer.losses.cache_points(
         messages, "Gemini has no per-block cache marker; explicit caching is the cachedContents API"
@@ -324,12 +323,12 @@ class _Writer:
     """Builds `contents` (and the system parts) from canonical messages for one request."""
 
     def __init__(
-        self, messages: Sequence[Message], options: AdapterOptions, caps: AdapterCapabilities
+        self, messages: Sequence[Message], options: AdapterOptions, caps: AdapterCapabilities, model_id: str
     ) -> None:
         self.messages = messages
         self.options = options
         self.caps = caps
-        self.model_id = load_catalog().resolve(options.model).id  # as every adapter names it
+        self.model_id = model_id  # the catalog's id, as every adapter names the model
         self.system_parts: list[dict[str, Any]] = []
         self.exact: set[int] = set()  # contents that replay a Gemini turn of this endpoint exactly
         self.origin: dict[int, str] = {}  # index in contents of a model turn -> its message's id
