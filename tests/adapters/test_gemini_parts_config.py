@@ -116,3 +116,36 @@ def test_a_count_that_means_something_else_stays_geminis_own(config: dict[str, A
     imported.options.model = "anthropic:claude-sonnet-4-6"
     body = adapters.get("anthropic").to_wire(imported.messages, imported.tools, imported.options)
     assert "thinking" not in body
+
+
+def test_part_fields_stay_on_their_part_when_function_responses_split_the_turn() -> None:
+    """A user turn whose media part comes before a functionResponse is imported as two user
+    messages around the tool message: the part's fields stay with the message holding that
+    part (they once moved to the later message's first block, the text part)."""
+    video = {
+        "fileData": {"mimeType": "video/mp4", "fileUri": "https://www.youtube.com/watch?v=9hE5-98ZeCg"},
+        "videoMetadata": {"startOffset": "10s", "endOffset": "20s"},
+    }
+    recorded = {
+        "model": "gemini-2.5-flash",
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather?"}]},
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    video,
+                    {"functionResponse": {"name": "get_weather", "response": {"output": "sunny"}}},
+                    {"text": "And this clip?"},
+                ],
+            },
+        ],
+    }
+    imported = ADAPTER.from_wire_request(recorded, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    body = ADAPTER.to_wire(imported.messages, imported.tools, imported.options)
+    parts = [part for content in body["contents"] for part in content["parts"]]
+    assert video in parts
+    assert {"text": "And this clip?"} in parts

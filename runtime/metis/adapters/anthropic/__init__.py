@@ -2,11 +2,13 @@
 
 Split by direction, as vercel/ai's provider packages are: `wire` declares the API's JSON
 objects once, `facts` is the provider's facts row, `to_wire` writes requests, `from_wire`
-reads replies, `importer` reads recorded requests, `stream` decodes SSE, and `replay` keeps
-in provider_raw what an exact replay needs beyond the canonical blocks. The schema v2
-blocks each have their module, read and written in one place for every direction:
-`citations` (text citations), `documents` (documents and search results), `server_tools`
-(server tool calls and results, compaction) and `cache` (cache_control <-> cache_point).
+reads replies, `importer` reads recorded requests, `stream` decodes SSE, `reply` writes
+replies (whole and streamed) for Anthropic clients, `betas` derives the `anthropic-beta`
+header from a body, and `provider_raw` keeps in provider_raw what an exact replay needs
+beyond the canonical blocks. The schema v2 blocks each have their module, read and written
+in one place for every direction: `citations` (text citations), `documents` (documents and
+search results) and `server_tools` (server tool calls and results, compaction);
+cache_control <-> cache_point is the shared `_kit.cache_points`.
 This module only assembles the adapter.
 """
 

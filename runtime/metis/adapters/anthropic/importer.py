@@ -88,7 +88,6 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     losses = Losses(PROVIDER, session_id)
     tools: list[ToolDefinition] = []
     taken: set[str] = set()
-    spelled = {message_id: shape for message_id, shape in reader.spelled.items() if shape}
     for i, tool in enumerate(request.get("tools") or ()):
         if tool.get("type") not in (None, "custom"):  # a server tool (web_search_..., bash_...)
             tools.append(_server_tool(body, i, taken))
@@ -113,7 +112,7 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     return WireImport(
         messages=messages,
         tools=tools,
-        options=_options(body, model, session_id, tool_ids, spelled),
+        options=_options(body, model, session_id, tool_ids, reader.spelled),
         dropped=losses.dropped,
     )
 
@@ -240,20 +239,21 @@ class _Reader:
             message = imported_assistant(
                 self.context, provider=PROVIDER, content=content, provider_raw=provider_raw
             )
-            self.spelled[message.id] = dict(self.shape if shape is None else shape)
-            return message
-        if provider_raw is not None:
-            metadata.update(provider=PROVIDER, provider_raw=provider_raw)
-        message = imported_message(
-            self.session_id,
-            role,
-            content,
-            provider=PROVIDER,
-            path=path,
-            created_at=self.created_at,
-            metadata=metadata,
-        )
-        self.spelled[message.id] = dict(self.shape if shape is None else shape)
+        else:
+            if provider_raw is not None:
+                metadata.update(provider=PROVIDER, provider_raw=provider_raw)
+            message = imported_message(
+                self.session_id,
+                role,
+                content,
+                provider=PROVIDER,
+                path=path,
+                created_at=self.created_at,
+                metadata=metadata,
+            )
+        spelling = self.shape if shape is None else shape
+        if spelling:  # only a turn spelled otherwise than the writer spells it
+            self.spelled[message.id] = dict(spelling)
         return message
 
     def _assistant(self, content: Sequence[Mapping[str, Any]], path: str) -> Message:

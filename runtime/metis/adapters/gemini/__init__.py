@@ -5,27 +5,24 @@ Split by direction (provider-wire-formats.md §3, google-genai 3.4 `types.py`):
 - `wire`: Gemini's wire objects, declared once (camelCase or snake_case keys);
 - `facts`: the facts row (stop reasons by name and proto number, error envelope, retryable
   statuses, tool choice, option fields);
-- `to_wire`: canonical messages -> request body (`write_request`), and the token estimate;
+- `to_wire`: canonical messages -> request body (`write_request`);
 - `from_wire`: response body -> canonical message (`read_response`; the part folding streams share);
 - `importer`: recorded request body -> `WireImport` (`import_request`);
-- `schema`: tool schemas between `parameters` (Gemini's OpenAPI subset), `parametersJsonSchema`
+- `declarations`: tool schemas between `parameters` (Gemini's OpenAPI subset), `parametersJsonSchema`
   and the canonical JSON Schema;
 - `stream`: `GeminiStreamDecoder`, SSE or JSON-array streams -> canonical events.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
-from metis_schema.v3 import Message, ToolDefinition
+from metis_schema.v3 import Message
 
 from ...assembly import RequestContext
-from ...catalog import load_catalog
 from ...ids import ToolIdMap
-from .._kit.base import Adapter, AdapterOptions, StreamDecoder, WireBody, WireImport
+from .._kit.base import Adapter, StreamDecoder, WireBody, WireImport
 from .._kit.facts import ProviderFacts
-from .._kit.media_admission import request_capabilities
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME, SKIP_SIGNATURE
 from .from_wire import read_response
 from .importer import import_request as _import_request
@@ -53,11 +50,7 @@ class GeminiAdapter(Adapter):
         """AI Studio keys travel in `x-goog-api-key` (never in the URL, where logs keep them)."""
         return {"x-goog-api-key": api_key} if api_key else {}
 
-    def write_request(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
-    ) -> WireBody:
-        caps = request_capabilities(load_catalog().resolve(options.model), messages, adapter=self.name)
-        return _write_request(messages, tools, options, caps)
+    write_request = staticmethod(_write_request)
 
     def from_wire_response(self, body: WireBody, context: RequestContext) -> Message:
         return read_response(body, context)

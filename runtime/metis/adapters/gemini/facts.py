@@ -200,9 +200,6 @@ USAGE = CounterRule(
 )
 """How Gemini's `usageMetadata` counts (`metis.usage`)."""
 
-_CONTENT_FILTER = StopReason.content_filter
-
-
 FACTS = ProviderFacts(
     provider=NAME,
     stop_reasons=MappingProxyType(

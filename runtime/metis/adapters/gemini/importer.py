@@ -213,9 +213,9 @@ class _Importer:
         for j, part in enumerate(parts):
             response = part.get("functionResponse")
             if response is not None:
-                if blocks:
-                    self._add(Role.user, blocks, path)
-                    blocks = []
+                if blocks:  # the blocks before it are a message, with their own part fields
+                    self._add(Role.user, blocks, path, **_kept_fields(kept))
+                    blocks, kept = [], []
                 responses.append((j, response))
                 continue
             if responses:
@@ -419,6 +419,8 @@ _PART_KINDS = (
     "thoughtSignature",
 )
 """Part fields whose name has two spellings; the first a part has names its kind."""
+_SNAKE_PART_KINDS = tuple((kind, *snake_case({kind: None})) for kind in _PART_KINDS)
+"""(kind, its snake_case spelling) of each `_PART_KINDS` field, spelled once, not per part."""
 
 
 def _spelling(body: Any) -> dict[str, Any]:
@@ -439,7 +441,7 @@ def _spelling(body: Any) -> dict[str, Any]:
         for j, part in enumerate(content.get("parts") or ()):
             if not isinstance(part, dict):
                 continue
-            spelled = [kind for kind in _PART_KINDS if snake_case({kind: None}).keys() & part.keys()]
+            spelled = [kind for kind, snake in _SNAKE_PART_KINDS if snake in part]
             if spelled:
                 parts.append([i, j, spelled[0]])
     if parts:

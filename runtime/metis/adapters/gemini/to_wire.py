@@ -73,7 +73,7 @@ from ...workspace import workspace_file_base64
 from .._kit.base import AdapterOptions, WireBody
 from .._kit.images import parse_data_url
 from .._kit.losses import Losses
-from .._kit.media_admission import admit, document_losses
+from .._kit.media_admission import admit, document_losses, request_capabilities
 from .._kit.options import merge, put, split_directives
 from .._kit.provenance import own_raw, produced_at, replays_opaque, sent_to
 from .._kit.provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
@@ -114,14 +114,21 @@ class Replay(TypedDict, total=False):
     string_args: list[str]
 
 
+def _replay(raw: dict[str, Any]) -> Replay:
+    """The replay data of a message's own provider_raw (`own_raw`), checked against `Replay`
+    ({}: none)."""
+    if not raw:
+        return Replay()
+    return read(Replay, raw, provider=NAME, path="provider_raw", what="replay data")
+
+
 def write_request(
-    messages: Sequence[Message],
-    tools: Sequence[ToolDefinition],
-    options: AdapterOptions,
-    caps: AdapterCapabilities,
+    messages: Sequence[Message], tools: Sequence[ToolDefinition], options: AdapterOptions
 ) -> WireBody:
     """Canonical messages -> a generateContent body (see the module docstring)."""
-    writer = _Writer(messages, options, caps)
+    entry = load_catalog().resolve(options.model)
+    caps = request_capabilities(entry, messages, adapter=NAME)
+    writer = _Writer(messages, options, caps, entry.id)
     contents = writer.contents()
     writer.losses.cache_points(
         messages, "Gemini has no per-block cache marker; explicit caching is the cachedContents API"
@@ -316,12 +323,12 @@ class _Writer:
     """Builds `contents` (and the system parts) from canonical messages for one request."""
 
     def __init__(
-        self, messages: Sequence[Message], options: AdapterOptions, caps: AdapterCapabilities
+        self, messages: Sequence[Message], options: AdapterOptions, caps: AdapterCapabilities, model_id: str
     ) -> None:
         self.messages = messages
         self.options = options
         self.caps = caps
-        self.model_id = load_catalog().resolve(options.model).id  # as every adapter names it
+        self.model_id = model_id  # the catalog's id, as every adapter names the model
         self.system_parts: list[dict[str, Any]] = []
         self.exact: set[int] = set()  # contents that replay a Gemini turn of this endpoint exactly
         self.origin: dict[int, str] = {}  # index in contents of a model turn -> its message's id
@@ -366,11 +373,7 @@ class _Writer:
     # user and tool messages
 
     def _user_parts(self, message: Message) -> list[dict[str, Any]]:
-        raw = own_raw(message, NAME)
-        replay = (
-            read(Replay, raw, provider=NAME, path="provider_raw", what="replay data") if raw else Replay()
-        )
-        further = dict(replay.get("part_fields", []))
+        further = dict(_replay(own_raw(message, NAME)).get("part_fields", []))
         parts: list[dict[str, Any]] = []
         for index, block in enumerate(message.content):
             part: dict[str, Any] | None = None
@@ -460,9 +463,7 @@ class _Writer:
         (`own`: this adapter wrote the message's replay data, for this endpoint kind)."""
         raw = own_raw(message, NAME)
         own = raw.get("endpoint") == ENDPOINT_KIND and replays_opaque(message, NAME, self.options)
-        replay = (
-            read(Replay, raw, provider=NAME, path="provider_raw", what="replay data") if own else Replay()
-        )
+        replay = _replay(raw if own else {})
         signatures = _signature_map(replay.get("part_signatures", []), message)
         extra = replay.get("extra_parts", [])
         unparsed = replay.get("unparsed_arguments", {})

@@ -407,14 +407,8 @@ class GenerateContentRequest(TypedDict, total=False):
     generationConfig: Annotated[GenerationConfig | None, _both("generationConfig", "generation_config")]
 
 
-REQUEST_FIELDS = frozenset(GenerateContentRequest.__annotations__)
-"""The request fields the importer reads by name; any other top-level field is a Gemini-only
-option (`AdapterOptions.provider_options["gemini"]`)."""
-
-
 __all__ = [
     "DECLARATION_FIELDS",
-    "REQUEST_FIELDS",
     "Blob",
     "Candidate",
     "CitationMetadata",

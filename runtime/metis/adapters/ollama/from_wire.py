@@ -24,7 +24,7 @@ from .._kit.importing import text_block, thinking_block, tool_use_block
 from .._kit.losses import Losses
 from .._kit.reader import read
 from .facts import FACTS, NAME
-from .wire import ChatResponse, Final, ToolCall, Turn
+from .wire import ChatResponse, Final, ReplyMessage, ToolCall, Turn
 
 _DURATIONS: tuple[str, ...] = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 """Timing fields of a final response, in nanoseconds: kept in provider_raw, never taken as latency."""
@@ -121,6 +121,15 @@ def reply_content(message: Turn, context: RequestContext, raw: Raw) -> list[Cont
     return content or [TextBlock(type="text", text="")]
 
 
+def drop_reply_images(message: ReplyMessage, context: RequestContext) -> None:
+    """The §7.3 WARN for `images` in a reply's message (a whole one or a stream line's):
+    images are input only (§2.2), so they are left out."""
+    images = message.get("images")
+    if images:
+        reason = f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
+        Losses(NAME, context.session_id).lost(context.message_id, "image", reason)
+
+
 def read_response(body: Any, context: RequestContext) -> Message:
     """A `stream: false` response -> one assistant message; an error body raises its ProviderError."""
     if isinstance(body, dict) and "error" in body:
@@ -130,10 +139,7 @@ def read_response(body: Any, context: RequestContext) -> Message:
     raw = Raw()
     content = reply_content(message, context, raw)
     raw.record_final(response)
-    images = message.get("images")
-    if images:
-        reason = f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
-        Losses(NAME, context.session_id).lost(context.message_id, "image", reason)
+    drop_reply_images(message, context)
     return finish_assistant(
         context,
         provider=NAME,
@@ -144,4 +150,12 @@ def read_response(body: Any, context: RequestContext) -> Message:
     )
 
 
-__all__ = ["Raw", "arguments_text", "call_block", "read_response", "reply_content", "stop_reason"]
+__all__ = [
+    "Raw",
+    "arguments_text",
+    "call_block",
+    "drop_reply_images",
+    "read_response",
+    "reply_content",
+    "stop_reason",
+]

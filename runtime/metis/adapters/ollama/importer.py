@@ -142,8 +142,8 @@ class _Importer:
             if role == Role.assistant:
                 return self._assistant(wire)
             if role == Role.tool:
-                return self._tool(wire, path)
-            return self._plain(role, wire, path)
+                return self._tool(wire, sent, path)
+            return self._plain(role, wire, sent, path)
         except ValidationError as exc:
             raise _fail(f"not a valid canonical message: {pydantic_problems(exc)[0]}", path) from exc
 
@@ -169,11 +169,12 @@ class _Importer:
             for i, image in enumerate(wire.get("images") or ())
         ]
 
-    def _sent_images(self, path: str) -> dict[str, Any]:
-        """How a message sent images (none for one that sent none): the model they went to
+    def _sent_images(self, message: dict[str, Any]) -> dict[str, Any]:
+        """How a message sent images (none for one that sent none), read from the message as
+        recorded (`sent`: the checked one holds them decoded): the model they went to
         (`IMAGES_SENT_TO`: written back to that model, they go again, whatever the catalog
         says it takes) and which came as data URLs (`DATA_URL_IMAGES`: written so again)."""
-        sent = self.sent[int(path.removeprefix("messages[").removesuffix("]"))].get("images")
+        sent = message.get("images")
         if not isinstance(sent, list) or not sent:
             return {}
         shape: dict[str, Any] = {IMAGES_SENT_TO: self.model}
@@ -182,13 +183,13 @@ class _Importer:
             shape[DATA_URL_IMAGES] = urls
         return shape
 
-    def _plain(self, role: Role, wire: RequestMessage, path: str) -> Message:
+    def _plain(self, role: Role, wire: RequestMessage, sent: dict[str, Any], path: str) -> Message:
         text = wire.get("content") or ""
         content: list[ContentBlock] = [TextBlock(type="text", text=text)] if text else []
         if role == Role.user:
             content.extend(self._images(wire, path))
             content = content or [TextBlock(type="text", text="")]
-            return self._new(role, content, path, self._sent_images(path))
+            return self._new(role, content, path, self._sent_images(sent))
         return self._new(role, content, path)
 
     @cached_property
@@ -208,14 +209,14 @@ class _Importer:
             context, provider=NAME, content=content, provider_raw=raw_dict if len(raw_dict) > 1 else None
         )
 
-    def _tool(self, wire: RequestMessage, path: str) -> Message:
+    def _tool(self, wire: RequestMessage, sent: dict[str, Any], path: str) -> Message:
         canonical = self._pair(wire.get("tool_name") or None, path)
         text = wire.get("content") or ""
         images = self._images(wire, path)
         inner: list[ContentBlock] = [TextBlock(type="text", text=text)] if text or not images else []
         inner.extend(images)
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=inner, is_error=False)
-        shape = self._sent_images(path) | ({} if wire.get("tool_name") else {UNNAMED_RESULT: True})
+        shape = self._sent_images(sent) | ({} if wire.get("tool_name") else {UNNAMED_RESULT: True})
         return self._new(Role.tool, [result], path, shape, parent_tool_use_id=canonical)
 
     def _pair(self, name: str | None, path: str) -> str:

@@ -31,7 +31,7 @@ from .._kit.losses import Losses
 from .._kit.provider_errors import error_event
 from .._kit.reader import read_json
 from .facts import FACTS, NAME
-from .from_wire import Raw, arguments_text, stop_reason
+from .from_wire import Raw, arguments_text, drop_reply_images, stop_reason
 from .wire import ReplyMessage, StreamLine, ToolCall
 
 
@@ -105,10 +105,7 @@ class OllamaStreamDecoder(FramedDecoder[str]):
             events.append(TextDeltaEvent(type="text_delta", index=self._text_index, text=text))
         for call in message.get("tool_calls") or ():
             events.extend(self._tool_call(call))
-        images = message.get("images")
-        if images:  # as in a whole reply (`from_wire.read_response`): images are input only
-            reason = f"{len(images)} image(s) in an assistant reply dropped: images are input only (§2.2)"
-            Losses(NAME, self._context.session_id).lost(self._context.message_id, "image", reason)
+        drop_reply_images(message, self._context)  # as a whole reply does
         return events
 
     def _tool_call(self, call: ToolCall) -> list[StreamEvent]:

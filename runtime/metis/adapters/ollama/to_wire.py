@@ -67,14 +67,14 @@ IMAGES_SENT_TO = "images_sent_to"
 went to. Written back to that model they go again (the request as it was sent), even where
 the catalog says it takes no images; to any other model the catalog decides."""
 DATA_URL_IMAGES = "data_url_images"
+"""`SPELLED` key: the positions, in the message's `images`, of those a lax client sent
+as data URLs (the server's form is raw base64): written as data URLs again."""
 STREAM_SENT = "stream_sent"
 """The `metis` directive of an import whose request left `stream` out (the REST API then
 streams): a streamed replay leaves it out too."""
 UNNAMED_RESULT = "unnamed_result"
 """`SPELLED` key of an imported TOOL message sent without `tool_name` (many clients
 send none; the import paired it by order): written without one again."""
-"""`SPELLED` key: the positions, in the message's `images`, of those a lax client sent
-as data URLs (the server's form is raw base64): written as data URLs again."""
 
 TEXT_JOIN = "\n\n"
 """Separator between the text blocks of one message (Ollama `content` is one string)."""
