@@ -143,8 +143,8 @@ class ProviderFacts:
     deprecated `max_tokens` beside `max_completion_tokens`). The path a request used is
     returned by `take_options` (`spelled`) and, handed back to `options_to_wire`, is where the
     value goes again, so a recorded request replays to its provider as sent. The importer
-    keeps it as the `option_paths` directive (`options.DIRECTIVES`): only rows whose writer
-    reads directives (Chat Completions, Responses) declare aliases."""
+    keeps it as the `option_paths` directive (`options.OPTION_PATHS`, one rule for every
+    importer: `options.imported_options`) and every writer hands it back here."""
     efforts: Mapping[str, str] = field(default_factory=dict)
     """Canonical reasoning-effort level -> this provider's value, for the levels it has (the
     `reasoning_effort` path in `options` says where). A level it lacks goes as the nearest

@@ -177,6 +177,10 @@ SPELLED = "spelled"
 id -> that message's spelling (each adapter's own keys: string content, a data-URL image...),
 keyed by id so it follows the message through edits and appended turns, and never rides on
 the message itself (a stored message stays as any other)."""
+OPTION_PATHS = "option_paths"
+"""The directive of an import's canonical options read under an alias of its row
+(`ProviderFacts.option_aliases`): option -> the path it was read at, where the writer puts
+it again (`ProviderFacts.options_to_wire`'s `spelled`)."""
 SPELLING_ONLY = frozenset({SPELLED, "spelling", "stateless", "stream_sent", "stream_usage", "tool_names"})
 """Directives an import records about how its request was spelled and nothing more (a
 snake_case field, `stream` left to its default, fields the writer would add): replayed to
@@ -207,11 +211,18 @@ def split_directives(options: AdapterOptions, provider: str) -> tuple[dict[str, 
 
 
 def spelled(options: AdapterOptions, provider: str) -> dict[str, Any]:
-    """The `SPELLED` directive `provider`'s writer reads (its own entry's, the caller's over
-    it), read before the body's fields are merged; reports nothing (`own_fields` does)."""
+    """The `SPELLED` directive `provider`'s writer reads (`directive`)."""
+    return directive(options, provider, SPELLED)
+
+
+def directive(options: AdapterOptions, provider: str, name: str) -> dict[str, Any]:
+    """The object directive `name` (`SPELLED`, `OPTION_PATHS`) of `provider`'s own entry,
+    the caller's `extra` over it, for a writer that needs it before the body's fields are
+    merged (`split_directives` reports other providers' options, once per body): reports
+    nothing."""
     out: dict[str, Any] = {}
     for source in (options.provider_options.get(provider) or {}, options.extra):
-        found = (source.get(DIRECTIVES) or {}).get(SPELLED) if isinstance(source, Mapping) else None
+        found = (source.get(DIRECTIVES) or {}).get(name) if isinstance(source, Mapping) else None
         if isinstance(found, dict):
             out.update(found)
     return out
@@ -235,24 +246,41 @@ def imported_options(
     session_id: str,
     tool_ids: ToolIdMap,
     directives: dict[str, Any],
+    stream: bool | None = None,
+    read: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
 ) -> AdapterOptions:
-    """The rule above for an imported request of the OpenAI family (Chat Completions,
-    Responses: `stream` a boolean, the choice at `tool_choice`): the canonical options taken
-    out of its option `fields` through `facts`; what is left, with the importer's
-    `directives` (and the aliases options were read under, `option_paths`), is the
-    provider's own entry of `provider_options`, replayed to it alone."""
+    """The rule above for an imported request, every importer's one way to its options: the
+    canonical options taken out of its option `fields` through `facts` (the tool choice at
+    the row's `tool_choice_field`, the output schema, the row's option paths and aliases);
+    what is left, with the importer's `directives` (and the aliases options were read under,
+    `option_paths`, which its writer sends them under again), is the provider's own entry of
+    `provider_options`, replayed to it alone.
+
+    `stream` is whether the request streamed where the body does not say it as a boolean
+    `stream` (None: `body["stream"] is True`, as Chat, Responses and Anthropic send it;
+    Ollama streams unless told otherwise, Gemini says it in the URL). `read` is the
+    importer's own step between the row's takes and the options, called with the option
+    fields and the canonical values found: it may take further canonical values out of
+    the fields (Anthropic's enabled thinking budget), refuse what is left (a tool choice
+    that means nothing), or take out what its writer derives from a value found (Gemini's
+    `includeThoughts`)."""
     spelled: dict[str, str] = {}
+    found: dict[str, Any] = {
+        "tool_choice": facts.take_tool_choice(fields, facts.tool_choice_field),
+        "output_schema": facts.take_output_schema(fields),
+        **facts.take_options(fields, spelled),
+    }
+    if read is not None:
+        read(fields, found)
     options = AdapterOptions(
         model=model,
         session_id=session_id,
         tool_ids=tool_ids,
-        stream=body.get("stream") is True,
-        tool_choice=facts.take_tool_choice(fields, facts.tool_choice_field),
-        output_schema=facts.take_output_schema(fields),
-        **facts.take_options(fields, spelled),
+        stream=body.get("stream") is True if stream is None else stream,
+        **found,
     )
     if spelled:  # an option read under an alias (`max_tokens`) replays under it
-        directives["option_paths"] = spelled
+        directives[OPTION_PATHS] = spelled
     if directives:
         fields[DIRECTIVES] = directives
     if fields:
@@ -372,10 +400,12 @@ def _carried(entry: Mapping[str, Any]) -> list[str]:
 
 __all__ = [
     "NOT_OPTIONS",
+    "OPTION_PATHS",
     "SPELLED",
     "SPELLING_ONLY",
     "OutputSchema",
     "at",
+    "directive",
     "dropped_options",
     "imported_options",
     "merge",

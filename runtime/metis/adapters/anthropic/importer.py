@@ -47,7 +47,7 @@ from .._kit.cache_points import with_cache_point
 from .._kit.images import url_image_media_type
 from .._kit.importing import imported_tool, resolve_import_model
 from .._kit.losses import Losses
-from .._kit.options import DIRECTIVES, SPELLED, option_fields, take
+from .._kit.options import SPELLED, imported_options, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
@@ -135,10 +135,25 @@ def _server_tool(body: WireBody, i: int, taken: set[str]) -> ToolDefinition:
 def _options(
     body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap, spelled: dict[str, Any]
 ) -> AdapterOptions:
-    """Canonical options taken out of the option fields; the rest is Anthropic's own, with
-    how the messages were spelled (`SPELLED`)."""
-    fields = option_fields(body, _CONTENT)
-    tool_choice = FACTS.take_tool_choice(fields, "tool_choice")
+    """Canonical options taken out of the option fields by the one rule
+    (`options.imported_options`), with the enabled thinking budget; the rest is Anthropic's
+    own, with how the messages were spelled (`SPELLED`)."""
+    return imported_options(
+        body,
+        option_fields(body, _CONTENT),
+        FACTS,
+        model=model,
+        session_id=session_id,
+        tool_ids=tool_ids,
+        directives={SPELLED: spelled} if spelled else {},
+        read=_read,
+    )
+
+
+def _read(fields: dict[str, Any], found: dict[str, Any]) -> None:
+    """Anthropic's own step of the import's options: a tool choice the row did not take
+    that still names a type means nothing canonical (refused); an enabled thinking budget
+    is the canonical `thinking_budget`."""
     if isinstance(fields.get("tool_choice"), dict) and "type" in fields["tool_choice"]:
         raise WireFormatError(
             f"tool_choice {fields['tool_choice']} means nothing canonical",
@@ -146,21 +161,7 @@ def _options(
             path="tool_choice",
             hint='{"type": "tool"} needs a name; the other types take none',
         )
-    options = AdapterOptions(
-        model=model,
-        session_id=session_id,
-        tool_ids=tool_ids,
-        stream=body.get("stream") is True,
-        tool_choice=tool_choice,
-        thinking_budget=_thinking_budget(fields),
-        output_schema=FACTS.take_output_schema(fields),
-        **FACTS.take_options(fields),
-    )
-    if spelled:
-        fields[DIRECTIVES] = {SPELLED: spelled}
-    if fields:
-        options.provider_options[PROVIDER] = fields
-    return options
+    found["thinking_budget"] = _thinking_budget(fields)
 
 
 def _thinking_budget(fields: dict[str, Any]) -> int | None:

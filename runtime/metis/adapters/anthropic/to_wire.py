@@ -64,7 +64,7 @@ from .._kit.cache_points import NO_CACHE_CONTROL, cache_control
 from .._kit.images import image_base64
 from .._kit.losses import Losses, log
 from .._kit.media_admission import admit, request_capabilities
-from .._kit.options import merge, spelled, split_directives
+from .._kit.options import OPTION_PATHS, directive, merge, spelled, split_directives
 from .._kit.provenance import produced_at, replays_opaque, sent_to
 from .._kit.provider_tools import ROWS, is_provider_tool, write_tool
 from .._kit.strict import write_strict
@@ -150,6 +150,7 @@ def write_request(
         },
         body,
         session_id=options.session_id,
+        spelled=directive(options, PROVIDER, OPTION_PATHS),
     )
     # 0 means off (another provider's "off"): no thinking block
     if options.thinking_budget and _thinking_fits(turns, last_assistant, options):

@@ -49,7 +49,7 @@ from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.importing import imported_tool, resolve_import_model
 from .._kit.losses import Losses
-from .._kit.options import DIRECTIVES, at, option_fields, take
+from .._kit.options import at, imported_options, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .declarations import JSON_SCHEMA_FIELD, to_json_schema, with_recorded_parameters
@@ -387,25 +387,29 @@ class _Importer:
         return tool
 
     def _options(self, request: GenerateContentRequest, spelling: dict[str, Any]) -> AdapterOptions:
-        """Canonical options taken out of the option fields (declared ones under their
-        camelCase names); the rest is Gemini's own, with the body's `spelling` directive."""
-        fields = option_fields(request, _CONTENT)
-        options = AdapterOptions(
+        """Canonical options taken out of the option fields by the one rule
+        (`options.imported_options`, declared ones under their camelCase names); the rest is
+        Gemini's own, with the body's `spelling` directive. Whether it streamed is in the
+        URL, not the body: an imported request is not a stream."""
+        return imported_options(
+            request,
+            option_fields(request, _CONTENT),
+            FACTS,
             model=self.context.model,
             session_id=self.session_id,
             tool_ids=self.context.tool_ids,
-            tool_choice=FACTS.take_tool_choice(fields, FACTS.tool_choice_field),
-            output_schema=FACTS.take_output_schema(fields),
-            **FACTS.take_options(fields),
+            directives={SPELLING: spelling} if spelling else {},
+            stream=False,
+            read=_derived_thoughts,
         )
-        budget = options.thinking_budget
-        if budget is not None and at(fields, INCLUDE_THOUGHTS) == (budget != 0):
-            take(fields, INCLUDE_THOUGHTS)  # what the writer derives from the budget
-        if spelling:
-            fields[DIRECTIVES] = {SPELLING: spelling}
-        if fields:
-            options.provider_options[NAME] = fields
-        return options
+
+
+def _derived_thoughts(fields: dict[str, Any], found: dict[str, Any]) -> None:
+    """`includeThoughts` where it is what the writer derives from the thinking budget found
+    (thoughts shown whenever thinking is on) is taken out: the writer says it again."""
+    budget = found.get("thinking_budget")
+    if budget is not None and at(fields, INCLUDE_THOUGHTS) == (budget != 0):
+        take(fields, INCLUDE_THOUGHTS)
 
 
 _PART_KINDS = (

@@ -74,7 +74,7 @@ from .._kit.base import AdapterOptions, WireBody
 from .._kit.images import parse_data_url
 from .._kit.losses import Losses
 from .._kit.media_admission import admit, document_losses, request_capabilities
-from .._kit.options import merge, put, split_directives
+from .._kit.options import OPTION_PATHS, directive, merge, put, split_directives
 from .._kit.provenance import own_raw, produced_at, replays_opaque, sent_to
 from .._kit.provider_tools import ROWS, is_provider_tool, warn_deferred, write_tool
 from .._kit.reader import read
@@ -140,7 +140,10 @@ def write_request(
     body["contents"] = contents
     FACTS.tools_to_wire(body, _tools(tools, options.session_id), options.tool_choice)
     FACTS.options_to_wire(
-        {option: getattr(options, option) for option in FACTS.options}, body, session_id=options.session_id
+        {option: getattr(options, option) for option in FACTS.options},
+        body,
+        session_id=options.session_id,
+        spelled=directive(options, NAME, OPTION_PATHS),
     )
     if options.thinking_budget is not None:  # thoughts are shown whenever thinking is on
         put(body, INCLUDE_THOUGHTS, options.thinking_budget != 0)

@@ -42,7 +42,7 @@ from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.importing import import_model, imported_tool
 from .._kit.losses import Losses, wire_message
-from .._kit.options import DIRECTIVES, SPELLED, option_fields
+from .._kit.options import SPELLED, imported_options, option_fields
 from .._kit.reader import read
 from .facts import FACTS, NAME
 from .from_wire import Raw, reply_content
@@ -257,25 +257,22 @@ class _Importer:
         )
 
     def options(self) -> AdapterOptions:
-        """Canonical options taken out of the option fields; the rest is Ollama's own."""
+        """Canonical options taken out of the option fields by the one rule
+        (`options.imported_options`); the rest is Ollama's own."""
         request = self.request
-        fields = option_fields(request, _CONTENT)
-        options = AdapterOptions(
-            model=self.model,
-            session_id=self.session_id,
-            tool_ids=self.tool_ids,
-            stream=request.get("stream", True),  # the REST API streams unless told otherwise
-            output_schema=FACTS.take_output_schema(fields),
-            **FACTS.take_options(fields),
-        )
         directives: dict[str, Any] = {SPELLED: self.spelled} if self.spelled else {}
         if "stream" not in request:
             directives[STREAM_SENT] = False
-        if directives:
-            fields[DIRECTIVES] = directives
-        if fields:
-            options.provider_options[NAME] = fields
-        return options
+        return imported_options(
+            request,
+            option_fields(request, _CONTENT),
+            FACTS,
+            model=self.model,
+            session_id=self.session_id,
+            tool_ids=self.tool_ids,
+            directives=directives,
+            stream=request.get("stream", True),  # the REST API streams unless told otherwise
+        )
 
 
 __all__ = ["import_request"]

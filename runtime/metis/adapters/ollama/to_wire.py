@@ -55,7 +55,7 @@ from .._kit.images import data_url, image_base64, parse_data_url
 from .._kit.importing import function_tool
 from .._kit.losses import Losses
 from .._kit.media_admission import admit, request_capabilities
-from .._kit.options import merge, spelled, split_directives
+from .._kit.options import OPTION_PATHS, merge, spelled, split_directives
 from .._kit.provenance import own_raw
 from .._kit.provider_tools import is_provider_tool, row_of, warn_deferred, write_tools
 from .._kit.tool_fields import warn_kept
@@ -120,6 +120,7 @@ def write_request(
         },
         body,
         session_id=options.session_id,
+        spelled=directives.get(OPTION_PATHS),
     )
     FACTS.output_schema_to_wire(options.output_schema, body)
     think = _think(options, caps, entry.id)
