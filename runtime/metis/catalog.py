@@ -29,6 +29,7 @@ import logging
 import re
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metis_schema.v3 import AdapterCapabilities, CatalogEntry, ModelCatalog
 from pydantic import ValidationError
@@ -38,7 +39,6 @@ from .ids import provider_of
 from .pricing import UNPRICED
 from .validation import parse_document
 
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini", "ollama", "openrouter", "responses", "mistral")
 SERVES_MODELS_OF: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "responses": (("", "openai", True),),
     "openrouter": (
@@ -128,7 +128,7 @@ class Catalog:
             return derived
         entry = None
         provider, sep, wire = name.partition(":")
-        if sep and wire and provider in PROVIDERS:
+        if sep and wire and provider in _providers():
             entry = self._by_wire.get((provider, wire))
             if entry is not None:
                 return entry
@@ -176,8 +176,9 @@ class Catalog:
         """An entry for a model the catalog does not list: its family's capabilities (the
         longest `families` prefix of its provider), else conservative ones; no price. Says
         what it assumed: `assumed`, `resolved_from`, and a WARN."""
-        if provider not in PROVIDERS:
-            raise UnknownModelError(f"unknown provider {provider!r}", hint=f"one of {', '.join(PROVIDERS)}")
+        known = _providers()
+        if provider not in known:
+            raise UnknownModelError(f"unknown provider {provider!r}", hint=f"one of {', '.join(known)}")
         model_id = f"{provider}:{wire_model}"
         family = next(
             (
@@ -243,6 +244,27 @@ class Catalog:
     def for_provider(self, provider: str) -> list[CatalogEntry]:
         """Entries of one provider, in catalog order."""
         return [e for e in self.catalog.models if e.provider == provider]
+
+
+def _providers() -> list[str]:
+    """The providers the catalog knows: those with a registered adapter (`adapters.names()`,
+    the one registry). Read when a name needs it, not at import: the adapters import this
+    module (`adapters._kit.base`), so it cannot import them first."""
+    from .adapters import names
+
+    return names()
+
+
+if TYPE_CHECKING:
+    PROVIDERS: tuple[str, ...]
+    """The providers with an adapter, in registry order (`adapters.names()`)."""
+else:
+
+    def __getattr__(name: str) -> tuple[str, ...]:
+        """`PROVIDERS`, read from the adapter registry when asked for (`_providers`)."""
+        if name == "PROVIDERS":
+            return tuple(_providers())
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _conservative(provider: str) -> AdapterCapabilities:
