@@ -268,7 +268,12 @@ else:
 
 
 def _conservative(provider: str) -> AdapterCapabilities:
-    """What any model of `provider` can be trusted to carry: text and tools (no media)."""
+    """What any model of `provider` can be trusted to carry: text and tools (no media), and
+    what its facts row says of every model of its wire (`ProviderFacts.streams_tool_calls`,
+    `.system_messages_in_list`)."""
+    from .adapters import get
+
+    facts = get(provider).facts
     return AdapterCapabilities(
         supports_thinking=False,
         supports_images=False,
@@ -276,10 +281,10 @@ def _conservative(provider: str) -> AdapterCapabilities:
         supports_system_prompt=True,
         supports_structured_output=False,
         supports_streaming=True,
-        supports_streaming_tool_calls=provider in ("anthropic", "openai", "openrouter", "responses"),
+        supports_streaming_tool_calls=facts.streams_tool_calls,
         supports_parallel_tool_calls=True,
         supports_prompt_caching=False,
-        supports_system_messages_in_list=provider not in ("anthropic", "gemini"),
+        supports_system_messages_in_list=facts.system_messages_in_list,
         max_context_tokens=8192,
         max_output_tokens=4096,
         accepted_image_media_types=[],

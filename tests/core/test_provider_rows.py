@@ -9,10 +9,12 @@ provider was missing from.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
 from metis import adapters, catalog
+from metis.adapters._kit.facts import ProviderFacts
 from metis.catalog import parse_catalog
 
 from tests.support.paths import REPO
@@ -44,3 +46,36 @@ def test_a_registered_provider_is_known_to_the_catalog(acme: str, caplog: pytest
     with caplog.at_level(logging.WARNING, logger="metis.catalog"):
         entry = _fresh_catalog().resolve(f"{acme}:model-1")
     assert (entry.provider, entry.wire_model, entry.assumed) == (acme, "model-1", True)
+
+
+# --- the registry fields of a row ------------------------------------------------------------------
+
+REGISTRY_FIELDS = ("streams_tool_calls", "system_messages_in_list")
+"""Facts shared code reads of every registered provider: fields of its row with no default."""
+
+
+@pytest.mark.parametrize("name", REGISTRY_FIELDS)
+def test_a_row_without_a_registry_field_is_refused(name: str) -> None:
+    """A new provider's row that leaves a registry fact out fails when it is made (the module
+    declaring it fails to import), instead of the provider silently missing from a table."""
+    row = adapters.get("anthropic").facts
+    given = {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.init}
+    ProviderFacts(**given)  # the whole row is a row
+    del given[name]
+    with pytest.raises(TypeError, match=name):
+        ProviderFacts(**given)
+
+
+@pytest.mark.parametrize("provider", adapters.names())
+def test_unlisted_capabilities_follow_the_row(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unlisted model's conservative capabilities take the row's facts of its wire; they
+    were provider names listed in `catalog._conservative`."""
+    adapter = adapters.get(provider)
+    for streams, in_list in ((True, False), (False, True)):
+        row = dataclasses.replace(adapter.facts, streams_tool_calls=streams, system_messages_in_list=in_list)
+        monkeypatch.setattr(type(adapter), "facts", row)
+        caps = _fresh_catalog().unlisted(provider, "zz-unlisted").capabilities
+        assert (caps.supports_streaming_tool_calls, caps.supports_system_messages_in_list) == (
+            streams,
+            in_list,
+        )

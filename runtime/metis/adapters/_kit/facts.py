@@ -198,6 +198,17 @@ class ProviderFacts:
     """What marks this provider's request bodies and replies (`detect`: which format a JSON
     body is, for `metis import`, `convert` and `validate`)."""
 
+    # --- facts shared code reads of every registered provider: no defaults, so a row
+    # without one fails as the module declaring it is imported -------------------------------
+    streams_tool_calls: bool = field(kw_only=True)
+    """Every model of this provider streams a tool call's arguments in pieces: what a model
+    the catalog does not list is trusted with (its conservative
+    `supports_streaming_tool_calls`, `catalog.Catalog.unlisted`)."""
+    system_messages_in_list: bool = field(kw_only=True)
+    """System messages may stand among the turns (False: one top-level system, Anthropic's
+    `system`, Gemini's `systemInstruction`): an unlisted model's conservative
+    `supports_system_messages_in_list`."""
+
     # --- what a Chat Completions dialect extends the wire with (read by `chat/`; a row of
     # another wire leaves them at their defaults) -------------------------------------------
     reasoning_details: bool = False

@@ -82,6 +82,8 @@ USAGE = CounterRule(
 
 FACTS = ProviderFacts(
     provider=PROVIDER,
+    streams_tool_calls=True,
+    system_messages_in_list=False,
     stop_reasons=MappingProxyType(
         {
             "end_turn": StopReason.end_turn,

@@ -164,6 +164,7 @@ def chat_facts(
     error: ErrorEnvelope,
     options: Mapping[str, str],
     usage: CounterRule,
+    streams_tool_calls: bool,
     retryable_types: frozenset[str] = RETRYABLE_TYPES,
     never_retry_types: frozenset[str] = frozenset(),
     tool_choice: Mapping[ToolChoice, object] = TOOL_CHOICE,
@@ -178,7 +179,7 @@ def chat_facts(
 ) -> ProviderFacts:
     """A dialect's row: the shared stop reasons (with the dialect's own further
     `stop_reasons`) and tool choice, its own envelope, options and usage rule (read through
-    `wire.Usage`); by default it reads file
+    `wire.Usage`), whether its models stream tool calls in pieces; by default it reads file
     ids of its own provider only, and names the reasoning effort levels as the schema does
     (OpenAI's, OpenRouter's and Mistral's levels). `fields` are the row's further fields as
     they are: what the dialect extends the wire with (`reasoning_details`,
@@ -202,6 +203,8 @@ def chat_facts(
         tokens=tokens,
         usage=usage,
         marks=marks,
+        streams_tool_calls=streams_tool_calls,
+        system_messages_in_list=True,  # system and developer messages are turns of the list
         **fields,
     )
 

@@ -202,6 +202,8 @@ USAGE = CounterRule(
 
 FACTS = ProviderFacts(
     provider=NAME,
+    streams_tool_calls=False,
+    system_messages_in_list=False,
     stop_reasons=MappingProxyType(
         {
             "STOP": StopReason.end_turn,

@@ -73,6 +73,8 @@ USAGE = CounterRule(
 
 FACTS = ProviderFacts(
     provider=NAME,
+    streams_tool_calls=False,
+    system_messages_in_list=True,
     stop_reasons={
         "stop": StopReason.end_turn,  # end of turn or a stop sequence: Ollama does not tell them apart
         "length": StopReason.max_tokens,
