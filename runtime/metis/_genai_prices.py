@@ -16,25 +16,52 @@ heavy for the commands and sessions that never need it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache, lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .errors import UnknownAdapterError
 from .usage import TokenCounts, prompt_tokens
 
 SOURCE = "genai-prices"
-PROVIDER_IDS = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "gemini": "google",
-    "openrouter": "openrouter",
-    "mistral": "mistral",
-    "responses": "openai",
-}
-"""metis provider -> genai-prices provider id (Ollama runs locally: no price to look up)."""
 _RESOLVED_MAX = 4096
+
+
+def _provider_id(provider: str) -> str | None:
+    """The genai-prices provider id of a metis provider: its facts row's `genai_prices_id`
+    (None for a provider without an adapter, or one the data set does not price)."""
+    try:
+        return _registry()(provider).facts.genai_prices_id
+    except UnknownAdapterError:
+        return None
+
+
+@cache
+def _registry() -> Callable[[str], Adapter]:
+    """`adapters.get`, imported on first use (the adapters import the catalog, which prices
+    through this module) and once: an import statement per priced reply costs 0.5 us."""
+    from .adapters import get
+
+    return get
+
+
+if TYPE_CHECKING:
+    from .adapters import Adapter
+
+    PROVIDER_IDS: dict[str, str]
+    """metis provider -> genai-prices provider id, of the providers it prices (`_provider_id`)."""
+else:
+
+    def __getattr__(name: str) -> dict[str, str]:
+        """`PROVIDER_IDS`, read from the facts rows when asked for (`_provider_id`)."""
+        if name == "PROVIDER_IDS":
+            from .adapters import names
+
+            return {p: found for p in names() if (found := _provider_id(p)) is not None}
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @cache
@@ -67,7 +94,7 @@ def cost(counts: TokenCounts, pricing_key: str, *, at: datetime | None = None) -
     provider, _, model = pricing_key.partition(":")
     if data_version() is None:
         return Priced(None, "genai-prices is not installed")
-    provider_id = PROVIDER_IDS.get(provider)
+    provider_id = _provider_id(provider)
     if provider_id is None or not model:
         return Priced(None, f"{SOURCE} prices no {provider or pricing_key!r} models")
     resolved = _resolved(provider_id, model, when.astimezone(UTC).date())

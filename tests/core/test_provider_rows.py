@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from datetime import UTC, datetime
 
 import pytest
-from metis import adapters, catalog
+from metis import _genai_prices, adapters, catalog
 from metis.adapters._kit.facts import ProviderFacts
 from metis.catalog import parse_catalog
+from metis.usage import TokenCounts
 
 from tests.support.paths import REPO
 
@@ -50,7 +52,7 @@ def test_a_registered_provider_is_known_to_the_catalog(acme: str, caplog: pytest
 
 # --- the registry fields of a row ------------------------------------------------------------------
 
-REGISTRY_FIELDS = ("streams_tool_calls", "system_messages_in_list")
+REGISTRY_FIELDS = ("streams_tool_calls", "system_messages_in_list", "genai_prices_id")
 """Facts shared code reads of every registered provider: fields of its row with no default."""
 
 
@@ -79,3 +81,31 @@ def test_unlisted_capabilities_follow_the_row(provider: str, monkeypatch: pytest
             streams,
             in_list,
         )
+
+
+# --- prices ----------------------------------------------------------------------------------------
+
+COUNTS = TokenCounts(1_000, 100, 0)
+AT = datetime(2026, 11, 20, 12, tzinfo=UTC)
+
+
+def test_price_ids_are_the_rows() -> None:
+    ids = {p: adapters.get(p).facts.genai_prices_id for p in adapters.names()}
+    assert {p: found for p, found in ids.items() if found is not None} == _genai_prices.PROVIDER_IDS
+    assert ids["ollama"] is None
+
+
+def test_a_registered_provider_is_priced_by_its_row(acme: str) -> None:
+    """`_genai_prices.PROVIDER_IDS` was a table of its own: a registered provider whose row
+    names a genai-prices id was still "priced by nobody"."""
+    own = _genai_prices.cost(COUNTS, "anthropic:claude-sonnet-4-5", at=AT)
+    assert own.cost is not None, own.reason
+    assert _genai_prices.cost(COUNTS, f"{acme}:claude-sonnet-4-5", at=AT) == own
+
+
+def test_a_row_without_a_price_id_is_unpriced(monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = adapters.get("openai")
+    assert _genai_prices.cost(COUNTS, "openai:gpt-4o", at=AT).cost is not None
+    monkeypatch.setattr(type(adapter), "facts", dataclasses.replace(adapter.facts, genai_prices_id=None))
+    priced = _genai_prices.cost(COUNTS, "openai:gpt-4o", at=AT)
+    assert priced.cost is None and priced.reason == "genai-prices prices no 'openai' models"

@@ -208,6 +208,9 @@ class ProviderFacts:
     """System messages may stand among the turns (False: one top-level system, Anthropic's
     `system`, Gemini's `systemInstruction`): an unlisted model's conservative
     `supports_system_messages_in_list`."""
+    genai_prices_id: str | None = field(kw_only=True)
+    """This provider's id in the `genai-prices` data set, metis's one source of prices
+    (`metis._genai_prices`); None for a provider it has no prices for (Ollama runs locally)."""
 
     # --- what a Chat Completions dialect extends the wire with (read by `chat/`; a row of
     # another wire leaves them at their defaults) -------------------------------------------

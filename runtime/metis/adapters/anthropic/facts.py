@@ -84,6 +84,7 @@ FACTS = ProviderFacts(
     provider=PROVIDER,
     streams_tool_calls=True,
     system_messages_in_list=False,
+    genai_prices_id="anthropic",
     stop_reasons=MappingProxyType(
         {
             "end_turn": StopReason.end_turn,

@@ -61,6 +61,7 @@ def _error_fields(body: FlatErrorBody) -> ErrorFields:
 FACTS = chat_facts(
     "mistral",
     streams_tool_calls=False,
+    genai_prices_id="mistral",
     error=ErrorEnvelope(shape=FlatErrorBody, fields=_error_fields),
     # `reasoning_effort` levels as the schema's (mistralai models/reasoningeffort.py).
     options={"max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort"},

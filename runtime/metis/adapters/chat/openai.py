@@ -44,6 +44,7 @@ def _error_fields(body: ErrorBody) -> ErrorFields:
 FACTS = chat_facts(
     "openai",
     streams_tool_calls=True,
+    genai_prices_id="openai",
     error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # `max_tokens` is deprecated and rejected by reasoning models, but still the most
     # common spelling in recorded requests: read as the canonical max_tokens too, and

@@ -82,6 +82,7 @@ def _error_fields(body: ErrorBody) -> ErrorFields:
 FACTS = chat_facts(
     "openrouter",
     streams_tool_calls=True,
+    genai_prices_id="openrouter",
     error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # `max_completion_tokens` (OpenAI's newer name, which OpenRouter also takes) is read
     # as the canonical max_tokens too and replayed under that name. `reasoning` takes an

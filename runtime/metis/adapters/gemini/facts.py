@@ -204,6 +204,7 @@ FACTS = ProviderFacts(
     provider=NAME,
     streams_tool_calls=False,
     system_messages_in_list=False,
+    genai_prices_id="google",
     stop_reasons=MappingProxyType(
         {
             "STOP": StopReason.end_turn,

@@ -75,6 +75,7 @@ FACTS = ProviderFacts(
     provider=NAME,
     streams_tool_calls=False,
     system_messages_in_list=True,
+    genai_prices_id=None,
     stop_reasons={
         "stop": StopReason.end_turn,  # end of turn or a stop sequence: Ollama does not tell them apart
         "length": StopReason.max_tokens,

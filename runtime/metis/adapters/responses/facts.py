@@ -149,6 +149,7 @@ FACTS = ProviderFacts(
     provider=PROVIDER,
     streams_tool_calls=True,
     system_messages_in_list=True,
+    genai_prices_id="openai",
     stop_reasons=STATUS_REASONS,
     error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # Rate-limit types name the limit hit (tokens or requests): worth a retry even inside a
