@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 from metis import _genai_prices, adapters, catalog
+from metis.adapters._kit import contract
 from metis.adapters._kit.facts import ProviderFacts
 from metis.catalog import parse_catalog
 from metis.usage import TokenCounts
@@ -30,11 +32,13 @@ def _fresh_catalog() -> catalog.Catalog:
 
 
 @pytest.fixture
-def acme(monkeypatch: pytest.MonkeyPatch) -> str:
+def acme(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A provider registered under a new name ("acme"), served by Anthropic's adapter module."""
     monkeypatch.setitem(adapters._MODULES, "acme", "metis.adapters.anthropic")
     monkeypatch.setattr(adapters, "_cache", dict(adapters._cache))
-    return "acme"
+    yield "acme"
+    contract.strict_shape.cache_clear()  # what was derived for "acme" goes with it
+    contract.known_fields.cache_clear()
 
 
 def test_catalog_providers_are_the_registered_adapters() -> None:
@@ -52,7 +56,7 @@ def test_a_registered_provider_is_known_to_the_catalog(acme: str, caplog: pytest
 
 # --- the registry fields of a row ------------------------------------------------------------------
 
-REGISTRY_FIELDS = ("streams_tool_calls", "system_messages_in_list", "genai_prices_id")
+REGISTRY_FIELDS = ("streams_tool_calls", "system_messages_in_list", "genai_prices_id", "contract")
 """Facts shared code reads of every registered provider: fields of its row with no default."""
 
 
@@ -109,3 +113,20 @@ def test_a_row_without_a_price_id_is_unpriced(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(type(adapter), "facts", dataclasses.replace(adapter.facts, genai_prices_id=None))
     priced = _genai_prices.cost(COUNTS, "openai:gpt-4o", at=AT)
     assert priced.cost is None and priced.reason == "genai-prices prices no 'openai' models"
+
+
+# --- request contracts -----------------------------------------------------------------------------
+
+
+def test_contracts_are_the_rows() -> None:
+    assert dict(contract.CONTRACTS) == {p: adapters.get(p).facts.contract for p in adapters.names()}
+    for provider in adapters.names():
+        assert contract.contract(provider).provider == adapters.get(provider).facts.provider
+
+
+def test_a_registered_provider_has_its_rows_contract(acme: str) -> None:
+    """`contract.CONTRACTS` was a table of its own: a registered provider had no contract
+    (`metis validate --provider` refused it)."""
+    body = {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}
+    assert [p.path for p in contract.check_request(acme, body)] == ["max_tokens"]
+    assert contract.check_request(acme, {**body, "max_tokens": 10}) == []

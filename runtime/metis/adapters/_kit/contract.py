@@ -8,7 +8,8 @@ therefore a weaker claim than "the provider would accept it", and `metis validat
 --provider` checks both, separately.
 
 The strict contract is not declared a second time. It is the adapter's declared shape,
-rebuilt with the differences in one small row per provider (`CONTRACTS`): the fields the
+rebuilt with the differences in one small row per provider, a field of its facts row
+(`ProviderFacts.contract`, declared beside the rest of its facts): the fields the
 provider requires that the shape leaves optional, the top-level fields the provider
 accepts that the shape does not declare (with their value types), and the fields a shared
 shape declares that this dialect does not take (OpenAI Chat has no `reasoning`, which the
@@ -22,8 +23,19 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from types import NoneType, UnionType
-from typing import Annotated, Any, Literal, NotRequired, Required, Union, cast, get_args, get_origin
+from types import MappingProxyType, NoneType, UnionType
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+)
 
 from pydantic import AliasChoices, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict, get_type_hints
@@ -52,162 +64,35 @@ class RequestContract:
     """What the server does with any other top-level field (Ollama's decoder ignores it)."""
 
 
-def _either(camel: str, snake: str, kind: Any) -> Any:
+def either(camel: str, snake: str, kind: Any) -> Any:
     """A Gemini field under either spelling (the API reads both)."""
     return Annotated[kind, Field(validation_alias=AliasChoices(camel, snake))]
 
 
-_CHAT_COMMON: Mapping[str, Any] = {
-    "n": int,
-    "seed": int,
-    "user": str,
-    "logprobs": bool,
-    "top_logprobs": int,
-    "logit_bias": dict[str, Number],
-    "presence_penalty": Number,
-    "frequency_penalty": Number,
-    "response_format": Json,
-    "parallel_tool_calls": bool,
-    "stream_options": Json | None,
-    "prediction": Json,
-}
-"""Chat Completions fields OpenAI and OpenRouter both accept and metis does not map."""
+if TYPE_CHECKING:
+    CONTRACTS: Mapping[str, RequestContract]
+    """Provider -> its request contract, for every provider with an adapter (`contract`)."""
+else:
 
-CONTRACTS: Mapping[str, RequestContract] = {
-    "anthropic": RequestContract(
-        "anthropic",
-        "metis.adapters.anthropic.wire:Request",
-        required=frozenset({"max_tokens"}),
-        accepted={
-            "metadata": Json,
-            "top_k": int,
-            "service_tier": str,
-            "container": str | Json | None,
-            "mcp_servers": list[Json],
-            "context_management": Json | None,
-            "output_config": Json,
-        },
-    ),
-    "openai": RequestContract(
-        "openai",
-        "metis.adapters.chat.wire:Request",
-        accepted={
-            **_CHAT_COMMON,
-            "store": bool,
-            "metadata": dict[str, str],
-            "modalities": list[str],
-            "audio": Json,
-            "reasoning_effort": str,
-            "service_tier": str,
-            "web_search_options": Json,
-            "prompt_cache_key": str,
-            "safety_identifier": str,
-            "verbosity": str,
-            "functions": list[Json],
-            "function_call": str | Json,
-        },
-        refused=frozenset({"reasoning"}),
-    ),
-    "openrouter": RequestContract(
-        "openrouter",
-        "metis.adapters.chat.wire:Request",
-        accepted={
-            **_CHAT_COMMON,
-            "top_k": Number,
-            "min_p": Number,
-            "top_a": Number,
-            "repetition_penalty": Number,
-            "structured_outputs": bool,
-            "provider": Json,
-            "models": list[str],
-            "route": str,
-            "transforms": list[str],
-            "plugins": list[Json],
-            "usage": Json,
-            "debug": Json,
-            "verbosity": str,
-        },
-    ),
-    "gemini": RequestContract(
-        "gemini",
-        "metis.adapters.gemini.wire:GenerateContentRequest",
-        accepted={
-            "safetySettings": _either("safetySettings", "safety_settings", list[Json]),
-            "cachedContent": _either("cachedContent", "cached_content", str),
-            "labels": dict[str, str],
-        },
-    ),
-    "ollama": RequestContract(
-        "ollama",
-        "metis.adapters.ollama.wire:ChatRequest",
-        accepted={
-            "format": str | Json,
-            "keep_alive": str | Number,
-            "think": bool | str,
-            "logprobs": bool,
-            "top_logprobs": int,
-        },
-        unknown="ignored",
-    ),
-    "mistral": RequestContract(
-        "mistral",
-        "metis.adapters.chat.wire:Request",
-        accepted={
-            "n": int,
-            "random_seed": int,
-            "presence_penalty": Number,
-            "frequency_penalty": Number,
-            "response_format": Json,
-            "parallel_tool_calls": bool,
-            "prediction": Json,
-            "prompt_mode": str | None,
-            "reasoning_effort": str,
-            "safe_prompt": bool,
-            "metadata": Json,
-            "min_tokens": int,
-            "stream_options": Json | None,
-        },
-        refused=frozenset({"reasoning", "max_completion_tokens"}),
-    ),
-    "responses": RequestContract(
-        "responses",
-        "metis.adapters.responses.wire:Request",
-        accepted={
-            "include": list[str],
-            "reasoning": Json | None,
-            "store": bool | None,
-            "parallel_tool_calls": bool | None,
-            "metadata": dict[str, str] | None,
-            "text": Json | None,
-            "truncation": str | None,
-            "service_tier": str | None,
-            "prompt_cache_key": str | None,
-            "prompt_cache_retention": str | None,
-            "safety_identifier": str | None,
-            "max_tool_calls": int | None,
-            "top_logprobs": int | None,
-            "presence_penalty": Number | None,
-            "frequency_penalty": Number | None,
-            "background": bool | None,
-            "user": str,
-            "prompt": Json | None,
-            "conversation": str | Json | None,
-            "stream_options": Json | None,
-            "context_management": list[Json] | None,
-        },
-    ),
-}
-"""One row per provider with an adapter (a test holds the two lists equal)."""
+    def __getattr__(name: str) -> Mapping[str, RequestContract]:
+        """`CONTRACTS`, read from the facts rows when asked for (`contract`)."""
+        if name == "CONTRACTS":
+            from .. import names
+
+            return MappingProxyType({provider: contract(provider) for provider in names()})
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def contract(provider: str) -> RequestContract:
-    """The provider's row; UnknownAdapterError for a provider without one."""
-    row = CONTRACTS.get(provider)
-    if row is None:
+    """The provider's contract, its facts row's `contract` (`ProviderFacts.contract`);
+    UnknownAdapterError for a provider without an adapter."""
+    from .. import get, names  # here: the adapters' rows import this module
+
+    if provider not in names():
         raise UnknownAdapterError(
-            f"no request contract for {provider!r}", hint=f"one of: {', '.join(CONTRACTS)}"
+            f"no request contract for {provider!r}", hint=f"one of: {', '.join(names())}"
         )
-    return row
+    return get(provider).facts.contract
 
 
 def _load(shape: str) -> type:
@@ -270,7 +155,9 @@ def strict_shape(provider: str) -> type:
 
 def _others(name: str, provider: str) -> list[str]:
     """The other providers whose request has a top-level field `name`."""
-    return [p for p in CONTRACTS if p != provider and name in known_fields(p)]
+    from .. import names
+
+    return [p for p in names() if p != provider and name in known_fields(p)]
 
 
 @cache
@@ -314,4 +201,14 @@ def _problem(provider: str, path: str, error: Mapping[str, Any]) -> FieldProblem
     return FieldProblem(path, str(error["msg"]), rule="type")
 
 
-__all__ = ["CONTRACTS", "RequestContract", "check_request", "contract", "known_fields", "strict_shape"]
+__all__ = [
+    "CONTRACTS",
+    "Json",
+    "Number",
+    "RequestContract",
+    "check_request",
+    "contract",
+    "either",
+    "known_fields",
+    "strict_shape",
+]

@@ -25,6 +25,7 @@ from metis_schema.v3 import StopReason, Usage
 from ..._times import READERS
 from ...errors import AdapterError, ProviderError
 from ...usage import CounterRule
+from .contract import RequestContract
 from .detect import RequestMarks
 from .estimate import TokenRow
 from .losses import Losses
@@ -211,6 +212,9 @@ class ProviderFacts:
     genai_prices_id: str | None = field(kw_only=True)
     """This provider's id in the `genai-prices` data set, metis's one source of prices
     (`metis._genai_prices`); None for a provider it has no prices for (Ollama runs locally)."""
+    contract: RequestContract = field(kw_only=True)
+    """What the provider requires and accepts beyond this adapter's request shape: its strict
+    request contract (`contract.strict_shape`, `metis validate --provider`)."""
 
     # --- what a Chat Completions dialect extends the wire with (read by `chat/`; a row of
     # another wire leaves them at their defaults) -------------------------------------------

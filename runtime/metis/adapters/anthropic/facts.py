@@ -12,6 +12,7 @@ from typing import Any
 from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...usage import Counter, CounterRule
+from .._kit.contract import Json, RequestContract
 from .._kit.detect import RequestMarks
 from .._kit.estimate import ANTHROPIC_BLOCKS, JsonLength, Rounding, TokenRow
 from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ErrorFields, ProviderFacts, ToolChoice
@@ -80,11 +81,30 @@ USAGE = CounterRule(
 )
 """How Anthropic's `usage` counts (`metis.usage`): the cache's tokens apart from input_tokens."""
 
+CONTRACT = RequestContract(
+    "anthropic",
+    "metis.adapters.anthropic.wire:Request",
+    required=frozenset({"max_tokens"}),
+    accepted={
+        "metadata": Json,
+        "top_k": int,
+        "service_tier": str,
+        "container": str | Json | None,
+        "mcp_servers": list[Json],
+        "context_management": Json | None,
+        "output_config": Json,
+    },
+)
+"""What the provider requires and accepts beyond the shape its adapter reads (`metis validate
+--provider`: `_kit.contract`)."""
+
+
 FACTS = ProviderFacts(
     provider=PROVIDER,
     streams_tool_calls=True,
     system_messages_in_list=False,
     genai_prices_id="anthropic",
+    contract=CONTRACT,
     stop_reasons=MappingProxyType(
         {
             "end_turn": StopReason.end_turn,

@@ -17,6 +17,7 @@ from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...errors import RETRYABLE_HTTP_BELOW_500
 from ...usage import Counter, CounterRule
+from .._kit.contract import Json, Number
 from .._kit.detect import RequestMarks
 from .._kit.estimate import JsonLength, Thinking, TokenRow
 from .._kit.facts import (
@@ -158,6 +159,23 @@ MARKS = RequestMarks(
 by default, `chat_facts`)."""
 
 
+CHAT_ACCEPTED: Mapping[str, Any] = {
+    "n": int,
+    "seed": int,
+    "user": str,
+    "logprobs": bool,
+    "top_logprobs": int,
+    "logit_bias": dict[str, Number],
+    "presence_penalty": Number,
+    "frequency_penalty": Number,
+    "response_format": Json,
+    "parallel_tool_calls": bool,
+    "stream_options": Json | None,
+    "prediction": Json,
+}
+"""Chat Completions fields OpenAI and OpenRouter both accept and metis does not map."""
+
+
 def chat_facts(
     provider: str,
     *,
@@ -217,6 +235,7 @@ def stop_reason(facts: ProviderFacts, finish_reason: str | None, *, refused: boo
 
 
 __all__ = [
+    "CHAT_ACCEPTED",
     "CHAT_UNITS",
     "FINISH_REASONS",
     "MARKS",

@@ -30,6 +30,7 @@ from typing import ClassVar
 from metis_schema.v3 import StopReason
 
 from ...usage import Counter, CounterRule
+from .._kit.contract import Json, Number, RequestContract
 from .._kit.detect import THINKING_CHUNKS
 from .._kit.facts import TOOL_NAME, ErrorEnvelope, ErrorFields, ProviderFacts, ToolChoice
 from . import ChatCompletionsAdapter, chat_facts
@@ -58,10 +59,35 @@ def _error_fields(body: FlatErrorBody) -> ErrorFields:
     )
 
 
+CONTRACT = RequestContract(
+    "mistral",
+    "metis.adapters.chat.wire:Request",
+    accepted={
+        "n": int,
+        "random_seed": int,
+        "presence_penalty": Number,
+        "frequency_penalty": Number,
+        "response_format": Json,
+        "parallel_tool_calls": bool,
+        "prediction": Json,
+        "prompt_mode": str | None,
+        "reasoning_effort": str,
+        "safe_prompt": bool,
+        "metadata": Json,
+        "min_tokens": int,
+        "stream_options": Json | None,
+    },
+    refused=frozenset({"reasoning", "max_completion_tokens"}),
+)
+"""What the provider requires and accepts beyond the shape its adapter reads (`metis validate
+--provider`: `_kit.contract`)."""
+
+
 FACTS = chat_facts(
     "mistral",
     streams_tool_calls=False,
     genai_prices_id="mistral",
+    contract=CONTRACT,
     error=ErrorEnvelope(shape=FlatErrorBody, fields=_error_fields),
     # `reasoning_effort` levels as the schema's (mistralai models/reasoningeffort.py).
     options={"max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort"},

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ...usage import Counter, CounterRule
+from .._kit.contract import Json, RequestContract
 from .._kit.facts import ErrorEnvelope, ErrorFields, ProviderFacts
 from . import ChatCompletionsAdapter, chat_facts
-from .facts import CHAT_UNITS, RETRYABLE_TYPES, WAV_MP3
+from .facts import CHAT_ACCEPTED, CHAT_UNITS, RETRYABLE_TYPES, WAV_MP3
 from .wire import ErrorBody, Usage
 
 USAGE = CounterRule(
@@ -41,10 +42,35 @@ def _error_fields(body: ErrorBody) -> ErrorFields:
     )
 
 
+CONTRACT = RequestContract(
+    "openai",
+    "metis.adapters.chat.wire:Request",
+    accepted={
+        **CHAT_ACCEPTED,
+        "store": bool,
+        "metadata": dict[str, str],
+        "modalities": list[str],
+        "audio": Json,
+        "reasoning_effort": str,
+        "service_tier": str,
+        "web_search_options": Json,
+        "prompt_cache_key": str,
+        "safety_identifier": str,
+        "verbosity": str,
+        "functions": list[Json],
+        "function_call": str | Json,
+    },
+    refused=frozenset({"reasoning"}),
+)
+"""What the provider requires and accepts beyond the shape its adapter reads (`metis validate
+--provider`: `_kit.contract`)."""
+
+
 FACTS = chat_facts(
     "openai",
     streams_tool_calls=True,
     genai_prices_id="openai",
+    contract=CONTRACT,
     error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # `max_tokens` is deprecated and rejected by reasoning models, but still the most
     # common spelling in recorded requests: read as the canonical max_tokens too, and

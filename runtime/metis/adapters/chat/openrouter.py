@@ -44,9 +44,10 @@ import dataclasses
 from typing import ClassVar
 
 from ...usage import Counter, CounterRule
+from .._kit.contract import Json, Number, RequestContract
 from .._kit.facts import ErrorEnvelope, ErrorFields, ProviderFacts
 from . import ChatCompletionsAdapter, chat_facts
-from .facts import CHAT_UNITS, MARKS, RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
+from .facts import CHAT_ACCEPTED, CHAT_UNITS, MARKS, RETRYABLE_STATUS_CODES, RETRYABLE_TYPES, WAV_MP3
 from .wire import ErrorBody, Usage
 
 USAGE = CounterRule(
@@ -79,10 +80,35 @@ def _error_fields(body: ErrorBody) -> ErrorFields:
     )
 
 
+CONTRACT = RequestContract(
+    "openrouter",
+    "metis.adapters.chat.wire:Request",
+    accepted={
+        **CHAT_ACCEPTED,
+        "top_k": Number,
+        "min_p": Number,
+        "top_a": Number,
+        "repetition_penalty": Number,
+        "structured_outputs": bool,
+        "provider": Json,
+        "models": list[str],
+        "route": str,
+        "transforms": list[str],
+        "plugins": list[Json],
+        "usage": Json,
+        "debug": Json,
+        "verbosity": str,
+    },
+)
+"""What the provider requires and accepts beyond the shape its adapter reads (`metis validate
+--provider`: `_kit.contract`)."""
+
+
 FACTS = chat_facts(
     "openrouter",
     streams_tool_calls=True,
     genai_prices_id="openrouter",
+    contract=CONTRACT,
     error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # `max_completion_tokens` (OpenAI's newer name, which OpenRouter also takes) is read
     # as the canonical max_tokens too and replayed under that name. `reasoning` takes an

@@ -16,6 +16,7 @@ from typing import Any
 from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...usage import Counter, CounterRule
+from .._kit.contract import Json, RequestContract, either
 from .._kit.detect import RequestMarks
 from .._kit.estimate import JsonLength, TokenRow
 from .._kit.facts import SCHEMA, TOOL_NAME, ErrorEnvelope, ErrorFields, ProviderFacts, ToolChoice
@@ -200,11 +201,25 @@ USAGE = CounterRule(
 )
 """How Gemini's `usageMetadata` counts (`metis.usage`)."""
 
+CONTRACT = RequestContract(
+    "gemini",
+    "metis.adapters.gemini.wire:GenerateContentRequest",
+    accepted={
+        "safetySettings": either("safetySettings", "safety_settings", list[Json]),
+        "cachedContent": either("cachedContent", "cached_content", str),
+        "labels": dict[str, str],
+    },
+)
+"""What the provider requires and accepts beyond the shape its adapter reads (`metis validate
+--provider`: `_kit.contract`)."""
+
+
 FACTS = ProviderFacts(
     provider=NAME,
     streams_tool_calls=False,
     system_messages_in_list=False,
     genai_prices_id="google",
+    contract=CONTRACT,
     stop_reasons=MappingProxyType(
         {
             "STOP": StopReason.end_turn,

@@ -18,6 +18,7 @@ from typing import Any
 from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...usage import Counter, CounterRule
+from .._kit.contract import Json, Number, RequestContract
 from .._kit.detect import RequestMarks
 from .._kit.estimate import TokenRow
 from .._kit.facts import SCHEMA, ErrorEnvelope, ErrorFields, ProviderFacts
@@ -71,11 +72,28 @@ USAGE = CounterRule(
 )
 """How Ollama counts (`metis.usage`): the final response's own counters."""
 
+CONTRACT = RequestContract(
+    "ollama",
+    "metis.adapters.ollama.wire:ChatRequest",
+    accepted={
+        "format": str | Json,
+        "keep_alive": str | Number,
+        "think": bool | str,
+        "logprobs": bool,
+        "top_logprobs": int,
+    },
+    unknown="ignored",
+)
+"""What the provider requires and accepts beyond the shape its adapter reads (`metis validate
+--provider`: `_kit.contract`)."""
+
+
 FACTS = ProviderFacts(
     provider=NAME,
     streams_tool_calls=False,
     system_messages_in_list=True,
     genai_prices_id=None,
+    contract=CONTRACT,
     stop_reasons={
         "stop": StopReason.end_turn,  # end of turn or a stop sequence: Ollama does not tell them apart
         "length": StopReason.max_tokens,

@@ -18,6 +18,7 @@ from typing import Any
 from metis_schema.v3 import StopReason, ToolDefinition
 
 from ...usage import Counter, CounterRule
+from .._kit.contract import Json, Number, RequestContract
 from .._kit.detect import RequestMarks
 from .._kit.estimate import JsonLength, TokenRow
 from .._kit.facts import (
@@ -145,11 +146,43 @@ USAGE = CounterRule(
 """How a Responses `usage` object counts (`metis.usage`)."""
 
 
+CONTRACT = RequestContract(
+    "responses",
+    "metis.adapters.responses.wire:Request",
+    accepted={
+        "include": list[str],
+        "reasoning": Json | None,
+        "store": bool | None,
+        "parallel_tool_calls": bool | None,
+        "metadata": dict[str, str] | None,
+        "text": Json | None,
+        "truncation": str | None,
+        "service_tier": str | None,
+        "prompt_cache_key": str | None,
+        "prompt_cache_retention": str | None,
+        "safety_identifier": str | None,
+        "max_tool_calls": int | None,
+        "top_logprobs": int | None,
+        "presence_penalty": Number | None,
+        "frequency_penalty": Number | None,
+        "background": bool | None,
+        "user": str,
+        "prompt": Json | None,
+        "conversation": str | Json | None,
+        "stream_options": Json | None,
+        "context_management": list[Json] | None,
+    },
+)
+"""What the provider requires and accepts beyond the shape its adapter reads (`metis validate
+--provider`: `_kit.contract`)."""
+
+
 FACTS = ProviderFacts(
     provider=PROVIDER,
     streams_tool_calls=True,
     system_messages_in_list=True,
     genai_prices_id="openai",
+    contract=CONTRACT,
     stop_reasons=STATUS_REASONS,
     error=ErrorEnvelope(shape=ErrorBody, fields=_error_fields),
     # Rate-limit types name the limit hit (tokens or requests): worth a retry even inside a
