@@ -135,9 +135,15 @@ def _numeric_text(value: Any) -> Any:
     return value
 
 
-Count = Annotated[int, BeforeValidator(_numeric_text), Field(strict=True, ge=0)]
-"""A token count of a declared usage shape: a JSON integer, not negative (also written as
-text, "12"); not a boolean, a fraction or other text."""
+Count = Annotated[int, Field(strict=True, ge=0)]
+"""A token count as a wire states it: a JSON integer, not negative; not a boolean, a
+fraction or text. The one declaration of a count, which every declared wire shape uses
+(Anthropic's, Gemini's and Ollama's as they are, and `TextCount` where a server may write
+one as text)."""
+
+TextCount = Annotated[Count, BeforeValidator(_numeric_text)]
+"""A `Count` also written as text ("12", as some Chat Completions and Responses compatible
+servers do): that integer; any other text is refused as a `Count` is."""
 
 Amount = Annotated[Decimal, Field(strict=False, ge=0, allow_inf_nan=False)]
 """An amount of money a usage object states (OpenRouter's `cost`): a finite, non-negative
@@ -372,6 +378,7 @@ __all__ = [
     "Count",
     "Counter",
     "CounterRule",
+    "TextCount",
     "TokenCounts",
     "UsageCountError",
     "content_units",

@@ -23,6 +23,8 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
+from ...usage import Count
+
 _DECLARED = ConfigDict(strict=True)
 """An object metis reads only the declared keys of: the others are not copied."""
 _LOOSE = ConfigDict(extra="allow", strict=True)
@@ -78,10 +80,6 @@ def _result_blocks(value: Any) -> Any:
 
 
 # --- usage and errors ---------------------------------------------------------------------
-
-
-Count = Annotated[int, Field(ge=0)]
-"""A token count: a JSON integer (strict: not a boolean, a fraction or text), not negative."""
 
 
 @with_config(_DECLARED)

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
-from ...usage import Amount, Count
+from ...usage import Amount, TextCount
 from .._kit.arguments import canonical_arguments, kept_arguments, raw_arguments_to_keep
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
@@ -203,25 +203,25 @@ class Choice(TypedDict):
 
 @with_config(_READ)
 class PromptTokensDetails(TypedDict, total=False):
-    cached_tokens: Count | None
-    cache_write_tokens: Count | None
+    cached_tokens: TextCount | None
+    cache_write_tokens: TextCount | None
     """OpenRouter: tokens written to the cache (within prompt_tokens)."""
-    audio_tokens: Count | None
-    image_tokens: Count | None
+    audio_tokens: TextCount | None
+    image_tokens: TextCount | None
 
 
 @with_config(_READ)
 class CompletionTokensDetails(TypedDict, total=False):
-    reasoning_tokens: Count | None
-    audio_tokens: Count | None
-    image_tokens: Count | None
+    reasoning_tokens: TextCount | None
+    audio_tokens: TextCount | None
+    image_tokens: TextCount | None
 
 
 @with_config(_READ)
 class ServerToolUsage(TypedDict, total=False):
     """OpenRouter: server-tool calls it ran (`usage.server_tool_use`)."""
 
-    web_search_requests: Count | None
+    web_search_requests: TextCount | None
 
 
 @with_config(_READ)
@@ -230,8 +230,8 @@ class Usage(TypedDict, total=False):
     (cache writes, server tools, the billed `cost`): read through by the dialect's counter
     rule (`metis.usage`), which reads only what is declared here."""
 
-    prompt_tokens: Count | None
-    completion_tokens: Count | None
+    prompt_tokens: TextCount | None
+    completion_tokens: TextCount | None
     prompt_tokens_details: PromptTokensDetails | None
     completion_tokens_details: CompletionTokensDetails | None
     server_tool_use: ServerToolUsage | None

@@ -34,6 +34,8 @@ from pydantic import with_config as _with_config
 from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
+from ...usage import Count
+
 _T = TypeVar("_T")
 
 _LOOSE = ConfigDict(extra="allow")
@@ -59,8 +61,6 @@ Enum = Annotated[
 """A proto enum as its name or (with `enum-encoding=int`) its number; numbers are named in facts.
 One error for both branches, so the error path is the field's, not a union branch's."""
 
-Count = Annotated[int, Field(strict=True, ge=0)]
-"""A token count: a JSON integer, not negative (not a boolean, not a numeric string)."""
 
 Number = Annotated[float, Field(strict=True)]
 """A JSON number (an integer is taken as a float; a boolean is not a number)."""

@@ -29,6 +29,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
 from ...errors import WireFormatError
+from ...usage import Count
 from .._kit.images import parse_data_url
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
@@ -52,7 +53,6 @@ def _either(expected: str) -> WrapValidator:
 
 
 NonEmpty = Annotated[str, Field(min_length=1)]
-Count = Annotated[int, Field(ge=0)]
 Number = Annotated[int | float, _either("a number")]
 """A number kept as sent (an integer stays an integer, so an import replays exactly)."""
 Arguments = Annotated[dict[str, Any] | str, _either("an object (or a JSON string)")]

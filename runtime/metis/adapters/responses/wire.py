@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Field, Tag, with_config
 from typing_extensions import TypedDict
 
-from ...usage import Count
+from ...usage import TextCount
 
 _LOOSE = ConfigDict(extra="allow", strict=True)
 _READ = ConfigDict(extra="ignore", strict=True)
@@ -303,13 +303,13 @@ class ErrorBody(TypedDict):
 
 @with_config(_READ)
 class InputTokensDetails(TypedDict, total=False):
-    cached_tokens: Count | None
-    cache_write_tokens: Count | None
+    cached_tokens: TextCount | None
+    cache_write_tokens: TextCount | None
 
 
 @with_config(_READ)
 class OutputTokensDetails(TypedDict, total=False):
-    reasoning_tokens: Count | None
+    reasoning_tokens: TextCount | None
 
 
 @with_config(_READ)
@@ -317,8 +317,8 @@ class Usage(TypedDict, total=False):
     """A response's `usage` (openai-python types/responses/response_usage.py): read through by
     the counter rule (`metis.usage`), which reads only what is declared here."""
 
-    input_tokens: Count | None
-    output_tokens: Count | None
+    input_tokens: TextCount | None
+    output_tokens: TextCount | None
     input_tokens_details: InputTokensDetails | None
     output_tokens_details: OutputTokensDetails | None
 
