@@ -420,6 +420,7 @@ class Exchanges:
             ),
             model_name=prepared.model_name,
             reply_id=REPLY_PREFIX[inbound] + message_id,
+            message_id=message_id,
             created=int(time.time()),
             producer=producer,
             include_usage=prepared.include_usage,
