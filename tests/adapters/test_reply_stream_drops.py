@@ -61,7 +61,9 @@ _AT = re.compile(r"^dropped (\S+) at block #(\d+) of message (\S+) for ")
 def _streamed(provider: str, name: str) -> tuple[list[StreamEvent], Message, ToolIdMap]:
     """The golden stream's canonical events and the message they assemble to."""
     ids = ToolIdMap(SESSION)
-    context = RequestContext(session_id=SESSION, model=UPSTREAM[provider], tool_ids=ids, message_id=MESSAGE_ID)
+    context = RequestContext(
+        session_id=SESSION, model=UPSTREAM[provider], tool_ids=ids, message_id=MESSAGE_ID
+    )
     decoder = metis.adapters.get(provider).stream_decoder(context)
     events = [*decoder.feed((ROOT / provider / name).read_bytes()), *decoder.close()]
     assembler = StreamAssembler(context, provider)

@@ -14,6 +14,9 @@ A block is named by its index in its message (`block_at`). A stream encoder rend
 block that arrived whole as a one-block message standing in for the reply's message
 (`_kit.reply.probe`, under `standing_in`): a loss said about that stand-in names the reply's
 message and the block's own index in it, not position 0 of a message that never exists.
+A render whose losses another render of the same message already said (the gateway
+fingerprints a reply as its client holds it, after the reply writer said what the client
+does not get) runs under `said_already`: each loss is said once.
 """
 
 from __future__ import annotations
@@ -64,6 +67,22 @@ def standing_in(message_id: str, index: int) -> Iterator[None]:
         yield
     finally:
         _STAND_IN.reset(token)
+
+
+_SAID_ALREADY: ContextVar[bool] = ContextVar("metis_losses_said_already", default=False)
+"""Whether the losses met now were said already (`said_already`)."""
+
+
+@contextmanager
+def said_already() -> Iterator[None]:
+    """Within: no loss is logged (an import still lists what it did not take in
+    `WireImport.dropped`, and a critical block still fails). For a render of what another
+    render already reported on, so that each loss is said once."""
+    token = _SAID_ALREADY.set(True)
+    try:
+        yield
+    finally:
+        _SAID_ALREADY.reset(token)
 
 
 def block_index(message: Message, index: int) -> int:
@@ -200,6 +219,8 @@ class Losses:
         """The one WARN line (`WORDING`) with the five §7.3 fields (and an import's `path`):
         a loss in `message` names its session, one in a message being made (or `REQUEST`)
         the reporter's."""
+        if _SAID_ALREADY.get():
+            return
         session_id, message_id = (
             (message.session_id, message.id) if isinstance(message, Message) else (self.session_id, message)
         )
@@ -241,6 +262,7 @@ __all__ = [
     "block_index",
     "is_critical",
     "log",
+    "said_already",
     "standing_in",
     "wire_message",
 ]
