@@ -65,10 +65,14 @@ INBOUND = {
 """The formats `metis serve` answers in, each with a model of its own provider."""
 
 REPLY_ID = {"anthropic": "msg_01reply", "openai": "chatcmpl-01reply", "responses": "resp_01reply"}
+MESSAGE_ID = "01KB0000000000000000000RPY"
+"""The id of every reply message read here (a reply writer is told it: `ReplyOptions.message_id`)."""
 
 
 def _context(provider: str, ids: ToolIdMap) -> RequestContext:
-    return RequestContext(session_id=SESSION, model=MODELS[provider], tool_ids=ids, created_at=NOW)
+    return RequestContext(
+        session_id=SESSION, model=MODELS[provider], tool_ids=ids, created_at=NOW, message_id=MESSAGE_ID
+    )
 
 
 def _replies() -> Iterator[tuple[str, str]]:
@@ -101,6 +105,7 @@ def _reply_options(
         options=AdapterOptions(model=INBOUND[inbound], session_id=SESSION, tool_ids=ids, endpoint=endpoint),
         model_name=INBOUND[inbound].split(":", 1)[1],
         reply_id=REPLY_ID[inbound],
+        message_id=MESSAGE_ID,
         created=1_790_000_000,
         producer=message_provider,
     )

@@ -237,6 +237,7 @@ def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
         options=client_view("responses", metadata.model, message.session_id, tool_ids, metadata.endpoint),
         model_name=(metadata.model or "").split(":", 1)[-1],
         reply_id=response_id,
+        message_id=message.id,
         created=int(message.created_at.timestamp()),
         producer=metadata.provider,
     )

@@ -33,6 +33,7 @@ from metis_schema.v3 import Message, Role, StreamEvent
 
 from .. import adapters
 from ..adapters import AdapterOptions
+from ..adapters._kit.losses import said_already
 from ..adapters._kit.reply import ReplyEncoder, ReplyOptions
 from ..catalog import load_catalog
 from ..client import AsyncClient
@@ -420,6 +421,7 @@ class Exchanges:
             ),
             model_name=prepared.model_name,
             reply_id=REPLY_PREFIX[inbound] + message_id,
+            message_id=message_id,
             created=int(time.time()),
             producer=producer,
             include_usage=prepared.include_usage,
@@ -480,10 +482,11 @@ class Exchanges:
         copy = ToolIdMap(session.id, list(session.tool_ids))  # writing mints ids: a copy
         options = client_view(prepared.inbound, prepared.target, session.id, copy, message.metadata.endpoint)
         adapter = adapters.get(prepared.inbound)
-        written = adapter.to_wire([message], [], options)
-        seen = adapter.from_wire_request(
-            written, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
-        ).messages
+        with said_already():  # the reply's writer said what the client does not get
+            written = adapter.to_wire([message], [], options)
+            seen = adapter.from_wire_request(
+                written, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
+            ).messages
         keys = prepared.chain.extend(seen)
         if keys:
             prepared.writes.put_tip(keys[-1], session.id, message.id)

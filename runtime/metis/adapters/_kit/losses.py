@@ -9,13 +9,23 @@ message the loss is in; where no message exists to name it carries a marker inst
 `REQUEST` for a loss of the request itself (an option, a tool definition, a directive),
 and, at import, where the canonical message is still being made and has no id, the wire
 position of the message it is read from (`messages[2]`, `contents[0]`, `input[3]`).
+
+A block is named by its index in its message (`block_at`). A stream encoder renders a
+block that arrived whole as a one-block message standing in for the reply's message
+(`_kit.reply.probe`, under `standing_in`): a loss said about that stand-in names the reply's
+message and the block's own index in it, not position 0 of a message that never exists.
+A render whose losses another render of the same message already said (the gateway
+fingerprints a reply as its client holds it, after the reply writer said what the client
+does not get) runs under `said_already`: each loss is said once.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from metis_schema.v3 import ContentBlock, Message, TextBlock, ToolResultBlock
@@ -41,6 +51,52 @@ ASSUMED = "assumed"
 
 _MESSAGE_AT = re.compile(r"^(?:messages|contents|input)\[\d+\]")
 """A wire path's first step when it is a message of the request (`messages[2]`, `input[0]`)."""
+
+
+_STAND_IN: ContextVar[tuple[str, int] | None] = ContextVar("metis_loss_stand_in", default=None)
+"""While a one-block message stands in for block `index` of message `id` (`standing_in`):
+`(id, index)`."""
+
+
+@contextmanager
+def standing_in(message_id: str, index: int) -> Iterator[None]:
+    """Within: a one-block message with id `message_id` is the stand-in for block `index` of
+    that message, so a loss said about its block names `block #<index>` (`block_at`)."""
+    token = _STAND_IN.set((message_id, index))
+    try:
+        yield
+    finally:
+        _STAND_IN.reset(token)
+
+
+_SAID_ALREADY: ContextVar[bool] = ContextVar("metis_losses_said_already", default=False)
+"""Whether the losses met now were said already (`said_already`)."""
+
+
+@contextmanager
+def said_already() -> Iterator[None]:
+    """Within: no loss is logged (an import still lists what it did not take in
+    `WireImport.dropped`, and a critical block still fails). For a render of what another
+    render already reported on, so that each loss is said once."""
+    token = _SAID_ALREADY.set(True)
+    try:
+        yield
+    finally:
+        _SAID_ALREADY.reset(token)
+
+
+def block_index(message: Message, index: int) -> int:
+    """The index of block `index` of `message` in the message it belongs to: itself, or the
+    one a stand-in (`standing_in`) is rendered for."""
+    stand_in = _STAND_IN.get()
+    if stand_in is not None and stand_in[0] == message.id and len(message.content) == 1:
+        return stand_in[1]
+    return index
+
+
+def block_at(message: Message, index: int) -> str:
+    """Where block `index` of `message` is, as a loss WARN says it (`block #3 of message <id>`)."""
+    return f"block #{block_index(message, index)} of message {message.id}"
 
 
 def is_critical(message: Message, index: int) -> bool:
@@ -79,14 +135,15 @@ class Losses:
     def block(self, message: Message, index: int, block_type: str, reason: str) -> None:
         """Drop block `index` of `message` with one WARN, or raise if it is critical."""
         if is_critical(message, index):
+            where = block_index(message, index)
             raise CriticalBlockError(
-                f"{self.adapter} cannot carry critical {block_type} block #{index}: {reason}",
+                f"{self.adapter} cannot carry critical {block_type} block #{where}: {reason}",
                 provider=self.adapter,
                 message_id=message.id,
-                path=f"content[{index}]",
+                path=f"content[{where}]",
                 hint="route to a model that supports it, or unmark the block as critical",
             )
-        self._say(DROPPED, message, block_type, reason, at=f"block #{index} of message {message.id}")
+        self._say(DROPPED, message, block_type, reason, at=block_at(message, index))
 
     def lost(
         self,
@@ -162,6 +219,8 @@ class Losses:
         """The one WARN line (`WORDING`) with the five §7.3 fields (and an import's `path`):
         a loss in `message` names its session, one in a message being made (or `REQUEST`)
         the reporter's."""
+        if _SAID_ALREADY.get():
+            return
         session_id, message_id = (
             (message.session_id, message.id) if isinstance(message, Message) else (self.session_id, message)
         )
@@ -199,7 +258,11 @@ __all__ = [
     "REQUEST",
     "WORDING",
     "Losses",
+    "block_at",
+    "block_index",
     "is_critical",
     "log",
+    "said_already",
+    "standing_in",
     "wire_message",
 ]

@@ -14,21 +14,26 @@ final only then.
 What a reply cannot carry to its client (another provider's opaque reasoning, a server
 tool result the format has no item for) is dropped with the §7.3 WARN by the request
 writer, exactly as a request to that provider would drop it; the stored message keeps
-everything.
+everything. A stream says each drop once, naming the reply's message and the block's index
+in it: a block that arrives whole is rendered then (`probe`, whose losses name the block
+where it is), and `finish` renders none of what the stream wrote again: it says the drop of
+each block the stream never wrote (`StreamBlocks.unsaid`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from metis_schema import CURRENT_VERSION
-from metis_schema.v3 import Message, MessageMetadata, Role, StreamEvent
+from metis_schema.v3 import ContentBlock, Message, MessageMetadata, Role, StreamEvent
 
 from ... import _json
-from .losses import Losses
+from .losses import Losses, standing_in
 
 if TYPE_CHECKING:
     from .base import AdapterOptions
@@ -44,7 +49,9 @@ class ReplyOptions:
     `tool_ids` the session's map (each canonical call id leaves under the id this format's
     client will send back). `model_name` is echoed as the reply's `model` (what the client
     asked for); `reply_id` is the reply's own id (the gateway derives it from the stored
-    message id, so `GET /v1/responses/{id}` finds it); `created` is Unix seconds;
+    message id, so `GET /v1/responses/{id}` finds it); `message_id` is that stored
+    message's id, known before a stream's message exists (the gateway names the reply
+    first), so a drop WARN names it; `created` is Unix seconds;
     `producer` is the provider that answered upstream (a stream encoder decides from it and
     `options.endpoint`, before the message exists, what a whole reply's writer decides from
     the message's metadata: whether opaque reasoning may go to this client)."""
@@ -52,6 +59,7 @@ class ReplyOptions:
     options: AdapterOptions
     model_name: str
     reply_id: str
+    message_id: str
     created: int
     producer: str | None = None
     include_usage: bool = False
@@ -65,12 +73,15 @@ def sse(data: Any, event: str | None = None) -> bytes:
     return head + b"data: " + _json.dumps(data) + b"\n\n"
 
 
-def probe(block: Any, reply: ReplyOptions) -> Message:
-    """A one-block assistant message from the reply's producer, so that a block a stream
-    delivered whole is rendered by the same writer as a whole reply."""
-    return Message.model_validate(
+@contextmanager
+def probe(block: Any, index: int, reply: ReplyOptions) -> Iterator[Message]:
+    """A one-block assistant message from the reply's producer standing in for block `index`
+    of the reply's message, so that a block a stream delivered whole is rendered by the same
+    writer as a whole reply; within, a loss said about it names the reply's message and
+    `index` (`losses.standing_in`)."""
+    message = Message.model_validate(
         {
-            "id": PROBE_ID,
+            "id": reply.message_id,
             "session_id": reply.options.session_id,
             "role": Role.assistant,
             "content": [block],
@@ -79,6 +90,8 @@ def probe(block: Any, reply: ReplyOptions) -> Message:
             "schema_version": CURRENT_VERSION,
         }
     )
+    with standing_in(message.id, index):
+        yield message
 
 
 KEPT_WHOLE = frozenset({"server_tool_use", "server_tool_result", "compaction"})
@@ -87,23 +100,48 @@ own item, verbatim), which a stream does not have until it ends: a streamed repl
 them out, with the §7.3 WARN; the stored message keeps them, and the gateway replays them
 upstream from there."""
 
+_NOT_KEPT_YET = "a streamed reply carries no provider item kept for replay (the stored message keeps it)"
+
 
 def left_out_of_stream(block: Any, index: int, reply: ReplyOptions, adapter: str) -> bool:
     """Whether a block that arrived whole stays out of this streamed reply (`KEPT_WHOLE`),
-    logged once."""
+    its drop said once."""
     if block.type not in KEPT_WHOLE:
         return False
-    Losses(adapter, reply.options.session_id).lost(
-        reply.reply_id,
-        block.type,
-        "a streamed reply carries no provider item kept for replay (the stored message keeps it)",
-        at=f"block #{index} of the streamed reply {reply.reply_id}",
-    )
+    with probe(block, index, reply) as message:
+        Losses(adapter, reply.options.session_id).block(message, 0, block.type, _NOT_KEPT_YET)
     return True
 
 
-PROBE_ID = "0" * 26
-"""The id of a `probe` message (never stored; a drop WARN about it names this id)."""
+@dataclass
+class StreamBlocks:
+    """The block indexes the events of one streamed reply named (`note`, every event).
+
+    The assembled message holds a block for each of them, in index order, so when the stream
+    ends `unsaid` finds the message's blocks the stream neither wrote nor said the drop of
+    (reasoning this client does not take, say): the encoder says their drops then, once,
+    naming the index each has in the message, without writing the rest again."""
+
+    came: set[int] = field(default_factory=set)
+
+    def note(self, event: StreamEvent) -> None:
+        """An event of the stream (one with no block index changes nothing)."""
+        index = getattr(event, "index", None)
+        if isinstance(index, int):
+            self.came.add(index)
+
+    def unsaid(self, message: Message, settled: Collection[int]) -> list[tuple[int, ContentBlock]]:
+        """The blocks of the finished `message`, with their index in it, whose stream index is
+        not in `settled` (written, or its drop said). The message's blocks map to the indexes
+        that came, in order; a stream whose indexes do not (an index that made no block) is
+        read as numbered from 0."""
+        came = sorted(self.came)
+        indexes = came if len(came) == len(message.content) else range(len(message.content))
+        return [
+            (position, block)
+            for position, (index, block) in enumerate(zip(indexes, message.content, strict=True))
+            if index not in settled
+        ]
 
 
 class ReplyEncoder(ABC):

@@ -24,7 +24,7 @@ from ...errors import WireFormatError
 from ...validation import pydantic_problems
 from .._kit.cache_points import with_cache_point
 from .._kit.importing import text_block
-from .._kit.losses import Losses
+from .._kit.losses import Losses, block_at
 from .facts import PROVIDER
 from .provider_raw import Replay
 
@@ -147,7 +147,7 @@ def write_citations(
             "text/citation:" + ",".join(sorted(kinds)),
             "Anthropic takes back only its own web search citations (with their encrypted_index) "
             "and document citations",
-            at=f"citations of block #{index} of message {message.id}",
+            at=f"citations of {block_at(message, index)}",
             whole=True,
         )
     return out

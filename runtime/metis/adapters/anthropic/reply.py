@@ -28,10 +28,14 @@ from metis_schema.v3 import (
 )
 
 from .._kit.base import WireBody
+from .._kit.losses import Losses
 from .._kit.provenance import produced_here
-from .._kit.reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse
+from .._kit.reply import ReplyEncoder, ReplyOptions, StreamBlocks, left_out_of_stream, probe, sse
 from .facts import FACTS, PROVIDER
 from .to_wire import write_request
+
+_NOT_SENT = "this stream sent no block for it (the stored message keeps it)"
+"""Why a block the whole reply's writer would carry, but this stream never wrote, is dropped."""
 
 
 def stop_reason(reason: StopReason | None) -> str:
@@ -85,6 +89,10 @@ class AnthropicReplyEncoder(ReplyEncoder):
         self._closed: set[int] = set()
         self._open: int | None = None
         self._skipped: set[int] = set()
+        """Canonical indexes this client does not get."""
+        self._said: set[int] = set()
+        """Skipped indexes whose drop was said as their block arrived (the rest: in `finish`)."""
+        self._blocks = StreamBlocks()
 
     def start(self) -> bytes:
         message: dict[str, Any] = {
@@ -100,6 +108,7 @@ class AnthropicReplyEncoder(ReplyEncoder):
         return sse({"type": "message_start", "message": message}, "message_start")
 
     def feed(self, event: StreamEvent) -> bytes:
+        self._blocks.note(event)
         if isinstance(event, TextDeltaEvent):
             return self._delta(
                 event.index, {"type": "text", "text": ""}, {"type": "text_delta", "text": event.text}
@@ -120,6 +129,14 @@ class AnthropicReplyEncoder(ReplyEncoder):
         return b""  # usage and completion close the stream in `finish`; errors in `fail`
 
     def finish(self, message: Message) -> bytes:
+        """The stop reason and final usage; each block the stream never wrote nor said the
+        drop of (another provider's reasoning) is said dropped, once."""
+        for index, block in self._blocks.unsaid(message, {*self._wire, *self._said}):
+            with probe(block, index, self._reply) as alone:
+                if content(alone, self._reply):  # else the writer said why it drops it
+                    Losses(PROVIDER, self._reply.options.session_id).block(
+                        message, index, block.type, _NOT_SENT
+                    )
         delta = {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason(message.metadata.stop_reason), "stop_sequence": None},
@@ -166,7 +183,7 @@ class AnthropicReplyEncoder(ReplyEncoder):
 
     def _thinking(self, index: int, text: str | None, signature: str | None, redacted: str | None) -> bytes:
         if not self._own:
-            self._skipped.add(index)  # the whole writer drops it too (with its WARN)
+            self._skipped.add(index)  # the whole writer drops it too: `finish` says so
             return b""
         if redacted is not None:
             return self._begin(index, {"type": "redacted_thinking", "data": redacted}) + self._close()
@@ -184,10 +201,13 @@ class AnthropicReplyEncoder(ReplyEncoder):
         whose text already streamed at this index adds only its citations."""
         if left_out_of_stream(block, index, self._reply, PROVIDER):
             self._skipped.add(index)
+            self._said.add(index)
             return b""
-        wires = content(probe(block, self._reply), self._reply)
+        with probe(block, index, self._reply) as message:
+            wires = content(message, self._reply)
         if not wires:
             self._skipped.add(index)
+            self._said.add(index)
             return b""
         wire = wires[0]
         if wire.get("type") != "text":

@@ -32,10 +32,11 @@ from metis_schema.v3 import (
 from .._kit.base import WireBody
 from .._kit.facts import ProviderFacts
 from .._kit.losses import Losses
-from .._kit.reply import ReplyEncoder, ReplyOptions, probe, sse
+from .._kit.reply import ReplyEncoder, ReplyOptions, StreamBlocks, probe, sse
 from .to_wire import write_request
 
 _NO_REASONING = "a Chat Completions reply carries no reasoning (the stored message keeps it)"
+_NOT_SENT = "this stream sent nothing for it (the stored message keeps it)"
 
 
 def finish_reason(facts: ProviderFacts, reason: StopReason | None) -> str:
@@ -104,6 +105,7 @@ class ChatReplyEncoder(ReplyEncoder):
         """Indexes whose text streamed as deltas (a whole text block there adds nothing)."""
         self._whole: set[int] = set()
         """Indexes of blocks that arrived whole (rendered, and any drop said, as they came)."""
+        self._blocks = StreamBlocks()
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
@@ -126,6 +128,7 @@ class ChatReplyEncoder(ReplyEncoder):
         return self._chunk({"role": "assistant"})  # content comes with the first text, if any
 
     def feed(self, event: StreamEvent) -> bytes:
+        self._blocks.note(event)
         if isinstance(event, TextDeltaEvent):
             self._texts.add(event.index)
             return self._chunk({"content": event.text}) if event.text else b""
@@ -142,19 +145,22 @@ class ChatReplyEncoder(ReplyEncoder):
         if isinstance(event, ToolUseInputDeltaEvent) and event.index in self._calls:
             call = {"index": self._calls[event.index], "function": {"arguments": event.partial_json}}
             return self._chunk({"tool_calls": [call]}) if event.partial_json else b""
-        if isinstance(event, BlockEvent) and event.index not in self._texts:
+        if isinstance(event, BlockEvent):
+            # rendered as it comes, its drop or its citations' said by the writer; a text
+            # whole again where it streamed (with its citations) adds no text
+            with probe(event.block, event.index, self._reply) as message:
+                text = assistant(self._name, self._facts, message, self._reply).get("content")
+            if event.index in self._texts:
+                return b""
             self._whole.add(event.index)
-            text = assistant(self._name, self._facts, probe(event.block, self._reply), self._reply).get(
-                "content"
-            )
             return self._chunk({"content": text}) if text else b""
         return b""  # reasoning has no Chat reply field: `finish` says its drop
 
     def finish(self, message: Message) -> bytes:
         losses = Losses(self._name, self._reply.options.session_id)
-        for index, block in enumerate(message.content):
-            if isinstance(block, ThinkingBlock | RedactedThinkingBlock) and index not in self._whole:
-                losses.block(message, index, block.type, _NO_REASONING)
+        for index, block in self._blocks.unsaid(message, {*self._texts, *self._calls, *self._whole}):
+            reasoning = isinstance(block, ThinkingBlock | RedactedThinkingBlock)
+            losses.block(message, index, block.type, _NO_REASONING if reasoning else _NOT_SENT)
         out = self._chunk({}, finish_reason(self._facts, message.metadata.stop_reason))
         if self._reply.include_usage:
             out += self._frame([], usage=usage(self._facts, message.metadata.usage))

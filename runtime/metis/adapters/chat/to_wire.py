@@ -80,7 +80,7 @@ from .._kit.base import AdapterOptions, WireBody
 from .._kit.cache_points import cache_control
 from .._kit.facts import ProviderFacts
 from .._kit.importing import function_tool
-from .._kit.losses import Losses
+from .._kit.losses import Losses, block_at
 from .._kit.media_admission import request_capabilities
 from .._kit.options import DIRECTIVES, SYSTEM_ROLES, merge, split_directives
 from .._kit.provenance import foreign_reasoning, own_raw, replays_opaque
@@ -313,7 +313,7 @@ class _Writer:
         if point is None or not self.facts.cache_control:
             return
         reason = f"a {block_type} block has no content part to carry cache_control"
-        self.losses.lost(message, "cache_point", reason, at=f"block #{index} of message {message.id}")
+        self.losses.lost(message, "cache_point", reason, at=block_at(message, index))
 
     def system_message(self, message: Message) -> dict[str, Any] | None:
         parts = [

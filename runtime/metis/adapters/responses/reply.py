@@ -29,7 +29,8 @@ from metis_schema.v3 import (
 )
 
 from .._kit.base import WireBody
-from .._kit.reply import ReplyEncoder, ReplyOptions, left_out_of_stream, probe, sse
+from .._kit.losses import Losses
+from .._kit.reply import ReplyEncoder, ReplyOptions, StreamBlocks, left_out_of_stream, probe, sse
 from .facts import FACTS, PROVIDER
 from .to_wire import write_request
 
@@ -40,6 +41,10 @@ _INCOMPLETE = {
 }
 """Canonical stop reasons that make a Responses reply `incomplete`, with the reason it names."""
 
+
+_NO_ITEM = "a streamed Responses reply writes no item for it (the stored message keeps it)"
+"""Why a block this stream never wrote is dropped from it: reasoning, whose item a whole reply
+replays from what the message kept (never another provider's), which a stream does not have."""
 
 _ERROR_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_prompt"})
 """Codes a failed response's `error` may name (the API's list); anything else from upstream
@@ -135,12 +140,17 @@ def envelope(reply: ReplyOptions, status: str) -> dict[str, Any]:
 
 
 def write_reply(message: Message, reply: ReplyOptions) -> WireBody:
-    """A whole `POST /v1/responses` reply body for `message` (completed when the message
-    was: its `created_at`, the time the reply was stored)."""
+    """A whole `POST /v1/responses` reply body for `message`."""
+    return closed(message, reply, output(message, reply))
+
+
+def closed(message: Message, reply: ReplyOptions, items: list[dict[str, Any]]) -> WireBody:
+    """The reply to `message` holding `items` as its output: status, usage, completion time
+    (completed when the message was: its `created_at`, the time the reply was stored)."""
     reason = message.metadata.stop_reason
     incomplete = _INCOMPLETE.get(reason) if reason is not None else None
     body = envelope(reply, "incomplete" if incomplete else "completed")
-    body["output"] = output(message, reply)
+    body["output"] = items
     body["incomplete_details"] = {"reason": incomplete} if incomplete else None
     if not incomplete:
         body["completed_at"] = int(message.created_at.timestamp())
@@ -158,6 +168,8 @@ class ResponsesReplyEncoder(ReplyEncoder):
         self._open: tuple[int, dict[str, Any], list[str]] | None = None
         """The open item: its canonical index, the item, and its text or arguments so far."""
         self._seen: set[int] = set()
+        """Canonical indexes an item was opened for, or whose drop was said."""
+        self._blocks = StreamBlocks()
         self._done: list[dict[str, Any]] = []
         """Every item sent whole (`output_item.done`), in order: the closing event's output."""
 
@@ -172,6 +184,7 @@ class ResponsesReplyEncoder(ReplyEncoder):
         )
 
     def feed(self, event: StreamEvent) -> bytes:
+        self._blocks.note(event)
         if isinstance(event, TextDeltaEvent):
             out = b"" if self._is_open(event.index) else self._open_text(event.index)
             return out + self._text(event.text) if self._is_open(event.index) else out
@@ -198,15 +211,21 @@ class ResponsesReplyEncoder(ReplyEncoder):
             )
         if isinstance(event, ToolUseEndEvent):
             return self._close()
-        if isinstance(event, BlockEvent) and event.index not in self._seen:
-            return self._whole(event.index, event.block)
-        return b""  # reasoning from another provider has no item here (the whole writer drops it)
+        if isinstance(event, BlockEvent):
+            return (
+                self._whole(event.index, event.block) if event.index not in self._seen else self._again(event)
+            )
+        return b""  # reasoning has no item in this stream: `finish` says its drop
 
     def finish(self, message: Message) -> bytes:
         """The closing event holds the reply with the items this stream sent (a client that
-        reads only the last event and one that gathers the items agree)."""
+        reads only the last event and one that gathers the items agree); each block the
+        stream never wrote nor said the drop of (reasoning) is said dropped, once."""
         closing = self._close()
-        body = {**write_reply(message, self._reply), "output": list(self._done)}
+        losses = Losses(PROVIDER, self._reply.options.session_id)
+        for index, block in self._blocks.unsaid(message, self._seen):
+            losses.block(message, index, block.type, _NO_ITEM)
+        body = closed(message, self._reply, list(self._done))
         kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
         return closing + self._event(kind, response=body)
 
@@ -305,14 +324,24 @@ class ResponsesReplyEncoder(ReplyEncoder):
         self._done.append(item)
         return out + self._event("response.output_item.done", output_index=position, item=item)
 
+    def _again(self, event: BlockEvent) -> bytes:
+        """A block sent again whole where its text streamed (with its citations): nothing
+        more to write, as the whole reply's items carry no annotations; its writer says what
+        of the block this reply loses."""
+        with probe(event.block, event.index, self._reply) as message:
+            write_request([message], [], self._reply.options)
+        return b""
+
     def _whole(self, index: int, block: Any) -> bytes:
         """A block delivered whole: its items as the whole reply writes them (none when this
         client cannot take it: the writer drops it with its WARN)."""
         out = b""
+        self._seen.add(index)  # written below, or its drop said
         if left_out_of_stream(block, index, self._reply, PROVIDER):
-            self._seen.add(index)
             return out
-        for item in write_request([probe(block, self._reply)], [], self._reply.options)["input"]:
+        with probe(block, index, self._reply) as message:
+            items = write_request([message], [], self._reply.options)["input"]
+        for item in items:
             wire = output_item(item, self._reply, self._position)
             if wire.get("type") == "message":
                 out += self._open_text(index, fresh=True)
@@ -322,5 +351,4 @@ class ResponsesReplyEncoder(ReplyEncoder):
                 out += self._close()
             else:
                 out += self._begin(index, wire, fresh=True) + self._close()
-        self._seen.add(index)
         return out
