@@ -23,6 +23,7 @@ stream event types (`openapi`), though the handlers read their bodies raw.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -116,9 +117,10 @@ def create_app(
     app.state.exchanges = exchanges
     store = exchanges.store
 
-    def admitted(inbound: str, request: Request) -> Principal | Response:
+    async def admitted(inbound: str, request: Request) -> Principal | Response:
+        host = request.client.host if request.client else None
         try:
-            found = admit(store, request.headers, request.client.host if request.client else None)
+            found = await asyncio.to_thread(admit, store, request.headers, host)  # key lookups: off the loop
         except StoreError as exc:
             return _error(inbound, 503, _kind(inbound, 503), f"the store is unavailable: {exc}")
         if found.refused is not None:
@@ -135,7 +137,7 @@ def create_app(
         return refusal
 
     async def serve(inbound: str, request: Request) -> Response:
-        principal = admitted(inbound, request)
+        principal = await admitted(inbound, request)
         if isinstance(principal, Response):
             return principal
         raw = await _body(request, max_body_bytes)
@@ -192,21 +194,21 @@ def create_app(
         "/v1/responses/{response_id}", summary="A stored Responses reply", **openapi.stored_response_route()
     )
     async def get_response(response_id: str, request: Request) -> Response:
-        principal = admitted("responses", request)
+        principal = await admitted("responses", request)
         if isinstance(principal, Response):
             return principal
-        return _stored_response(exchanges, response_id)
+        return await asyncio.to_thread(_stored_response, exchanges, response_id)
 
     @app.get("/v1/responses/{response_id}/input_items", summary="A stored Responses reply's input items")
     async def get_input_items(response_id: str, request: Request) -> Response:
-        principal = admitted("responses", request)
+        principal = await admitted("responses", request)
         if isinstance(principal, Response):
             return principal
-        return _input_items(exchanges, response_id, request.query_params)
+        return await asyncio.to_thread(_input_items, exchanges, response_id, request.query_params)
 
     @app.get("/v1/models", summary="The catalog's models", **openapi.models_route())
     async def models(request: Request) -> Any:
-        principal = admitted("openai", request)
+        principal = await admitted("openai", request)
         if isinstance(principal, Response):
             return principal
         entries = list(load_catalog())
