@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import orjson
 import pytest
 from metis import adapters
@@ -50,12 +51,16 @@ def _on_loop() -> bool:
 
 
 class LoopWatch:
-    """A real Store that notes each call made of it, and those made on an event loop."""
+    """A real Store (`wrap`) that notes each call made of it, and those made on an event loop."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self) -> None:
+        self._store: Store | None = None
         self.calls: list[str] = []
         self.on_loop: list[str] = []
+
+    def wrap(self, store: Store) -> LoopWatch:
+        self._store = store
+        return self
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._store, name)
@@ -78,10 +83,8 @@ def test_no_store_call_runs_on_the_event_loop(upstream: ScriptedUpstream, store_
     # every client.
     with open_store(store_path) as opened:
         _, key = create_key(opened, user_id="alice")
-    watch: list[LoopWatch] = []
-    served = Gateway(
-        upstream, store_path, wrap_store=lambda store: watch.append(LoopWatch(store)) or watch[0]
-    )
+    watch = LoopWatch()
+    served = Gateway(upstream, store_path, wrap_store=watch.wrap)
     try:
         client = _openai(served, key)
         for _ in range(3):
@@ -105,7 +108,7 @@ def test_no_store_call_runs_on_the_event_loop(upstream: ScriptedUpstream, store_
 
         upstream.reply("/v1/messages", "anthropic/response_thinking.json")
         upstream.reply("/v1/messages", "anthropic/response_citations.json")
-        reply = client.responses.create(model=SONNET, input="Weather in Paris?", tools=TOOLS)  # type: ignore[arg-type]
+        reply = client.responses.create(model=SONNET, input="Weather in Paris?", tools=TOOLS)
         call = next(item for item in reply.output if item.type == "function_call")
         after = client.responses.create(
             model=SONNET,
@@ -115,24 +118,34 @@ def test_no_store_call_runs_on_the_event_loop(upstream: ScriptedUpstream, store_
         assert client.responses.retrieve(after.id).id == after.id
         assert client.responses.input_items.list(after.id).data
         assert client.models.list().data
+
+        failing = [{"role": "user", "content": "Fails upstream, then retried."}]
+        with pytest.raises(openai.InternalServerError):  # nothing scripted: the upstream answers 500
+            client.chat.completions.create(model=SONNET, messages=failing)
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        client.chat.completions.create(model=SONNET, messages=failing)  # the retry, recognized
     finally:
         served.close()
     read = {"resolve_gateway_key", "find_tip", "get_session", "load_session", "load_tool_ids", "get_message"}
-    assert read <= set(watch[0].calls), "the store was read through the watch"
-    assert watch[0].on_loop == [], f"store calls made on the event loop: {sorted(set(watch[0].on_loop))}"
+    assert read <= set(watch.calls), "the store was read through the watch"
+    assert watch.on_loop == [], f"store calls made on the event loop: {sorted(set(watch.on_loop))}"
 
 
 # --- a slow read holds up its own request only ------------------------------------------------------
 
 
 class SlowReads:
-    """A real Store whose chosen reads first take `seconds` each (a large session, a far
-    database), when `when` says so of their arguments."""
+    """A real Store (`wrap`) whose chosen reads (`slow`: name -> whether to, given the
+    call's arguments) first take `seconds` (a large session, a far database)."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self) -> None:
+        self._store: Store | None = None
         self.seconds = 0.0
         self.slow: dict[str, Callable[..., bool]] = {}
+
+    def wrap(self, store: Store) -> SlowReads:
+        self._store = store
+        return self
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._store, name)
@@ -169,10 +182,8 @@ def test_a_slow_store_read_does_not_hold_up_other_clients(
     with open_store(store_path) as opened:
         _, slow_key = create_key(opened, user_id="slow")
         _, other_key = create_key(opened, user_id="other")
-    slowed: list[SlowReads] = []
-    served = Gateway(
-        upstream, store_path, wrap_store=lambda store: slowed.append(SlowReads(store)) or slowed[0]
-    )
+    slowed = SlowReads()
+    served = Gateway(upstream, store_path, wrap_store=slowed.wrap)
     waits: list[float] = []
     try:
         client = _openai(served, slow_key)
@@ -196,13 +207,13 @@ def test_a_slow_store_read_does_not_hold_up_other_clients(
             "stateless_continuation": lambda: client.chat.completions.create(model=SONNET, messages=history),
             "key_lookup": client.models.list,
         }
-        slowed[0].slow = {
+        slowed.slow = {
             "previous_response_id": {"load_session": _always},
             "stored_response": {"get_message": _always},
             "stateless_continuation": {"find_tip": _always},
             "key_lookup": {"resolve_gateway_key": lambda key: key == slow_key},
         }[read]
-        slowed[0].seconds = SLOW
+        slowed.seconds = SLOW
         upstream.reply("/v1/messages", "anthropic/response_citations.json")
         answered: list[Any] = []
         started = time.monotonic()
@@ -245,7 +256,8 @@ def test_a_stateless_request_is_imported_once(
         return from_wire_request(body, **kw)
 
     monkeypatch.setattr(chat, "from_wire_request", counted)
-    served = Gateway(upstream, store_path)
+    watch = LoopWatch()
+    served = Gateway(upstream, store_path, wrap_store=watch.wrap)
     try:
         client = _openai(served)
         upstream.reply("/v1/messages", "anthropic/response_citations.json")
@@ -270,6 +282,7 @@ def test_a_stateless_request_is_imported_once(
     finally:
         served.close()
     assert imports == [1, 3, 3], "each request imported once"
+    assert watch.on_loop == [], "the branch read its store off the loop too"
     assert streamed.headers[SESSION_HEADER] == session
     fork = other.headers[SESSION_HEADER]
     with open_store(store_path) as store:

@@ -15,7 +15,9 @@ Every route first admits the request (`keys.admit`): a live gateway key, or, on 
 with no keys, a loopback client; else 401 in the inbound format. The key's principal is
 recorded on every message the request stores. A store that fails before anything is sent
 upstream (reading the conversation) answers 503 (nothing sent, nothing written); one that
-fails recording the exchange does not lose the reply (`exchange.Exchanges._record`).
+fails recording the exchange does not lose the reply (`exchange.Exchanges._record`). Every
+store call (a key lookup, a stored reply read back, an exchange's reads and its commit)
+runs in a worker thread, never on the event loop that serves every client.
 
 `GET /openapi.json` describes every route with the official SDKs' own request, reply and
 stream event types (`openapi`), though the handlers read their bodies raw.
@@ -230,6 +232,8 @@ def _stored_reply(exchanges: Exchanges, response_id: str) -> Message | Response:
 
 
 def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
+    """`GET /v1/responses/{id}`: the stored reply written as the Responses API returns it
+    (it reads the store: run in a worker thread)."""
     message = _stored_reply(exchanges, response_id)
     if isinstance(message, Response):
         return message
@@ -250,7 +254,8 @@ def _input_items(exchanges: Exchanges, response_id: str, query: Mapping[str, str
     answered (its session up to the reply, as the Responses format writes it; the system
     prompt is the response's `instructions`, not an item), paged as OpenAI pages it
     (`order` desc by default, `after` an item id, `limit` 1..100, default 20). Each item's
-    id is the response's id and the item's position, so pages are stable."""
+    id is the response's id and the item's position, so pages are stable. (It reads the
+    store: run in a worker thread.)"""
     message = _stored_reply(exchanges, response_id)
     if isinstance(message, Response):
         return message

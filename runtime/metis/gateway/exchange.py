@@ -9,7 +9,14 @@ Nothing here translates a wire format itself.
 The session's store is the exchange's `writes.ExchangeWrites`: what the client would
 write at once (the new turns, the settings, the reply) is gathered with the gateway's own
 rows and committed in one transaction, in a worker thread, before the reply's last bytes
-go back (`Exchanges._record`).
+go back (`Exchanges._record`). The exchange's reads of the store run in worker threads too
+(`Exchanges.prepare`: the request's import and the session it continues); what the send
+reads afterwards, on the event loop, the exchange's writes answer from what was read then.
+So a slow store holds up the requests that wait on it, never the loop's other clients.
+
+A stateless request (no session header, no `previous_response_id`) is imported once,
+under a probe session, so that its history can be fingerprinted before its session is
+known (`_recognize`); its new turns are then re-keyed to that session (`_rekeyed`).
 
 The model field names any catalog model or alias (`anthropic:claude-sonnet-4-6` through
 the OpenAI SDK, `sonnet`); a bare provider model name (`gpt-4o` to `/v1/chat/completions`,

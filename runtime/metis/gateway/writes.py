@@ -11,7 +11,9 @@ database for a write.
 
 Reads go to the store, with the exchange's queued writes laid over them (the session
 made, the turns appended), so the client's send reads what it would have read had each
-write committed at once. A message queued for appending is checked first, against that
+write committed at once. The gateway makes the exchange's first reads in a worker thread
+(`exchange.Exchanges.prepare`); the session read then is kept, so the send's reads on the
+event loop are answered from it. A message queued for appending is checked first, against that
 view, by the rules the store checks at commit (`metis.invariants`), so a request that
 breaks them is refused before anything goes upstream, as before.
 
