@@ -28,6 +28,7 @@ from metis_schema.v3 import Message, ToolUseBlock
 
 from tests.support import golden
 from tests.support.gateway_support import Gateway, ScriptedUpstream
+from tests.support.gateway_support import anthropic_client as _anthropic
 from tests.support.gateway_support import openai_client as _openai
 
 SONNET = "anthropic:claude-sonnet-4-6"
@@ -77,8 +78,9 @@ class LoopWatch:
 
 
 def test_no_store_call_runs_on_the_event_loop(upstream: ScriptedUpstream, store_path: str) -> None:
-    # Every route, whole and streamed, new conversations and continuations (by header, by
-    # fingerprint, by previous_response_id), stored replies read back, key lookups: the
+    # Every route (Chat, Responses, Messages), whole and streamed, new conversations and
+    # continuations (by header, by fingerprint, by previous_response_id, a failed request's
+    # retry), stored replies read back, key lookups: the
     # gateway calls its store from worker threads only, never from the loop that serves
     # every client.
     with open_store(store_path) as opened:
@@ -118,6 +120,11 @@ def test_no_store_call_runs_on_the_event_loop(upstream: ScriptedUpstream, store_
         assert client.responses.retrieve(after.id).id == after.id
         assert client.responses.input_items.list(after.id).data
         assert client.models.list().data
+        upstream.reply("/v1/messages", "anthropic/stream_thinking.sse")
+        with _anthropic(served, key).messages.stream(
+            model="claude-sonnet-4-6", max_tokens=64, messages=[{"role": "user", "content": "Think."}]
+        ) as events:
+            assert events.get_final_message().content
 
         failing = [{"role": "user", "content": "Fails upstream, then retried."}]
         with pytest.raises(openai.InternalServerError):  # nothing scripted: the upstream answers 500
