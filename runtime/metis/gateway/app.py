@@ -15,7 +15,9 @@ Every route first admits the request (`keys.admit`): a live gateway key, or, on 
 with no keys, a loopback client; else 401 in the inbound format. The key's principal is
 recorded on every message the request stores. A store that fails before anything is sent
 upstream (reading the conversation) answers 503 (nothing sent, nothing written); one that
-fails recording the exchange does not lose the reply (`exchange.Exchanges._record`).
+fails recording the exchange does not lose the reply (`exchange.Exchanges._record`). Every
+store call (a key lookup, a stored reply read back, an exchange's reads and its commit)
+runs in a worker thread, never on the event loop that serves every client.
 
 `GET /openapi.json` describes every route with the official SDKs' own request, reply and
 stream event types (`openapi`), though the handlers read their bodies raw.
@@ -23,6 +25,7 @@ stream event types (`openapi`), though the handlers read their bodies raw.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -116,9 +119,10 @@ def create_app(
     app.state.exchanges = exchanges
     store = exchanges.store
 
-    def admitted(inbound: str, request: Request) -> Principal | Response:
+    async def admitted(inbound: str, request: Request) -> Principal | Response:
+        host = request.client.host if request.client else None
         try:
-            found = admit(store, request.headers, request.client.host if request.client else None)
+            found = await asyncio.to_thread(admit, store, request.headers, host)  # key lookups: off the loop
         except StoreError as exc:
             return _error(inbound, 503, _kind(inbound, 503), f"the store is unavailable: {exc}")
         if found.refused is not None:
@@ -135,7 +139,7 @@ def create_app(
         return refusal
 
     async def serve(inbound: str, request: Request) -> Response:
-        principal = admitted(inbound, request)
+        principal = await admitted(inbound, request)
         if isinstance(principal, Response):
             return principal
         raw = await _body(request, max_body_bytes)
@@ -192,21 +196,21 @@ def create_app(
         "/v1/responses/{response_id}", summary="A stored Responses reply", **openapi.stored_response_route()
     )
     async def get_response(response_id: str, request: Request) -> Response:
-        principal = admitted("responses", request)
+        principal = await admitted("responses", request)
         if isinstance(principal, Response):
             return principal
-        return _stored_response(exchanges, response_id)
+        return await asyncio.to_thread(_stored_response, exchanges, response_id)
 
     @app.get("/v1/responses/{response_id}/input_items", summary="A stored Responses reply's input items")
     async def get_input_items(response_id: str, request: Request) -> Response:
-        principal = admitted("responses", request)
+        principal = await admitted("responses", request)
         if isinstance(principal, Response):
             return principal
-        return _input_items(exchanges, response_id, request.query_params)
+        return await asyncio.to_thread(_input_items, exchanges, response_id, request.query_params)
 
     @app.get("/v1/models", summary="The catalog's models", **openapi.models_route())
     async def models(request: Request) -> Any:
-        principal = admitted("openai", request)
+        principal = await admitted("openai", request)
         if isinstance(principal, Response):
             return principal
         entries = list(load_catalog())
@@ -228,6 +232,8 @@ def _stored_reply(exchanges: Exchanges, response_id: str) -> Message | Response:
 
 
 def _stored_response(exchanges: Exchanges, response_id: str) -> Response:
+    """`GET /v1/responses/{id}`: the stored reply written as the Responses API returns it
+    (it reads the store: run in a worker thread)."""
     message = _stored_reply(exchanges, response_id)
     if isinstance(message, Response):
         return message
@@ -249,7 +255,8 @@ def _input_items(exchanges: Exchanges, response_id: str, query: Mapping[str, str
     answered (its session up to the reply, as the Responses format writes it; the system
     prompt is the response's `instructions`, not an item), paged as OpenAI pages it
     (`order` desc by default, `after` an item id, `limit` 1..100, default 20). Each item's
-    id is the response's id and the item's position, so pages are stable."""
+    id is the response's id and the item's position, so pages are stable. (It reads the
+    store: run in a worker thread.)"""
     message = _stored_reply(exchanges, response_id)
     if isinstance(message, Response):
         return message

@@ -9,7 +9,14 @@ Nothing here translates a wire format itself.
 The session's store is the exchange's `writes.ExchangeWrites`: what the client would
 write at once (the new turns, the settings, the reply) is gathered with the gateway's own
 rows and committed in one transaction, in a worker thread, before the reply's last bytes
-go back (`Exchanges._record`).
+go back (`Exchanges._record`). The exchange's reads of the store run in worker threads too
+(`Exchanges.prepare`: the request's import and the session it continues); what the send
+reads afterwards, on the event loop, the exchange's writes answer from what was read then.
+So a slow store holds up the requests that wait on it, never the loop's other clients.
+
+A stateless request (no session header, no `previous_response_id`) is imported once,
+under a probe session, so that its history can be fingerprinted before its session is
+known (`_recognize`); its new turns are then re-keyed to that session (`_rekeyed`).
 
 The model field names any catalog model or alias (`anthropic:claude-sonnet-4-6` through
 the OpenAI SDK, `sonnet`); a bare provider model name (`gpt-4o` to `/v1/chat/completions`,
@@ -32,7 +39,7 @@ from typing import Any, cast
 from metis_schema.v3 import Message, Role, StreamEvent
 
 from .. import adapters
-from ..adapters import AdapterOptions
+from ..adapters import AdapterOptions, WireImport
 from ..adapters._kit.losses import said_already
 from ..adapters._kit.reply import ReplyEncoder, ReplyOptions
 from ..catalog import load_catalog
@@ -47,7 +54,7 @@ from ..fingerprint import KeyChain
 from ..ids import ToolIdMap, new_message_id
 from ..ops.compact import replayable
 from ..store import Store
-from .writes import ExchangeWrites
+from .writes import ExchangeWrites, moved
 
 log = logging.getLogger("metis.gateway")
 
@@ -185,6 +192,43 @@ class Prepared:
         return self.stored_in or str(self.session.id)
 
 
+@dataclass
+class _Draft:
+    """A request read into the session it continues, its new turns not queued yet
+    (`Exchanges._import`, then `Exchanges._queue`)."""
+
+    session: AsyncSession
+    imported: WireImport
+    known: int
+    """How many of the imported messages the session holds already."""
+    chain: KeyChain
+    request_key: str | None = None
+    tip: str | None = None
+    """The stored message the request continues from, when it was recognized by fingerprint."""
+    probe: ToolIdMap | None = None
+    """The map of the probe session the request was imported under (`_recognize`), when it
+    was: the messages are re-keyed to the session when queued."""
+
+
+def _rekeyed(
+    messages: list[Message], probe: ToolIdMap, session_id: str, tool_ids: ToolIdMap
+) -> list[Message]:
+    """`messages` of a request imported under the probe session (`probe` is the map that
+    import bound), as importing the same request into `session_id` gives them: each call the
+    probe import bound is registered in the session's map, in the import's order, as that
+    import registers it (a call the session knows keeps its id, a new one is bound), and the
+    messages name those ids and the session. Only the messages kept need moving (the new
+    turns), but every call of the request is registered: which known call an import's n-th
+    `call_0` is depends on the calls before it."""
+    with tool_ids.importing():
+        renamed = {
+            entry.canonical: tool_ids.register_incoming(entry.provider, entry.provider_id)
+            for entry in probe
+            if entry.origin == "provider"
+        }
+    return [moved(message, session_id, renamed) for message in messages]
+
+
 class Exchanges:
     """The gateway's work, over one async client (one store, one HTTP pool)."""
 
@@ -244,68 +288,100 @@ class Exchanges:
         """Import the request into a session: the one its header names, else the stored
         conversation it continues (`previous_response_id`, else the longest stored tip its
         history starts with: `_recognize`), else a new one. Only the new turns are written
-        (queued in the exchange's writes, checked now, committed with the reply)."""
-        adapter = adapters.get(inbound)
+        (queued in the exchange's writes, checked now, committed with the reply).
+
+        Everything that reads the store runs in a worker thread (`_import`, `_queue`): a slow
+        read holds up this request only, never the event loop's other clients. Between the
+        two, on the loop, the request claims the point it continues from (`continuing`), or
+        branches off when a request of this process holds it: checked and claimed with no
+        await in between, so two requests never both take it."""
         target = target_model(inbound, body.get("model"))
-        wanted = headers.get(SESSION_HEADER)
-        previous = body.get("previous_response_id") if inbound == "responses" else None
         writes = ExchangeWrites(self.store)
-        request_key, tip, chain = None, None, None
+        draft = await asyncio.to_thread(
+            self._import, writes, inbound, target, body, headers.get(SESSION_HEADER)
+        )
+        fresh = draft.imported.messages[draft.known :]
+        retry = draft.request_key is not None and draft.known == len(draft.imported.messages)
+        if (not fresh and not retry) or (fresh and fresh[-1].role is Role.assistant):
+            raise _nothing_to_answer()
+        claim, fork_at = None, None
+        if draft.tip is not None and fresh:
+            # a request of this process continuing the conversation from there, not yet
+            # recorded, makes this one branch off now (its session header names the fork);
+            # else this one claims it, and another process continuing it first is found at
+            # the commit, which branches then (`ExchangeWrites.gate`)
+            if (draft.session.id, draft.tip) in self.continuing:
+                fork_at = draft.tip
+            else:
+                writes.gate = claim = (draft.session.id, draft.tip)
+                self.continuing[claim] = self.continuing.get(claim, 0) + 1
+        try:
+            session = await asyncio.to_thread(self._queue, writes, draft, fork_at, principal)
+        except BaseException:
+            self._unclaim(claim)
+            raise
+        stream_options = body.get("stream_options")
+        return Prepared(
+            inbound=inbound,
+            session=session,
+            target=target,
+            tools=list(draft.imported.tools),
+            options=_send_options(draft.imported.options),
+            stream=body.get("stream") is True,
+            include_usage=isinstance(stream_options, dict) and stream_options.get("include_usage") is True,
+            model_name=str(body.get("model")),
+            principal=principal,
+            withheld=inbound == "responses" and body.get("store") is False,
+            request_key=draft.request_key,
+            writes=writes,
+            chain=draft.chain,
+            claim=claim,
+        )
+
+    def _import(
+        self, writes: ExchangeWrites, inbound: str, target: str, body: dict[str, Any], wanted: str | None
+    ) -> _Draft:
+        """The request read into the session it continues (see `prepare`; in a worker thread)."""
+        previous = body.get("previous_response_id") if inbound == "responses" else None
         if previous is not None:
             session, body, known = self._continuation(writes, previous, body)
         elif wanted:
             session = self._resume(writes, wanted)
             known = len(session.messages())
         else:
-            session, known, request_key, tip, chain = self._recognize(writes, inbound, target, body)
-        imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
-        fresh = imported.messages[known:]
-        retry = request_key is not None and known == len(imported.messages)
-        if (not fresh and not retry) or (fresh and fresh[-1].role is Role.assistant):
-            raise _nothing_to_answer()
-        if tip is not None and fresh and (session.id, tip) in self.continuing:
-            # a request of this process continues the conversation from there, not yet
-            # recorded: this one branches off now (its session header names the fork)
-            log.info("gateway: session %s is being continued: branching at %s", session.id, tip)
-            session = session.fork(tip)
-            imported = adapter.from_wire_request(body, session_id=session.id, tool_ids=session.tool_ids)
-            fresh, tip = imported.messages[known:], None
+            return self._recognize(writes, inbound, target, body)
+        imported = adapters.get(inbound).from_wire_request(
+            body, session_id=session.id, tool_ids=session.tool_ids
+        )
+        chain = KeyChain()
+        chain.extend(imported.messages)
+        return _Draft(session, imported, known, chain)
+
+    def _queue(
+        self, writes: ExchangeWrites, draft: _Draft, fork_at: str | None, principal: Principal
+    ) -> AsyncSession:
+        """Queue the request's new turns in the exchange's writes (checked now, in a worker
+        thread): in the session it continues, or in a fork of it made at `fork_at`; a
+        request imported under the probe session (`_recognize`) is re-keyed to that session
+        first (`_rekeyed`): it is imported once. The session the turns are queued in."""
+        session = draft.session
+        if fork_at is not None:
+            log.info("gateway: session %s is being continued: branching at %s", session.id, fork_at)
+            session = session.fork(fork_at)
+        fresh = draft.imported.messages[draft.known :]
+        if draft.probe is not None:
+            fresh = _rekeyed(fresh, draft.probe, session.id, session.tool_ids)
         if principal != ANONYMOUS:
             for message in fresh:
                 message.metadata.user_id, message.metadata.team_id = principal
         writes.append_many(fresh, tool_ids=session.tool_ids)  # checked now, committed with the reply
-        claim = None
-        if tip is not None and fresh:
-            # another process may continue it first: the commit finds it, and branches
-            writes.gate = claim = (session.id, tip)
-            self.continuing[claim] = self.continuing.get(claim, 0) + 1
-        if chain is None:
-            chain = KeyChain()
-            chain.extend(imported.messages)
-        stream_options = body.get("stream_options")
-        return Prepared(
-            inbound=inbound,
-            session=session,
-            target=target,
-            tools=list(imported.tools),
-            options=_send_options(imported.options),
-            stream=body.get("stream") is True,
-            include_usage=isinstance(stream_options, dict) and stream_options.get("include_usage") is True,
-            model_name=str(body.get("model")),
-            principal=principal,
-            withheld=inbound == "responses" and body.get("store") is False,
-            request_key=request_key,
-            writes=writes,
-            chain=chain,
-            claim=claim,
-        )
+        return session
 
-    def _recognize(
-        self, writes: ExchangeWrites, inbound: str, target: str, body: dict[str, Any]
-    ) -> tuple[AsyncSession, int, str, str | None, KeyChain]:
-        """The stored session a stateless request continues, how many of its imported
-        messages that session holds already (a new session and 0 when it continues none),
-        the key of the whole request as the client sent it, the message the request
+    def _recognize(self, writes: ExchangeWrites, inbound: str, target: str, body: dict[str, Any]) -> _Draft:
+        """The stored session a stateless request continues (a new session when it continues
+        none), with the request imported once, under the probe session (`_queue` re-keys it
+        to the session), how many of its messages that session holds already (0 for a new
+        one), the key of the whole request as the client sent it, the message the request
         continues from (None: a new session), and the request's prefix keys.
 
         The request's history is fingerprinted as the client sent it (`KeyChain`) and
@@ -316,9 +392,8 @@ class Exchanges:
         sent (not just a failed or cancelled reply) is a branch point: the session is forked
         there, so a regenerated or edited turn never mixes into the other branch.
         """
-        probe = adapters.get(inbound).from_wire_request(
-            body, session_id=_PROBE_SESSION, tool_ids=ToolIdMap(_PROBE_SESSION)
-        )
+        probe_ids = ToolIdMap(_PROBE_SESSION)
+        probe = adapters.get(inbound).from_wire_request(body, session_id=_PROBE_SESSION, tool_ids=probe_ids)
         if not probe.messages or probe.messages[-1].role is Role.assistant:
             raise _nothing_to_answer()  # refused before any session is made
         chain = KeyChain()
@@ -331,7 +406,8 @@ class Exchanges:
         candidates.append(keys[-1])
         found = self.store.find_tip(candidates)
         if found is None:
-            return self._new_session(writes, target, inbound), 0, keys[-1], None, chain
+            session = self._new_session(writes, target, inbound)
+            return _Draft(session, probe, 0, chain, request_key=keys[-1], probe=probe_ids)
         index, session_id, message_id = found
         session = self._resume(writes, session_id)
         history = session.messages()
@@ -340,7 +416,8 @@ class Exchanges:
         if replayable(after):
             session = session.fork(message_id)
             message_id = session.messages()[-1].id  # the fork's copy of it (forks mint ids)
-        return session, keys.index(candidates[index]) + 1, keys[-1], message_id, chain
+        known = keys.index(candidates[index]) + 1
+        return _Draft(session, probe, known, chain, request_key=keys[-1], tip=message_id, probe=probe_ids)
 
     def _remember_request(self, prepared: Prepared) -> None:
         """The request got no complete reply (the upstream failed, the client hung up): key
@@ -532,6 +609,9 @@ class Exchanges:
         """The exchange is recorded (or will be by a retry, which the gate checks): it no
         longer keeps other requests of this process from continuing where it did."""
         claim, prepared.claim = prepared.claim, None
+        self._unclaim(claim)
+
+    def _unclaim(self, claim: tuple[str, str] | None) -> None:
         if claim is not None:
             left = self.continuing.pop(claim, 1) - 1
             if left:

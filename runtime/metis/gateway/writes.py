@@ -11,7 +11,9 @@ database for a write.
 
 Reads go to the store, with the exchange's queued writes laid over them (the session
 made, the turns appended), so the client's send reads what it would have read had each
-write committed at once. A message queued for appending is checked first, against that
+write committed at once. The gateway makes the exchange's first reads in a worker thread
+(`exchange.Exchanges.prepare`); the session read then is kept, so the send's reads on the
+event loop are answered from it. A message queued for appending is checked first, against that
 view, by the rules the store checks at commit (`metis.invariants`), so a request that
 breaks them is refused before anything goes upstream, as before.
 
@@ -30,6 +32,7 @@ from typing import Any
 
 from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import (
+    ContentBlock,
     ExchangeSettings,
     Message,
     MessageStatus,
@@ -361,35 +364,57 @@ def _branch(store: Store, ops: Sequence[Op], session_id: str, tip: str, fork: st
             canonical = renamed.get(entry.canonical, entry.canonical)
             fork_map.bind(canonical, entry.provider, entry.provider_id, entry.origin)
 
-    def moved(value: Any) -> Any:
+    def into_fork(value: Any) -> Any:
         if isinstance(value, str):
             return fork if value == session_id else value
         if isinstance(value, ToolIdMap):
             return fork_map if value.session_id == session_id else value
         if isinstance(value, Message):
-            return _moved(value, fork, renamed) if value.session_id == session_id else value
+            return moved(value, fork, renamed) if value.session_id == session_id else value
         if isinstance(value, list):
-            return [moved(v) for v in value]
+            return [into_fork(v) for v in value]
         return value
 
     return [
-        (name, tuple(moved(a) for a in args), {k: moved(v) for k, v in kw.items()}) for name, args, kw in ops
+        (name, tuple(into_fork(a) for a in args), {k: into_fork(v) for k, v in kw.items()})
+        for name, args, kw in ops
     ]
 
 
-def _moved(message: Message, fork: str, renamed: Mapping[str, str]) -> Message:
-    """`message` as a message of `fork`, naming the fork's copies of the calls it answers."""
-    content = [
-        block.model_copy(update={"tool_use_id": renamed[block.tool_use_id]})
-        if isinstance(block, ToolResultBlock) and block.tool_use_id in renamed
-        else block
-        for block in message.content
-    ]
+def moved(message: Message, session_id: str, renamed: Mapping[str, str]) -> Message:
+    """`message` as a message of `session_id`, its tool ids (its calls', the calls it answers,
+    its parent call) renamed by `renamed` where it names them: a fork's copies of the calls,
+    or a session's ids for the calls of a request imported under the gateway's probe."""
+    content = [_renamed(block, renamed) for block in message.content]
     metadata = message.metadata
+    update: dict[str, Any] = {}
     parent = metadata.parent_tool_use_id
     if parent is not None and parent in renamed:
-        metadata = metadata.model_copy(update={"parent_tool_use_id": renamed[parent]})
-    return message.model_copy(update={"session_id": fork, "content": content, "metadata": metadata})
+        update["parent_tool_use_id"] = renamed[parent]
+    if metadata.provider_raw:  # an adapter's own data may name calls (Chat: raw arguments by call)
+        update["provider_raw"] = _renamed_raw(metadata.provider_raw, renamed)
+    if update:
+        metadata = metadata.model_copy(update=update)
+    return message.model_copy(update={"session_id": session_id, "content": content, "metadata": metadata})
 
 
-__all__ = ["ExchangeWrites"]
+def _renamed_raw(value: Any, renamed: Mapping[str, str]) -> Any:
+    """JSON `value` with each key and string that is a renamed id renamed."""
+    if isinstance(value, str):
+        return renamed.get(value, value)
+    if isinstance(value, dict):
+        return {renamed.get(k, k): _renamed_raw(v, renamed) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed_raw(v, renamed) for v in value]
+    return value
+
+
+def _renamed(block: ContentBlock, renamed: Mapping[str, str]) -> ContentBlock:
+    if isinstance(block, ToolUseBlock) and block.id in renamed:
+        return block.model_copy(update={"id": renamed[block.id]})
+    if isinstance(block, ToolResultBlock) and block.tool_use_id in renamed:
+        return block.model_copy(update={"tool_use_id": renamed[block.tool_use_id]})
+    return block
+
+
+__all__ = ["ExchangeWrites", "moved"]
