@@ -160,3 +160,38 @@ def test_metis_fork_on_imported_traffic(tmp_path: Path) -> None:
 
     missing = run(runner, "--db", db, "fork", session, "--at", "99")
     assert missing.exit_code == 1 and "no #99" in missing.stderr
+
+
+def test_fork_of_imported_chat_keeps_each_calls_raw_argument_text(store: Store, tmp_path: Path) -> None:
+    """Chat keeps a call's arguments text as the provider wrote it (spacing, key order) in
+    provider_raw under the call's canonical id: the fork's copy, under a new id, still sends
+    that text byte for byte, not a re-serialization."""
+    raw = '{ "city":  "Paris", "unit" : "C" }'
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": raw}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
+        ],
+    }
+    parent = store.create_session(str(tmp_path), active_model="openai:gpt-4o").id
+    tool_map = store.load_tool_ids(parent)
+    imported_request = adapters.get("openai").from_wire_request(body, session_id=parent, tool_ids=tool_map)
+    store.append_many(list(imported_request.messages))
+    store.save_tool_ids(parent, tool_map)
+    history = store.load_session(parent)
+
+    fork = fork_session(store, parent, at=history[-1].id)
+    copied = store.load_session(fork.id)
+
+    assert tool_ids(copied)[0] != tool_ids(history)[0]
+    sent = json.loads(wire(store, fork.id, copied, "openai:gpt-4o"))
+    assert sent["messages"][1]["tool_calls"][0]["function"]["arguments"] == raw
+    assert wire(store, fork.id, copied, "openai:gpt-4o") == wire(store, parent, history, "openai:gpt-4o")

@@ -53,8 +53,9 @@ from ..errors import MetisError, ProviderError, StoreError, UnknownModelError
 from ..fingerprint import KeyChain
 from ..ids import ToolIdMap, new_message_id
 from ..ops.compact import replayable
+from ..ops.fork import moved
 from ..store import Store
-from .writes import ExchangeWrites, moved
+from .writes import ExchangeWrites
 
 log = logging.getLogger("metis.gateway")
 

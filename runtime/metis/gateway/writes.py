@@ -26,13 +26,12 @@ none mixes into another.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import (
-    ContentBlock,
     ExchangeSettings,
     Message,
     MessageStatus,
@@ -47,7 +46,7 @@ from ..errors import InvariantError, MessageNotFoundError, StoreError
 from ..ids import ToolIdMap, new_session_id
 from ..invariants import check_links, check_message
 from ..ops.compact import replayable
-from ..ops.fork import fork_session
+from ..ops.fork import fork_session, moved
 from ..store import SessionInfo, Store
 
 Op = tuple[str, tuple[Any, ...], dict[str, Any]]
@@ -381,40 +380,4 @@ def _branch(store: Store, ops: Sequence[Op], session_id: str, tip: str, fork: st
     ]
 
 
-def moved(message: Message, session_id: str, renamed: Mapping[str, str]) -> Message:
-    """`message` as a message of `session_id`, its tool ids (its calls', the calls it answers,
-    its parent call) renamed by `renamed` where it names them: a fork's copies of the calls,
-    or a session's ids for the calls of a request imported under the gateway's probe."""
-    content = [_renamed(block, renamed) for block in message.content]
-    metadata = message.metadata
-    update: dict[str, Any] = {}
-    parent = metadata.parent_tool_use_id
-    if parent is not None and parent in renamed:
-        update["parent_tool_use_id"] = renamed[parent]
-    if metadata.provider_raw:  # an adapter's own data may name calls (Chat: raw arguments by call)
-        update["provider_raw"] = _renamed_raw(metadata.provider_raw, renamed)
-    if update:
-        metadata = metadata.model_copy(update=update)
-    return message.model_copy(update={"session_id": session_id, "content": content, "metadata": metadata})
-
-
-def _renamed_raw(value: Any, renamed: Mapping[str, str]) -> Any:
-    """JSON `value` with each key and string that is a renamed id renamed."""
-    if isinstance(value, str):
-        return renamed.get(value, value)
-    if isinstance(value, dict):
-        return {renamed.get(k, k): _renamed_raw(v, renamed) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_renamed_raw(v, renamed) for v in value]
-    return value
-
-
-def _renamed(block: ContentBlock, renamed: Mapping[str, str]) -> ContentBlock:
-    if isinstance(block, ToolUseBlock) and block.id in renamed:
-        return block.model_copy(update={"id": renamed[block.id]})
-    if isinstance(block, ToolResultBlock) and block.tool_use_id in renamed:
-        return block.model_copy(update={"tool_use_id": renamed[block.tool_use_id]})
-    return block
-
-
-__all__ = ["ExchangeWrites", "moved"]
+__all__ = ["ExchangeWrites"]

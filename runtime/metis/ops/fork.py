@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from metis_schema.v3 import (
     CompactionBlock,
@@ -64,16 +64,59 @@ def fork_origin(session: ForkedRow) -> ForkOrigin | None:
     return None if parent is None or message is None else ForkOrigin(parent, message)
 
 
+def moved(
+    message: Message,
+    session_id: str,
+    tool_ids: Mapping[str, str],
+    *,
+    message_ids: Mapping[str, str] | None = None,
+) -> Message:
+    """`message` as a message of `session_id`, each tool id it names that `tool_ids` renames
+    renamed: its calls, the calls its results answer, its `parent_tool_use_id`, and the ids
+    an adapter's own data keys by call (`provider_raw`: Chat Completions keeps a call's raw
+    argument text under its canonical id, which a replay sends byte for byte). With
+    `message_ids`, its own id and the message a compaction names are renamed too.
+
+    The one renaming of a message's ids: a fork's copies (`copy_messages`) and the gateway's
+    re-keyed imports and branched exchanges (`gateway.writes`) use it alike."""
+    content = [_renamed(block, tool_ids, message_ids or {}) for block in message.content]
+    metadata = message.metadata
+    update: dict[str, Any] = {}
+    parent = metadata.parent_tool_use_id
+    if parent is not None and parent in tool_ids:
+        update["parent_tool_use_id"] = tool_ids[parent]
+    if metadata.provider_raw:
+        update["provider_raw"] = _renamed_raw(metadata.provider_raw, tool_ids)
+    if update:
+        metadata = metadata.model_copy(update=update)
+    changes: dict[str, Any] = {"session_id": session_id, "content": content, "metadata": metadata}
+    if message_ids is not None:
+        changes["id"] = message_ids.get(message.id, message.id)
+    return message.model_copy(update=changes)
+
+
 def _renamed(
     block: ContentBlock, tool_ids: Mapping[str, str], message_ids: Mapping[str, str]
 ) -> ContentBlock:
-    if isinstance(block, ToolUseBlock):
+    if isinstance(block, ToolUseBlock) and block.id in tool_ids:
         return block.model_copy(update={"id": tool_ids[block.id]})
-    if isinstance(block, ToolResultBlock):
+    if isinstance(block, ToolResultBlock) and block.tool_use_id in tool_ids:
         return block.model_copy(update={"tool_use_id": tool_ids[block.tool_use_id]})
-    if isinstance(block, CompactionBlock):  # a compaction names the last message it covers
+    if isinstance(block, CompactionBlock) and message_ids:  # names the last message it covers
         return compact.renamed(block, message_ids)
     return block
+
+
+def _renamed_raw(value: Any, renamed: Mapping[str, str]) -> Any:
+    """JSON `value` with each key and string that is a renamed id renamed (a canonical
+    `tu_<ulid>` id is never anything else's text)."""
+    if isinstance(value, str):
+        return renamed.get(value, value)
+    if isinstance(value, dict):
+        return {renamed.get(k, k): _renamed_raw(v, renamed) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed_raw(v, renamed) for v in value]
+    return value
 
 
 def copy_messages(messages: Sequence[Message], session_id: str) -> tuple[list[Message], dict[str, str]]:
@@ -86,22 +129,7 @@ def copy_messages(messages: Sequence[Message], session_id: str) -> tuple[list[Me
         if isinstance(block, ToolUseBlock)
     }
     message_ids = {message.id: new_message_id() for message in messages}
-    copies = []
-    for message in messages:
-        metadata = message.metadata
-        parent = metadata.parent_tool_use_id
-        if parent is not None:
-            metadata = metadata.model_copy(update={"parent_tool_use_id": tool_ids.get(parent, parent)})
-        copies.append(
-            message.model_copy(
-                update={
-                    "id": message_ids[message.id],
-                    "session_id": session_id,
-                    "content": [_renamed(block, tool_ids, message_ids) for block in message.content],
-                    "metadata": metadata,
-                }
-            )
-        )
+    copies = [moved(message, session_id, tool_ids, message_ids=message_ids) for message in messages]
     return copies, tool_ids
 
 
@@ -175,4 +203,5 @@ __all__ = [
     "copy_messages",
     "fork_origin",
     "fork_session",
+    "moved",
 ]
