@@ -32,7 +32,6 @@ from metis_schema.v3 import (
     Role,
     TextBlock,
     ToolDefinition,
-    ToolResultBlock,
     ToolUseBlock,
 )
 from pydantic import BaseModel, ValidationError
@@ -43,7 +42,7 @@ from ...ids import ToolIdMap
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.cache_points import cache_control
 from .._kit.facts import ProviderFacts
-from .._kit.importing import import_model, imported_tool
+from .._kit.importing import import_model, imported_tool, text_block, tool_result_block
 from .._kit.losses import Losses
 from .._kit.options import imported_options, option_fields, take
 from .._kit.provider_tools import OPTIONS, PLUGINS, read_tool, row_of
@@ -276,7 +275,7 @@ class _Importer:
         content = wire.get("content")
         blocks = self.parts(content, path, media=False, images=self.facts.tool_result_images)
         try:
-            result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
+            result = tool_result_block(canonical, blocks)
         except ValidationError as exc:
             raise not_canonical(exc, provider=self.name, path=path) from None
         return self.new(Role.tool, [result], path, parent_tool_use_id=canonical)
@@ -316,7 +315,7 @@ class _Importer:
         image, document and audio blocks (images alone where `images`); other parts dropped
         and listed."""
         if isinstance(content, str):
-            return [TextBlock(type="text", text=content)]
+            return [text_block(content)]
         images = media if images is None else images
         blocks: list[ContentBlock] = []
         for j, part in enumerate(content or ()):
@@ -325,7 +324,7 @@ class _Importer:
             text = part.get("text")
             block: ContentBlock
             if kind == "text" and text is not None:
-                block = TextBlock(type="text", text=text)
+                block = text_block(text)
             elif kind == "image_url" and images:
                 block = self.media.image(part, part_path)
             elif kind == "file" and media and "file" in part:
