@@ -282,11 +282,12 @@ class _Importer:
 
     def assistant(self, wire: HistoryAssistantMessage, path: str) -> Message:
         fields = cast(Fields, wire)
-        for key in sorted(fields.keys() - self.assistant_keys):
-            if fields[key] is not None:
-                self.losses.imported(
-                    f"{path}.{key}", fields[key], "no canonical place for this assistant field"
-                )
+        if not self.assistant_keys.issuperset(fields):  # the usual turn has no other field
+            for key in sorted(fields.keys() - self.assistant_keys):
+                if fields[key] is not None:
+                    self.losses.imported(
+                        f"{path}.{key}", fields[key], "no canonical place for this assistant field"
+                    )
         prefix = fields.get("prefix") if self.facts.prefix_marker else None
         if prefix is not None and (prefix is not True or path != self.last_path):
             # `prefix: true` on the last message is the trailing assistant message's meaning
@@ -298,14 +299,15 @@ class _Importer:
         for part in read.unsupported:
             self.losses.imported(path, part, "no canonical form")
         read.unsupported = []
-        raw = response_raw(self.name, read.raw())
-        self.call_names.update((b.id, b.name) for b in read.blocks if isinstance(b, ToolUseBlock))
+        for block in read.blocks:
+            if isinstance(block, ToolUseBlock):
+                self.call_names[block.id] = block.name
         return imported_assistant(
             self.context,
             provider=self.name,
             content=self.assistant_cache(wire.get("content"), read.blocks, path)
             or [TextBlock(type="text", text="")],
-            provider_raw=raw if len(raw) > 1 else None,
+            provider_raw=response_raw(self.name, read.raw()) if read.keeps() else None,
         )
 
     def parts(
