@@ -333,9 +333,11 @@ class ToolIdMap:
                     self._issued[provider] = {canonical: provider_id}
                 elif canonical not in issued:
                     issued[canonical] = provider_id
-            sent_id = self._outgoing.get(out_key)
-            if sent_id is None:
+            held = self._outgoing.get(out_key)
+            if held is None:
                 self._outgoing[out_key] = sent_id = provider_id
+            else:
+                sent_id = held
         sent = self._sent.get(provider)
         if sent is None:
             self._sent[provider] = {sent_id}

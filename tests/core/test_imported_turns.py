@@ -19,7 +19,7 @@ from metis.errors import WireFormatError
 from metis.ids import ToolIdMap
 from metis.pricing import NO_USAGE, UNPRICED, make_usage
 from metis.usage import TokenCounts
-from metis_schema.v3 import Message, Role, TextBlock
+from metis_schema.v3 import ContentBlock, Message, Role, TextBlock
 
 SESSION = "sess_imported_turns"
 
@@ -79,7 +79,7 @@ def test_each_imported_turn_owns_its_usage_and_routing() -> None:
 
 
 def test_an_imported_turn_owns_its_content_list() -> None:
-    content = [TextBlock(type="text", text="hi")]
+    content: list[ContentBlock] = [TextBlock(type="text", text="hi")]
     message = imported_message(SESSION, Role.user, content, provider="openai", path="messages[0]")
     content.append(TextBlock(type="text", text="added later"))
     assert [b.text for b in message.content if isinstance(b, TextBlock)] == ["hi"]
