@@ -26,6 +26,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from typing import Annotated, Any
 
 from metis_schema import CURRENT_VERSION
@@ -51,6 +52,7 @@ from metis_schema.v3 import (
     ToolUseEndEvent,
     ToolUseInputDeltaEvent,
     ToolUseStartEvent,
+    Usage,
     UsageUpdateEvent,
 )
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -62,7 +64,7 @@ from .errors import MetisError, WireFormatError
 from .events import EventSink, emit
 from .ids import ToolIdMap, new_message_id
 from .invariants import BLOCK_CLASSES, check_message
-from .pricing import make_usage
+from .pricing import UNPRICED, make_usage
 from .tools import ToolRegistry
 from .usage import TokenCounts, content_units, merge_event
 from .validation import pydantic_problems
@@ -160,6 +162,11 @@ _CONTEXT_CHECKS = {
 _check_provider = _field_check("provider", MessageMetadata)
 _PROVIDERS_SEEN: set[str] = set()  # provider keys already checked (adapter names, a handful)
 
+_MESSAGE = TypeAdapter(Message).validate_python
+"""A Message from a dict of its fields, by pydantic-core (what `Message(**fields)` runs,
+without the keyword packing of `BaseModel.__init__`): parts given as models are taken as
+they are, a dict (the metadata) is built into its model in the same call."""
+
 
 def parse_tool_arguments(
     raw: str, *, context: RequestContext, tool_id: str, name: str
@@ -218,16 +225,33 @@ def _depth_past(value: Any, limit: int) -> bool:
     return False
 
 
+_VALUE_FIELDS = ("input", "provider_data")
+"""The block fields that hold JSON values from a provider (tool and server-tool inputs, a
+server tool result's provider_data): what `bounded_values` measures."""
+
+
+def _value_fields(kind: type) -> tuple[str, ...]:
+    """The `_VALUE_FIELDS` a block class has (none for anything that is no model)."""
+    fields = getattr(kind, "model_fields", ())
+    return tuple(name for name in _VALUE_FIELDS if name in fields)
+
+
+_VALUE_FIELDS_OF: dict[type, tuple[str, ...]] = {kind: _value_fields(kind) for kind in BLOCK_CLASSES}
+"""Block class -> its `_VALUE_FIELDS`, asked once per class (most blocks have none: a text
+block costs one lookup, not two `model_fields` searches per block of every message)."""
+
+
 def bounded_values(content: Sequence[Any], provider: str, *, message_id: str | None = None) -> None:
     """The JSON values of `content`'s blocks within `MAX_VALUE_DEPTH`, else a WireFormatError
     at the block's path: checked where blocks enter from a provider, before anything
     serializes them."""
     for index, block in enumerate(content):
-        fields = getattr(type(block), "model_fields", ())
-        for name in ("input", "provider_data"):
-            # asked of the class first: a block without the field (most blocks) would
-            # make getattr go through pydantic's __getattr__ and an AttributeError
-            value = getattr(block, name, None) if name in fields else None
+        kind = type(block)
+        names = _VALUE_FIELDS_OF.get(kind)
+        if names is None:  # not one of the union's classes (a dict, a subclass): asked of it
+            names = _value_fields(kind)
+        for name in names:
+            value = getattr(block, name, None)
             if isinstance(value, dict | list) and _depth_past(value, MAX_VALUE_DEPTH):
                 raise WireFormatError(
                     f"{block.type} {name} nests deeper than {MAX_VALUE_DEPTH} levels",
@@ -393,14 +417,20 @@ def _assistant_message(
     stop_reason: StopReason | None,
     provider_raw: dict[str, Any] | None,
     status: MessageStatus,
+    usage: Usage | None = None,
 ) -> Message:
     """What `finish_assistant` and `imported_assistant` build, the message's id and time
     given or else the context's (checked when set) or minted: a StreamAssembler fixes them
-    once for all its snapshots instead of copying and re-checking the context for each."""
+    once for all its snapshots instead of copying and re-checking the context for each.
+
+    The usage is `counts` priced (`make_usage`), or `usage`, a Usage the message owns made
+    already (an imported turn's: `imported_assistant`). Each part is built once: the
+    metadata and the message are validated by pydantic-core from the parts, which it takes
+    as they are (models are never validated again), so what it checks is the message's own
+    fields (id, session, time, enums, the keys of provider_raw)."""
     message_id = message_id or context.message_id or new_message_id()
     created_at = created_at or context.created_at or datetime.now(UTC)
     entry = load_catalog().resolve(context.model)
-    usage = None
     if counts is not None:
         usage = make_usage(
             counts,
@@ -417,29 +447,32 @@ def _assistant_message(
     provider_raw = _checked_inputs(provider, provider_raw)
     if provider_raw is not None:
         _bounded_raw(provider, provider_raw, context)
-    if any(type(block) not in BLOCK_CLASSES for block in content):
+    if not BLOCK_CLASSES.issuperset(map(type, content)):
         content = _checked_content(content, provider)
-    metadata = MessageMetadata(
-        model=entry.id,
-        provider=provider,
-        routing=routing,
-        usage=usage,
-        status=status if type(status) is MessageStatus else _enum(MessageStatus, status, provider, "status"),
-        stop_reason=stop_reason
-        if stop_reason is None or type(stop_reason) is StopReason
-        else _enum(StopReason, stop_reason, provider, "stop_reason"),
-        provider_raw=provider_raw,
-        endpoint=context.endpoint,
-        user_id=context.user_id,
-        team_id=context.team_id,
-    )
-    message = Message(
-        id=message_id,
-        session_id=context.session_id,
-        role=Role.assistant,
-        content=list(content),
-        metadata=metadata,
-        created_at=created_at,
+    message: Message = _MESSAGE(
+        {
+            "id": message_id,
+            "session_id": context.session_id,
+            "role": Role.assistant,
+            "content": content,  # a new list: the validator builds one
+            "metadata": {
+                "model": entry.id,
+                "provider": provider,
+                "routing": routing,
+                "usage": usage,
+                "status": status
+                if type(status) is MessageStatus
+                else _enum(MessageStatus, status, provider, "status"),
+                "stop_reason": stop_reason
+                if stop_reason is None or type(stop_reason) is StopReason
+                else _enum(StopReason, stop_reason, provider, "stop_reason"),
+                "provider_raw": provider_raw,
+                "endpoint": context.endpoint,
+                "user_id": context.user_id,
+                "team_id": context.team_id,
+            },
+            "created_at": created_at,
+        }
     )
     problems = check_message(message)
     if problems:
@@ -450,7 +483,7 @@ def _assistant_message(
             provider=provider,
             message_id=message.id,
         )
-    if context.tools is not None and metadata.status == MessageStatus.complete:
+    if context.tools is not None and message.metadata.status == MessageStatus.complete:
         _check_tool_inputs(message.content, context.tools, context.events)
     return message
 
@@ -514,11 +547,24 @@ def imported_assistant(
         context,
         provider=provider,
         content=content,
-        counts=TokenCounts(),
+        counts=None,
+        usage=_no_usage().model_copy(),
         stop_reason=None,
         provider_raw=provider_raw,
         status=MessageStatus.complete,
     )
+
+
+@cache
+def _no_usage() -> Usage:
+    """The usage of every imported turn: zero counts, `no-usage`, made by `make_usage` once.
+
+    It is the same whatever the model, the time and the price data (make_usage prices no
+    zero counts), so no import builds and checks it again per turn. Each message gets its
+    own shallow copy (`imported_assistant`): Usage is a mutable model, and every value
+    this one holds is immutable (ints, a Decimal, strings, None), so the copies share
+    nothing that can change."""
+    return make_usage(TokenCounts(), pricing_key=UNPRICED, latency_ms=0)
 
 
 def imported_message(
@@ -534,18 +580,21 @@ def imported_message(
     """A USER, SYSTEM or TOOL turn of a recorded request (ASSISTANT turns: `imported_assistant`),
     made now unless `created_at` says when.
 
-    Validated as any Message is; what cannot be one is a WireFormatError at `path` of the
-    request, naming the first problem.
+    Validated as any Message is, the metadata built from its fields in the same call;
+    what cannot be one is a WireFormatError at `path` of the request, naming the first
+    problem.
     """
     try:
-        return Message(
-            id=new_message_id(),
-            session_id=session_id,
-            role=role,
-            content=content,
-            metadata=MessageMetadata(**(metadata or {})),
-            created_at=created_at or datetime.now(UTC),
-            schema_version=CURRENT_VERSION,
+        message: Message = _MESSAGE(
+            {
+                "id": new_message_id(),
+                "session_id": session_id,
+                "role": role,
+                "content": content,
+                "metadata": dict(metadata) if metadata else {},
+                "created_at": created_at or datetime.now(UTC),
+                "schema_version": CURRENT_VERSION,
+            }
         )
     except ValidationError as exc:
         raise WireFormatError(
@@ -553,6 +602,7 @@ def imported_message(
             provider=provider,
             path=path,
         ) from None
+    return message
 
 
 @dataclass

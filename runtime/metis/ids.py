@@ -304,28 +304,45 @@ class ToolIdMap:
             self._add(entry)
 
     def _add(self, entry: ToolIdEntry) -> None:
+        # Runs for every tool call a reply or an import brings: each index is read and
+        # written once (no `setdefault` building a default it throws away).
+        canonical, provider, provider_id, origin = entry
         self._entries.append(entry)
-        key = (entry.provider, entry.provider_id)
-        self._calls.setdefault(key, []).append(entry.canonical)
+        key = (provider, provider_id)
+        calls = self._calls.get(key)
+        if calls is None:
+            self._calls[key] = [canonical]
+        else:
+            calls.append(canonical)
         previous = self._incoming.get(key)
-        self._incoming[key] = entry.canonical
-        settled = self._settled.get(entry.provider)
+        self._incoming[key] = canonical
+        settled = self._settled.get(provider)
         if settled is not None:
-            settled.pop(entry.canonical, None)
+            settled.pop(canonical, None)
             if previous is not None:
                 settled.pop(previous, None)  # it no longer owns that id: `outgoing` decides again
-        if entry.origin == "provider":
-            issued = self._issued.get(entry.provider)
-            if issued is None:
-                issued = self._issued[entry.provider] = {}
-            issued.setdefault(entry.canonical, entry.provider_id)
-        if entry.origin == "minted":
+        out_key = (provider, canonical)
+        if origin == "minted":
             # A minted id replaced a provider id the provider's rule refused; on reload it
             # must win again, or every reload re-mints and appends a duplicate entry.
-            self._outgoing[(entry.provider, entry.canonical)] = entry.provider_id
+            self._outgoing[out_key] = sent_id = provider_id
         else:
-            self._outgoing.setdefault((entry.provider, entry.canonical), entry.provider_id)
-        self._sent.setdefault(entry.provider, set()).add(self._outgoing[(entry.provider, entry.canonical)])
+            if origin == "provider":
+                issued = self._issued.get(provider)
+                if issued is None:
+                    self._issued[provider] = {canonical: provider_id}
+                elif canonical not in issued:
+                    issued[canonical] = provider_id
+            held = self._outgoing.get(out_key)
+            if held is None:
+                self._outgoing[out_key] = sent_id = provider_id
+            else:
+                sent_id = held
+        sent = self._sent.get(provider)
+        if sent is None:
+            self._sent[provider] = {sent_id}
+        else:
+            sent.add(sent_id)
 
     def __iter__(self) -> Iterator[ToolIdEntry]:
         return iter(list(self._entries))

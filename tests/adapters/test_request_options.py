@@ -271,6 +271,37 @@ def test_convert_maps_canonical_options_and_keeps_provider_only_ones_to_their_pr
         assert f"not sent to {target}: {path} ({source}'s own option) goes to {source} only" in stderr
 
 
+ALIASED = {
+    "model": "gpt-4.1",
+    "messages": [{"role": "user", "content": "Weather in Paris?"}],
+    "max_tokens": 512,
+}
+"""An OpenAI Chat request naming its token limit by the deprecated alias `max_tokens`."""
+
+
+@pytest.mark.parametrize("target", PROVIDERS)
+def test_an_option_read_under_an_alias_is_its_value_and_the_spelling_no_loss(
+    tmp_path: Path, target: str
+) -> None:
+    """The alias is the canonical `max_tokens`: every target gets the value in its own
+    spelling (read back by its importer), so the spelling the import kept for replay
+    (`metis.option_paths`) is reported nowhere, neither as a §7.3 record nor in the report;
+    back to OpenAI the value goes under the name it came in. (A value a target has no
+    field for is reported by the target's `options_to_wire`: test_options_effort.py.)"""
+    src = tmp_path / "aliased.json"
+    src.write_text(json.dumps(ALIASED))
+    report = tmp_path / "report.json"
+    args = ["convert", "--from", "openai", "--to", target, "--report", str(report), str(src)]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    out, said = json.loads(result.stdout), json.loads(report.read_text())
+    assert _imported(target, out).max_tokens == 512
+    assert said["options_dropped"] == []
+    assert [d for d in said["dropped"] if d["block_type"] == "option"] == []
+    if target == "openai":
+        assert out["max_tokens"] == 512 and "max_completion_tokens" not in out
+
+
 def test_foreign_provider_options_are_one_warn_each_with_the_lossy_fields(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from metis_schema.v3 import SideEffects, TextBlock, ThinkingBlock, ToolDefinition, ToolUseBlock
+from metis_schema.v3 import (
+    ContentBlock,
+    SideEffects,
+    TextBlock,
+    ThinkingBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 from ...catalog import load_catalog
 from ...errors import MetisError, WireFormatError
@@ -75,6 +83,7 @@ def resolve_import_model(model: str, provider: str) -> str:
 validate_text = TextBlock.__pydantic_validator__.validate_python
 validate_tool_use = ToolUseBlock.__pydantic_validator__.validate_python
 validate_thinking = ThinkingBlock.__pydantic_validator__.validate_python
+validate_tool_result = ToolResultBlock.__pydantic_validator__.validate_python
 
 
 def text_block(text: str) -> TextBlock:
@@ -86,6 +95,15 @@ def text_block(text: str) -> TextBlock:
 def tool_use_block(tool_id: str, name: str, value: dict[str, Any]) -> ToolUseBlock:
     """`ToolUseBlock(type="tool_use", id=..., name=..., input=...)`, validated."""
     block: ToolUseBlock = validate_tool_use({"type": "tool_use", "id": tool_id, "name": name, "input": value})
+    return block
+
+
+def tool_result_block(tool_use_id: str, content: list[ContentBlock]) -> ToolResultBlock:
+    """`ToolResultBlock(type="tool_result", tool_use_id=..., content=...)`, validated (the
+    blocks of `content` are taken as they are: models are not validated again)."""
+    block: ToolResultBlock = validate_tool_result(
+        {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    )
     return block
 
 

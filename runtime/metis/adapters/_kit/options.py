@@ -181,10 +181,18 @@ OPTION_PATHS = "option_paths"
 """The directive of an import's canonical options read under an alias of its row
 (`ProviderFacts.option_aliases`): option -> the path it was read at, where the writer puts
 it again (`ProviderFacts.options_to_wire`'s `spelled`)."""
-SPELLING_ONLY = frozenset({SPELLED, "spelling", "stateless", "stream_sent", "stream_usage", "tool_names"})
+SPELLING_ONLY = frozenset(
+    {SPELLED, OPTION_PATHS, "spelling", "stateless", "stream_sent", "stream_usage", "tool_names"}
+)
 """Directives an import records about how its request was spelled and nothing more (a
 snake_case field, `stream` left to its default, fields the writer would add): replayed to
-their provider, and not reported when the entry goes elsewhere, where nothing is lost."""
+their provider, and not reported when the entry goes elsewhere, where nothing is lost.
+
+`option_paths` is the name a canonical option's value was read under (OpenAI Chat's
+deprecated `max_tokens` for `max_completion_tokens`): the value itself is the canonical
+field (`AdapterOptions.max_tokens`), which every target writes in its own spelling, or,
+where the target has no field for it, reports as not sent (`ProviderFacts.options_to_wire`).
+So the value's loss is reported where it happens, and the spelling alone is no loss."""
 SYSTEM_ROLES = ("system", "developer")
 """How OpenAI-family wires may name the system role (`metis.system_role` picks one)."""
 

@@ -111,6 +111,17 @@ class AssistantRead:
     annotations: list[Annotation] = field(default_factory=list)
     """Annotations with no canonical form (not `url_citation`), kept raw."""
 
+    def keeps(self) -> bool:
+        """Whether `raw` holds anything (most turns keep nothing: no provider_raw is built)."""
+        return bool(
+            self.arguments
+            or self.unparsed
+            or self.details
+            or self.reasoning_key
+            or self.unsupported
+            or self.annotations
+        )
+
     def raw(self) -> dict[str, Any]:
         """What provider_raw must keep (None: nothing), for `response_raw`."""
         return {

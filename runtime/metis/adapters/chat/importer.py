@@ -32,7 +32,6 @@ from metis_schema.v3 import (
     Role,
     TextBlock,
     ToolDefinition,
-    ToolResultBlock,
     ToolUseBlock,
 )
 from pydantic import BaseModel, ValidationError
@@ -43,7 +42,7 @@ from ...ids import ToolIdMap
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.cache_points import cache_control
 from .._kit.facts import ProviderFacts
-from .._kit.importing import import_model, imported_tool
+from .._kit.importing import import_model, imported_tool, text_block, tool_result_block
 from .._kit.losses import Losses
 from .._kit.options import imported_options, option_fields, take
 from .._kit.provider_tools import OPTIONS, PLUGINS, read_tool, row_of
@@ -276,18 +275,19 @@ class _Importer:
         content = wire.get("content")
         blocks = self.parts(content, path, media=False, images=self.facts.tool_result_images)
         try:
-            result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
+            result = tool_result_block(canonical, blocks)
         except ValidationError as exc:
             raise not_canonical(exc, provider=self.name, path=path) from None
         return self.new(Role.tool, [result], path, parent_tool_use_id=canonical)
 
     def assistant(self, wire: HistoryAssistantMessage, path: str) -> Message:
         fields = cast(Fields, wire)
-        for key in sorted(fields.keys() - self.assistant_keys):
-            if fields[key] is not None:
-                self.losses.imported(
-                    f"{path}.{key}", fields[key], "no canonical place for this assistant field"
-                )
+        if not self.assistant_keys.issuperset(fields):  # the usual turn has no other field
+            for key in sorted(fields.keys() - self.assistant_keys):
+                if fields[key] is not None:
+                    self.losses.imported(
+                        f"{path}.{key}", fields[key], "no canonical place for this assistant field"
+                    )
         prefix = fields.get("prefix") if self.facts.prefix_marker else None
         if prefix is not None and (prefix is not True or path != self.last_path):
             # `prefix: true` on the last message is the trailing assistant message's meaning
@@ -299,14 +299,15 @@ class _Importer:
         for part in read.unsupported:
             self.losses.imported(path, part, "no canonical form")
         read.unsupported = []
-        raw = response_raw(self.name, read.raw())
-        self.call_names.update((b.id, b.name) for b in read.blocks if isinstance(b, ToolUseBlock))
+        for block in read.blocks:
+            if isinstance(block, ToolUseBlock):
+                self.call_names[block.id] = block.name
         return imported_assistant(
             self.context,
             provider=self.name,
             content=self.assistant_cache(wire.get("content"), read.blocks, path)
             or [TextBlock(type="text", text="")],
-            provider_raw=raw if len(raw) > 1 else None,
+            provider_raw=response_raw(self.name, read.raw()) if read.keeps() else None,
         )
 
     def parts(
@@ -316,7 +317,7 @@ class _Importer:
         image, document and audio blocks (images alone where `images`); other parts dropped
         and listed."""
         if isinstance(content, str):
-            return [TextBlock(type="text", text=content)]
+            return [text_block(content)]
         images = media if images is None else images
         blocks: list[ContentBlock] = []
         for j, part in enumerate(content or ()):
@@ -325,7 +326,7 @@ class _Importer:
             text = part.get("text")
             block: ContentBlock
             if kind == "text" and text is not None:
-                block = TextBlock(type="text", text=text)
+                block = text_block(text)
             elif kind == "image_url" and images:
                 block = self.media.image(part, part_path)
             elif kind == "file" and media and "file" in part:
