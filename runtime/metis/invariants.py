@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import ContentBlock, Message, MessageStatus, Role
@@ -145,11 +145,14 @@ def _fields(part: Any) -> Fields:
         how = _HOW[kind] = (
             _MAPPING if issubclass(kind, Mapping) else _MODEL if issubclass(kind, BaseModel) else _OTHER
         )
-    if how == _MAPPING:
-        return cast(Fields, part)
+    fields: Fields
     if how == _MODEL:
-        return cast(Fields, vars(part))
-    return _NO_FIELDS if part is None else _Attributes(part)
+        fields = vars(part)
+    elif how == _MAPPING:
+        fields = part
+    else:
+        fields = _NO_FIELDS if part is None else _Attributes(part)
+    return fields
 
 
 def _text(value: Any) -> str | None:
