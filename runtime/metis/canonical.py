@@ -33,6 +33,7 @@ import hashlib
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -235,13 +236,24 @@ def _validated(data: dict[str, Any], message_id: str | None) -> Message:
     try:
         return MESSAGE.validate_python(data, context=DOCUMENT)
     except ValidationError as exc:
-        problems = explain(data, "Message", exc)
+        problems = explain(_json_times(data), "Message", exc)
         raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id) from None
     except RecursionError:
         # pydantic reprs the input of a failing field: a value nested near Python's recursion
         # limit (JSON text may nest 1,024 deep) fails there, not as a ValidationError
         problem = FieldProblem("", "nested too deeply to validate")
         raise DocumentError(f"message {message_id or '(no id)'}", [problem], message_id=message_id) from None
+
+
+def _json_times(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with an aware datetime `created_at` (the store hands its column over as one:
+    `metis.store._codec.document`) as the RFC 3339 text a JSON document holds, for the
+    schema's report on a document that failed: the schema judges JSON, where a datetime
+    the model takes as it is would be reported as "not of type 'string'"."""
+    moment = data.get("created_at")
+    if isinstance(moment, datetime) and moment.utcoffset() is not None:
+        return {**data, "created_at": moment.isoformat()}
+    return data
 
 
 @dataclass
