@@ -179,7 +179,7 @@ def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None
     request (NotJsonError / StoreError). Only what breaks reading itself is refused here:
     a schema_version past 4,300 digits, nesting pydantic cannot report on.
     """
-    data = _parse(doc)
+    data = doc if type(doc) is dict else _parse(doc)  # a dict, as the store hands over, as it is
     version = data.get("schema_version")
     if not (type(version) is int and version == CURRENT_VERSION):  # every row this metis wrote is
         data = _migrated(data, version, row)
@@ -234,7 +234,10 @@ def _validated(data: dict[str, Any], message_id: str | None) -> Message:
     """`data` as a Message, read as a document (`MESSAGE`, context `DOCUMENT`), or the
     DocumentError listing every problem with its path."""
     try:
-        return MESSAGE.validate_python(data, context=DOCUMENT)
+        # the adapter's own validator (its public `validator`): `TypeAdapter.validate_python`
+        # adds a Python frame and keyword handling to every row read
+        message: Message = MESSAGE.validator.validate_python(data, context=DOCUMENT)
+        return message
     except ValidationError as exc:
         problems = explain(_json_times(data), "Message", exc)
         raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id) from None
@@ -281,11 +284,9 @@ def read_each(docs: Iterable[tuple[str | None, Mapping[str, Any] | str | bytes]]
 
 
 def _parse(doc: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
-    """`doc` as a dict: parsed when it is text, copied when it is another Mapping, and
-    a dict as it is (nothing here writes into it: a migration copies what it changes,
-    `_drop_unknown` copies what it drops)."""
-    if type(doc) is dict:
-        return doc
+    """`doc` as a dict: parsed when it is text, copied when it is another Mapping (a dict
+    is read as it is: nothing in `read_message` writes into it, a migration copies what it
+    changes, `_drop_unknown` copies what it drops)."""
     if isinstance(doc, str | bytes):
         try:
             doc = _json.loads(doc)

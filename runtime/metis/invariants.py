@@ -214,7 +214,9 @@ def check_message(
     kind: str | None = None
     for i, part in enumerate(content):
         block = _fields(part)
-        kind = _text(block.get("type"))
+        kind = block.get("type")
+        if not isinstance(kind, str):
+            kind = None
         if allowed and kind not in allowed:
             bad(
                 f"content[{i}].type",
