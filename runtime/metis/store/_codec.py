@@ -38,7 +38,8 @@ Row = tuple[str, str, str, str, str, int, int]
 """(id, session_id, role, content_json, metadata_json, created_at_us, schema_version)."""
 
 Reader = Callable[[dict[str, Any]], Message]
-"""Full reader of one stored document (migrates, validates, tolerates unknown parts)."""
+"""Full reader of one stored document (migrates, validates, tolerates unknown parts), given
+as `document` builds it: the JSON columns parsed, `created_at` an aware UTC datetime."""
 
 
 def to_micros(moment: datetime) -> int:
