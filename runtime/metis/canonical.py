@@ -33,6 +33,7 @@ import hashlib
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -178,19 +179,12 @@ def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None
     request (NotJsonError / StoreError). Only what breaks reading itself is refused here:
     a schema_version past 4,300 digits, nesting pydantic cannot report on.
     """
-    data = _parse(doc)
+    data = doc if type(doc) is dict else _parse(doc)  # a dict, as the store hands over, as it is
     version = data.get("schema_version")
-    if type(version) is int and _json.unwritable(version) is not None:  # no text holds one; its repr raises
-        problem = FieldProblem("schema_version", f"an integer of more than {_json.MAX_INT_DIGITS:,} digits")
-        raise DocumentError("message", [problem])
-    if isinstance(version, int) and not isinstance(version, bool) and version > CURRENT_VERSION:
-        message_id = data.get("id") if isinstance(data.get("id"), str) else None
-        raise NewerSchemaError.of(row=row, version=version, supported=CURRENT_VERSION, message_id=message_id)
-    if isinstance(version, int) and not isinstance(version, bool) and version != CURRENT_VERSION:
-        from .migrations import migrate_document  # lazy: migrations import the models too
-
-        data = migrate_document(data)
-    message_id = data.get("id") if isinstance(data.get("id"), str) else None
+    if not (type(version) is int and version == CURRENT_VERSION):  # every row this metis wrote is
+        data = _migrated(data, version, row)
+    found = data.get("id")
+    message_id = found if isinstance(found, str) else None
     content = data.get("content")
     if isinstance(content, list):
         _refuse_long_tags_in(content, "content")
@@ -219,19 +213,50 @@ def read_message(doc: Mapping[str, Any] | str | bytes, *, row: str | None = None
     return message
 
 
+def _migrated(data: dict[str, Any], version: Any, row: str | None) -> dict[str, Any]:
+    """`data`, a document declaring another `version` than CURRENT_VERSION (or none, or not
+    a number), as read at the current one: an older one migrated, a newer one refused
+    (NewerSchemaError naming `row`), anything else left to validation to refuse."""
+    if type(version) is int and _json.unwritable(version) is not None:  # no text holds one; its repr raises
+        problem = FieldProblem("schema_version", f"an integer of more than {_json.MAX_INT_DIGITS:,} digits")
+        raise DocumentError("message", [problem])
+    if isinstance(version, int) and not isinstance(version, bool) and version > CURRENT_VERSION:
+        message_id = data.get("id") if isinstance(data.get("id"), str) else None
+        raise NewerSchemaError.of(row=row, version=version, supported=CURRENT_VERSION, message_id=message_id)
+    if isinstance(version, int) and not isinstance(version, bool) and version != CURRENT_VERSION:
+        from .migrations import migrate_document  # lazy: migrations import the models too
+
+        return migrate_document(data)
+    return data
+
+
 def _validated(data: dict[str, Any], message_id: str | None) -> Message:
     """`data` as a Message, read as a document (`MESSAGE`, context `DOCUMENT`), or the
     DocumentError listing every problem with its path."""
     try:
-        return MESSAGE.validate_python(data, context=DOCUMENT)
+        # the adapter's own validator (its public `validator`): `TypeAdapter.validate_python`
+        # adds a Python frame and keyword handling to every row read
+        message: Message = MESSAGE.validator.validate_python(data, context=DOCUMENT)
+        return message
     except ValidationError as exc:
-        problems = explain(data, "Message", exc)
+        problems = explain(_json_times(data), "Message", exc)
         raise DocumentError(f"message {message_id or '(no id)'}", problems, message_id=message_id) from None
     except RecursionError:
         # pydantic reprs the input of a failing field: a value nested near Python's recursion
         # limit (JSON text may nest 1,024 deep) fails there, not as a ValidationError
         problem = FieldProblem("", "nested too deeply to validate")
         raise DocumentError(f"message {message_id or '(no id)'}", [problem], message_id=message_id) from None
+
+
+def _json_times(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with an aware datetime `created_at` (the store hands its column over as one:
+    `metis.store._codec.document`) as the RFC 3339 text a JSON document holds, for the
+    schema's report on a document that failed: the schema judges JSON, where a datetime
+    the model takes as it is would be reported as "not of type 'string'"."""
+    moment = data.get("created_at")
+    if isinstance(moment, datetime) and moment.utcoffset() is not None:
+        return {**data, "created_at": moment.isoformat()}
+    return data
 
 
 @dataclass
@@ -259,6 +284,9 @@ def read_each(docs: Iterable[tuple[str | None, Mapping[str, Any] | str | bytes]]
 
 
 def _parse(doc: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
+    """`doc` as a dict: parsed when it is text, copied when it is another Mapping (a dict
+    is read as it is: nothing in `read_message` writes into it, a migration copies what it
+    changes, `_drop_unknown` copies what it drops)."""
     if isinstance(doc, str | bytes):
         try:
             doc = _json.loads(doc)
@@ -304,23 +332,26 @@ def _drop_unknown(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def _refuse_long_tags_in(blocks: list[Any], path: str) -> None:
-    """`_refuse_long_tags` of every block of `blocks` and of the tool_results' content in them,
-    before anything validates them."""
+    """Refuse a union tag (a block's `type`, a citation's) that is an integer past 4,300
+    digits, naming its place, in `blocks` and in the tool_results' content in them, before
+    anything validates them. pydantic turns a tag into text to look it up, and for such an
+    integer that raises inside pydantic (printed on stderr as an unraisable error, or
+    failing a test run) before the document is refused; no JSON text holds one.
+
+    One look at each block: its tag is text and it has no citations (the usual block)
+    or it is looked at closer (`_refuse_long_tags`)."""
     for i, block in enumerate(blocks):
         if type(block) is dict or isinstance(block, Mapping):
-            _refuse_long_tags(block, path, i)
-            if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            tag = block.get("type")
+            if type(tag) is not str or "citations" in block:
+                _refuse_long_tags(block, path, i)
+            if tag == "tool_result" and isinstance(block.get("content"), list):
                 _refuse_long_tags_in(block["content"], f"{path}[{i}].content")
 
 
 def _refuse_long_tags(block: Mapping[str, Any], path: str, index: int) -> None:
-    """Refuse a union tag (a block's `type`, a citation's) that is an integer past 4,300
-    digits, naming its place. pydantic turns a tag into text to look it up, and for such an
-    integer that raises inside pydantic (printed on stderr as an unraisable error, or
-    failing a test run) before the document is refused; no JSON text holds one."""
+    """`_refuse_long_tags_in` of one block whose tag is not text, or that has citations."""
     tag, citations = block.get("type"), block.get("citations")
-    if type(tag) is not int and not isinstance(citations, list):
-        return  # the usual block: a text tag and no citations
     where = f"{path}[{index}]"
     tags = [(f"{where}.type", tag)]
     if isinstance(citations, list):

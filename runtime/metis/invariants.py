@@ -29,8 +29,9 @@ content), §5.3.1-3 (assistant model, provider, routing, usage), and tool-input 
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, get_args
 
 from metis_schema import CURRENT_VERSION
@@ -96,36 +97,76 @@ BLOCK_CLASSES: frozenset[type[BaseModel]] = frozenset(get_args(get_args(ContentB
 joins by itself): what `type(block) in BLOCK_CLASSES` recognizes as a block model."""
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    """Field access that survives model_construct'ed and hand-built (dict) parts."""
-    kind = type(obj)
-    mapping = _IS_MAPPING.get(kind)
-    if mapping is None:
-        mapping = _IS_MAPPING[kind] = isinstance(obj, Mapping)
-    if mapping:
-        return obj.get(name, default)
-    return getattr(obj, name, default)
+Fields = Mapping[str, Any]
+"""What the checks read a part through: its fields by name (`get`)."""
 
 
-_IS_MAPPING: dict[type, bool] = {dict: True}
-"""Whether each type met is a Mapping, answered once per type: `isinstance` against the
-Mapping ABC is a Python-level call, and `_get` runs a dozen times per message checked
-(the store checks every row it reads)."""
+class _Attributes(Mapping[str, Any]):
+    """The fields of a part that is neither a mapping nor a model, read as its attributes
+    (what `getattr(part, name, default)` finds): a bad document's odd parts, judged as
+    before. Only read by name: attributes are not listed (no keys, length 0)."""
+
+    __slots__ = ("_part",)
+
+    def __init__(self, part: Any) -> None:
+        self._part = part
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return getattr(self._part, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
-def _kind(block: Any) -> str | None:
-    kind = _get(block, "type")
-    return kind if isinstance(kind, str) else None
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+"""The fields of an absent part (None: a message without metadata, a block without source)."""
+_MODELS: set[type] = set()
+"""The model classes met (`_fields`): a class is judged once (`issubclass` against
+BaseModel or the Mapping ABC is a Python-level call), then found here."""
 
 
-def _id(obj: Any, name: str = "id") -> str | None:
-    value = _get(obj, name)
+def _fields(part: Any) -> Fields:
+    """The fields of one part (a message, its metadata, a block, a source), read by name
+    whatever the part is: a document (dict, Mapping) is its own; a model, validated or
+    model_construct'ed, holds its fields in its instance dict (`__dict__`: what pydantic
+    sets, by name, and what `getattr` reads for a field; `vars` costs ten times the
+    lookup); None has none; anything else is read by attribute. Decided once per part
+    walked, so each field is then one dict lookup, not a call: the checks run on every
+    message built, imported or read from a store."""
+    kind = type(part)
+    if kind in _MODELS:
+        return part.__dict__  # type: ignore[no-any-return]
+    if kind is dict:
+        return part  # type: ignore[no-any-return]
+    if part is None:
+        return _NO_FIELDS
+    if issubclass(kind, Mapping):
+        return part  # type: ignore[no-any-return]
+    if issubclass(kind, BaseModel):
+        _MODELS.add(kind)
+        return part.__dict__  # type: ignore[no-any-return]
+    return _Attributes(part)
+
+
+_COMPLETE, _TOOL, _ASSISTANT = MessageStatus.complete, Role.tool, Role.assistant
+_NOT_EMPTY = (Role.user, Role.assistant)
+"""Members read once (an enum member's attribute lookup is a Python-level call on every
+message checked)."""
+
+
+def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _blocks(message: Any) -> list[Any]:
-    content = _get(message, "content")
-    return list(content) if isinstance(content, list | tuple) else []
+def _list(value: Any) -> list[Any] | tuple[Any, ...]:
+    """A part's list of parts (content), or () when it is not a list (reported elsewhere)."""
+    return value if isinstance(value, list | tuple) else ()
 
 
 def check_message(
@@ -136,23 +177,23 @@ def check_message(
     `message` may also be a document (the JSON-compatible dict of a message): the parity
     test runs the schema's vectors through here as they are.
     """
-    mid = _id(message)
+    fields = _fields(message)
+    mid = _text(fields.get("id"))
     out: list[Violation] = []
 
     def bad(path: str, rule: str, problem: str) -> None:
         out.append(Violation(mid, path, rule, problem))
 
-    role = _get(message, "role")
-    metadata = _get(message, "metadata")
-    status = (
-        _get(metadata, "status", MessageStatus.complete) if metadata is not None else MessageStatus.complete
-    )
-    complete = status == MessageStatus.complete
-    content = _get(message, "content")
+    role = fields.get("role")
+    meta = _fields(fields.get("metadata"))
+    complete = meta.get("status", _COMPLETE) == _COMPLETE
+    content = fields.get("content")
     if not isinstance(content, list | tuple):
         bad("content", "§4.1", f"content must be a list of blocks, got {type(content).__name__}")
-    blocks = _blocks(message)
-    version = _version(message)
+        content = ()
+    version = fields.get("schema_version")  # held to the rules of the version it declares, if known
+    if type(version) is not int or version not in ALLOWED_BLOCKS_BY_VERSION:
+        version = CURRENT_VERSION
     allowed = ALLOWED_BLOCKS_BY_VERSION[version].get(role) if isinstance(role, str) else None
     if allowed is None:
         bad("role", "§4.1", f"unknown role {role!r}")
@@ -160,29 +201,35 @@ def check_message(
 
     # §5.1.1 / §5.1.2: only USER and ASSISTANT are checked here; TOOL has its own
     # exactly-one rule below and SYSTEM may be empty.
-    if complete and role in (Role.user, Role.assistant) and not blocks:
+    if complete and not content and role in _NOT_EMPTY:
         bad("content", "§5.1.1", f"{role} messages at status complete need at least one block")
-    if role == Role.tool and len(blocks) != 1:
+    if role == _TOOL and len(content) != 1:
         bad(
             "content",
             "§5.1.3",
-            f"a TOOL message holds exactly one tool_result block, this one has {len(blocks)}",
+            f"a TOOL message holds exactly one tool_result block, this one has {len(content)}",
         )
 
-    for i, block in enumerate(blocks):
-        kind = _kind(block)
+    block: Fields = _NO_FIELDS
+    kind: str | None = None
+    for i, part in enumerate(content):
+        block = _fields(part)
+        kind = block.get("type")
+        if not isinstance(kind, str):
+            kind = None
         if allowed and kind not in allowed:
             bad(
                 f"content[{i}].type",
                 "§5.1.3",
                 f"{kind} block not allowed in {role} messages ({_names(allowed)})",
             )
-        _check_block(block, f"content[{i}]", complete, tools, bad, version=version)
+        if kind != "text":  # a text block has no rule beyond its fields
+            _check_block(block, f"content[{i}]", complete, tools, bad, kind=kind, version=version)
 
-    if role == Role.tool:
-        _check_tool_link(metadata, blocks, bad)
-    if role == Role.assistant and complete:
-        _check_assistant_metadata(metadata, bad)
+    if role == _TOOL:
+        _check_tool_link(meta, block if len(content) == 1 else None, kind, bad)
+    if role == _ASSISTANT and complete:
+        _check_assistant_metadata(meta, bad)
     return out
 
 
@@ -190,27 +237,19 @@ def _names(kinds: frozenset[str]) -> str:
     return "allowed: " + ", ".join(sorted(kinds)) if kinds else "no blocks allowed"
 
 
-def _version(message: Any) -> int:
-    """The schema version whose rules `message` is held to: the one it declares, if known."""
-    version = _get(message, "schema_version")
-    return version if type(version) is int and version in ALLOWED_BLOCKS_BY_VERSION else CURRENT_VERSION
-
-
 def _check_block(
-    block: Any, path: str, complete: bool, tools: ToolRegistry | None, bad: Any, *, version: int
+    block: Fields,
+    path: str,
+    complete: bool,
+    tools: ToolRegistry | None,
+    bad: Any,
+    *,
+    kind: str | None,
+    version: int,
 ) -> None:
-    kind = _kind(block)
-    if kind in MEDIA_BLOCKS:
-        _check_source(block, path, bad)
-    elif kind == "compaction" and _get(block, "summary") is None and _get(block, "data") is None:
-        bad(path, "§4.2", "a compaction block holds a readable summary, opaque data, or both")
-    elif kind == "server_tool_result":
-        inner = _get(block, "content")
-        for j, sub in enumerate(inner if isinstance(inner, list | tuple) else []):
-            if _kind(sub) in MEDIA_BLOCKS:
-                _check_source(sub, f"{path}.content[{j}]", bad)
+    """The §4.2 / §5.2 rules of one block (`block`, its fields; `kind`, its `type` tag)."""
     if kind == "tool_use":
-        tool_id = _get(block, "id")
+        tool_id = block.get("id")
         if not (isinstance(tool_id, str) and is_tool_id(tool_id)):
             bad(
                 f"{path}.id",
@@ -220,13 +259,13 @@ def _check_block(
         if complete:
             _check_tool_input(block, path, tools, bad)
     elif kind == "tool_result":
-        answered = _get(block, "tool_use_id")
+        answered = block.get("tool_use_id")
         if not (isinstance(answered, str) and is_tool_id(answered)):
             bad(f"{path}.tool_use_id", "§5.2.1", f"tool id {answered!r} is not canonical (tu_<ulid>)")
-        inner = _get(block, "content")
         kinds = TOOL_RESULT_BLOCKS_BY_VERSION[version]
-        for j, sub in enumerate(inner if isinstance(inner, list | tuple) else []):
-            sub_kind = _kind(sub)
+        for j, part in enumerate(_list(block.get("content"))):
+            sub = _fields(part)
+            sub_kind = _text(sub.get("type"))
             if sub_kind not in kinds:
                 bad(
                     f"{path}.content[{j}].type",
@@ -235,12 +274,21 @@ def _check_block(
                 )
             elif sub_kind in MEDIA_BLOCKS:
                 _check_source(sub, f"{path}.content[{j}]", bad)
+    elif kind in MEDIA_BLOCKS:
+        _check_source(block, path, bad)
+    elif kind == "compaction" and block.get("summary") is None and block.get("data") is None:
+        bad(path, "§4.2", "a compaction block holds a readable summary, opaque data, or both")
+    elif kind == "server_tool_result":
+        for j, part in enumerate(_list(block.get("content"))):
+            sub = _fields(part)
+            if _text(sub.get("type")) in MEDIA_BLOCKS:
+                _check_source(sub, f"{path}.content[{j}]", bad)
 
 
-def _check_source(block: Any, path: str, bad: Any) -> None:
+def _check_source(block: Fields, path: str, bad: Any) -> None:
     """v2 MediaSource: a provider-hosted `file_id` names its provider; no other kind does."""
-    source = _get(block, "source")
-    kind, provider = _get(source, "kind"), _get(source, "provider")
+    source = _fields(block.get("source"))
+    kind, provider = source.get("kind"), source.get("provider")
     if kind == "file_id" and provider is None:
         bad(f"{path}.source.provider", "§4.2", "a file_id source names the provider that hosts the file")
     elif kind != "file_id" and provider is not None:
@@ -256,13 +304,14 @@ def check_content_block(block: Any, *, version: int = CURRENT_VERSION) -> list[V
     def bad(path: str, rule: str, problem: str) -> None:
         out.append(Violation(None, path.lstrip("."), rule, problem))
 
-    _check_block(block, "", True, None, bad, version=version)
+    fields = _fields(block)
+    _check_block(fields, "", True, None, bad, kind=_text(fields.get("type")), version=version)
     return out
 
 
-def _check_tool_input(block: Any, path: str, tools: ToolRegistry | None, bad: Any) -> None:
-    name, value = _get(block, "name"), _get(block, "input")
-    if not isinstance(value, Mapping):
+def _check_tool_input(block: Fields, path: str, tools: ToolRegistry | None, bad: Any) -> None:
+    name, value = block.get("name"), block.get("input")
+    if type(value) is not dict and not isinstance(value, Mapping):
         bad(f"{path}.input", "§4.2", f"tool input must be a JSON object, got {type(value).__name__}")
         return
     if tools is None:
@@ -270,39 +319,41 @@ def _check_tool_input(block: Any, path: str, tools: ToolRegistry | None, bad: An
     if not isinstance(name, str) or name not in tools:
         bad(f"{path}.name", "§5.2.4", f"no registered tool named {name!r} to validate the input against")
         return
-    for problem in tools.validate_input(name, value, tool_use_id=_get(block, "id")):
+    for problem in tools.validate_input(name, value, tool_use_id=block.get("id")):
         bad(f"{path}.{problem.path}", "§5.2.4", problem.problem)
 
 
-def _check_tool_link(metadata: Any, blocks: list[Any], bad: Any) -> None:
-    parent = _get(metadata, "parent_tool_use_id")
+def _check_tool_link(metadata: Fields, only: Fields | None, kind: str | None, bad: Any) -> None:
+    """§5.3.4 of a TOOL message: `only` is its one block (None when it has another number),
+    `kind` that block's tag."""
+    parent = metadata.get("parent_tool_use_id")
     if parent is None:
         bad("metadata.parent_tool_use_id", "§5.3.4", "a TOOL message must name the tool_use it answers")
         return
     if not (isinstance(parent, str) and is_tool_id(parent)):
         bad("metadata.parent_tool_use_id", "§5.2.1", f"tool id {parent!r} is not canonical (tu_<ulid>)")
         return
-    if len(blocks) == 1 and _kind(blocks[0]) == "tool_result":
-        answered = _get(blocks[0], "tool_use_id")
+    if only is not None and kind == "tool_result":
+        answered = only.get("tool_use_id")
         if answered != parent:
             bad("metadata.parent_tool_use_id", "§5.3.4", f"is {parent} but content[0] answers {answered}")
 
 
-def _check_assistant_metadata(metadata: Any, bad: Any) -> None:
-    model, provider = _get(metadata, "model"), _get(metadata, "provider")
+def _check_assistant_metadata(metadata: Fields, bad: Any) -> None:
+    model, provider = metadata.get("model"), metadata.get("provider")
     if model is None:
         bad("metadata.model", "§5.3.1", "an ASSISTANT message at status complete records its model")
     if provider is None:
         bad("metadata.provider", "§5.3.1", "an ASSISTANT message at status complete records its provider")
     if isinstance(model, str) and isinstance(provider, str) and provider_of(model) != provider:
         bad("metadata.model", "§6.3", f"model {model} is not a {provider} model id (<provider>:<model>)")
-    if _get(metadata, "routing") is None:
+    if metadata.get("routing") is None:
         bad(
             "metadata.routing",
             "§5.3.2",
             "an ASSISTANT message at status complete records its routing decision",
         )
-    if _get(metadata, "usage") is None:
+    if metadata.get("usage") is None:
         bad("metadata.usage", "§5.3.3", "an ASSISTANT message at status complete records its usage")
 
 
@@ -314,18 +365,20 @@ def check_links(
     `tool_uses` maps each earlier canonical tool id to its session id; `answered` holds the
     ids earlier tool_results answered. Neither is modified.
     """
-    mid = _id(message)
-    session = _get(message, "session_id")
+    fields = _fields(message)
+    mid = _text(fields.get("id"))
+    session = fields.get("session_id")
     # A message naming a provider-held response it continues (metadata.continues) may
     # answer a call made there: that tool_use is named, not in this session (§5.2.2).
-    continued = _get(_get(message, "metadata"), "continues")
+    continued = _fields(fields.get("metadata")).get("continues")
     out: list[Violation] = []
     new_uses: set[str] = set()
     new_answers: set[str] = set()
-    for i, block in enumerate(_blocks(message)):
-        kind = _kind(block)
+    for i, part in enumerate(_list(fields.get("content"))):
+        block = _fields(part)
+        kind = _text(block.get("type"))
         if kind == "tool_result":
-            tool_id = _id(block, "tool_use_id")
+            tool_id = _text(block.get("tool_use_id"))
             owner = tool_uses.get(tool_id) if tool_id is not None else None
             path = f"content[{i}].tool_use_id"
             if owner is None:
@@ -351,7 +404,7 @@ def check_links(
             if tool_id is not None:
                 new_answers.add(tool_id)
         elif kind == "tool_use":
-            tool_id = _id(block)
+            tool_id = _text(block.get("id"))
             if tool_id is not None and (tool_id in tool_uses or tool_id in new_uses):
                 out.append(
                     Violation(
@@ -377,10 +430,11 @@ def check_conversation(messages: Sequence[Message], *, tools: ToolRegistry | Non
     tool_uses: dict[str, str] = {}
     answered: set[str] = set()
     seen_ids: set[str] = set()
-    session = _get(messages[0], "session_id") if messages else None
+    session = _fields(messages[0]).get("session_id") if messages else None
     for message in messages:
-        mid = _id(message)
-        sid = _get(message, "session_id")
+        fields = _fields(message)
+        mid = _text(fields.get("id"))
+        sid: Any = fields.get("session_id")
         out.extend(check_message(message, tools=tools))
         if sid != session:
             out.append(
@@ -393,8 +447,13 @@ def check_conversation(messages: Sequence[Message], *, tools: ToolRegistry | Non
                 out.append(Violation(mid, "id", "§6.1", "message id appears twice in the conversation"))
             seen_ids.add(mid)
         out.extend(check_links(message, tool_uses=tool_uses, answered=answered))
-        for block in _blocks(message):
-            kind, use_id, answer_id = _kind(block), _id(block), _id(block, "tool_use_id")
+        for part in _list(fields.get("content")):
+            block = _fields(part)
+            kind, use_id, answer_id = (
+                _text(block.get("type")),
+                _text(block.get("id")),
+                _text(block.get("tool_use_id")),
+            )
             if kind == "tool_use" and use_id is not None:
                 tool_uses.setdefault(use_id, sid)
             elif kind == "tool_result" and answer_id is not None:
@@ -406,7 +465,7 @@ def validate_message(message: Message, *, tools: ToolRegistry | None = None) -> 
     """Raise InvariantError listing every violation of `message`."""
     violations = check_message(message, tools=tools)
     if violations:
-        raise InvariantError(violations, message_id=_id(message))
+        raise InvariantError(violations, message_id=_text(_fields(message).get("id")))
 
 
 def validate_conversation(messages: Sequence[Message], *, tools: ToolRegistry | None = None) -> None:

@@ -103,6 +103,14 @@ class Formatted:
     """Exact types this check always passes (a datetime for `date-time`: only strings are
     held to a syntax), so the before-validator can skip them."""
 
+    def settles(self, value: Any) -> bool:
+        """`value` needs no closer look (`input_problems` finds nothing wrong with it): one
+        call per field, whatever the value (a string is `well_formed`; a datetime is
+        `settled`; a Decimal `plain`)."""
+        if type(value) is str:
+            return self.well_formed(value)
+        return type(value) in self.settled or self.plain(value)
+
     def plain(self, value: Any) -> bool:
         """`value` is a Decimal this fixed-point field takes as it is (see `_FIXED_POINT`)."""
         return self.fixed_point and type(value) is Decimal and value.is_finite() and not value.is_signed()
@@ -191,6 +199,8 @@ class SchemaModel(BaseModel):
     """Fields of `__schema_formatted__` that are decimals (what JSON serialization rewrites)."""
     __schema_required__: ClassVar[tuple[str, ...]] = ()
     """Fields the schema requires but the model defaults: a document must still carry them."""
+    __schema_required_keys__: ClassVar[frozenset[str]] = frozenset()
+    """`__schema_required__` as a set (one comparison with an input's keys)."""
 
     @classmethod
     def model_validate(cls, *args: Any, **kwargs: Any) -> Self:
@@ -219,6 +229,7 @@ class SchemaModel(BaseModel):
             for name in definition.get("required", ())
             if name in cls.model_fields and not cls.model_fields[name].is_required()
         )
+        cls.__schema_required_keys__ = frozenset(cls.__schema_required__)
 
     @model_validator(mode="before")
     @classmethod
@@ -231,11 +242,11 @@ class SchemaModel(BaseModel):
         # stored row's created_at); only the rest takes the full pass, which words the problems.
         for spec in cls.__schema_formatted__:
             value = data.get(spec.field)
-            if value is None or type(value) in spec.settled or spec.plain(value) or spec.well_formed(value):
+            if value is None or spec.settles(value):
                 continue
             break
         else:
-            if not required or all(name in data for name in required) or not _is_document(info.context):
+            if not required or data.keys() >= cls.__schema_required_keys__ or not _is_document(info.context):
                 return data
         problems = input_problems(cls, data, document=_is_document(info.context))
         if problems:

@@ -38,7 +38,8 @@ Row = tuple[str, str, str, str, str, int, int]
 """(id, session_id, role, content_json, metadata_json, created_at_us, schema_version)."""
 
 Reader = Callable[[dict[str, Any]], Message]
-"""Full reader of one stored document (migrates, validates, tolerates unknown parts)."""
+"""Full reader of one stored document (migrates, validates, tolerates unknown parts), given
+as `document` builds it: the JSON columns parsed, `created_at` an aware UTC datetime."""
 
 
 def to_micros(moment: datetime) -> int:
@@ -126,7 +127,12 @@ def encode(message: Message) -> Row:
 
 
 def document(row: Row) -> dict[str, Any]:
-    """The stored message as a JSON-compatible document, for the reader."""
+    """The stored message as a document, for the reader: the JSON columns parsed, and
+    `created_at` as the aware UTC datetime the stored microseconds are (`from_micros`).
+
+    Not as RFC 3339 text: the models take a datetime as it is (a `date-time` field has no
+    syntax to hold a datetime to), where text would be written here only to be parsed
+    again; the message read is the same (that instant, to the microsecond, in UTC)."""
     mid, session_id, role, content_json, metadata_json, created_us, version = row
     return {
         "id": mid,
@@ -134,7 +140,7 @@ def document(row: Row) -> dict[str, Any]:
         "role": role,
         "content": _json.loads(content_json),
         "metadata": _json.loads(metadata_json),
-        "created_at": iso(created_us),
+        "created_at": from_micros(created_us),
         "schema_version": version,
     }
 
