@@ -10,6 +10,7 @@ OpenRouter's billed `usage.cost`.
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -457,11 +458,8 @@ def test_an_imported_turn_with_server_tool_calls_keeps_zero_usage_unpriced() -> 
     assert (usage.cost_usd, usage.pricing_version, usage.units) == (Decimal(0), NO_USAGE, None)
 
 
-def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
-    """The genai-prices Usage metis gave before every count was given (zeros included): the
-    finer counts only when non-zero. The reference the test below holds the new one to."""
-    from genai_prices import Usage
-
+def _reference_counts(counts: TokenCounts) -> tuple[dict[str, int], dict[str, int]]:
+    """The totals (with the cache split) and the finer counts of genai-prices' Usage of `counts`."""
     written, one_hour = counts.cache_creation_input_tokens, counts.cache_creation_1h_input_tokens
     values = {
         "input_tokens": counts.input_tokens + counts.cached_input_tokens + written,
@@ -470,8 +468,9 @@ def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
         "cache_write_tokens": written,
     }
     if one_hour:
-        values |= {"cache_write_1h_tokens": one_hour, "cache_write_5m_tokens": written - one_hour}
+        values["cache_write_5m_tokens"] = written - one_hour
     extras = {
+        "cache_write_1h_tokens": one_hour,
         "output_reasoning_tokens": counts.reasoning_tokens,
         "input_audio_tokens": counts.input_audio_tokens,
         "input_image_tokens": counts.input_image_tokens,
@@ -480,13 +479,38 @@ def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
         "web_searches": counts.web_search_requests,
         "code_executions": counts.code_execution_requests,
     }
+    return values, extras
+
+
+def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
+    """The genai-prices Usage metis gave before every count was given (zeros included): the
+    finer counts only when non-zero. A reference the test below holds the new one to."""
+    from genai_prices import Usage
+
+    values, extras = _reference_counts(counts)
     return Usage(**values, **{k: v for k, v in extras.items() if v})
 
 
+def _usage_rated(counts: TokenCounts, *, rated: frozenset[str]) -> Any:
+    """What metis gives genai-prices for a price that rates `rated` (`_genai_prices._usage`)."""
+    return _genai_prices._usage(counts, rated)
+
+
+def _usage_with_every_count(counts: TokenCounts) -> Any:
+    """The genai-prices Usage metis gave before it left out the zeros a price does not rate:
+    every count, zeros included. The other reference."""
+    from genai_prices import Usage
+
+    values, extras = _reference_counts(counts)
+    return Usage(**values, **extras)
+
+
 def test_giving_every_count_prices_every_model_as_leaving_zeros_out_did() -> None:
-    # metis gives genai-prices every count it has, zeros included (what it would infer for
-    # a count left out is that zero, and inferring it was a fifth of pricing a reply):
-    # every model of every provider metis prices there costs the same, or is refused alike.
+    # metis gives genai-prices every count it has that is not 0, and every count the price
+    # rates, zeros included (what it would infer for a rated count left out is that zero, and
+    # inferring it was a fifth of pricing a reply; a zero it does not rate it never reads):
+    # every model of every provider metis prices there costs the same as with every count
+    # given, or with only the non-zero ones, or is refused alike.
     import random
 
     from genai_prices.data_snapshot import get_snapshot
@@ -507,15 +531,52 @@ def test_giving_every_count_prices_every_model_as_leaving_zeros_out_did() -> Non
             price = model.get_prices(at)
             for counts in vectors:
                 outcomes: list[Decimal | str] = []
-                for usage_of in (_genai_prices._usage, _usage_with_nonzero_extras_only):
+                rated = _genai_prices.rated_keys(price)
+                for usage_of in (
+                    functools.partial(_usage_rated, rated=rated),
+                    _usage_with_every_count,
+                    _usage_with_nonzero_extras_only,
+                ):
                     try:
                         outcomes.append(price.calc_price(usage_of(counts))["total_price"])
                     except ValueError:
                         outcomes.append("refused")
-                assert outcomes[0] == outcomes[1], (provider.id, model.id, counts)
+                assert outcomes[0] == outcomes[1] == outcomes[2], (provider.id, model.id, counts)
                 compared += 1
                 refused += outcomes[0] == "refused"
     assert compared > 10_000 and 0 < refused < compared
+
+
+def test_pricing_a_reply_gives_genai_prices_only_counts_its_price_can_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each count given is checked twice by genai-prices; a zero the price does not rate is
+    # never read, so it is not given. Non-zero counts and the rated ones are, zeros included.
+    import genai_prices
+
+    given: list[dict[str, Any]] = []
+
+    class Recorded(genai_prices.Usage):
+        def __init__(self, **kwargs: Any) -> None:
+            given.append(kwargs)
+            super().__init__(**kwargs)
+
+    monkeypatch.setattr(genai_prices, "Usage", Recorded)
+    at = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    counts = TokenCounts(1_200, 300, 50, input_audio_tokens=7)
+    usage = make_usage(counts, pricing_key="anthropic:claude-sonnet-4-5", latency_ms=0, at=at)
+    assert usage.cost_usd > 0
+    assert given == [
+        {
+            "input_tokens": 1_250,
+            "output_tokens": 300,
+            "cache_read_tokens": 50,
+            "cache_write_tokens": 0,
+            "cache_write_1h_tokens": 0,
+            "input_audio_tokens": 7,
+            "web_searches": 0,
+        }
+    ]
 
 
 def test_pricing_a_reply_leaves_genai_prices_nothing_to_infer(monkeypatch: pytest.MonkeyPatch) -> None:
