@@ -216,6 +216,60 @@ def test_a_negative_billed_cost_is_a_wire_format_error() -> None:
     assert caught.value.path == "usage.cost"
 
 
+def test_a_usage_read_with_its_reply_is_counted_without_reading_it_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The Anthropic reply's declared shape holds the rule's usage shape: the reply's one read
+    # checked every count (tests/adapters/test_anthropic_adapter.py: a malformed count is a
+    # WireFormatError at its path), so normalize_usage counts what that read returned.
+    from typing import get_args, get_type_hints
+
+    from metis import RequestContext, ToolIdMap
+    from metis.adapters import _kit, get
+    from metis.adapters.anthropic import wire
+
+    rule = rule_for("anthropic")
+    assert rule.shape in get_args(get_type_hints(wire.Response)["usage"])  # what read_as=wire.Usage says
+    kinds: list[Any] = []
+    real = _kit.reader.read
+
+    def spy(kind: Any, value: Any, **kwargs: Any) -> Any:
+        kinds.append(kind)
+        return real(kind, value, **kwargs)
+
+    monkeypatch.setattr(_kit.reader, "read", spy)
+    monkeypatch.setattr("metis.adapters.anthropic.from_wire.read", spy)
+    body = {
+        "id": "msg_1",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 12, "output_tokens": 3, "cache_read_input_tokens": 4},
+    }
+    context = RequestContext(
+        session_id="sess_1", model="anthropic:claude-sonnet-4-5", tool_ids=ToolIdMap("sess_1")
+    )
+    usage = get("anthropic").from_wire_response(body, context).metadata.usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (
+        12,
+        3,
+        4,
+    )
+    assert kinds == [wire.Response]
+
+
+def test_a_usage_read_through_another_shape_is_read_through_the_rules() -> None:
+    from metis.errors import WireFormatError
+
+    for read_as in (None, dict, rule_for("openai").shape):
+        with pytest.raises(WireFormatError) as caught:
+            normalize_usage("anthropic", {"input_tokens": "many"}, read_as=read_as)
+        assert caught.value.path == "usage.input_tokens"
+        with pytest.raises(WireFormatError) as caught:
+            normalize_usage("anthropic", {"input_tokens": float("nan")}, read_as=read_as)
+        assert caught.value.path == "usage.input_tokens"
+
+
 # --- reconciliation: recorded replies that carry OpenRouter's billed cost ----------------------------------
 
 RECORDED_AT = datetime(2025, 11, 22, 12, tzinfo=UTC)
