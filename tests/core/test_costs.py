@@ -258,6 +258,24 @@ def test_a_usage_read_with_its_reply_is_counted_without_reading_it_again(
     assert kinds == [wire.Response]
 
 
+def test_every_usage_counted_as_read_is_declared_so_by_what_was_read() -> None:
+    # normalize_usage(read_as=X) skips its own read when X is the rule's shape: each caller
+    # that passes one read a shape declaring the usage object as exactly that type.
+    from typing import get_args, get_type_hints
+
+    from metis.adapters.anthropic import wire as anthropic
+    from metis.adapters.gemini import wire as gemini
+
+    declared = [
+        ("anthropic", anthropic.Response, "usage"),  # from_wire.read_response
+        ("anthropic", anthropic.StreamMessage, "usage"),  # stream: message_start
+        ("anthropic", anthropic.MessageDelta, "usage"),  # stream: message_delta
+        ("gemini", gemini.GenerateContentResponse, "usageMetadata"),  # ResponseState.consume
+    ]
+    for provider, shape, key in declared:
+        assert get_args(get_type_hints(shape)[key]) == (rule_for(provider).shape, type(None)), (shape, key)
+
+
 def test_a_usage_read_through_another_shape_is_read_through_the_rules() -> None:
     from metis.errors import WireFormatError
 
