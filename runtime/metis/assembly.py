@@ -218,16 +218,29 @@ def _depth_past(value: Any, limit: int) -> bool:
     return False
 
 
+_VALUE_FIELDS: dict[type, tuple[str, ...]] = {}
+"""Block class -> which of its fields hold JSON values (`input`, `provider_data`), found once
+per class: asked of the class, a block without the field (most blocks) would make getattr
+go through pydantic's __getattr__ and an AttributeError."""
+
+
+def _value_fields(kind: type) -> tuple[str, ...]:
+    fields = _VALUE_FIELDS.get(kind)
+    if fields is None:
+        declared = getattr(kind, "model_fields", ())
+        fields = tuple(name for name in ("input", "provider_data") if name in declared)
+        if len(_VALUE_FIELDS) < 256:
+            _VALUE_FIELDS[kind] = fields
+    return fields
+
+
 def bounded_values(content: Sequence[Any], provider: str, *, message_id: str | None = None) -> None:
     """The JSON values of `content`'s blocks within `MAX_VALUE_DEPTH`, else a WireFormatError
     at the block's path: checked where blocks enter from a provider, before anything
     serializes them."""
     for index, block in enumerate(content):
-        fields = getattr(type(block), "model_fields", ())
-        for name in ("input", "provider_data"):
-            # asked of the class first: a block without the field (most blocks) would
-            # make getattr go through pydantic's __getattr__ and an AttributeError
-            value = getattr(block, name, None) if name in fields else None
+        for name in _value_fields(type(block)):
+            value = getattr(block, name, None)
             if isinstance(value, dict | list) and _depth_past(value, MAX_VALUE_DEPTH):
                 raise WireFormatError(
                     f"{block.type} {name} nests deeper than {MAX_VALUE_DEPTH} levels",
