@@ -298,10 +298,11 @@ def normalize_usage(provider: str, usage: Mapping[str, Any] | None, *, read_as: 
     every count checked) unless the caller already did: `read_as` is the declared type
     the caller's own `reader.read` checked `usage` against, as part of the reply it read
     (a reply shape that declares its `usage` as the provider's usage shape: Anthropic's
-    `Response`, `MessageDelta`). When that is the rule's shape, the value is counted as it
-    is: reading it again found what the first read did, at a tenth of a reply's time. Any
-    other `read_as` (a Chat reply declares `usage` as a plain object, its dialects' shapes
-    differ) is read here.
+    `Response` and stream events, Gemini's `GenerateContentResponse`). When that is the
+    rule's shape, the value is counted as it is: reading it again found what the first read
+    did (a second walk and check, 2.7 µs of an Anthropic reply's 130). Any other `read_as`
+    (a Chat reply declares `usage` as a plain object, its dialects' shapes differ) is read
+    here. tests/core/test_costs.py holds every caller that passes one to its shape.
     """
     if not usage:
         return TokenCounts()
