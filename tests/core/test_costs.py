@@ -26,7 +26,7 @@ from metis.pricing import NO_USAGE, UNPRICED, load_price_table, make_usage, pric
 from metis.usage import TokenCounts, normalize_usage, prompt_tokens, rule_for
 
 from tests.support import golden
-from tests.support.paths import FIXTURES
+from tests.support.paths import FIXTURES, GOLDEN
 
 DOCUMENTED = json.loads((FIXTURES / "costs" / "documented_replies.json").read_text(encoding="utf-8"))
 GENAI = f"genai-prices@{version('genai-prices')}"
@@ -259,21 +259,54 @@ def test_a_usage_read_with_its_reply_is_counted_without_reading_it_again(
 
 
 def test_every_usage_counted_as_read_is_declared_so_by_what_was_read() -> None:
-    # normalize_usage(read_as=X) skips its own read when X is the rule's shape: each caller
+    # normalize_usage(read_as=X) says the usage came out of the caller's reader.read as X:
+    # counted as it is when X is the rule's shape, else only checked against that shape
+    # (the walk that refuses what JSON cannot carry ran on the whole reply). Each caller
     # that passes one read a shape declaring the usage object as exactly that type.
     from typing import get_args, get_type_hints
 
     from metis.adapters.anthropic import wire as anthropic
+    from metis.adapters.chat import wire as chat
     from metis.adapters.gemini import wire as gemini
+    from metis.adapters.responses import wire as responses
 
     declared = [
-        ("anthropic", anthropic.Response, "usage"),  # from_wire.read_response
-        ("anthropic", anthropic.StreamMessage, "usage"),  # stream: message_start
-        ("anthropic", anthropic.MessageDelta, "usage"),  # stream: message_delta
-        ("gemini", gemini.GenerateContentResponse, "usageMetadata"),  # ResponseState.consume
+        (anthropic.Response, "usage", rule_for("anthropic").shape),  # from_wire.read_response
+        (anthropic.StreamMessage, "usage", rule_for("anthropic").shape),  # stream: message_start
+        (anthropic.MessageDelta, "usage", rule_for("anthropic").shape),  # stream: message_delta
+        (gemini.GenerateContentResponse, "usageMetadata", rule_for("gemini").shape),  # ResponseState.consume
+        (chat.Response, "usage", dict),  # chat.from_wire.read_response: read_as=dict
+        (responses.Response, "usage", dict),  # responses.from_wire: read_as=dict
     ]
-    for provider, shape, key in declared:
-        assert get_args(get_type_hints(shape)[key]) == (rule_for(provider).shape, type(None)), (shape, key)
+    for shape, key, read_as in declared:
+        hint = get_args(get_type_hints(shape)[key])
+        assert len(hint) == 2 and hint[1] is type(None), (shape, key)
+        assert (getattr(hint[0], "__origin__", None) or hint[0]) is read_as, (shape, key)
+
+
+def test_a_reply_is_walked_for_what_json_cannot_carry_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Chat reply's usage is checked against its dialect's shape without walking it again.
+    from metis import RequestContext, ToolIdMap, _json
+    from metis.adapters import get
+    from metis.errors import WireFormatError
+
+    walked: list[Any] = []
+    real = _json.unwritable
+
+    def spy(value: Any, *args: Any) -> Any:
+        walked.append(value)
+        return real(value, *args)
+
+    monkeypatch.setattr(_json, "unwritable", spy)
+    body = json.loads((GOLDEN / "openai" / "response_tools.json").read_text(encoding="utf-8"))
+    context = RequestContext(session_id="sess_1", model="openai:gpt-4o", tool_ids=ToolIdMap("sess_1"))
+    usage = get("openai").from_wire_response(body, context).metadata.usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (139, 37)
+    assert walked == [body]
+    bad = {**body, "usage": {**body["usage"], "prompt_tokens": -1}}
+    with pytest.raises(WireFormatError) as caught:  # the dialect's shape still checks every count
+        get("openai").from_wire_response(bad, context)
+    assert caught.value.path == "usage.prompt_tokens"
 
 
 def test_a_usage_read_through_another_shape_is_read_through_the_rules() -> None:
