@@ -84,6 +84,7 @@ class _Resolved(NamedTuple):
     model: Any  # genai_prices.types.ModelInfo; None when the lookup failed
     price: Any  # its ModelPrice for the day; None when it varies within the day
     reason: str | None
+    rated: frozenset[str] = frozenset()  # `rated_keys` of `price`
 
 
 def cost(counts: TokenCounts, pricing_key: str, *, at: datetime | None = None) -> Priced:
@@ -100,9 +101,13 @@ def cost(counts: TokenCounts, pricing_key: str, *, at: datetime | None = None) -
     resolved = _resolved(provider_id, model, when.astimezone(UTC).date())
     if resolved.model is None:
         return Priced(None, resolved.reason)
-    price = resolved.price if resolved.price is not None else resolved.model.get_prices(when)
+    if resolved.price is not None:
+        price, rated = resolved.price, resolved.rated
+    else:
+        price = resolved.model.get_prices(when)
+        rated = rated_keys(price)
     try:
-        total = price.calc_price(_usage(counts))["total_price"]
+        total = price.calc_price(_usage(counts, rated))["total_price"]
     except ValueError as exc:  # counts its data model refuses (a breakdown it cannot place)
         return Priced(None, f"{SOURCE} cannot price these counts of {pricing_key}: {exc}")
     return Priced(Decimal(total))
@@ -122,16 +127,45 @@ def _resolved(provider_id: str, model: str, day: date) -> _Resolved:
     if isinstance(prices, list) and any(isinstance(p.constraint, TimeOfDateConstraint) for p in prices):
         return _Resolved(info, None, None)  # e.g. off-peak hours: resolved at the reply's time
     noon = datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
-    return _Resolved(info, info.get_prices(noon), None)
+    price = info.get_prices(noon)
+    return _Resolved(info, price, None, rated_keys(price))
 
 
-def _usage(counts: TokenCounts) -> Any:
-    """genai-prices' Usage of `counts`: its input and cache totals include their parts.
+@cache
+def _units() -> Any:
+    """genai-prices' units (usage key <-> price key), from its public unit data, built once."""
+    from genai_prices.data_units import unit_data
+    from genai_prices.units import UnitRegistry
 
-    Every count metis has is given, zeros included. A count left out that the model's
-    price needs is inferred by genai-prices on each read (0 when nothing finer was
-    reported, the case of every count left out here), and those inferences were a
-    fifth of pricing a reply: a zero given is the same zero, read for free.
+    return UnitRegistry(unit_data)
+
+
+def rated_keys(price: Any) -> frozenset[str]:
+    """The usage keys a genai-prices `ModelPrice` sets a rate for: the only counts its
+    `calc_price` reads (with `input_tokens`, which selects a tier). Found once per resolved
+    price."""
+    return frozenset(
+        unit.usage_key for unit in _units().units.values() if getattr(price, unit.price_key) is not None
+    )
+
+
+_TOTALS = frozenset({"input_tokens", "output_tokens"})
+
+
+def _usage(counts: TokenCounts, rated: frozenset[str]) -> Any:
+    """genai-prices' Usage of `counts` for a price that rates the usage keys `rated`: its
+    input and cache totals include their parts.
+
+    Every count metis has that is not 0 is given, and every count the price rates, zeros
+    included: a count left out that the price rates is inferred by genai-prices on each
+    read (0 when nothing finer was reported, the case of every count left out here), and
+    those inferences were a fifth of pricing a reply; a zero given is the same zero, read
+    for free. A zero the price does not rate is left out: `calc_price` never reads it, and
+    genai-prices' inference of a rated count it lacks looks only at counts above 0, so the
+    cost (or the refusal) is the same; and each count given is checked twice by genai-prices
+    (`Usage()`, then `calc_price`): the six zeros of a claude-sonnet-4-5 reply that its price
+    does not rate (reasoning, audio, image, code executions) took 4 µs of its 60, gpt-4o's
+    eight 9 µs. The two totals are always given (the input total picks a tier).
     """
     from genai_prices import Usage
 
@@ -153,7 +187,7 @@ def _usage(counts: TokenCounts) -> Any:
     }
     if one_hour:
         values["cache_write_5m_tokens"] = written - one_hour
-    return Usage(**values)
+    return Usage(**{key: n for key, n in values.items() if n or key in rated or key in _TOTALS})
 
 
 def cache_clear() -> None:
@@ -161,4 +195,4 @@ def cache_clear() -> None:
     _resolved.cache_clear()
 
 
-__all__ = ["PROVIDER_IDS", "SOURCE", "Priced", "cache_clear", "cost", "data_version"]
+__all__ = ["PROVIDER_IDS", "SOURCE", "Priced", "cache_clear", "cost", "data_version", "rated_keys"]

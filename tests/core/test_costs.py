@@ -10,6 +10,7 @@ OpenRouter's billed `usage.cost`.
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -25,7 +26,7 @@ from metis.pricing import NO_USAGE, UNPRICED, load_price_table, make_usage, pric
 from metis.usage import TokenCounts, normalize_usage, prompt_tokens, rule_for
 
 from tests.support import golden
-from tests.support.paths import FIXTURES
+from tests.support.paths import FIXTURES, GOLDEN
 
 DOCUMENTED = json.loads((FIXTURES / "costs" / "documented_replies.json").read_text(encoding="utf-8"))
 GENAI = f"genai-prices@{version('genai-prices')}"
@@ -213,6 +214,111 @@ def test_a_negative_billed_cost_is_a_wire_format_error() -> None:
     with pytest.raises(WireFormatError) as caught:
         normalize_usage("openrouter", {"prompt_tokens": 1, "completion_tokens": 1, "cost": -1})
     assert caught.value.path == "usage.cost"
+
+
+def test_a_usage_read_with_its_reply_is_counted_without_reading_it_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The Anthropic reply's declared shape holds the rule's usage shape: the reply's one read
+    # checked every count (tests/adapters/test_anthropic_adapter.py: a malformed count is a
+    # WireFormatError at its path), so normalize_usage counts what that read returned.
+    from typing import get_args, get_type_hints
+
+    from metis import RequestContext, ToolIdMap
+    from metis.adapters import _kit, get
+    from metis.adapters.anthropic import wire
+
+    rule = rule_for("anthropic")
+    assert rule.shape in get_args(get_type_hints(wire.Response)["usage"])  # what read_as=wire.Usage says
+    kinds: list[Any] = []
+    real = _kit.reader.read
+
+    def spy(kind: Any, value: Any, **kwargs: Any) -> Any:
+        kinds.append(kind)
+        return real(kind, value, **kwargs)
+
+    monkeypatch.setattr(_kit.reader, "read", spy)
+    monkeypatch.setattr("metis.adapters.anthropic.from_wire.read", spy)
+    body = {
+        "id": "msg_1",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 12, "output_tokens": 3, "cache_read_input_tokens": 4},
+    }
+    context = RequestContext(
+        session_id="sess_1", model="anthropic:claude-sonnet-4-5", tool_ids=ToolIdMap("sess_1")
+    )
+    usage = get("anthropic").from_wire_response(body, context).metadata.usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (
+        12,
+        3,
+        4,
+    )
+    assert kinds == [wire.Response]
+
+
+def test_every_usage_counted_as_read_is_declared_so_by_what_was_read() -> None:
+    # normalize_usage(read_as=X) says the usage came out of the caller's reader.read as X:
+    # counted as it is when X is the rule's shape, else only checked against that shape
+    # (the walk that refuses what JSON cannot carry ran on the whole reply). Each caller
+    # that passes one read a shape declaring the usage object as exactly that type.
+    from typing import get_args, get_type_hints
+
+    from metis.adapters.anthropic import wire as anthropic
+    from metis.adapters.chat import wire as chat
+    from metis.adapters.gemini import wire as gemini
+    from metis.adapters.responses import wire as responses
+
+    declared = [
+        (anthropic.Response, "usage", rule_for("anthropic").shape),  # from_wire.read_response
+        (anthropic.StreamMessage, "usage", rule_for("anthropic").shape),  # stream: message_start
+        (anthropic.MessageDelta, "usage", rule_for("anthropic").shape),  # stream: message_delta
+        (gemini.GenerateContentResponse, "usageMetadata", rule_for("gemini").shape),  # ResponseState.consume
+        (chat.Response, "usage", dict),  # chat.from_wire.read_response: read_as=dict
+        (responses.Response, "usage", dict),  # responses.from_wire: read_as=dict
+    ]
+    for shape, key, read_as in declared:
+        hint = get_args(get_type_hints(shape)[key])
+        assert len(hint) == 2 and hint[1] is type(None), (shape, key)
+        assert (getattr(hint[0], "__origin__", None) or hint[0]) is read_as, (shape, key)
+
+
+def test_a_reply_is_walked_for_what_json_cannot_carry_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Chat reply's usage is checked against its dialect's shape without walking it again.
+    from metis import RequestContext, ToolIdMap, _json
+    from metis.adapters import get
+    from metis.errors import WireFormatError
+
+    walked: list[Any] = []
+    real = _json.unwritable
+
+    def spy(value: Any, *args: Any) -> Any:
+        walked.append(value)
+        return real(value, *args)
+
+    monkeypatch.setattr(_json, "unwritable", spy)
+    body = json.loads((GOLDEN / "openai" / "response_tools.json").read_text(encoding="utf-8"))
+    context = RequestContext(session_id="sess_1", model="openai:gpt-4o", tool_ids=ToolIdMap("sess_1"))
+    usage = get("openai").from_wire_response(body, context).metadata.usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (139, 37)
+    assert walked == [body]
+    bad = {**body, "usage": {**body["usage"], "prompt_tokens": -1}}
+    with pytest.raises(WireFormatError) as caught:  # the dialect's shape still checks every count
+        get("openai").from_wire_response(bad, context)
+    assert caught.value.path == "usage.prompt_tokens"
+
+
+def test_a_usage_read_through_another_shape_is_read_through_the_rules() -> None:
+    from metis.errors import WireFormatError
+
+    for read_as in (None, dict, rule_for("openai").shape):
+        with pytest.raises(WireFormatError) as caught:
+            normalize_usage("anthropic", {"input_tokens": "many"}, read_as=read_as)
+        assert caught.value.path == "usage.input_tokens"
+        with pytest.raises(WireFormatError) as caught:
+            normalize_usage("anthropic", {"input_tokens": float("nan")}, read_as=read_as)
+        assert caught.value.path == "usage.input_tokens"
 
 
 # --- reconciliation: recorded replies that carry OpenRouter's billed cost ----------------------------------
@@ -457,11 +563,8 @@ def test_an_imported_turn_with_server_tool_calls_keeps_zero_usage_unpriced() -> 
     assert (usage.cost_usd, usage.pricing_version, usage.units) == (Decimal(0), NO_USAGE, None)
 
 
-def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
-    """The genai-prices Usage metis gave before every count was given (zeros included): the
-    finer counts only when non-zero. The reference the test below holds the new one to."""
-    from genai_prices import Usage
-
+def _reference_counts(counts: TokenCounts) -> tuple[dict[str, int], dict[str, int]]:
+    """The totals (with the cache split) and the finer counts of genai-prices' Usage of `counts`."""
     written, one_hour = counts.cache_creation_input_tokens, counts.cache_creation_1h_input_tokens
     values = {
         "input_tokens": counts.input_tokens + counts.cached_input_tokens + written,
@@ -470,8 +573,9 @@ def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
         "cache_write_tokens": written,
     }
     if one_hour:
-        values |= {"cache_write_1h_tokens": one_hour, "cache_write_5m_tokens": written - one_hour}
+        values["cache_write_5m_tokens"] = written - one_hour
     extras = {
+        "cache_write_1h_tokens": one_hour,
         "output_reasoning_tokens": counts.reasoning_tokens,
         "input_audio_tokens": counts.input_audio_tokens,
         "input_image_tokens": counts.input_image_tokens,
@@ -480,13 +584,38 @@ def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
         "web_searches": counts.web_search_requests,
         "code_executions": counts.code_execution_requests,
     }
+    return values, extras
+
+
+def _usage_with_nonzero_extras_only(counts: TokenCounts) -> Any:
+    """The genai-prices Usage metis gave before every count was given (zeros included): the
+    finer counts only when non-zero. A reference the test below holds the new one to."""
+    from genai_prices import Usage
+
+    values, extras = _reference_counts(counts)
     return Usage(**values, **{k: v for k, v in extras.items() if v})
 
 
+def _usage_rated(counts: TokenCounts, *, rated: frozenset[str]) -> Any:
+    """What metis gives genai-prices for a price that rates `rated` (`_genai_prices._usage`)."""
+    return _genai_prices._usage(counts, rated)
+
+
+def _usage_with_every_count(counts: TokenCounts) -> Any:
+    """The genai-prices Usage metis gave before it left out the zeros a price does not rate:
+    every count, zeros included. The other reference."""
+    from genai_prices import Usage
+
+    values, extras = _reference_counts(counts)
+    return Usage(**values, **extras)
+
+
 def test_giving_every_count_prices_every_model_as_leaving_zeros_out_did() -> None:
-    # metis gives genai-prices every count it has, zeros included (what it would infer for
-    # a count left out is that zero, and inferring it was a fifth of pricing a reply):
-    # every model of every provider metis prices there costs the same, or is refused alike.
+    # metis gives genai-prices every count it has that is not 0, and every count the price
+    # rates, zeros included (what it would infer for a rated count left out is that zero, and
+    # inferring it was a fifth of pricing a reply; a zero it does not rate it never reads):
+    # every model of every provider metis prices there costs the same as with every count
+    # given, or with only the non-zero ones, or is refused alike.
     import random
 
     from genai_prices.data_snapshot import get_snapshot
@@ -507,15 +636,52 @@ def test_giving_every_count_prices_every_model_as_leaving_zeros_out_did() -> Non
             price = model.get_prices(at)
             for counts in vectors:
                 outcomes: list[Decimal | str] = []
-                for usage_of in (_genai_prices._usage, _usage_with_nonzero_extras_only):
+                rated = _genai_prices.rated_keys(price)
+                for usage_of in (
+                    functools.partial(_usage_rated, rated=rated),
+                    _usage_with_every_count,
+                    _usage_with_nonzero_extras_only,
+                ):
                     try:
                         outcomes.append(price.calc_price(usage_of(counts))["total_price"])
                     except ValueError:
                         outcomes.append("refused")
-                assert outcomes[0] == outcomes[1], (provider.id, model.id, counts)
+                assert outcomes[0] == outcomes[1] == outcomes[2], (provider.id, model.id, counts)
                 compared += 1
                 refused += outcomes[0] == "refused"
     assert compared > 10_000 and 0 < refused < compared
+
+
+def test_pricing_a_reply_gives_genai_prices_only_counts_its_price_can_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each count given is checked twice by genai-prices; a zero the price does not rate is
+    # never read, so it is not given. Non-zero counts and the rated ones are, zeros included.
+    import genai_prices
+
+    given: list[dict[str, Any]] = []
+
+    class Recorded(genai_prices.Usage):
+        def __init__(self, **kwargs: Any) -> None:
+            given.append(kwargs)
+            super().__init__(**kwargs)
+
+    monkeypatch.setattr(genai_prices, "Usage", Recorded)
+    at = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    counts = TokenCounts(1_200, 300, 50, input_audio_tokens=7)
+    usage = make_usage(counts, pricing_key="anthropic:claude-sonnet-4-5", latency_ms=0, at=at)
+    assert usage.cost_usd > 0
+    assert given == [
+        {
+            "input_tokens": 1_250,
+            "output_tokens": 300,
+            "cache_read_tokens": 50,
+            "cache_write_tokens": 0,
+            "cache_write_1h_tokens": 0,
+            "input_audio_tokens": 7,
+            "web_searches": 0,
+        }
+    ]
 
 
 def test_pricing_a_reply_leaves_genai_prices_nothing_to_infer(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -91,13 +91,16 @@ def read(kind: type[_T], value: Any, *, provider: str, path: str = "", what: str
         raise WireFormatError(
             f"malformed {provider} {what}: {at or '(root)'} holds {why}", provider=provider, path=at
         )
-    return _checked(kind, value, provider=provider, path=path, what=what)
+    return checked(kind, value, provider=provider, path=path, what=what)
 
 
-def _checked(kind: type[_T], value: Any, *, provider: str, path: str, what: str) -> _T:
+def checked(kind: type[_T], value: Any, *, provider: str, path: str = "", what: str = "body") -> _T:
+    """`value` checked against `kind` only: for a part of a value `read` or `read_json` has
+    already taken in (JSON-safe), read again through a shape of its own (a Chat reply's
+    `usage`, declared a plain object, through its dialect's usage shape)."""
     try:
-        checked: _T = shape(cast(Hashable, kind)).validate_python(value)
-        return checked
+        valid: _T = shape(cast(Hashable, kind)).validate_python(value)
+        return valid
     except ValidationError as exc:
         raise wire_error(exc, value, provider=provider, path=path, what=what) from None
     except RecursionError:
@@ -118,10 +121,7 @@ def read_json(kind: type[_T], text: bytes | str, *, provider: str, path: str = "
             path=path,
             raw=_json.printable(raw[:2000]),
         ) from None
-    checked: _T = _checked(
-        kind, value, provider=provider, path=path, what=what
-    )  # parsed text holds only JSON
-    return checked
+    return checked(kind, value, provider=provider, path=path, what=what)  # parsed text holds only JSON
 
 
-__all__ = ["located", "read", "read_json", "shape", "wire_error"]
+__all__ = ["checked", "located", "read", "read_json", "shape", "wire_error"]

@@ -149,7 +149,7 @@ def read_response(body: Any, context: RequestContext) -> Message:
         context,
         provider=PROVIDER,
         content=content,
-        counts=normalize_usage(PROVIDER, usage),
+        counts=normalize_usage(PROVIDER, usage, read_as=wire.Usage),  # read with the reply
         stop_reason=FACTS.stop_reason(stop),
         provider_raw=raw,
     )

@@ -261,7 +261,7 @@ def _usage_event(usage: wire.Usage | None) -> list[StreamEvent]:
     """A usage object -> a usage_update with only the counts it reports (the rest stay as they were)."""
     if usage is None:
         return []
-    counts = normalize_usage(PROVIDER, usage)
+    counts = normalize_usage(PROVIDER, usage, read_as=wire.Usage)  # read with its event
     event = usage_event(counts)
     fields = USAGE.stated(usage)  # the totals this (maybe partial) object states, by the rule
     if event.units is not None:

@@ -91,7 +91,7 @@ def read_response(name: str, facts: ProviderFacts, body: Any, context: RequestCo
         context,
         provider=name,
         content=assistant.blocks or [TextBlock(type="text", text="")],
-        counts=normalize_usage(name, usage),
+        counts=normalize_usage(name, usage, read_as=dict),  # taken in with the reply (`Response`)
         stop_reason=stop_reason(facts, finish, refused=assistant.refused),
         provider_raw=raw,
     )

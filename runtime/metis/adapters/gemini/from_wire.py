@@ -81,6 +81,7 @@ from .wire import (
     Part,
     ResponseBody,
     Segment,
+    UsageMetadata,
 )
 
 _B = TypeVar("_B", ServerToolUseBlock, ServerToolResultBlock)
@@ -446,7 +447,7 @@ class ResponseState:
             self.block_reason = block_reason(feedback.get("blockReason")) or self.block_reason
         usage = chunk.get("usageMetadata")
         if usage is not None:
-            counts = normalize_usage(NAME, usage)
+            counts = normalize_usage(NAME, usage, read_as=UsageMetadata)  # read with the chunk
             if counts != self.counts:
                 self.counts = counts
                 events.append(usage_event(counts))

@@ -144,7 +144,7 @@ def read_response(body: Any, context: RequestContext) -> Message:
         context,
         provider=NAME,
         content=content,
-        counts=normalize_usage(NAME, response),
+        counts=normalize_usage(NAME, response, read_as=ChatResponse),
         stop_reason=stop_reason(raw.done_reason, bool(message.get("tool_calls"))),
         provider_raw=raw.as_dict(),
     )

@@ -446,7 +446,7 @@ def read_response(facts: ProviderFacts, body: Any, context: RequestContext) -> M
         context,
         provider=PROVIDER,
         content=items.blocks or [TextBlock(type="text", text="")],
-        counts=normalize_usage(PROVIDER, response.get("usage")),
+        counts=normalize_usage(PROVIDER, response.get("usage"), read_as=dict),  # read with `Response`
         stop_reason=stop_reason(facts, response, calls=items.calls, refused=items.refused),
         provider_raw={"adapter": PROVIDER, **response_meta(response), **items.raw()},
     )
