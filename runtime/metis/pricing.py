@@ -29,16 +29,13 @@ from pathlib import Path
 from metis_schema.v3 import ModelPrice, PriceTable, Usage
 
 from . import _genai_prices as _genai
+from ._price_marks import NO_USAGE, UNPRICED
 from .errors import PricingError
 from .usage import TokenCounts, UsageCountError, counts_of, units_of
 from .validation import parse_document
 
 _MILLION = Decimal(1_000_000)
 _log = logging.getLogger("metis.pricing")
-UNPRICED = "unpriced"
-"""pricing_key / pricing_version of models no price source covers."""
-NO_USAGE = "no-usage"
-"""pricing_version of a Usage with nothing counted: not priced, since nothing was used."""
 OVERRIDE = "override:"
 """Prefix of the pricing_version of a cost from a table the caller chose over genai-prices."""
 _LOCAL_FILE = "pricing-local.json"

@@ -152,7 +152,8 @@ def select(store: Any, query: Query) -> tuple[list[tuple[SessionInfo, Totals]], 
 
 def session_row(info: SessionInfo, totals: Totals) -> dict[str, Any]:
     """One session as `sessions --json` writes it."""
-    from ._tables import UNPRICED, session_title
+    from .._price_marks import UNPRICED
+    from ._tables import session_title
 
     priced = totals.with_usage > totals.unpriced
     return {

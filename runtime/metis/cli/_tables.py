@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from .._price_marks import NO_USAGE, UNPRICED
 from ._common import inert, money, tokens_of
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
     from ..store import SessionInfo
 
-UNPRICED = "unpriced"
-NO_USAGE = "no-usage"
 _MIN_ID = 12
 """Shortest id prefix shown: `sess_` and 7 ULID characters."""
 _TEXT_LINES = 12
@@ -397,7 +396,6 @@ def session_lines(
 
 __all__ = [
     "TITLE_LENGTH",
-    "UNPRICED",
     "Totals",
     "cost_text",
     "first_user_text",

@@ -359,7 +359,7 @@ def _error_text(exc: click.ClickException | MetisError, where: str) -> str:
 
 
 def _unpriced_models(messages: list[Message]) -> set[str]:
-    from ._tables import UNPRICED
+    from .._price_marks import UNPRICED
 
     return {
         m.metadata.model or "?"
