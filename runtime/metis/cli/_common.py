@@ -2,8 +2,8 @@
 
 Commands stay short by leaning on these: `State.store` opens the SQLite store lazily
 (commands that never touch it, like `convert`, never create a file), `read_json`
-accepts a path or `-`, `DropCapture` collects the adapters' lossy-projection WARN
-lines (spec §7.3) so a command can report what it dropped and why.
+accepts a path or `-`, `WarnCapture` collects the WARN lines of a command's work (the
+adapters' lossy-projection drops, spec §7.3) so it can report what it dropped, why and where.
 
 Stored content is untrusted: a title, a tool's input or a reply may hold terminal control
 sequences (clear the screen, set the window title, write the clipboard with OSC 52, fake a
@@ -174,41 +174,55 @@ class Drop:
         }
 
 
-class DropCapture(logging.Handler):
-    """Collects WARN records of the `metis.adapters` loggers while active (a context manager)."""
+class WarnCapture(logging.Handler):
+    """The WARN records of logger `name` and those below it while active (a context manager),
+    kept for the command to report where they belong; the one capture every command uses.
 
-    def __init__(self) -> None:
+    While active they reach this handler only: the logger's own handlers (the command's
+    `warning:` printer on `metis`) and its parents' are set aside, so nothing is printed
+    twice or unnamed; records of other loggers pass as before. `convert` and `replay`
+    capture `metis.adapters` (the lossy-projection drops, as `drops`); `import` captures
+    all of `metis` while one exchange is read, to print each with the exchange it is about.
+    The logger's level, handlers and propagation are put back on exit."""
+
+    def __init__(self, name: str) -> None:
         super().__init__(logging.WARNING)
-        self.drops: list[Drop] = []
-        self._saved: tuple[int, bool] = (logging.NOTSET, True)
+        self.logger_name = name
+        self.records: list[logging.LogRecord] = []
+        self._saved: tuple[int, list[logging.Handler], bool] = (logging.NOTSET, [], True)
 
     def emit(self, record: logging.LogRecord) -> None:
-        block_type = getattr(record, "block_type", None)
-        reason = getattr(record, "reason", None)
-        self.drops.append(
-            Drop(
-                adapter=getattr(record, "adapter", None),
-                block_type=block_type,
-                message_id=getattr(record, "message_id", None),
-                reason=str(reason) if reason is not None else record.getMessage(),
-                text=record.getMessage(),
-            )
-        )
+        self.records.append(record)
 
-    def __enter__(self) -> DropCapture:
-        logger = logging.getLogger("metis.adapters")
-        self._saved = (logger.level, logger.propagate)
-        logger.addHandler(self)
-        logger.propagate = False  # reported by the command, not echoed twice
+    @property
+    def drops(self) -> list[Drop]:
+        """The records as drops (the adapters' §7.3 fields; a record without them is a
+        warning whose reason is its line)."""
+        return [_drop(record) for record in self.records]
+
+    def __enter__(self) -> WarnCapture:
+        logger = logging.getLogger(self.logger_name)
+        self._saved = (logger.level, logger.handlers, logger.propagate)
+        logger.handlers, logger.propagate = [self], False
         if logger.level == logging.NOTSET or logger.level > logging.WARNING:
             logger.setLevel(logging.WARNING)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        logger = logging.getLogger("metis.adapters")
-        logger.removeHandler(self)
-        logger.setLevel(self._saved[0])
-        logger.propagate = self._saved[1]
+        logger = logging.getLogger(self.logger_name)
+        level, logger.handlers, logger.propagate = self._saved
+        logger.setLevel(level)
+
+
+def _drop(record: logging.LogRecord) -> Drop:
+    reason = getattr(record, "reason", None)
+    return Drop(
+        adapter=getattr(record, "adapter", None),
+        block_type=getattr(record, "block_type", None),
+        message_id=getattr(record, "message_id", None),
+        reason=str(reason) if reason is not None else record.getMessage(),
+        text=record.getMessage(),
+    )
 
 
 def drop_lines(drops: Sequence[Drop], messages: Sequence[Message]) -> list[str]:
@@ -353,9 +367,9 @@ def echo_err(text: str, *, color: str | None = None) -> None:
 
 __all__ = [
     "Drop",
-    "DropCapture",
     "MetisError",
     "State",
+    "WarnCapture",
     "block_summary",
     "console",
     "drop_dicts",

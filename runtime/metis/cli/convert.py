@@ -21,8 +21,8 @@ import click
 from ..errors import FieldProblem, MetisError
 from ._app import db_option
 from ._common import (
-    DropCapture,
     State,
+    WarnCapture,
     drop_dicts,
     drop_lines,
     dump_json,
@@ -91,7 +91,7 @@ def convert(
     target_model = entry.id
     if entry.provider != target:
         raise click.UsageError(f"model {target_model} is not a {target} model")
-    with DropCapture() as capture:
+    with WarnCapture("metis.adapters") as capture:
         if session is not None:
             imported, source = _stored_request(state, session, target_model)
         else:

@@ -16,7 +16,6 @@ was, and `--fail-fast` stops at the first.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ import click
 
 from ..errors import MetisError
 from ._app import db_option
-from ._common import State, echo_err
+from ._common import State, WarnCapture, echo_err
 from ._shapes import PROVIDER
 
 if TYPE_CHECKING:
@@ -157,7 +156,7 @@ class _Importer:
             file.counts["skipped"] += 1
             file.skips.setdefault(adapter.reason, []).append(interaction.where)
             return
-        with _Warnings() as capture:
+        with WarnCapture("metis") as capture:
             parsed = parse(interaction, adapter, model=self.model)
             placement = self.threads.place(parsed.messages)
             found = self._continued(parsed)
@@ -228,32 +227,6 @@ class _Importer:
             click.echo(session_id)
         for model in _unpriced_models(messages):
             self.unpriced.setdefault(model, set()).add(file)
-
-
-class _Warnings(logging.Handler):
-    """The `metis` loggers' WARN records while one exchange is read, kept to be printed with
-    the exchange they are about (the command's own handler would print them unnamed)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[logging.LogRecord] = []
-        self._saved: list[logging.Handler] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-    def __enter__(self) -> _Warnings:
-        logger = logging.getLogger("metis")
-        self._saved, logger.handlers = logger.handlers, [self]
-        self._level = logger.level
-        if logger.level == logging.NOTSET or logger.level > logging.WARNING:
-            logger.setLevel(logging.WARNING)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        logger = logging.getLogger("metis")
-        logger.handlers = self._saved
-        logger.setLevel(self._level)
 
 
 def _report(file: _File) -> None:

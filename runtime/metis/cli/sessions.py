@@ -21,8 +21,8 @@ import click
 
 from ._app import db_option
 from ._common import (
-    DropCapture,
     State,
+    WarnCapture,
     drop_lines,
     dump_json,
     echo_err,
@@ -328,7 +328,7 @@ def replay(state: State, session: str, model: str) -> None:
         workspace=Path(info.workspace_path),
         **fields,
     )
-    with DropCapture() as capture:
+    with WarnCapture("metis.adapters") as capture:
         body = adapters.get(entry.provider).to_wire(history, tools, options)
     click.echo(dump_json(body))
     echo_err(settings_note(state.store, session_id))
