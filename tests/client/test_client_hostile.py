@@ -621,7 +621,7 @@ def test_a_stream_bomb_is_bounded_in_memory(mode: str, store: Store, hostile: Ho
 
 
 def test_an_encoding_not_asked_for_or_corrupt_is_a_typed_error() -> None:
-    from metis.client._inflate import PIECE, Inflater
+    from metis._inflate import PIECE, Inflater
     from metis.errors import WireFormatError
 
     for encoding in ("br", "zstd", "gzip, gzip", "compress"):

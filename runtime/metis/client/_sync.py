@@ -18,6 +18,7 @@ import httpx
 from metis_schema.v3 import Message, ToolDefinition
 
 from .. import _json
+from .._inflate import ACCEPT_ENCODING, Inflater, inflated
 from ..events import EventSink
 from ..protocols import SessionStore
 from ._deadline import DEFAULT_SEND_DEADLINE, DEFAULT_STREAM_DEADLINE, Deadline, Watchdog
@@ -31,7 +32,6 @@ from ._http import (
     stream_cut,
     stream_failure,
 )
-from ._inflate import ACCEPT_ENCODING, Inflater, inflated
 from ._session import DEFAULT_MODEL, ClientBase, Content, Prepared, SessionBase, SessionCore, redacting
 from ._stream import CheckpointPolicy, EventCallback, reply_limit
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from .._inflate import Inflater, inflated
 from ..errors import RecordingError
 
 MAX_BODY_BYTES = 256 * 1024 * 1024
@@ -66,15 +66,18 @@ def _dechunk(data: bytes, *, where: str) -> bytes:
     return b"".join(out)
 
 
-def _inflate(data: bytes, wbits: int, *, where: str) -> bytes:
-    decoder = zlib.decompressobj(wbits)
-    try:
-        out = decoder.decompress(data, MAX_BODY_BYTES)
-    except zlib.error as exc:
-        raise RecordingError(f"compressed body cannot be decoded: {exc}", path=where) from None
-    if decoder.unconsumed_tail:
-        raise RecordingError(f"decompressed body exceeds {MAX_BODY_BYTES} bytes", path=where)
-    return out
+def _inflate(data: bytes, coding: str, *, where: str) -> bytes:
+    """`data` inflated whole by the one inflater (`metis._inflate`), its pieces gathered up to
+    MAX_BODY_BYTES: a larger body is refused, having cost that bound plus one piece."""
+    inflater = Inflater(
+        coding, corrupt=lambda why: RecordingError(f"compressed body cannot be decoded: {why}", path=where)
+    )
+    out = bytearray()
+    for piece in inflated([data], inflater):
+        out += piece
+        if len(out) > MAX_BODY_BYTES:
+            raise RecordingError(f"decompressed body exceeds {MAX_BODY_BYTES} bytes", path=where)
+    return bytes(out)
 
 
 def decoded_bytes(data: bytes, headers: Any, *, where: str) -> bytes:
@@ -83,9 +86,9 @@ def decoded_bytes(data: bytes, headers: Any, *, where: str) -> bytes:
         data = _dechunk(data, where=where)
     encoding = header(headers, "content-encoding")
     if data[:2] == b"\x1f\x8b":  # gzip, whatever the headers say (a recorder may drop them)
-        data = _inflate(data, 16 + zlib.MAX_WBITS, where=where)
+        data = _inflate(data, "gzip", where=where)
     elif "deflate" in encoding and data[:1] not in (b"{", b"[", b"d", b"e", b":"):
-        data = _inflate(data, zlib.MAX_WBITS if data[:1] == b"\x78" else -zlib.MAX_WBITS, where=where)
+        data = _inflate(data, "deflate", where=where)  # with the zlib wrapper or raw
     elif ("br" in encoding.split(", ") or "zstd" in encoding) and data[:1] not in (b"{", b"["):
         raise RecordingError(
             f"body is {encoding}-encoded, which metis does not decode",

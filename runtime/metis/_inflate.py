@@ -1,20 +1,25 @@
-"""Response bodies inflated a bounded piece at a time.
+"""Bodies inflated a bounded piece at a time: the one inflater of metis.
 
-httpx inflates each network read whole: 64 KiB of gzip that inflates 1,000:1 arrives as
-one 64 MiB piece before any bound the client keeps can see it. The client therefore asks
-only for the encodings it inflates itself (`ACCEPT_ENCODING`), reads raw bytes, and turns
-them into pieces of at most `PIECE` bytes with zlib's `max_length`, so every bound on a
-body or a stream event holds in memory too: a compressed bomb costs what the bound allows
-plus one piece. An encoding that was not asked for (br, zstd, anything else) is refused
-with a typed error rather than passed on compressed.
+Two readers use it. The client: httpx inflates each network read whole, so 64 KiB of gzip
+that inflates 1,000:1 arrives as one 64 MiB piece before any bound the client keeps can
+see it. The client therefore asks only for the encodings it inflates itself
+(`ACCEPT_ENCODING`), reads raw bytes, and turns them into pieces of at most `PIECE` bytes
+with zlib's `max_length`, so every bound on a body or a stream event holds in memory too:
+a compressed bomb costs what the bound allows plus one piece. An encoding that was not
+asked for (br, zstd, anything else) is refused with a typed error rather than passed on
+compressed. And `metis import` (`metis.recordings`): a recorded body still gzip- or
+deflate-compressed is fed through whole, under the reader's own bound and error type.
+
+"deflate" is read with the zlib wrapper or without it (raw deflate, as servers often send
+it and httpx also allows): zlib's first, raw when zlib refuses the first bytes.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterable, Iterator
 
-from ..errors import WireFormatError
+from .errors import WireFormatError
 
 ACCEPT_ENCODING = "gzip, deflate"
 """What the client asks servers for: the encodings `Inflater` inflates."""
@@ -27,10 +32,21 @@ _RAW_WBITS = -zlib.MAX_WBITS
 
 
 class Inflater:
-    """Decodes one body's Content-Encoding (none, gzip or deflate) in bounded pieces."""
+    """Decodes one body's Content-Encoding (none, gzip or deflate) in bounded pieces.
 
-    def __init__(self, content_encoding: str | None, *, provider: str | None = None) -> None:
+    `corrupt` makes the error for a body zlib cannot inflate from zlib's reason, for a reader
+    whose errors are its own (a recording's names the file and exchange); by default a
+    WireFormatError naming the response's coding and `provider`."""
+
+    def __init__(
+        self,
+        content_encoding: str | None,
+        *,
+        provider: str | None = None,
+        corrupt: Callable[[str], Exception] | None = None,
+    ) -> None:
         self.provider = provider
+        self._corrupt_error = corrupt
         codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
         codings = [c for c in codings if c and c != "identity"]
         if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
@@ -86,7 +102,9 @@ class Inflater:
             if not pending and len(out) < PIECE:
                 return
 
-    def _corrupt(self, exc: zlib.error) -> WireFormatError:
+    def _corrupt(self, exc: zlib.error) -> Exception:
+        if self._corrupt_error is not None:
+            return self._corrupt_error(str(exc))
         return WireFormatError(f"the response's {self.coding} body is corrupt: {exc}", provider=self.provider)
 
 
