@@ -156,3 +156,55 @@ def test_a_continuation_naming_instructions_stores_the_history_once(
         stored = store.load_session(first.headers[SESSION_HEADER])
     assert [m.role.value for m in stored] == ["user", "assistant", "user", "assistant"]
     assert _text(stored[2]) == "And then?"
+
+
+def test_a_continuation_answering_a_call_at_a_fork_point(upstream: ScriptedUpstream, tmp_path: Path) -> None:
+    # The client answers the same call twice, continuing the same response: the second
+    # answer goes into a fork made at that response. The fork's copy of the call has an id
+    # of its own (`ops.fork`), and the parent's bindings of it come along: the call id the
+    # client was given still names it, and the upstream is sent the id it issued. (The
+    # fork's map, written with its copied history, was not read back before the commit:
+    # the answer was refused as answering no call.)
+    store_path = str(tmp_path / "gateway.sqlite3")
+    served = Gateway(upstream, store_path)
+    try:
+        upstream.reply("/v1/messages", "anthropic/response_thinking.json")
+        for _ in range(2):
+            upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        client = _openai(served)
+        opened = client.responses.with_raw_response.create(
+            model=SONNET, input="Weather in Paris?", tools=TOOLS
+        )
+        first = opened.parse()
+        call = next(item for item in first.output if item.type == "function_call")
+        answers = []
+        for output in ("14 °C", "15 °C"):
+            answers.append(
+                client.responses.with_raw_response.create(
+                    model=SONNET,
+                    previous_response_id=first.id,
+                    input=[{"type": "function_call_output", "call_id": call.call_id, "output": output}],
+                    tools=TOOLS,
+                )
+            )
+    finally:
+        served.close()
+    session, fork = (answer.headers[SESSION_HEADER] for answer in answers)
+    assert session == opened.headers[SESSION_HEADER] != fork
+    sent = [body for path, body in upstream.received if path == "/v1/messages"][1:]
+    issued = [
+        (turn["content"][-1]["id"], body["messages"][2]["content"][0]["tool_use_id"])
+        for body in sent
+        for turn in body["messages"][1:2]
+    ]
+    assert issued[0] == issued[1] and issued[0][0] == issued[0][1], "the id Anthropic issued, both times"
+    with open_store(store_path) as store:
+        assert store.get_session(fork).parent_session_id == session
+        branch = store.load_session(fork)
+        carried = store.load_tool_ids(fork)
+    assert [m.role.value for m in branch] == ["user", "assistant", "tool", "assistant"]
+    assert _text(branch[2]) == "15 °C"
+    copy: Any = branch[1].content[-1]
+    assert branch[2].content[0].tool_use_id == copy.id  # type: ignore[union-attr]
+    assert carried.provider_id(copy.id, "anthropic") == issued[0][0]
+    assert carried.resolve_incoming("responses", call.call_id) == copy.id
