@@ -46,10 +46,11 @@ class WireImport:
     (`Losses.imported`: `{path, value, reason}` entries, each also a WARN).
 
     `paths`, in step with `messages`, says where in the body each message was read from
-    (`instructions`, `input[3]`; a message several items make: its first), for a caller
-    that wrote part of the body itself and must tell its part from the rest (the gateway's
-    `previous_response_id` continuation writes the stored history in front of the client's
-    input). The Responses importer fills it; empty from an importer that does not say.
+    (`messages[2]`, `system`, `input[3]`; a message several items make: its first), for a
+    caller that wrote part of the body itself and must tell its part from the rest (the
+    gateway's `previous_response_id` continuation writes the stored history in front of
+    the client's input). Every importer fills it; a WireImport not read from a body (`metis
+    convert` of a stored session) has none.
     """
 
     messages: list[Message]
