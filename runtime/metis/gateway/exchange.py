@@ -230,6 +230,17 @@ def _rekeyed(
     return [moved(message, session_id, renamed) for message in messages]
 
 
+def _written_before(imported: WireImport, items: int) -> int:
+    """How many messages of a `previous_response_id` continuation's import the stored
+    history written in front of the client's input made (`Exchanges._continuation`): the
+    leading ones read from `instructions` or from one of the first `items` input items
+    (`WireImport.paths` names a message by its first item: a run of assistant items the
+    client's input goes on with counts as the history's, as the history imported alone
+    counts it)."""
+    history = {"instructions", *(f"input[{i}]" for i in range(items))}
+    return next((n for n, path in enumerate(imported.paths) if path not in history), len(imported.paths))
+
+
 class Exchanges:
     """The gateway's work, over one async client (one store, one HTTP pool)."""
 
@@ -344,16 +355,18 @@ class Exchanges:
     ) -> _Draft:
         """The request read into the session it continues (see `prepare`; in a worker thread)."""
         previous = body.get("previous_response_id") if inbound == "responses" else None
+        history_items = None
         if previous is not None:
-            session, body, known = self._continuation(writes, previous, body)
+            session, body, history_items = self._continuation(writes, previous, body)
         elif wanted:
             session = self._resume(writes, wanted)
-            known = len(session.messages())
         else:
             return self._recognize(writes, inbound, target, body)
         imported = adapters.get(inbound).from_wire_request(
             body, session_id=session.id, tool_ids=session.tool_ids
         )
+        # a continuation is imported once: the history's messages are told by their items
+        known = len(session.messages()) if history_items is None else _written_before(imported, history_items)
         chain = KeyChain()
         chain.extend(imported.messages)
         return _Draft(session, imported, known, chain)
@@ -452,7 +465,8 @@ class Exchanges:
         upstream: the session that holds the reply (a fork of it when the reply is not its
         last message), and the request with that history written in front of its input —
         so the upstream gets the whole conversation, not an id it never issued — with the
-        number of messages that history imports to (they are stored already)."""
+        number of input items that history takes. The request is imported once (`_import`):
+        the messages those items make are the ones stored already (`_written_before`)."""
         if not isinstance(previous, str) or not previous.startswith(REPLY_PREFIX["responses"]):
             raise GatewayRequestError(
                 f"unknown previous_response_id {previous!r}", path="previous_response_id"
@@ -481,13 +495,7 @@ class Exchanges:
         continued["input"] = items
         if "instructions" in written and "instructions" not in continued:
             continued["instructions"] = written["instructions"]
-        alone = {"model": body.get("model"), "input": written.get("input", [])}
-        if "instructions" in written:
-            alone["instructions"] = written["instructions"]
-        known = len(
-            responses.from_wire_request(alone, session_id=session.id, tool_ids=session.tool_ids).messages
-        )
-        return session, continued, known
+        return session, continued, len(written.get("input", []))
 
     def reply_options(
         self, prepared: Prepared, message_id: str, producer: str | None, endpoint: str | None

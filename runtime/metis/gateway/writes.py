@@ -180,6 +180,7 @@ class ExchangeWrites:
         self._refuse_broken(batch)
         for message in batch:
             self._messages.setdefault(message.session_id, {})[message.id] = message
+        self._lay_map(tool_ids)
         self._queue("append_many", (batch,), {"tool_ids": tool_ids})
 
     def upsert_partial(self, message: Message) -> None:
@@ -190,7 +191,17 @@ class ExchangeWrites:
     def finalize(self, message: Message, *, tool_ids: ToolIdMap | None = None) -> None:
         self._refuse_broken([message])
         self._messages.setdefault(message.session_id, {})[message.id] = message
+        self._lay_map(tool_ids)
         self._queue("finalize", (message,), {"tool_ids": tool_ids})
+
+    def _lay_map(self, tool_ids: ToolIdMap | None) -> None:
+        """A write's tool id map (the session's whole map, which the commit saves) laid over
+        the reads: a fork's, written with its copied history (`ops.fork`), is the parent's
+        bindings of the copied calls, which the fork's session reads back before anything
+        is committed (else it knows none of them: the ids its client was given included).
+        Held, not copied: the queued write saves the map as it is at the commit too."""
+        if tool_ids is not None:
+            self._maps[tool_ids.session_id] = tool_ids
 
     def save_tool_ids(self, session_id: str, tool_ids: ToolIdMap) -> None:
         self._maps[session_id] = ToolIdMap(session_id, list(tool_ids))

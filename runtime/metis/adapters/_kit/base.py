@@ -44,12 +44,20 @@ class WireImport:
     (replayed to that provider, reported as dropped for any other), and `dropped` lists
     what the import read inside the messages and tools but could not carry
     (`Losses.imported`: `{path, value, reason}` entries, each also a WARN).
+
+    `paths`, in step with `messages`, says where in the body each message was read from
+    (`messages[2]`, `system`, `input[3]`; a message several items make: its first), for a
+    caller that wrote part of the body itself and must tell its part from the rest (the
+    gateway's `previous_response_id` continuation writes the stored history in front of
+    the client's input). Every importer fills it; a WireImport not read from a body (`metis
+    convert` of a stored session) has none.
     """
 
     messages: list[Message]
     tools: list[ToolDefinition]
     options: AdapterOptions
     dropped: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
 
 
 class StreamDecoder(ABC):

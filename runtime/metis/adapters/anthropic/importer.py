@@ -80,11 +80,15 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     model = resolve_import_model(f"{PROVIDER}:{request['model']}", PROVIDER)
     reader = _Reader(session_id, tool_ids, model)
     messages: list[Message] = []
+    paths: list[str] = []
     system = request.get("system")
     if system is not None:
         messages.append(reader.system(system, "system"))
+        paths.append("system")
     for i, turn in enumerate(request["messages"]):
-        messages.extend(reader.turn(turn, f"messages[{i}]", body["messages"][i]))
+        made = reader.turn(turn, f"messages[{i}]", body["messages"][i])
+        messages += made
+        paths += [f"messages[{i}]"] * len(made)
     losses = Losses(PROVIDER, session_id)
     tools: list[ToolDefinition] = []
     taken: set[str] = set()
@@ -114,6 +118,7 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
         tools=tools,
         options=_options(body, model, session_id, tool_ids, reader.spelled),
         dropped=losses.dropped,
+        paths=paths,
     )
 
 

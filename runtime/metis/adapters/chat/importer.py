@@ -106,14 +106,19 @@ class _Importer:
 
     def read(self, request: Request) -> WireImport:
         self.last_path = f"messages[{len(request['messages']) - 1}]"
-        messages = [
-            m
-            for i, w in enumerate(request["messages"])
-            if (m := self.message(w, f"messages[{i}]")) is not None
-        ]
+        messages: list[Message] = []
+        paths: list[str] = []
+        for i, wire in enumerate(request["messages"]):
+            path = f"messages[{i}]"
+            message = self.message(wire, path)
+            if message is not None:
+                messages.append(message)
+                paths.append(path)
         tools = self.tools(request.get("tools") or [])
         options = self.options(request, tools)
-        return WireImport(messages=messages, tools=tools, options=options, dropped=self.losses.dropped)
+        return WireImport(
+            messages=messages, tools=tools, options=options, dropped=self.losses.dropped, paths=paths
+        )
 
     # --- options --------------------------------------------------------------------
 

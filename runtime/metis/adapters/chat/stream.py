@@ -61,6 +61,35 @@ _CONCATENATED = ("text", "summary", "data")
 
 
 @dataclass
+class _StreamDetail:
+    """One streamed reasoning_details item, keyed by its wire `index`: the fields its
+    fragments set (the latest value wins) and the pieces of the ones that arrive in pieces
+    (`_CONCATENATED`), collected and joined once, when the reply is assembled (`whole`):
+    adding each piece to the text so far copied it all again, for every fragment."""
+
+    block: int
+    fields: dict[str, Any] = field(default_factory=dict)
+    pieces: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, fragment: ReasoningDetail, *, first: bool) -> None:
+        """One fragment's fields: a piece of a concatenated one collected, a null ignored but
+        in the `first` (the item as its first fragment gave it), any other value the latest."""
+        for key, value in fragment.items():
+            if key in _CONCATENATED and isinstance(value, str):
+                self.fields.setdefault(key, None)  # its place among the fields
+                self.pieces.setdefault(key, []).append(value)
+            elif value is not None or first:
+                self.fields[key] = value
+
+    def whole(self) -> dict[str, Any]:
+        """The item its fragments make, each concatenated field joined."""
+        return {
+            key: "".join(self.pieces[key]) if key in self.pieces else value
+            for key, value in self.fields.items()
+        }
+
+
+@dataclass
 class _StreamTool:
     """One streamed tool call, keyed by its wire `index` (and its id, for servers that reuse 0)."""
 
@@ -88,8 +117,7 @@ class ChatStreamDecoder(FramedDecoder[SSEEvent]):
         self._reasoning_key: str | None = None
         self._refusal: int | None = None
         self._plain_reasoning: int | None = None
-        self._details: dict[int, dict[str, Any]] = {}
-        self._detail_blocks: dict[int, int] = {}
+        self._details: dict[int, _StreamDetail] = {}
         self._tools: dict[int, _StreamTool] = {}
         self._tool_order: list[_StreamTool] = []
         self._finish: str | None = None
@@ -112,7 +140,7 @@ class ChatStreamDecoder(FramedDecoder[SSEEvent]):
                 kept = raw_arguments_to_keep("".join(tool.arguments))
                 if kept is not None:
                     arguments[tool.canonical] = kept
-        details = [self._details[i] for i in sorted(self._details, key=self._detail_blocks.__getitem__)]
+        details = [detail.whole() for detail in sorted(self._details.values(), key=lambda d: d.block)]
         meta = {
             **self._meta,
             "finish_reason": self._finish,
@@ -235,21 +263,15 @@ class ChatStreamDecoder(FramedDecoder[SSEEvent]):
         return []
 
     def _detail_fragment(self, item: ReasoningDetail) -> list[StreamEvent]:
-        """Merge one reasoning_details fragment by its `index` (text concatenated, signature later)."""
+        """Merge one reasoning_details fragment by its `index` (text collected, signature later)."""
         index = item.get("index", 0)
-        merged = self._details.get(index)
-        first = merged is None
-        if merged is None:
-            merged = self._details[index] = dict(item)
-            self._detail_blocks[index] = self._new_block()
-        else:
-            for key, value in item.items():
-                if key in _CONCATENATED and isinstance(value, str):
-                    merged[key] = (merged.get(key) or "") + value
-                elif value is not None:
-                    merged[key] = value
-        block = self._detail_blocks[index]
-        kind = merged.get("type")
+        detail = self._details.get(index)
+        first = detail is None
+        if detail is None:
+            detail = self._details[index] = _StreamDetail(self._new_block())
+        detail.add(item, first=first)
+        block = detail.block
+        kind = detail.fields.get("type")
         if kind == "reasoning.encrypted":
             data = item.get("data")
             return (

@@ -117,6 +117,8 @@ class _Importer:
         self.context = context
         self.session_id = context.session_id
         self.messages: list[Message] = []
+        self.paths: list[str] = []
+        """Where each message was read from, in step with `messages` (`WireImport.paths`)."""
         self.losses = Losses(NAME, context.session_id)
         self.pending: list[_Call] = []  # calls of the last model turn
         self.pending_at = -1
@@ -139,14 +141,21 @@ class _Importer:
             tools=tools,
             options=self._options(request, spelling),
             dropped=self.losses.dropped,
+            paths=self.paths,
         )
 
     # messages
 
     def _add(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> None:
-        self.messages.append(
-            imported_message(self.session_id, role, content, provider=NAME, path=path, metadata=metadata)
+        self._read(
+            imported_message(self.session_id, role, content, provider=NAME, path=path, metadata=metadata),
+            path,
         )
+
+    def _read(self, message: Message, path: str) -> None:
+        """`message`, read from `path` of the body, as the import's next (`WireImport.paths`)."""
+        self.messages.append(message)
+        self.paths.append(path)
 
     def _system(self, system: str | Content) -> None:
         texts: list[str] = []
@@ -196,9 +205,7 @@ class _Importer:
         raw.update(folder.replay_raw())
         if assembler.unparsed_arguments:
             raw["unparsed_arguments"] = dict(assembler.unparsed_arguments)
-        self.messages.append(
-            imported_assistant(self.context, provider=NAME, content=content, provider_raw=raw)
-        )
+        self._read(imported_assistant(self.context, provider=NAME, content=content, provider_raw=raw), path)
 
     def _user(self, parts: list[Part], path: str, i: int) -> None:
         blocks: list[ContentBlock] = []

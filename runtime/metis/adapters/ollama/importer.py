@@ -88,7 +88,11 @@ def import_request(body: Any, *, session_id: str, tool_ids: ToolIdMap) -> WireIm
     messages = importer.messages()
     tools = importer.tools()
     return WireImport(
-        messages=messages, tools=tools, options=importer.options(), dropped=importer.losses.dropped
+        messages=messages,
+        tools=tools,
+        options=importer.options(),
+        dropped=importer.losses.dropped,
+        paths=[f"messages[{i}]" for i in range(len(messages))],  # one message each
     )
 
 

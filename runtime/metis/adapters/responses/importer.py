@@ -116,6 +116,8 @@ class _Importer:
         )
         self.losses = Losses(PROVIDER, session_id)
         self.messages: list[Message] = []
+        self.paths: list[str] = []
+        """Where each message was read from, in step with `messages` (`WireImport.paths`)."""
         self.system_roles: list[str] = []
         self.pending: list[Item] = []
         self.pending_at = 0
@@ -134,14 +136,15 @@ class _Importer:
         self.continues = continuation(request)
         instructions = request.get("instructions")
         if instructions is not None:
-            self.messages.append(
-                self.new(Role.system, [TextBlock(type="text", text=instructions)], "instructions")
+            self.add(
+                self.new(Role.system, [TextBlock(type="text", text=instructions)], "instructions"),
+                "instructions",
             )
             directives["instructions"] = True
         wire_input = request.get("input")
         if isinstance(wire_input, str):
             text: list[ContentBlock] = [TextBlock(type="text", text=wire_input)]
-            self.messages.append(self.new(Role.user, text, "input", {INPUT_STRING: True}))
+            self.add(self.new(Role.user, text, "input", {INPUT_STRING: True}), "input")
             self.mark_continued(len(self.messages) - 1)
         else:
             first = len(self.messages)
@@ -164,6 +167,7 @@ class _Importer:
             tools=tools,
             options=self.options(request, directives),
             dropped=self.losses.dropped,
+            paths=self.paths,
         )
 
     # --- options --------------------------------------------------------------------
@@ -291,7 +295,7 @@ class _Importer:
             provider_raw=raw if len(raw) > 1 else None,
         )
         self.take_references(message.id)
-        self.messages.append(message)
+        self.add(message, f"input[{self.pending_at}]")
 
     def message(self, item: MessageItem, path: str) -> None:
         role = item["role"]
@@ -306,9 +310,9 @@ class _Importer:
         spelled = {k: True for k, v in shape.items() if v}
         if role in ("system", "developer"):
             self.system_roles.append(role)
-            self.messages.append(self.new(Role.system, blocks, path, spelled))
+            self.add(self.new(Role.system, blocks, path, spelled), path)
         elif blocks:
-            self.messages.append(self.new(Role.user, blocks, path, spelled))
+            self.add(self.new(Role.user, blocks, path, spelled), path)
 
     def part(self, part: Part, path: str, *, images: bool) -> ContentBlock | None:
         kind = part["type"]
@@ -409,7 +413,7 @@ class _Importer:
             if (b := self.part(p, f"{path}.output[{j}]", images=True)) is not None
         ]
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
-        self.messages.append(self.new(Role.tool, [result], path, parent_tool_use_id=canonical, **metadata))
+        self.add(self.new(Role.tool, [result], path, parent_tool_use_id=canonical, **metadata), path)
 
     def mark_continued(self, first: int) -> None:
         """The first message of `input` (at `first`) names the continued response."""
@@ -424,6 +428,11 @@ class _Importer:
         """The item references waiting, as the ones before message `message_id` (`ITEMS_BEFORE`)."""
         if self.references:
             self.before[message_id], self.references = self.references, []
+
+    def add(self, message: Message, path: str) -> None:
+        """`message`, read from `path` of the body, as the import's next (`WireImport.paths`)."""
+        self.messages.append(message)
+        self.paths.append(path)
 
     def new(
         self,
