@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, reject, settings
 from hypothesis import strategies as st
 from metis.gateway import SESSION_HEADER
 from openapi_spec_validator import validate
@@ -34,6 +34,7 @@ from schemathesis.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from schemathesis.errors import UnsupportedSchema
 
 from tests.support.gateway_support import Gateway, ScriptedUpstream
 
@@ -157,6 +158,25 @@ OPERATIONS = [
 routes take nothing but a free-form id)."""
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 CASES: dict[str, Counter[int]] = {}
+DECLINED: Counter[str] = Counter()
+"""Draws schemathesis declined per operation and mode (`declinable`)."""
+
+
+@st.composite
+def declinable(draw: st.DrawFn, cases: st.SearchStrategy[Any], key: str) -> Any:
+    """A case of `cases`, or no case where schemathesis declines to draw one: in negative
+    mode it mutates a schema to make an invalid request, and a mutation that puts a `not`
+    below the document root is one it cannot draw for (UnsupportedSchema). Which mutations
+    it tries is not fixed by hypothesis' seed (jsonschema-rs canonicalizes the schema in a
+    per-process order), so such a draw came in some runs and not others: it is no request
+    of the gateway's to judge, and is counted (the test requires most draws to be cases)."""
+    try:
+        return draw(cases)
+    except UnsupportedSchema:
+        DECLINED[key] += 1
+        reject()
+
+
 """Statuses answered per operation and mode (`pytest -s` prints them)."""
 
 
@@ -170,7 +190,7 @@ def test_fuzzed_requests_get_no_server_error_and_errors_in_the_inbound_shape(
     key = f"{method} {path} {mode.value}"
 
     @given(
-        case=operation.as_strategy(generation_mode=mode),
+        case=declinable(operation.as_strategy(generation_mode=mode), key),
         model=st.sampled_from([None, *MODELS]),
         own_session=st.booleans(),
         turn=st.sampled_from(["as drawn", "ask", "only"]),
@@ -208,7 +228,11 @@ def test_fuzzed_requests_get_no_server_error_and_errors_in_the_inbound_shape(
 
     fuzz()
     statuses = CASES.get(key, Counter())
-    print(f"schemathesis: {key}: {statuses.total()} cases, statuses {dict(sorted(statuses.items()))}")
+    print(
+        f"schemathesis: {key}: {statuses.total()} cases, statuses {dict(sorted(statuses.items()))},"
+        f" {DECLINED[key]} draws declined"
+    )
+    assert statuses.total() >= MAX_EXAMPLES[mode] // 2, (statuses, DECLINED[key])
 
 
 def test_refusals_outside_the_routes_answer_in_the_inbound_shape(served: Gateway) -> None:
