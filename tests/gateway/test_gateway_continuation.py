@@ -152,10 +152,57 @@ def test_a_continuation_naming_instructions_stores_the_history_once(
         served.close()
     _, sent = upstream.received[-1]
     assert [turn["role"] for turn in sent["messages"]] == ["user", "assistant", "user"]
+    assert sent["system"] == "Be brief."  # the request's instructions reach the upstream
     with open_store(store_path) as store:
         stored = store.load_session(first.headers[SESSION_HEADER])
-    assert [m.role.value for m in stored] == ["user", "assistant", "user", "assistant"]
-    assert _text(stored[2]) == "And then?"
+    # ... and are stored, as a system turn where the client's input starts
+    assert [m.role.value for m in stored] == ["user", "assistant", "system", "user", "assistant"]
+    assert _text(stored[2]) == "Be brief." and _text(stored[3]) == "And then?"
+
+
+def test_a_continuation_changing_the_instructions_keeps_both_and_repeating_them_adds_none(
+    upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    # Instructions a continuation repeats are the history's own (nothing new to store);
+    # other instructions are stored and sent after the history's, which stay.
+    store_path = str(tmp_path / "gateway.sqlite3")
+    served = Gateway(upstream, store_path)
+    try:
+        for _ in range(3):
+            upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        client = _openai(served)
+        first = client.responses.with_raw_response.create(
+            model=SONNET, input="What happened?", instructions="Answer briefly."
+        )
+        second = client.responses.create(
+            model=SONNET,
+            previous_response_id=first.parse().id,
+            input="And then?",
+            instructions="Answer briefly.",
+        )
+        client.responses.create(
+            model=SONNET, previous_response_id=second.id, input="Why?", instructions="Answer in French."
+        )
+    finally:
+        served.close()
+    _, sent = upstream.received[-1]
+    assert sent["system"] == [
+        {"type": "text", "text": "Answer briefly."},
+        {"type": "text", "text": "Answer in French."},
+    ]
+    with open_store(store_path) as store:
+        stored = store.load_session(first.headers[SESSION_HEADER])
+    assert [m.role.value for m in stored] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "system",
+        "user",
+        "assistant",
+    ]
+    assert _text(stored[0]) == "Answer briefly." and _text(stored[5]) == "Answer in French."
 
 
 def test_a_continuation_answering_a_call_at_a_fork_point(upstream: ScriptedUpstream, tmp_path: Path) -> None:

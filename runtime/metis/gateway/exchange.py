@@ -32,11 +32,11 @@ import logging
 import math
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, cast
 
-from metis_schema.v3 import Message, Role, StreamEvent
+from metis_schema.v3 import Message, Role, StreamEvent, TextBlock
 
 from .. import adapters
 from ..adapters import AdapterOptions, WireImport
@@ -228,6 +228,15 @@ def _rekeyed(
             if entry.origin == "provider"
         }
     return [moved(message, session_id, renamed) for message in messages]
+
+
+def _instructions_in_force(history: Sequence[Message]) -> str | None:
+    """The text of the last SYSTEM message of `history` (the instructions its last turns
+    were sent under), None when it has none."""
+    last = next((m for m in reversed(history) if m.role is Role.system), None)
+    if last is None:
+        return None
+    return "\n\n".join(block.text for block in last.content if isinstance(block, TextBlock))
 
 
 def _written_before(imported: WireImport, items: int) -> int:
@@ -488,14 +497,24 @@ class Exchanges:
         )
         responses = adapters.get("responses")
         written = responses.to_wire(history, [], writer)
-        items = [*written.get("input", [])]
+        stored_items = written.get("input", [])
         given = body.get("input")
-        items += [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
-        continued = {k: v for k, v in body.items() if k != "previous_response_id"}
-        continued["input"] = items
-        if "instructions" in written and "instructions" not in continued:
+        new_items = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
+        continued = {k: v for k, v in body.items() if k not in ("previous_response_id", "instructions")}
+        own = body.get("instructions")
+        if isinstance(own, list):
+            new_items[:0] = own  # instructions given as input items: the first of the new ones
+        elif own is not None and own != _instructions_in_force(history):
+            # The request's own instructions, other than those the history ends under: OpenAI
+            # applies them in place of the earlier ones. metis keeps the conversation whole,
+            # so they are a system turn where the client's input starts (stored, and sent
+            # upstream after the history), and the history keeps its own; never dropped as if
+            # stored. Instructions a client repeats on every turn are the history's already.
+            new_items.insert(0, {"role": "system", "content": own})
+        continued["input"] = [*stored_items, *new_items]
+        if "instructions" in written:
             continued["instructions"] = written["instructions"]
-        return session, continued, len(written.get("input", []))
+        return session, continued, len(stored_items)
 
     def reply_options(
         self, prepared: Prepared, message_id: str, producer: str | None, endpoint: str | None
