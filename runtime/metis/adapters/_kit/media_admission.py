@@ -134,8 +134,11 @@ def request_capabilities(
     not take is taken, with one WARN per kind naming the message that shows it."""
     caps = entry.capabilities
     wider: dict[str, Any] = {}
+    # The names a reply of `entry`'s model records (its canonical id, or provider:wire model),
+    # made once per request: this loop runs over every message of every request written.
+    names = (entry.id, f"{entry.provider}:{entry.wire_model}")
     for message in messages:
-        if not _written_by(message, entry):
+        if message.role is not Role.assistant or message.metadata.model not in names:
             continue
         for block in _blocks(message):
             found = _CAPABILITY_OF.get(type(block))
@@ -144,13 +147,6 @@ def request_capabilities(
             wider[found[0]] = True
             _assumed(entry, message, block.type, found[1], adapter=adapter)
     return caps.model_copy(update=wider) if wider else caps
-
-
-def _written_by(message: Message, entry: CatalogEntry) -> bool:
-    return message.role == Role.assistant and message.metadata.model in (
-        entry.id,
-        f"{entry.provider}:{entry.wire_model}",
-    )
 
 
 def _blocks(message: Message) -> list[ContentBlock]:

@@ -229,8 +229,10 @@ def _replay(message: Message, options: AdapterOptions) -> Replay:
 def _spelled(blocks: list[dict[str, Any]], shape: dict[str, Any]) -> str | list[dict[str, Any]]:
     """A turn's content as the import found it: a string when it was one and is still one
     plain text block (`STRING_CONTENT`), else the blocks."""
+    if not shape.get(STRING_CONTENT):  # most turns: nothing spelled, no need to look at the blocks
+        return blocks
     plain = len(blocks) == 1 and blocks[0].keys() == {"type", "text"} and blocks[0]["type"] == "text"
-    return str(blocks[0]["text"]) if shape.get(STRING_CONTENT) and plain else blocks
+    return str(blocks[0]["text"]) if plain else blocks
 
 
 def _system_blocks(message: Message, replay: Replay) -> list[dict[str, Any]]:
