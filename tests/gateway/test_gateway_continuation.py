@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from metis import adapters
 from metis.gateway import SESSION_HEADER
@@ -255,3 +256,24 @@ def test_a_continuation_answering_a_call_at_a_fork_point(upstream: ScriptedUpstr
     assert branch[2].content[0].tool_use_id == copy.id  # type: ignore[union-attr]
     assert carried.provider_id(copy.id, "anthropic") == issued[0][0]
     assert carried.resolve_incoming("responses", call.call_id) == copy.id
+
+
+def test_a_continuation_with_instructions_that_are_no_string_is_refused_naming_them(
+    upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    served = Gateway(upstream, str(tmp_path / "gateway.sqlite3"))
+    try:
+        upstream.reply("/v1/messages", "anthropic/response_citations.json")
+        client = _openai(served)
+        first = client.responses.create(model=SONNET, input="What happened?")
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.responses.create(
+                model=SONNET,
+                previous_response_id=first.id,
+                input="And then?",
+                instructions=7,  # type: ignore[arg-type]
+            )
+    finally:
+        served.close()
+    assert "instructions" in str(refused.value)
+    assert len(upstream.received) == 1  # nothing sent for the refused request

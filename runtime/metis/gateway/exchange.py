@@ -501,19 +501,19 @@ class Exchanges:
         given = body.get("input")
         new_items = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
         continued = {k: v for k, v in body.items() if k not in ("previous_response_id", "instructions")}
+        if "instructions" in written:
+            continued["instructions"] = written["instructions"]
         own = body.get("instructions")
-        if isinstance(own, list):
-            new_items[:0] = own  # instructions given as input items: the first of the new ones
-        elif own is not None and own != _instructions_in_force(history):
+        if isinstance(own, str) and own != _instructions_in_force(history):
             # The request's own instructions, other than those the history ends under: OpenAI
             # applies them in place of the earlier ones. metis keeps the conversation whole,
             # so they are a system turn where the client's input starts (stored, and sent
             # upstream after the history), and the history keeps its own; never dropped as if
             # stored. Instructions a client repeats on every turn are the history's already.
             new_items.insert(0, {"role": "system", "content": own})
+        elif own is not None and not isinstance(own, str):
+            continued["instructions"] = own  # not a string: the import refuses it, at its path
         continued["input"] = [*stored_items, *new_items]
-        if "instructions" in written:
-            continued["instructions"] = written["instructions"]
         return session, continued, len(stored_items)
 
     def reply_options(
