@@ -62,6 +62,8 @@ class Inflater:
         elif self.coding == "deflate":
             self._zlib = zlib.decompressobj(_ZLIB_WBITS)
         self._started = False
+        self._head = b""
+        """A "deflate" body's first byte while it is alone (see `feed`)."""
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """The inflated pieces of `data` (raw bytes of the body, in order)."""
@@ -69,18 +71,30 @@ class Inflater:
             for at in range(0, len(data), PIECE):
                 yield data[at : at + PIECE]
             return
+        if self.coding == "deflate" and not self._started:
+            # Which "deflate" this is (zlib-wrapped or raw) shows in its first two bytes, the
+            # zlib header: zlib takes one byte alone without a word, so a body whose first
+            # network read is one byte would be judged zlib before raw could be tried, and
+            # refused at the next read. The first byte waits for the second.
+            data, self._head = self._head + data, b""
+            if len(data) < 2:
+                self._head = data
+                return
         yield from self._inflate(data)
 
     def close(self) -> Iterator[bytes]:
         """What zlib still holds once the body ended."""
         if self._zlib is not None:
-            yield from self._inflate(b"")
+            head, self._head = self._head, b""
+            yield from self._inflate(head)
             try:
                 tail = self._zlib.flush()
             except zlib.error as exc:
                 raise self._corrupt(exc) from None
             if tail:
                 yield tail
+            if not self._zlib.eof:  # zlib says nothing of a stream cut short: its end never came
+                raise self._corrupt(zlib.error("the body ends before its compressed stream does"))
 
     def _inflate(self, data: bytes) -> Iterator[bytes]:
         assert self._zlib is not None
