@@ -26,6 +26,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .errors import UnknownAdapterError
 from .usage import TokenCounts, prompt_tokens
 
+if TYPE_CHECKING:
+    from .adapters import Adapter
+
 SOURCE = "genai-prices"
 _RESOLVED_MAX = 4096
 
@@ -46,22 +49,6 @@ def _registry() -> Callable[[str], Adapter]:
     from .adapters import get
 
     return get
-
-
-if TYPE_CHECKING:
-    from .adapters import Adapter
-
-    PROVIDER_IDS: dict[str, str]
-    """metis provider -> genai-prices provider id, of the providers it prices (`_provider_id`)."""
-else:
-
-    def __getattr__(name: str) -> dict[str, str]:
-        """`PROVIDER_IDS`, read from the facts rows when asked for (`_provider_id`)."""
-        if name == "PROVIDER_IDS":
-            from .adapters import names
-
-            return {p: found for p in names() if (found := _provider_id(p)) is not None}
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @cache
@@ -195,4 +182,4 @@ def cache_clear() -> None:
     _resolved.cache_clear()
 
 
-__all__ = ["PROVIDER_IDS", "SOURCE", "Priced", "cache_clear", "cost", "data_version", "rated_keys"]
+__all__ = ["SOURCE", "Priced", "cache_clear", "cost", "data_version", "rated_keys"]

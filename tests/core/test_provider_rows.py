@@ -94,8 +94,11 @@ AT = datetime(2026, 11, 20, 12, tzinfo=UTC)
 
 
 def test_price_ids_are_the_rows() -> None:
+    """A provider is priced exactly when its row names a genai-prices id (Ollama's does not)."""
     ids = {p: adapters.get(p).facts.genai_prices_id for p in adapters.names()}
-    assert {p: found for p, found in ids.items() if found is not None} == _genai_prices.PROVIDER_IDS
+    for provider, found in ids.items():
+        reason = _genai_prices.cost(COUNTS, f"{provider}:some-model", at=AT).reason
+        assert (reason == f"genai-prices prices no {provider!r} models") is (found is None), provider
     assert ids["ollama"] is None
 
 
