@@ -13,8 +13,8 @@ change (`record_settings`, `settings`, `exchange_settings`: schema v3's `Setting
 and `ExchangeSettings`).
 
 Modules: `_store` (the Store, over either backend), `sqlite` and `postgres` (the backends:
-transactions and retry under concurrent writers; `_conn` for SQLite), `tool_schema`/`_layout`
-and `_pg_schema` (tables and their in-place upgrade), `_sql` (the SQL, and what each
+transactions and retry under concurrent writers; `_conn` for SQLite), `_sqlite_ddl`/`_layout`
+and `_pg_ddl` (tables and their in-place upgrade), `_sql` (the SQL, and what each
 database spells differently), `_codec` (rows <-> models), `_settings` (a session's tool
 sets and request options, versioned), `_checks` (what an append must satisfy), `_open` (a
 path or URL -> a store), `_copy` (one store into another), `_paths` (where the file

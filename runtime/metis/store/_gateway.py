@@ -1,4 +1,4 @@
-"""The gateway's rows (layout 5, `tool_schema.GATEWAY_TABLES`): conversation tips, API keys,
+"""The gateway's rows (layout 5, `_sqlite_ddl.GATEWAY_TABLES`): conversation tips, API keys,
 withheld replies, and the usage report over every stored reply.
 
 Conversation tips: a stateless client (Chat Completions, Messages) re-sends the whole

@@ -3,7 +3,7 @@
 Run once per `Store.open`. The layout version is first read without the write lock (no
 tables: a fresh file; the §9.1 tables without `metis_meta`: layout 0), so opening a file
 that is current never waits for another process's writes. Otherwise, under BEGIN
-IMMEDIATE, the version is read again, the missing steps of `tool_schema.MIGRATIONS` run in
+IMMEDIATE, the version is read again, the missing steps of `_sqlite_ddl.MIGRATIONS` run in
 order, and the new version is recorded — all in one transaction, so a failed upgrade
 leaves the file exactly as it was and two processes opening a fresh file at once cannot
 both create it.

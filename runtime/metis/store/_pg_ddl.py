@@ -1,16 +1,16 @@
 """The §9.1 tables in PostgreSQL types, versioned, and their upgrade in one transaction.
 
-The same tables, columns and indexes as the SQLite file (`tool_schema`), in PostgreSQL's
+The same tables, columns and indexes as the SQLite file (`_sqlite_ddl`), in PostgreSQL's
 types: JSON columns are `jsonb`, times `bigint` microseconds since the epoch (UTC), as in
 SQLite. One column is added: `messages.seq`, an identity that keeps append order (what
 SQLite's rowid does); the store assigns it under the session's row lock, so within a
 session it is commit order, which incremental reads (`load_session(after=...)`) rely on.
 
 Layout 2 adds the sessions' title, source, parent session and fork point (see
-`tool_schema.SESSION_LABELS`), nullable, as one ALTER TABLE. Layout 4 adds the sessions' tool
+`_sqlite_ddl.SESSION_LABELS`), nullable, as one ALTER TABLE. Layout 4 adds the sessions' tool
 sets and request options and the revision each exchange was sent with (see
-`tool_schema.SETTINGS_TABLES`), their documents as `jsonb`. Layout 5 adds the gateway's
-conversation tips, keys and withheld replies (see `tool_schema.GATEWAY_TABLES`).
+`_sqlite_ddl.SETTINGS_TABLES`), their documents as `jsonb`. Layout 5 adds the gateway's
+conversation tips, keys and withheld replies (see `_sqlite_ddl.GATEWAY_TABLES`).
 
 `MIGRATIONS` lists the DDL from each layout version to the next, as for SQLite; `upgrade`
 applies the missing steps and records the new version in one transaction (PostgreSQL DDL
@@ -100,7 +100,7 @@ WHERE jsonb_typeof(routing_policy_json -> 'imported_from') = 'string';
 """
 """Layout 1 → 2: what a session is called, where it came from, and what it was forked from;
 the title and source file `metis import` kept in layout 1's routing policy notes move there
-(as `tool_schema.MOVE_IMPORT_NOTES` does for SQLite)."""
+(as `_sqlite_ddl.MOVE_IMPORT_NOTES` does for SQLite)."""
 
 MESSAGE_ORDER_V3 = """
 CREATE UNIQUE INDEX IF NOT EXISTS idx_messages_session_seq ON messages(session_id, seq);
@@ -128,7 +128,7 @@ CREATE TABLE exchange_settings (
 CREATE INDEX idx_exchange_settings_session ON exchange_settings(session_id, revision);
 """
 """Layout 3 → 4: the sessions' tool sets and request options, versioned, and the revision
-each exchange was sent with (as `tool_schema.SETTINGS_TABLES` for SQLite)."""
+each exchange was sent with (as `_sqlite_ddl.SETTINGS_TABLES` for SQLite)."""
 
 GATEWAY_TABLES_V5 = """
 CREATE TABLE session_tips (
@@ -154,7 +154,7 @@ CREATE TABLE withheld_replies (
 );
 """
 """Layout 4 → 5: the gateway's conversation tips, keys and withheld replies (as
-`tool_schema.GATEWAY_TABLES` for SQLite)."""
+`_sqlite_ddl.GATEWAY_TABLES` for SQLite)."""
 
 MIGRATIONS: tuple[LayoutStep, ...] = (
     LayoutStep(0, TABLES_V1, "create the layout-1 tables"),

@@ -1,6 +1,6 @@
 """A session's tool sets and request options: rows of `session_settings` and `exchange_settings`.
 
-What an exchange was sent with besides its messages (layout 4, `tool_schema.SETTINGS_TABLES`):
+What an exchange was sent with besides its messages (layout 4, `_sqlite_ddl.SETTINGS_TABLES`):
 the tool definitions and the canonical request options, kept as the schema's own records
 (`SettingsRevision`, `ExchangeSettings` of schema v3) so that any language reads them.
 Tools are stored as whole ToolDefinition documents, as their model dumps them: a field a
