@@ -654,7 +654,15 @@ def test_any_conversation_batched_or_not(
         datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
     ],
 )
-def test_a_stored_time_reads_back_as_canonical_json_writes_it(moment: datetime) -> None:
-    from metis.store._codec import iso, to_micros
+def test_a_stored_time_reads_back_as_canonical_json_writes_it(store: Store, moment: datetime) -> None:
+    """A settings revision's time is read back as a message's is (`_codec.from_micros`): the
+    same instant, which the record's JSON writes as canonical JSON does."""
+    from metis_schema.v3 import RequestOptions, SettingsRevision
 
-    assert iso(to_micros(moment)) == moment.isoformat().replace("+00:00", "Z")
+    revision = SettingsRevision(
+        session_id=SID, revision=1, tools=[], options=RequestOptions(), created_at=moment
+    )
+    store.put_settings([revision])
+    read = store.settings(SID, 1)
+    assert read is not None and read.created_at == moment
+    assert read.model_dump(mode="json")["created_at"] == moment.isoformat().replace("+00:00", "Z")

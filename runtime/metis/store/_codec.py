@@ -32,7 +32,6 @@ from ..errors import MetisError, NewerSchemaError, StoreError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_NAIVE_EPOCH = EPOCH.replace(tzinfo=None)
 
 Row = tuple[str, str, str, str, str, int, int]
 """(id, session_id, role, content_json, metadata_json, created_at_us, schema_version)."""
@@ -50,12 +49,6 @@ def to_micros(moment: datetime) -> int:
 def from_micros(micros: int) -> datetime:
     """Inverse of `to_micros`, as an aware UTC datetime."""
     return EPOCH + timedelta(microseconds=micros)
-
-
-def iso(micros: int) -> str:
-    """RFC 3339 text of a stored time, as canonical JSON writes it (`Z` suffix). Written from
-    the naive epoch (no offset to write and then replace): every row read makes one."""
-    return (_NAIVE_EPOCH + timedelta(microseconds=micros)).isoformat() + "Z"
 
 
 def current(message: object) -> Message:
@@ -195,6 +188,5 @@ __all__ = [
     "document",
     "encode",
     "from_micros",
-    "iso",
     "to_micros",
 ]

@@ -26,7 +26,7 @@ from .. import _json
 from .._json import has_long_digit_run, refuse_non_finite, refuse_too_long
 from ..errors import NewerSchemaError, StoreError
 from . import _sql
-from ._codec import iso, to_micros
+from ._codec import from_micros, to_micros
 
 TOOL_LIST: TypeAdapter[list[ToolDefinition]] = TypeAdapter(list[ToolDefinition])
 """The persistence format of a tool set (a JSON array of ToolDefinition documents)."""
@@ -176,7 +176,7 @@ def _decode(row: Sequence[Any]) -> SettingsRevision:
                 "revision": int(revision),
                 "tools": _json.loads(tools_json),
                 "options": _json.loads(options_json),
-                "created_at": iso(int(created_us)),
+                "created_at": from_micros(int(created_us)),  # as a message row's (`_codec.document`)
             }
         )
     except (ValidationError, ValueError) as exc:
