@@ -26,7 +26,9 @@ from ._types import SessionInfo, SessionStats, ToolCallRecord
 
 
 class AsyncStore:
-    """Awaitable twin of `Store` (same methods, same errors)."""
+    """Awaitable twin of `Store`'s session, message, settings and tool-call methods (same
+    signatures, same errors). Not of `read_pages` (the CLI's), nor of the gateway's rows
+    and `atomically`: the gateway runs its `Store` calls in worker threads of its own."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
