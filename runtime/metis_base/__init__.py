@@ -33,6 +33,7 @@ import datetime as _dt
 import json
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -178,13 +179,19 @@ pydantic hands the context to every nested model's validator, so one read of a M
 holds its Usage to the same rule. A model built in code (`Message(...)`) has no context."""
 
 
-def document_context(context: Any = None) -> Any:
-    """`context` (a caller's own dict, or none) marked as a document read (`DOCUMENT`)."""
+def document_context(context: Any = None) -> dict[str, Any]:
+    """`context` (none, or a caller's own mapping) marked as a document read (`DOCUMENT`).
+
+    The mark is a key of a dict, so a caller's context must be a mapping (copied, never
+    changed): any other context would carry no mark, and the document's required fields
+    would go unchecked without a word, so it is refused."""
     if context is None:
         return DOCUMENT
-    if isinstance(context, dict):
+    if isinstance(context, Mapping):
         return {**context, DOCUMENT_KEY: True}
-    return context
+    raise TypeError(
+        f"the validation context of a document read must be a mapping, got {type(context).__name__}"
+    )
 
 
 def _is_document(context: Any) -> bool:

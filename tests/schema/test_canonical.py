@@ -14,6 +14,7 @@ import sys
 from copy import deepcopy
 from datetime import UTC, datetime
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Any
 
 import metis.migrations
@@ -358,6 +359,10 @@ def test_documents_are_read_with_the_document_context() -> None:
         MESSAGE.validate_python(bare, context=DOCUMENT)
     with pytest.raises(ValidationError, match="schema_version is required"):
         Message.model_validate(bare, context={"caller": "own"})  # a caller's context keeps the rule
+    with pytest.raises(ValidationError, match="schema_version is required"):
+        Message.model_validate(bare, context=MappingProxyType({"caller": "own"}))  # any mapping
+    with pytest.raises(TypeError, match="must be a mapping, got str"):
+        Message.model_validate(bare, context="own")  # no place for the mark: refused, not unchecked
     assert MESSAGE.validate_python(bare) == load(USER_DOC)  # no context: not a document
     assert Message(**{**bare, "content": [TextBlock(text="x")]}).schema_version == CURRENT_VERSION
     usage = ASSISTANT_DOC["metadata"]["usage"]
