@@ -73,8 +73,8 @@ def test_a_tool_named_like_a_placeholder_goes_out_and_comes_back_verbatim(provid
     facts = metis.adapters.get(provider).facts
     wire = facts.tool_choice_to_wire(name)
     assert name in _strings(json.loads(json.dumps(wire)))  # plain JSON: no slot left in it
-    fields = {"tool_choice": wire}
-    assert facts.take_tool_choice(fields, "tool_choice") == name
+    fields = {facts.tool_choice_field: wire}
+    assert facts.take_tool_choice(fields) == name
     assert fields == {}
 
 

@@ -55,13 +55,18 @@ class JsonLength(StrEnum):
     spaced = "spaced"
     """Characters of `json.dumps` with its default `, ` and `: ` separators, non-ASCII kept."""
 
-    def length(self, value: Any) -> int:
-        """The length of `value` written this way (`value` holds only what JSON carries)."""
-        if self is JsonLength.compact:
-            return len(_json.dumps(value).decode())
-        if self is JsonLength.compact_bytes:
-            return len(_json.dumps(value))
-        return len(json.dumps(value, ensure_ascii=False))
+    def length(self, value: Any, what: str | None = None) -> int:
+        """The length of `value` written this way. Given `what`, a value holding what JSON
+        cannot carry (a caller's call input: an integer past 4,300 digits) is refused as it
+        is met, NotJsonError naming `what` and the place: metis's writer refuses it as it
+        writes, at no cost for a clean value; for the standard library's, which would write
+        a NaN or fail untyped, it is looked for first."""
+        if self is JsonLength.spaced:
+            if what is not None:
+                _json.refuse_unwritable(value, what)
+            return len(json.dumps(value, ensure_ascii=False))
+        text = _json.dumps(value, what=what or "")
+        return len(text) if self is JsonLength.compact_bytes else len(text.decode())
 
 
 class Thinking(StrEnum):
@@ -214,10 +219,8 @@ def _chars(row: TokenRow, block: ContentBlock, thinking: bool) -> int:
     if isinstance(block, ToolUseBlock | ServerToolUseBlock):
         if isinstance(block, ServerToolUseBlock) and block.type not in row.also:
             return 0
-        # a caller's message may hold what JSON cannot (an integer past 4,300 digits):
-        # refused as it is met, naming the call
-        _json.refuse_unwritable(block.input, f"{block.type} {block.id} input")
-        return len(block.name) + row.arguments.length(block.input)
+        # a caller's message may hold what JSON cannot: refused as it is met, naming the call
+        return len(block.name) + row.arguments.length(block.input, f"{block.type} {block.id} input")
     if block.type not in row.also:
         return 0
     if isinstance(block, RedactedThinkingBlock):

@@ -320,12 +320,13 @@ class ProviderFacts:
         if choice is not None:
             body[self.tool_choice_field] = choice
 
-    def take_tool_choice(self, fields: dict[str, Any], path: str) -> str | None:
-        """The canonical tool choice recorded at `path` of an import's option fields (the
-        `tool_choice` table read backwards), taken out of them. Keys beside the meaning
+    def take_tool_choice(self, fields: dict[str, Any]) -> str | None:
+        """The canonical tool choice recorded at `tool_choice_field` of an import's option
+        fields (the `tool_choice` table read backwards), taken out of them. Keys beside the meaning
         (Anthropic's `disable_parallel_tool_use`, Gemini's further `allowedFunctionNames`)
         stay behind, provider-only; a value that is not one of this row's spellings (a tool
         named "auto", Mistral's alias "required") stays whole."""
+        path = self.tool_choice_field
         wire = at(fields, path)
         if wire is None:
             return None

@@ -55,6 +55,17 @@ DOCUMENT_FIELDS = ("title", "context", "citations_enabled")
 """A document's fields beside its bytes, which a provider's part may have no place for."""
 
 
+_CAPABILITY_OF: dict[type, tuple[str, str]] = {
+    ImageBlock: ("supports_images", "images"),
+    DocumentBlock: ("supports_documents", "documents"),
+    AudioBlock: ("supports_audio", "audio"),
+    VideoBlock: ("supports_video", "video"),
+    ThinkingBlock: ("supports_thinking", "thinking"),
+    RedactedThinkingBlock: ("supports_thinking", "thinking"),
+}
+"""A block type -> the capability a model that took or produced it has, and its name in a WARN."""
+
+
 def admit(
     block: MediaBlock,
     caps: AdapterCapabilities,
@@ -68,35 +79,25 @@ def admit(
     `image_types`: the image media types the provider's wire takes at all, where it names
     them (Anthropic), beside those the model lists (`accepted_image_media_types`; an empty
     list says any)."""
+    capability, kind = _CAPABILITY_OF[type(block)]
+    if not getattr(caps, capability):
+        return f"{model_id} does not accept {kind}"
     if isinstance(block, ImageBlock):
-        refused = _image_refusal(block, caps, model_id, facts.provider, image_types)
+        refused = _image_type_refusal(block, caps, model_id, facts.provider, image_types)
         if refused is not None:
             return refused
-    elif not _takes(block, caps):
-        return f"{model_id} does not accept {_KINDS[block.type]}"
     return file_id_refusal(block.source, facts)
 
 
-_KINDS = {"document": "documents", "audio": "audio", "video": "video"}
-
-
-def _takes(block: DocumentBlock | AudioBlock | VideoBlock, caps: AdapterCapabilities) -> bool:
-    if isinstance(block, DocumentBlock):
-        return caps.supports_documents
-    if isinstance(block, AudioBlock):
-        return caps.supports_audio
-    return caps.supports_video
-
-
-def _image_refusal(
+def _image_type_refusal(
     block: ImageBlock,
     caps: AdapterCapabilities,
     model_id: str,
     provider: str,
     image_types: frozenset[str] | None,
 ) -> str | None:
-    if not caps.supports_images:
-        return f"{model_id} does not accept images"
+    """Why an image of a model that takes images cannot go: its media type, which the model
+    does not list, or the provider's wire does not take at all."""
     listed = caps.accepted_image_media_types
     if listed and block.media_type not in listed:
         return f"{model_id} does not accept {block.media_type}"
@@ -112,17 +113,6 @@ def file_id_refusal(source: MediaSource, facts: ProviderFacts) -> str | None:
         return None
     owner = source.provider or "an unnamed provider"
     return f"a file id of {owner} means nothing to {facts.provider}"
-
-
-_CAPABILITY_OF: dict[type, tuple[str, str]] = {
-    ImageBlock: ("supports_images", "images"),
-    DocumentBlock: ("supports_documents", "documents"),
-    AudioBlock: ("supports_audio", "audio"),
-    VideoBlock: ("supports_video", "video"),
-    ThinkingBlock: ("supports_thinking", "thinking"),
-    RedactedThinkingBlock: ("supports_thinking", "thinking"),
-}
-"""A block type -> the capability a model that took or produced it has, and its name in a WARN."""
 
 
 def request_capabilities(

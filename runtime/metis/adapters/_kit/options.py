@@ -274,7 +274,7 @@ def imported_options(
     `includeThoughts`)."""
     spelled: dict[str, str] = {}
     found: dict[str, Any] = {
-        "tool_choice": facts.take_tool_choice(fields, facts.tool_choice_field),
+        "tool_choice": facts.take_tool_choice(fields),
         "output_schema": facts.take_output_schema(fields),
         **facts.take_options(fields, spelled),
     }

@@ -67,7 +67,7 @@ def produced_at(message: Message) -> str:
 
 
 def sent_to(provider: str, options: AdapterOptions) -> str:
-    """Where this request goes, worded like `origin`."""
+    """Where this request goes, worded like `produced_at`."""
     return f"{provider} at {options.endpoint}" if options.endpoint else f"{provider} (its default API)"
 
 

@@ -229,9 +229,7 @@ def _project(
         Losses(row.provider, session_id).request(
             f"{kind_row.kind.value}_tool", reason, at=f"tool {tool.name!r}"
         )
-    if row.shape == "keyed":
-        return {kind_row.wire: body}
-    if row.shape == "option":
+    if row.shape in ("keyed", "option"):
         return {kind_row.wire: body}
     out: dict[str, Any] = {"type": kind_row.wire}
     if kind_row.name is not None:

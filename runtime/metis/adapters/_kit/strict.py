@@ -19,6 +19,8 @@ from typing import Any
 
 from metis_schema.v3 import ToolDefinition
 
+from .tool_fields import with_provider_data
+
 _LITERALS: Mapping[Any, str] = {None: "null", False: "false", True: "true"}
 _VALUES: Mapping[str, Any] = {"null": None, "false": False, "true": True}
 
@@ -39,14 +41,11 @@ def read_strict(
     value = wire.get("strict")
     strict = value is True
     literal = _LITERALS.get(value, "true" if strict else "false") if sent else "absent"
-    update: dict[str, Any] = {}
     if strict:
-        update["strict"] = True
+        tool = tool.model_copy(update={"strict": True})
     if literal != _natural(strict, always=always):
-        data = {key: dict(entry) for key, entry in (tool.provider_data or {}).items()}
-        data.setdefault(provider, {})["strict_literal"] = literal
-        update["provider_data"] = data
-    return tool.model_copy(update=update) if update else tool
+        tool = with_provider_data(tool, provider, {"strict_literal": literal})
+    return tool
 
 
 def write_strict(tool: ToolDefinition, out: dict[str, Any], provider: str, *, always: bool) -> None:

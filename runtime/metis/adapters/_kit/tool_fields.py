@@ -32,10 +32,15 @@ KEPT: Mapping[str, Mapping[str, str]] = MappingProxyType(
 def read_kept(tool: ToolDefinition, wire: Mapping[str, Any], provider: str) -> ToolDefinition:
     """`tool` with `provider`'s kept fields of the wire tool `wire` in its provider_data."""
     found = {key: _json.copied(wire[key]) for key in KEPT.get(provider, {}) if key in wire}
-    if not found:
-        return tool
+    return with_provider_data(tool, provider, found) if found else tool
+
+
+def with_provider_data(tool: ToolDefinition, provider: str, fields: Mapping[str, Any]) -> ToolDefinition:
+    """A copy of `tool` with `fields` added to its `provider_data[provider]` (the entries
+    copied, so `tool`'s own are never changed): how an import keeps what a wire tool said
+    for its provider alone."""
     data = {key: dict(entry) for key, entry in (tool.provider_data or {}).items()}
-    data.setdefault(provider, {}).update(found)
+    data.setdefault(provider, {}).update(fields)
     return tool.model_copy(update={"provider_data": data})
 
 
@@ -61,4 +66,4 @@ def warn_kept(provider: str, tools: Sequence[ToolDefinition], *, session_id: str
             Losses(provider, session_id).request(key, reason, at=f"tools {', '.join(names)}")
 
 
-__all__ = ["KEPT", "read_kept", "warn_kept", "write_kept"]
+__all__ = ["KEPT", "read_kept", "warn_kept", "with_provider_data", "write_kept"]
