@@ -26,18 +26,16 @@ none mixes into another.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import (
     ExchangeSettings,
     Message,
     MessageStatus,
-    RequestOptions,
     SettingsRevision,
-    ToolDefinition,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -51,6 +49,26 @@ from ..store import SessionInfo, Store
 
 Op = tuple[str, tuple[Any, ...], dict[str, Any]]
 """A queued write: the Store method's name and its arguments."""
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _queued(
+    method: Callable[Concatenate[Store, _P], _R], result: _R
+) -> Callable[Concatenate[ExchangeWrites, _P], _R]:
+    """`ExchangeWrites`' form of a Store write that nothing reads back before the commit:
+    queued as it is called, under the Store method's own signature (stated once, by the
+    store); `result` stands for what the store would return."""
+    name = method.__name__
+
+    def queue(self: ExchangeWrites, /, *args: _P.args, **kw: _P.kwargs) -> _R:
+        self._queue(name, args, kw)
+        return result
+
+    queue.__name__ = queue.__qualname__ = name
+    queue.__doc__ = f"`Store.{name}`, queued (committed with the exchange)."
+    return queue
 
 
 class ExchangeWrites:
@@ -207,18 +225,6 @@ class ExchangeWrites:
         self._maps[session_id] = ToolIdMap(session_id, list(tool_ids))
         self._queue("save_tool_ids", (session_id, tool_ids), {})
 
-    def record_settings(
-        self,
-        session_id: str,
-        tools: Sequence[ToolDefinition],
-        options: RequestOptions | None = None,
-        *,
-        reply_id: str | None = None,
-    ) -> int:
-        """Queued; the revision is numbered at commit (0 here: nothing reads it back)."""
-        self._queue("record_settings", (session_id, tools, options), {"reply_id": reply_id})
-        return 0
-
     def put_settings(
         self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
     ) -> int:
@@ -229,11 +235,10 @@ class ExchangeWrites:
         self._queue("put_settings", (list(revisions), list(exchanges)), {})
         return len(revisions) + len(exchanges)
 
-    def put_tip(self, key: str, session_id: str, message_id: str) -> None:
-        self._queue("put_tip", (key, session_id, message_id), {})
-
-    def withhold_reply(self, message_id: str, session_id: str) -> None:
-        self._queue("withhold_reply", (message_id, session_id), {})
+    record_settings = _queued(Store.record_settings, 0)
+    """Queued; the revision is numbered at commit (0 here: nothing reads it back)."""
+    put_tip = _queued(Store.put_tip, None)
+    withhold_reply = _queued(Store.withhold_reply, None)
 
     def _queue(self, name: str, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
         self.ops.append((name, args, kw))
