@@ -44,7 +44,7 @@ from ..errors import InvariantError, MessageNotFoundError, StoreError
 from ..ids import ToolIdMap, new_session_id
 from ..invariants import check_links, check_message
 from ..ops.compact import replayable
-from ..ops.fork import fork_session, moved
+from ..ops.fork import fork_into, moved
 from ..store import SessionInfo, Store
 
 Op = tuple[str, tuple[Any, ...], dict[str, Any]]
@@ -359,15 +359,7 @@ def _branch(store: Store, ops: Sequence[Op], session_id: str, tip: str, fork: st
     exchange's messages and writes name the fork, its tool results the fork's copies of
     the calls they answer, and the fork's tool id map gains what the exchange added."""
     stored_map = store.load_tool_ids(session_id)
-    fork_session(store, session_id, at=tip, new_session_id=fork)
-    copies = store.load_session(fork)
-    parent = store.load_session(session_id)[: len(copies)]
-    renamed = {
-        old.id: new.id
-        for was, now in zip(parent, copies, strict=True)
-        for old, new in zip(was.content, now.content, strict=True)
-        if isinstance(old, ToolUseBlock) and isinstance(new, ToolUseBlock)
-    }
+    renamed = fork_into(store, session_id, at=tip, new_session_id=fork).renamed
     fork_map = store.load_tool_ids(fork)
     known = set(stored_map)
     live = next(
