@@ -283,7 +283,8 @@ class ExchangeWrites:
         session the exchange was stored in when the gate made it a fork, else None.
 
         The gate is checked after the queued writes, which lock the session first: when it
-        finds the session continued meanwhile, that transaction is rolled back, and the
+        finds the session continued meanwhile (the writes refused, too, when they answer the
+        calls the other writer's turns answered), that transaction is rolled back, and the
         exchange is written into a fork of the session in another (one commit either way)."""
         try:
             store.atomically(self._apply)
@@ -294,7 +295,16 @@ class ExchangeWrites:
         return None
 
     def _apply(self, store: Store) -> None:
-        _run(store, self.ops)
+        try:
+            _run(store, self.ops)
+        except InvariantError:
+            # refused as a continuation of what another writer stored meanwhile (its turns
+            # answered the calls this exchange answers too): that is the gate's case, a fork
+            self._check_gate(store)
+            raise
+        self._check_gate(store)
+
+    def _check_gate(self, store: Store) -> None:
         gate = self.gate
         if gate is not None and gate[0] not in self._created:
             own = set(self._messages.get(gate[0], ()))
