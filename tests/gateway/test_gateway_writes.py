@@ -297,6 +297,43 @@ def test_exchange_writes_read_through_and_commit_once(store_path: str) -> None:
         assert store.load_session("sess_w")[1].metadata.status is MessageStatus.cancelled
 
 
+def test_a_tool_loop_continued_meanwhile_by_another_writer_is_stored_in_a_fork(target: str) -> None:
+    # Two writers continue the same stored tool call (a gateway exchange and another
+    # process), each with its own result for it; the other commits first. The exchange's
+    # result answers a call the session has answered already, which the store refuses:
+    # the gate's case all the same (the session was continued meanwhile), so the exchange
+    # is stored in a fork at the call, its result naming the fork's copy of the call, and
+    # nothing is lost (the refusal made it be dropped as unrecordable).
+    from metis.gateway.writes import ExchangeWrites
+
+    from tests.support.store_support import assistant, tool_call, tool_result, user
+
+    with open_store(target) as store:
+        store.create_session("/w", session_id="sess_b")
+        store.append(user("sess_b"))
+        call = tool_call("sess_b")
+        store.append(call)
+        call_id = call.content[1].id  # type: ignore[union-attr]
+        writes = ExchangeWrites(store)
+        writes.gate = ("sess_b", call.id)
+        writes.append(tool_result("sess_b", call_id, "mine"))
+        writes.append(assistant("sess_b", "mine, done"))
+        store.append(tool_result("sess_b", call_id, "theirs"))
+        store.append(assistant("sess_b", "theirs, done"))
+        fork = writes.commit(store)
+        assert fork is not None
+        kept, forked = store.load_session("sess_b"), store.load_session(fork)
+    assert [m.role.value for m in kept] == ["user", "assistant", "tool", "assistant"]
+    assert kept[2].content[0].content[0].text == "theirs"  # type: ignore[union-attr]
+    assert kept[3].content[0].text == "theirs, done"  # type: ignore[union-attr]
+    assert [m.role.value for m in forked] == ["user", "assistant", "tool", "assistant"]
+    copy_id = forked[1].content[1].id  # type: ignore[union-attr]
+    assert copy_id != call_id
+    assert forked[2].content[0].tool_use_id == copy_id  # type: ignore[union-attr]
+    assert forked[2].content[0].content[0].text == "mine"  # type: ignore[union-attr]
+    assert forked[3].content[0].text == "mine, done"  # type: ignore[union-attr]
+
+
 def test_a_stateless_responses_tool_loop_continues_its_session(
     upstream: ScriptedUpstream, store_path: str
 ) -> None:

@@ -26,18 +26,16 @@ none mixes into another.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import (
     ExchangeSettings,
     Message,
     MessageStatus,
-    RequestOptions,
     SettingsRevision,
-    ToolDefinition,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -46,11 +44,31 @@ from ..errors import InvariantError, MessageNotFoundError, StoreError
 from ..ids import ToolIdMap, new_session_id
 from ..invariants import check_links, check_message
 from ..ops.compact import replayable
-from ..ops.fork import fork_session, moved
+from ..ops.fork import fork_into, moved
 from ..store import SessionInfo, Store
 
 Op = tuple[str, tuple[Any, ...], dict[str, Any]]
 """A queued write: the Store method's name and its arguments."""
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _queued(
+    method: Callable[Concatenate[Store, _P], _R], result: _R
+) -> Callable[Concatenate[ExchangeWrites, _P], _R]:
+    """`ExchangeWrites`' form of a Store write that nothing reads back before the commit:
+    queued as it is called, under the Store method's own signature (stated once, by the
+    store); `result` stands for what the store would return."""
+    name = method.__name__
+
+    def queue(self: ExchangeWrites, /, *args: _P.args, **kw: _P.kwargs) -> _R:
+        self._queue(name, args, kw)
+        return result
+
+    queue.__name__ = queue.__qualname__ = name
+    queue.__doc__ = f"`Store.{name}`, queued (committed with the exchange)."
+    return queue
 
 
 class ExchangeWrites:
@@ -207,18 +225,6 @@ class ExchangeWrites:
         self._maps[session_id] = ToolIdMap(session_id, list(tool_ids))
         self._queue("save_tool_ids", (session_id, tool_ids), {})
 
-    def record_settings(
-        self,
-        session_id: str,
-        tools: Sequence[ToolDefinition],
-        options: RequestOptions | None = None,
-        *,
-        reply_id: str | None = None,
-    ) -> int:
-        """Queued; the revision is numbered at commit (0 here: nothing reads it back)."""
-        self._queue("record_settings", (session_id, tools, options), {"reply_id": reply_id})
-        return 0
-
     def put_settings(
         self, revisions: Sequence[SettingsRevision], exchanges: Sequence[ExchangeSettings] = ()
     ) -> int:
@@ -229,11 +235,10 @@ class ExchangeWrites:
         self._queue("put_settings", (list(revisions), list(exchanges)), {})
         return len(revisions) + len(exchanges)
 
-    def put_tip(self, key: str, session_id: str, message_id: str) -> None:
-        self._queue("put_tip", (key, session_id, message_id), {})
-
-    def withhold_reply(self, message_id: str, session_id: str) -> None:
-        self._queue("withhold_reply", (message_id, session_id), {})
+    record_settings = _queued(Store.record_settings, 0)
+    """Queued; the revision is numbered at commit (0 here: nothing reads it back)."""
+    put_tip = _queued(Store.put_tip, None)
+    withhold_reply = _queued(Store.withhold_reply, None)
 
     def _queue(self, name: str, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
         self.ops.append((name, args, kw))
@@ -278,7 +283,8 @@ class ExchangeWrites:
         session the exchange was stored in when the gate made it a fork, else None.
 
         The gate is checked after the queued writes, which lock the session first: when it
-        finds the session continued meanwhile, that transaction is rolled back, and the
+        finds the session continued meanwhile (the writes refused, too, when they answer the
+        calls the other writer's turns answered), that transaction is rolled back, and the
         exchange is written into a fork of the session in another (one commit either way)."""
         try:
             store.atomically(self._apply)
@@ -289,7 +295,16 @@ class ExchangeWrites:
         return None
 
     def _apply(self, store: Store) -> None:
-        _run(store, self.ops)
+        try:
+            _run(store, self.ops)
+        except InvariantError:
+            # refused as a continuation of what another writer stored meanwhile (its turns
+            # answered the calls this exchange answers too): that is the gate's case, a fork
+            self._check_gate(store)
+            raise
+        self._check_gate(store)
+
+    def _check_gate(self, store: Store) -> None:
         gate = self.gate
         if gate is not None and gate[0] not in self._created:
             own = set(self._messages.get(gate[0], ()))
@@ -354,15 +369,7 @@ def _branch(store: Store, ops: Sequence[Op], session_id: str, tip: str, fork: st
     exchange's messages and writes name the fork, its tool results the fork's copies of
     the calls they answer, and the fork's tool id map gains what the exchange added."""
     stored_map = store.load_tool_ids(session_id)
-    fork_session(store, session_id, at=tip, new_session_id=fork)
-    copies = store.load_session(fork)
-    parent = store.load_session(session_id)[: len(copies)]
-    renamed = {
-        old.id: new.id
-        for was, now in zip(parent, copies, strict=True)
-        for old, new in zip(was.content, now.content, strict=True)
-        if isinstance(old, ToolUseBlock) and isinstance(new, ToolUseBlock)
-    }
+    renamed = fork_into(store, session_id, at=tip, new_session_id=fork).renamed
     fork_map = store.load_tool_ids(fork)
     known = set(stored_map)
     live = next(

@@ -163,10 +163,27 @@ def carried_settings(
     return kept, exchanges
 
 
+@dataclass(frozen=True)
+class Fork:
+    """A fork as `fork_into` made it."""
+
+    session: SessionRecord
+    renamed: dict[str, str]
+    """Each copied tool call's id in the parent -> its copy's id in the fork."""
+
+
 def fork_session(
     store: SessionStore, session_id: str, *, at: str, new_session_id: str | None = None
 ) -> SessionRecord:
-    """A new session holding `session_id`'s history up to and including message `at`.
+    """A new session holding `session_id`'s history up to and including message `at`
+    (`fork_into`)."""
+    return fork_into(store, session_id, at=at, new_session_id=new_session_id).session
+
+
+def fork_into(store: SessionStore, session_id: str, *, at: str, new_session_id: str | None = None) -> Fork:
+    """A new session holding `session_id`'s history up to and including message `at`, and
+    how its copies renamed the calls (a writer moving more of the parent's turns into the
+    fork renames them alike: the gateway's branched exchanges, `gateway.writes`).
 
     The fork keeps the parent's workspace, model and routing policy, plus its origin
     (`fork_origin`). MessageNotFoundError, and nothing created, when `at` is not a
@@ -192,15 +209,17 @@ def fork_session(
     copies, renamed = copy_messages(history[: cut + 1], fork.id)
     store.append_many(copies, tool_ids=carried_tool_ids(store.load_tool_ids(session_id), renamed, fork.id))
     store.put_settings(*carried_settings(store, session_id, history, copies, fork.id))
-    return fork
+    return Fork(fork, renamed)
 
 
 __all__ = [
+    "Fork",
     "ForkOrigin",
     "ForkedRow",
     "carried_settings",
     "carried_tool_ids",
     "copy_messages",
+    "fork_into",
     "fork_origin",
     "fork_session",
     "moved",
