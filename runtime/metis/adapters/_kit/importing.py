@@ -7,7 +7,7 @@ broadest one (`execute`) rather than inventing safety."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +26,7 @@ from metis_schema.v3 import (
 from ...assembly import imported_message
 from ...catalog import load_catalog
 from ...errors import MetisError, WireFormatError
+from .losses import Losses
 from .options import SPELLED
 
 
@@ -56,6 +57,16 @@ def imported_tool(name: Any, description: Any, schema: Any, *, provider: str, pa
         raise WireFormatError(
             f"tool {name!r} cannot be imported: {exc}", provider=provider, path=path
         ) from exc
+
+
+def system_role(roles: Sequence[str], losses: Losses) -> dict[str, Any]:
+    """The `system_role` directive of an OpenAI-family import (Chat, Responses), from the
+    roles its system messages were sent with, in order: `developer` when the first was
+    (the writers' default is `system`). One role replays for all, so a request that mixes
+    the two says so once, as a loss of the request."""
+    if len(set(roles)) > 1:
+        losses.request("system_role", f"request mixes system and developer roles; all replay as {roles[0]}")
+    return {"system_role": "developer"} if roles and roles[0] == "developer" else {}
 
 
 def import_model(body: Mapping[str, Any], provider: str) -> str:

@@ -42,7 +42,14 @@ from ...ids import ToolIdMap
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.cache_points import cache_control
 from .._kit.facts import ProviderFacts
-from .._kit.importing import ImportedMessages, import_model, imported_tool, text_block, tool_result_block
+from .._kit.importing import (
+    ImportedMessages,
+    import_model,
+    imported_tool,
+    system_role,
+    text_block,
+    tool_result_block,
+)
 from .._kit.losses import Losses
 from .._kit.options import imported_options, option_fields, take
 from .._kit.provider_tools import OPTIONS, PLUGINS, read_tool, row_of
@@ -152,12 +159,7 @@ class _Importer:
         )
 
     def directives(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.system_roles and self.system_roles[0] == "developer":
-            out["system_role"] = "developer"
-        if len(set(self.system_roles)) > 1:
-            reason = f"request mixes system and developer roles; all replay as {self.system_roles[0]}"
-            self.losses.request("system_role", reason)
+        out = system_role(self.system_roles, self.losses)
         if self.tool_names and all(self.tool_names):
             out["tool_names"] = True
         if self.breakpoints:

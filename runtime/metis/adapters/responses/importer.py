@@ -66,7 +66,7 @@ from ...ids import ToolIdMap
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.facts import ProviderFacts
 from .._kit.images import parse_data_url, url_image_media_type
-from .._kit.importing import ImportedMessages, import_model, imported_tool
+from .._kit.importing import ImportedMessages, import_model, imported_tool, system_role
 from .._kit.losses import Losses
 from .._kit.options import imported_options, option_fields
 from .._kit.provider_tools import ROWS, read_tool
@@ -151,8 +151,7 @@ class _Importer:
             self.mark_continued(first)
         tools = self.tools(request.get("tools") or [], directives)
         tools += self.offered_tools({t.name for t in tools})
-        if self.system_roles and self.system_roles[0] == "developer":
-            directives["system_role"] = "developer"
+        directives.update(system_role(self.system_roles, self.losses))
         directives.update(self.imported.spelling())
         if self.before:
             directives[ITEMS_BEFORE] = self.before
