@@ -140,3 +140,28 @@ def test_paths_in_step_with_messages(provider: str) -> None:
     ) or {}
     assert [i for i, m in enumerate(imported.messages) if m.id in spelled] == SPELLED_AT[provider]
     assert len(spelled) == len(SPELLED_AT[provider])
+
+
+def test_chat_lists_unknown_tool_and_image_fields_in_key_order() -> None:
+    """What a Chat import drops is listed in a stable order (the keys sorted), not in the
+    order of a set of strings, which changes with the interpreter's hash seed."""
+    extra = dict.fromkeys(("zeta", "alpha", "mu", "delta", "omega"), 1)
+    body = {
+        "model": "gpt-4.1",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image_url", "image_url": {"url": "https://example.com/a.png", **extra}},
+                ],
+            }
+        ],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}, **extra}}],
+    }
+    imported = get("openai").from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
+    paths = [entry["path"] for entry in imported.dropped]
+    keys = sorted(extra)
+    assert [p for p in paths if p.startswith("messages")] == [
+        f"messages[0].content[0].image_url.{k}" for k in keys
+    ]
+    assert [p for p in paths if p.startswith("tools")] == [f"tools[0].function.{k}" for k in keys]

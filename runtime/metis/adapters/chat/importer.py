@@ -217,7 +217,7 @@ class _Importer:
             taken.add(imported.name)
             out.append(read_strict(imported, cast(Fields, function), self.name, always=False))
             self.note_cache(tool.get("cache_control"), "tools", path)
-            for key in function.keys() - _FUNCTION_KEYS:
+            for key in sorted(function.keys() - _FUNCTION_KEYS):
                 self.losses.imported(
                     f"{path}.function.{key}",
                     cast(Fields, function)[key],
