@@ -39,15 +39,15 @@ from metis_schema.v3 import (
     ToolResultBlock,
 )
 
-from ...assembly import import_context, imported_assistant, imported_message
+from ...assembly import import_context, imported_assistant
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from .._kit.base import AdapterOptions, WireBody, WireImport
 from .._kit.cache_points import with_cache_point
 from .._kit.images import url_image_media_type
-from .._kit.importing import imported_tool, resolve_import_model
+from .._kit.importing import ImportedMessages, imported_tool, resolve_import_model
 from .._kit.losses import Losses
-from .._kit.options import SPELLED, imported_options, option_fields, take
+from .._kit.options import imported_options, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
@@ -79,16 +79,13 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
     request = read(wire.Request, body, provider=PROVIDER, what="request")
     model = resolve_import_model(f"{PROVIDER}:{request['model']}", PROVIDER)
     reader = _Reader(session_id, tool_ids, model)
-    messages: list[Message] = []
-    paths: list[str] = []
+    imported = reader.imported
     system = request.get("system")
     if system is not None:
-        messages.append(reader.system(system, "system"))
-        paths.append("system")
+        imported.add(reader.system(system, "system"), "system")
     for i, turn in enumerate(request["messages"]):
-        made = reader.turn(turn, f"messages[{i}]", body["messages"][i])
-        messages += made
-        paths += [f"messages[{i}]"] * len(made)
+        for message in reader.turn(turn, f"messages[{i}]", body["messages"][i]):
+            imported.add(message, f"messages[{i}]")
     losses = Losses(PROVIDER, session_id)
     tools: list[ToolDefinition] = []
     taken: set[str] = set()
@@ -114,11 +111,11 @@ def import_request(body: WireBody, *, session_id: str, tool_ids: ToolIdMap) -> W
                 f"tools[{i}].{key}", body["tools"][i][key], f"tool field {key!r} has no canonical place"
             )
     return WireImport(
-        messages=messages,
+        messages=imported.messages,
         tools=tools,
-        options=_options(body, model, session_id, tool_ids, reader.spelled),
+        options=_options(body, model, session_id, tool_ids, imported.spelling()),
         dropped=losses.dropped,
-        paths=paths,
+        paths=imported.paths,
     )
 
 
@@ -138,11 +135,11 @@ def _server_tool(body: WireBody, i: int, taken: set[str]) -> ToolDefinition:
 
 
 def _options(
-    body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap, spelled: dict[str, Any]
+    body: WireBody, model: str, session_id: str, tool_ids: ToolIdMap, directives: dict[str, Any]
 ) -> AdapterOptions:
     """Canonical options taken out of the option fields by the one rule
     (`options.imported_options`), with the enabled thinking budget; the rest is Anthropic's
-    own, with how the messages were spelled (`SPELLED`)."""
+    own, with the directives (how the messages were spelled: `SPELLED`)."""
     return imported_options(
         body,
         option_fields(body, _CONTENT),
@@ -150,7 +147,7 @@ def _options(
         model=model,
         session_id=session_id,
         tool_ids=tool_ids,
-        directives={SPELLED: spelled} if spelled else {},
+        directives=directives,
         read=_read,
     )
 
@@ -198,8 +195,8 @@ class _Reader:
         )
         self.shape: dict[str, Any] = {}
         """How the turn being read was spelled (`SHAPE_KEYS`), for each message made of it."""
-        self.spelled: dict[str, dict[str, Any]] = {}
-        """Message id -> how its turn was spelled: the `SPELLED` directive."""
+        self.imported = ImportedMessages(session_id, PROVIDER)
+        """The messages read, with their paths and how each turn was spelled (`SPELLED`)."""
         self.sent: Any = None
         """The content of the turn being read as recorded (a tool_result's string content)."""
 
@@ -248,18 +245,9 @@ class _Reader:
         else:
             if provider_raw is not None:
                 metadata.update(provider=PROVIDER, provider_raw=provider_raw)
-            message = imported_message(
-                self.session_id,
-                role,
-                content,
-                provider=PROVIDER,
-                path=path,
-                created_at=self.created_at,
-                metadata=metadata,
-            )
-        spelling = self.shape if shape is None else shape
-        if spelling:  # only a turn spelled otherwise than the writer spells it
-            self.spelled[message.id] = dict(spelling)
+            message = self.imported.new(role, content, path, created_at=self.created_at, **metadata)
+        # only a turn spelled otherwise than the writer spells it (an empty shape records nothing)
+        self.imported.spell(message.id, dict(self.shape if shape is None else shape))
         return message
 
     def _assistant(self, content: Sequence[Mapping[str, Any]], path: str) -> Message:

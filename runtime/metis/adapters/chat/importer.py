@@ -36,13 +36,20 @@ from metis_schema.v3 import (
 )
 from pydantic import BaseModel, ValidationError
 
-from ...assembly import import_context, imported_assistant, imported_message
+from ...assembly import import_context, imported_assistant
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.cache_points import cache_control
 from .._kit.facts import ProviderFacts
-from .._kit.importing import import_model, imported_tool, text_block, tool_result_block
+from .._kit.importing import (
+    ImportedMessages,
+    import_model,
+    imported_tool,
+    system_role,
+    text_block,
+    tool_result_block,
+)
 from .._kit.losses import Losses
 from .._kit.options import imported_options, option_fields, take
 from .._kit.provider_tools import OPTIONS, PLUGINS, read_tool, row_of
@@ -103,21 +110,24 @@ class _Importer:
         if facts.prefix_marker:
             self.assistant_keys |= {"prefix"}
         self.last_path = ""
+        self.imported = ImportedMessages(session_id, name)
+        """The messages read, with their paths (`WireImport.paths`)."""
 
     def read(self, request: Request) -> WireImport:
         self.last_path = f"messages[{len(request['messages']) - 1}]"
-        messages: list[Message] = []
-        paths: list[str] = []
         for i, wire in enumerate(request["messages"]):
             path = f"messages[{i}]"
             message = self.message(wire, path)
             if message is not None:
-                messages.append(message)
-                paths.append(path)
+                self.imported.add(message, path)
         tools = self.tools(request.get("tools") or [])
         options = self.options(request, tools)
         return WireImport(
-            messages=messages, tools=tools, options=options, dropped=self.losses.dropped, paths=paths
+            messages=self.imported.messages,
+            tools=tools,
+            options=options,
+            dropped=self.losses.dropped,
+            paths=self.imported.paths,
         )
 
     # --- options --------------------------------------------------------------------
@@ -149,12 +159,7 @@ class _Importer:
         )
 
     def directives(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.system_roles and self.system_roles[0] == "developer":
-            out["system_role"] = "developer"
-        if len(set(self.system_roles)) > 1:
-            reason = f"request mixes system and developer roles; all replay as {self.system_roles[0]}"
-            self.losses.request("system_role", reason)
+        out = system_role(self.system_roles, self.losses)
         if self.tool_names and all(self.tool_names):
             out["tool_names"] = True
         if self.breakpoints:
@@ -212,7 +217,7 @@ class _Importer:
             taken.add(imported.name)
             out.append(read_strict(imported, cast(Fields, function), self.name, always=False))
             self.note_cache(tool.get("cache_control"), "tools", path)
-            for key in function.keys() - _FUNCTION_KEYS:
+            for key in sorted(function.keys() - _FUNCTION_KEYS):
                 self.losses.imported(
                     f"{path}.function.{key}",
                     cast(Fields, function)[key],
@@ -241,22 +246,17 @@ class _Importer:
             return self.user(wire, path)
         return self.system(wire, path)
 
-    def new(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> Message:
-        return imported_message(
-            self.session_id, role, content, provider=self.name, path=path, metadata=metadata
-        )
-
     def system(self, wire: SystemMessage, path: str) -> Message:
         self.system_roles.append(wire["role"])
         content = wire.get("content")
-        return self.new(Role.system, self.parts(content, path, media=False), path)
+        return self.imported.new(Role.system, self.parts(content, path, media=False), path)
 
     def user(self, wire: UserMessage, path: str) -> Message | None:
         content = wire.get("content")
         blocks = self.parts(content, path, media=True)
         if not blocks:
             return None  # every part was dropped (and listed)
-        return self.new(Role.user, blocks, path)
+        return self.imported.new(Role.user, blocks, path)
 
     def tool(self, wire: ToolMessage, path: str, name: Any) -> Message:
         """A tool message; its `name` (Mistral's `ToolMessage.name`) is the function its call
@@ -283,7 +283,7 @@ class _Importer:
             result = tool_result_block(canonical, blocks)
         except ValidationError as exc:
             raise not_canonical(exc, provider=self.name, path=path) from None
-        return self.new(Role.tool, [result], path, parent_tool_use_id=canonical)
+        return self.imported.new(Role.tool, [result], path, parent_tool_use_id=canonical)
 
     def assistant(self, wire: HistoryAssistantMessage, path: str) -> Message:
         fields = cast(Fields, wire)

@@ -227,7 +227,7 @@ class MediaReader:
             url = image_url
         else:
             url = image_url["url"]
-            for key in image_url.keys() - {"url"}:
+            for key in sorted(image_url.keys() - {"url"}):
                 value = cast(Fields, image_url)[key]
                 self.drop(f"{path}.image_url.{key}", value, "no canonical place for this image field")
         media_type, source = self._source(url, f"{path}.image_url.url", url_image_media_type)

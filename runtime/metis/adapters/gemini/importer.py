@@ -33,7 +33,6 @@ from metis_schema.v3 import (
     DocumentBlock,
     ImageBlock,
     MediaSourceKind,
-    Message,
     Role,
     TextBlock,
     ToolDefinition,
@@ -42,12 +41,12 @@ from metis_schema.v3 import (
 )
 from pydantic import Field, TypeAdapter, ValidationError
 
-from ...assembly import RequestContext, StreamAssembler, import_context, imported_assistant, imported_message
+from ...assembly import RequestContext, StreamAssembler, import_context, imported_assistant
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
-from .._kit.importing import imported_tool, resolve_import_model
+from .._kit.importing import ImportedMessages, imported_tool, resolve_import_model
 from .._kit.losses import Losses
 from .._kit.options import at, imported_options, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
@@ -116,9 +115,8 @@ class _Importer:
     def __init__(self, context: RequestContext) -> None:
         self.context = context
         self.session_id = context.session_id
-        self.messages: list[Message] = []
-        self.paths: list[str] = []
-        """Where each message was read from, in step with `messages` (`WireImport.paths`)."""
+        self.imported = ImportedMessages(context.session_id, NAME)
+        """The messages read, with their paths (`WireImport.paths`)."""
         self.losses = Losses(NAME, context.session_id)
         self.pending: list[_Call] = []  # calls of the last model turn
         self.pending_at = -1
@@ -137,25 +135,18 @@ class _Importer:
         if form:
             tools = [_with_gemini(tool, {TOOLS_FORM: form}) for tool in tools]
         return WireImport(
-            messages=self.messages,
+            messages=self.imported.messages,
             tools=tools,
             options=self._options(request, spelling),
             dropped=self.losses.dropped,
-            paths=self.paths,
+            paths=self.imported.paths,
         )
 
     # messages
 
     def _add(self, role: Role, content: list[ContentBlock], path: str, **metadata: Any) -> None:
-        self._read(
-            imported_message(self.session_id, role, content, provider=NAME, path=path, metadata=metadata),
-            path,
-        )
-
-    def _read(self, message: Message, path: str) -> None:
-        """`message`, read from `path` of the body, as the import's next (`WireImport.paths`)."""
-        self.messages.append(message)
-        self.paths.append(path)
+        """A USER, SYSTEM or TOOL message read from `path`, as the import's next."""
+        self.imported.add(self.imported.new(role, content, path, **metadata), path)
 
     def _system(self, system: str | Content) -> None:
         texts: list[str] = []
@@ -205,7 +196,9 @@ class _Importer:
         raw.update(folder.replay_raw())
         if assembler.unparsed_arguments:
             raw["unparsed_arguments"] = dict(assembler.unparsed_arguments)
-        self._read(imported_assistant(self.context, provider=NAME, content=content, provider_raw=raw), path)
+        self.imported.add(
+            imported_assistant(self.context, provider=NAME, content=content, provider_raw=raw), path
+        )
 
     def _user(self, parts: list[Part], path: str, i: int) -> None:
         blocks: list[ContentBlock] = []

@@ -35,14 +35,14 @@ from metis_schema.v3 import (
 )
 from pydantic import ValidationError
 
-from ...assembly import RequestContext, import_context, imported_assistant, imported_message
+from ...assembly import RequestContext, import_context, imported_assistant
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from ...validation import pydantic_problems
 from .._kit.base import AdapterOptions, WireImport
-from .._kit.importing import import_model, imported_tool
+from .._kit.importing import ImportedMessages, import_model, imported_tool
 from .._kit.losses import Losses, wire_message
-from .._kit.options import SPELLED, imported_options, option_fields
+from .._kit.options import imported_options, option_fields
 from .._kit.reader import read
 from .facts import FACTS, NAME
 from .from_wire import Raw, reply_content
@@ -85,14 +85,14 @@ def import_request(body: Any, *, session_id: str, tool_ids: ToolIdMap) -> WireIm
     """A recorded /api/chat body -> canonical messages, tools and options."""
     request = read(ChatRequest, body, provider=NAME, what="request")
     importer = _Importer(request, body["messages"] if request.get("messages") else [], session_id, tool_ids)
-    messages = importer.messages()
+    importer.read_messages()
     tools = importer.tools()
     return WireImport(
-        messages=messages,
+        messages=importer.imported.messages,
         tools=tools,
         options=importer.options(),
         dropped=importer.losses.dropped,
-        paths=[f"messages[{i}]" for i in range(len(messages))],  # one message each
+        paths=importer.imported.paths,
     )
 
 
@@ -122,14 +122,14 @@ class _Importer:
         # What the import cannot carry, kept for the caller in `WireImport.dropped`:
         # nothing is dropped without a trace.
         self.losses = Losses(NAME, session_id)
-        self.spelled: dict[str, dict[str, Any]] = {}
-        """Message id -> how the message was sent where the writer writes it otherwise."""
+        self.imported = ImportedMessages(session_id, NAME)
+        """The messages read, with their paths and how they were sent (`SPELLED`)."""
 
-    def messages(self) -> list[Message]:
-        return [
-            self._message(m, self.sent[i], f"messages[{i}]")
-            for i, m in enumerate(self.request.get("messages") or ())
-        ]
+    def read_messages(self) -> None:
+        """Each message of the request, read from `messages[i]` (one canonical message each)."""
+        for i, m in enumerate(self.request.get("messages") or ()):
+            path = f"messages[{i}]"
+            self.imported.add(self._message(m, self.sent[i], path), path)
 
     def _message(self, wire: RequestMessage, sent: dict[str, Any], path: str) -> Message:
         role = _WIRE_TO_ROLE[wire["role"]]
@@ -150,22 +150,6 @@ class _Importer:
             return self._plain(role, wire, sent, path)
         except ValidationError as exc:
             raise _fail(f"not a valid canonical message: {pydantic_problems(exc)[0]}", path) from exc
-
-    def _new(
-        self,
-        role: Role,
-        content: list[ContentBlock],
-        path: str,
-        shape: dict[str, Any] | None = None,
-        **metadata: Any,
-    ) -> Message:
-        """A USER, SYSTEM or TOOL message; `shape`: how it was sent (the `SPELLED` directive)."""
-        message = imported_message(
-            self.session_id, role, content, provider=NAME, path=path, created_at=_now(), metadata=metadata
-        )
-        if shape:
-            self.spelled[message.id] = shape
-        return message
 
     def _images(self, wire: RequestMessage, path: str) -> list[ContentBlock]:
         return [
@@ -193,8 +177,8 @@ class _Importer:
         if role == Role.user:
             content.extend(self._images(wire, path))
             content = content or [TextBlock(type="text", text="")]
-            return self._new(role, content, path, self._sent_images(sent))
-        return self._new(role, content, path)
+            return self.imported.new(role, content, path, self._sent_images(sent), created_at=_now())
+        return self.imported.new(role, content, path, created_at=_now())
 
     @cached_property
     def _context(self) -> RequestContext:
@@ -221,7 +205,9 @@ class _Importer:
         inner.extend(images)
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=inner, is_error=False)
         shape = self._sent_images(sent) | ({} if wire.get("tool_name") else {UNNAMED_RESULT: True})
-        return self._new(Role.tool, [result], path, shape, parent_tool_use_id=canonical)
+        return self.imported.new(
+            Role.tool, [result], path, shape, created_at=_now(), parent_tool_use_id=canonical
+        )
 
     def _pair(self, name: str | None, path: str) -> str:
         """The earliest unanswered call of the preceding assistant turn (with that name, if named)."""
@@ -264,7 +250,7 @@ class _Importer:
         """Canonical options taken out of the option fields by the one rule
         (`options.imported_options`); the rest is Ollama's own."""
         request = self.request
-        directives: dict[str, Any] = {SPELLED: self.spelled} if self.spelled else {}
+        directives = self.imported.spelling()
         if "stream" not in request:
             directives[STREAM_SENT] = False
         return imported_options(

@@ -60,15 +60,15 @@ from metis_schema.v3 import (
 )
 from pydantic import ValidationError
 
-from ...assembly import import_context, imported_assistant, imported_message
+from ...assembly import import_context, imported_assistant
 from ...errors import WireFormatError
 from ...ids import ToolIdMap
 from .._kit.base import AdapterOptions, WireImport
 from .._kit.facts import ProviderFacts
 from .._kit.images import parse_data_url, url_image_media_type
-from .._kit.importing import import_model, imported_tool
+from .._kit.importing import ImportedMessages, import_model, imported_tool, system_role
 from .._kit.losses import Losses
-from .._kit.options import SPELLED, imported_options, option_fields
+from .._kit.options import imported_options, option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
@@ -115,9 +115,8 @@ class _Importer:
             provider=PROVIDER, session_id=session_id, model=model_id, tool_ids=tool_ids
         )
         self.losses = Losses(PROVIDER, session_id)
-        self.messages: list[Message] = []
-        self.paths: list[str] = []
-        """Where each message was read from, in step with `messages` (`WireImport.paths`)."""
+        self.imported = ImportedMessages(session_id, PROVIDER)
+        """The messages read, with their paths and how each item was spelled (`SPELLED`)."""
         self.system_roles: list[str] = []
         self.pending: list[Item] = []
         self.pending_at = 0
@@ -126,8 +125,6 @@ class _Importer:
         """`item_reference` items waiting for the message after them (`ITEMS_BEFORE`)."""
         self.before: dict[str, list[dict[str, Any]]] = {}
         """Message id -> the item references that stood before it: the `ITEMS_BEFORE` directive."""
-        self.spelled: dict[str, dict[str, Any]] = {}
-        """Message id -> how its item was spelled: the `SPELLED` directive."""
         self.offered: list[tuple[dict[str, Any], str, int]] = []
         """`additional_tools` items: (item, path, index of the message they stand before)."""
 
@@ -136,7 +133,7 @@ class _Importer:
         self.continues = continuation(request)
         instructions = request.get("instructions")
         if instructions is not None:
-            self.add(
+            self.imported.add(
                 self.new(Role.system, [TextBlock(type="text", text=instructions)], "instructions"),
                 "instructions",
             )
@@ -144,30 +141,28 @@ class _Importer:
         wire_input = request.get("input")
         if isinstance(wire_input, str):
             text: list[ContentBlock] = [TextBlock(type="text", text=wire_input)]
-            self.add(self.new(Role.user, text, "input", {INPUT_STRING: True}), "input")
-            self.mark_continued(len(self.messages) - 1)
+            self.imported.add(self.new(Role.user, text, "input", {INPUT_STRING: True}), "input")
+            self.mark_continued(len(self.imported.messages) - 1)
         else:
-            first = len(self.messages)
+            first = len(self.imported.messages)
             for i, item in enumerate(wire_input or ()):
                 self.item(item, f"input[{i}]", i)
             self.flush()
             self.mark_continued(first)
         tools = self.tools(request.get("tools") or [], directives)
         tools += self.offered_tools({t.name for t in tools})
-        if self.system_roles and self.system_roles[0] == "developer":
-            directives["system_role"] = "developer"
-        if self.spelled:
-            directives[SPELLED] = self.spelled
+        directives.update(system_role(self.system_roles, self.losses))
+        directives.update(self.imported.spelling())
         if self.before:
             directives[ITEMS_BEFORE] = self.before
         if "store" not in request or "include" not in request:
             directives["stateless"] = False  # the writer adds neither on replay (`to_wire`)
         return WireImport(
-            messages=self.messages,
+            messages=self.imported.messages,
             tools=tools,
             options=self.options(request, directives),
             dropped=self.losses.dropped,
-            paths=self.paths,
+            paths=self.imported.paths,
         )
 
     # --- options --------------------------------------------------------------------
@@ -224,7 +219,7 @@ class _Importer:
         holding no other is dropped with the WARN."""
         out: list[ToolDefinition] = []
         for item, path, at in self.offered:
-            before = self.messages[at].id if at < len(self.messages) else None
+            before = self.imported.messages[at].id if at < len(self.imported.messages) else None
             added = 0
             offered = read(
                 list[Tool], item.get("tools"), provider=PROVIDER, path=f"{path}.tools", what="request"
@@ -257,7 +252,7 @@ class _Importer:
             return
         self.flush()
         if kind == "additional_tools":
-            self.offered.append((dict(item), path, len(self.messages)))
+            self.offered.append((dict(item), path, len(self.imported.messages)))
         elif kind == "message":
             self.message(cast(MessageItem, item), path)
         elif kind == "function_call_output":
@@ -295,7 +290,7 @@ class _Importer:
             provider_raw=raw if len(raw) > 1 else None,
         )
         self.take_references(message.id)
-        self.add(message, f"input[{self.pending_at}]")
+        self.imported.add(message, f"input[{self.pending_at}]")
 
     def message(self, item: MessageItem, path: str) -> None:
         role = item["role"]
@@ -310,9 +305,9 @@ class _Importer:
         spelled = {k: True for k, v in shape.items() if v}
         if role in ("system", "developer"):
             self.system_roles.append(role)
-            self.add(self.new(Role.system, blocks, path, spelled), path)
+            self.imported.add(self.new(Role.system, blocks, path, spelled), path)
         elif blocks:
-            self.add(self.new(Role.user, blocks, path, spelled), path)
+            self.imported.add(self.new(Role.user, blocks, path, spelled), path)
 
     def part(self, part: Part, path: str, *, images: bool) -> ContentBlock | None:
         kind = part["type"]
@@ -413,26 +408,21 @@ class _Importer:
             if (b := self.part(p, f"{path}.output[{j}]", images=True)) is not None
         ]
         result = ToolResultBlock(type="tool_result", tool_use_id=canonical, content=blocks)
-        self.add(self.new(Role.tool, [result], path, parent_tool_use_id=canonical, **metadata), path)
+        self.imported.add(self.new(Role.tool, [result], path, parent_tool_use_id=canonical, **metadata), path)
 
     def mark_continued(self, first: int) -> None:
         """The first message of `input` (at `first`) names the continued response."""
-        if self.continues is None or first >= len(self.messages):
+        if self.continues is None or first >= len(self.imported.messages):
             return
-        message = self.messages[first]
+        message = self.imported.messages[first]
         if message.metadata.continues is None:
             metadata = message.metadata.model_copy(update={"continues": self.continues})
-            self.messages[first] = message.model_copy(update={"metadata": metadata})
+            self.imported.messages[first] = message.model_copy(update={"metadata": metadata})
 
     def take_references(self, message_id: str) -> None:
         """The item references waiting, as the ones before message `message_id` (`ITEMS_BEFORE`)."""
         if self.references:
             self.before[message_id], self.references = self.references, []
-
-    def add(self, message: Message, path: str) -> None:
-        """`message`, read from `path` of the body, as the import's next (`WireImport.paths`)."""
-        self.messages.append(message)
-        self.paths.append(path)
 
     def new(
         self,
@@ -442,12 +432,9 @@ class _Importer:
         shape: dict[str, Any] | None = None,
         **metadata: Any,
     ) -> Message:
-        """A USER, SYSTEM or TOOL message; `shape`: how its item was spelled (`SPELLED`)."""
-        message = imported_message(
-            self.session_id, role, content, provider=PROVIDER, path=path, metadata=metadata
-        )
-        if shape:
-            self.spelled[message.id] = shape
+        """A USER, SYSTEM or TOOL message (`ImportedMessages.new`; `shape`: how its item was
+        spelled), with the item references that stood before it."""
+        message = self.imported.new(role, content, path, shape, **metadata)
         self.take_references(message.id)
         return message
 
