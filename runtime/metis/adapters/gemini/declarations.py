@@ -40,6 +40,7 @@ from metis_schema.v3 import ToolDefinition
 
 from ... import _json
 from ...errors import WireFormatError
+from .._kit.tool_fields import with_provider_data
 from .._kit.tool_schema import Accepts, refused
 from .facts import NAME, PARAMETERS_FORMATS, SCHEMA_TYPE_NUMBERS
 from .wire import Schema
@@ -134,11 +135,9 @@ def definition_digest(tool: ToolDefinition) -> str:
 def with_recorded_parameters(tool: ToolDefinition, recorded: Any) -> ToolDefinition:
     """`tool` keeping the `parameters` schema it was imported from, verbatim, with the digest
     of its canonical fields (see the module docstring)."""
-    data = {key: dict(entry) for key, entry in (tool.provider_data or {}).items()}
-    data.setdefault(NAME, {}).update(
-        {"parameters": _json.copied(recorded), "parameters_of": definition_digest(tool)}
+    return with_provider_data(
+        tool, NAME, {"parameters": _json.copied(recorded), "parameters_of": definition_digest(tool)}
     )
-    return tool.model_copy(update={"provider_data": data})
 
 
 def recorded_parameters(tool: ToolDefinition) -> Any | None:

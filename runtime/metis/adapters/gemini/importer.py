@@ -51,6 +51,7 @@ from .._kit.losses import Losses
 from .._kit.options import at, imported_options, option_fields, take
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
+from .._kit.tool_fields import with_provider_data
 from .declarations import JSON_SCHEMA_FIELD, to_json_schema, with_recorded_parameters
 from .facts import DEFAULT_IMPORT_MODEL, ENDPOINT_KIND, FACTS, NAME
 from .from_wire import PartFolder
@@ -133,7 +134,7 @@ class _Importer:
         tools = self._tools(request.get("tools") or [], _listed(raw_tools))
         form = _tools_form(raw_tools)
         if form:
-            tools = [_with_gemini(tool, {TOOLS_FORM: form}) for tool in tools]
+            tools = [with_provider_data(tool, NAME, {TOOLS_FORM: form}) for tool in tools]
         return WireImport(
             messages=self.imported.messages,
             tools=tools,
@@ -380,7 +381,7 @@ class _Importer:
             declaration["name"], declaration.get("description"), schema, provider=NAME, path=where
         )
         if parameters is None and json_schema is not None:
-            tool = _with_gemini(tool, {"schema_field": JSON_SCHEMA_FIELD})
+            tool = with_provider_data(tool, NAME, {"schema_field": JSON_SCHEMA_FIELD})
         sent = raw.get("parameters") if isinstance(raw, dict) else None
         if parameters is not None and declaration_of(tool).get("parameters") != sent:
             tool = with_recorded_parameters(tool, sent)
@@ -487,13 +488,6 @@ def _tools_form(raw: Any) -> dict[str, str]:
     if keys & set(SNAKE_CASE.values()) and not keys & set(SNAKE_CASE):
         form["spelling"] = "snake_case"
     return form
-
-
-def _with_gemini(tool: ToolDefinition, fields: dict[str, Any]) -> ToolDefinition:
-    """`tool` with `fields` added to its `provider_data["gemini"]`."""
-    data = {key: dict(entry) for key, entry in (tool.provider_data or {}).items()}
-    data.setdefault(NAME, {}).update(fields)
-    return tool.model_copy(update={"provider_data": data})
 
 
 _BLOCK_KEYS = frozenset({"text", "inlineData", "fileData"})

@@ -72,6 +72,7 @@ from .._kit.options import imported_options, option_fields
 from .._kit.provider_tools import ROWS, read_tool
 from .._kit.reader import read
 from .._kit.strict import read_strict
+from .._kit.tool_fields import with_provider_data
 from ..chat.from_wire import not_canonical
 from .facts import AUDIO_FORMATS, PROVIDER, SERVER_TOOL_CALLS, SERVER_TOOL_ITEMS
 from .from_wire import ItemRead, read_items
@@ -204,9 +205,7 @@ class _Importer:
         if cast(dict[str, Any], tool).get("defer_loading") is True:
             imported = imported.model_copy(update={"defer_loading": True})
         if extra:
-            data = {key: dict(entry) for key, entry in (imported.provider_data or {}).items()}
-            data[PROVIDER] = {**data.get(PROVIDER, {}), **extra}
-            imported = imported.model_copy(update={"provider_data": data})
+            imported = with_provider_data(imported, PROVIDER, extra)
         return imported
 
     def offered_tools(self, taken: set[str]) -> list[ToolDefinition]:
