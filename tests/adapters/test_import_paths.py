@@ -1,167 +1,73 @@
-"""`WireImport.paths`: every importer names, in step with its messages, the part of the
-body each message was read from (the gateway tells a continuation's history from the
-client's input by them), and records how a message was spelled (`SPELLED`) only for
-messages it made. One conversation per provider: a system prompt, a user turn, a tool
-call and its result, a closing user turn."""
+"""Every request importer says where in the body each message was read from (`WireImport.paths`).
+
+The gateway's `previous_response_id` continuation tells the stored history it wrote in
+front of the client's input from the client's own turns by these paths, with one import
+(tests/gateway/test_gateway_continuation.py). Here, over every recorded request golden of
+every provider: one path per message, in order, each naming a part of the body.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import orjson
 import pytest
-from metis.adapters import get
+from metis import adapters
 from metis.ids import ToolIdMap
-from metis_schema.v3 import Role
 
-SESSION = "sess_import_paths"
+from tests.support import golden
 
-ROLES = [Role.system, Role.user, Role.assistant, Role.tool, Role.user]
-
-SPELLED_AT = {"anthropic": [1, 3], "openai": [], "gemini": [], "ollama": [3], "responses": [1, 4]}
-"""The messages each import records as spelled otherwise than its writer writes them: a
-string content (Anthropic, Responses), a typeless item (Responses), a tool result without
-`tool_name` (Ollama)."""
-
-CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
-    "anthropic": (
-        {
-            "model": "claude-sonnet-4-6",
-            "max_tokens": 100,
-            "system": [{"type": "text", "text": "Be brief."}],
-            "messages": [
-                {"role": "user", "content": "Weather in Oslo?"},
-                {
-                    "role": "assistant",
-                    "content": [
-                        {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}}
-                    ],
-                },
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "cold"},
-                        {"type": "text", "text": "Thanks."},
-                    ],
-                },
-            ],
-        },
-        ["system", "messages[0]", "messages[1]", "messages[2]", "messages[2]"],
-    ),
-    "openai": (
-        {
-            "model": "gpt-4.1",
-            "messages": [
-                {"role": "system", "content": "Be brief."},
-                {"role": "user", "content": "Weather in Oslo?"},
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "call_1",
-                            "type": "function",
-                            "function": {"name": "weather", "arguments": '{"city": "Oslo"}'},
-                        }
-                    ],
-                },
-                {"role": "tool", "tool_call_id": "call_1", "content": "cold"},
-                {"role": "user", "content": "Thanks."},
-            ],
-        },
-        [f"messages[{i}]" for i in range(5)],
-    ),
-    "gemini": (
-        {
-            "systemInstruction": {"parts": [{"text": "Be brief."}]},
-            "contents": [
-                {"role": "user", "parts": [{"text": "Weather in Oslo?"}]},
-                {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {"city": "Oslo"}}}]},
-                {
-                    "role": "user",
-                    "parts": [{"functionResponse": {"name": "weather", "response": {"result": "cold"}}}],
-                },
-                {"role": "user", "parts": [{"text": "Thanks."}]},
-            ],
-        },
-        [
-            "systemInstruction",
-            "contents[0]",
-            "contents[1]",
-            "contents[2].parts[0].functionResponse",
-            "contents[3]",
-        ],
-    ),
-    "ollama": (
-        {
-            "model": "llama3.2",
-            "messages": [
-                {"role": "system", "content": "Be brief."},
-                {"role": "user", "content": "Weather in Oslo?"},
-                {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [{"function": {"name": "weather", "arguments": {"city": "Oslo"}}}],
-                },
-                {"role": "tool", "content": "cold"},
-                {"role": "user", "content": "Thanks."},
-            ],
-        },
-        [f"messages[{i}]" for i in range(5)],
-    ),
-    "responses": (
-        {
-            "model": "gpt-4.1",
-            "instructions": "Be brief.",
-            "input": [
-                {"role": "user", "content": "Weather in Oslo?"},
-                {
-                    "type": "function_call",
-                    "call_id": "call_1",
-                    "name": "weather",
-                    "arguments": '{"city": "Oslo"}',
-                },
-                {"type": "function_call_output", "call_id": "call_1", "output": "cold"},
-                {"role": "user", "content": "Thanks."},
-            ],
-        },
-        ["instructions", "input[0]", "input[1]", "input[2]", "input[3]"],
-    ),
-}
+PROVIDERS = ("anthropic", "gemini", "mistral", "ollama", "openai", "openrouter", "responses")
+CASES = [(provider, name) for provider in PROVIDERS for name in golden.inputs(provider, "request")]
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
-@pytest.mark.parametrize("provider", sorted(CASES))
-def test_paths_in_step_with_messages(provider: str) -> None:
-    body, paths = CASES[provider]
-    imported = get(provider).from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    assert [m.role for m in imported.messages] == ROLES
-    assert imported.paths == paths
-    spelled = ((imported.options.provider_options.get(provider) or {}).get("metis") or {}).get(
-        "spelled"
-    ) or {}
-    assert [i for i, m in enumerate(imported.messages) if m.id in spelled] == SPELLED_AT[provider]
-    assert len(spelled) == len(SPELLED_AT[provider])
+def _at(body: Any, path: str) -> Any:
+    """The part of `body` a path such as `contents[2].parts[0].functionResponse` names (a
+    path spells a Gemini field in camelCase, also where the body spelled it in snake_case)."""
+    found = body
+    for key, index in _STEP.findall(path):
+        if index:
+            found = found[int(index)]
+        else:
+            found = found[key] if key in found else found[re.sub(r"([A-Z])", r"_\1", key).lower()]
+    return found
 
 
-def test_chat_lists_unknown_tool_and_image_fields_in_key_order() -> None:
-    """What a Chat import drops is listed in a stable order (the keys sorted), not in the
-    order of a set of strings, which changes with the interpreter's hash seed."""
-    extra = dict.fromkeys(("zeta", "alpha", "mu", "delta", "omega"), 1)
+def _order(path: str) -> tuple[int, ...]:
+    """Where a path stands in the body's order: a top-level field before the list's items."""
+    return tuple(int(index) for index in re.findall(r"\[(\d+)\]", path))
+
+
+@pytest.mark.parametrize(("provider", "name"), CASES, ids=[f"{p}/{n}" for p, n in CASES])
+def test_each_imported_message_names_where_it_was_read_from(provider: str, name: str) -> None:
+    body = orjson.loads(golden.read_input(provider, name))
+    imported = adapters.get(provider).from_wire_request(
+        body, session_id="sess_paths", tool_ids=ToolIdMap("sess_paths")
+    )
+    assert imported.messages, "every golden request holds messages"
+    assert len(imported.paths) == len(imported.messages)
+    for path in imported.paths:
+        assert _at(body, path) is not None, path
+    orders = [_order(path) for path in imported.paths]
+    assert orders == sorted(orders), "in the body's order"
+
+
+def test_a_responses_run_of_assistant_items_is_named_by_its_first() -> None:
     body = {
-        "model": "gpt-4.1",
-        "messages": [
-            {
-                "role": "user",
-                "content": [
-                    {"type": "image_url", "image_url": {"url": "https://example.com/a.png", **extra}},
-                ],
-            }
+        "model": "gpt-5",
+        "instructions": "Be brief.",
+        "input": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "14 °C"},
+            {"role": "user", "content": "Thanks."},
         ],
-        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}, **extra}}],
     }
-    imported = get("openai").from_wire_request(body, session_id=SESSION, tool_ids=ToolIdMap(SESSION))
-    paths = [entry["path"] for entry in imported.dropped]
-    keys = sorted(extra)
-    assert [p for p in paths if p.startswith("messages")] == [
-        f"messages[0].content[0].image_url.{k}" for k in keys
-    ]
-    assert [p for p in paths if p.startswith("tools")] == [f"tools[0].function.{k}" for k in keys]
+    imported = adapters.get("responses").from_wire_request(
+        body, session_id="sess_paths", tool_ids=ToolIdMap("sess_paths")
+    )
+    assert [m.role.value for m in imported.messages] == ["system", "user", "assistant", "tool", "user"]
+    assert imported.paths == ["instructions", "input[0]", "input[1]", "input[3]", "input[4]"]
