@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from metis.store import Store
 
 from tests.support.strategies import PNG_1PX
 
@@ -28,6 +29,13 @@ def workspace(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "img.png").write_bytes(base64.b64decode(PNG_1PX))
     return root
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh SQLite store in the test's temporary directory, closed after the test."""
+    with Store.open(tmp_path / "metis.sqlite3") as opened:
+        yield opened
 
 
 @pytest.fixture

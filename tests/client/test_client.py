@@ -8,7 +8,6 @@ adapter.to_wire -> httpx -> adapter.from_wire_response / stream decoder -> SQLit
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -58,12 +57,6 @@ from tests.support.client_support import (
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 ANTHROPIC = PROVIDERS[0]
 OPENAI = PROVIDERS[1]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 @pytest.fixture

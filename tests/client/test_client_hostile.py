@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,12 +30,6 @@ __all__ = ["hostile"]  # the fixture, imported for pytest
 BOUND = 20.0
 """No exchange of these tests may take longer (seconds); the async ones are cut there."""
 MODES = ["sync", "async"]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 @dataclass

@@ -11,7 +11,6 @@ a second compaction can cover the first one's summary.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,6 @@ from metis_schema.v3 import CompactionBlock, Role, TextBlock
 
 from tests.support.client_support import KEYS, FakeTime, ScriptedProvider, json_reply
 from tests.support.store_support import conversation
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def text_body(text: str, input_tokens: int = 100, output_tokens: int = 20) -> dict[str, Any]:

@@ -12,7 +12,6 @@ scripted provider replies, and `metis import` of a recorded request.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -41,12 +40,6 @@ ANTHROPIC = PROVIDERS[0]
 
 def check(name: str, value: Any) -> None:
     jsonschema.Draft202012Validator(SCHEMAS[name]).validate(value)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def tool_loop(client: Client, tmp_path: Path) -> tuple[str, list[Message]]:

@@ -10,7 +10,6 @@ PostgreSQL alike; the client and CLI cases use recorded traffic.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,12 +28,6 @@ from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProv
 from tests.support.store_support import BACKENDS, conversation, new_target
 
 ANTHROPIC = PROVIDERS[0]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def tool_ids(messages: list[Message]) -> list[str]:

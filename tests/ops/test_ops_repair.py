@@ -11,7 +11,6 @@ PostgreSQL alike.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,6 @@ from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProv
 from tests.support.store_support import BACKENDS, new_target, tool_call, tool_ids_of, tool_result, user
 
 ANTHROPIC = PROVIDERS[0]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def crashed(store: Store, provider: ScriptedProvider, fake: FakeTime) -> tuple[Client, str, list[str]]:
