@@ -46,3 +46,19 @@ def upstream() -> Iterator[Any]:
     server = ScriptedUpstream()
     yield server
     server.close()
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> str:
+    """Where a gateway test keeps its SQLite store: a file in the test's temporary directory."""
+    return str(tmp_path / "gateway.sqlite3")
+
+
+@pytest.fixture
+def gateway(upstream: Any, store_path: str) -> Iterator[Any]:
+    """A gateway (`gateway_support.Gateway`) in front of `upstream`, storing at `store_path`, closed after the test."""
+    from tests.support.gateway_support import Gateway
+
+    served = Gateway(upstream, store_path)
+    yield served
+    served.close()

@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anthropic
@@ -23,13 +22,6 @@ from metis.store import open_store
 from tests.support.gateway_support import Gateway, ScriptedUpstream
 from tests.support.gateway_support import anthropic_client as _anthropic
 from tests.support.gateway_support import openai_client as _openai
-
-
-@pytest.fixture
-def gateway(upstream: ScriptedUpstream, tmp_path: Path) -> Iterator[Gateway]:
-    served = Gateway(upstream, str(tmp_path / "gateway.sqlite3"))
-    yield served
-    served.close()
 
 
 def _stored(gateway: Gateway, session_id: str) -> list[str]:

@@ -64,11 +64,6 @@ class SlowStore:
         return slow
 
 
-@pytest.fixture
-def store_path(tmp_path: Path) -> str:
-    return str(tmp_path / "gateway.sqlite3")
-
-
 @pytest.fixture(params=BACKENDS)
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh store of each backend: a SQLite file, a schema on a real PostgreSQL server."""
