@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from metis.store import Store
 
+from tests.support.store_support import BACKENDS, new_target
 from tests.support.strategies import PNG_1PX
 
 
@@ -36,6 +37,13 @@ def store(tmp_path: Path) -> Iterator[Store]:
     """A fresh SQLite store in the test's temporary directory, closed after the test."""
     with Store.open(tmp_path / "metis.sqlite3") as opened:
         yield opened
+
+
+@pytest.fixture(params=BACKENDS)
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh store of each backend: a SQLite file, a schema on a real PostgreSQL server
+    (`store_support.new_target`)."""
+    return new_target(request.param, tmp_path)
 
 
 @pytest.fixture
