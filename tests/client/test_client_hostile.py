@@ -22,7 +22,15 @@ from metis.errors import MetisError
 from metis.store import Store
 from metis_schema.v3 import Message, MessageStatus, Role
 
-from tests.support.client_support import KEYS, PROVIDERS, ProviderCase, content_type, ok_body, stream_chunks
+from tests.support.client_support import (
+    KEYS,
+    PROVIDERS,
+    ProviderCase,
+    chat_chunk,
+    content_type,
+    ok_body,
+    stream_chunks,
+)
 from tests.support.hostile_server import HostileServer, chunked, hostile, respond, respond_json
 
 __all__ = ["hostile"]  # the fixture, imported for pytest
@@ -192,17 +200,6 @@ def test_a_retry_after_that_is_no_finite_number_neither_breaks_nor_hangs_a_send(
 
 
 # --- item 3: total deadlines ----------------------------------------------------------------------
-
-
-def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-5",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    return b"data: " + json.dumps(body).encode() + b"\n\n"
 
 
 HELLO = [chat_chunk({"role": "assistant", "content": "Hello"}), chat_chunk({"content": " world"})]

@@ -177,5 +177,17 @@ def stream_chunks(case: ProviderCase) -> list[bytes]:
     return list(case.fixtures().stream_fixture())
 
 
+def chat_chunk(delta: dict[str, Any], finish: str | None = None, *, model: str = "gpt-5") -> bytes:
+    """One OpenAI Chat stream chunk as an SSE event: `delta` as its one choice's delta."""
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
 def content_type(case: ProviderCase) -> str:
     return "application/x-ndjson" if case.provider == "ollama" else "text/event-stream"
