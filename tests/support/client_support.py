@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from metis.client import Client
 from metis.store import Store
 
 
@@ -166,6 +167,16 @@ class SpyStore:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
+
+
+def scripted_client(
+    store: Any, provider: ScriptedProvider, fake: FakeTime | None = None, **kw: Any
+) -> Client:
+    """A Client whose requests `provider` answers, on fake time (`fake`, else a new one),
+    with the test keys (`KEYS`) unless `api_keys` says otherwise."""
+    fake = fake or FakeTime()
+    kw.setdefault("api_keys", KEYS)
+    return Client(store, transport=provider.transport(), sleep=fake.sleep, clock=fake.clock, **kw)
 
 
 def ok_body(case: ProviderCase) -> dict[str, Any]:
