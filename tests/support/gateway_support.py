@@ -219,6 +219,22 @@ def metis_serve(
         process.wait(timeout=30)
 
 
+@contextmanager
+def replaying_gateway(
+    fallback: Callable[[str, dict[str, Any]], str | None], directory: Path
+) -> Iterator[Gateway]:
+    """A gateway (its store in `directory`) before an upstream that answers every request
+    with the golden `fallback` names for its path and body; both closed on exit."""
+    upstream = ScriptedUpstream()
+    upstream.fallback = fallback
+    gateway = Gateway(upstream, str(directory / "gateway.sqlite3"))
+    try:
+        yield gateway
+    finally:
+        gateway.close()
+        upstream.close()
+
+
 def openai_client(gateway: Gateway, key: str = "any") -> Any:
     """The official OpenAI SDK pointed at the gateway (no retries: a test sees every answer)."""
     import openai
