@@ -27,7 +27,7 @@ from metis.settings import adapter_fields, request_options
 from metis.store import Store
 from metis_schema.v3 import Message, RequestOptions, Role, ToolDefinition, ToolUseBlock
 
-from tests.cli.test_cli import ANTHROPIC_BODY, imported, run
+from tests.support.cli_support import ANTHROPIC_BODY, imported, run
 from tests.support.client_support import (
     PROVIDERS,
     ScriptedProvider,

@@ -29,7 +29,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tests.cli.test_cli import ANTHROPIC_BODY, imported, run
+from tests.support.cli_support import ANTHROPIC_BODY, imported, run
 from tests.support.client_support import (
     KEYS,
     PROVIDERS,

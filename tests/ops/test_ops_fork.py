@@ -23,7 +23,7 @@ from metis.ops import ForkOrigin, fork_origin, fork_session
 from metis.store import Store, ToolCallStatus, open_store
 from metis_schema.v3 import Message, Role, ToolResultBlock, ToolUseBlock
 
-from tests.cli.test_cli import imported, run
+from tests.support.cli_support import imported, run
 from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
 from tests.support.store_support import BACKENDS, conversation, new_target
 

@@ -21,7 +21,7 @@ from metis.ops import DEFAULT_REASON, open_calls, repair_session
 from metis.store import Store, ToolCallStatus, open_store
 from metis_schema.v3 import MessageStatus, Role, TextBlock, ToolResultBlock, ToolUseBlock
 
-from tests.cli.test_cli import ANTHROPIC_BODY, imported, run
+from tests.support.cli_support import ANTHROPIC_BODY, imported, run
 from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
 from tests.support.store_support import BACKENDS, new_target, tool_call, tool_ids_of, tool_result, user
 
