@@ -341,6 +341,20 @@ def test_an_error_body_bomb_is_cut_not_inflated(
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_an_error_with_no_body_that_names_an_encoding_is_the_providers_error(
+    mode: str, encoding: str, store: Store, hostile: HostileServer
+) -> None:
+    """A 503 of no bytes whose headers still say gzip (a proxy's): no compressed stream
+    began, so the body is empty and the error is the 503, not a corrupt body."""
+    from metis.errors import ProviderError
+
+    hostile.add(respond(503, b"", {"content-encoding": encoding, "content-type": "text/plain"}))
+    outcome = exchange(mode, store, hostile, ANTHROPIC, stream=False, client={"max_retries": 0})
+    assert isinstance(outcome.error, ProviderError) and outcome.error.status_code == 503, repr(outcome.error)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_reply_body_bomb_is_a_typed_error(mode: str, store: Store, hostile: HostileServer) -> None:
     from metis.errors import BodyLimitError
 
