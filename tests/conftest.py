@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from metis.store import Store
 
+from tests.support.store_support import BACKENDS, new_target
 from tests.support.strategies import PNG_1PX
 
 
@@ -31,6 +33,20 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh SQLite store in the test's temporary directory, closed after the test."""
+    with Store.open(tmp_path / "metis.sqlite3") as opened:
+        yield opened
+
+
+@pytest.fixture(params=BACKENDS)
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh store of each backend: a SQLite file, a schema on a real PostgreSQL server
+    (`store_support.new_target`)."""
+    return new_target(request.param, tmp_path)
+
+
+@pytest.fixture
 def upstream() -> Iterator[Any]:
     """A scripted provider on loopback (`gateway_support.ScriptedUpstream`), closed after the test."""
     from tests.support.gateway_support import ScriptedUpstream
@@ -38,3 +54,19 @@ def upstream() -> Iterator[Any]:
     server = ScriptedUpstream()
     yield server
     server.close()
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> str:
+    """Where a gateway test keeps its SQLite store: a file in the test's temporary directory."""
+    return str(tmp_path / "gateway.sqlite3")
+
+
+@pytest.fixture
+def gateway(upstream: Any, store_path: str) -> Iterator[Any]:
+    """A gateway (`gateway_support.Gateway`) in front of `upstream`, storing at `store_path`, closed after the test."""
+    from tests.support.gateway_support import Gateway
+
+    served = Gateway(upstream, store_path)
+    yield served
+    served.close()

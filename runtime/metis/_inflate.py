@@ -64,9 +64,13 @@ class Inflater:
         self._started = False
         self._head = b""
         """A "deflate" body's first byte while it is alone (see `feed`)."""
+        self._empty = True
+        """No byte of the body came yet: a body of none is empty, not a stream cut short
+        (a 204, or an error reply with no body, may still name its Content-Encoding)."""
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """The inflated pieces of `data` (raw bytes of the body, in order)."""
+        self._empty = self._empty and not data
         if self._zlib is None:
             for at in range(0, len(data), PIECE):
                 yield data[at : at + PIECE]
@@ -83,8 +87,8 @@ class Inflater:
         yield from self._inflate(data)
 
     def close(self) -> Iterator[bytes]:
-        """What zlib still holds once the body ended."""
-        if self._zlib is not None:
+        """What zlib still holds once the body ended (nothing for a body of no bytes)."""
+        if self._zlib is not None and not self._empty:
             head, self._head = self._head, b""
             yield from self._inflate(head)
             try:

@@ -8,11 +8,9 @@ header; the client derives it from the body the adapter wrote.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from metis.adapters.anthropic.betas import COMPACTION, CONTEXT_MANAGEMENT, FILES_API, MCP_CLIENT, betas
 from metis.client import Client
 from metis.store import Store
@@ -43,12 +41,6 @@ def test_a_files_api_source_names_its_beta_even_inside_a_tool_result() -> None:
     result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": [document]}
     body: dict[str, Any] = {"messages": [{"role": "user", "content": [result]}]}
     assert betas(body) == [FILES_API]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def test_the_client_sends_the_beta_a_replayed_compaction_needs(store: Store, tmp_path: Path) -> None:

@@ -62,6 +62,7 @@ from tests.support.openai_chat_support import (
     text,
     tid,
     tool_result,
+    warnings,
     wire_equivalent,
 )
 
@@ -74,11 +75,6 @@ PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEh
 
 def image(kind: MediaSourceKind, data: str, media_type: str = "image/png") -> ImageBlock:
     return ImageBlock(type="image", source=MediaSource(kind=kind, data=data), media_type=media_type)
-
-
-def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    """The adapter's WARNs (not the catalog's, which says once per process what it assumed)."""
-    return [r for r in caplog.records if r.levelno == logging.WARNING and r.name != "metis.catalog"]
 
 
 # --- canonical -> wire ---------------------------------------------------------------------

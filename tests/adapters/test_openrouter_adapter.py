@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from decimal import Decimal
 from importlib.metadata import version
 from typing import Any
@@ -52,6 +51,7 @@ from tests.support.openai_chat_support import (
     text,
     tid,
     tool_result,
+    warnings,
     wire_equivalent,
 )
 
@@ -64,11 +64,6 @@ GPT = "openrouter:openai/gpt-5-mini"
 MODEL_OF = {"anthropic": SONNET, "gemini": FLASH, "openai": GPT}
 
 GENAI = f"genai-prices@{version('genai-prices')}"
-
-
-def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    """The adapter's WARNs (not the catalog's, which says once per process what it assumed)."""
-    return [r for r in caplog.records if r.levelno == logging.WARNING and r.name != "metis.catalog"]
 
 
 def parse(name: str, ids: ToolIdMap | None = None) -> Message:

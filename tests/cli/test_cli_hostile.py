@@ -14,7 +14,7 @@ from metis.cli import cli
 from metis.ids import new_tool_id
 from metis.store import Store, open_store
 
-from tests.cli.test_cli import run
+from tests.support.cli_support import run
 from tests.support.store_support import (
     BACKENDS,
     conversation,

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from metis.store import Store
 
-from tests.cli.test_cli import ANTHROPIC_BODY, OPENAI_BODY, anthropic_text_stream, run
+from tests.support.cli_support import ANTHROPIC_BODY, OPENAI_BODY, anthropic_text_stream, run
 
 
 @pytest.fixture

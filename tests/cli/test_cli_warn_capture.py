@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from metis.cli import cli
 from metis.cli._common import Drop, WarnCapture
 
-from tests.cli.test_cli import ANTHROPIC_BODY
+from tests.support.cli_support import ANTHROPIC_BODY
 
 
 class _Printer(logging.Handler):

@@ -8,7 +8,6 @@ adapter.to_wire -> httpx -> adapter.from_wire_response / stream decoder -> SQLit
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -40,7 +39,6 @@ from metis_schema.v3 import (
 )
 
 from tests.support.client_support import (
-    KEYS,
     PROVIDERS,
     FakeTime,
     ProviderCase,
@@ -51,6 +49,7 @@ from tests.support.client_support import (
     ok_body,
     provider_params,
     raise_reply,
+    scripted_client,
     stream_chunks,
     stream_reply,
 )
@@ -61,19 +60,8 @@ OPENAI = PROVIDERS[1]
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
-
-
-@pytest.fixture
 def fake() -> FakeTime:
     return FakeTime()
-
-
-def make_client(store: Any, provider: ScriptedProvider, fake: FakeTime, **kw: Any) -> Client:
-    kw.setdefault("api_keys", KEYS)
-    return Client(store, transport=provider.transport(), sleep=fake.sleep, clock=fake.clock, **kw)
 
 
 def tool_uses(message: Any) -> list[ToolUseBlock]:
@@ -88,7 +76,7 @@ def test_plain_exchange_is_persisted_and_reloads_equal(
     case: ProviderCase, store: Store, fake: FakeTime, tmp_path: Path
 ) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(case)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session(case.model, workspace=tmp_path)
         reply = session.send("What's the weather in Paris and Rome?", max_tokens=512)
 
@@ -137,7 +125,7 @@ def test_streamed_exchange_checkpoints_partial_then_complete(
         last = store.load_session(session.id)[-1]
         seen_status.append(f"{last.role.value}:{last.metadata.status.value}")
 
-    with make_client(spy, provider, fake, checkpoints=CheckpointPolicy(events=1, seconds=60)) as client:
+    with scripted_client(spy, provider, fake, checkpoints=CheckpointPolicy(events=1, seconds=60)) as client:
         session = client.session(case.model, workspace=tmp_path)
         reply = session.send("Weather in two cities?", stream=True, on_event=on_event)
 
@@ -162,7 +150,7 @@ def test_streamed_and_plain_replies_agree(
     provider = ScriptedProvider().add(
         json_reply(ok_body(case)), stream_reply(stream_chunks(case), content_type=content_type(case))
     )
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         plain = client.session(case.model, workspace=tmp_path).send("hi")
         streamed = client.session(case.model, workspace=tmp_path).send("hi", stream=True)
 
@@ -185,7 +173,7 @@ def test_tool_loop_sends_results_with_the_providers_ids(
     case: ProviderCase, store: Store, fake: FakeTime, tmp_path: Path
 ) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(case)), json_reply(ok_body(case)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session(case.model, workspace=tmp_path)
         first = session.send("Weather in two cities?")
         calls = tool_uses(first)
@@ -209,7 +197,7 @@ def test_tool_loop_sends_results_with_the_providers_ids(
 
 def test_unanswered_tool_calls_are_refused_before_sending(store: Store, fake: FakeTime) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("sonnet")
         session.send("Weather?")
         with pytest.raises(ClientError, match="unanswered tool calls"):
@@ -228,7 +216,7 @@ def test_swap_anthropic_to_openai_resolves_every_tool_id(
 
     events = RecordingSink()
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(OPENAI)))
-    with make_client(store, provider, fake, events=events) as client:
+    with scripted_client(store, provider, fake, events=events) as client:
         session = client.session("sonnet", workspace=tmp_path)
         first = session.send("Weather in Paris and Rome?")
         for call in tool_uses(first):
@@ -259,7 +247,7 @@ def test_long_provider_ids_are_replaced_on_replay(store: Store, fake: FakeTime, 
     body["choices"][0]["message"]["tool_calls"] = body["choices"][0]["message"]["tool_calls"][:1]
     body["choices"][0]["message"]["tool_calls"][0]["id"] = long_id
     provider = ScriptedProvider().add(json_reply(body), json_reply(ok_body(OPENAI)))
-    with make_client(store, provider, fake, base_urls={"openai": "http://127.0.0.1:8080/v1"}) as client:
+    with scripted_client(store, provider, fake, base_urls={"openai": "http://127.0.0.1:8080/v1"}) as client:
         session = client.session("openai:gpt-5", workspace=tmp_path)
         call = tool_uses(session.send("go"))[0]
         session.add_tool_result(call.id, "done")
@@ -279,7 +267,7 @@ def test_refused_swap_makes_no_request_and_keeps_the_model(
     answer["content"] = answer["content"][:1]
     answer["stop_reason"] = "end_turn"
     provider = ScriptedProvider().add(json_reply(answer))
-    with make_client(store, provider, fake, events=events) as client:
+    with scripted_client(store, provider, fake, events=events) as client:
         session = client.session("sonnet", workspace=tmp_path)
         image = ImageBlock(type="image", source={"kind": "base64", "data": PNG}, media_type="image/png")
         session.send([image, TextBlock(type="text", text="What is this?")])
@@ -301,7 +289,7 @@ def test_refused_swap_makes_no_request_and_keeps_the_model(
 
 def test_per_message_override_is_recorded_and_not_sticky(store: Store, fake: FakeTime) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(OPENAI)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("sonnet")
         reply = session.send("quick question", model="openai:gpt-5")
     assert reply.metadata.model == "openai:gpt-5"
@@ -312,11 +300,11 @@ def test_per_message_override_is_recorded_and_not_sticky(store: Store, fake: Fak
 
 def test_resume_reads_model_and_tool_ids_back(store: Store, fake: FakeTime, tmp_path: Path) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(OPENAI)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         calls = tool_uses(session.send("Weather?"))
         session.swap("gpt5")
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         again = client.resume(session.id)
         assert again.active_model == "openai:gpt-5"
         for call in calls:
@@ -341,7 +329,7 @@ def test_429_with_retry_after_is_retried_after_that_delay(store: Store, fake: Fa
         ),
         json_reply(ok_body(OPENAI)),
     )
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         reply = client.session("gpt5").send("hi")
     assert reply.metadata.status == MessageStatus.complete
     assert len(provider.requests) == 3
@@ -352,7 +340,7 @@ def test_429_with_retry_after_is_retried_after_that_delay(store: Store, fake: Fa
 def test_server_errors_exhaust_retries_into_the_providers_error(store: Store, fake: FakeTime) -> None:
     body = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
     provider = ScriptedProvider().add(*[json_reply(body, 500) for _ in range(4)])
-    with make_client(store, provider, fake, max_retries=3) as client:
+    with scripted_client(store, provider, fake, max_retries=3) as client:
         session = client.session("sonnet")
         with pytest.raises(ProviderError) as failed:
             session.send("hi")
@@ -366,7 +354,7 @@ def test_server_errors_exhaust_retries_into_the_providers_error(store: Store, fa
 def test_overloaded_anthropic_error_is_retried(store: Store, fake: FakeTime) -> None:
     status, body = ANTHROPIC.fixtures().error_fixture()
     provider = ScriptedProvider().add(json_reply(body, status), json_reply(ok_body(ANTHROPIC)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         client.session("sonnet").send("hi")
     assert len(provider.requests) == 2 and len(fake.slept) == 1
 
@@ -381,7 +369,10 @@ def test_client_errors_are_not_retried_and_carry_the_providers_message(store: St
         }
     }
     provider = ScriptedProvider().add(json_reply(body, 400))
-    with make_client(store, provider, fake) as client, pytest.raises(ProviderError, match="string too long"):
+    with (
+        scripted_client(store, provider, fake) as client,
+        pytest.raises(ProviderError, match="string too long"),
+    ):
         client.session("gpt5").send("hi")
     assert fake.slept == [] and len(provider.requests) == 1
 
@@ -390,13 +381,13 @@ def test_connect_errors_are_retried_then_reported(store: Store, fake: FakeTime) 
     provider = ScriptedProvider().add(
         raise_reply(httpx.ConnectError("refused")), json_reply(ok_body(ANTHROPIC))
     )
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         client.session("sonnet").send("hi")
     assert len(fake.slept) == 1
 
     provider = ScriptedProvider().add(*[raise_reply(httpx.ConnectError("refused")) for _ in range(2)])
     with (
-        make_client(store, provider, fake, max_retries=1) as client,
+        scripted_client(store, provider, fake, max_retries=1) as client,
         pytest.raises(TransportError, match="cannot reach"),
     ):
         client.session("sonnet").send("hi")
@@ -406,7 +397,7 @@ def test_timeout_mid_stream_persists_cancelled_with_partial_text(store: Store, f
     chunks = stream_chunks(ANTHROPIC)
     cut = next(i for i, c in enumerate(chunks) if b"both cities" in c) + 1
     provider = ScriptedProvider().add(stream_reply(chunks[:cut], fail=httpx.ReadTimeout("read timed out")))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("sonnet")
         with pytest.raises(RequestTimeoutError) as timed_out:
             session.send("Weather?", stream=True)
@@ -425,7 +416,7 @@ def test_ctrl_c_mid_stream_persists_cancelled(store: Store, fake: FakeTime) -> N
         if isinstance(event, TextDeltaEvent):
             raise KeyboardInterrupt
 
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("gpt5")
         with pytest.raises(RequestCancelledError):
             session.send("hi", stream=True, on_event=interrupt)
@@ -444,7 +435,7 @@ def test_error_event_mid_stream_persists_error_and_raises(store: Store, fake: Fa
         b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
     )
     provider = ScriptedProvider().add(stream_reply([*chunks[:cut], error]))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("sonnet")
         with pytest.raises(ProviderError, match="Overloaded"):
             session.send("hi", stream=True)
@@ -462,7 +453,7 @@ def test_a_missing_key_fails_before_any_request(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     provider = ScriptedProvider()
     with (
-        make_client(store, provider, fake, api_keys={}) as client,
+        scripted_client(store, provider, fake, api_keys={}) as client,
         pytest.raises(ClientError, match="ANTHROPIC_API_KEY"),
     ):
         client.session("sonnet").send("hi")
@@ -477,7 +468,7 @@ def test_keys_and_base_urls_come_from_the_environment(
     monkeypatch.setenv("METIS_OLLAMA_BASE_URL", "http://gpu-box:11434")
     gemini, ollama = PROVIDERS[2], PROVIDERS[3]
     provider = ScriptedProvider().add(json_reply(ok_body(gemini)), json_reply(ok_body(ollama)))
-    with make_client(store, provider, fake, api_keys={}) as client:
+    with scripted_client(store, provider, fake, api_keys={}) as client:
         client.session(gemini.model).send("hi")
         client.session(ollama.model).send("hi")
     assert "g-from-env" in str(provider.requests[0].headers) + str(provider.requests[0].url)
@@ -503,7 +494,7 @@ def test_default_store_and_optional_ollama_key(fake: FakeTime, monkeypatch: pyte
 
 def test_unknown_options_are_refused(store: Store, fake: FakeTime) -> None:
     with (
-        make_client(store, ScriptedProvider(), fake) as client,
+        scripted_client(store, ScriptedProvider(), fake) as client,
         pytest.raises(ClientError, match="temprature"),
     ):
         client.session("sonnet").send("hi", temprature=0.2)
@@ -547,7 +538,7 @@ def test_a_tool_outside_the_schema_subset_is_refused_before_any_request(
         },
     )
     provider = ScriptedProvider()
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         with pytest.raises(ToolSchemaError, match="oneOf"):
             client.session("sonnet", workspace=tmp_path, tools=[bad])
         session = client.session("sonnet", workspace=tmp_path)
@@ -579,7 +570,7 @@ def test_reply_tool_inputs_are_checked_against_the_offered_tools(
     for tools, expected in (([weather("string")], 0), ([weather("integer")], 2), ([other], 2)):
         events = RecordingSink()
         provider = ScriptedProvider().add(json_reply(ok_body(case)))
-        with make_client(store, provider, fake, events=events) as client:
+        with scripted_client(store, provider, fake, events=events) as client:
             session = client.session(case.model, workspace=tmp_path, tools=tools)
             reply = session.send("Weather in Paris and Rome?")
         invalid = events.of_type("tool_input_invalid")
@@ -617,12 +608,12 @@ def test_history_reads_only_new_rows_and_sees_other_writers(
 ) -> None:
     provider = ScriptedProvider().add(*(json_reply(ok_body(ANTHROPIC)) for _ in range(3)))
     spy = ReadSpy(store)
-    with make_client(spy, provider, fake) as client:
+    with scripted_client(spy, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         answered_turn(session, "Weather?")
         second = session.send()
         # Another writer on the same file answers the second reply's calls.
-        with Store.open(store.path) as other_store, make_client(other_store, provider, fake) as other:
+        with Store.open(store.path) as other_store, scripted_client(other_store, provider, fake) as other:
             elsewhere = other.resume(session.id)
             for n, call in enumerate(tool_uses(second)):
                 elsewhere.add_tool_result(call.id, f"answered elsewhere {n}")
@@ -641,7 +632,7 @@ def test_history_reads_a_partial_checkpoint_again_until_it_is_final(
     store: Store, fake: FakeTime, tmp_path: Path
 ) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         first = answered_turn(session, "Weather?")
         user = session.core.user_message("and tomorrow?")
@@ -670,7 +661,7 @@ def test_history_reads_a_partial_checkpoint_again_until_it_is_final(
 
 def test_history_reads_a_recreated_session_whole(store: Store, fake: FakeTime, tmp_path: Path) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         answered_turn(session, "Weather?")
         assert len(session.core.history()) == 4
@@ -686,7 +677,7 @@ def test_history_reads_a_recreated_session_whole(store: Store, fake: FakeTime, t
 
 def test_messages_are_copies_that_change_nothing_sent(store: Store, fake: FakeTime, tmp_path: Path) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
-    with make_client(store, provider, fake) as client:
+    with scripted_client(store, provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         answered_turn(session, "the secret question")
         history = session.messages()
@@ -705,7 +696,7 @@ class WholeSessionStore(SpyStore):
 
 def test_a_store_without_incremental_reads_still_works(store: Store, fake: FakeTime, tmp_path: Path) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
-    with make_client(WholeSessionStore(store), provider, fake) as client:
+    with scripted_client(WholeSessionStore(store), provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         answered_turn(session, "Weather?")
         session.send()
@@ -736,7 +727,7 @@ def test_a_failing_incremental_read_is_raised_not_taken_for_something_else(
     store: Store, fake: FakeTime, tmp_path: Path, failure: Exception
 ) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with make_client(FailingIncrementalStore(store, failure), provider, fake) as client:
+    with scripted_client(FailingIncrementalStore(store, failure), provider, fake) as client:
         session = client.session("sonnet", workspace=tmp_path)
         answered_turn(session, "Weather?")
         session.core.history()  # the first read is whole; later ones read what follows

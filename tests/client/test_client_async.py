@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +31,6 @@ from tests.support.client_support import (
 
 ANTHROPIC = PROVIDERS[0]
 OPENAI = PROVIDERS[1]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def make_client(store: Any, provider: ScriptedProvider, fake: FakeTime, **kw: Any) -> AsyncClient:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,15 @@ from metis.errors import MetisError
 from metis.store import Store
 from metis_schema.v3 import Message, MessageStatus, Role
 
-from tests.support.client_support import KEYS, PROVIDERS, ProviderCase, content_type, ok_body, stream_chunks
+from tests.support.client_support import (
+    KEYS,
+    PROVIDERS,
+    ProviderCase,
+    chat_chunk,
+    content_type,
+    ok_body,
+    stream_chunks,
+)
 from tests.support.hostile_server import HostileServer, chunked, hostile, respond, respond_json
 
 __all__ = ["hostile"]  # the fixture, imported for pytest
@@ -30,12 +38,6 @@ __all__ = ["hostile"]  # the fixture, imported for pytest
 BOUND = 20.0
 """No exchange of these tests may take longer (seconds); the async ones are cut there."""
 MODES = ["sync", "async"]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 @dataclass
@@ -200,17 +202,6 @@ def test_a_retry_after_that_is_no_finite_number_neither_breaks_nor_hangs_a_send(
 # --- item 3: total deadlines ----------------------------------------------------------------------
 
 
-def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-5",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    return b"data: " + json.dumps(body).encode() + b"\n\n"
-
-
 HELLO = [chat_chunk({"role": "assistant", "content": "Hello"}), chat_chunk({"content": " world"})]
 SSE = {"content-type": "text/event-stream"}
 
@@ -347,6 +338,20 @@ def test_an_error_body_bomb_is_cut_not_inflated(
     )
     assert isinstance(outcome.error, ProviderError) and outcome.error.status_code == 500, repr(outcome.error)
     assert peak < 96 * MIB, peak
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_an_error_with_no_body_that_names_an_encoding_is_the_providers_error(
+    mode: str, encoding: str, store: Store, hostile: HostileServer
+) -> None:
+    """A 503 of no bytes whose headers still say gzip (a proxy's): no compressed stream
+    began, so the body is empty and the error is the 503, not a corrupt body."""
+    from metis.errors import ProviderError
+
+    hostile.add(respond(503, b"", {"content-encoding": encoding, "content-type": "text/plain"}))
+    outcome = exchange(mode, store, hostile, ANTHROPIC, stream=False, client={"max_retries": 0})
+    assert isinstance(outcome.error, ProviderError) and outcome.error.status_code == 503, repr(outcome.error)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,11 @@ from metis.errors import MetisError
 from metis.store import Store
 from metis_schema.v3 import MessageStatus, Role
 
-from tests.support.client_support import FakeTime, ScriptedProvider, stream_reply
+from tests.support.client_support import FakeTime, ScriptedProvider, chat_chunk, stream_reply
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-4.1",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    return b"data: " + json.dumps(body).encode() + b"\n\n"
+    return chat_chunk(delta, finish, model="gpt-4.1")
 
 
 LONG_NAME_CALL = [

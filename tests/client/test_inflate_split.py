@@ -43,3 +43,11 @@ def test_a_body_cut_short_is_refused_at_its_end(coding: str) -> None:
     for cut in (whole[:1], whole[: len(whole) // 2], whole[:-3]):
         with pytest.raises(WireFormatError, match=f"{coding} body is corrupt: the body ends before"):
             list(inflated([cut], Inflater(coding, provider="openai")))
+
+
+@pytest.mark.parametrize("coding", ["deflate", "gzip"])
+def test_a_body_of_no_bytes_is_empty_not_cut_short(coding: str) -> None:
+    # A 204, or a proxy's error reply with no body, may still name its Content-Encoding;
+    # httpx reads such a body as b"", and so does the one inflater (no stream began).
+    for reads in ([], [b""], [b"", b""]):
+        assert b"".join(inflated(reads, Inflater(coding, provider="openai"))) == b""

@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from metis.adapters import AdapterOptions, OutputSchema
-from metis.client import Client
 from metis.errors import DocumentError
 from metis.ids import ToolIdMap
 from metis.ops import fork_session
@@ -28,8 +27,14 @@ from metis.settings import adapter_fields, request_options
 from metis.store import Store
 from metis_schema.v3 import Message, RequestOptions, Role, ToolDefinition, ToolUseBlock
 
-from tests.cli.test_cli import ANTHROPIC_BODY, imported, run
-from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
+from tests.support.cli_support import ANTHROPIC_BODY, imported, run
+from tests.support.client_support import (
+    PROVIDERS,
+    ScriptedProvider,
+    json_reply,
+    ok_body,
+    scripted_client,
+)
 from tests.support.contracts import anthropic as anthropic_contract
 from tests.support.contracts import openai as openai_contract
 
@@ -65,11 +70,6 @@ def store(db: Path) -> Iterator[Store]:
         yield opened
 
 
-def client(store: Store, provider: ScriptedProvider) -> Client:
-    fake = FakeTime()
-    return Client(store, transport=provider.transport(), api_keys=KEYS, sleep=fake.sleep, clock=fake.clock)
-
-
 def answer_calls(session: Any, reply: Message) -> None:
     for n, block in enumerate(b for b in reply.content if isinstance(b, ToolUseBlock)):
         session.add_tool_result(block.id, f"result-{n}: sunny")
@@ -78,7 +78,7 @@ def answer_calls(session: Any, reply: Message) -> None:
 def three_exchanges(store: Store, tmp_path: Path) -> tuple[str, list[Message]]:
     """An Anthropic session of three exchanges, each sent with other options (3 revisions)."""
     provider = ScriptedProvider().add(*(json_reply(ok_body(ANTHROPIC)) for _ in range(3)))
-    with client(store, provider) as c:
+    with scripted_client(store, provider) as c:
         session = c.session(ANTHROPIC.model, workspace=tmp_path, tools=[WEATHER])
         replies = []
         for tokens in (100, 200, 300):
@@ -103,7 +103,7 @@ def test_every_send_records_its_tools_and_options_against_its_reply(
         else (lambda: json_reply(ok_body(ANTHROPIC)))
     )
     provider = ScriptedProvider().add(reply_of(), reply_of())
-    with client(store, provider) as c:
+    with scripted_client(store, provider) as c:
         session = c.session(ANTHROPIC.model, workspace=tmp_path, tools=[WEATHER])
         first = session.send(
             "Weather in two cities?", stream=stream, max_tokens=512, tool_choice="any", extra={"top_k": 3}
@@ -127,7 +127,7 @@ def test_an_option_the_record_refuses_is_refused_before_anything_is_stored(
     store: Store, tmp_path: Path
 ) -> None:
     provider = ScriptedProvider()
-    with client(store, provider) as c:
+    with scripted_client(store, provider) as c:
         session = c.session(ANTHROPIC.model, workspace=tmp_path)
         with pytest.raises(DocumentError, match="max_tokens"):
             session.send("hi", max_tokens=0)
@@ -178,11 +178,11 @@ def test_options_map_to_the_record_and_back() -> None:
 @pytest.mark.parametrize("case", [ANTHROPIC, OPENAI], ids=lambda c: c.provider)
 def test_resume_without_tools_sends_the_stored_tools(store: Store, tmp_path: Path, case: Any) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(case)), json_reply(ok_body(case)))
-    with client(store, provider) as c:
+    with scripted_client(store, provider) as c:
         session = c.session(case.model, workspace=tmp_path, tools=[WEATHER])
         first = session.send("Weather in two cities?", max_tokens=256)
         session_id = session.id
-    with client(store, provider) as c:
+    with scripted_client(store, provider) as c:
         resumed = c.resume(session_id)  # a new process: nothing but the store
         answer_calls(resumed, first)
         resumed.send()
@@ -195,7 +195,7 @@ def test_resume_without_tools_sends_the_stored_tools(store: Store, tmp_path: Pat
 
 def test_resume_with_tools_records_them_as_a_new_revision(store: Store, tmp_path: Path) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
-    with client(store, provider) as c:
+    with scripted_client(store, provider) as c:
         session = c.session(ANTHROPIC.model, workspace=tmp_path, tools=[WEATHER])
         first = session.send("Weather?", max_tokens=256)
         resumed = c.resume(session.id, tools=[WEATHER, READ_FILE])
@@ -217,7 +217,7 @@ def test_metis_replay_builds_the_body_with_the_stored_tools_and_options(
     store: Store, db: Path, tmp_path: Path, target: str
 ) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with client(store, provider) as c:
+    with scripted_client(store, provider) as c:
         session = c.session(ANTHROPIC.model, workspace=tmp_path, tools=[WEATHER])
         reply = session.send(
             "Weather in two cities?", max_tokens=300, temperature=0.25, tool_choice="get_weather"
@@ -338,7 +338,7 @@ def test_a_tool_history_without_known_tools_is_said_so(
     call = tool_call(sid)
     store.append_many([user(sid), call, tool_result(sid, tool_ids_of(call)[0])])
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with client(store, provider) as c, caplog.at_level("WARNING", logger="metis.client"):
+    with scripted_client(store, provider) as c, caplog.at_level("WARNING", logger="metis.client"):
         c.resume(sid).send()
     (record,) = [r for r in caplog.records if r.name == "metis.client"]
     assert "calls read_file but no tool definitions are sent" in record.getMessage()
@@ -352,7 +352,7 @@ def test_a_stored_tool_outside_the_subset_fails_the_send_not_the_resume(store: S
     sid = store.create_session(str(tmp_path), active_model=ANTHROPIC.model).id
     store.record_settings(sid, [odd])
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)))
-    with client(store, provider) as c:
+    with scripted_client(store, provider) as c:
         resumed = c.resume(sid)  # opens: reading, repair and compaction need no tools
         with pytest.raises(ToolSchemaError, match="a stored tool cannot be offered") as caught:
             resumed.send("Weather?")

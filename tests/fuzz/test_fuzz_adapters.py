@@ -11,10 +11,19 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.fuzz_support import KINDS, PROVIDERS, mutated_json, mutated_stream, parsed, seeds, untyped
+from tests.support.fuzz_support import (
+    KINDS,
+    PROVIDERS,
+    fuzz_settings,
+    mutated_json,
+    mutated_stream,
+    parsed,
+    seeds,
+    untyped,
+)
 from tests.support.wire_shapes import hostile, hostile_stream, shapes
 
 EXAMPLES = int(os.environ.get("METIS_FUZZ_EXAMPLES", "250"))
@@ -25,13 +34,7 @@ CASES = [(provider, kind) for provider in PROVIDERS for kind in KINDS if seeds(p
 def test_only_metis_errors_escape(provider: str, kind: str) -> None:
     pool = seeds(provider, kind)
 
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @fuzz_settings(EXAMPLES)
     @given(st.data())
     def check(data: st.DataObject) -> None:
         seed = data.draw(st.sampled_from(pool), label="seed")
@@ -65,13 +68,7 @@ def test_inputs_drawn_from_the_declared_wire_shapes_give_only_metis_errors(provi
     spec = shapes(provider)
     strategy = hostile_stream(provider) if kind == "stream" else hostile(getattr(spec, kind))
 
-    @settings(
-        max_examples=SHAPE_EXAMPLES,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @fuzz_settings(SHAPE_EXAMPLES)
     @given(strategy)
     def check(wire: object) -> None:
         found = untyped(provider, kind, wire)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from tests.support.fuzz_api import (
     hostile_message,
@@ -22,6 +22,7 @@ from tests.support.fuzz_api import (
     untyped_policy,
     untyped_send,
 )
+from tests.support.fuzz_support import fuzz_settings
 
 EXAMPLES = int(os.environ.get("METIS_FUZZ_EXAMPLES", "60"))
 
@@ -37,13 +38,7 @@ TARGETS: list[tuple[str, Any, Callable[[Any], BaseException | None]]] = [
 def test_hostile_python_values_give_only_metis_errors(
     strategy: Any, check: Callable[[Any], BaseException | None]
 ) -> None:
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @fuzz_settings(EXAMPLES)
     @given(strategy)
     def run(value: Any) -> None:
         found = check(value)

@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from tests.support.fuzz_documents import mutated_document, untyped_document
+from tests.support.fuzz_support import fuzz_settings
 
 EXAMPLES = int(os.environ.get("METIS_FUZZ_EXAMPLES", "250"))
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@fuzz_settings(EXAMPLES)
 @given(mutated_document())
 def test_mutated_documents_give_only_metis_errors_and_what_is_stored_reads_back(doc: object) -> None:
     found = untyped_document(doc)

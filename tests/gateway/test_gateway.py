@@ -6,12 +6,6 @@ the store holds.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anthropic
@@ -20,16 +14,9 @@ import pytest
 from metis.gateway import SESSION_HEADER
 from metis.store import open_store
 
-from tests.support.gateway_support import Gateway, ScriptedUpstream
+from tests.support.gateway_support import Gateway, ScriptedUpstream, metis_serve
 from tests.support.gateway_support import anthropic_client as _anthropic
 from tests.support.gateway_support import openai_client as _openai
-
-
-@pytest.fixture
-def gateway(upstream: ScriptedUpstream, tmp_path: Path) -> Iterator[Gateway]:
-    served = Gateway(upstream, str(tmp_path / "gateway.sqlite3"))
-    yield served
-    served.close()
 
 
 def _stored(gateway: Gateway, session_id: str) -> list[str]:
@@ -231,37 +218,13 @@ def test_models_lists_the_catalog(gateway: Gateway) -> None:
 def test_metis_serve_runs_the_gateway_as_a_process(upstream: ScriptedUpstream, tmp_path: Path) -> None:
     # The command users run: a real process on a real port, upstream keys and base URLs
     # from the environment, the store from --db.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     store = tmp_path / "served.sqlite3"
-    env = {
-        **os.environ,
-        "ANTHROPIC_API_KEY": "upstream-key",
-        "METIS_ANTHROPIC_BASE_URL": upstream.url,
-        "METIS_HOME": str(tmp_path),
-    }
-    command = [sys.executable, "-c", "from metis.cli import main; main()", "--db", str(store), "serve"]
-    process = subprocess.Popen([*command, "--port", str(port)], env=env, stderr=subprocess.PIPE)
-    try:
-        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_retries=0, timeout=10)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                client.models.list()
-                break
-            except openai.APIConnectionError:
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                assert time.monotonic() < deadline, "metis serve did not start in 30 s"
-                time.sleep(0.2)
+    with metis_serve(upstream, str(store), tmp_path, start_within=30, timeout=10) as client:
         upstream.reply("/v1/messages", "anthropic/response_citations.json")
         reply = client.chat.completions.create(
             model="anthropic:claude-sonnet-4-6", messages=[{"role": "user", "content": "What happened?"}]
         )
         assert reply.choices[0].message.content
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
     with open_store(str(store)) as opened:
         sessions = opened.list_sessions()
     assert len(sessions) == 1

@@ -37,7 +37,7 @@ import pytest
 import requests
 
 from tests.support.contracts.responses import OPEN_RESPONSES_EVENTS
-from tests.support.gateway_support import Gateway, ScriptedUpstream
+from tests.support.gateway_support import Gateway, replaying_gateway
 
 _WEATHER_TOOL = {
     "type": "function",
@@ -192,12 +192,8 @@ def _replay(path: str, body: dict[str, Any]) -> str | None:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    upstream = ScriptedUpstream()
-    upstream.fallback = _replay
-    gateway = Gateway(upstream, str(tmp_path_factory.mktemp("compliance") / "gateway.sqlite3"))
-    yield gateway
-    gateway.close()
-    upstream.close()
+    with replaying_gateway(_replay, tmp_path_factory.mktemp("compliance")) as gateway:
+        yield gateway
 
 
 def _events(raw: bytes) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ from schemathesis.checks import (
 )
 from schemathesis.errors import UnsupportedSchema
 
-from tests.support.gateway_support import Gateway, ScriptedUpstream
+from tests.support.gateway_support import Gateway, replaying_gateway
 
 MAX_EXAMPLES = {GenerationMode.POSITIVE: 100, GenerationMode.NEGATIVE: 25}
 """Cases per operation and mode: the run stays around a minute on a shared CI core (invalid
@@ -88,12 +88,8 @@ def documented_reply(path: str, body: dict[str, Any]) -> str | None:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    upstream = ScriptedUpstream()
-    upstream.fallback = documented_reply
-    gateway = Gateway(upstream, str(tmp_path_factory.mktemp("fuzz") / "gateway.sqlite3"))
-    yield gateway
-    gateway.close()
-    upstream.close()
+    with replaying_gateway(documented_reply, tmp_path_factory.mktemp("fuzz")) as gateway:
+        yield gateway
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -35,11 +34,6 @@ SONNET = "anthropic:claude-sonnet-4-6"
 TOOLS = [
     {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}},
 ]
-
-
-@pytest.fixture
-def store_path(tmp_path: Path) -> str:
-    return str(tmp_path / "gateway.sqlite3")
 
 
 def _on_loop() -> bool:

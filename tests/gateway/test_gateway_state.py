@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,18 +36,6 @@ TOOLS = [
         "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}},
     }
 ]
-
-
-@pytest.fixture
-def store_path(tmp_path: Path) -> str:
-    return str(tmp_path / "gateway.sqlite3")
-
-
-@pytest.fixture
-def gateway(upstream: ScriptedUpstream, store_path: str) -> Iterator[Gateway]:
-    served = Gateway(upstream, store_path)
-    yield served
-    served.close()
 
 
 def _messages(store: str, session_id: str) -> list[Message]:

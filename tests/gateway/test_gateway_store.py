@@ -4,16 +4,11 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 
-import openai
 import pytest
 from click.testing import CliRunner
 from metis.cli import cli
@@ -21,7 +16,7 @@ from metis.gateway import SESSION_HEADER
 from metis.gateway.keys import create_key
 from metis.store import DB_SCHEMA_VERSION, copy_store, open_store
 
-from tests.support.gateway_support import ScriptedUpstream
+from tests.support.gateway_support import ScriptedUpstream, metis_serve
 from tests.support.store_support import BACKENDS, assistant, new_target, postgres, raw_rows, user
 
 GATEWAY_TABLES = ("session_tips", "gateway_keys", "withheld_replies")
@@ -137,43 +132,20 @@ def test_two_workers_on_postgresql_store_every_request_once(tmp_path: Path) -> N
     requests = 12
     for _ in range(requests):
         upstream.reply("/v1/messages", "anthropic/response_citations.json")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {
-        **os.environ,
-        "ANTHROPIC_API_KEY": "upstream-key",
-        "METIS_ANTHROPIC_BASE_URL": upstream.url,
-        "METIS_HOME": str(tmp_path),
-    }
-    command = [sys.executable, "-c", "from metis.cli import main; main()", "--db", url, "serve"]
-    process = subprocess.Popen(
-        [*command, "--port", str(port), "--workers", "2"], env=env, stderr=subprocess.PIPE
-    )
     try:
-        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_retries=0, timeout=30)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                client.models.list()
-                break
-            except openai.APIConnectionError:
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                assert time.monotonic() < deadline, "metis serve did not start in 60 s"
-                time.sleep(0.2)
+        with metis_serve(upstream, url, tmp_path, "--workers", "2", start_within=60, timeout=30) as client:
 
-        def ask(n: int) -> str:
-            raw = client.chat.completions.with_raw_response.create(
-                model="anthropic:claude-sonnet-4-6", messages=[{"role": "user", "content": f"question {n}"}]
-            )
-            assert raw.parse().choices[0].message.content
-            return raw.headers[SESSION_HEADER]
+            def ask(n: int) -> str:
+                raw = client.chat.completions.with_raw_response.create(
+                    model="anthropic:claude-sonnet-4-6",
+                    messages=[{"role": "user", "content": f"question {n}"}],
+                )
+                assert raw.parse().choices[0].message.content
+                return raw.headers[SESSION_HEADER]
 
-        with ThreadPoolExecutor(max_workers=6) as pool:
-            sessions = list(pool.map(ask, range(requests)))
+            with ThreadPoolExecutor(max_workers=6) as pool:
+                sessions = list(pool.map(ask, range(requests)))
     finally:
-        process.terminate()
-        process.wait(timeout=30)
         upstream.close()
     assert len(set(sessions)) == requests
     rows = raw_rows(url, "SELECT session_id, role FROM messages ORDER BY session_id, seq")

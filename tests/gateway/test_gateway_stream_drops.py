@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from metis.store import open_store
@@ -20,13 +18,6 @@ from tests.support.gateway_support import Gateway, ScriptedUpstream
 from tests.support.gateway_support import openai_client as _openai
 
 _AT = re.compile(r"^dropped (\S+) at block #(\d+) of message (\S+) for ")
-
-
-@pytest.fixture
-def gateway(upstream: ScriptedUpstream, tmp_path: Path) -> Iterator[Gateway]:
-    served = Gateway(upstream, str(tmp_path / "gateway.sqlite3"))
-    yield served
-    served.close()
 
 
 def _drops(caplog: pytest.LogCaptureFixture) -> list[tuple[str, int, str]]:

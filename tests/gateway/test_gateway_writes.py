@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,7 +21,6 @@ from metis_schema.v3 import Message, MessageStatus
 
 from tests.support.gateway_support import Gateway, ScriptedUpstream
 from tests.support.gateway_support import openai_client as _openai
-from tests.support.store_support import BACKENDS, new_target
 
 SONNET = "anthropic:claude-sonnet-4-6"
 
@@ -62,17 +60,6 @@ class SlowStore:
             return found(*args, **kw)
 
         return slow
-
-
-@pytest.fixture
-def store_path(tmp_path: Path) -> str:
-    return str(tmp_path / "gateway.sqlite3")
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh store of each backend: a SQLite file, a schema on a real PostgreSQL server."""
-    return new_target(request.param, tmp_path)
 
 
 def test_a_slow_store_write_does_not_hold_up_other_requests(

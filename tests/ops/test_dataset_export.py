@@ -27,7 +27,7 @@ from metis.ops.export_jsonl import OPENAI, TRL, session_tools
 from metis.store import Store
 from metis_schema.v3 import ToolDefinition, ToolUseBlock
 
-from tests.cli.test_cli import ANTHROPIC_BODY, OPENAI_BODY, imported, run
+from tests.support.cli_support import ANTHROPIC_BODY, OPENAI_BODY, imported, run
 from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
 from tests.support.contracts import openai as openai_contract
 

@@ -11,25 +11,18 @@ a second compaction can cover the first one's summary.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from metis.client import AsyncClient, Client
+from metis.client import AsyncClient
 from metis.errors import ClientError
 from metis.ops import compact
 from metis.store import Store
 from metis_schema.v3 import CompactionBlock, Role, TextBlock
 
-from tests.support.client_support import KEYS, FakeTime, ScriptedProvider, json_reply
+from tests.support.client_support import KEYS, FakeTime, ScriptedProvider, json_reply, scripted_client
 from tests.support.store_support import conversation
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def text_body(text: str, input_tokens: int = 100, output_tokens: int = 20) -> dict[str, Any]:
@@ -58,18 +51,13 @@ def texts(body: dict[str, Any]) -> list[str]:
     return out
 
 
-def client_for(store: Store, provider: ScriptedProvider) -> Client:
-    fake = FakeTime()
-    return Client(store, transport=provider.transport(), api_keys=KEYS, sleep=fake.sleep, clock=fake.clock)
-
-
 def test_compact_summarizes_the_covered_turns_and_later_requests_send_the_summary(store: Store) -> None:
     provider = ScriptedProvider().add(
         *(json_reply(text_body(f"answer {n}")) for n in (1, 2, 3)),
         json_reply(text_body("SUMMARY: asked 1 and 2, got answers 1 and 2.", 700, 30)),
         json_reply(text_body("answer 4")),
     )
-    with client_for(store, provider) as client:
+    with scripted_client(store, provider) as client:
         session = client.session("sonnet")
         for n in (1, 2, 3):
             session.send(f"question {n}")
@@ -111,7 +99,7 @@ def test_a_second_compaction_covers_the_first_ones_summary(store: Store) -> None
         json_reply(text_body("SECOND SUMMARY")),
         json_reply(text_body("answer 4")),
     )
-    with client_for(store, provider) as client:
+    with scripted_client(store, provider) as client:
         session = client.session("sonnet")
         session.send("question 1")
         session.send("question 2")
@@ -148,7 +136,7 @@ def _compaction_of(history: list[Any], through: str) -> Any:
 
 def test_nothing_to_compact_sends_nothing(store: Store) -> None:
     provider = ScriptedProvider().add(json_reply(text_body("answer 1")))
-    with client_for(store, provider) as client:
+    with scripted_client(store, provider) as client:
         session = client.session("sonnet")
         session.send("question 1")
         with pytest.raises(ClientError, match="nothing to compact"):
@@ -160,7 +148,7 @@ def test_a_reply_without_text_stores_no_compaction(store: Store) -> None:
     body = text_body("answer 1")
     empty = {**text_body("x"), "content": [{"type": "text", "text": "  "}]}
     provider = ScriptedProvider().add(json_reply(body), json_reply(body), json_reply(empty))
-    with client_for(store, provider) as client:
+    with scripted_client(store, provider) as client:
         session = client.session("sonnet")
         session.send("question 1")
         session.send("question 2")
@@ -197,7 +185,7 @@ def test_a_fork_after_a_compaction_sends_what_its_parent_sends(store: Store) -> 
         json_reply(text_body("THE SUMMARY")),
         json_reply(text_body("answer 3")),
     )
-    with client_for(store, provider) as client:
+    with scripted_client(store, provider) as client:
         session = client.session("sonnet")
         session.send("question 1")
         session.send("question 2")
@@ -253,7 +241,7 @@ def test_exports_after_a_compaction(store: Store) -> None:
         json_reply(text_body("THE SUMMARY")),
         json_reply(text_body("answer 3")),
     )
-    with client_for(store, provider) as client:
+    with scripted_client(store, provider) as client:
         session = client.session("sonnet")
         session.send("question 1")
         session.send("question 2")

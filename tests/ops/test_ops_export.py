@@ -12,7 +12,6 @@ scripted provider replies, and `metis import` of a recorded request.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tests.cli.test_cli import ANTHROPIC_BODY, imported, run
-from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
+from tests.support.cli_support import ANTHROPIC_BODY, imported, run
+from tests.support.client_support import (
+    KEYS,
+    PROVIDERS,
+    FakeTime,
+    ScriptedProvider,
+    json_reply,
+    ok_body,
+    scripted_client,
+)
 from tests.support.contracts import openai as openai_contract
 from tests.support.genai_semconv import SCHEMAS
 from tests.support.store_support import assistant, new_target, user
@@ -41,12 +48,6 @@ ANTHROPIC = PROVIDERS[0]
 
 def check(name: str, value: Any) -> None:
     jsonschema.Draft202012Validator(SCHEMAS[name]).validate(value)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def tool_loop(client: Client, tmp_path: Path) -> tuple[str, list[Message]]:
@@ -59,11 +60,6 @@ def tool_loop(client: Client, tmp_path: Path) -> tuple[str, list[Message]]:
     return session.id, session.messages()
 
 
-def make_client(store: Store, provider: ScriptedProvider) -> Client:
-    fake = FakeTime()
-    return Client(store, transport=provider.transport(), api_keys=KEYS, sleep=fake.sleep, clock=fake.clock)
-
-
 # --- otel records -----------------------------------------------------------------------------------
 
 
@@ -71,7 +67,7 @@ def test_otel_records_follow_the_genai_conventions_with_usage_cost_and_model(
     store: Store, tmp_path: Path
 ) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
-    with make_client(store, provider) as client:
+    with scripted_client(store, provider) as client:
         session_id, history = tool_loop(client, tmp_path)
     written = list(chat_records(session_id, history))
     # The second record lists only what its call was sent beyond the first record's input
@@ -183,7 +179,7 @@ def test_instrumented_client_emits_one_genai_span_per_exchange(
 
     tracer_provider, exporter = spans
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
-    with make_client(store, provider) as client:
+    with scripted_client(store, provider) as client:
         instrument(client, tracer_provider=tracer_provider, capture_content=True)
         session_id, history = tool_loop(client, tmp_path)
 
@@ -209,7 +205,7 @@ def test_spans_leave_content_out_unless_asked_and_record_failures(
     tracer_provider, exporter = spans
     error = {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}
     provider = ScriptedProvider().add(json_reply(error, status=400))
-    with make_client(store, provider) as client:
+    with scripted_client(store, provider) as client:
         instrument(client, tracer_provider=tracer_provider)
         session = client.session(ANTHROPIC.model, workspace=tmp_path)
         with pytest.raises(ProviderError):
@@ -228,7 +224,7 @@ def test_spans_leave_content_out_unless_asked_and_record_failures(
 
 def test_dataset_lines_are_openai_chat_messages_with_tool_calls(store: Store, tmp_path: Path) -> None:
     provider = ScriptedProvider().add(json_reply(ok_body(ANTHROPIC)), json_reply(ok_body(ANTHROPIC)))
-    with make_client(store, provider) as client:
+    with scripted_client(store, provider) as client:
         _, history = tool_loop(client, tmp_path)
     line = dataset_line(history)
     openai_contract.check_request({"model": "gpt-5", **line})  # the SDK's types, strict keys

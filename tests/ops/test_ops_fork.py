@@ -10,7 +10,6 @@ PostgreSQL alike; the client and CLI cases use recorded traffic.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,17 +23,11 @@ from metis.ops import ForkOrigin, fork_origin, fork_session
 from metis.store import Store, ToolCallStatus, open_store
 from metis_schema.v3 import Message, Role, ToolResultBlock, ToolUseBlock
 
-from tests.cli.test_cli import imported, run
+from tests.support.cli_support import imported, run
 from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
 from tests.support.store_support import BACKENDS, conversation, new_target
 
 ANTHROPIC = PROVIDERS[0]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def tool_ids(messages: list[Message]) -> list[str]:

@@ -11,7 +11,6 @@ PostgreSQL alike.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,17 +21,11 @@ from metis.ops import DEFAULT_REASON, open_calls, repair_session
 from metis.store import Store, ToolCallStatus, open_store
 from metis_schema.v3 import MessageStatus, Role, TextBlock, ToolResultBlock, ToolUseBlock
 
-from tests.cli.test_cli import ANTHROPIC_BODY, imported, run
+from tests.support.cli_support import ANTHROPIC_BODY, imported, run
 from tests.support.client_support import KEYS, PROVIDERS, FakeTime, ScriptedProvider, json_reply, ok_body
 from tests.support.store_support import BACKENDS, new_target, tool_call, tool_ids_of, tool_result, user
 
 ANTHROPIC = PROVIDERS[0]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "metis.sqlite3") as opened:
-        yield opened
 
 
 def crashed(store: Store, provider: ScriptedProvider, fake: FakeTime) -> tuple[Client, str, list[str]]:

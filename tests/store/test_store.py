@@ -22,13 +22,11 @@ from metis_schema import CURRENT_VERSION
 from metis_schema.v3 import MessageStatus
 
 from tests.support.store_support import (
-    BACKENDS,
     assistant,
     conversation,
     every_shape,
     ids,
     message,
-    new_target,
     raw_rows,
     stamp,
     tool_call,
@@ -39,12 +37,6 @@ from tests.support.store_support import (
 from tests.support.strategies import conversations
 
 SID = "sess_test"
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh store of each backend: a SQLite file, a schema on a real PostgreSQL server."""
-    return new_target(request.param, tmp_path)
 
 
 _TARGETS: dict[int, str] = {}

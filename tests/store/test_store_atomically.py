@@ -4,26 +4,17 @@ work's reads see its own writes."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from metis.errors import InvariantError, SessionNotFoundError
 from metis.store import Store, open_store
 
 from tests.support.store_support import (
-    BACKENDS,
     assistant,
-    new_target,
     tool_call,
     tool_ids_of,
     tool_result,
     user,
 )
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return new_target(request.param, tmp_path)
 
 
 def test_every_write_of_the_work_commits_together(target: str) -> None:

@@ -22,8 +22,6 @@ from metis.store import _store as store_core
 
 from tests.support.paths import REPO
 from tests.support.store_support import (
-    BACKENDS,
-    new_target,
     raw_rows,
     tool_call,
     tool_ids_of,
@@ -32,11 +30,6 @@ from tests.support.store_support import (
 )
 
 SID = "sess_durable"
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return new_target(request.param, tmp_path)
 
 
 @pytest.fixture

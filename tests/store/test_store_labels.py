@@ -24,11 +24,6 @@ IMPORT_NOTES = (
 """Routing policy of a session `metis import` of layout 1 wrote: title and source as notes."""
 
 
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return new_target(request.param, tmp_path)
-
-
 def test_labels_are_stored_and_read_back(target: str) -> None:
     with open_store(target) as s:
         made = s.create_session(

@@ -22,11 +22,9 @@ from metis.store import DuplicateMessageError, Store, _sql, open_store
 from metis_schema.v3 import Message, ToolDefinition
 
 from tests.support.store_support import (
-    BACKENDS,
     assistant,
     assistant_meta,
     message,
-    new_target,
     raw_rows,
     tool_call,
     tool_ids_of,
@@ -38,11 +36,6 @@ SID = "sess_route"
 TOOL = ToolDefinition(
     name="read_file", description="Read a file.", input_schema={"type": "object"}, side_effects="read"
 )
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return new_target(request.param, tmp_path)
 
 
 @pytest.fixture

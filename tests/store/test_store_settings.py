@@ -16,7 +16,7 @@ from metis.ids import new_message_id
 from metis.store import AsyncStore, Store, _sqlite_ddl, copy_store, open_store
 from metis_schema.v3 import ExchangeSettings, RequestOptions, SettingsRevision, ToolDefinition
 
-from tests.support.store_support import BACKENDS, assistant, conversation, new_target, raw_rows, user
+from tests.support.store_support import assistant, conversation, raw_rows, user
 
 WEATHER = ToolDefinition(
     name="get_weather",
@@ -42,11 +42,6 @@ OPTIONS = RequestOptions.model_validate(
         "provider_options": {"anthropic": {"top_k": 5, "metadata": {"user_id": "u-42"}}},
     }
 )
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return new_target(request.param, tmp_path)
 
 
 def test_settings_are_versioned_when_they_change_and_each_exchange_names_its_revision(target: str) -> None:

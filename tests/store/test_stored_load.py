@@ -8,14 +8,13 @@ as before, by the schema's view of the document, without a word about its time.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from metis.canonical import message_hash, message_to_json, read_message
 from metis.errors import DocumentError
 from metis.store import open_store
 
-from tests.support.store_support import BACKENDS, message, new_target, raw_rows
+from tests.support.store_support import message, raw_rows
 
 SID = "sess_stored_load"
 MOMENTS = [
@@ -25,11 +24,6 @@ MOMENTS = [
     datetime(1, 1, 1, tzinfo=UTC),
     datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
 ]
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return new_target(request.param, tmp_path)
 
 
 def test_a_loaded_message_is_the_stored_instant_in_utc_to_the_microsecond(target: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from metis.client import Client
 from metis.store import Store
 
 
@@ -168,6 +169,16 @@ class SpyStore:
         return getattr(self._store, name)
 
 
+def scripted_client(
+    store: Any, provider: ScriptedProvider, fake: FakeTime | None = None, **kw: Any
+) -> Client:
+    """A Client whose requests `provider` answers, on fake time (`fake`, else a new one),
+    with the test keys (`KEYS`) unless `api_keys` says otherwise."""
+    fake = fake or FakeTime()
+    kw.setdefault("api_keys", KEYS)
+    return Client(store, transport=provider.transport(), sleep=fake.sleep, clock=fake.clock, **kw)
+
+
 def ok_body(case: ProviderCase) -> dict[str, Any]:
     value: dict[str, Any] = case.fixtures().response_fixture()
     return value
@@ -175,6 +186,18 @@ def ok_body(case: ProviderCase) -> dict[str, Any]:
 
 def stream_chunks(case: ProviderCase) -> list[bytes]:
     return list(case.fixtures().stream_fixture())
+
+
+def chat_chunk(delta: dict[str, Any], finish: str | None = None, *, model: str = "gpt-5") -> bytes:
+    """One OpenAI Chat stream chunk as an SSE event: `delta` as its one choice's delta."""
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
 
 
 def content_type(case: ProviderCase) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from metis import adapters
 from metis.assembly import RequestContext
@@ -41,6 +42,19 @@ MODELS = {
 }
 PROVIDERS = sorted(MODELS)
 KINDS = ("response", "stream", "request", "error")
+
+
+def fuzz_settings(examples: int) -> settings:
+    """The hostile-input suites' hypothesis settings: `examples` draws, reproducible
+    (derandomized, no example database), no deadline and no health check, since the
+    drawn inputs are huge or deep on purpose."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,17 @@ Both stop by themselves at the end of a test (bounded waits, daemon threads).
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -171,6 +177,62 @@ class Gateway:
             self._server.should_exit = True
         deadline = time.monotonic() + 10
         self._thread.join(max(0.0, deadline - time.monotonic()))
+
+
+@contextmanager
+def metis_serve(
+    upstream: ScriptedUpstream, db: str, home: Path, *args: str, start_within: float, timeout: float
+) -> Iterator[Any]:
+    """`metis serve` as users run it: a real process on a free loopback port, the upstream's
+    key and base URL from the environment, the store from `--db`, more options in `args`.
+    Yields the official OpenAI SDK (no retries, `timeout`) once the gateway answers, which
+    must be within `start_within` seconds; the process is stopped on exit."""
+    import openai
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "upstream-key",
+        "METIS_ANTHROPIC_BASE_URL": upstream.url,
+        "METIS_HOME": str(home),
+    }
+    command = [sys.executable, "-c", "from metis.cli import main; main()", "--db", db, "serve"]
+    process = subprocess.Popen([*command, "--port", str(port), *args], env=env, stderr=subprocess.PIPE)
+    try:
+        client = openai.OpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_retries=0, timeout=timeout
+        )
+        deadline = time.monotonic() + start_within
+        while True:
+            try:
+                client.models.list()
+                break
+            except openai.APIConnectionError:
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                assert time.monotonic() < deadline, f"metis serve did not start in {start_within:g} s"
+                time.sleep(0.2)
+        yield client
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@contextmanager
+def replaying_gateway(
+    fallback: Callable[[str, dict[str, Any]], str | None], directory: Path
+) -> Iterator[Gateway]:
+    """A gateway (its store in `directory`) before an upstream that answers every request
+    with the golden `fallback` names for its path and body; both closed on exit."""
+    upstream = ScriptedUpstream()
+    upstream.fallback = fallback
+    gateway = Gateway(upstream, str(directory / "gateway.sqlite3"))
+    try:
+        yield gateway
+    finally:
+        gateway.close()
+        upstream.close()
 
 
 def openai_client(gateway: Gateway, key: str = "any") -> Any:

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from tests.gateway.test_gateway_open_responses import UPSTREAMS, _replay
-from tests.support.gateway_support import Gateway, ScriptedUpstream
+from tests.support.gateway_support import replaying_gateway
 
 
 def _runner(suite: Path) -> list[str]:
@@ -48,27 +48,20 @@ def main() -> int:
     parser.add_argument("suite", type=Path, help="a checkout of openresponses/openresponses, installed")
     args = parser.parse_args()
     command = _runner(args.suite)
-    upstream = ScriptedUpstream()
-    upstream.fallback = _replay
     failed = 0
-    with tempfile.TemporaryDirectory() as home:
-        gateway = Gateway(upstream, str(Path(home) / "gateway.sqlite3"))
-        try:
-            for model in UPSTREAMS:
-                print(f"== Open Responses compliance via metis serve, model {model}", flush=True)
-                run = [
-                    *command,
-                    "--base-url",
-                    f"{gateway.url}/v1",
-                    "--api-key",
-                    "gateway-key",
-                    "--model",
-                    model,
-                ]
-                failed += subprocess.run(run, cwd=args.suite, timeout=300, check=False).returncode != 0
-        finally:
-            gateway.close()
-            upstream.close()
+    with tempfile.TemporaryDirectory() as home, replaying_gateway(_replay, Path(home)) as gateway:
+        for model in UPSTREAMS:
+            print(f"== Open Responses compliance via metis serve, model {model}", flush=True)
+            run = [
+                *command,
+                "--base-url",
+                f"{gateway.url}/v1",
+                "--api-key",
+                "gateway-key",
+                "--model",
+                model,
+            ]
+            failed += subprocess.run(run, cwd=args.suite, timeout=300, check=False).returncode != 0
     return 1 if failed else 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import logging
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -56,6 +57,11 @@ def ulid(n: int, prefix: str = "01JD") -> str:
         n, r = divmod(n, 32)
         digits.append(_CROCKFORD[r])
     return prefix + "".join(reversed(digits))
+
+
+def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """The adapter's WARNs (not the catalog's, which says once per process what it assumed)."""
+    return [r for r in caplog.records if r.levelno == logging.WARNING and r.name != "metis.catalog"]
 
 
 def tid(n: int) -> str:

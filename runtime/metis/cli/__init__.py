@@ -3,8 +3,9 @@
 Every failure a user can cause (a file that is not JSON, an unknown provider or session,
 any MetisError) ends as one red line on stderr and a non-zero exit: 2 for usage errors,
 1 for everything else. Tracebacks are for developers: set `METIS_DEBUG=1` to see them.
-One module per command group: `wire` (convert, validate), `importing`, `sessions`
-(sessions, show, price, replay), `models`, `chat`, `demo`, `serve`, `gateway` (keys, usage).
+One module per command group: `convert` (convert, validate), `importing`, `sessions`
+(sessions, show, price, replay), `models`, `chat`, `demo`, `store`, `ops` (repair, fork,
+compact, export), `serve`, `gateway` (keys, usage).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # imported where used: `metis --help` must not pay for them
     from metis_schema.v3 import Message
     from rich.console import Console
 
+    from ..adapters import WireImport
     from ..store import Store
 
 
@@ -147,6 +148,26 @@ def resolve_session_id(store: Store, ref: str) -> str:
     raise click.ClickException(
         f"{ref!r} matches {len(matches)} sessions: {', '.join(matches[:5])}; give more of the id"
     )
+
+
+def stored_request(store: Store, session_id: str, model: str) -> WireImport:
+    """A stored session as the request `model` would be sent now: the messages a provider
+    is sent (`ops.compact.replayable`), the tools and options in force (`metis.settings`),
+    the session's tool id map and workspace; what `convert --session` and `replay` write."""
+    from ..adapters import AdapterOptions, WireImport
+    from ..ops.compact import replayable
+    from ..settings import in_force
+
+    info = store.get_session(session_id)
+    tools, fields = in_force(store, session_id)  # the tools and options it was sent with
+    options = AdapterOptions(
+        model=model,
+        session_id=session_id,
+        tool_ids=store.load_tool_ids(session_id),
+        workspace=Path(info.workspace_path),
+        **fields,
+    )
+    return WireImport(replayable(list(store.load_session(session_id))), tools, options)
 
 
 # --- drops --------------------------------------------------------------------------------
@@ -385,5 +406,6 @@ __all__ = [
     "read_text",
     "report_lines",
     "resolve_session_id",
+    "stored_request",
     "tokens_of",
 ]

@@ -30,6 +30,7 @@ from ._common import (
     echo_report,
     read_json,
     resolve_session_id,
+    stored_request,
 )
 from ._shapes import PROVIDER, guess_provider, refuse_mismatch
 
@@ -154,25 +155,9 @@ def _recorded_request(file: str, source: str, target_model: str) -> WireImport:
 
 
 def _stored_request(state: State, session: str, target_model: str) -> tuple[WireImport, str]:
-    """A stored session as a request: the messages a provider is sent, the tools and options
-    in force (`metis.settings`), the session's tool id map; and where it came from."""
-    from ..adapters import AdapterOptions, WireImport
-    from ..ops.compact import replayable
-    from ..settings import in_force
-
-    store = state.store
-    session_id = resolve_session_id(store, session)
-    info = store.get_session(session_id)
-    tools, fields = in_force(store, session_id)
-    options = AdapterOptions(
-        model=target_model,
-        session_id=session_id,
-        tool_ids=store.load_tool_ids(session_id),
-        workspace=Path(info.workspace_path),
-        **fields,
-    )
-    history = replayable(list(store.load_session(session_id)))
-    return WireImport(history, tools, options), f"session {session_id}"
+    """A stored session as a request (`stored_request`), and where it came from."""
+    session_id = resolve_session_id(state.store, session)
+    return stored_request(state.store, session_id, target_model), f"session {session_id}"
 
 
 # --- validate -------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from ._common import (
     echo_report,
     inert,
     resolve_session_id,
+    stored_request,
 )
 from ._listing import Since
 
@@ -309,27 +310,15 @@ def price(state: State, session: str, as_of: Any, version: str | None, prices_fi
 def replay(state: State, session: str, model: str) -> None:
     """The request body MODEL would receive for SESSION now, what it drops, and the swap verdict."""
     from .. import adapters
-    from ..adapters import AdapterOptions
     from ..catalog import load_catalog
     from ..errors import CapabilityError
-    from ..ops.compact import replayable
-    from ..settings import in_force
 
     session_id = resolve_session_id(state.store, session)
     entry = load_catalog().resolve(model)
-    info = state.store.get_session(session_id)
-    history = replayable(list(state.store.load_session(session_id)))
-    tool_ids = state.store.load_tool_ids(session_id)
-    tools, fields = in_force(state.store, session_id)  # the tools and options it was sent with
-    options = AdapterOptions(
-        model=entry.id,
-        session_id=session_id,
-        tool_ids=tool_ids,
-        workspace=Path(info.workspace_path),
-        **fields,
-    )
+    request = stored_request(state.store, session_id, entry.id)
+    history, tools = request.messages, request.tools
     with WarnCapture("metis.adapters") as capture:
-        body = adapters.get(entry.provider).to_wire(history, tools, options)
+        body = adapters.get(entry.provider).to_wire(history, tools, request.options)
     click.echo(dump_json(body))
     echo_err(settings_note(state.store, session_id))
     lines = drop_lines(capture.drops, history)
